@@ -1,0 +1,75 @@
+//===- ModuleTree.h - dotted paths, aliases, shapes, counts -----*- C++ -*-===//
+//
+// The C++ API over the module tree that verifiers, passes, tools and the
+// Python bindings share: dotted-path lookup over nested symbol tables, alias
+// resolution, the forward type function of every module, and parameter counts.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NNX_DIALECT_NNX_IR_MODULETREE_H
+#define NNX_DIALECT_NNX_IR_MODULETREE_H
+
+#include "nnx/Dialect/NNX/IR/NNXOps.h"
+#include <optional>
+#include <string>
+
+namespace mlir::nnx {
+
+/// Splits a dotted path ("layers.0") into its segments; "" gives none.
+llvm::SmallVector<llvm::StringRef> splitPath(llvm::StringRef path);
+
+/// The op registered under `key` directly inside `container` (a module or an
+/// `nnx.alias`), or null.
+Operation *lookupChild(Operation *container, llvm::StringRef key);
+
+/// Follows an alias to the module it names (paths from the root module);
+/// returns `op` itself if it is a module, null if the alias dangles.
+ModuleOpInterface resolveAlias(Operation *op);
+
+/// The op registered at `path` below `root` (aliases inside the path are
+/// followed; the last segment may name an alias, which is returned as is).
+/// On failure, `failedSegment` receives the index of the segment that named
+/// nothing.
+Operation *lookupRegistered(ModuleOpInterface root, llvm::StringRef path,
+                            unsigned *failedSegment = nullptr);
+
+/// The module at dotted `path` of `model` ("" is the root), aliases resolved.
+/// Returns failure with a message naming the failing segment.
+FailureOr<ModuleOpInterface> lookupModule(ModelOp model, llvm::StringRef path,
+                                          std::string *whyNot = nullptr);
+
+/// The dotted path of `op` relative to its model's root module ("" for the
+/// root itself).
+std::string getModulePath(Operation *op);
+
+/// The enclosing model of any op in the tree, or null.
+ModelOp getParentModel(Operation *op);
+
+/// Every `nnx.alias` in the model that resolves to `module`.
+llvm::SmallVector<AliasOp> getAliasesOf(ModuleOpInterface module);
+
+/// Parameter elements of `module` and all modules below it; a module reached
+/// through an alias is counted once.
+int64_t getParameterCount(ModuleOpInterface module);
+
+/// The forward type function: the types `module` returns for `inputs`. On
+/// failure, emits an error at `loc` if one is given (StableHLO's
+/// emitOptionalError pattern), so verifiers and passes share one check.
+FailureOr<llvm::SmallVector<Type>>
+inferForwardTypes(Operation *module, TypeRange inputs,
+                  std::optional<Location> loc);
+
+/// Feature sizes (last dimension) a module consumes and produces, where the
+/// module fixes them; used to check that a sequential's children chain.
+struct FeatureSignature {
+  std::optional<int64_t> in, out;
+  bool integerInput = false; // takes ids (an embedding first)
+};
+FeatureSignature getFeatureSignature(Operation *module);
+
+/// True for modules applied elementwise that keep the width: the built-in
+/// activations except softmax, dropout, identity.
+bool isElementwiseModule(Operation *op);
+
+} // namespace mlir::nnx
+
+#endif // NNX_DIALECT_NNX_IR_MODULETREE_H

@@ -1,0 +1,59 @@
+//===- NNXInterfaces.td - nnx op interfaces ----------------*- tablegen -*-===//
+#ifndef NNX_INTERFACES_TD
+#define NNX_INTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+def NNX_ModuleOpInterface : OpInterface<"ModuleOpInterface"> {
+  let cppNamespace = "::mlir::nnx";
+  let description = [{
+    Implemented by every op that is a registered module of the tree (leaves
+    and containers, not `nnx.alias`). Gives uniform access to the module's key,
+    its tensors (parameters and buffers), its mode and the recorded properties
+    that a rebuilt plain module would drop.
+  }];
+  let methods = [
+    InterfaceMethod<"Names of the module's own parameters (trainable tensors).",
+      "::llvm::SmallVector<::llvm::StringRef>", "getParameterNames">,
+    InterfaceMethod<"Names of the module's own buffers (non-trainable state).",
+      "::llvm::SmallVector<::llvm::StringRef>", "getBufferNames">,
+    InterfaceMethod<"The registered key of this module.",
+      "::llvm::StringRef", "getModuleKey", (ins), [{}], [{
+        return ::mlir::SymbolTable::getSymbolName($_op).getValue();
+      }]>,
+    InterfaceMethod<"True when the module is in training mode.",
+      "bool", "getTrain">,
+    InterfaceMethod<"Names of forward hooks registered on the module.",
+      "::mlir::ArrayAttr", "getHooksAttr">,
+    InterfaceMethod<"Tensor name -> `requires_grad` (absent means true).",
+      "::mlir::DictionaryAttr", "getRequiresGradAttr">,
+    InterfaceMethod<"Tensor name -> parametrization kind (weight_norm, ...).",
+      "::mlir::DictionaryAttr", "getParametrizationsAttr">,
+    InterfaceMethod<"Tensor names carrying an unbaked prune mask.",
+      "::mlir::ArrayAttr", "getPrunedAttr">,
+    InterfaceMethod<"Class name of a subclass with its own forward, if any.",
+      "::mlir::StringAttr", "getSubclassAttr">,
+    InterfaceMethod<"The tensor attribute `name` (parameter or buffer), if set.",
+      "::mlir::ElementsAttr", "getTensor", (ins "::llvm::StringRef":$name),
+      [{}], [{ return $_op->template getAttrOfType<::mlir::ElementsAttr>(name); }]>,
+    InterfaceMethod<"Whether tensor `name` requires grad.",
+      "bool", "requiresGrad", (ins "::llvm::StringRef":$name), [{}], [{
+        ::mlir::DictionaryAttr d = $_op.getRequiresGradAttr();
+        if (!d) return true;
+        auto b = d.template getAs<::mlir::BoolAttr>(name);
+        return !b || b.getValue();
+      }]>,
+    InterfaceMethod<"Number of elements in the module's own parameters "
+                    "(children not included).",
+      "int64_t", "getOwnParameterCount", (ins), [{}], [{
+        int64_t n = 0;
+        for (::llvm::StringRef p : $_op.getParameterNames())
+          if (auto t = $_op.getTensor(p))
+            n += t.getNumElements();
+        return n;
+      }]>,
+  ];
+  let verify = [{ return ::mlir::nnx::detail::verifyModuleOpInterface($_op); }];
+}
+
+#endif // NNX_INTERFACES_TD

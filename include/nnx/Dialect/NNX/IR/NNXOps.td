@@ -1,0 +1,494 @@
+//===- NNXOps.td - nnx operations ---------------------------*- tablegen -*-===//
+#ifndef NNX_OPS_TD
+#define NNX_OPS_TD
+
+include "nnx/Dialect/NNX/IR/NNXDialect.td"
+include "nnx/Dialect/NNX/IR/NNXInterfaces.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/RegionKindInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/CallInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def NNX_Keying : I32EnumAttr<"Keying", "how a sequential names its children", [
+    I32EnumAttrCase<"positional", 0>, I32EnumAttrCase<"named", 1>]> {
+  let cppNamespace = "::mlir::nnx";
+}
+
+//===----------------------------------------------------------------------===//
+// Base classes
+//===----------------------------------------------------------------------===//
+
+class NNX_Op<string mnemonic, list<Trait> traits = []>
+    : Op<NNX_Dialect, mnemonic, traits>;
+
+// Attributes every registered module carries. `train` is the module's mode
+// (absent: eval). The rest record what a rebuilt plain module would drop.
+defvar NNX_ModuleAttrs = (ins
+  SymbolNameAttr:$sym_name,
+  UnitAttr:$train,
+  OptionalAttr<StrArrayAttr>:$hooks,
+  OptionalAttr<DictionaryAttr>:$requires_grad,
+  OptionalAttr<DictionaryAttr>:$parametrizations,
+  OptionalAttr<StrArrayAttr>:$pruned,
+  OptionalAttr<StrAttr>:$subclass
+);
+
+class NNX_ModuleBaseOp<string mnemonic, list<Trait> traits = []>
+    : NNX_Op<mnemonic, !listconcat(traits, [
+        Symbol, NNX_ModuleOpInterface])>;
+
+class NNX_StringList<list<string> names> {
+  string cpp = "{" # !interleave(!foreach(n, names, "\"" # n # "\""), ", ") # "}";
+}
+
+class NNX_TensorNames<list<string> params, list<string> buffers> {
+  string decl = [{
+    ::llvm::SmallVector<::llvm::StringRef> getParameterNames() {
+      return }] # NNX_StringList<params>.cpp # [{;
+    }
+    ::llvm::SmallVector<::llvm::StringRef> getBufferNames() {
+      return }] # NNX_StringList<buffers>.cpp # [{;
+    }
+  }];
+}
+
+// A leaf layer with the given parameter and buffer names.
+class NNX_LeafOp<string mnemonic, list<string> params = [],
+                 list<string> buffers = [], list<Trait> traits = []>
+    : NNX_ModuleBaseOp<mnemonic, traits> {
+  let assemblyFormat = "$sym_name attr-dict";
+  let extraClassDeclaration = NNX_TensorNames<params, buffers>.decl;
+}
+
+defvar NNX_ContainerDecl = [{
+    ::llvm::SmallVector<::llvm::StringRef> getParameterNames();
+    ::llvm::SmallVector<::llvm::StringRef> getBufferNames() { return {}; }
+}];
+
+// A container: a symbol table of modules, with tensors of its own in `state`.
+class NNX_ContainerOp<string mnemonic, list<Trait> traits = []>
+    : NNX_ModuleBaseOp<mnemonic, !listconcat(traits, [
+        SymbolTable, NoTerminator, SingleBlock, NoRegionArguments])> {
+  let regions = (region SizedRegion<1>:$body);
+  let extraClassDeclaration = NNX_ContainerDecl;
+}
+
+//===----------------------------------------------------------------------===//
+// Root
+//===----------------------------------------------------------------------===//
+
+def NNX_ModelOp : NNX_Op<"model", [
+    Symbol, SymbolTable, IsolatedFromAbove, NoTerminator, SingleBlock,
+    NoRegionArguments]> {
+  let summary = "A model: one root module and its input signature";
+  let description = [{
+    The root of a network. Its body holds exactly one module, the root module
+    (what PyTorch calls `model.net`); dotted paths are resolved from it, so the
+    root's own key is not part of any path. `inputs` gives the types of the
+    forward's arguments; the batch dimension is dynamic.
+
+    `descriptor` optionally records the built-in net the model was built from.
+
+    ```mlir
+    nnx.model @mlp inputs(tensor<?x4xf32>) {
+      nnx.sequential @net keying = positional {
+        nnx.linear @"0" {weight = dense<0.5> : tensor<8x4xf32>,
+                         bias = dense<0.0> : tensor<8xf32>}
+        nnx.relu @"1"
+        nnx.linear @"2" {weight = dense<0.25> : tensor<2x8xf32>}
+      }
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeArrayAttr:$inputs,
+                       OptionalAttr<DictionaryAttr>:$descriptor);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $sym_name `inputs` `(` custom<TypeList>($inputs) `)` attr-dict-with-keyword $body
+  }];
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The root module of the tree.
+    ModuleOpInterface getRootModule();
+    /// The input types as a vector.
+    ::llvm::SmallVector<::mlir::Type> getInputTypes();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Containers
+//===----------------------------------------------------------------------===//
+
+def NNX_SequentialOp : NNX_ContainerOp<"sequential"> {
+  let summary = "Children applied in registration order";
+  let description = [{
+    `keying = positional` keeps PyTorch's positional contract: keys are
+    `"0"`, `"1"`, ... in order and a rebuild renumbers them. `keying = named`
+    never renumbers a retained key. The verifier checks that feature sizes
+    chain through the children.
+
+    ```mlir
+    nnx.sequential @body keying = named {
+      nnx.linear @fc {weight = dense<1.0> : tensor<8x4xf32>}
+      nnx.relu @relu
+    }
+    ```
+  }];
+  let arguments = !con(NNX_ModuleAttrs, (ins NNX_Keying:$keying,
+                                             OptionalAttr<DictionaryAttr>:$state));
+  let assemblyFormat = "$sym_name `keying` `=` $keying attr-dict-with-keyword $body";
+  let hasRegionVerifier = 1;
+}
+
+def NNX_FeedFwdOp : NNX_ContainerOp<"feed_fwd"> {
+  let summary = "The built-in FeedFwdNN: a module_list of Linears plus params";
+  let description = [{
+    Holds one `nnx.module_list @layers` of `len(hidden_dims) + 1` Linears and
+    the net's immutable params. For hidden layer `i` the forward applies
+    `layers.i`, then `activation_for(i)` (the `activations` override if given,
+    else `activation`), then `dropout_for(i)` (`dropout_probs` if given, else
+    `dropout`); the last Linear has neither. The verifier checks that the
+    Linears agree with the params.
+
+    ```mlir
+    nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8>,
+                       output_dim = 2, activation = "relu"} {
+      nnx.module_list @layers {
+        nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
+        nnx.linear @"1" {weight = dense<1.0> : tensor<2x8xf32>}
+      }
+    }
+    ```
+  }];
+  let arguments = !con(NNX_ModuleAttrs, (ins
+      I64Attr:$input_dim, DenseI64ArrayAttr:$hidden_dims, I64Attr:$output_dim,
+      DefaultValuedAttr<StrAttr, "\"relu\"">:$activation,
+      OptionalAttr<StrArrayAttr>:$activations,
+      DefaultValuedAttr<F64Attr, "0.0">:$dropout,
+      OptionalAttr<F64ArrayAttr>:$dropout_probs,
+      OptionalAttr<DictionaryAttr>:$state));
+  let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = NNX_ContainerDecl # [{
+    /// The effective activation of hidden layer `i` (override first).
+    ::llvm::StringRef activationFor(unsigned i);
+    /// The effective dropout probability of hidden layer `i`.
+    double dropoutFor(unsigned i);
+    /// The `layers` list, or null if missing.
+    ModuleListOp getLayers();
+  }];
+}
+
+def NNX_ModuleListOp : NNX_ContainerOp<"module_list"> {
+  let summary = "A list of modules with no forward of its own";
+  let description = [{
+    Keys are positional (`"0"`, `"1"`, ...). A module_list has no forward:
+    its owner decides the data flow (e.g. `nnx.feed_fwd`'s `layers`, or a
+    transformer's `h` that an `nnx.module` forward calls layer by layer).
+  }];
+  let arguments = !con(NNX_ModuleAttrs, (ins OptionalAttr<DictionaryAttr>:$state));
+  let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
+  let hasRegionVerifier = 1;
+}
+
+def NNX_CustomModuleOp : NNX_ContainerOp<"module"> {
+  let summary = "A custom module with an explicit forward region";
+  let description = [{
+    Any `nn.Module` class: child modules plus one `nnx.forward` whose SSA ops
+    (upstream tensor ops and `nnx.call @child`) define the data flow.
+    Registration order is not data flow here, so surgery that needs proven
+    execution order refuses children of an `nnx.module`.
+
+    ```mlir
+    nnx.module @block class = "ResidualBlock" {
+      nnx.layer_norm @norm {normalized_shape = array<i64: 8>}
+      nnx.linear @proj {weight = dense<1.0> : tensor<8x8xf32>}
+      nnx.forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+        %h = nnx.call @norm(%x) : (tensor<?x8xf32>) -> tensor<?x8xf32>
+        %p = nnx.call @proj(%h) : (tensor<?x8xf32>) -> tensor<?x8xf32>
+        %y = arith.addf %x, %p {nnx.source = "add_0"} : tensor<?x8xf32>
+        nnx.return %y : tensor<?x8xf32>
+      }
+    }
+    ```
+  }];
+  let arguments = !con(NNX_ModuleAttrs, (ins StrAttr:$class_name,
+                                             OptionalAttr<DictionaryAttr>:$config,
+                                             OptionalAttr<DictionaryAttr>:$state));
+  let assemblyFormat = "$sym_name `class` `=` $class_name attr-dict-with-keyword $body";
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = NNX_ContainerDecl # [{
+    /// The forward region's op, or null if missing.
+    ForwardOp getForward();
+  }];
+}
+
+def NNX_ForwardOp : NNX_Op<"forward", [
+    HasParent<"CustomModuleOp">, IsolatedFromAbove, AutomaticAllocationScope,
+    SingleBlockImplicitTerminator<"ReturnOp">]> {
+  let summary = "The forward computation of a custom module";
+  let description = [{
+    Block arguments are the forward's inputs; `nnx.return` yields its outputs.
+    Ops may carry an `nnx.source` label (unique within the forward), which
+    tracing paths (`source.<label>.output`) address.
+  }];
+  let arguments = (ins TypeAttrOf<FunctionType>:$function_type);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [OpBuilder<(ins "::mlir::FunctionType":$type)>];
+  let extraClassDeclaration = [{
+    ::mlir::Block &getBodyBlock() { return getBody().front(); }
+  }];
+}
+
+def NNX_ReturnOp : NNX_Op<"return", [Pure, HasParent<"ForwardOp">, Terminator,
+                                      ReturnLike]> {
+  let summary = "Returns the outputs of a forward region";
+  let arguments = (ins Variadic<AnyType>:$operands);
+  let builders = [OpBuilder<(ins), [{ build($_builder, $_state, {}); }]>];
+  let assemblyFormat = "attr-dict ($operands^ `:` type($operands))?";
+  let hasVerifier = 1;
+}
+
+def NNX_CallOp : NNX_Op<"call", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Runs a child module's forward inside a forward region";
+  let description = [{
+    `callee` is resolved in the enclosing `nnx.module` (nested references such
+    as `@h::@"0"` step into child containers; aliases resolve to their target).
+    Operand and result types must match what the callee computes.
+
+    ```mlir
+    %h = nnx.call @norm(%x) : (tensor<?x8xf32>) -> tensor<?x8xf32>
+    ```
+  }];
+  let arguments = (ins SymbolRefAttr:$callee, Variadic<AnyType>:$operands);
+  let results = (outs Variadic<AnyType>:$results);
+  let assemblyFormat = [{
+    $callee `(` $operands `)` attr-dict `:` functional-type($operands, $results)
+  }];
+}
+
+def NNX_AliasOp : NNX_Op<"alias", [Symbol,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    HasParent<"SequentialOp, CustomModuleOp, ModuleListOp">]> {
+  let summary = "One module registered under a second key";
+  let description = [{
+    Records that the module at path `target` (resolved from the root module,
+    e.g. `@body::@fc`) is also registered here under `sym_name`: one object,
+    several paths. Surgery that would have to duplicate or retarget the
+    object refuses aliased modules.
+
+    ```mlir
+    nnx.alias @tied = @embed
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, SymbolRefAttr:$target);
+  let assemblyFormat = "$sym_name `=` $target attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Leaves
+//===----------------------------------------------------------------------===//
+
+def NNX_LinearOp : NNX_LeafOp<"linear", ["weight", "bias"]> {
+  let summary = "y = x W^T + b over the last dimension";
+  let description = [{
+    `weight` is `out_features x in_features`, `bias` (optional) is
+    `out_features`. An uninitialized lazy layer (`nn.LazyLinear`) is recorded
+    with `lazy` and `out_features` and no tensors; it cannot be lowered.
+
+    ```mlir
+    nnx.linear @fc {weight = dense<1.0> : tensor<8x4xf32>,
+                    bias = dense<0.0> : tensor<8xf32>,
+                    requires_grad = {bias = false}}
+    ```
+  }];
+  let arguments = !con(NNX_ModuleAttrs, (ins OptionalAttr<ElementsAttr>:$weight,
+                                             OptionalAttr<ElementsAttr>:$bias,
+                                             UnitAttr:$lazy,
+                                             OptionalAttr<I64Attr>:$out_features));
+  let hasVerifier = 1;
+  let extraClassDeclaration = NNX_TensorNames<["weight", "bias"], []>.decl # [{
+    int64_t getInFeatures();
+    int64_t getOutFeaturesCount();
+  }];
+}
+
+def NNX_EmbeddingOp : NNX_LeafOp<"embedding", ["weight"]> {
+  let summary = "A lookup table: integer ids -> rows of `weight`";
+  let description = [{
+    `weight` is `num_embeddings x embedding_dim`. `frozen_rows`, set by
+    `nnx-expand-embedding`, is the frozen-row mask (true for rows that came
+    from the original table).
+
+    ```mlir
+    nnx.embedding @embed {weight = dense<1.0> : tensor<10x4xf32>}
+    ```
+  }];
+  let arguments = !con(NNX_ModuleAttrs, (ins ElementsAttr:$weight,
+                                             OptionalAttr<I64Attr>:$padding_idx,
+                                             OptionalAttr<DenseBoolArrayAttr>:$frozen_rows));
+  let hasVerifier = 1;
+}
+
+def NNX_LayerNormOp : NNX_LeafOp<"layer_norm", ["weight", "bias"]> {
+  let summary = "Layer normalization over the trailing `normalized_shape` dims";
+  let description = [{
+    ```mlir
+    nnx.layer_norm @ln {normalized_shape = array<i64: 8>, eps = 1.0e-05 : f64,
+                        weight = dense<1.0> : tensor<8xf32>,
+                        bias = dense<0.0> : tensor<8xf32>}
+    ```
+  }];
+  let arguments = !con(NNX_ModuleAttrs, (ins DenseI64ArrayAttr:$normalized_shape,
+      DefaultValuedAttr<F64Attr, "1e-5">:$eps,
+      OptionalAttr<ElementsAttr>:$weight, OptionalAttr<ElementsAttr>:$bias));
+  let hasVerifier = 1;
+}
+
+def NNX_RMSNormOp : NNX_LeafOp<"rms_norm", ["weight"]> {
+  let summary = "RMS normalization over the trailing `normalized_shape` dims";
+  let description = [{
+    `y = x / sqrt(mean(x^2) + eps) * weight`.
+
+    ```mlir
+    nnx.rms_norm @norm {normalized_shape = array<i64: 8>, eps = 1.0e-06 : f64,
+                        weight = dense<1.0> : tensor<8xf32>}
+    ```
+  }];
+  let arguments = !con(NNX_ModuleAttrs, (ins DenseI64ArrayAttr:$normalized_shape,
+      DefaultValuedAttr<F64Attr, "1e-6">:$eps,
+      OptionalAttr<ElementsAttr>:$weight));
+  let hasVerifier = 1;
+}
+
+def NNX_BatchNormOp : NNX_LeafOp<"batch_norm", ["weight", "bias"],
+                                 ["running_mean", "running_var"]> {
+  let summary = "Batch normalization over dimension 1 (BatchNorm1d)";
+  let description = [{
+    Eval mode normalizes with the running statistics; train mode with the
+    batch's own (biased) statistics. Running statistics are buffers.
+
+    ```mlir
+    nnx.batch_norm @bn {eps = 1.0e-05 : f64,
+                        running_mean = dense<0.0> : tensor<8xf32>,
+                        running_var = dense<1.0> : tensor<8xf32>}
+    ```
+  }];
+  let arguments = !con(NNX_ModuleAttrs, (ins
+      ElementsAttr:$running_mean, ElementsAttr:$running_var,
+      DefaultValuedAttr<F64Attr, "1e-5">:$eps,
+      DefaultValuedAttr<F64Attr, "0.1">:$momentum,
+      OptionalAttr<ElementsAttr>:$weight, OptionalAttr<ElementsAttr>:$bias));
+  let hasVerifier = 1;
+}
+
+class NNX_ActivationOp<string mnemonic, string torchName>
+    : NNX_LeafOp<mnemonic> {
+  let summary = "Elementwise `torch.nn." # torchName # "`";
+  let description = [{
+    ```mlir
+    nnx.}] # mnemonic # [{ @act
+    ```
+  }];
+  let arguments = NNX_ModuleAttrs;
+}
+
+def NNX_ReLUOp : NNX_ActivationOp<"relu", "ReLU">;
+def NNX_TanhOp : NNX_ActivationOp<"tanh", "Tanh">;
+def NNX_SigmoidOp : NNX_ActivationOp<"sigmoid", "Sigmoid">;
+def NNX_SiLUOp : NNX_ActivationOp<"silu", "SiLU">;
+def NNX_IdentityOp : NNX_ActivationOp<"identity", "Identity">;
+
+def NNX_GELUOp : NNX_LeafOp<"gelu"> {
+  let summary = "Elementwise `torch.nn.GELU` (exact erf or tanh approximation)";
+  let description = [{
+    ```mlir
+    nnx.gelu @act {approximate = "tanh"}
+    ```
+  }];
+  let arguments = !con(NNX_ModuleAttrs, (ins
+      DefaultValuedAttr<StrAttr, "\"none\"">:$approximate));
+  let hasVerifier = 1;
+}
+
+def NNX_LeakyReLUOp : NNX_LeafOp<"leaky_relu"> {
+  let summary = "Elementwise `torch.nn.LeakyReLU`";
+  let description = [{
+    ```mlir
+    nnx.leaky_relu @act {negative_slope = 0.2 : f64}
+    ```
+  }];
+  let arguments = !con(NNX_ModuleAttrs, (ins
+      DefaultValuedAttr<F64Attr, "0.01">:$negative_slope));
+}
+
+def NNX_SoftmaxOp : NNX_LeafOp<"softmax"> {
+  let summary = "`torch.nn.Softmax` along `dim` (width-dependent)";
+  let description = [{
+    ```mlir
+    nnx.softmax @sm {dim = -1 : i64}
+    ```
+  }];
+  let arguments = !con(NNX_ModuleAttrs, (ins
+      DefaultValuedAttr<I64Attr, "-1">:$dim));
+}
+
+def NNX_DropoutOp : NNX_LeafOp<"dropout"> {
+  let summary = "`torch.nn.Dropout`: identity in eval mode";
+  let description = [{
+    In train mode, zeroes each element with probability `p` and scales the
+    rest by `1/(1-p)`, with a counter-based hash of the element index and
+    `seed` as the random source.
+
+    ```mlir
+    nnx.dropout @drop {p = 0.1 : f64}
+    ```
+  }];
+  let arguments = !con(NNX_ModuleAttrs, (ins
+      DefaultValuedAttr<F64Attr, "0.5">:$p,
+      DefaultValuedAttr<I64Attr, "0">:$seed));
+  let hasVerifier = 1;
+}
+
+
+//===----------------------------------------------------------------------===//
+// Forward level
+//===----------------------------------------------------------------------===//
+
+def NNX_ProbeKind : I32EnumAttr<"ProbeKind", "what a probe does", [
+    I32EnumAttrCase<"read", 0>, I32EnumAttrCase<"write", 1>]> {
+  let cppNamespace = "::mlir::nnx";
+}
+
+def NNX_ProbeOp : NNX_Op<"probe", [AllTypesMatch<["value", "result"]>]> {
+  let summary = "A tracing point on a value of the forward";
+  let description = [{
+    `read`: the result is `value`, and `value` is also copied out to the
+    caller under `name`. `write`: the result is the tensor the caller provides
+    under `name` (same type), substituted for `value` from here on.
+    `nnx-lower-probes` turns probes into extra results (reads) and extra
+    arguments (writes) of the enclosing function.
+
+    ```mlir
+    %r = nnx.probe read "layers.0.attention_output" %a : tensor<?x4x8xf32>
+    ```
+  }];
+  let arguments = (ins NNX_ProbeKind:$kind, StrAttr:$name,
+                       AnyRankedTensor:$value);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$kind $name $value attr-dict `:` type($value)";
+}
+
+#endif // NNX_OPS_TD

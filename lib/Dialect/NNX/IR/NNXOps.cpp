@@ -1,0 +1,639 @@
+//===- NNXOps.cpp - nnx operations: verifiers and syntax --------*- C++ -*-===//
+#include "nnx/Dialect/NNX/IR/NNXOps.h"
+#include "nnx/Dialect/NNX/IR/ModuleTree.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::nnx;
+
+#include "nnx/Dialect/NNX/IR/NNXEnums.cpp.inc"
+#include "nnx/Dialect/NNX/IR/NNXInterfaces.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Shared helpers
+//===----------------------------------------------------------------------===//
+
+/// "'nnx.linear' op at 'body.fc': " prefix naming the module's path.
+static InFlightDiagnostic emitModuleError(Operation *op) {
+  std::string path = getModulePath(op);
+  auto diag = op->emitOpError();
+  if (getParentModel(op))
+    diag << "at '" << (path.empty() ? std::string("<root>") : path) << "': ";
+  return diag;
+}
+
+static SmallVector<StringRef> tensorNamesOf(ModuleOpInterface m) {
+  SmallVector<StringRef> names = m.getParameterNames();
+  llvm::append_range(names, m.getBufferNames());
+  return names;
+}
+
+LogicalResult mlir::nnx::detail::verifyModuleOpInterface(Operation *op) {
+  auto m = cast<ModuleOpInterface>(op);
+  SmallVector<StringRef> names = tensorNamesOf(m);
+  auto known = [&](StringRef n) { return llvm::is_contained(names, n); };
+  auto checkKeys = [&](DictionaryAttr d, StringRef what) -> LogicalResult {
+    if (!d)
+      return success();
+    for (NamedAttribute na : d) {
+      if (!known(na.getName().getValue()))
+        return emitModuleError(op)
+               << "'" << what << "' names '" << na.getName().getValue()
+               << "', which is not a tensor of this module";
+    }
+    return success();
+  };
+  if (failed(checkKeys(m.getRequiresGradAttr(), "requires_grad")) ||
+      failed(checkKeys(m.getParametrizationsAttr(), "parametrizations")))
+    return failure();
+  if (DictionaryAttr d = m.getRequiresGradAttr())
+    for (NamedAttribute na : d)
+      if (!isa<BoolAttr>(na.getValue()))
+        return emitModuleError(op) << "'requires_grad' of '"
+                                   << na.getName().getValue()
+                                   << "' must be a bool";
+  if (DictionaryAttr d = m.getParametrizationsAttr())
+    for (NamedAttribute na : d)
+      if (!isa<StringAttr>(na.getValue()))
+        return emitModuleError(op)
+               << "parametrization of '" << na.getName().getValue()
+               << "' must be a string (e.g. \"weight_norm\")";
+  if (ArrayAttr pruned = m.getPrunedAttr())
+    for (Attribute a : pruned)
+      if (!known(cast<StringAttr>(a).getValue()))
+        return emitModuleError(op)
+               << "'pruned' names '" << cast<StringAttr>(a).getValue()
+               << "', which is not a tensor of this module";
+  return success();
+}
+
+static LogicalResult verifyFloatTensor(Operation *op, ElementsAttr t,
+                                       StringRef name, ArrayRef<int64_t> shape) {
+  if (!t)
+    return success();
+  auto type = dyn_cast<RankedTensorType>(t.getType());
+  if (!type || !isa<FloatType>(type.getElementType()))
+    return emitModuleError(op) << "'" << name
+                               << "' must be a ranked float tensor";
+  if (type.getShape() != shape) {
+    auto diag = emitModuleError(op) << "'" << name << "' has shape ";
+    llvm::interleave(type.getShape(), diag, "x");
+    diag << " but the layer needs ";
+    llvm::interleave(shape, diag, "x");
+    return diag;
+  }
+  return success();
+}
+
+static LogicalResult verifySameElementType(Operation *op,
+                                           ArrayRef<ElementsAttr> tensors) {
+  Type elt;
+  for (ElementsAttr t : tensors) {
+    if (!t)
+      continue;
+    Type e = cast<ShapedType>(t.getType()).getElementType();
+    if (elt && e != elt)
+      return emitModuleError(op) << "tensors mix element types " << elt
+                                 << " and " << e;
+    elt = e;
+  }
+  return success();
+}
+
+/// Children of a container must be modules or aliases; positional containers
+/// additionally need keys "0", "1", ... in order.
+static LogicalResult verifyChildren(Operation *container, bool positional) {
+  unsigned index = 0;
+  for (Operation &child : container->getRegion(0).front()) {
+    if (!isa<ModuleOpInterface, AliasOp>(child))
+      return emitModuleError(container)
+             << "may only hold modules and aliases, found '"
+             << child.getName() << "'";
+    if (positional) {
+      StringRef key = SymbolTable::getSymbolName(&child).getValue();
+      if (key != std::to_string(index))
+        return emitModuleError(container)
+                   .attachNote(child.getLoc())
+               << "is positional but child " << index << " has key '" << key
+               << "' (expected '" << index << "')";
+    }
+    ++index;
+  }
+  return success();
+}
+
+/// Checks that the feature sizes of consecutive children agree.
+static LogicalResult verifyChain(Operation *container,
+                                 ArrayRef<Operation *> children) {
+  std::optional<int64_t> features;
+  Operation *producer = nullptr;
+  for (Operation *child : children) {
+    ModuleOpInterface m = resolveAlias(child);
+    if (!m)
+      continue; // a dangling alias is reported by the alias itself
+    FeatureSignature sig = getFeatureSignature(m);
+    if (sig.integerInput && producer) {
+      return emitModuleError(container).attachNote(producer->getLoc())
+             << "child '" << SymbolTable::getSymbolName(child).getValue()
+             << "' takes integer ids but follows a module producing "
+                "features";
+    }
+    if (sig.in && features && *sig.in != *features) {
+      auto diag = emitModuleError(container)
+                  << "child '" << SymbolTable::getSymbolName(child).getValue()
+                  << "' takes " << *sig.in << " features but '"
+                  << SymbolTable::getSymbolName(producer).getValue()
+                  << "' produces " << *features;
+      diag.attachNote(producer->getLoc()) << "producer is here";
+      return diag;
+    }
+    if (sig.out) {
+      features = sig.out;
+      producer = child;
+    } else if (sig.in && !features) {
+      features = sig.in;
+      producer = child;
+    }
+  }
+  return success();
+}
+
+static SmallVector<Operation *> childOps(Operation *container) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : container->getRegion(0).front())
+    ops.push_back(&op);
+  return ops;
+}
+
+static SmallVector<StringRef> stateNames(DictionaryAttr state) {
+  SmallVector<StringRef> names;
+  if (state)
+    for (NamedAttribute na : state)
+      names.push_back(na.getName().getValue());
+  return names;
+}
+
+//===----------------------------------------------------------------------===//
+// ModelOp
+//===----------------------------------------------------------------------===//
+
+static ParseResult parseTypeList(OpAsmParser &parser, ArrayAttr &types) {
+  SmallVector<Attribute> list;
+  if (parser.parseCommaSeparatedList([&]() -> ParseResult {
+        Type t;
+        if (parser.parseType(t))
+          return failure();
+        list.push_back(TypeAttr::get(t));
+        return success();
+      }))
+    return failure();
+  types = parser.getBuilder().getArrayAttr(list);
+  return success();
+}
+
+static void printTypeList(OpAsmPrinter &p, Operation *, ArrayAttr types) {
+  llvm::interleaveComma(types, p, [&](Attribute a) {
+    p.printType(cast<TypeAttr>(a).getValue());
+  });
+}
+
+ModuleOpInterface ModelOp::getRootModule() {
+  for (Operation &op : getBody().front())
+    if (auto m = dyn_cast<ModuleOpInterface>(op))
+      return m;
+  return {};
+}
+
+SmallVector<Type> ModelOp::getInputTypes() {
+  SmallVector<Type> types;
+  for (Attribute a : getInputs())
+    types.push_back(cast<TypeAttr>(a).getValue());
+  return types;
+}
+
+LogicalResult ModelOp::verifyRegions() {
+  Block &body = getBody().front();
+  if (!llvm::hasSingleElement(body) || !isa<ModuleOpInterface>(body.front()))
+    return emitOpError("must hold exactly one root module");
+  for (Attribute a : getInputs()) {
+    auto t = dyn_cast<TypeAttr>(a);
+    if (!t || !isa<RankedTensorType>(t.getValue()))
+      return emitOpError("inputs must be ranked tensor types");
+  }
+  if (failed(inferForwardTypes(getRootModule(), getInputTypes(), getLoc())))
+    return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Containers
+//===----------------------------------------------------------------------===//
+
+#define NNX_CONTAINER_PARAMETER_NAMES(OP)                                      \
+  SmallVector<StringRef> OP::getParameterNames() {                             \
+    return stateNames(getStateAttr());                                         \
+  }
+NNX_CONTAINER_PARAMETER_NAMES(SequentialOp)
+NNX_CONTAINER_PARAMETER_NAMES(FeedFwdOp)
+NNX_CONTAINER_PARAMETER_NAMES(ModuleListOp)
+NNX_CONTAINER_PARAMETER_NAMES(CustomModuleOp)
+#undef NNX_CONTAINER_PARAMETER_NAMES
+
+LogicalResult SequentialOp::verifyRegions() {
+  if (failed(verifyChildren(*this, getKeying() == Keying::positional)))
+    return failure();
+  return verifyChain(*this, childOps(*this));
+}
+
+static bool isKnownActivation(StringRef name) {
+  return llvm::is_contained({"relu", "gelu", "tanh", "sigmoid", "silu",
+                             "leaky_relu", "softmax", "identity"},
+                            name);
+}
+
+StringRef FeedFwdOp::activationFor(unsigned i) {
+  if (ArrayAttr acts = getActivationsAttr())
+    if (i < acts.size())
+      return cast<StringAttr>(acts[i]).getValue();
+  return getActivation();
+}
+
+double FeedFwdOp::dropoutFor(unsigned i) {
+  if (std::optional<ArrayAttr> probs = getDropoutProbs())
+    if (i < probs->size())
+      return cast<FloatAttr>((*probs)[i]).getValueAsDouble();
+  return getDropout().convertToDouble();
+}
+
+ModuleListOp FeedFwdOp::getLayers() {
+  return dyn_cast_or_null<ModuleListOp>(lookupChild(*this, "layers"));
+}
+
+LogicalResult FeedFwdOp::verifyRegions() {
+  Block &body = getBody().front();
+  ModuleListOp layers = getLayers();
+  if (!llvm::hasSingleElement(body) || !layers)
+    return emitModuleError(*this)
+           << "must hold exactly one 'nnx.module_list @layers'";
+  ArrayRef<int64_t> hidden = getHiddenDims();
+  size_t numHidden = hidden.size();
+  if (!isKnownActivation(getActivation()))
+    return emitModuleError(*this)
+           << "unknown activation '" << getActivation() << "'";
+  if (ArrayAttr acts = getActivationsAttr()) {
+    if (acts.size() != numHidden)
+      return emitModuleError(*this)
+             << "has " << acts.size() << " per-layer activations for "
+             << numHidden << " hidden layers";
+    for (Attribute a : acts)
+      if (!isKnownActivation(cast<StringAttr>(a).getValue()))
+        return emitModuleError(*this) << "unknown activation "
+                                      << cast<StringAttr>(a);
+  }
+  auto checkProb = [&](double p) -> LogicalResult {
+    if (p < 0.0 || p > 1.0)
+      return emitModuleError(*this)
+             << "dropout probability " << p << " is outside [0, 1]";
+    return success();
+  };
+  if (failed(checkProb(getDropout().convertToDouble())))
+    return failure();
+  if (std::optional<ArrayAttr> probs = getDropoutProbs()) {
+    if (probs->size() != numHidden)
+      return emitModuleError(*this)
+             << "has " << probs->size() << " per-layer dropout_probs for "
+             << numHidden << " hidden layers";
+    for (Attribute a : *probs)
+      if (failed(checkProb(cast<FloatAttr>(a).getValueAsDouble())))
+        return failure();
+  }
+  SmallVector<Operation *> linears = childOps(layers);
+  if (linears.size() != numHidden + 1)
+    return emitModuleError(*this)
+           << "has " << linears.size() << " layers but hidden_dims implies "
+           << numHidden + 1;
+  for (auto [i, op] : llvm::enumerate(linears)) {
+    auto lin = dyn_cast<LinearOp>(op);
+    if (!lin)
+      return emitModuleError(*this).attachNote(op->getLoc())
+             << "layers." << i << " must be an 'nnx.linear', found '"
+             << op->getName() << "'";
+    int64_t in = i == 0 ? getInputDim() : hidden[i - 1];
+    int64_t out = i == numHidden ? getOutputDim() : hidden[i];
+    if (lin.getInFeatures() != in || lin.getOutFeaturesCount() != out) {
+      auto diag = emitModuleError(*this)
+                  << "layers." << i << " is " << lin.getInFeatures() << "->"
+                  << lin.getOutFeaturesCount() << " but the params say " << in
+                  << "->" << out;
+      diag.attachNote(lin.getLoc()) << "layer is here";
+      return diag;
+    }
+  }
+  return success();
+}
+
+LogicalResult ModuleListOp::verifyRegions() {
+  return verifyChildren(*this, /*positional=*/true);
+}
+
+ForwardOp CustomModuleOp::getForward() {
+  for (Operation &op : getBody().front())
+    if (auto f = dyn_cast<ForwardOp>(op))
+      return f;
+  return {};
+}
+
+LogicalResult CustomModuleOp::verifyRegions() {
+  unsigned forwards = 0;
+  for (Operation &child : getBody().front()) {
+    if (isa<ForwardOp>(child)) {
+      ++forwards;
+      continue;
+    }
+    if (!isa<ModuleOpInterface, AliasOp>(child))
+      return emitModuleError(*this)
+             << "may only hold modules, aliases and one 'nnx.forward', found '"
+             << child.getName() << "'";
+  }
+  if (forwards != 1)
+    return emitModuleError(*this)
+           << "must have exactly one 'nnx.forward' (found " << forwards << ")";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ForwardOp / ReturnOp / CallOp / AliasOp
+//===----------------------------------------------------------------------===//
+
+void ForwardOp::build(OpBuilder &builder, OperationState &state,
+                      FunctionType type) {
+  state.addAttribute(getFunctionTypeAttrName(state.name), TypeAttr::get(type));
+  Region *body = state.addRegion();
+  Block *block = new Block();
+  body->push_back(block);
+  for (Type t : type.getInputs())
+    block->addArgument(t, state.location);
+}
+
+ParseResult ForwardOp::parse(OpAsmParser &parser, OperationState &result) {
+  SmallVector<OpAsmParser::Argument> args;
+  SmallVector<Type> resultTypes;
+  if (parser.parseArgumentList(args, OpAsmParser::Delimiter::Paren,
+                               /*allowType=*/true) ||
+      parser.parseOptionalArrowTypeList(resultTypes) ||
+      parser.parseOptionalAttrDictWithKeyword(result.attributes))
+    return failure();
+  SmallVector<Type> argTypes;
+  for (auto &arg : args)
+    argTypes.push_back(arg.type);
+  auto type = parser.getBuilder().getFunctionType(argTypes, resultTypes);
+  result.addAttribute(getFunctionTypeAttrName(result.name),
+                      TypeAttr::get(type));
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body, args))
+    return failure();
+  ForwardOp::ensureTerminator(*body, parser.getBuilder(), result.location);
+  return success();
+}
+
+void ForwardOp::print(OpAsmPrinter &p) {
+  p << "(";
+  llvm::interleaveComma(getBodyBlock().getArguments(), p,
+                        [&](BlockArgument arg) { p.printRegionArgument(arg); });
+  p << ")";
+  ArrayRef<Type> results = getFunctionType().getResults();
+  if (!results.empty()) {
+    p << " -> ";
+    if (results.size() == 1)
+      p << results.front();
+    else {
+      p << "(";
+      llvm::interleaveComma(results, p);
+      p << ")";
+    }
+  }
+  p.printOptionalAttrDictWithKeyword((*this)->getAttrs(),
+                                     {getFunctionTypeAttrName()});
+  p << " ";
+  p.printRegion(getBody(), /*printEntryBlockArgs=*/false,
+                /*printBlockTerminators=*/true);
+}
+
+LogicalResult ForwardOp::verify() {
+  FunctionType type = getFunctionType();
+  if (getBodyBlock().getArgumentTypes() != TypeRange(type.getInputs()))
+    return emitOpError("block arguments do not match the function type");
+  llvm::StringMap<Operation *> labels;
+  WalkResult walk = getBody().walk([&](Operation *op) {
+    auto label = op->getAttrOfType<StringAttr>(kSourceAttrName);
+    if (!label) {
+      if (op->hasAttr(kSourceAttrName)) {
+        op->emitOpError() << "'" << kSourceAttrName << "' must be a string";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    }
+    auto [it, inserted] = labels.try_emplace(label.getValue(), op);
+    if (!inserted) {
+      op->emitOpError() << "reuses source label " << label
+                        << " within one forward"
+                        << "";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+LogicalResult ReturnOp::verify() {
+  auto forward = cast<ForwardOp>((*this)->getParentOp());
+  ArrayRef<Type> results = forward.getFunctionType().getResults();
+  if (getOperandTypes() != TypeRange(results))
+    return emitOpError("operand types do not match the forward's result types");
+  return success();
+}
+
+/// Resolves a (possibly nested) reference relative to `scope`'s children,
+/// following aliases at every step.
+static Operation *resolveRelative(Operation *scope, SymbolRefAttr ref) {
+  Operation *current = lookupChild(scope, ref.getRootReference().getValue());
+  for (FlatSymbolRefAttr nested : ref.getNestedReferences()) {
+    if (!current)
+      return nullptr;
+    ModuleOpInterface m = resolveAlias(current);
+    if (!m)
+      return nullptr;
+    current = lookupChild(m, nested.getValue());
+  }
+  return current;
+}
+
+LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &) {
+  auto module = (*this)->getParentOfType<CustomModuleOp>();
+  if (!module)
+    return emitOpError("must be inside the forward of an 'nnx.module'");
+  Operation *callee = resolveRelative(module, getCallee());
+  if (!callee)
+    return emitOpError() << "callee " << getCallee()
+                         << " is not a child of module '"
+                         << module.getSymName() << "'";
+  ModuleOpInterface target = resolveAlias(callee);
+  if (!target)
+    return emitOpError() << "callee " << getCallee()
+                         << " is an alias whose target does not exist";
+  if (isa<ModuleListOp>(target))
+    return emitOpError() << "callee " << getCallee()
+                         << " is a module_list, which has no forward";
+  FailureOr<SmallVector<Type>> inferred =
+      inferForwardTypes(target, getOperandTypes(), getLoc());
+  if (failed(inferred))
+    return failure();
+  if (inferred->size() != getNumResults())
+    return emitOpError() << "callee " << getCallee() << " returns "
+                         << inferred->size() << " values, call expects "
+                         << getNumResults();
+  for (auto [want, got] : llvm::zip(*inferred, getResultTypes()))
+    if (failed(verifyCompatibleShape(want, got)) ||
+        getElementTypeOrSelf(want) != getElementTypeOrSelf(got))
+      return emitOpError() << "result type " << got
+                           << " does not match what callee " << getCallee()
+                           << " computes: " << want;
+  return success();
+}
+
+LogicalResult AliasOp::verifySymbolUses(SymbolTableCollection &) {
+  ModelOp model = getParentModel(*this);
+  if (!model)
+    return success();
+  ModuleOpInterface root = model.getRootModule();
+  Operation *target = resolveRelative(root, getTarget());
+  if (!target)
+    return emitOpError() << "target " << getTarget()
+                         << " does not name a module";
+  if (isa<AliasOp>(target))
+    return emitOpError() << "target " << getTarget()
+                         << " is itself an alias; name the module";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Leaves
+//===----------------------------------------------------------------------===//
+
+int64_t LinearOp::getInFeatures() {
+  if (ElementsAttr w = getWeightAttr())
+    return cast<ShapedType>(w.getType()).getDimSize(1);
+  return ShapedType::kDynamic;
+}
+
+int64_t LinearOp::getOutFeaturesCount() {
+  if (ElementsAttr w = getWeightAttr())
+    return cast<ShapedType>(w.getType()).getDimSize(0);
+  return getOutFeatures().value_or(ShapedType::kDynamic);
+}
+
+LogicalResult LinearOp::verify() {
+  if (getLazy()) {
+    if (getWeightAttr() || getBiasAttr())
+      return emitModuleError(*this)
+             << "is an uninitialized lazy layer and cannot hold tensors";
+    if (!getOutFeatures())
+      return emitModuleError(*this) << "lazy layer needs 'out_features'";
+    return success();
+  }
+  ElementsAttr w = getWeightAttr();
+  if (!w)
+    return emitModuleError(*this) << "needs a 'weight' (or 'lazy')";
+  auto wt = dyn_cast<RankedTensorType>(w.getType());
+  if (!wt || wt.getRank() != 2 || !isa<FloatType>(wt.getElementType()))
+    return emitModuleError(*this)
+           << "'weight' must be a 2-D float tensor (out x in)";
+  if (getOutFeatures() && *getOutFeatures() != wt.getDimSize(0))
+    return emitModuleError(*this) << "'out_features' disagrees with 'weight'";
+  if (failed(verifyFloatTensor(*this, getBiasAttr(), "bias",
+                               {wt.getDimSize(0)})))
+    return failure();
+  return verifySameElementType(*this, {w, getBiasAttr()});
+}
+
+LogicalResult EmbeddingOp::verify() {
+  auto wt = dyn_cast<RankedTensorType>(getWeight().getType());
+  if (!wt || wt.getRank() != 2 || !isa<FloatType>(wt.getElementType()))
+    return emitModuleError(*this)
+           << "'weight' must be a 2-D float tensor (num x dim)";
+  int64_t num = wt.getDimSize(0);
+  if (std::optional<int64_t> pad = getPaddingIdx())
+    if (*pad < -num || *pad >= num)
+      return emitModuleError(*this) << "padding_idx " << *pad
+                                    << " is outside the table of " << num
+                                    << " rows";
+  if (std::optional<ArrayRef<bool>> mask = getFrozenRows())
+    if ((int64_t)mask->size() != num)
+      return emitModuleError(*this)
+             << "frozen_rows has " << mask->size() << " entries for " << num
+             << " rows";
+  return success();
+}
+
+template <typename NormOp>
+static LogicalResult verifyNorm(NormOp op, ArrayRef<ElementsAttr> affine,
+                                ArrayRef<StringRef> names) {
+  ArrayRef<int64_t> shape = op.getNormalizedShape();
+  if (shape.empty() || llvm::any_of(shape, [](int64_t d) { return d <= 0; }))
+    return emitModuleError(op)
+           << "normalized_shape must be non-empty with positive sizes";
+  if (op.getEps().convertToDouble() <= 0.0)
+    return emitModuleError(op) << "eps must be positive";
+  for (auto [t, name] : llvm::zip(affine, names))
+    if (failed(verifyFloatTensor(op, t, name, shape)))
+      return failure();
+  return verifySameElementType(op, affine);
+}
+
+LogicalResult LayerNormOp::verify() {
+  return verifyNorm(*this, {getWeightAttr(), getBiasAttr()},
+                    {"weight", "bias"});
+}
+
+LogicalResult RMSNormOp::verify() {
+  return verifyNorm(*this, {getWeightAttr()}, {"weight"});
+}
+
+LogicalResult BatchNormOp::verify() {
+  auto mt = dyn_cast<RankedTensorType>(getRunningMean().getType());
+  if (!mt || mt.getRank() != 1)
+    return emitModuleError(*this) << "'running_mean' must be a 1-D tensor";
+  int64_t n = mt.getDimSize(0);
+  if (failed(verifyFloatTensor(*this, getRunningMean(), "running_mean", {n})) ||
+      failed(verifyFloatTensor(*this, getRunningVar(), "running_var", {n})) ||
+      failed(verifyFloatTensor(*this, getWeightAttr(), "weight", {n})) ||
+      failed(verifyFloatTensor(*this, getBiasAttr(), "bias", {n})))
+    return failure();
+  if (getEps().convertToDouble() <= 0.0)
+    return emitModuleError(*this) << "eps must be positive";
+  return verifySameElementType(*this, {getRunningMean(), getRunningVar(),
+                                       getWeightAttr(), getBiasAttr()});
+}
+
+LogicalResult GELUOp::verify() {
+  if (getApproximate() != "none" && getApproximate() != "tanh")
+    return emitModuleError(*this) << "approximate must be \"none\" or "
+                                     "\"tanh\", got '"
+                                  << getApproximate() << "'";
+  return success();
+}
+
+LogicalResult DropoutOp::verify() {
+  double p = getP().convertToDouble();
+  if (p < 0.0 || p > 1.0)
+    return emitModuleError(*this) << "p = " << p << " is outside [0, 1]";
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "nnx/Dialect/NNX/IR/NNXOps.cpp.inc"

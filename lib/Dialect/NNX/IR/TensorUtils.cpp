@@ -1,0 +1,102 @@
+//===- TensorUtils.cpp - reading and making parameter tensors ---*- C++ -*-===//
+#include "nnx/Dialect/NNX/IR/TensorUtils.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/BuiltinDialect.h"
+
+using namespace mlir;
+
+static double toDouble(APFloat v) {
+  bool lost = false;
+  v.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
+  return v.convertToDouble();
+}
+
+/// The raw row-major bytes behind a dense_resource attribute, if loaded.
+static std::optional<ArrayRef<char>> resourceData(ElementsAttr attr) {
+  auto res = dyn_cast<DenseResourceElementsAttr>(attr);
+  if (!res)
+    return std::nullopt;
+  AsmResourceBlob *blob = res.getRawHandle().getBlob();
+  if (!blob)
+    return std::nullopt;
+  return blob->getData();
+}
+
+FailureOr<std::vector<double>> mlir::nnx::readTensor(ElementsAttr attr) {
+  auto type = cast<ShapedType>(attr.getType());
+  auto fty = dyn_cast<FloatType>(type.getElementType());
+  if (!fty)
+    return failure();
+  std::vector<double> out;
+  out.reserve(type.getNumElements());
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    if (fty.isF32() && !dense.isSplat()) {
+      for (float v : dense.getValues<float>())
+        out.push_back(v);
+      return out;
+    }
+    for (APFloat v : dense.getValues<APFloat>())
+      out.push_back(toDouble(v));
+    return out;
+  }
+  std::optional<ArrayRef<char>> data = resourceData(attr);
+  if (!data)
+    return failure();
+  unsigned bits = fty.getWidth();
+  int64_t n = type.getNumElements();
+  if ((int64_t)data->size() != n * (int64_t)(bits / 8))
+    return failure();
+  const char *p = data->data();
+  for (int64_t i = 0; i < n; ++i) {
+    if (bits == 32) {
+      float f;
+      std::memcpy(&f, p + 4 * i, 4);
+      out.push_back(f);
+    } else if (bits == 64) {
+      double d;
+      std::memcpy(&d, p + 8 * i, 8);
+      out.push_back(d);
+    } else if (bits == 16) {
+      uint16_t raw;
+      std::memcpy(&raw, p + 2 * i, 2);
+      out.push_back(toDouble(APFloat(fty.getFloatSemantics(), APInt(16, raw))));
+    } else {
+      return failure();
+    }
+  }
+  return out;
+}
+
+ElementsAttr mlir::nnx::makeTensor(ShapedType type, ArrayRef<double> values) {
+  auto fty = cast<FloatType>(type.getElementType());
+  if (fty.isF32()) {
+    std::vector<float> f(values.begin(), values.end());
+    return DenseElementsAttr::get(type, ArrayRef<float>(f));
+  }
+  if (fty.isF64())
+    return DenseElementsAttr::get(type, values);
+  SmallVector<APFloat> converted;
+  converted.reserve(values.size());
+  for (double v : values) {
+    APFloat a(v);
+    bool lost = false;
+    a.convert(fty.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+    converted.push_back(a);
+  }
+  return DenseElementsAttr::get(type, converted);
+}
+
+DenseElementsAttr mlir::nnx::toDenseElements(ElementsAttr attr) {
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr))
+    return dense;
+  std::optional<ArrayRef<char>> data = resourceData(attr);
+  auto type = cast<ShapedType>(attr.getType());
+  if (!data || type.getElementType().isInteger(1))
+    return {};
+  unsigned bits = type.getElementTypeBitWidth();
+  if ((int64_t)data->size() != type.getNumElements() * (int64_t)(bits / 8))
+    return {};
+  return DenseElementsAttr::getFromRawBuffer(type, *data);
+}

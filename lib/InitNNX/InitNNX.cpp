@@ -1,0 +1,23 @@
+//===- InitNNX.cpp - dialects and passes the nnx tools register -*- C++ -*-===//
+#include "nnx/InitNNX.h"
+
+#include "nnx/Dialect/NNX/IR/NNXDialect.h"
+#include "nnx/Dialect/NNX/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/Passes.h"
+
+void nnx::registerNNXDialects(mlir::DialectRegistry &registry) {
+  registry.insert<mlir::nnx::NNXDialect, mlir::func::FuncDialect,
+                  mlir::arith::ArithDialect, mlir::math::MathDialect,
+                  mlir::tensor::TensorDialect, mlir::linalg::LinalgDialect>();
+}
+
+void nnx::registerNNXPasses() {
+  mlir::registerTransformsPasses();
+  mlir::nnx::registerNNXPasses();
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs every Debian package that nnx's build, tests and benchmarks need.
+# Idempotent: packages already present are left alone; `apt-get update` runs once
+# per invocation, and only when something is missing.
+set -euo pipefail
+
+PACKAGES=(
+  # toolchain
+  cmake ninja-build g++ make
+  # LLVM / MLIR 22 (libMLIR.so, mlir-tblgen, lit, FileCheck, not)
+  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
+  # C++ libraries
+  libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev pybind11-dev
+  # Python reference, tests and bindings (Debian's /usr/bin/python3)
+  python3-dev python3-numpy python3-torch python3-pytest python3-hypothesis
+  # fast BLAS for the PyTorch peer in bench/ and the reference tests
+  libopenblas0-pthread
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
+echo "setup: installing ${missing[*]}"
+$SUDO apt-get update -q
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,43 @@
+# -*- Python -*-
+import os
+import shutil
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "NNX"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test", ".py"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.nnx_obj_root, "test")
+
+config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixes=false"
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.nnx_tools_dir, append_path=True)
+
+tools = ["nnx-opt", "nnx-run", "mlir-opt"]
+llvm_config.add_tool_substitutions(
+    [t for t in tools if shutil.which(t, path=config.environment["PATH"])],
+    [config.nnx_tools_dir, config.llvm_tools_dir])
+
+# Debian's python3 sees python3-torch / python3-numpy; the PATH one may not.
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%nnx_src", config.nnx_src_root))
+config.substitutions.append(("%nnx_bin", config.nnx_obj_root))
+
+# Feature flags for tests that need optional tools or hardware.
+if os.path.exists("/usr/local/cuda/bin/ptxas"):
+    config.available_features.add("ptxas")
+if shutil.which("nvidia-smi") and os.path.exists("/dev/nvidia0"):
+    config.available_features.add("cuda-device")
+try:
+    import importlib.util
+    if os.path.exists(config.python_executable):
+        import subprocess
+        if subprocess.call([config.python_executable, "-c", "import torch"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
+            config.available_features.add("torch")
+except Exception:
+    pass
