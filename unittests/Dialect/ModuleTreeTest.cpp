@@ -1,0 +1,83 @@
+//===- ModuleTreeTest.cpp - dotted paths, aliases, counts, types ----------===//
+#include "nnx/Dialect/NNX/IR/ModuleTree.h"
+#include "nnx/Dialect/NNX/IR/NNXDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Parser/Parser.h"
+#include <gtest/gtest.h>
+
+using namespace mlir;
+using namespace mlir::nnx;
+
+namespace {
+constexpr const char *kModel = R"mlir(
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.sequential @body keying = positional {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>, bias = dense<0.0> : tensor<8xf32>}
+      nnx.relu @"1"
+    }
+    nnx.linear @mid {weight = dense<1.0> : tensor<8x8xf32>}
+    nnx.alias @tied = @mid
+    nnx.linear @head {weight = dense<1.0> : tensor<2x8xf32>}
+  }
+}
+)mlir";
+
+class ModuleTreeTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ctx.loadDialect<NNXDialect, arith::ArithDialect>();
+    module = parseSourceString<mlir::ModuleOp>(kModel, &ctx);
+    ASSERT_TRUE(module);
+    model = cast<ModelOp>(module->getBody()->front());
+  }
+  MLIRContext ctx;
+  OwningOpRef<mlir::ModuleOp> module;
+  ModelOp model;
+};
+
+TEST_F(ModuleTreeTest, LooksUpNestedPaths) {
+  FailureOr<ModuleOpInterface> lin = lookupModule(model, "body.0");
+  ASSERT_TRUE(succeeded(lin));
+  EXPECT_TRUE(isa<LinearOp>(*lin));
+  EXPECT_EQ(getModulePath(*lin), "body.0");
+  FailureOr<ModuleOpInterface> root = lookupModule(model, "");
+  ASSERT_TRUE(succeeded(root));
+  EXPECT_EQ(*root, model.getRootModule());
+}
+
+TEST_F(ModuleTreeTest, ResolvesAliases) {
+  FailureOr<ModuleOpInterface> viaAlias = lookupModule(model, "tied");
+  ASSERT_TRUE(succeeded(viaAlias));
+  EXPECT_EQ(*viaAlias, *lookupModule(model, "mid"));
+  EXPECT_EQ(getAliasesOf(*viaAlias).size(), 1u);
+}
+
+TEST_F(ModuleTreeTest, NamesTheFailingSegment) {
+  std::string why;
+  EXPECT_TRUE(failed(lookupModule(model, "body.7.x", &why)));
+  EXPECT_NE(why.find("no module '7' in 'body'"), std::string::npos) << why;
+  EXPECT_TRUE(failed(lookupModule(model, "nope", &why)));
+  EXPECT_NE(why.find("the root module"), std::string::npos) << why;
+}
+
+TEST_F(ModuleTreeTest, CountsAliasedModulesOnce) {
+  // body.0: 8*4+8 = 40, mid: 8*8 = 64, head: 2*8 = 16; the alias adds
+  // nothing although the forward applies `mid` twice.
+  EXPECT_EQ(getParameterCount(model.getRootModule()), 120);
+}
+
+TEST_F(ModuleTreeTest, InfersForwardTypes) {
+  auto f32 = Float32Type::get(&ctx);
+  Type in = RankedTensorType::get({ShapedType::kDynamic, 4}, f32);
+  FailureOr<SmallVector<Type>> out =
+      inferForwardTypes(model.getRootModule(), in, std::nullopt);
+  ASSERT_TRUE(succeeded(out));
+  ASSERT_EQ(out->size(), 1u);
+  EXPECT_EQ((*out)[0], RankedTensorType::get({ShapedType::kDynamic, 2}, f32));
+  Type bad = RankedTensorType::get({ShapedType::kDynamic, 5}, f32);
+  EXPECT_TRUE(failed(inferForwardTypes(model.getRootModule(), bad, std::nullopt)));
+}
+} // namespace
