@@ -1,17 +1,140 @@
 // RUN: nnx-opt %s | FileCheck %s
-// Round trip through text, generic form and bytecode must be lossless.
+// Round trip through text, generic form and bytecode must be lossless: each
+// form parses back to the same custom-form text.
 // RUN: nnx-opt %s | nnx-opt | FileCheck %s
 // RUN: nnx-opt %s --mlir-print-op-generic | nnx-opt | FileCheck %s
 // RUN: nnx-opt %s --emit-bytecode | nnx-opt | FileCheck %s
+// RUN: nnx-opt %s > %t.txt && nnx-opt %s --emit-bytecode | nnx-opt > %t.bc.txt && diff %t.txt %t.bc.txt
 
 // CHECK-LABEL: nnx.model @mlp inputs(tensor<?x4xf32>)
-// CHECK: nnx.sequential @net keying = positional
-// CHECK: nnx.linear @"0" {bias = dense<0.000000e+00> : tensor<8xf32>, requires_grad = {bias = false}, weight = dense<5.000000e-01> : tensor<8x4xf32>}
-// CHECK: nnx.relu @"1"
+// CHECK-NEXT:    nnx.sequential @net keying = positional {
+// CHECK-NEXT:      nnx.linear @"0" {bias = dense<0.000000e+00> : tensor<8xf32>, requires_grad = {bias = false}, weight = dense<5.000000e-01> : tensor<8x4xf32>}
+// CHECK-NEXT:      nnx.relu @"1" {train}
+// CHECK-NEXT:      nnx.dropout @"2" {p = 1.000000e-01 : f64}
+// CHECK-NEXT:      nnx.linear @"3" {hooks = ["forward_hook"], weight = dense<2.500000e-01> : tensor<2x8xf32>}
 nnx.model @mlp inputs(tensor<?x4xf32>) {
   nnx.sequential @net keying = positional {
     nnx.linear @"0" {weight = dense<0.5> : tensor<8x4xf32>, bias = dense<0.0> : tensor<8xf32>, requires_grad = {bias = false}}
-    nnx.relu @"1"
-    nnx.linear @"2" {weight = dense<0.25> : tensor<2x8xf32>, bias = dense<0.0> : tensor<2xf32>}
+    nnx.relu @"1" {train}
+    nnx.dropout @"2" {p = 0.1 : f64}
+    nnx.linear @"3" {weight = dense<0.25> : tensor<2x8xf32>, hooks = ["forward_hook"]}
   }
 }
+
+// Every leaf, parameters as dense_resource blobs.
+// CHECK-LABEL: nnx.model @leaves inputs(tensor<?x3xi64>)
+// CHECK:      nnx.embedding @embed {padding_idx = 0 : i64, weight = dense_resource<emb_w> : tensor<5x4xf32>}
+// CHECK-NEXT: nnx.layer_norm @ln {bias = dense<0.000000e+00> : tensor<4xf32>, normalized_shape = array<i64: 4>, weight = dense<1.000000e+00> : tensor<4xf32>}
+// CHECK-NEXT: nnx.rms_norm @rms {normalized_shape = array<i64: 4>, weight = dense<1.000000e+00> : tensor<4xf32>}
+// CHECK-NEXT: nnx.gelu @gelu {approximate = "tanh"}
+// CHECK-NEXT: nnx.tanh @tanh
+// CHECK-NEXT: nnx.sigmoid @sigmoid
+// CHECK-NEXT: nnx.silu @silu
+// CHECK-NEXT: nnx.leaky_relu @leaky {negative_slope = 2.000000e-01 : f64}
+// CHECK-NEXT: nnx.identity @id
+// CHECK-NEXT: nnx.softmax @sm{{$}}
+nnx.model @leaves inputs(tensor<?x3xi64>) {
+  nnx.sequential @net keying = named {
+    nnx.embedding @embed {weight = dense_resource<emb_w> : tensor<5x4xf32>, padding_idx = 0}
+    nnx.layer_norm @ln {normalized_shape = array<i64: 4>, eps = 1.0e-5 : f64, weight = dense<1.0> : tensor<4xf32>, bias = dense<0.0> : tensor<4xf32>}
+    nnx.rms_norm @rms {normalized_shape = array<i64: 4>, weight = dense<1.0> : tensor<4xf32>}
+    nnx.gelu @gelu {approximate = "tanh"}
+    nnx.tanh @tanh
+    nnx.sigmoid @sigmoid
+    nnx.silu @silu
+    nnx.leaky_relu @leaky {negative_slope = 0.2 : f64}
+    nnx.identity @id
+    nnx.softmax @sm {dim = -1 : i64}
+  }
+}
+
+// CHECK-LABEL: nnx.model @bn inputs(tensor<?x4xf32>)
+// CHECK: nnx.batch_norm @bn {bias = dense<0.000000e+00> : tensor<4xf32>, running_mean = dense<0.000000e+00> : tensor<4xf32>, running_var = dense<1.000000e+00> : tensor<4xf32>, train, weight = dense<1.000000e+00> : tensor<4xf32>}
+nnx.model @bn inputs(tensor<?x4xf32>) {
+  nnx.batch_norm @bn {running_mean = dense<0.0> : tensor<4xf32>, running_var = dense<1.0> : tensor<4xf32>, weight = dense<1.0> : tensor<4xf32>, bias = dense<0.0> : tensor<4xf32>, train}
+}
+
+// Recorded properties surgery must refuse.
+// CHECK-LABEL: nnx.model @recorded inputs(tensor<?x4xf32>)
+// CHECK: nnx.linear @wn {parametrizations = {weight = "weight_norm"}, weight = dense<1.000000e+00> : tensor<4x4xf32>}
+// CHECK: nnx.linear @pr {pruned = ["weight"], weight = dense<1.000000e+00> : tensor<4x4xf32>}
+// CHECK: nnx.linear @qat {subclass = "FakeQuantLinear", weight = dense<1.000000e+00> : tensor<4x4xf32>}
+// CHECK: nnx.sequential @sub keying = named attributes {state = {scale = dense<1.000000e+00> : tensor<4xf32>}, subclass = "MySeq"}
+nnx.model @recorded inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.linear @wn {weight = dense<1.0> : tensor<4x4xf32>, parametrizations = {weight = "weight_norm"}}
+    nnx.linear @pr {weight = dense<1.0> : tensor<4x4xf32>, pruned = ["weight"]}
+    nnx.linear @qat {weight = dense<1.0> : tensor<4x4xf32>, subclass = "FakeQuantLinear"}
+    nnx.sequential @sub keying = named attributes {subclass = "MySeq", state = {scale = dense<1.0> : tensor<4xf32>}} {
+      nnx.relu @act
+    }
+  }
+}
+
+// An uninitialized lazy layer is representable (surgery and lowering refuse
+// it), so the model's whole-forward type check is skipped.
+// CHECK-LABEL: nnx.model @lazy inputs(tensor<?x4xf32>)
+// CHECK: nnx.linear @"0" {lazy, out_features = 8 : i64}
+nnx.model @lazy inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = positional {
+    nnx.linear @"0" {lazy, out_features = 8}
+    nnx.relu @"1"
+  }
+}
+
+// Custom module with a forward region, a nested call and an alias.
+// CHECK-LABEL: nnx.model @res inputs(tensor<?x8xf32>)
+// CHECK:      nnx.module @block class = "ResidualBlock" {
+// CHECK:        nnx.alias @again = @inner::@proj
+// CHECK:        nnx.forward(%[[X:.*]]: tensor<?x8xf32>) -> tensor<?x8xf32> {
+// CHECK-NEXT:     %[[H:.*]] = nnx.call @norm(%[[X]]) : (tensor<?x8xf32>) -> tensor<?x8xf32>
+// CHECK-NEXT:     %[[P:.*]] = nnx.call @inner::@proj(%[[H]]) : (tensor<?x8xf32>) -> tensor<?x8xf32>
+// CHECK-NEXT:     %[[Q:.*]] = nnx.call @again(%[[P]]) : (tensor<?x8xf32>) -> tensor<?x8xf32>
+// CHECK-NEXT:     %[[Y:.*]] = arith.addf %[[X]], %[[Q]] {nnx.source = "add_0"} : tensor<?x8xf32>
+// CHECK-NEXT:     nnx.return %[[Y]] : tensor<?x8xf32>
+nnx.model @res inputs(tensor<?x8xf32>) {
+  nnx.module @block class = "ResidualBlock" {
+    nnx.layer_norm @norm {normalized_shape = array<i64: 8>}
+    nnx.sequential @inner keying = named {
+      nnx.linear @proj {weight = dense<1.0> : tensor<8x8xf32>}
+    }
+    nnx.alias @again = @inner::@proj
+    nnx.forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+      %h = nnx.call @norm(%x) : (tensor<?x8xf32>) -> tensor<?x8xf32>
+      %p = nnx.call @inner::@proj(%h) : (tensor<?x8xf32>) -> tensor<?x8xf32>
+      %q = nnx.call @again(%p) : (tensor<?x8xf32>) -> tensor<?x8xf32>
+      %y = arith.addf %x, %q {nnx.source = "add_0"} : tensor<?x8xf32>
+      nnx.return %y : tensor<?x8xf32>
+    }
+  }
+}
+
+// CHECK-LABEL: nnx.model @ff inputs(tensor<?x4xf32>)
+// CHECK: nnx.feed_fwd @net attributes {activation = "gelu", activations = ["relu", "tanh"], dropout = 1.000000e-01 : f64, dropout_probs = [0.000000e+00, 5.000000e-01], hidden_dims = array<i64: 8, 6>, input_dim = 4 : i64, output_dim = 2 : i64} {
+// CHECK-NEXT: nnx.module_list @layers {
+nnx.model @ff inputs(tensor<?x4xf32>) {
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8, 6>, output_dim = 2, activation = "gelu", activations = ["relu", "tanh"], dropout = 0.1 : f64, dropout_probs = [0.0, 0.5]} {
+    nnx.module_list @layers {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<6x8xf32>}
+      nnx.linear @"2" {weight = dense<1.0> : tensor<2x6xf32>}
+    }
+  }
+}
+
+// CHECK-LABEL: func.func @probes
+// CHECK: nnx.probe read "layers.0.attention_output" %{{.*}} : tensor<?x8xf32>
+// CHECK: nnx.probe write "layers.0.mlp_output" %{{.*}} : tensor<?x8xf32>
+func.func @probes(%a: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %0 = nnx.probe read "layers.0.attention_output" %a : tensor<?x8xf32>
+  %1 = nnx.probe write "layers.0.mlp_output" %0 : tensor<?x8xf32>
+  return %1 : tensor<?x8xf32>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      emb_w: "0x040000000000803F0000004000004040000080400000A0400000C0400000E04000000041000010410000204100003041000040410000504100006041000070410000804100008841000090410000984100000042"
+    }
+  }
+#-}

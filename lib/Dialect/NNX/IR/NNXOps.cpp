@@ -7,6 +7,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
 
 using namespace mlir;
 using namespace mlir::nnx;
@@ -17,6 +18,13 @@ using namespace mlir::nnx;
 //===----------------------------------------------------------------------===//
 // Shared helpers
 //===----------------------------------------------------------------------===//
+
+/// "0.5", "1.5": shortest readable form of a probability for diagnostics.
+static std::string formatProbability(double p) {
+  std::string s;
+  llvm::raw_string_ostream(s) << llvm::format("%g", p);
+  return s;
+}
 
 /// "'nnx.linear' op at 'body.fc': " prefix naming the module's path.
 static InFlightDiagnostic emitModuleError(Operation *op) {
@@ -116,11 +124,13 @@ static LogicalResult verifyChildren(Operation *container, bool positional) {
              << child.getName() << "'";
     if (positional) {
       StringRef key = SymbolTable::getSymbolName(&child).getValue();
-      if (key != std::to_string(index))
-        return emitModuleError(container)
-                   .attachNote(child.getLoc())
-               << "is positional but child " << index << " has key '" << key
-               << "' (expected '" << index << "')";
+      if (key != std::to_string(index)) {
+        auto diag = emitModuleError(container)
+                    << "is positional but child " << index << " has key '"
+                    << key << "' (expected '" << index << "')";
+        diag.attachNote(child.getLoc()) << "child is here";
+        return diag;
+      }
     }
     ++index;
   }
@@ -138,10 +148,12 @@ static LogicalResult verifyChain(Operation *container,
       continue; // a dangling alias is reported by the alias itself
     FeatureSignature sig = getFeatureSignature(m);
     if (sig.integerInput && producer) {
-      return emitModuleError(container).attachNote(producer->getLoc())
-             << "child '" << SymbolTable::getSymbolName(child).getValue()
-             << "' takes integer ids but follows a module producing "
-                "features";
+      auto diag = emitModuleError(container)
+                  << "child '" << SymbolTable::getSymbolName(child).getValue()
+                  << "' takes integer ids but follows a module producing "
+                     "features";
+      diag.attachNote(producer->getLoc()) << "producer is here";
+      return diag;
     }
     if (sig.in && features && *sig.in != *features) {
       auto diag = emitModuleError(container)
@@ -225,7 +237,16 @@ LogicalResult ModelOp::verifyRegions() {
     if (!t || !isa<RankedTensorType>(t.getValue()))
       return emitOpError("inputs must be ranked tensor types");
   }
-  if (failed(inferForwardTypes(getRootModule(), getInputTypes(), getLoc())))
+  // An uninitialized lazy layer has no shapes yet: the forward cannot be
+  // typed until it is materialized (lowering refuses it with its path).
+  bool hasLazy = getBody()
+                     .walk([](LinearOp lin) {
+                       return lin.getLazy() ? WalkResult::interrupt()
+                                            : WalkResult::advance();
+                     })
+                     .wasInterrupted();
+  if (!hasLazy &&
+      failed(inferForwardTypes(getRootModule(), getInputTypes(), getLoc())))
     return failure();
   return success();
 }
@@ -298,7 +319,8 @@ LogicalResult FeedFwdOp::verifyRegions() {
   auto checkProb = [&](double p) -> LogicalResult {
     if (p < 0.0 || p > 1.0)
       return emitModuleError(*this)
-             << "dropout probability " << p << " is outside [0, 1]";
+             << "dropout probability " << formatProbability(p)
+             << " is outside [0, 1]";
     return success();
   };
   if (failed(checkProb(getDropout().convertToDouble())))
@@ -319,10 +341,13 @@ LogicalResult FeedFwdOp::verifyRegions() {
            << numHidden + 1;
   for (auto [i, op] : llvm::enumerate(linears)) {
     auto lin = dyn_cast<LinearOp>(op);
-    if (!lin)
-      return emitModuleError(*this).attachNote(op->getLoc())
-             << "layers." << i << " must be an 'nnx.linear', found '"
-             << op->getName() << "'";
+    if (!lin) {
+      auto diag = emitModuleError(*this)
+                  << "layers." << i << " must be an 'nnx.linear', found '"
+                  << op->getName() << "'";
+      diag.attachNote(op->getLoc()) << "layer is here";
+      return diag;
+    }
     int64_t in = i == 0 ? getInputDim() : hidden[i - 1];
     int64_t out = i == numHidden ? getOutputDim() : hidden[i];
     if (lin.getInFeatures() != in || lin.getOutFeaturesCount() != out) {
@@ -553,7 +578,7 @@ LogicalResult LinearOp::verify() {
   if (!wt || wt.getRank() != 2 || !isa<FloatType>(wt.getElementType()))
     return emitModuleError(*this)
            << "'weight' must be a 2-D float tensor (out x in)";
-  if (getOutFeatures() && *getOutFeatures() != wt.getDimSize(0))
+  if (getOutFeatures() && (int64_t)*getOutFeatures() != wt.getDimSize(0))
     return emitModuleError(*this) << "'out_features' disagrees with 'weight'";
   if (failed(verifyFloatTensor(*this, getBiasAttr(), "bias",
                                {wt.getDimSize(0)})))
@@ -631,7 +656,8 @@ LogicalResult GELUOp::verify() {
 LogicalResult DropoutOp::verify() {
   double p = getP().convertToDouble();
   if (p < 0.0 || p > 1.0)
-    return emitModuleError(*this) << "p = " << p << " is outside [0, 1]";
+    return emitModuleError(*this)
+           << "p = " << formatProbability(p) << " is outside [0, 1]";
   return success();
 }
 

@@ -1,0 +1,439 @@
+// RUN: nnx-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{must hold exactly one root module}}
+nnx.model @two inputs(tensor<?x4xf32>) {
+  nnx.relu @a
+  nnx.relu @b
+}
+
+// -----
+
+// expected-error @+1 {{inputs must be ranked tensor types}}
+nnx.model @m inputs(f32) {
+  nnx.relu @a
+}
+
+// -----
+
+// expected-error @+1 {{module '<root>' (nnx.linear) expects 4 input features, got 5}}
+nnx.model @m inputs(tensor<?x5xf32>) {
+  // expected-note @+1 {{module defined here}}
+  nnx.linear @fc {weight = dense<1.0> : tensor<2x4xf32>}
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-note @+1 {{see existing symbol definition here}}
+    nnx.relu @a
+    // expected-error @+1 {{redefinition of symbol named 'a'}}
+    nnx.relu @a
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{is positional but child 1 has key '2' (expected '1')}}
+  nnx.sequential @net keying = positional {
+    nnx.relu @"0"
+    // expected-note @+1 {{child is here}}
+    nnx.relu @"2"
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{child 'b' takes 7 features but 'a' produces 8}}
+  nnx.sequential @net keying = named {
+    // expected-note @+1 {{producer is here}}
+    nnx.linear @a {weight = dense<1.0> : tensor<8x4xf32>}
+    nnx.relu @act
+    nnx.linear @b {weight = dense<1.0> : tensor<2x7xf32>}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{child 'emb' takes integer ids but follows a module producing features}}
+  nnx.sequential @net keying = named {
+    // expected-note @+1 {{producer is here}}
+    nnx.linear @a {weight = dense<1.0> : tensor<8x4xf32>}
+    nnx.embedding @emb {weight = dense<1.0> : tensor<10x8xf32>}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{may only hold modules and aliases, found 'arith.constant'}}
+  nnx.sequential @net keying = named {
+    %c = arith.constant 1.0 : f32
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{layers.1 is 7->2 but the params say 8->2}}
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8>, output_dim = 2} {
+    nnx.module_list @layers {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
+      // expected-note @+1 {{layer is here}}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<2x7xf32>}
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{has 1 layers but hidden_dims implies 2}}
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8>, output_dim = 2} {
+    nnx.module_list @layers {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{has 2 per-layer activations for 1 hidden layers}}
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8>, output_dim = 2, activations = ["relu", "tanh"]} {
+    nnx.module_list @layers {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<2x8xf32>}
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{unknown activation 'swish'}}
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8>, output_dim = 2, activation = "swish"} {
+    nnx.module_list @layers {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<2x8xf32>}
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{has 2 per-layer dropout_probs for 1 hidden layers}}
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8>, output_dim = 2, dropout_probs = [0.1, 0.2]} {
+    nnx.module_list @layers {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<2x8xf32>}
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{dropout probability 1.5 is outside [0, 1]}}
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8>, output_dim = 2, dropout = 1.5} {
+    nnx.module_list @layers {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<2x8xf32>}
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{must hold exactly one 'nnx.module_list @layers'}}
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8>, output_dim = 2} {
+    nnx.module_list @hidden {
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8>, output_dim = 2} {
+    // expected-error @+1 {{is positional but child 0 has key 'a' (expected '0')}}
+    nnx.module_list @layers {
+      // expected-note @+1 {{child is here}}
+      nnx.linear @a {weight = dense<1.0> : tensor<8x4xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<2x8xf32>}
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{must have exactly one 'nnx.forward' (found 0)}}
+  nnx.module @block class = "Block" {
+    nnx.relu @act
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @block class = "Block" {
+    nnx.forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      // expected-error @+1 {{operand types do not match the forward's result types}}
+      nnx.return
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @block class = "Block" {
+    nnx.forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      %a = arith.addf %x, %x {nnx.source = "add_0"} : tensor<?x4xf32>
+      // expected-error @+1 {{reuses source label "add_0" within one forward}}
+      %b = arith.addf %a, %x {nnx.source = "add_0"} : tensor<?x4xf32>
+      nnx.return %b : tensor<?x4xf32>
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @block class = "Block" {
+    nnx.relu @act
+    nnx.forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      // expected-error @+1 {{callee @missing is not a child of module 'block'}}
+      %a = nnx.call @missing(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+      nnx.return %a : tensor<?x4xf32>
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @block class = "Block" {
+    nnx.linear @fc {weight = dense<1.0> : tensor<8x4xf32>}
+    nnx.forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      // expected-error @+1 {{result type 'tensor<?x4xf32>' does not match what callee @fc computes: 'tensor<?x8xf32>'}}
+      %a = nnx.call @fc(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+      nnx.return %a : tensor<?x4xf32>
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @block class = "Block" {
+    nnx.module_list @h {
+      nnx.relu @"0"
+    }
+    nnx.forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      // expected-error @+1 {{callee @h is a module_list, which has no forward}}
+      %a = nnx.call @h(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+      nnx.return %a : tensor<?x4xf32>
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.relu @act
+    // expected-error @+1 {{target @nowhere does not name a module}}
+    nnx.alias @tied = @nowhere
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.relu @act
+    nnx.alias @a1 = @act
+    // expected-error @+1 {{target @a1 is itself an alias; name the module}}
+    nnx.alias @a2 = @a1
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{'weight' must be a 2-D float tensor (out x in)}}
+    nnx.linear @fc {weight = dense<1.0> : tensor<8xf32>}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{at 'fc': 'bias' has shape 4 but the layer needs 8}}
+    nnx.linear @fc {weight = dense<1.0> : tensor<8x4xf32>, bias = dense<0.0> : tensor<4xf32>}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{tensors mix element types 'f32' and 'f16'}}
+    nnx.linear @fc {weight = dense<1.0> : tensor<8x4xf32>, bias = dense<0.0> : tensor<8xf16>}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{needs a 'weight' (or 'lazy')}}
+    nnx.linear @fc
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{is an uninitialized lazy layer and cannot hold tensors}}
+    nnx.linear @fc {lazy, out_features = 8, weight = dense<1.0> : tensor<8x4xf32>}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{lazy layer needs 'out_features'}}
+    nnx.linear @fc {lazy}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xi64>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{padding_idx 10 is outside the table of 10 rows}}
+    nnx.embedding @emb {weight = dense<1.0> : tensor<10x8xf32>, padding_idx = 10}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xi64>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{frozen_rows has 2 entries for 3 rows}}
+    nnx.embedding @emb {weight = dense<1.0> : tensor<3x8xf32>, frozen_rows = array<i1: true, false>}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{'weight' has shape 8 but the layer needs 4}}
+    nnx.layer_norm @ln {normalized_shape = array<i64: 4>, weight = dense<1.0> : tensor<8xf32>}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{eps must be positive}}
+    nnx.rms_norm @rms {normalized_shape = array<i64: 4>, eps = 0.0 : f64}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{'running_var' has shape 3 but the layer needs 4}}
+    nnx.batch_norm @bn {running_mean = dense<0.0> : tensor<4xf32>, running_var = dense<1.0> : tensor<3xf32>}
+  }
+}
+
+// -----
+
+// expected-error @+1 {{module 'bn' (nnx.batch_norm) expects 4 channels, got 6}}
+nnx.model @m inputs(tensor<?x6xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-note @+1 {{module defined here}}
+    nnx.batch_norm @bn {running_mean = dense<0.0> : tensor<4xf32>, running_var = dense<1.0> : tensor<4xf32>}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{approximate must be "none" or "tanh", got 'fast'}}
+    nnx.gelu @g {approximate = "fast"}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{p = 1.5 is outside [0, 1]}}
+    nnx.dropout @d {p = 1.5 : f64}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{'requires_grad' names 'bias', which is not a tensor of this module}}
+    nnx.relu @act {requires_grad = {bias = false}}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{'requires_grad' of 'weight' must be a bool}}
+    nnx.linear @fc {weight = dense<1.0> : tensor<4x4xf32>, requires_grad = {weight = 1 : i32}}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{'parametrizations' names 'scale', which is not a tensor of this module}}
+    nnx.linear @fc {weight = dense<1.0> : tensor<4x4xf32>, parametrizations = {scale = "weight_norm"}}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{'pruned' names 'gamma', which is not a tensor of this module}}
+    nnx.linear @fc {weight = dense<1.0> : tensor<4x4xf32>, pruned = ["gamma"]}
+  }
+}
+
+// -----
+
+// expected-error @+1 {{module 'sm' (nnx.softmax) dim 2 is out of range for rank 2}}
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-note @+1 {{module defined here}}
+    nnx.softmax @sm {dim = 2}
+  }
+}
