@@ -1,0 +1,730 @@
+"""Write a PyTorch module as nnx IR text.
+
+    from nnx.torch_export import export
+    text = export(torch_model, inputs=[(None, 4)], name="mlp")
+
+Parameters and buffers are written as ``dense_resource<...>`` blobs in a
+``{-# dialect_resources ... #-}`` section (raw little-endian bytes, so they
+round-trip bit-exactly), per-tensor ``requires_grad`` and per-module train /
+eval mode are carried, and the recorded properties surgery must refuse
+(hooks, parametrizations, prune masks, a subclass with its own forward, an
+uninitialized lazy layer) are written as the dialect's attributes.
+
+Supported modules: ``nn.Sequential`` (positional or OrderedDict-named),
+``nn.ModuleList``, :class:`nnx.nets.FeedFwdNN` (``nnx.feed_fwd``),
+``nn.Linear`` (also lazy), ``nn.Embedding``, ``nn.LayerNorm``,
+``nn.BatchNorm1d``, ReLU, GELU, Tanh, Sigmoid, SiLU, LeakyReLU, Softmax,
+Dropout, Identity, and any other module as ``nnx.module`` with a forward
+region. That forward comes from, in order: ``forward_specs`` (by path, class
+or class name), a ``nnx_forward(self, F, *xs)`` method on the module, or a
+``torch.fx`` trace of its ``forward`` in which every child is a call. A spec
+is a function ``spec(F, *xs)`` over a :class:`ForwardBuilder`::
+
+    def residual(F, x):
+        return F.add(x, F.call("proj", F.call("norm", x)))
+"""
+
+import collections
+import operator
+import re
+
+import torch
+from torch import nn
+
+from .nets import FeedFwdNN
+
+__all__ = ["ExportError", "Input", "ForwardBuilder", "Exporter", "export",
+           "write"]
+
+
+class ExportError(ValueError):
+    """A module (named by its path) that nnx IR cannot describe."""
+
+
+class Input:
+    """One forward input: a shape with ``None`` for dynamic dims, a dtype."""
+
+    def __init__(self, shape, dtype=None):
+        self.shape = tuple(shape)
+        self.dtype = dtype
+
+    @staticmethod
+    def of(spec):
+        if isinstance(spec, Input):
+            return spec
+        if (isinstance(spec, tuple) and len(spec) == 2
+                and isinstance(spec[1], torch.dtype)):
+            return Input(spec[0], spec[1])
+        return Input(spec)
+
+
+_ELEMENT_TYPES = {
+    torch.float32: "f32", torch.float64: "f64", torch.float16: "f16",
+    torch.bfloat16: "bf16", torch.int64: "i64", torch.int32: "i32",
+}
+
+_BARE_ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*$")
+
+
+def _element_type(dtype, where):
+    try:
+        return _ELEMENT_TYPES[dtype]
+    except KeyError:
+        raise ExportError(f"{where}: unsupported dtype {dtype}") from None
+
+
+def _tensor_type(shape, dtype, where):
+    dims = "".join(("?" if d is None else str(int(d))) + "x" for d in shape)
+    return f"tensor<{dims}{_element_type(dtype, where)}>"
+
+
+def _sym(key):
+    key = str(key)
+    if _BARE_ID.match(key):
+        return "@" + key
+    return "@" + _string(key)
+
+
+def _string(s):
+    out = ['"']
+    for ch in str(s):
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ord(ch) < 0x20 or ord(ch) > 0x7e:
+            out.append("".join(f"\\{b:02X}" for b in ch.encode("utf-8")))
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _f64(v):
+    """An MLIR float literal (it must have a '.') typed f64."""
+    v = float(v)
+    if v != v or v in (float("inf"), float("-inf")):
+        raise ExportError(f"non-finite attribute value {v}")
+    s = repr(v)
+    if "e" in s and "." not in s.split("e")[0]:
+        m, e = s.split("e")
+        s = f"{m}.0e{e}"
+    elif "." not in s and "e" not in s:
+        s += ".0"
+    return f"{s} : f64"
+
+
+def _i64_array(vals):
+    return "array<i64" + "".join(
+        (": " if i == 0 else ", ") + str(int(v)) for i, v in enumerate(vals)) + ">"
+
+
+def _path(prefix, key):
+    return f"{prefix}.{key}" if prefix else str(key)
+
+
+def _where(path):
+    return f"module at '{path or '<root>'}'"
+
+
+# Hook objects of these kinds are recorded as the property they implement
+# (a parametrization or a prune mask), not as user hooks.
+def _is_prune_hook(h):
+    try:
+        from torch.nn.utils import prune
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(h, prune.BasePruningMethod)
+
+
+def _old_style_parametrization(h):
+    name = type(h).__name__
+    if name == "WeightNorm":
+        return "weight_norm"
+    if name == "SpectralNorm":
+        return "spectral_norm"
+    return None
+
+
+_PARAMETRIZATION_NAMES = {
+    "_WeightNorm": "weight_norm", "_SpectralNorm": "spectral_norm",
+    "_Orthogonal": "orthogonal",
+}
+
+
+class _Frozen:
+    """Runs a model for shapes without changing it: every module in eval
+    mode (no running-statistics updates), buffers restored afterwards."""
+
+    def __init__(self, model):
+        self._model = model
+
+    def __enter__(self):
+        mods = list(self._model.modules())
+        self._modes = [(m, m.training) for m in mods]
+        self._buffers = [(b, b.detach().clone()) for b in self._model.buffers()]
+        for m in mods:
+            m.training = False
+        self._grad = torch.is_grad_enabled()
+        torch.set_grad_enabled(False)
+        return self._model
+
+    def __exit__(self, *exc):
+        torch.set_grad_enabled(self._grad)
+        for m, mode in self._modes:
+            m.training = mode
+        for b, saved in self._buffers:
+            b.copy_(saved)
+        return False
+
+
+class Value:
+    """An SSA value of a forward region being built, with example tensors
+    (two runs with different sizes of the dynamic dims) that give its type."""
+
+    def __init__(self, name, examples, type_str):
+        self.name = name
+        self.examples = examples
+        self.type = type_str
+
+
+def _type_of_examples(examples, where):
+    a, b = examples
+    if not isinstance(a, torch.Tensor):
+        raise ExportError(f"{where}: forward produced a {type(a).__name__}, "
+                          "not a tensor")
+    if a.dim() != b.dim():
+        raise ExportError(f"{where}: rank depends on the input sizes")
+    shape = [da if da == db else None for da, db in zip(a.shape, b.shape)]
+    return _tensor_type(shape, a.dtype, where)
+
+
+class ForwardBuilder:
+    """Builds the ``nnx.forward`` region of a custom module.
+
+    ``call(child, *xs)`` runs a child module (a dotted path below the custom
+    module, e.g. ``"h.0"``); ``add`` / ``sub`` / ``mul`` are elementwise ops
+    on equal types. Every op gets an ``nnx.source`` label (``add_0``,
+    ``self_proj_0``, ...) unless one is given.
+    """
+
+    def __init__(self, module, path):
+        self._module = module
+        self._path = path
+        self._lines = []
+        self._counter = 0
+        self._labels = collections.Counter()
+
+    # -- values -------------------------------------------------------------
+    def _fresh(self):
+        self._counter += 1
+        return f"%v{self._counter - 1}"
+
+    def _label(self, base, given):
+        if given is not None:
+            return given
+        base = re.sub(r"[^A-Za-z0-9_]", "_", base)
+        n = self._labels[base]
+        self._labels[base] += 1
+        return f"{base}_{n}"
+
+    def argument(self, i, examples):
+        return Value(f"%arg{i}", examples,
+                     _type_of_examples(examples, _where(self._path)))
+
+    # -- ops ----------------------------------------------------------------
+    def call(self, child, *args, source=None):
+        """Calls the child registered at dotted path `child`; one result."""
+        segs = str(child).split(".")
+        target = self._module
+        for s in segs:
+            sub = target._modules.get(s) if hasattr(target, "_modules") else None
+            if sub is None:
+                raise ExportError(f"{_where(self._path)}: forward calls "
+                                  f"'{child}', which is not a child module")
+            target = sub
+        args = [self._check(a) for a in args]
+        examples = tuple(target(*[a.examples[k] for a in args])
+                         for k in range(2))
+        where = f"{_where(self._path)}, call of '{child}'"
+        res = Value(self._fresh(), examples, _type_of_examples(examples, where))
+        callee = "::".join(_sym(s) for s in segs)
+        label = self._label("self_" + "_".join(segs), source)
+        operands = ", ".join(a.name for a in args)
+        in_types = ", ".join(a.type for a in args)
+        self._lines.append(
+            f"{res.name} = nnx.call {callee}({operands}) "
+            f"{{nnx.source = {_string(label)}}} : ({in_types}) -> {res.type}")
+        return res
+
+    def _binary(self, kind, torch_fn, a, b, source):
+        a, b = self._check(a), self._check(b)
+        if a.type != b.type:
+            raise ExportError(f"{_where(self._path)}: {kind} of {a.type} and "
+                              f"{b.type} (broadcasting is not supported)")
+        is_float = a.examples[0].is_floating_point()
+        op = f"arith.{kind}{'f' if is_float else 'i'}"
+        examples = tuple(torch_fn(a.examples[k], b.examples[k]) for k in range(2))
+        res = Value(self._fresh(), examples, a.type)
+        label = self._label(kind, source)
+        self._lines.append(f"{res.name} = {op} {a.name}, {b.name} "
+                           f"{{nnx.source = {_string(label)}}} : {a.type}")
+        return res
+
+    def add(self, a, b, source=None):
+        return self._binary("add", torch.add, a, b, source)
+
+    def sub(self, a, b, source=None):
+        return self._binary("sub", torch.sub, a, b, source)
+
+    def mul(self, a, b, source=None):
+        return self._binary("mul", torch.mul, a, b, source)
+
+    def _check(self, v):
+        if not isinstance(v, Value):
+            raise ExportError(f"{_where(self._path)}: forward spec used a "
+                              f"{type(v).__name__} where a value was expected")
+        return v
+
+
+def _fx_spec(module, path):
+    """A forward spec read off a torch.fx trace of `module.forward` in which
+    every child module is a call."""
+    import torch.fx as fx
+
+    class ChildTracer(fx.Tracer):
+        def is_leaf_module(self, m, qualname):
+            return True
+
+    try:
+        graph = ChildTracer().trace(module)
+    except Exception as e:  # fx raises many kinds on untraceable code
+        raise ExportError(
+            f"{_where(path)}: class {type(module).__name__} needs a forward "
+            f"spec (torch.fx could not trace it: {e})") from None
+
+    binary = {operator.add: "add", torch.add: "add", operator.sub: "sub",
+              torch.sub: "sub", operator.mul: "mul", torch.mul: "mul"}
+
+    def spec(F, *xs):
+        env = {}
+        placeholders = iter(xs)
+        for node in graph.nodes:
+            if node.op == "placeholder":
+                try:
+                    env[node.name] = next(placeholders)
+                except StopIteration:
+                    raise ExportError(f"{_where(path)}: forward takes more "
+                                      "inputs than the model gives it") from None
+            elif node.op == "call_module":
+                if node.kwargs:
+                    raise ExportError(f"{_where(path)}: keyword arguments in "
+                                      f"the call of '{node.target}'")
+                env[node.name] = F.call(node.target,
+                                        *[env[a.name] for a in node.args],
+                                        source=None)
+            elif node.op == "call_function" and node.target in binary:
+                a, b = node.args
+                if not isinstance(a, fx.Node) or not isinstance(b, fx.Node) \
+                        or node.kwargs:
+                    raise ExportError(f"{_where(path)}: '{node.name}' mixes "
+                                      "tensors and constants")
+                env[node.name] = getattr(F, binary[node.target])(
+                    env[a.name], env[b.name])
+            elif node.op == "output":
+                out = node.args[0]
+                if isinstance(out, (tuple, list)):
+                    return [env[o.name] for o in out]
+                return env[out.name]
+            else:
+                raise ExportError(
+                    f"{_where(path)}: forward op '{node.name}' "
+                    f"({node.op} {getattr(node.target, '__name__', node.target)}) "
+                    "has no nnx form; give a forward spec")
+        raise ExportError(f"{_where(path)}: forward has no output")
+
+    return spec
+
+
+class Exporter:
+    """Collects one or more models and prints them as one nnx IR file."""
+
+    def __init__(self, forward_specs=None):
+        self._forward_specs = dict(forward_specs or {})
+        self._models = []
+        self._resources = collections.OrderedDict()
+
+    # -- tensors --------------------------------------------------------------
+    def _resource_name(self, hint):
+        base = re.sub(r"[^A-Za-z0-9_]", "_", hint) or "t"
+        if not re.match(r"[A-Za-z_]", base):
+            base = "t_" + base
+        name, n = base, 1
+        while name in self._resources:
+            name, n = f"{base}_{n}", n + 1
+        return name
+
+    def tensor(self, t, hint, where):
+        """``dense_resource<name> : tensor<...>`` for `t` (bytes kept exact)."""
+        t = t.detach().cpu().contiguous()
+        ty = _tensor_type(t.shape, t.dtype, where)
+        if t.dtype == torch.bfloat16:
+            raw = t.view(torch.int16).numpy().astype("<i2").tobytes()
+        else:
+            arr = t.numpy()
+            raw = arr.astype(arr.dtype.newbyteorder("<"), copy=False).tobytes()
+        align = t.element_size()
+        header = align.to_bytes(4, "little").hex()
+        name = self._resource_name(hint)
+        self._resources[name] = "0x" + header + raw.hex().upper()
+        return f"dense_resource<{name}> : {ty}"
+
+    # -- models ---------------------------------------------------------------
+    def add_model(self, model, inputs, name="model", root="net"):
+        """Adds `model` as ``nnx.model @name`` with root module key `root`.
+
+        `inputs`: one spec per forward argument, each a shape with ``None``
+        for dynamic dims (e.g. ``(None, 4)``), an :class:`Input`, or
+        ``(shape, dtype)``. The dtype defaults to the model's first floating
+        parameter's (f32 if none).
+        """
+        if isinstance(inputs, (Input, tuple)) and not (
+                isinstance(inputs, tuple) and inputs
+                and isinstance(inputs[0], (tuple, list, Input))):
+            inputs = [inputs]
+        inputs = [Input.of(i) for i in inputs]
+        default = next((p.dtype for p in model.parameters()
+                        if p.is_floating_point()), torch.float32)
+        types, examples = [], []
+        for i, inp in enumerate(inputs):
+            dtype = inp.dtype or default
+            types.append(_tensor_type(inp.shape, dtype, f"input {i}"))
+            examples.append(tuple(self._example(inp.shape, dtype, k)
+                                  for k in range(2)))
+        self._model_prefix = re.sub(r"[^A-Za-z0-9_]", "_", name)
+        self._examples = self._record_examples(model, examples)
+        self._emitted = {}
+        lines = [f"nnx.model {_sym(name)} inputs({', '.join(types)}) {{"]
+        self._emit(model, root, "", 1, lines)
+        lines.append("}")
+        self._models.append("\n".join(lines))
+        return self
+
+    @staticmethod
+    def _record_examples(model, examples):
+        """Runs a copy of `model` on the two example inputs and records, per
+        module path, the inputs of the module's first call in each run."""
+        from torch.nn.modules.lazy import LazyModuleMixin
+        if any(isinstance(mod, LazyModuleMixin) and mod.has_uninitialized_params()
+               for mod in model.modules()):
+            return {}  # running it would initialize (change) the model
+        calls = [{}, {}]
+        run = [0]
+        handles = []
+        for mpath, mod in model.named_modules():
+            def pre(mod, args, mpath=mpath):
+                calls[run[0]].setdefault(mpath, tuple(args))
+            handles.append(mod.register_forward_pre_hook(pre))
+        try:
+            with _Frozen(model):
+                for k in range(2):
+                    run[0] = k
+                    model(*[ex[k] for ex in examples])
+        except ExportError:
+            raise
+        except Exception as e:
+            raise ExportError(f"the model's forward failed on example inputs "
+                              f"of the given shapes: {e}") from None
+        finally:
+            for h in handles:
+                h.remove()
+        out = {}
+        for mpath, args0 in calls[0].items():
+            args1 = calls[1].get(mpath)
+            if args1 is not None and len(args0) == len(args1):
+                out[mpath] = [(a, b) for a, b in zip(args0, args1)]
+        return out
+
+    @staticmethod
+    def _example(shape, dtype, k):
+        gen = torch.Generator().manual_seed(1234 + k)
+        dims = [(2 + k) if d is None else int(d) for d in shape]
+        if dtype.is_floating_point:
+            return torch.randn(dims, generator=gen).to(dtype)
+        return torch.zeros(dims, dtype=dtype)
+
+    def text(self):
+        out = "\n\n".join(self._models) + "\n"
+        if self._resources:
+            out += "\n{-#\n  dialect_resources: {\n    builtin: {\n"
+            out += ",\n".join(f"      {k}: \"{v}\""
+                              for k, v in self._resources.items())
+            out += "\n    }\n  }\n#-}\n"
+        return out
+
+    # -- modules --------------------------------------------------------------
+    def _common(self, m, path, tensor_names):
+        """The ModuleAttrs every module op carries, as `name = value` texts."""
+        attrs = []
+        if m.training:
+            attrs.append("train")
+        hooks, param_kinds, pruned = [], {}, []
+        for kind, table in (("forward_pre", m._forward_pre_hooks),
+                            ("forward", m._forward_hooks),
+                            ("backward", m._backward_hooks)):
+            for h in table.values():
+                if _is_prune_hook(h):
+                    pruned.append(h._tensor_name)
+                    continue
+                if getattr(h, "__name__", "") == "_infer_parameters":
+                    continue  # a lazy layer's own initializer, recorded as `lazy`
+                pk = _old_style_parametrization(h)
+                if pk is not None:
+                    param_kinds[getattr(h, "name", "weight")] = pk
+                    continue
+                hooks.append(f"{kind}:{getattr(h, '__name__', type(h).__name__)}")
+        if hooks:
+            attrs.append("hooks = [" + ", ".join(_string(h) for h in hooks) + "]")
+        rg = []
+        for t in tensor_names:
+            p = m._parameters.get(t)
+            if p is None:
+                for alt in (t + "_orig", t + "_v"):
+                    p = m._parameters.get(alt)
+                    if p is not None:
+                        break
+            if p is None and hasattr(m, "parametrizations") and \
+                    t in getattr(m, "parametrizations", {}):
+                p = m.parametrizations[t].original
+            if p is not None and not p.requires_grad:
+                rg.append(f"{t} = false")
+        if rg:
+            attrs.append("requires_grad = {" + ", ".join(rg) + "}")
+        if hasattr(m, "parametrizations") and \
+                isinstance(m.parametrizations, nn.ModuleDict):
+            for t, plist in m.parametrizations.items():
+                names = [_PARAMETRIZATION_NAMES.get(type(p).__name__,
+                                                    type(p).__name__)
+                         for p in plist]
+                param_kinds[t] = "+".join(names)
+        if param_kinds:
+            attrs.append("parametrizations = {" + ", ".join(
+                f"{k} = {_string(v)}" for k, v in param_kinds.items()) + "}")
+        if pruned:
+            attrs.append("pruned = [" + ", ".join(_string(p) for p in pruned) + "]")
+        return attrs
+
+    def _t(self, m, path, tname):
+        return self.tensor(getattr(m, tname),
+                           f"{self._model_prefix}.{path}.{tname}"
+                           if path else f"{self._model_prefix}.{tname}",
+                           f"{_where(path)}, tensor '{tname}'")
+
+    @staticmethod
+    def _own_forward(m, base):
+        return type(m).forward is not base.forward
+
+    def _subclass(self, m, base, attrs):
+        if type(m) is not base and self._own_forward(m, base):
+            attrs.append(f"subclass = {_string(type(m).__name__)}")
+
+    def _leaf(self, lines, ind, op, key, attrs):
+        pad = "  " * ind
+        body = f" {{{', '.join(attrs)}}}" if attrs else ""
+        lines.append(f"{pad}nnx.{op} {_sym(key)}{body}")
+
+    @staticmethod
+    def _own_names(m):
+        return [n for n, t in list(m._parameters.items()) +
+                list(m._buffers.items()) if t is not None]
+
+    def _state(self, m, path, attrs):
+        own = [(n, t) for n, t in list(m._parameters.items()) +
+               list(m._buffers.items()) if t is not None]
+        if own:
+            attrs.append("state = {" + ", ".join(
+                f"{n} = {self._t(m, path, n)}" for n, _ in own) + "}")
+
+    def _container(self, lines, ind, head, attrs, children, path):
+        pad = "  " * ind
+        kw = f" attributes {{{', '.join(attrs)}}}" if attrs else ""
+        lines.append(f"{pad}{head}{kw} {{")
+        for ckey, child in children:
+            if child is not None:
+                self._emit(child, ckey, _path(path, ckey), ind + 1, lines)
+        lines.append(f"{pad}}}")
+
+    def _emit(self, m, key, path, ind, lines):
+        pad = "  " * ind
+        if id(m) in self._emitted:
+            target = self._emitted[id(m)]
+            if not target:
+                raise ExportError(f"{_where(path)}: registers the root module "
+                                  "again, which nnx cannot alias")
+            ref = "::".join(_sym(s) for s in target.split("."))
+            lines.append(f"{pad}nnx.alias {_sym(key)} = {ref}")
+            return
+        self._emitted[id(m)] = path
+        if self._spec_for(m, path) is not None:
+            self._custom(m, key, path, ind, lines)
+            return
+        if isinstance(m, FeedFwdNN):
+            attrs = self._common(m, path, self._own_names(m))
+            attrs += [f"input_dim = {m.input_dim}",
+                      f"hidden_dims = {_i64_array(m.hidden_dims)}",
+                      f"output_dim = {m.output_dim}",
+                      f"activation = {_string(m.activation)}"]
+            if m.activations is not None:
+                attrs.append("activations = [" + ", ".join(
+                    _string(a) for a in m.activations) + "]")
+            attrs.append(f"dropout = {_f64(m.dropout)}")
+            if m.dropout_probs is not None:
+                attrs.append("dropout_probs = [" + ", ".join(
+                    _f64(p) for p in m.dropout_probs) + "]")
+            self._state(m, path, attrs)
+            self._container(lines, ind, f"nnx.feed_fwd {_sym(key)}", attrs,
+                            [("layers", m.layers)], path)
+            return
+        if isinstance(m, nn.Sequential):
+            keys = list(m._modules.keys())
+            positional = keys == [str(i) for i in range(len(keys))]
+            attrs = self._common(m, path, self._own_names(m))
+            self._subclass(m, nn.Sequential, attrs)
+            self._state(m, path, attrs)
+            keying = "positional" if positional else "named"
+            self._container(lines, ind, f"nnx.sequential {_sym(key)} keying = {keying}",
+                            attrs, list(m._modules.items()), path)
+            return
+        if isinstance(m, nn.ModuleList):
+            attrs = self._common(m, path, self._own_names(m))
+            self._state(m, path, attrs)
+            self._container(lines, ind, f"nnx.module_list {_sym(key)}", attrs,
+                            list(m._modules.items()), path)
+            return
+        leaf = self._leaf_attrs(m, path)
+        if leaf is not None:
+            op, tensor_names, extra, base = leaf
+            attrs = self._common(m, path, tensor_names) + extra
+            self._subclass(m, base, attrs)
+            self._leaf(lines, ind, op, key, attrs)
+            return
+        self._custom(m, key, path, ind, lines)
+
+    def _leaf_attrs(self, m, path):
+        """(op, tensor names, attrs, base class) for a leaf layer, or None."""
+        where = _where(path)
+        from torch.nn.modules.lazy import LazyModuleMixin
+        if isinstance(m, nn.Linear) or (isinstance(m, LazyModuleMixin)
+                                        and isinstance(m, nn.Linear)):
+            if isinstance(m, LazyModuleMixin) and m.has_uninitialized_params():
+                return ("linear", [], ["lazy", f"out_features = {m.out_features}"],
+                        type(m))
+            extra = [f"weight = {self._t(m, path, 'weight')}"]
+            if m.bias is not None:
+                extra.append(f"bias = {self._t(m, path, 'bias')}")
+            return ("linear", ["weight", "bias"], extra, nn.Linear)
+        if isinstance(m, nn.Embedding):
+            if m.max_norm is not None:
+                raise ExportError(f"{where}: nn.Embedding with max_norm (it "
+                                  "renormalizes rows during forward) has no nnx form")
+            extra = [f"weight = {self._t(m, path, 'weight')}"]
+            if m.padding_idx is not None:
+                extra.append(f"padding_idx = {int(m.padding_idx)}")
+            return ("embedding", ["weight"], extra, nn.Embedding)
+        if isinstance(m, nn.LayerNorm):
+            extra = [f"normalized_shape = {_i64_array(m.normalized_shape)}",
+                     f"eps = {_f64(m.eps)}"]
+            if m.weight is not None:
+                extra.append(f"weight = {self._t(m, path, 'weight')}")
+            if m.bias is not None:
+                extra.append(f"bias = {self._t(m, path, 'bias')}")
+            return ("layer_norm", ["weight", "bias"], extra, nn.LayerNorm)
+        if isinstance(m, nn.BatchNorm1d):
+            if m.running_mean is None or m.running_var is None:
+                raise ExportError(f"{where}: BatchNorm1d without running "
+                                  "statistics (track_running_stats=False) has no nnx form")
+            if m.momentum is None:
+                raise ExportError(f"{where}: BatchNorm1d with momentum=None "
+                                  "(cumulative average) has no nnx form")
+            extra = [f"running_mean = {self._t(m, path, 'running_mean')}",
+                     f"running_var = {self._t(m, path, 'running_var')}",
+                     f"eps = {_f64(m.eps)}", f"momentum = {_f64(m.momentum)}"]
+            if m.weight is not None:
+                extra.append(f"weight = {self._t(m, path, 'weight')}")
+            if m.bias is not None:
+                extra.append(f"bias = {self._t(m, path, 'bias')}")
+            return ("batch_norm", ["weight", "bias"], extra, nn.BatchNorm1d)
+        simple = [(nn.ReLU, "relu"), (nn.Tanh, "tanh"), (nn.Sigmoid, "sigmoid"),
+                  (nn.SiLU, "silu"), (nn.Identity, "identity")]
+        for cls, op in simple:
+            if isinstance(m, cls):
+                return (op, [], [], cls)
+        if isinstance(m, nn.GELU):
+            return ("gelu", [], [f"approximate = {_string(m.approximate)}"], nn.GELU)
+        if isinstance(m, nn.LeakyReLU):
+            return ("leaky_relu", [], [f"negative_slope = {_f64(m.negative_slope)}"],
+                    nn.LeakyReLU)
+        if isinstance(m, nn.Softmax):
+            if m.dim is None:
+                raise ExportError(f"{where}: nn.Softmax needs an explicit dim")
+            return ("softmax", [], [f"dim = {int(m.dim)} : i64"], nn.Softmax)
+        if isinstance(m, nn.Dropout):
+            return ("dropout", [], [f"p = {_f64(m.p)}"], nn.Dropout)
+        return None
+
+    def _spec_for(self, m, path):
+        specs = self._forward_specs
+        for k in (path, type(m), type(m).__name__):
+            if k in specs:
+                return specs[k]
+        return None
+
+    def _custom(self, m, key, path, ind, lines):
+        where = _where(path)
+        examples = self._examples.get(path)
+        if examples is None:
+            raise ExportError(
+                f"{where}: custom module {type(m).__name__} is never called by "
+                "the model's forward, so its forward types are unknown")
+        spec = self._spec_for(m, path)
+        if spec is None and hasattr(m, "nnx_forward"):
+            spec = lambda F, *xs: m.nnx_forward(F, *xs)  # noqa: E731
+        if spec is None:
+            spec = _fx_spec(m, path)
+        pad = "  " * ind
+        attrs = self._common(m, path, self._own_names(m))
+        self._state(m, path, attrs)
+        head = f"{pad}nnx.module {_sym(key)} class = {_string(type(m).__name__)}"
+        lines.append(head + (f" attributes {{{', '.join(attrs)}}}" if attrs else "")
+                     + " {")
+        F = ForwardBuilder(m, path)
+        args = [F.argument(i, ex) for i, ex in enumerate(examples)]
+        with _Frozen(m):
+            result = spec(F, *args)
+        results = list(result) if isinstance(result, (list, tuple)) else [result]
+        for r in results:
+            F._check(r)
+        for ckey, child in m._modules.items():
+            if child is not None:
+                self._emit(child, ckey, _path(path, ckey), ind + 1, lines)
+        arg_text = ", ".join(f"{a.name}: {a.type}" for a in args)
+        res_types = [r.type for r in results]
+        arrow = res_types[0] if len(res_types) == 1 else f"({', '.join(res_types)})"
+        lines.append(f"{pad}  nnx.forward({arg_text}) -> {arrow} {{")
+        for l in F._lines:
+            lines.append(f"{pad}    {l}")
+        lines.append(f"{pad}    nnx.return {', '.join(r.name for r in results)} : "
+                     f"{', '.join(res_types)}")
+        lines.append(f"{pad}  }}")
+        lines.append(f"{pad}}}")
+
+
+def export(model, inputs, name="model", root="net", forward_specs=None):
+    """`model` as nnx IR text (one ``nnx.model``)."""
+    return Exporter(forward_specs).add_model(model, inputs, name, root).text()
+
+
+def write(model, path, inputs, name="model", root="net", forward_specs=None):
+    """Writes `model` as nnx IR to `path`; returns the text."""
+    text = export(model, inputs, name, root, forward_specs)
+    with open(path, "w") as f:
+        f.write(text)
+    return text
