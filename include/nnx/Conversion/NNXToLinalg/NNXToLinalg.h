@@ -1,0 +1,38 @@
+//===- NNXToLinalg.h - structure level to forward level ---------*- C++ -*-===//
+//
+// The C++ API of `nnx-build-forward`, usable without the pass manager.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NNX_CONVERSION_NNXTOLINALG_NNXTOLINALG_H
+#define NNX_CONVERSION_NNXTOLINALG_NNXTOLINALG_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "nnx/Dialect/NNX/IR/NNXOps.h"
+
+namespace mlir::nnx {
+
+/// Name of the discardable attribute that requests tracing probes on a
+/// module op or on an op inside a forward region: an array of dictionaries
+/// `{name = "<str>", point = "input"|"output", index = <i64>,
+///   kind = "read"|"write"}`.
+inline constexpr llvm::StringLiteral kProbesAttrName = "nnx.probes";
+
+/// Builds `func.func @<funcName>` (on tensors, `llvm.emit_c_interface`) that
+/// computes the forward of `model`, inserted right before `model` in its
+/// parent block. The model itself is left in place. On failure a diagnostic
+/// has been emitted on the offending module and nothing was created.
+FailureOr<func::FuncOp> buildForward(ModelOp model, StringRef funcName);
+
+/// What `nnx-build-forward` does: replaces every `nnx.model` under `root` by
+/// its forward function (`@forward` for a single model, `@<model>_forward`
+/// otherwise). On failure nothing is changed.
+LogicalResult buildAllForwards(Operation *root);
+
+/// The name `nnx-build-forward` gives the function of `model` when the
+/// module holds `numModels` models.
+std::string getForwardFuncName(ModelOp model, unsigned numModels);
+
+} // namespace mlir::nnx
+
+#endif // NNX_CONVERSION_NNXTOLINALG_NNXTOLINALG_H

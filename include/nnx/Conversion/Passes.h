@@ -1,0 +1,23 @@
+//===- Passes.h - nnx lowerings ---------------------------------*- C++ -*-===//
+#ifndef NNX_CONVERSION_PASSES_H
+#define NNX_CONVERSION_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::nnx {
+
+#define GEN_PASS_DECL
+#include "nnx/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "nnx/Conversion/Passes.h.inc"
+
+} // namespace mlir::nnx
+
+#endif // NNX_CONVERSION_PASSES_H

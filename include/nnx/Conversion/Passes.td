@@ -1,0 +1,67 @@
+//===- Passes.td - nnx lowerings ---------------------------*- tablegen -*-===//
+#ifndef NNX_CONVERSION_PASSES_TD
+#define NNX_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def NNXBuildForwardPass : Pass<"nnx-build-forward", "::mlir::ModuleOp"> {
+  let summary = "Lower every nnx.model to a func.func on tensors";
+  let description = [{
+    Turns each `nnx.model` into a `func.func` on tensors built from upstream
+    `linalg`, `arith`, `math` and `tensor` ops, and erases the model. The
+    function is `@forward` when the module holds one model and
+    `@<model>_forward` when it holds several; it carries
+    `llvm.emit_c_interface`. Parameters become `arith.constant` tensors; the
+    batch dimension stays dynamic; element types come from the parameters.
+    Train/eval mode is per module (dropout, batch_norm).
+
+    A module (or an op of a forward region) carrying `nnx.probes` gets
+    `nnx.probe` ops on the requested inputs/outputs.
+
+    Refused, with a diagnostic on the offending module naming its path:
+    uninitialized lazy layers, a `module_list` used as a forward, subclasses
+    with their own forward, ops in forward regions that are not upstream
+    arith/math/tensor/linalg ops or `nnx.call`.
+
+    Before:
+
+    ```mlir
+    nnx.model @mlp inputs(tensor<?x4xf32>) {
+      nnx.sequential @net keying = positional {
+        nnx.linear @"0" {weight = dense<0.5> : tensor<2x4xf32>}
+        nnx.relu @"1"
+      }
+    }
+    ```
+
+    After:
+
+    ```mlir
+    func.func @forward(%x: tensor<?x4xf32>) -> tensor<?x2xf32>
+        attributes {llvm.emit_c_interface} {
+      %wt = arith.constant dense<5.0e-01> : tensor<4x2xf32>
+      ...
+      %y = linalg.matmul ins(%x, %wt : tensor<?x4xf32>, tensor<4x2xf32>)
+                         outs(%zero : tensor<?x2xf32>) -> tensor<?x2xf32>
+      %r = linalg.generic ... { arith.maximumf ... }
+      return %r : tensor<?x2xf32>
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::func::FuncDialect", "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::linalg::LinalgDialect"
+  ];
+}
+
+def NNXCheckNoProbesPass : Pass<"nnx-check-no-probes", "::mlir::ModuleOp"> {
+  let summary = "Fail if nnx.probe ops remain (run nnx-lower-probes first)";
+  let description = [{
+    The first step of the CPU pipeline: `nnx.probe` ops have no lowering of
+    their own; `nnx-lower-probes` turns them into function results and
+    arguments. This pass reports every remaining probe as an error.
+  }];
+}
+
+#endif // NNX_CONVERSION_PASSES_TD

@@ -1,0 +1,97 @@
+//===- Pipelines.h - nnx named pipelines ------------------------*- C++ -*-===//
+#ifndef NNX_PIPELINES_PIPELINES_H
+#define NNX_PIPELINES_PIPELINES_H
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir::nnx {
+
+/// Options of `nnx-cpu-pipeline`.
+struct NNXCPUPipelineOptions
+    : public PassPipelineOptions<NNXCPUPipelineOptions> {
+  PassOptions::Option<bool> fastMatmul{
+      *this, "fast-matmul",
+      llvm::cl::desc("Tile, bufferize and vectorize linalg.matmul with a "
+                     "transform-dialect schedule (else: plain loops)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> fuseElementwise{
+      *this, "fuse-elementwise",
+      llvm::cl::desc("Fuse elementwise linalg ops with their producers"),
+      llvm::cl::init(true)};
+};
+
+/// Appends `nnx-cpu-pipeline` to `pm`: from the forward level (a
+/// `func.func` on tensors, as `nnx-build-forward` emits it) to the LLVM
+/// dialect, ready for `mlir::ExecutionEngine`. Fails at run time if
+/// `nnx.probe` ops remain (run `nnx-lower-probes` first).
+void buildNNXCPUPipeline(OpPassManager &pm,
+                         const NNXCPUPipelineOptions &options);
+
+/// Registers the named pipelines (`nnx-cpu-pipeline`).
+void registerNNXPipelines();
+
+/// Adds the dialects the CPU pipeline produces, with the external interface
+/// models it relies on (bufferization, tiling, value bounds, transform
+/// dialect extensions), to `registry`.
+void registerCPUPipelineDialects(DialectRegistry &registry);
+
+/// Options of `nnx-cuda-pipeline`.
+struct NNXCUDAPipelineOptions
+    : public PassPipelineOptions<NNXCUDAPipelineOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("Target compute capability (sm_80, sm_90, sm_90a, ...)"),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features (default: the PTX ISA version the chip "
+                     "needs, e.g. +ptx80)"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("Embedded object: isa (PTX, JIT-compiled by the "
+                     "driver), bin (cubin, via ptxas) or fatbin (both)"),
+      llvm::cl::init("fatbin")};
+  PassOptions::Option<int> optLevel{
+      *this, "opt-level", llvm::cl::desc("NVPTX optimization level"),
+      llvm::cl::init(3)};
+  PassOptions::Option<int64_t> tileM{
+      *this, "tile-m", llvm::cl::desc("Contraction output tile rows"),
+      llvm::cl::init(64)};
+  PassOptions::Option<int64_t> tileN{
+      *this, "tile-n", llvm::cl::desc("Contraction output tile columns"),
+      llvm::cl::init(64)};
+  PassOptions::Option<int64_t> tileK{
+      *this, "tile-k",
+      llvm::cl::desc("Contraction K step staged in shared memory"),
+      llvm::cl::init(16)};
+  PassOptions::Option<int64_t> blockSize{
+      *this, "block-size",
+      llvm::cl::desc("Threads per block of the non-contraction kernels"),
+      llvm::cl::init(256)};
+};
+
+/// Appends `nnx-cuda-pipeline` to `pm` (CUDAPipeline.cpp): from the forward
+/// level to the LLVM dialect with the kernels serialized in a gpu.binary;
+/// the host code calls the mgpu* runtime (lib/Runtime/CUDA).
+void buildNNXCUDAPipeline(OpPassManager &pm,
+                          const NNXCUDAPipelineOptions &options);
+/// Checks `chip` and `format`; writes the reason to `os` on failure.
+llvm::LogicalResult
+verifyNNXCUDAPipelineOptions(const NNXCUDAPipelineOptions &options,
+                             llvm::raw_ostream &os);
+/// The PTX features `chip` needs by default ("+ptx80" for sm_75..sm_90a).
+std::string defaultCUDAFeatures(llvm::StringRef chip);
+/// Whether `chip` looks like sm_<digits>[a|f].
+bool isValidCUDAChip(llvm::StringRef chip);
+/// Registers `nnx-cuda-pipeline`.
+void registerNNXCUDAPipeline();
+/// Dialects, bufferization models, to-LLVM interfaces, the NVVM target and
+/// the GPU/NVVM LLVM IR translations the CUDA pipeline and its JIT need.
+void registerNNXCUDAExtensions(DialectRegistry &registry);
+
+} // namespace mlir::nnx
+
+#endif // NNX_PIPELINES_PIPELINES_H

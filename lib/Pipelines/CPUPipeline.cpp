@@ -1,0 +1,120 @@
+//===- CPUPipeline.cpp - nnx-cpu-pipeline -----------------------*- C++ -*-===//
+//
+// Forward level (func on tensors) -> LLVM dialect for the CPU.
+//
+//===----------------------------------------------------------------------===//
+#include "nnx/Pipelines/Pipelines.h"
+#include "nnx/Conversion/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Affine/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/Transforms/BufferDeallocationOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/Transforms/AllInterfaces.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/SCF/Transforms/BufferDeallocationOpInterfaceImpl.h"
+#include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/IR/TensorTilingInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
+                                    const NNXCPUPipelineOptions &options) {
+  // nnx.probe has no lowering of its own.
+  pm.addPass(createNNXCheckNoProbesPass());
+
+  // Tensor level: everything becomes linalg; cheap fusion.
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  if (options.fuseElementwise)
+    pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  // Buffers: identity layouts at function boundaries (strided layouts block
+  // vector loads), then deallocation of every temporary.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  bufferize.unknownTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createConvertBufferizationToMemRefPass());
+
+  // Loops.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  // To the LLVM dialect. erf/tanh/exp go to libm (exact to the ulp, as
+  // PyTorch's kernels); the rest of math to LLVM intrinsics.
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::nnx::registerNNXPipelines() {
+  PassPipelineRegistration<NNXCPUPipelineOptions>(
+      "nnx-cpu-pipeline",
+      "Lower the forward level (func on tensors) to the LLVM dialect for the "
+      "CPU: elementwise-to-linalg, fusion, one-shot bufferization, "
+      "matmul tiling + vectorization, loops, libm, LLVM",
+      buildNNXCPUPipeline);
+}
+
+void mlir::nnx::registerCPUPipelineDialects(DialectRegistry &registry) {
+  registry.insert<affine::AffineDialect, bufferization::BufferizationDialect,
+                  cf::ControlFlowDialect, index::IndexDialect,
+                  LLVM::LLVMDialect, memref::MemRefDialect, scf::SCFDialect,
+                  ub::UBDialect, vector::VectorDialect>();
+  affine::registerValueBoundsOpInterfaceExternalModels(registry);
+  arith::registerBufferDeallocationOpInterfaceExternalModels(registry);
+  arith::registerBufferizableOpInterfaceExternalModels(registry);
+  arith::registerValueBoundsOpInterfaceExternalModels(registry);
+  bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
+      registry);
+  linalg::registerAllDialectInterfaceImplementations(registry);
+  memref::registerAllocationOpInterfaceExternalModels(registry);
+  scf::registerBufferDeallocationOpInterfaceExternalModels(registry);
+  scf::registerBufferizableOpInterfaceExternalModels(registry);
+  scf::registerValueBoundsOpInterfaceExternalModels(registry);
+  tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  tensor::registerTilingInterfaceExternalModels(registry);
+  tensor::registerValueBoundsOpInterfaceExternalModels(registry);
+  vector::registerBufferizableOpInterfaceExternalModels(registry);
+}

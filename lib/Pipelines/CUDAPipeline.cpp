@@ -1,0 +1,210 @@
+//===- CUDAPipeline.cpp - nnx-cuda-pipeline ---------------------*- C++ -*-===//
+//
+// Forward level (func on tensors) -> gpu kernels -> nvvm -> PTX / cubin,
+// host side to the LLVM dialect calling the mgpu* runtime.
+//
+//===----------------------------------------------------------------------===//
+#include "nnx/Pipelines/Pipelines.h"
+#include "nnx/Conversion/LinalgToGPU/Passes.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/GPUCommon/GPUToLLVM.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Pipelines/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/Support/Regex.h"
+
+using namespace mlir;
+
+std::string mlir::nnx::defaultCUDAFeatures(llvm::StringRef chip) {
+  // PTX ISA versions CUDA 13's ptxas and LLVM 22's NVPTX back end agree on:
+  // 8.0 covers sm_75 .. sm_90a; Blackwell needs 8.6 (sm_100) / 8.7 (sm_120).
+  unsigned sm = 0;
+  llvm::StringRef digits = chip.drop_front(3).take_while(llvm::isDigit);
+  if (chip.starts_with("sm_") && !digits.getAsInteger(10, sm)) {
+    if (sm >= 120)
+      return "+ptx87";
+    if (sm >= 100)
+      return "+ptx86";
+  }
+  return "+ptx80";
+}
+
+bool mlir::nnx::isValidCUDAChip(llvm::StringRef chip) {
+  return llvm::Regex("^sm_[0-9]+[af]?$").match(chip);
+}
+
+void mlir::nnx::buildNNXCUDAPipeline(OpPassManager &pm,
+                                     const NNXCUDAPipelineOptions &options) {
+  // Tensor level: everything becomes linalg; elementwise chains fuse into
+  // one kernel each.
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  // Buffers with identity layouts at the function boundary: the host calling
+  // convention of the CPU target (`_mlir_ciface_forward` on host memrefs).
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  bufferize.unknownTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  // Kernels: shared-memory tiled contractions, one thread per point for
+  // the rest; outlined into a gpu.module.
+  NNXLinalgToGPUPassOptions kernels;
+  kernels.tileM = options.tileM;
+  kernels.tileN = options.tileN;
+  kernels.tileK = options.tileK;
+  kernels.blockSize = options.blockSize;
+  pm.addNestedPass<func::FuncOp>(createNNXLinalgToGPUPass(kernels));
+  pm.addPass(createGpuKernelOutliningPass());
+
+  // Host side: device buffers, then one stream per call with async tokens
+  // ordering the copies, launches and frees.
+  pm.addNestedPass<func::FuncOp>(createNNXGPUDeviceMemoryPass());
+  pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  // Kernels to NVVM and a binary for the chip; host to LLVM.
+  gpu::GPUToNVVMPipelineOptions nvvm;
+  nvvm.cubinChip = options.chip.getValue();
+  nvvm.cubinFeatures = options.features.empty()
+                           ? defaultCUDAFeatures(options.chip)
+                           : options.features.getValue();
+  nvvm.cubinFormat = options.format.getValue();
+  nvvm.optLevel = options.optLevel;
+  gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+  // What the upstream host lowering leaves: control flow and memref ops of
+  // the host function.
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::nnx::registerNNXCUDAExtensions(DialectRegistry &registry) {
+  registry.insert<affine::AffineDialect, arith::ArithDialect,
+                  bufferization::BufferizationDialect, cf::ControlFlowDialect,
+                  func::FuncDialect, gpu::GPUDialect, index::IndexDialect,
+                  LLVM::LLVMDialect, memref::MemRefDialect, NVVM::NVVMDialect,
+                  nvgpu::NVGPUDialect, scf::SCFDialect, ub::UBDialect,
+                  vector::VectorDialect>();
+  arith::registerBufferizableOpInterfaceExternalModels(registry);
+  linalg::registerBufferizableOpInterfaceExternalModels(registry);
+  scf::registerBufferizableOpInterfaceExternalModels(registry);
+  tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
+      registry);
+  // gpu-to-llvm and convert-gpu-to-nvvm collect their patterns from these.
+  arith::registerConvertArithToLLVMInterface(registry);
+  cf::registerConvertControlFlowToLLVMInterface(registry);
+  registerConvertFuncToLLVMInterface(registry);
+  registerConvertGpuToLLVMInterface(registry);
+  index::registerConvertIndexToLLVMInterface(registry);
+  registerConvertMathToLLVMInterface(registry);
+  registerConvertMemRefToLLVMInterface(registry);
+  registerConvertNVVMToLLVMInterface(registry);
+  ub::registerConvertUBToLLVMInterface(registry);
+  // Serialization (#nvvm.target) and the offloading translation of
+  // gpu.binary / gpu.launch_func.
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
+}
+
+llvm::LogicalResult
+mlir::nnx::verifyNNXCUDAPipelineOptions(const NNXCUDAPipelineOptions &options,
+                                        llvm::raw_ostream &os) {
+  if (!isValidCUDAChip(options.chip)) {
+    os << "nnx-cuda-pipeline: option 'chip' must name an NVIDIA compute "
+          "capability like sm_80 or sm_90a, got '"
+       << options.chip << "'";
+    return failure();
+  }
+  if (!llvm::is_contained({"isa", "bin", "fatbin"},
+                          llvm::StringRef(options.format))) {
+    os << "nnx-cuda-pipeline: option 'format' must be isa, bin or fatbin, "
+          "got '"
+       << options.format << "'";
+    return failure();
+  }
+  return success();
+}
+
+void mlir::nnx::registerNNXCUDAPipeline() {
+  registerPassPipeline(
+      "nnx-cuda-pipeline",
+      "Lower the forward level (func on tensors) for CUDA: elementwise-to-"
+      "linalg, fusion, one-shot bufferization, shared-memory tiled kernels "
+      "(nnx-linalg-to-gpu), kernel outlining, device memory and async "
+      "tokens (nnx-gpu-device-memory, gpu-async-region), nvvm, and "
+      "gpu-module-to-binary for `chip` in `format` (isa = PTX, bin = cubin, "
+      "fatbin = both)",
+      [](OpPassManager &pm, StringRef optionsStr,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        NNXCUDAPipelineOptions options;
+        if (failed(options.parseFromString(optionsStr)))
+          return failure();
+        std::string message;
+        llvm::raw_string_ostream os(message);
+        if (failed(verifyNNXCUDAPipelineOptions(options, os)))
+          return errorHandler(message);
+        buildNNXCUDAPipeline(pm, options);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> optHandler) {
+        optHandler(NNXCUDAPipelineOptions());
+      });
+}
