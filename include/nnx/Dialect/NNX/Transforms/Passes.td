@@ -24,4 +24,241 @@ def NNXParamCountPass : Pass<"nnx-param-count", "::mlir::ModuleOp"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Surgery: the five primitives of the seed's `nnx.surgery`. Each pass is also
+// a C++ function (nnx/Dialect/NNX/Transforms/Surgery.h). Every pass checks
+// everything first and only then edits: a refused pass leaves the IR
+// byte-identical and reports an error on the offending op that names the
+// boundary (op, dotted path, reason), with notes on the other ops involved.
+//===----------------------------------------------------------------------===//
+
+def NNXWidenPass : Pass<"nnx-widen", "::mlir::nnx::ModelOp"> {
+  let summary = "Net2WiderNet: grow a Linear's out_features, function-preserving";
+  let description = [{
+    Grows the `out_features` of the Linear at `layer` to `width`. Units
+    `n .. width-1` replicate original units chosen with `std::mt19937_64`
+    seeded by `seed` (unit `rng() % n`; deterministic on every platform):
+    their weight rows and bias entries are copies. The consumer (the next
+    Linear) gets the matching incoming columns, and every column that now
+    belongs to a replicated unit - the original one included - is divided by
+    that unit's replication count, so the forward output is unchanged (in
+    eval mode when dropout is configured).
+
+    The consumer is inferred only where execution order is proven:
+    - in an `nnx.sequential`, walking the following siblings over
+      elementwise modules (built-in activations except softmax, dropout,
+      identity) up to the next `nnx.linear`;
+    - in an `nnx.feed_fwd`'s `layers`, through `activation_for(i)` /
+      `dropout_for(i)`; `hidden_dims[i]` records the new width and every
+      per-layer override is kept.
+
+    Refused before anything changes: a width-dependent module on the path
+    (softmax, layer_norm, rms_norm, batch_norm) or any other non-elementwise
+    module; a target in another kind of container (`nnx.module`, a bare
+    `nnx.module_list`) or in a container subclass with its own forward;
+    hooks on the container, the target, the path or the consumer; no
+    consumer; aliased modules; `width` not larger than `out_features`;
+    parametrizations, prune masks, subclasses with their own forward and
+    lazy layers (as target, consumer or on the path). Flags: the target's
+    weight and bias keep their own `requires_grad`, the consumer keeps its
+    own; both modules keep their mode.
+
+    Before (`--nnx-widen="layer=0 width=3 seed=0"`):
+    ```mlir
+    nnx.sequential @net keying = positional {
+      nnx.linear @"0" {weight = dense<[[1.0], [2.0]]> : tensor<2x1xf32>}
+      nnx.relu @"1"
+      nnx.linear @"2" {weight = dense<[[3.0, 4.0]]> : tensor<1x2xf32>}
+    }
+    ```
+    After (unit 2 replicates unit 1, whose columns are halved):
+    ```mlir
+    nnx.sequential @net keying = positional {
+      nnx.linear @"0" {weight = dense<[[1.0], [2.0], [2.0]]> : tensor<3x1xf32>}
+      nnx.relu @"1"
+      nnx.linear @"2" {weight = dense<[[3.0, 2.0, 2.0]]> : tensor<1x3xf32>}
+    }
+    ```
+  }];
+  let options = [
+    Option<"layer", "layer", "std::string", "", "dotted path of the Linear to widen">,
+    Option<"width", "width", "int64_t", "0", "new out_features (larger than the old)">,
+    Option<"seed", "seed", "uint64_t", "0", "seed of the unit-replication RNG">,
+  ];
+}
+
+def NNXDeepenPass : Pass<"nnx-deepen", "::mlir::nnx::ModelOp"> {
+  let summary = "Net2DeeperNet: insert an identity Linear + ReLU after a ReLU";
+  let description = [{
+    Inserts a Linear with `weight = I`, `bias = 0` (the width of the Linear
+    feeding the site, its element type) and a ReLU right after the ReLU at
+    `after`. Since `relu(I * relu(x) + 0) = relu(x)`, the forward is unchanged.
+    The new modules are trainable and take the mode of the container they
+    join; existing modules keep theirs.
+
+    - Named `nnx.sequential`: the new keys are `_nnx_deepen_linear_N` and
+      `_nnx_deepen_relu_N` for the smallest `N >= 0` for which both are
+      unused; no retained key changes.
+    - Positional `nnx.sequential`: rebuilt by position, the new modules get
+      the two keys after the site and later keys shift by two. Aliases and
+      `nnx.call`s that named a shifted module are retargeted, so a module
+      registered in several slots keeps every slot pointing at one object.
+    - `nnx.feed_fwd`: `after = "<net>.layers.i"` names hidden site `i` (the
+      activation after `layers.i`). The identity Linear becomes
+      `layers.(i+1)` (later layers shift by one), `hidden_dims` gets one
+      more entry, an explicit `activations` list gets "relu", and
+      `dropout_probs` gets 0.0 at the new site; a nonzero scalar `dropout`
+      is materialized into a per-layer list so every old site keeps its
+      probability.
+
+    Refused before anything changes, as "value" errors: a feed_fwd site whose
+    effective `activation_for(i)` is not relu (or the output layer); a ReLU
+    not fed by a Linear through elementwise or norm modules only; a container
+    subclass with its own forward, a container with its own parameters or
+    buffers (`state`) or hooks; a hooked ReLU; a ReLU subclass with its own
+    forward; a `nnx.module_list` that is not a stock feed_fwd's `layers`;
+    any other container. A non-ReLU site in a sequential is a distinct
+    "type" error: its message starts with `nnx-deepen: type error:` (the
+    seed's TypeError), all others with `nnx-deepen: ` and no such prefix.
+
+    Before (`--nnx-deepen="after=relu"`):
+    ```mlir
+    nnx.sequential @body keying = named {
+      nnx.linear @fc {weight = dense<1.0> : tensor<8x4xf32>}
+      nnx.relu @relu
+      nnx.linear @head {weight = dense<1.0> : tensor<2x8xf32>}
+    }
+    ```
+    After:
+    ```mlir
+    nnx.sequential @body keying = named {
+      nnx.linear @fc {weight = dense<1.0> : tensor<8x4xf32>}
+      nnx.relu @relu
+      nnx.linear @_nnx_deepen_linear_0 {bias = dense<0.0> : tensor<8xf32>,
+                                        weight = dense<[[1.0, 0.0, ...], ...]> : tensor<8x8xf32>}
+      nnx.relu @_nnx_deepen_relu_0
+      nnx.linear @head {weight = dense<1.0> : tensor<2x8xf32>}
+    }
+    ```
+  }];
+  let options = [
+    Option<"after", "after", "std::string", "", "dotted path of the ReLU site">,
+  ];
+}
+
+def NNXDropLayerPass : Pass<"nnx-drop-layer", "::mlir::nnx::ModelOp"> {
+  let summary = "Replace a module by identity (chain-preserving)";
+  let description = [{
+    Replaces the module registered at `layer` by an `nnx.identity` under the
+    same key and in the replaced module's mode. This changes the function
+    (unless the module already was the identity on its inputs) but keeps
+    the chain: dotted lookup, downstream shapes and the forward still work.
+
+    In an `nnx.feed_fwd`, `layers.i` becomes `nnx.identity @"i"` inside the
+    `layers` list; keys and `hidden_dims` stay as they were, and the
+    feed_fwd verifier accepts an identity in slot `i` when that slot's
+    params in and out sizes are equal. The forward still applies
+    `activation_for(i)` / `dropout_for(i)` after a dropped hidden slot.
+
+    Refused before anything changes: a module whose output feature size
+    differs from its input's (or that takes integer ids), which would break
+    the chain; the root module; a module registered under several paths
+    (the other slot would dangle; drop the alias slot instead, which
+    leaves the module in place); a module other aliases or `nnx.call`s
+    reach into.
+
+    Before (`--nnx-drop-layer="layer=1"`):
+    ```mlir
+    nnx.sequential @net keying = positional {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<8x8xf32>, train}
+      nnx.linear @"2" {weight = dense<1.0> : tensor<2x8xf32>}
+    }
+    ```
+    After:
+    ```mlir
+    nnx.sequential @net keying = positional {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
+      nnx.identity @"1" {train}
+      nnx.linear @"2" {weight = dense<1.0> : tensor<2x8xf32>}
+    }
+    ```
+  }];
+  let options = [
+    Option<"layer", "layer", "std::string", "", "dotted path of the module to drop">,
+  ];
+}
+
+def NNXLowRankPass : Pass<"nnx-low-rank", "::mlir::nnx::ModelOp"> {
+  let summary = "SVD-truncate a Linear into a two-Linear sequential";
+  let description = [{
+    Replaces the Linear `W` (out x in) at `layer` by
+    `nnx.sequential keying = positional` under the same key: `@"0"` is
+    in -> `rank` without bias, `@"1"` is `rank` -> out with the original bias.
+    With the SVD `W = U S V^T` (Eigen's BDCSVD, in double),
+    `0.weight = sqrt(S_k) V_k^T` and `1.weight = U_k sqrt(S_k)`. Exact at
+    `rank = min(out, in)`; below it the Frobenius error equals the L2 norm
+    of the discarded singular values (Eckart-Young).
+
+    Flags: both weights take the source weight's `requires_grad`, only
+    `1.bias` takes the source bias's; the sequential and both Linears take
+    the source's mode.
+
+    Refused before anything changes: `rank` outside `1 .. min(out, in)`;
+    parametrizations, prune masks, hooks, a subclass with its own forward,
+    a lazy layer; an aliased Linear; a Linear in a feed_fwd's `layers` (the
+    feed_fwd params cannot describe a factorization: use a recipe).
+
+    Before (`--nnx-low-rank="layer=fc rank=1"`):
+    ```mlir
+    nnx.linear @fc {weight = dense<[[3.0, 0.0], [0.0, 1.0]]> : tensor<2x2xf32>,
+                    bias = dense<0.5> : tensor<2xf32>}
+    ```
+    After:
+    ```mlir
+    nnx.sequential @fc keying = positional {
+      nnx.linear @"0" {weight = dense<[[1.73205078, 0.0]]> : tensor<1x2xf32>}
+      nnx.linear @"1" {bias = dense<5.000000e-01> : tensor<2xf32>,
+                       weight = dense<[[1.73205078], [0.0]]> : tensor<2x1xf32>}
+    }
+    ```
+  }];
+  let options = [
+    Option<"layer", "layer", "std::string", "", "dotted path of the Linear">,
+    Option<"rank", "rank", "int64_t", "0", "kept rank, 1 <= rank <= min(out, in)">,
+  ];
+}
+
+def NNXExpandEmbeddingPass : Pass<"nnx-expand-embedding", "::mlir::nnx::ModelOp"> {
+  let summary = "Grow an embedding table, keeping the original rows";
+  let description = [{
+    Grows the `nnx.embedding` at `layer` to `num` rows. The original rows
+    are bit-identical, so every id below the old size looks up the same
+    vector. New rows are zeros (`init=zeros`) or the mean of the original
+    rows (`init=copy_mean`). `frozen_rows` records the mask (true for
+    original rows). The table keeps its `requires_grad` and mode; a negative
+    `padding_idx` is rewritten to the same (non-negative) row. The edit is
+    in place, so aliases of the table see the new one.
+
+    Refused before anything changes: `num` smaller than the table;
+    an unknown `init`; parametrizations, prune masks, hooks, a subclass
+    with its own forward.
+
+    Before (`--nnx-expand-embedding="layer=embed num=3 init=copy_mean"`):
+    ```mlir
+    nnx.embedding @embed {weight = dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>}
+    ```
+    After:
+    ```mlir
+    nnx.embedding @embed {frozen_rows = array<i1: true, true, false>,
+        weight = dense<[[1.0, 2.0], [3.0, 4.0], [2.0, 3.0]]> : tensor<3x2xf32>}
+    ```
+  }];
+  let options = [
+    Option<"layer", "layer", "std::string", "", "dotted path of the Embedding">,
+    Option<"num", "num", "int64_t", "0", "new num_embeddings (not smaller)">,
+    Option<"init", "init", "std::string", "\"zeros\"", "new rows: zeros | copy_mean">,
+  ];
+}
+
 #endif // NNX_DIALECT_NNX_TRANSFORMS_PASSES_TD

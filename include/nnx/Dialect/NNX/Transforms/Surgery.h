@@ -1,0 +1,48 @@
+//===- Surgery.h - the five surgery primitives as C++ functions -*- C++ -*-===//
+//
+// The entry points behind nnx-widen, nnx-deepen, nnx-drop-layer, nnx-low-rank
+// and nnx-expand-embedding, callable without the pass manager. Each checks
+// everything first and only then edits `model` in place: on failure it has
+// emitted an error diagnostic on the offending op (naming op, dotted path and
+// reason) and left the IR untouched.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NNX_DIALECT_NNX_TRANSFORMS_SURGERY_H
+#define NNX_DIALECT_NNX_TRANSFORMS_SURGERY_H
+
+#include "nnx/Dialect/NNX/IR/NNXOps.h"
+
+namespace mlir::nnx {
+
+/// Net2WiderNet: grows the Linear at `layer` to `width` output units,
+/// replicating units chosen by std::mt19937_64(`seed`), and rescales the
+/// consumer's incoming columns so the forward output is unchanged.
+LogicalResult widen(ModelOp model, llvm::StringRef layer, int64_t width,
+                    uint64_t seed = 0);
+
+/// Net2DeeperNet: inserts an identity-initialized Linear and a ReLU after the
+/// ReLU site at `after` (a sequential's ReLU, or a feed_fwd's `layers.i`).
+LogicalResult deepen(ModelOp model, llvm::StringRef after);
+
+/// Replaces the module at `layer` by an `nnx.identity` (chain-preserving).
+LogicalResult dropLayer(ModelOp model, llvm::StringRef layer);
+
+/// Replaces the Linear at `layer` by its rank-`rank` SVD factorization, a
+/// positional sequential of two Linears.
+LogicalResult lowRank(ModelOp model, llvm::StringRef layer, int64_t rank);
+
+/// How expandEmbedding initializes the new rows.
+enum class EmbeddingInit { Zeros, CopyMean };
+
+/// Parses "zeros" / "copy_mean".
+std::optional<EmbeddingInit> parseEmbeddingInit(llvm::StringRef name);
+
+/// Grows the embedding table at `layer` to `num` rows, keeping the original
+/// rows bit-identical and recording `frozen_rows`.
+LogicalResult expandEmbedding(ModelOp model, llvm::StringRef layer,
+                              int64_t num,
+                              EmbeddingInit init = EmbeddingInit::Zeros);
+
+} // namespace mlir::nnx
+
+#endif // NNX_DIALECT_NNX_TRANSFORMS_SURGERY_H

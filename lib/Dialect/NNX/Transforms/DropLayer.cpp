@@ -1,0 +1,131 @@
+//===- DropLayer.cpp - replace a module by identity -------------*- C++ -*-===//
+#include "SurgeryUtils.h"
+
+#include "nnx/Dialect/NNX/Transforms/Passes.h"
+#include "nnx/Dialect/NNX/Transforms/Surgery.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::nnx {
+#define GEN_PASS_DEF_NNXDROPLAYERPASS
+#include "nnx/Dialect/NNX/Transforms/Passes.h.inc"
+} // namespace mlir::nnx
+
+using namespace mlir;
+using namespace mlir::nnx;
+using namespace mlir::nnx::surgery;
+
+static constexpr llvm::StringLiteral kPass = "nnx-drop-layer";
+
+/// The feature sizes an identity in `slot` must keep: for a feed_fwd layer the
+/// params' in/out of that slot, else the module's own signature.
+static FeatureSignature slotSignature(Operation *module) {
+  if (auto list = dyn_cast<ModuleListOp>(module->getParentOp()))
+    if (auto ff = dyn_cast<FeedFwdOp>(list->getParentOp());
+        ff && ff.getLayers() == list) {
+      ArrayRef<int64_t> hidden = ff.getHiddenDims();
+      int64_t i = 0;
+      for (Operation &op : list.getBody().front()) {
+        if (&op == module)
+          break;
+        ++i;
+      }
+      FeatureSignature s;
+      s.in = i == 0 ? ff.getInputDim() : hidden[i - 1];
+      s.out = i == (int64_t)hidden.size() ? ff.getOutputDim() : hidden[i];
+      return s;
+    }
+  return getFeatureSignature(module);
+}
+
+LogicalResult mlir::nnx::dropLayer(ModelOp model, StringRef layer) {
+  FailureOr<Operation *> slot = lookupSlot(model, layer, kPass, "layer");
+  if (failed(slot))
+    return failure();
+  Operation *op = *slot;
+  if (isa<ModelOp>(op->getParentOp()))
+    return refuse(op, kPass, "layer")
+           << "is the root module; drop one of its children instead";
+
+  // For an alias slot only the registration goes; the module stays.
+  ModuleOpInterface module = resolveAlias(op);
+  FeatureSignature sig = slotSignature(module);
+  if (sig.integerInput || (sig.in && sig.out && *sig.in != *sig.out)) {
+    InFlightDiagnostic diag = refuse(op, kPass, "layer");
+    if (sig.integerInput)
+      diag << "takes integer ids";
+    else
+      diag << "maps " << *sig.in << " to " << *sig.out << " features";
+    diag << "; an identity in its place would break the chain";
+    return diag;
+  }
+  if (!isa<AliasOp>(op)) {
+    if (failed(checkRefusable(op, Aliases, kPass, "layer")))
+      return failure();
+  }
+  // Nothing else may reach into the subtree that is about to go, and every
+  // call of this slot must accept the identity's types.
+  Operation *reaching = nullptr, *reached = nullptr;
+  CallOp badCall;
+  model.walk([&](Operation *user) {
+    if (reaching || badCall)
+      return;
+    if (auto call = dyn_cast<CallOp>(user)) {
+      auto scope = call->getParentOfType<CustomModuleOp>();
+      std::string path = call.getCallee().getRootReference().getValue().str();
+      for (FlatSymbolRefAttr nested : call.getCallee().getNestedReferences())
+        path += "." + nested.getValue().str();
+      if (scope && lookupRegistered(scope, path) == op &&
+          (call.getNumOperands() != 1 || call.getNumResults() != 1 ||
+           call.getOperand(0).getType() != call.getResult(0).getType())) {
+        badCall = call;
+        return;
+      }
+    }
+    if (isa<AliasOp>(op))
+      return;
+    Operation *target = nullptr;
+    if (auto alias = dyn_cast<AliasOp>(user))
+      target = resolveAlias(alias);
+    else if (auto call = dyn_cast<CallOp>(user))
+      target = resolveCallee(call);
+    if (target && target != op && op->isProperAncestor(target) &&
+        !op->isAncestor(user)) {
+      reaching = user;
+      reached = target;
+    }
+  });
+  if (badCall) {
+    InFlightDiagnostic diag = refuse(op, kPass, "layer")
+                              << "is called with types an identity cannot "
+                                 "produce";
+    diag.attachNote(badCall.getLoc()) << "call is here";
+    return diag;
+  }
+  if (reaching) {
+    InFlightDiagnostic diag = refuse(op, kPass, "layer")
+                              << "contains '" << displayPath(reached)
+                              << "', which is referenced from outside it";
+    diag.attachNote(reaching->getLoc()) << "reference is here";
+    return diag;
+  }
+
+
+  OpBuilder b(op);
+  bool train = module.getTrain();
+  IdentityOp::create(b, op->getLoc(), SymbolTable::getSymbolName(op).getValue(),
+                     train, nullptr, nullptr, nullptr, nullptr, nullptr);
+  op->erase();
+  return success();
+}
+
+namespace {
+struct NNXDropLayerPass
+    : public mlir::nnx::impl::NNXDropLayerPassBase<NNXDropLayerPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (failed(dropLayer(getOperation(), layer)))
+      signalPassFailure();
+  }
+};
+} // namespace

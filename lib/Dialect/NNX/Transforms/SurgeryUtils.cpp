@@ -1,0 +1,371 @@
+//===- SurgeryUtils.cpp - logic the surgery passes share --------*- C++ -*-===//
+#include "SurgeryUtils.h"
+
+#include "nnx/Dialect/NNX/IR/TensorUtils.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace mlir::nnx;
+using namespace mlir::nnx::surgery;
+
+std::string surgery::displayPath(Operation *op) {
+  std::string path = getModulePath(op);
+  return path.empty() ? std::string("<root>") : path;
+}
+
+InFlightDiagnostic surgery::refuse(Operation *op, StringRef pass,
+                                   StringRef role) {
+  InFlightDiagnostic diag = op->emitError();
+  diag << pass << ": " << role << " '" << displayPath(op) << "' ("
+       << op->getName() << ") ";
+  return diag;
+}
+
+FailureOr<Operation *> surgery::lookupSlot(ModelOp model, StringRef path,
+                                           StringRef pass, StringRef option) {
+  if (path.empty())
+    return model.emitError() << pass << ": option '" << option
+                             << "' is required (a dotted module path)";
+  ModuleOpInterface root = model.getRootModule();
+  if (!root)
+    return model.emitError() << pass << ": model has no root module";
+  if (Operation *found = lookupRegistered(root, path))
+    return found;
+  std::string why;
+  (void)lookupModule(model, path, &why);
+  return model.emitError() << pass << ": option " << option << "='" << path
+                           << "': " << why;
+}
+
+static std::string joinStrings(ArrayAttr attr) {
+  SmallVector<StringRef> names;
+  for (Attribute a : attr)
+    if (auto s = dyn_cast<StringAttr>(a))
+      names.push_back(s.getValue());
+  return llvm::join(names, ", ");
+}
+
+LogicalResult surgery::checkRefusable(Operation *op, unsigned properties,
+                                      StringRef pass, StringRef role) {
+  auto m = dyn_cast<ModuleOpInterface>(op);
+  if (!m)
+    return success();
+  if (properties & Subclass)
+    if (StringAttr cls = m.getSubclassAttr())
+      return refuse(op, pass, role)
+             << "is a subclass ('" << cls.getValue()
+             << "') with its own forward, which a rebuilt plain module would "
+                "drop";
+  if (properties & Hooks)
+    if (ArrayAttr hooks = m.getHooksAttr(); hooks && !hooks.empty())
+      return refuse(op, pass, role)
+             << "has hooks (" << joinStrings(hooks)
+             << "), which the edit would bypass or drop; remove them first";
+  if (properties & Parametrizations)
+    if (DictionaryAttr p = m.getParametrizationsAttr(); p && !p.empty()) {
+      NamedAttribute first = *p.begin();
+      return refuse(op, pass, role)
+             << "has a '" << cast<StringAttr>(first.getValue()).getValue()
+             << "' parametrization on '" << first.getName().getValue()
+             << "', which a rebuilt plain module would drop; remove it first "
+                "(remove_parametrizations)";
+    }
+  if (properties & Pruned)
+    if (ArrayAttr pruned = m.getPrunedAttr(); pruned && !pruned.empty())
+      return refuse(op, pass, role)
+             << "has an unbaked prune mask on '" << joinStrings(pruned)
+             << "', which a rebuilt plain module would drop; bake it first "
+                "(prune.remove)";
+  if (properties & Lazy)
+    if (auto lin = dyn_cast<LinearOp>(op); lin && lin.getLazy())
+      return refuse(op, pass, role)
+             << "is an uninitialized lazy layer with no weights to edit";
+  if (properties & OwnState)
+    if (!m.getParameterNames().empty() || !m.getBufferNames().empty())
+      return refuse(op, pass, role)
+             << "has parameters or buffers of its own ('"
+             << llvm::join(m.getParameterNames(), "', '")
+             << "'), which a rebuild as a plain container would drop";
+  if (properties & Aliases) {
+    SmallVector<AliasOp> aliases = getAliasesOf(m);
+    if (!aliases.empty()) {
+      InFlightDiagnostic diag =
+          refuse(op, pass, role)
+          << "is registered under more than one path (" << aliases.size() + 1
+          << " slots); the edit would have to change one object seen from "
+             "several places";
+      for (AliasOp alias : aliases)
+        diag.attachNote(alias.getLoc())
+            << "also registered here as '" << displayPath(alias) << "'";
+      return diag;
+    }
+  }
+  return success();
+}
+
+LogicalResult surgery::refuseAliasSlot(AliasOp alias, StringRef pass,
+                                       StringRef role) {
+  InFlightDiagnostic diag =
+      refuse(alias, pass, role)
+      << "registers module " << alias.getTarget()
+      << " under a second path; the edit would have to change one object seen "
+         "from several places";
+  if (ModuleOpInterface target = resolveAlias(alias))
+    diag.attachNote(target.getLoc()) << "the module is registered here";
+  return diag;
+}
+
+Operation *surgery::walkSiblings(Operation *slot, bool forward,
+                                 function_ref<bool(Operation *)> stop) {
+  for (Operation *cur = forward ? slot->getNextNode() : slot->getPrevNode();
+       cur; cur = forward ? cur->getNextNode() : cur->getPrevNode()) {
+    if (!isa<ModuleOpInterface, AliasOp>(cur))
+      continue;
+    if (stop(cur))
+      return cur;
+  }
+  return nullptr;
+}
+
+bool surgery::isNormModule(Operation *op) {
+  return isa<LayerNormOp, RMSNormOp, BatchNormOp>(op);
+}
+
+/// Refuses a container whose forward is not the stock one or that carries
+/// hooks: its execution order is not proven by its children.
+static LogicalResult checkOrderingContainer(Operation *container,
+                                            StringRef pass) {
+  return checkRefusable(container, Subclass | Hooks, pass, "container");
+}
+
+FailureOr<ConsumerChain> surgery::findConsumer(LinearOp target,
+                                               StringRef pass) {
+  Operation *parent = target->getParentOp();
+  ConsumerChain chain;
+  const unsigned consumerProps = AllRebuildProperties;
+  const unsigned pathProps = Hooks | Subclass | Aliases;
+
+  if (auto seq = dyn_cast<SequentialOp>(parent)) {
+    if (failed(checkOrderingContainer(seq, pass)))
+      return failure();
+    chain.container = seq;
+    LogicalResult result = success();
+    Operation *stopAt = walkSiblings(target, /*forward=*/true, [&](Operation *s) {
+      if (auto alias = dyn_cast<AliasOp>(s)) {
+        result = refuseAliasSlot(alias, pass, "module on the path");
+        return true;
+      }
+      if (auto lin = dyn_cast<LinearOp>(s)) {
+        result = checkRefusable(lin, consumerProps, pass, "consumer");
+        if (succeeded(result))
+          chain.consumer = lin;
+        return true;
+      }
+      if (isElementwiseModule(s)) {
+        result = checkRefusable(s, pathProps, pass, "module on the path");
+        if (failed(result))
+          return true;
+        chain.path.push_back(s);
+        return false;
+      }
+      InFlightDiagnostic diag = refuse(s, pass, "module on the path");
+      if (isa<SoftmaxOp>(s) || isNormModule(s))
+        diag << "is width-dependent: duplicating units through it changes "
+                "the output";
+      else
+        diag << "is not elementwise: the consumer of '" << displayPath(target)
+             << "' cannot be proven through it";
+      diag.attachNote(target.getLoc()) << "widen target is here";
+      result = diag;
+      return true;
+    });
+    if (failed(result))
+      return failure();
+    if (!stopAt) {
+      InFlightDiagnostic diag = refuse(target, pass, "target")
+                                << "has no consumer: no 'nnx.linear' follows "
+                                   "it in its sequential '"
+                                << displayPath(seq) << "'";
+      diag.attachNote(seq.getLoc()) << "container is here";
+      return diag;
+    }
+    return chain;
+  }
+
+  if (auto list = dyn_cast<ModuleListOp>(parent)) {
+    auto ff = dyn_cast<FeedFwdOp>(list->getParentOp());
+    if (!ff || ff.getLayers() != list) {
+      InFlightDiagnostic diag =
+          refuse(target, pass, "target")
+          << "is in an 'nnx.module_list' that is not the 'layers' of a stock "
+             "'nnx.feed_fwd': registration order is not data flow";
+      diag.attachNote(list.getLoc()) << "container is here";
+      return diag;
+    }
+    if (failed(checkOrderingContainer(ff, pass)) ||
+        failed(checkOrderingContainer(list, pass)))
+      return failure();
+    chain.container = ff;
+    unsigned index = 0;
+    for (Operation &op : list.getBody().front()) {
+      if (&op == target.getOperation())
+        break;
+      ++index;
+    }
+    size_t numHidden = ff.getHiddenDims().size();
+    if (index >= numHidden) {
+      InFlightDiagnostic diag = refuse(target, pass, "target")
+                                << "has no consumer: it is the output layer "
+                                   "of feed_fwd '"
+                                << displayPath(ff) << "'";
+      diag.attachNote(ff.getLoc()) << "container is here";
+      return diag;
+    }
+    chain.hiddenIndex = index;
+    StringRef act = ff.activationFor(index);
+    if (act == "softmax") {
+      InFlightDiagnostic diag =
+          refuse(ff, pass, "container")
+          << "applies activation_for(" << index
+          << ") = 'softmax' after 'layers." << index
+          << "', which is width-dependent: duplicating units through it "
+             "changes the output";
+      diag.attachNote(target.getLoc()) << "widen target is here";
+      return diag;
+    }
+    Operation *next = target->getNextNode();
+    auto consumer = dyn_cast_or_null<LinearOp>(next);
+    if (!consumer) {
+      InFlightDiagnostic diag = refuse(target, pass, "target")
+                                << "has no consumer: 'layers." << index + 1
+                                << "' is not an 'nnx.linear'";
+      if (next)
+        diag.attachNote(next->getLoc()) << "'layers." << index + 1
+                                        << "' is here";
+      return diag;
+    }
+    if (failed(checkRefusable(consumer, consumerProps, pass, "consumer")))
+      return failure();
+    chain.consumer = consumer;
+    return chain;
+  }
+
+  if (isa<ModelOp>(parent))
+    return refuse(target, pass, "target")
+           << "is the root module: it has no consumer";
+  InFlightDiagnostic diag =
+      refuse(target, pass, "target")
+      << "is a child of '" << parent->getName()
+      << "', whose registration order is not data flow; only 'nnx.sequential' "
+         "and 'nnx.feed_fwd' prove the consumer";
+  diag.attachNote(parent->getLoc()) << "container is here";
+  return diag;
+}
+
+//===----------------------------------------------------------------------===//
+// References
+//===----------------------------------------------------------------------===//
+
+static std::string refToPath(SymbolRefAttr ref) {
+  std::string path = ref.getRootReference().getValue().str();
+  for (FlatSymbolRefAttr nested : ref.getNestedReferences())
+    path += "." + nested.getValue().str();
+  return path;
+}
+
+static SymbolRefAttr pathToRef(MLIRContext *ctx, StringRef path) {
+  SmallVector<StringRef> segs = splitPath(path);
+  SmallVector<FlatSymbolRefAttr> nested;
+  for (StringRef s : ArrayRef(segs).drop_front())
+    nested.push_back(FlatSymbolRefAttr::get(ctx, s));
+  return SymbolRefAttr::get(StringAttr::get(ctx, segs.front()), nested);
+}
+
+Operation *surgery::resolveCallee(CallOp call) {
+  auto scope = call->getParentOfType<CustomModuleOp>();
+  if (!scope)
+    return nullptr;
+  return resolveAlias(
+      lookupRegistered(cast<ModuleOpInterface>(scope.getOperation()),
+                       refToPath(call.getCallee())));
+}
+
+ReferenceSnapshot::ReferenceSnapshot(ModelOp model) {
+  model.walk([&](Operation *op) {
+    if (auto alias = dyn_cast<AliasOp>(op))
+      aliases.push_back({alias, resolveAlias(alias)});
+    else if (auto call = dyn_cast<CallOp>(op))
+      calls.push_back({call, resolveCallee(call)});
+  });
+}
+
+void ReferenceSnapshot::retarget() {
+  for (auto [alias, target] : aliases) {
+    if (!target || resolveAlias(alias) == target)
+      continue;
+    alias.setTargetAttr(pathToRef(alias.getContext(), getModulePath(target)));
+  }
+  for (auto [call, callee] : calls) {
+    if (!callee || resolveCallee(call) == callee)
+      continue;
+    auto scope = call->getParentOfType<CustomModuleOp>();
+    std::string scopePath = getModulePath(scope);
+    std::string calleePath = getModulePath(callee);
+    StringRef rel = calleePath;
+    if (!scopePath.empty()) {
+      if (!rel.consume_front(scopePath + "."))
+        continue; // reached through an alias elsewhere: leave as is
+    }
+    call.setCalleeAttr(pathToRef(call.getContext(), rel));
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Tensors, flags, modes
+//===----------------------------------------------------------------------===//
+
+FailureOr<std::vector<double>>
+surgery::readTensorOrRefuse(Operation *op, ElementsAttr attr, StringRef name,
+                            StringRef pass, StringRef role) {
+  FailureOr<std::vector<double>> values = readTensor(attr);
+  if (failed(values))
+    return refuse(op, pass, role)
+           << "has tensor '" << name
+           << "' whose data is unavailable (an unloaded dense_resource or a "
+              "non-float type)";
+  return values;
+}
+
+void surgery::setRequiresGrad(Operation *op, StringRef name, bool value) {
+  auto m = cast<ModuleOpInterface>(op);
+  NamedAttrList entries;
+  if (DictionaryAttr d = m.getRequiresGradAttr())
+    entries.append(d.getValue());
+  entries.erase(name);
+  if (!value)
+    entries.set(name, BoolAttr::get(op->getContext(), false));
+  if (entries.empty())
+    op->removeAttr("requires_grad");
+  else
+    op->setAttr("requires_grad", entries.getDictionary(op->getContext()));
+}
+
+void surgery::copyRequiresGrad(ModuleOpInterface source, StringRef fromName,
+                               Operation *replacement, StringRef toName) {
+  setRequiresGrad(replacement, toName, source.requiresGrad(fromName));
+}
+
+void surgery::copyMode(Operation *from, Operation *to) {
+  if (cast<ModuleOpInterface>(from).getTrain())
+    to->setAttr("train", UnitAttr::get(to->getContext()));
+  else
+    to->removeAttr("train");
+}
+
+void surgery::replaceTensor(Operation *op, StringRef name,
+                            ElementsAttr value) {
+  op->setAttr(name, value);
+}
+
+std::string surgery::positionalKey(int64_t i) { return std::to_string(i); }

@@ -1,0 +1,132 @@
+//===- SurgeryUtils.h - logic the surgery passes share ----------*- C++ -*-===//
+//
+// One home for what several surgery primitives need: refusal diagnostics,
+// the checks of properties a rebuilt plain module would drop, the consumer
+// walk through elementwise modules, the sibling walk, reference retargeting
+// after keys change, and tensor/flag/mode helpers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NNX_LIB_DIALECT_NNX_TRANSFORMS_SURGERYUTILS_H
+#define NNX_LIB_DIALECT_NNX_TRANSFORMS_SURGERYUTILS_H
+
+#include "nnx/Dialect/NNX/IR/ModuleTree.h"
+#include "nnx/Dialect/NNX/IR/NNXOps.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include <vector>
+
+namespace mlir::nnx::surgery {
+
+/// "<root>" for the root module, else its dotted path.
+std::string displayPath(Operation *op);
+
+/// Starts a refusal at `op`: "<pass>: <role> '<path>' (<op name>) ". The
+/// caller streams the reason. `role` is e.g. "target", "consumer".
+InFlightDiagnostic refuse(Operation *op, llvm::StringRef pass,
+                          llvm::StringRef role);
+
+/// The op registered at the dotted `path` of option `option` (a module or an
+/// `nnx.alias`). Emits an error at `model` for an empty option or a path that
+/// names nothing.
+FailureOr<Operation *> lookupSlot(ModelOp model, llvm::StringRef path,
+                                  llvm::StringRef pass, llvm::StringRef option);
+
+/// Properties of a module that a rebuilt plain module would drop, or that
+/// make an edit ambiguous.
+enum Property : unsigned {
+  Hooks = 1u << 0,
+  Parametrizations = 1u << 1,
+  Pruned = 1u << 2,
+  Subclass = 1u << 3,
+  Aliases = 1u << 4, // registered under more than one path
+  Lazy = 1u << 5,    // uninitialized lazy layer
+  OwnState = 1u << 6, // a container's own parameters/buffers
+  AllRebuildProperties = Hooks | Parametrizations | Pruned | Subclass |
+                         Aliases | Lazy,
+};
+
+/// Refuses `op` (as `role`) if it carries any of `properties`. For aliases,
+/// notes point at every other registration.
+LogicalResult checkRefusable(Operation *op, unsigned properties,
+                             llvm::StringRef pass, llvm::StringRef role);
+
+/// Refuses a slot that is an `nnx.alias` (the edit would have to change a
+/// module registered under several paths), with a note at the module.
+LogicalResult refuseAliasSlot(AliasOp alias, llvm::StringRef pass,
+                              llvm::StringRef role);
+
+/// Visits the registered siblings after (`forward`) or before `slot` in its
+/// container, nearest first, until `stop` returns true; returns that sibling,
+/// or null when the container ends.
+Operation *walkSiblings(Operation *slot, bool forward,
+                        llvm::function_ref<bool(Operation *)> stop);
+
+/// Where a widen target's output goes, proven by execution order.
+struct ConsumerChain {
+  /// The `nnx.sequential` or `nnx.feed_fwd` that fixes the order.
+  Operation *container = nullptr;
+  /// Modules strictly between target and consumer (sequential only).
+  llvm::SmallVector<Operation *> path;
+  /// The next Linear.
+  LinearOp consumer;
+  /// For a feed_fwd target `layers.i`: `i`.
+  std::optional<unsigned> hiddenIndex;
+};
+
+/// Finds the consumer of `target`: the next Linear of its `nnx.sequential`
+/// through elementwise modules, or `layers.(i+1)` of its `nnx.feed_fwd`
+/// through `activation_for(i)` / `dropout_for(i)`. Refuses (with an error)
+/// other containers, container subclasses/hooks, width-dependent or other
+/// non-elementwise modules, hooked/subclassed/aliased modules on the path, a
+/// missing consumer and a consumer a rebuild would change.
+FailureOr<ConsumerChain> findConsumer(LinearOp target, llvm::StringRef pass);
+
+/// True for the normalization layers (width-dependent statistics).
+bool isNormModule(Operation *op);
+
+/// Records what every `nnx.alias` and `nnx.call` in a model resolves to, so
+/// that after keys are renamed the references can be retargeted to the same
+/// modules. Only valid while no recorded module is erased.
+class ReferenceSnapshot {
+public:
+  explicit ReferenceSnapshot(ModelOp model);
+  /// Rewrites each alias target / call callee whose resolution changed.
+  void retarget();
+
+private:
+  llvm::SmallVector<std::pair<AliasOp, Operation *>> aliases;
+  llvm::SmallVector<std::pair<CallOp, Operation *>> calls;
+};
+
+/// What an `nnx.call` resolves to (aliases followed), or null.
+Operation *resolveCallee(CallOp call);
+
+/// Reads a float tensor; refuses `op` (as `role`) if its data is unavailable.
+FailureOr<std::vector<double>> readTensorOrRefuse(Operation *op,
+                                                  ElementsAttr attr,
+                                                  llvm::StringRef name,
+                                                  llvm::StringRef pass,
+                                                  llvm::StringRef role);
+
+/// Sets `requires_grad` of tensor `name` on `op`: `false` is recorded,
+/// `true` is the default (no entry).
+void setRequiresGrad(Operation *op, llvm::StringRef name, bool value);
+
+/// Gives `replacement` tensor `toName` the `requires_grad` flag of tensor
+/// `fromName` of `source`.
+void copyRequiresGrad(ModuleOpInterface source, llvm::StringRef fromName,
+                      Operation *replacement, llvm::StringRef toName);
+
+/// Gives `to` the train/eval mode of `from`.
+void copyMode(Operation *from, Operation *to);
+
+/// Replaces tensor `name` of `op` in place, keeping its `requires_grad` flag
+/// and the module's mode (both live on `op`, which stays).
+void replaceTensor(Operation *op, llvm::StringRef name, ElementsAttr value);
+
+/// A positional key for index `i`.
+std::string positionalKey(int64_t i);
+
+} // namespace mlir::nnx::surgery
+
+#endif // NNX_LIB_DIALECT_NNX_TRANSFORMS_SURGERYUTILS_H
