@@ -340,16 +340,30 @@ LogicalResult FeedFwdOp::verifyRegions() {
            << "has " << linears.size() << " layers but hidden_dims implies "
            << numHidden + 1;
   for (auto [i, op] : llvm::enumerate(linears)) {
+    int64_t in = i == 0 ? getInputDim() : hidden[i - 1];
+    int64_t out = i == numHidden ? getOutputDim() : hidden[i];
+    // A slot dropped by nnx-drop-layer holds an identity; the params keep
+    // describing it, so its in and out sizes must agree.
+    if (isa<IdentityOp>(op)) {
+      if (in != out) {
+        auto diag = emitModuleError(*this)
+                    << "layers." << i << " is an 'nnx.identity' but the "
+                    << "params say " << in << "->" << out;
+        diag.attachNote(op->getLoc()) << "layer is here";
+        return diag;
+      }
+      continue;
+    }
     auto lin = dyn_cast<LinearOp>(op);
     if (!lin) {
       auto diag = emitModuleError(*this)
-                  << "layers." << i << " must be an 'nnx.linear', found '"
+                  << "layers." << i
+                  << " must be an 'nnx.linear' (or the 'nnx.identity' of a "
+                     "dropped layer), found '"
                   << op->getName() << "'";
       diag.attachNote(op->getLoc()) << "layer is here";
       return diag;
     }
-    int64_t in = i == 0 ? getInputDim() : hidden[i - 1];
-    int64_t out = i == numHidden ? getOutputDim() : hidden[i];
     if (lin.getInFeatures() != in || lin.getOutFeaturesCount() != out) {
       auto diag = emitModuleError(*this)
                   << "layers." << i << " is " << lin.getInFeatures() << "->"
