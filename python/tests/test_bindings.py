@@ -1,0 +1,99 @@
+"""nnx._nnx: the pybind11 bindings over the C++ API."""
+
+import pytest
+
+_nnx = pytest.importorskip("nnx._nnx", reason="nnx._nnx is not built")
+
+MODEL = """
+nnx.model @cls inputs(tensor<?x4xf32>) {
+  nnx.sequential @body keying = named {
+    nnx.linear @fc {weight = dense<0.5> : tensor<8x4xf32>, bias = dense<0.0> : tensor<8xf32>}
+    nnx.relu @relu {train}
+    nnx.linear @head {weight = dense<0.25> : tensor<2x8xf32>}
+  }
+}
+nnx.model @res inputs(tensor<?x8xf32>) {
+  nnx.module @block class = "ResidualBlock" {
+    nnx.layer_norm @norm {normalized_shape = array<i64: 8>, weight = dense<1.0> : tensor<8xf32>}
+    nnx.module_list @h {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<8x8xf32>}
+    }
+    nnx.alias @tied = @h::@"0"
+    nnx.forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+      %h = nnx.call @norm(%x) : (tensor<?x8xf32>) -> tensor<?x8xf32>
+      %p = nnx.call @tied(%h) : (tensor<?x8xf32>) -> tensor<?x8xf32>
+      %y = arith.addf %x, %p {nnx.source = "add_0"} : tensor<?x8xf32>
+      nnx.return %y : tensor<?x8xf32>
+    }
+  }
+}
+"""
+
+
+@pytest.fixture
+def model():
+    return _nnx.Model.parse(MODEL)
+
+
+def test_models_and_param_count(model):
+    assert model.models == ["cls", "res"]
+    assert model.param_count() == 8 * 4 + 8 + 2 * 8  # first model by default
+    assert model.param_count("fc", model="cls") == 40
+    assert model.param_count("head", model="cls") == 16
+    # The aliased Linear is counted once.
+    assert model.param_count(model="res") == 8 + 64
+    assert model.param_count("h.0", model="res") == 64
+
+
+def test_lookup(model):
+    fc = model.lookup("fc")
+    assert fc["kind"] == "nnx.linear"
+    assert fc["path"] == "fc" and fc["key"] == "fc"
+    assert fc["params"] == 40 and fc["tensors"] == ["weight", "bias"]
+    assert fc["alias"] is False and fc["train"] is False
+    assert model.lookup("relu")["train"] is True
+    root = model.lookup("")
+    assert root["kind"] == "nnx.sequential"
+    assert root["children"] == ["fc", "relu", "head"]
+    tied = model.lookup("tied", model="res")
+    assert tied["alias"] is True and tied["kind"] == "nnx.linear"
+    assert tied["target"] == "h.0"
+    with pytest.raises(KeyError, match="nope"):
+        model.lookup("nope")
+    with pytest.raises(KeyError, match="@missing"):
+        model.lookup("", model="missing")
+
+
+def test_run_pipeline_returns_ir_and_keeps_model_on_failure(model):
+    before = str(model)
+    out = model.run_pipeline("builtin.module(canonicalize)")
+    assert "nnx.model @cls" in out
+    assert str(model) == out
+    with pytest.raises(ValueError, match="invalid pass pipeline"):
+        model.run_pipeline("no-such-pass")
+    assert "nnx.model @res" in str(model)
+    assert before.count("nnx.linear") == str(model).count("nnx.linear")
+
+
+def test_pipeline_failure_carries_diagnostics(model):
+    # nnx-verify-style failure: inject one through a pass that needs a valid
+    # option value; an unknown option is a parse error, not a crash.
+    with pytest.raises(ValueError, match="bogus"):
+        model.run_pipeline("canonicalize{bogus=1}")
+
+
+def test_parse_errors_carry_diagnostics(tmp_path):
+    bad = MODEL.replace("tensor<8x4xf32>, bias", "tensor<8x5xf32>, bias")
+    with pytest.raises(_nnx.Error) as e:
+        _nnx.Model.parse(bad, "bad.mlir")
+    msg = str(e.value)
+    assert "bad.mlir" in msg and "error" in msg
+    with pytest.raises(_nnx.Error, match="expected"):
+        _nnx.parse("nnx.model @m inputs(")
+    with pytest.raises(_nnx.Error, match="no 'nnx.model'"):
+        _nnx.parse("")
+    with pytest.raises(ValueError, match="cannot read"):
+        _nnx.parse_file(str(tmp_path / "missing.mlir"))
+    p = tmp_path / "m.mlir"
+    p.write_text(MODEL)
+    assert _nnx.parse_file(str(p)).models == ["cls", "res"]
