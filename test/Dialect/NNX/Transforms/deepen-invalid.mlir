@@ -1,0 +1,244 @@
+// Every deepen refusal is an error on the offending op, before any change.
+// RUN: split-file %s %t
+// RUN: nnx-opt %t/seq.mlir -split-input-file -verify-diagnostics --nnx-deepen="after=r"
+// RUN: nnx-opt %t/ff.mlir -split-input-file -verify-diagnostics --nnx-deepen="after=layers.0"
+// RUN: nnx-opt %t/other.mlir -split-input-file -verify-diagnostics --nnx-deepen="after=h.0"
+
+//--- seq.mlir
+
+// A non-ReLU site in a sequential is the distinct "type error" (the seed's
+// TypeError); every other refusal is a value error.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.linear @l {weight = dense<1.0> : tensor<8x4xf32>}
+    // expected-error @+1 {{nnx-deepen: type error: site 'r' is 'nnx.tanh', not 'nnx.relu'}}
+    nnx.tanh @r
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.linear @l {weight = dense<1.0> : tensor<8x4xf32>}
+    // expected-error @+1 {{nnx-deepen: type error: site 'r' is 'nnx.leaky_relu', not 'nnx.relu'}}
+    nnx.leaky_relu @r
+  }
+}
+
+// -----
+
+// The ReLU must be fed by a Linear through elementwise or norm modules only.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{nnx-deepen: module before the site 'inner' (nnx.sequential) is neither elementwise nor a norm}}
+    nnx.sequential @inner keying = positional {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
+    }
+    // expected-note @+1 {{site is here}}
+    nnx.relu @r
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.linear @l {weight = dense<1.0> : tensor<8x4xf32>}
+    // expected-error @+1 {{nnx-deepen: module before the site 'sm' (nnx.softmax) is neither elementwise nor a norm}}
+    nnx.softmax @sm
+    // expected-note @+1 {{site is here}}
+    nnx.relu @r
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-note @+1 {{container is here}}
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{nnx-deepen: site 'r' (nnx.relu) is not fed by an 'nnx.linear' in its sequential '<root>'}}
+    nnx.relu @r
+    nnx.linear @l {weight = dense<1.0> : tensor<8x4xf32>}
+  }
+}
+
+// -----
+
+// A container subclass with its own forward.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{nnx-deepen: container '<root>' (nnx.sequential) is a subclass ('GatedSeq') with its own forward}}
+  nnx.sequential @net keying = named attributes {subclass = "GatedSeq"} {
+    nnx.linear @l {weight = dense<1.0> : tensor<8x4xf32>}
+    nnx.relu @r
+  }
+}
+
+// -----
+
+// A container with parameters or buffers of its own.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{nnx-deepen: container '<root>' (nnx.sequential) has parameters or buffers of its own ('scale'), which a rebuild as a plain container would drop}}
+  nnx.sequential @net keying = named attributes {state = {scale = dense<1.0> : tensor<1xf32>}} {
+    nnx.linear @l {weight = dense<1.0> : tensor<8x4xf32>}
+    nnx.relu @r
+  }
+}
+
+// -----
+
+// A container with hooks.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{nnx-deepen: container '<root>' (nnx.sequential) has hooks (forward_hook)}}
+  nnx.sequential @net keying = named attributes {hooks = ["forward_hook"]} {
+    nnx.linear @l {weight = dense<1.0> : tensor<8x4xf32>}
+    nnx.relu @r
+  }
+}
+
+// -----
+
+// A hooked ReLU.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.linear @l {weight = dense<1.0> : tensor<8x4xf32>}
+    // expected-error @+1 {{nnx-deepen: site 'r' (nnx.relu) has hooks (capture)}}
+    nnx.relu @r {hooks = ["capture"]}
+  }
+}
+
+// -----
+
+// A ReLU subclass with its own forward.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.linear @l {weight = dense<1.0> : tensor<8x4xf32>}
+    // expected-error @+1 {{nnx-deepen: site 'r' (nnx.relu) is a subclass ('ReLU6Like') with its own forward}}
+    nnx.relu @r {subclass = "ReLU6Like"}
+  }
+}
+
+// -----
+
+// The path must name something.
+// expected-error @+1 {{nnx-deepen: option after='r': no module 'r' in the root module (path 'r', segment 0)}}
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.linear @l {weight = dense<1.0> : tensor<8x4xf32>}
+  }
+}
+
+//--- ff.mlir
+
+// feed_fwd: the effective activation at the site must be ReLU, default ...
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{nnx-deepen: container '<root>' (nnx.feed_fwd) applies activation_for(0) = 'tanh' after 'layers.0' (the default); deepen only preserves the function after a ReLU}}
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8>, output_dim = 2, activation = "tanh"} {
+    nnx.module_list @layers {
+      // expected-note @+1 {{site is here}}
+      nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<2x8xf32>}
+    }
+  }
+}
+
+// -----
+
+// ... or a per-layer override that wins over a ReLU default.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{nnx-deepen: container '<root>' (nnx.feed_fwd) applies activation_for(0) = 'gelu' after 'layers.0' (per-layer override)}}
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8, 8>, output_dim = 2, activation = "relu", activations = ["gelu", "relu"]} {
+    nnx.module_list @layers {
+      // expected-note @+1 {{site is here}}
+      nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<8x8xf32>}
+      nnx.linear @"2" {weight = dense<1.0> : tensor<2x8xf32>}
+    }
+  }
+}
+
+// -----
+
+// The output layer has no activation.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-note @+1 {{feed_fwd is here}}
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64>, output_dim = 2} {
+    nnx.module_list @layers {
+      // expected-error @+1 {{nnx-deepen: site 'layers.0' (nnx.linear) is the output layer of feed_fwd '<root>': no activation follows it}}
+      nnx.linear @"0" {weight = dense<1.0> : tensor<2x4xf32>}
+    }
+  }
+}
+
+// -----
+
+// A dropped slot: the ReLU is not fed by a Linear.
+nnx.model @m inputs(tensor<?x8xf32>) {
+  nnx.feed_fwd @net attributes {input_dim = 8, hidden_dims = array<i64: 8>, output_dim = 2} {
+    nnx.module_list @layers {
+      // expected-error @+1 {{nnx-deepen: site 'layers.0' (nnx.identity) is not an 'nnx.linear': the ReLU is not fed by a Linear}}
+      nnx.identity @"0"
+      nnx.linear @"1" {weight = dense<1.0> : tensor<2x8xf32>}
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{nnx-deepen: container '<root>' (nnx.feed_fwd) is a subclass ('MyFFN') with its own forward}}
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8>, output_dim = 2, subclass = "MyFFN"} {
+    nnx.module_list @layers {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<2x8xf32>}
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8>, output_dim = 2} {
+    // expected-error @+1 {{nnx-deepen: container 'layers' (nnx.module_list) has hooks (h)}}
+    nnx.module_list @layers attributes {hooks = ["h"]} {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<2x8xf32>}
+    }
+  }
+}
+
+//--- other.mlir
+
+// A module_list that is not a stock feed_fwd's layers.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @net class = "Stack" {
+    // expected-note @+1 {{container is here}}
+    nnx.module_list @h {
+      // expected-error @+1 {{nnx-deepen: site 'h.0' (nnx.relu) is in an 'nnx.module_list' that is not the 'layers' of a stock 'nnx.feed_fwd'}}
+      nnx.relu @"0"
+    }
+    nnx.forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      %a = nnx.call @h::@"0"(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+      nnx.return %a : tensor<?x4xf32>
+    }
+  }
+}
+
+// -----
+
+// Any other container: registration order is not data flow.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @s keying = named {
+    // expected-note @+1 {{container is here}}
+    nnx.module @h class = "Block" {
+      nnx.linear @l {weight = dense<1.0> : tensor<4x4xf32>}
+      // expected-error @+1 {{nnx-deepen: site 'h.0' (nnx.relu) is a child of 'nnx.module': only 'nnx.sequential' and a feed_fwd's 'layers' are rebuilt}}
+      nnx.relu @"0"
+      nnx.forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+        %a = nnx.call @l(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+        %b = nnx.call @"0"(%a) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+        nnx.return %b : tensor<?x4xf32>
+      }
+    }
+  }
+}

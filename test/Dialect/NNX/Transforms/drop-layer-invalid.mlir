@@ -1,0 +1,103 @@
+// Every drop-layer refusal is an error on the offending op, before any change.
+// RUN: split-file %s %t
+// RUN: nnx-opt %t/main.mlir -split-input-file -verify-diagnostics --nnx-drop-layer="layer=t"
+// RUN: nnx-opt %t/ff.mlir -split-input-file -verify-diagnostics --nnx-drop-layer="layer=layers.0"
+// RUN: nnx-opt %t/noopt.mlir -verify-diagnostics --nnx-drop-layer
+
+//--- main.mlir
+
+// An identity in place of a width-changing module would break the chain.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{nnx-drop-layer: layer 't' (nnx.linear) maps 4 to 8 features; an identity in its place would break the chain}}
+    nnx.linear @t {weight = dense<1.0> : tensor<8x4xf32>}
+    nnx.linear @c {weight = dense<1.0> : tensor<2x8xf32>}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x3xi64>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{nnx-drop-layer: layer 't' (nnx.embedding) takes integer ids; an identity in its place would break the chain}}
+    nnx.embedding @t {weight = dense<1.0> : tensor<5x4xf32>}
+    nnx.relu @r
+  }
+}
+
+// -----
+
+// A module registered under several paths: the other slot would dangle.
+nnx.model @m inputs(tensor<?x8xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{nnx-drop-layer: layer 't' (nnx.linear) is registered under more than one path (2 slots)}}
+    nnx.linear @t {weight = dense<1.0> : tensor<8x8xf32>}
+    // expected-note @+1 {{also registered here as 'again'}}
+    nnx.alias @again = @t
+  }
+}
+
+// -----
+
+// Another reference reaches into the dropped subtree.
+nnx.model @m inputs(tensor<?x8xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{nnx-drop-layer: layer 't' (nnx.sequential) contains 't.fc', which is referenced from outside it}}
+    nnx.sequential @t keying = named {
+      nnx.linear @fc {weight = dense<1.0> : tensor<8x8xf32>}
+    }
+    // expected-note @+1 {{reference is here}}
+    nnx.alias @shared = @t::@fc
+  }
+}
+
+// -----
+
+// A call of the slot whose types an identity cannot produce.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @net class = "Outer" {
+    // expected-error @+1 {{nnx-drop-layer: layer 't' (nnx.module) is called with types an identity cannot produce}}
+    nnx.module @t class = "Half" {
+      nnx.forward(%x: tensor<?x4xf32>) -> tensor<?x4xf16> {
+        %h = arith.truncf %x : tensor<?x4xf32> to tensor<?x4xf16>
+        nnx.return %h : tensor<?x4xf16>
+      }
+    }
+    nnx.forward(%x: tensor<?x4xf32>) -> tensor<?x4xf16> {
+      // expected-note @+1 {{call is here}}
+      %y = nnx.call @t(%x) : (tensor<?x4xf32>) -> tensor<?x4xf16>
+      nnx.return %y : tensor<?x4xf16>
+    }
+  }
+}
+
+// -----
+
+// expected-error @+1 {{nnx-drop-layer: option layer='t': no module 't' in the root module (path 't', segment 0)}}
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.relu @r
+  }
+}
+
+//--- ff.mlir
+
+// A feed_fwd slot keeps its params: they must allow an identity.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8>, output_dim = 2} {
+    nnx.module_list @layers {
+      // expected-error @+1 {{nnx-drop-layer: layer 'layers.0' (nnx.linear) maps 4 to 8 features; an identity in its place would break the chain}}
+      nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<2x8xf32>}
+    }
+  }
+}
+
+//--- noopt.mlir
+
+// expected-error @+1 {{nnx-drop-layer: option 'layer' is required (a dotted module path)}}
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.relu @r
+  }
+}

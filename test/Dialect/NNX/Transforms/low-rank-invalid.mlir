@@ -1,0 +1,97 @@
+// Every low-rank refusal is an error on the offending op, before any change.
+// RUN: split-file %s %t
+// RUN: nnx-opt %t/main.mlir -split-input-file -verify-diagnostics --nnx-low-rank="layer=t rank=2"
+// RUN: nnx-opt %t/zero.mlir -verify-diagnostics --nnx-low-rank="layer=t rank=0"
+// RUN: nnx-opt %t/ff.mlir -verify-diagnostics --nnx-low-rank="layer=layers.0 rank=1"
+
+//--- main.mlir
+
+// The rank must be at most min(out, in).
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{nnx-low-rank: target 't' (nnx.linear) is 1x4; option rank=2 is outside 1..1}}
+    nnx.linear @t {weight = dense<1.0> : tensor<1x4xf32>}
+  }
+}
+
+// -----
+
+// Parametrizations, prune masks, subclasses, hooks: a rebuild would drop them.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{nnx-low-rank: target 't' (nnx.linear) has a 'weight_norm' parametrization on 'weight'}}
+    nnx.linear @t {weight = dense<1.0> : tensor<8x4xf32>, parametrizations = {weight = "weight_norm"}}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{nnx-low-rank: target 't' (nnx.linear) has an unbaked prune mask on 'weight, bias'}}
+    nnx.linear @t {weight = dense<1.0> : tensor<8x4xf32>, bias = dense<0.0> : tensor<8xf32>, pruned = ["weight", "bias"]}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{nnx-low-rank: target 't' (nnx.linear) is a subclass ('FakeQuantLinear') with its own forward}}
+    nnx.linear @t {weight = dense<1.0> : tensor<8x4xf32>, subclass = "FakeQuantLinear"}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{nnx-low-rank: target 't' (nnx.linear) has hooks (h)}}
+    nnx.linear @t {weight = dense<1.0> : tensor<8x4xf32>, hooks = ["h"]}
+  }
+}
+
+// -----
+
+// An aliased Linear.
+nnx.model @m inputs(tensor<?x8xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{nnx-low-rank: target 't' (nnx.linear) is registered under more than one path}}
+    nnx.linear @t {weight = dense<1.0> : tensor<8x8xf32>}
+    // expected-note @+1 {{also registered here as 'u'}}
+    nnx.alias @u = @t
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.linear @l {weight = dense<1.0> : tensor<8x4xf32>}
+    // expected-error @+1 {{nnx-low-rank: target 't' (nnx.relu) is not an 'nnx.linear'}}
+    nnx.relu @t
+  }
+}
+
+//--- zero.mlir
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{nnx-low-rank: target 't' (nnx.linear) is 8x4; option rank=0 is outside 1..4}}
+    nnx.linear @t {weight = dense<1.0> : tensor<8x4xf32>}
+  }
+}
+
+//--- ff.mlir
+
+// A feed_fwd layer: the params cannot describe a factorization.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-note @+1 {{feed_fwd is here}}
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8>, output_dim = 2} {
+    nnx.module_list @layers {
+      // expected-error @+1 {{nnx-low-rank: target 'layers.0' (nnx.linear) is a layer of feed_fwd '<root>', whose params cannot describe a factorization}}
+      nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<2x8xf32>}
+    }
+  }
+}

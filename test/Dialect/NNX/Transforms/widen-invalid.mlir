@@ -1,0 +1,417 @@
+// Every widen refusal is an error on the offending op, before any change.
+// RUN: split-file %s %t
+// RUN: nnx-opt %t/seq.mlir -split-input-file -verify-diagnostics --nnx-widen="layer=t width=16"
+// RUN: nnx-opt %t/ff.mlir -split-input-file -verify-diagnostics --nnx-widen="layer=layers.0 width=16"
+// RUN: nnx-opt %t/list.mlir -split-input-file -verify-diagnostics --nnx-widen="layer=h.0 width=16"
+
+//--- seq.mlir
+
+// Width-dependent ops on the path: softmax, layer_norm, batch_norm.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-note @+1 {{widen target is here}}
+    nnx.linear @t {weight = dense<1.0> : tensor<8x4xf32>}
+    nnx.relu @r
+    // expected-error @+1 {{nnx-widen: module on the path 'sm' (nnx.softmax) is width-dependent: duplicating units through it changes the output}}
+    nnx.softmax @sm
+    nnx.linear @c {weight = dense<1.0> : tensor<2x8xf32>}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-note @+1 {{widen target is here}}
+    nnx.linear @t {weight = dense<1.0> : tensor<8x4xf32>}
+    // expected-error @+1 {{nnx-widen: module on the path 'ln' (nnx.layer_norm) is width-dependent}}
+    nnx.layer_norm @ln {normalized_shape = array<i64: 8>}
+    nnx.linear @c {weight = dense<1.0> : tensor<2x8xf32>}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-note @+1 {{widen target is here}}
+    nnx.linear @t {weight = dense<1.0> : tensor<8x4xf32>}
+    // expected-error @+1 {{nnx-widen: module on the path 'bn' (nnx.batch_norm) is width-dependent}}
+    nnx.batch_norm @bn {running_mean = dense<0.0> : tensor<8xf32>, running_var = dense<1.0> : tensor<8xf32>}
+    nnx.linear @c {weight = dense<1.0> : tensor<2x8xf32>}
+  }
+}
+
+// -----
+
+// Any other non-elementwise module on the path (here a nested container).
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-note @+1 {{widen target is here}}
+    nnx.linear @t {weight = dense<1.0> : tensor<8x4xf32>}
+    // expected-error @+1 {{nnx-widen: module on the path 'inner' (nnx.sequential) is not elementwise: the consumer of 't' cannot be proven through it}}
+    nnx.sequential @inner keying = positional {
+      nnx.relu @"0"
+    }
+    nnx.linear @c {weight = dense<1.0> : tensor<2x8xf32>}
+  }
+}
+
+// -----
+
+// Another kind of container: registration order is not data flow.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-note @+1 {{container is here}}
+  nnx.module @net class = "Block" {
+    // expected-error @+1 {{nnx-widen: target 't' (nnx.linear) is a child of 'nnx.module', whose registration order is not data flow}}
+    nnx.linear @t {weight = dense<1.0> : tensor<4x4xf32>}
+    nnx.linear @c {weight = dense<1.0> : tensor<4x4xf32>}
+    nnx.forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      %h = nnx.call @t(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+      %y = nnx.call @c(%h) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+      nnx.return %y : tensor<?x4xf32>
+    }
+  }
+}
+
+// -----
+
+// A container subclass with its own forward.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{nnx-widen: container '<root>' (nnx.sequential) is a subclass ('GatedSeq') with its own forward}}
+  nnx.sequential @net keying = named attributes {subclass = "GatedSeq"} {
+    nnx.linear @t {weight = dense<1.0> : tensor<8x4xf32>}
+    nnx.linear @c {weight = dense<1.0> : tensor<2x8xf32>}
+  }
+}
+
+// -----
+
+// Hooks on the container.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{nnx-widen: container '<root>' (nnx.sequential) has hooks (forward_hook)}}
+  nnx.sequential @net keying = named attributes {hooks = ["forward_hook"]} {
+    nnx.linear @t {weight = dense<1.0> : tensor<8x4xf32>}
+    nnx.linear @c {weight = dense<1.0> : tensor<2x8xf32>}
+  }
+}
+
+// -----
+
+// Hooks on the path to the consumer.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.linear @t {weight = dense<1.0> : tensor<8x4xf32>}
+    nnx.dropout @d {p = 0.1 : f64}
+    // expected-error @+1 {{nnx-widen: module on the path 'r' (nnx.relu) has hooks (record)}}
+    nnx.relu @r {hooks = ["record"]}
+    nnx.linear @c {weight = dense<1.0> : tensor<2x8xf32>}
+  }
+}
+
+// -----
+
+// Hooks on the target itself.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{nnx-widen: target 't' (nnx.linear) has hooks (forward_pre_hook)}}
+    nnx.linear @t {weight = dense<1.0> : tensor<8x4xf32>, hooks = ["forward_pre_hook"]}
+    nnx.linear @c {weight = dense<1.0> : tensor<2x8xf32>}
+  }
+}
+
+// -----
+
+// Hooks on the consumer.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.linear @t {weight = dense<1.0> : tensor<8x4xf32>}
+    // expected-error @+1 {{nnx-widen: consumer 'c' (nnx.linear) has hooks (h)}}
+    nnx.linear @c {weight = dense<1.0> : tensor<2x8xf32>, hooks = ["h"]}
+  }
+}
+
+// -----
+
+// No consumer.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-note @+1 {{container is here}}
+  nnx.sequential @net keying = named {
+    nnx.linear @a {weight = dense<1.0> : tensor<8x4xf32>}
+    nnx.relu @r
+    // expected-error @+1 {{nnx-widen: target 't' (nnx.linear) has no consumer: no 'nnx.linear' follows it in its sequential '<root>'}}
+    nnx.linear @t {weight = dense<1.0> : tensor<2x8xf32>}
+    nnx.tanh @out
+  }
+}
+
+// -----
+
+// An aliased target.
+nnx.model @m inputs(tensor<?x8xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{nnx-widen: target 't' (nnx.linear) is registered under more than one path (2 slots)}}
+    nnx.linear @t {weight = dense<1.0> : tensor<8x8xf32>}
+    nnx.relu @r
+    nnx.linear @c {weight = dense<1.0> : tensor<8x8xf32>}
+    // expected-note @+1 {{also registered here as 'again'}}
+    nnx.alias @again = @t
+  }
+}
+
+// -----
+
+// An aliased module on the path.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.linear @t {weight = dense<1.0> : tensor<8x4xf32>}
+    // expected-error @+1 {{nnx-widen: module on the path 'r' (nnx.relu) is registered under more than one path}}
+    nnx.relu @r
+    // expected-note @+1 {{also registered here as 'r2'}}
+    nnx.alias @r2 = @r
+    nnx.linear @c {weight = dense<1.0> : tensor<2x8xf32>}
+  }
+}
+
+// -----
+
+// An alias slot on the path (its module lives elsewhere).
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.sequential @pre keying = named {
+      // expected-note @+1 {{the module is registered here}}
+      nnx.gelu @act
+    }
+    nnx.linear @t {weight = dense<1.0> : tensor<8x4xf32>}
+    // expected-error @+1 {{nnx-widen: module on the path 'a' (nnx.alias) registers module @pre::@act under a second path}}
+    nnx.alias @a = @pre::@act
+    nnx.linear @c {weight = dense<1.0> : tensor<2x8xf32>}
+  }
+}
+
+// -----
+
+// An aliased consumer.
+nnx.model @m inputs(tensor<?x8xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.linear @t {weight = dense<1.0> : tensor<8x8xf32>}
+    // expected-error @+1 {{nnx-widen: consumer 'c' (nnx.linear) is registered under more than one path}}
+    nnx.linear @c {weight = dense<1.0> : tensor<8x8xf32>}
+    // expected-note @+1 {{also registered here as 'c2'}}
+    nnx.alias @c2 = @c
+  }
+}
+
+// -----
+
+// The new width is not larger than the old.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{nnx-widen: target 't' (nnx.linear) has out_features = 16; option width=16 must be larger}}
+    nnx.linear @t {weight = dense<1.0> : tensor<16x4xf32>}
+    nnx.linear @c {weight = dense<1.0> : tensor<2x16xf32>}
+  }
+}
+
+// -----
+
+// Parametrizations, prune masks, subclasses: target, consumer, path.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{nnx-widen: target 't' (nnx.linear) has a 'weight_norm' parametrization on 'weight', which a rebuilt plain module would drop}}
+    nnx.linear @t {weight = dense<1.0> : tensor<8x4xf32>, parametrizations = {weight = "weight_norm"}}
+    nnx.linear @c {weight = dense<1.0> : tensor<2x8xf32>}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{nnx-widen: target 't' (nnx.linear) has an unbaked prune mask on 'weight'}}
+    nnx.linear @t {weight = dense<1.0> : tensor<8x4xf32>, pruned = ["weight"]}
+    nnx.linear @c {weight = dense<1.0> : tensor<2x8xf32>}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{nnx-widen: target 't' (nnx.linear) is a subclass ('QATLinear') with its own forward}}
+    nnx.linear @t {weight = dense<1.0> : tensor<8x4xf32>, subclass = "QATLinear"}
+    nnx.linear @c {weight = dense<1.0> : tensor<2x8xf32>}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.linear @t {weight = dense<1.0> : tensor<8x4xf32>}
+    // expected-error @+1 {{nnx-widen: consumer 'c' (nnx.linear) has a 'spectral_norm' parametrization on 'weight'}}
+    nnx.linear @c {weight = dense<1.0> : tensor<2x8xf32>, parametrizations = {weight = "spectral_norm"}}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.linear @t {weight = dense<1.0> : tensor<8x4xf32>}
+    // expected-error @+1 {{nnx-widen: consumer 'c' (nnx.linear) has an unbaked prune mask on 'weight'}}
+    nnx.linear @c {weight = dense<1.0> : tensor<2x8xf32>, pruned = ["weight"]}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.linear @t {weight = dense<1.0> : tensor<8x4xf32>}
+    // expected-error @+1 {{nnx-widen: consumer 'c' (nnx.linear) is a subclass ('QATLinear') with its own forward}}
+    nnx.linear @c {weight = dense<1.0> : tensor<2x8xf32>, subclass = "QATLinear"}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.linear @t {weight = dense<1.0> : tensor<8x4xf32>}
+    // expected-error @+1 {{nnx-widen: module on the path 'r' (nnx.relu) is a subclass ('ClampedReLU') with its own forward}}
+    nnx.relu @r {subclass = "ClampedReLU"}
+    nnx.linear @c {weight = dense<1.0> : tensor<2x8xf32>}
+  }
+}
+
+// -----
+
+// The path must name a Linear.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.linear @a {weight = dense<1.0> : tensor<8x4xf32>}
+    // expected-error @+1 {{nnx-widen: target 't' (nnx.relu) is not an 'nnx.linear'}}
+    nnx.relu @t
+  }
+}
+
+// -----
+
+// The path must name something.
+// expected-error @+1 {{nnx-widen: option layer='t': no module 't' in the root module (path 't', segment 0)}}
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.linear @a {weight = dense<1.0> : tensor<8x4xf32>}
+  }
+}
+
+//--- ff.mlir
+
+// The effective activation_for(0) is a per-layer softmax override.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{nnx-widen: container '<root>' (nnx.feed_fwd) applies activation_for(0) = 'softmax' after 'layers.0', which is width-dependent}}
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8, 8>, output_dim = 2, activation = "relu", activations = ["softmax", "relu"]} {
+    nnx.module_list @layers {
+      // expected-note @+1 {{widen target is here}}
+      nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<8x8xf32>}
+      nnx.linear @"2" {weight = dense<1.0> : tensor<2x8xf32>}
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{nnx-widen: container '<root>' (nnx.feed_fwd) has hooks (h)}}
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8>, output_dim = 2, hooks = ["h"]} {
+    nnx.module_list @layers {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<2x8xf32>}
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{nnx-widen: container '<root>' (nnx.feed_fwd) is a subclass ('MyFFN') with its own forward}}
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8>, output_dim = 2, subclass = "MyFFN"} {
+    nnx.module_list @layers {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<2x8xf32>}
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8>, output_dim = 2} {
+    // expected-error @+1 {{nnx-widen: container 'layers' (nnx.module_list) has hooks (h)}}
+    nnx.module_list @layers attributes {hooks = ["h"]} {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<2x8xf32>}
+    }
+  }
+}
+
+// -----
+
+// The output layer has no consumer.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-note @+1 {{container is here}}
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64>, output_dim = 2} {
+    nnx.module_list @layers {
+      // expected-error @+1 {{nnx-widen: target 'layers.0' (nnx.linear) has no consumer: it is the output layer of feed_fwd '<root>'}}
+      nnx.linear @"0" {weight = dense<1.0> : tensor<2x4xf32>}
+    }
+  }
+}
+
+// -----
+
+// A dropped (identity) slot is no consumer.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8, 8>, output_dim = 2} {
+    nnx.module_list @layers {
+      // expected-error @+1 {{nnx-widen: target 'layers.0' (nnx.linear) has no consumer: 'layers.1' is not an 'nnx.linear'}}
+      nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
+      // expected-note @+1 {{'layers.1' is here}}
+      nnx.identity @"1"
+      nnx.linear @"2" {weight = dense<1.0> : tensor<2x8xf32>}
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8>, output_dim = 2} {
+    nnx.module_list @layers {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
+      // expected-error @+1 {{nnx-widen: consumer 'layers.1' (nnx.linear) has an unbaked prune mask on 'weight'}}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<2x8xf32>, pruned = ["weight"]}
+    }
+  }
+}
+
+//--- list.mlir
+
+// A module_list that is not a stock feed_fwd's layers.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @net class = "Stack" {
+    // expected-note @+1 {{container is here}}
+    nnx.module_list @h {
+      // expected-error @+1 {{nnx-widen: target 'h.0' (nnx.linear) is in an 'nnx.module_list' that is not the 'layers' of a stock 'nnx.feed_fwd'}}
+      nnx.linear @"0" {weight = dense<1.0> : tensor<4x4xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<4x4xf32>}
+    }
+    nnx.forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      %a = nnx.call @h::@"0"(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+      %b = nnx.call @h::@"1"(%a) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+      nnx.return %b : tensor<?x4xf32>
+    }
+  }
+}
