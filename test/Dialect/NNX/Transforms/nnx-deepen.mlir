@@ -1,0 +1,125 @@
+// RUN: split-file %s %t
+// RUN: nnx-opt %t/pos.mlir --nnx-deepen="after=body.1" | FileCheck %t/pos.mlir
+// RUN: nnx-opt %t/named.mlir --nnx-deepen="after=relu" --nnx-deepen="after=relu" | FileCheck %t/named.mlir
+// RUN: nnx-opt %t/call.mlir --nnx-deepen="after=s.1" | FileCheck %t/call.mlir
+// RUN: nnx-opt %t/ff.mlir --nnx-deepen="after=layers.0" | FileCheck %t/ff.mlir
+// RUN: nnx-opt %t/ff2.mlir --nnx-deepen="after=layers.1" | FileCheck %t/ff2.mlir
+
+//--- pos.mlir
+// A positional container is rebuilt by position: the identity Linear and the
+// ReLU become "2" and "3", later keys shift by two, and every alias that named
+// a shifted module (inside the container and outside) still resolves to it.
+// The new modules are trainable and in the container's mode (train); the
+// existing ones keep theirs.
+// CHECK-LABEL: nnx.model @pos
+// CHECK:      nnx.sequential @body keying = positional attributes {train} {
+// CHECK-NEXT:   nnx.linear @"0" {bias = dense<0.000000e+00> : tensor<2xf32>, weight = dense<1.000000e+00> : tensor<2x4xf32>}
+// CHECK-NEXT:   nnx.relu @"1"
+// CHECK-NEXT:   nnx.linear @"2" {bias = dense<0.000000e+00> : tensor<2xf32>, train, weight = dense<{{\[}}[1.000000e+00, 0.000000e+00], [0.000000e+00, 1.000000e+00]]> : tensor<2x2xf32>}
+// CHECK-NEXT:   nnx.relu @"3" {train}
+// CHECK-NEXT:   nnx.linear @"4" {weight = dense<5.000000e-01> : tensor<2x2xf32>}
+// CHECK-NEXT:   nnx.alias @"5" = @body::@"4"
+// CHECK-NEXT: }
+// CHECK-NEXT: nnx.alias @tied = @body::@"4"
+nnx.model @pos inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.sequential @body keying = positional attributes {train} {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<2x4xf32>, bias = dense<0.0> : tensor<2xf32>}
+      nnx.relu @"1"
+      nnx.linear @"2" {weight = dense<0.5> : tensor<2x2xf32>}
+      nnx.alias @"3" = @body::@"2"
+    }
+    nnx.alias @tied = @body::@"2"
+  }
+}
+
+//--- named.mlir
+// A named container keeps every key. The new keys use the smallest N for
+// which both _nnx_deepen_linear_N and _nnx_deepen_relu_N are unused (0 is
+// taken here by a user module), and go right after the site: a second deepen
+// at the same site lands before the first one's modules. The ReLU is fed
+// through a layer_norm; the element type (bf16) comes from the feeding
+// Linear; the container is in eval mode, so the new modules are too.
+// CHECK-LABEL: nnx.model @named
+// CHECK:      nnx.linear @fc
+// CHECK-NEXT: nnx.layer_norm @ln
+// CHECK-NEXT: nnx.relu @relu {train}
+// CHECK-NEXT: nnx.linear @_nnx_deepen_linear_2 {bias = dense<0.000000e+00> : tensor<2xbf16>, weight = dense<{{\[}}[1.000000e+00, 0.000000e+00], [0.000000e+00, 1.000000e+00]]> : tensor<2x2xbf16>}
+// CHECK-NEXT: nnx.relu @_nnx_deepen_relu_2{{$}}
+// CHECK-NEXT: nnx.linear @_nnx_deepen_linear_1 {bias = dense<0.000000e+00> : tensor<2xbf16>, weight = dense<{{\[}}[1.000000e+00, 0.000000e+00], [0.000000e+00, 1.000000e+00]]> : tensor<2x2xbf16>}
+// CHECK-NEXT: nnx.relu @_nnx_deepen_relu_1{{$}}
+// CHECK-NEXT: nnx.relu @_nnx_deepen_relu_0{{$}}
+// CHECK-NEXT: nnx.linear @"1" {weight = dense<1.000000e+00> : tensor<3x2xbf16>}
+nnx.model @named inputs(tensor<?x4xbf16>) {
+  nnx.sequential @net keying = named {
+    nnx.linear @fc {weight = dense<1.0> : tensor<2x4xbf16>}
+    nnx.layer_norm @ln {normalized_shape = array<i64: 2>, weight = dense<1.0> : tensor<2xbf16>}
+    nnx.relu @relu {train}
+    nnx.relu @_nnx_deepen_relu_0
+    nnx.linear @"1" {weight = dense<1.0> : tensor<3x2xbf16>}
+  }
+}
+
+//--- call.mlir
+// nnx.call references into a rebuilt positional container are retargeted.
+// CHECK-LABEL: nnx.model @call
+// CHECK:      nnx.linear @"4" {weight = dense<2.000000e+00> : tensor<2x2xf32>}
+// CHECK:      nnx.forward
+// CHECK-NEXT: %[[A:.*]] = nnx.call @s(%{{.*}})
+// CHECK-NEXT: %[[B:.*]] = nnx.call @s::@"4"(%[[A]])
+// CHECK-NEXT: nnx.return %[[B]]
+nnx.model @call inputs(tensor<?x2xf32>) {
+  nnx.module @blk class = "Block" {
+    nnx.sequential @s keying = positional {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<2x2xf32>}
+      nnx.relu @"1"
+      nnx.linear @"2" {weight = dense<2.0> : tensor<2x2xf32>}
+    }
+    nnx.forward(%x: tensor<?x2xf32>) -> tensor<?x2xf32> {
+      %a = nnx.call @s(%x) : (tensor<?x2xf32>) -> tensor<?x2xf32>
+      %b = nnx.call @s::@"2"(%a) : (tensor<?x2xf32>) -> tensor<?x2xf32>
+      nnx.return %b : tensor<?x2xf32>
+    }
+  }
+}
+
+//--- ff.mlir
+// feed_fwd: one more hidden_dims entry; a nonzero scalar dropout is
+// materialized into a per-layer list with 0.0 at the new site; no explicit
+// activations list appears (the default relu covers the new site). The new
+// Linear joins `layers` in its mode (train).
+// CHECK-LABEL: nnx.model @ff
+// CHECK:      nnx.feed_fwd @net attributes {dropout = 2.000000e-01 : f64, dropout_probs = [2.000000e-01, 0.000000e+00, 2.000000e-01], hidden_dims = array<i64: 2, 2, 3>, input_dim = 4 : i64, output_dim = 2 : i64}
+// CHECK-NEXT: nnx.module_list @layers attributes {train} {
+// CHECK-NEXT:   nnx.linear @"0" {weight = dense<1.000000e+00> : tensor<2x4xf32>}
+// CHECK-NEXT:   nnx.linear @"1" {bias = dense<0.000000e+00> : tensor<2xf32>, train, weight = dense<{{\[}}[1.000000e+00, 0.000000e+00], [0.000000e+00, 1.000000e+00]]> : tensor<2x2xf32>}
+// CHECK-NEXT:   nnx.linear @"2" {weight = dense<1.000000e+00> : tensor<3x2xf32>}
+// CHECK-NEXT:   nnx.linear @"3" {weight = dense<1.000000e+00> : tensor<2x3xf32>}
+nnx.model @ff inputs(tensor<?x4xf32>) {
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 2, 3>, output_dim = 2, dropout = 0.2 : f64} {
+    nnx.module_list @layers attributes {train} {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<2x4xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<3x2xf32>}
+      nnx.linear @"2" {weight = dense<1.0> : tensor<2x3xf32>}
+    }
+  }
+}
+
+//--- ff2.mlir
+// feed_fwd with per-layer overrides: the override (relu) wins over the tanh
+// default at site 1; "relu" is inserted into the explicit activations list
+// and 0.0 into dropout_probs; every other site keeps its own values.
+// CHECK-LABEL: nnx.model @ff2
+// CHECK:      nnx.feed_fwd @net attributes {activation = "tanh", activations = ["tanh", "relu", "relu"], dropout_probs = [1.000000e-01, 3.000000e-01, 0.000000e+00], hidden_dims = array<i64: 3, 2, 2>, input_dim = 4 : i64, output_dim = 2 : i64}
+// CHECK:      nnx.linear @"1" {weight = dense<1.000000e+00> : tensor<2x3xf32>}
+// CHECK-NEXT: nnx.linear @"2" {bias = dense<0.000000e+00> : tensor<2xf32>, weight = dense<{{\[}}[1.000000e+00, 0.000000e+00], [0.000000e+00, 1.000000e+00]]> : tensor<2x2xf32>}
+// CHECK-NEXT: nnx.linear @"3" {weight = dense<1.000000e+00> : tensor<2x2xf32>}
+nnx.model @ff2 inputs(tensor<?x4xf32>) {
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 3, 2>, output_dim = 2, activation = "tanh", activations = ["tanh", "relu"], dropout_probs = [0.1, 0.3]} {
+    nnx.module_list @layers {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<3x4xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<2x3xf32>}
+      nnx.linear @"2" {weight = dense<1.0> : tensor<2x2xf32>}
+    }
+  }
+}
