@@ -1,0 +1,700 @@
+//===- SurgeryTest.cpp - surgery entry points without the pass manager ----===//
+//
+// - A refused edit leaves the printed IR byte-identical (every entry point).
+// - widen/deepen preserve the function on many random nets and edit sequences
+//   (a double-precision reference evaluator of the module tree).
+// - low-rank truncation meets the Eckart-Young bound exactly.
+//
+//===----------------------------------------------------------------------===//
+#include "nnx/Dialect/NNX/IR/ModuleTree.h"
+#include "nnx/Dialect/NNX/IR/NNXDialect.h"
+#include "nnx/Dialect/NNX/IR/TensorUtils.h"
+#include "nnx/Dialect/NNX/Transforms/Surgery.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <Eigen/SVD>
+#include <cmath>
+#include <functional>
+#include <gtest/gtest.h>
+#include <random>
+#include <sstream>
+
+using namespace mlir;
+using namespace mlir::nnx;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Fixture: parse, print, capture diagnostics
+//===----------------------------------------------------------------------===//
+
+class SurgeryTest : public ::testing::Test {
+protected:
+  SurgeryTest() : handler(&ctx, [this](Diagnostic &d) {
+    if (d.getSeverity() == DiagnosticSeverity::Error)
+      errors.push_back(d.str());
+    return success();
+  }) {
+    ctx.loadDialect<NNXDialect, arith::ArithDialect>();
+  }
+
+  OwningOpRef<mlir::ModuleOp> parse(llvm::StringRef src) {
+    return parseSourceString<mlir::ModuleOp>(src, &ctx);
+  }
+  static ModelOp firstModel(mlir::ModuleOp m) {
+    return cast<ModelOp>(m.getBody()->front());
+  }
+  static std::string print(Operation *op) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    op->print(os);
+    return s;
+  }
+
+  MLIRContext ctx;
+  std::vector<std::string> errors;
+  ScopedDiagnosticHandler handler;
+};
+
+//===----------------------------------------------------------------------===//
+// Refusals leave the IR byte-identical
+//===----------------------------------------------------------------------===//
+
+struct RefusalCase {
+  const char *name;
+  const char *ir;
+  std::function<LogicalResult(ModelOp)> run;
+  const char *expect; // substring of the error
+};
+
+const char *kSoftmaxPath = R"mlir(
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = positional {
+    nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>, bias = dense<0.5> : tensor<8xf32>}
+    nnx.relu @"1"
+    nnx.softmax @"2"
+    nnx.linear @"3" {weight = dense<1.0> : tensor<2x8xf32>}
+  }
+})mlir";
+
+const char *kAliasedConsumer = R"mlir(
+nnx.model @m inputs(tensor<?x8xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.linear @t {weight = dense<1.0> : tensor<8x8xf32>}
+    nnx.relu @r
+    nnx.linear @c {weight = dense<1.0> : tensor<8x8xf32>}
+    nnx.alias @c2 = @c
+  }
+})mlir";
+
+const char *kCustom = R"mlir(
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @net class = "Block" {
+    nnx.linear @t {weight = dense<1.0> : tensor<4x4xf32>}
+    nnx.relu @r
+    nnx.linear @c {weight = dense<1.0> : tensor<4x4xf32>}
+    nnx.forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      %h = nnx.call @t(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+      %a = nnx.call @r(%h) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+      %y = nnx.call @c(%a) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+      nnx.return %y : tensor<?x4xf32>
+    }
+  }
+})mlir";
+
+const char *kFeedFwd = R"mlir(
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8, 8>, output_dim = 2, activation = "relu", activations = ["softmax", "tanh"], dropout = 0.25 : f64} {
+    nnx.module_list @layers {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<8x8xf32>}
+      nnx.linear @"2" {weight = dense<1.0> : tensor<2x8xf32>}
+    }
+  }
+})mlir";
+
+// A positional sequential whose later keys deepen would renumber, and an
+// alias deepen would retarget: a refusal must do neither.
+const char *kHookedRelu = R"mlir(
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.sequential @body keying = positional {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
+      nnx.relu @"1" {hooks = ["capture"]}
+      nnx.linear @"2" {weight = dense<1.0> : tensor<8x8xf32>}
+    }
+    nnx.alias @tied = @body::@"2"
+  }
+})mlir";
+
+const char *kTanhSite = R"mlir(
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = positional {
+    nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
+    nnx.tanh @"1"
+    nnx.linear @"2" {weight = dense<1.0> : tensor<2x8xf32>}
+  }
+})mlir";
+
+const char *kStateContainer = R"mlir(
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = positional attributes {state = {scale = dense<2.0> : tensor<1xf32>}} {
+    nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
+    nnx.relu @"1"
+    nnx.linear @"2" {weight = dense<1.0> : tensor<2x8xf32>}
+  }
+})mlir";
+
+const char *kReaching = R"mlir(
+nnx.model @m inputs(tensor<?x8xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.sequential @t keying = named {
+      nnx.linear @fc {weight = dense<1.0> : tensor<8x8xf32>}
+    }
+    nnx.alias @shared = @t::@fc
+  }
+})mlir";
+
+const char *kPrunedLinear = R"mlir(
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.linear @t {weight = dense<1.0> : tensor<8x4xf32>, pruned = ["weight"]}
+    nnx.linear @u {weight = dense<[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]]> : tensor<1x8xf32>}
+  }
+})mlir";
+
+const char *kEmbedding = R"mlir(
+nnx.model @m inputs(tensor<?x3xi64>) {
+  nnx.sequential @net keying = named {
+    nnx.embedding @e {weight = dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]> : tensor<3x2xf32>}
+    nnx.relu @r
+  }
+})mlir";
+
+const char *kEmbeddingSubclass = R"mlir(
+nnx.model @m inputs(tensor<?x3xi64>) {
+  nnx.sequential @net keying = named {
+    nnx.embedding @q {weight = dense<1.0> : tensor<3x2xf32>, subclass = "Scaled"}
+  }
+})mlir";
+
+TEST_F(SurgeryTest, RefusalsLeaveTheIRByteIdentical) {
+  const std::vector<RefusalCase> cases = {
+      {"widen/softmax", kSoftmaxPath,
+       [](ModelOp m) { return widen(m, "0", 16, 3); }, "width-dependent"},
+      {"widen/not-larger", kSoftmaxPath,
+       [](ModelOp m) { return widen(m, "0", 8, 0); }, "must be larger"},
+      {"widen/aliased-consumer", kAliasedConsumer,
+       [](ModelOp m) { return widen(m, "t", 12, 0); },
+       "registered under more than one path"},
+      {"widen/custom", kCustom, [](ModelOp m) { return widen(m, "t", 8, 0); },
+       "registration order is not data flow"},
+      {"widen/ff-softmax", kFeedFwd,
+       [](ModelOp m) { return widen(m, "layers.0", 9, 0); }, "'softmax'"},
+      {"widen/missing", kFeedFwd,
+       [](ModelOp m) { return widen(m, "layers.7", 9, 0); }, "no module '7'"},
+      {"deepen/hooked-relu", kHookedRelu,
+       [](ModelOp m) { return deepen(m, "body.1"); }, "has hooks"},
+      {"deepen/tanh", kTanhSite, [](ModelOp m) { return deepen(m, "1"); },
+       "nnx-deepen: type error:"},
+      {"deepen/state", kStateContainer,
+       [](ModelOp m) { return deepen(m, "1"); }, "of its own ('scale')"},
+      {"deepen/ff-tanh", kFeedFwd,
+       [](ModelOp m) { return deepen(m, "layers.1"); }, "'tanh'"},
+      {"drop/non-square", kTanhSite,
+       [](ModelOp m) { return dropLayer(m, "0"); }, "break the chain"},
+      {"drop/aliased", kAliasedConsumer,
+       [](ModelOp m) { return dropLayer(m, "c"); },
+       "registered under more than one path"},
+      {"drop/reaching", kReaching, [](ModelOp m) { return dropLayer(m, "t"); },
+       "referenced from outside"},
+      {"low-rank/zero", kPrunedLinear,
+       [](ModelOp m) { return lowRank(m, "u", 0); }, "outside 1..1"},
+      {"low-rank/too-big", kPrunedLinear,
+       [](ModelOp m) { return lowRank(m, "u", 2); }, "outside 1..1"},
+      {"low-rank/pruned", kPrunedLinear,
+       [](ModelOp m) { return lowRank(m, "t", 2); }, "prune mask"},
+      {"expand/smaller", kEmbedding,
+       [](ModelOp m) { return expandEmbedding(m, "e", 2); }, "shrink"},
+      {"expand/subclass", kEmbeddingSubclass,
+       [](ModelOp m) {
+         return expandEmbedding(m, "q", 9, EmbeddingInit::CopyMean);
+       },
+       "subclass"},
+  };
+  for (const RefusalCase &c : cases) {
+    SCOPED_TRACE(c.name);
+    errors.clear();
+    OwningOpRef<mlir::ModuleOp> module = parse(c.ir);
+    ASSERT_TRUE(module);
+    std::string before = print(*module);
+    EXPECT_TRUE(failed(c.run(firstModel(*module))));
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_NE(errors.front().find(c.expect), std::string::npos)
+        << errors.front();
+    EXPECT_EQ(print(*module), before);
+    EXPECT_TRUE(succeeded(verify(*module)));
+  }
+}
+
+TEST_F(SurgeryTest, TypeErrorIsDistinctFromValueErrors) {
+  OwningOpRef<mlir::ModuleOp> module = parse(kStateContainer);
+  ASSERT_TRUE(module);
+  EXPECT_TRUE(failed(deepen(firstModel(*module), "1")));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].rfind("nnx-deepen: container", 0), 0u) << errors[0];
+  errors.clear();
+  module = parse(kTanhSite);
+  EXPECT_TRUE(failed(deepen(firstModel(*module), "1")));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].rfind("nnx-deepen: type error: ", 0), 0u) << errors[0];
+}
+
+//===----------------------------------------------------------------------===//
+// A double-precision reference evaluator of the module tree
+//===----------------------------------------------------------------------===//
+
+using Batch = std::vector<std::vector<double>>;
+
+std::vector<double> tensorValues(ElementsAttr a) {
+  FailureOr<std::vector<double>> v = readTensor(a);
+  EXPECT_TRUE(succeeded(v));
+  return succeeded(v) ? *v : std::vector<double>();
+}
+
+double applyActivation(llvm::StringRef act, double v, double slope = 0.01) {
+  if (act == "relu")
+    return v > 0 ? v : 0;
+  if (act == "tanh")
+    return std::tanh(v);
+  if (act == "sigmoid")
+    return 1 / (1 + std::exp(-v));
+  if (act == "gelu")
+    return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+  if (act == "silu")
+    return v / (1 + std::exp(-v));
+  if (act == "leaky_relu")
+    return v > 0 ? v : slope * v;
+  if (act == "identity")
+    return v;
+  ADD_FAILURE() << "activation " << act.str() << " not in the evaluator";
+  return v;
+}
+
+Batch evaluate(Operation *op, Batch x) {
+  ModuleOpInterface m = resolveAlias(op);
+  if (!m) {
+    ADD_FAILURE() << "dangling alias";
+    return x;
+  }
+  auto map = [&](llvm::StringRef act, double slope = 0.01) {
+    for (auto &row : x)
+      for (double &v : row)
+        v = applyActivation(act, v, slope);
+    return x;
+  };
+  if (auto seq = dyn_cast<SequentialOp>(m.getOperation())) {
+    for (Operation &child : seq.getBody().front())
+      x = evaluate(&child, x);
+    return x;
+  }
+  if (auto ff = dyn_cast<FeedFwdOp>(m.getOperation())) {
+    unsigned i = 0, n = ff.getHiddenDims().size();
+    for (Operation &layer : ff.getLayers().getBody().front()) {
+      x = evaluate(&layer, x);
+      if (i < n)
+        x = map(ff.activationFor(i)); // dropout: eval mode is the identity
+      ++i;
+    }
+    return x;
+  }
+  if (auto lin = dyn_cast<LinearOp>(m.getOperation())) {
+    auto wt = cast<ShapedType>(lin.getWeightAttr().getType());
+    int64_t out = wt.getDimSize(0), in = wt.getDimSize(1);
+    std::vector<double> w = tensorValues(lin.getWeightAttr());
+    std::vector<double> b(out, 0.0);
+    if (lin.getBiasAttr())
+      b = tensorValues(lin.getBiasAttr());
+    Batch y(x.size(), std::vector<double>(out));
+    for (size_t r = 0; r < x.size(); ++r)
+      for (int64_t o = 0; o < out; ++o) {
+        double acc = b[o];
+        for (int64_t k = 0; k < in; ++k)
+          acc += w[o * in + k] * x[r][k];
+        y[r][o] = acc;
+      }
+    return y;
+  }
+  if (auto ln = dyn_cast<LayerNormOp>(m.getOperation())) {
+    size_t d = x.front().size();
+    std::vector<double> g(d, 1.0), b(d, 0.0);
+    if (ln.getWeightAttr())
+      g = tensorValues(ln.getWeightAttr());
+    if (ln.getBiasAttr())
+      b = tensorValues(ln.getBiasAttr());
+    double eps = ln.getEps().convertToDouble();
+    for (auto &row : x) {
+      double mean = 0, var = 0;
+      for (double v : row)
+        mean += v / d;
+      for (double v : row)
+        var += (v - mean) * (v - mean) / d;
+      for (size_t k = 0; k < d; ++k)
+        row[k] = (row[k] - mean) / std::sqrt(var + eps) * g[k] + b[k];
+    }
+    return x;
+  }
+  if (auto leaky = dyn_cast<LeakyReLUOp>(m.getOperation()))
+    return map("leaky_relu", leaky.getNegativeSlope().convertToDouble());
+  if (isa<DropoutOp, IdentityOp>(m.getOperation()))
+    return x;
+  llvm::StringRef name = m->getName().stripDialect();
+  return map(name);
+}
+
+void expectClose(const Batch &a, const Batch &b, const std::string &what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (size_t r = 0; r < a.size(); ++r) {
+    ASSERT_EQ(a[r].size(), b[r].size()) << what;
+    for (size_t c = 0; c < a[r].size(); ++c)
+      ASSERT_LE(std::abs(a[r][c] - b[r][c]), 1e-5 + 1e-5 * std::abs(a[r][c]))
+          << what << " at [" << r << "][" << c << "]: " << a[r][c] << " vs "
+          << b[r][c];
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Random nets and edit sequences
+//===----------------------------------------------------------------------===//
+
+struct NetGen {
+  std::mt19937_64 rng;
+  explicit NetGen(uint64_t seed) : rng(seed) {}
+
+  int64_t pick(int64_t lo, int64_t hi) { // inclusive
+    return lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo + 1));
+  }
+  double uniform() {
+    return std::uniform_real_distribution<double>(-1.0, 1.0)(rng);
+  }
+  std::string tensor(std::vector<int64_t> shape) {
+    std::ostringstream os;
+    os.precision(7);
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    os << "dense<";
+    if (shape.size() == 2) {
+      os << "[";
+      for (int64_t r = 0; r < shape[0]; ++r) {
+        os << (r ? ", [" : "[");
+        for (int64_t c = 0; c < shape[1]; ++c)
+          os << (c ? ", " : "") << uniform();
+        os << "]";
+      }
+      os << "]";
+    } else {
+      os << "[";
+      for (int64_t i = 0; i < n; ++i)
+        os << (i ? ", " : "") << uniform();
+      os << "]";
+    }
+    os << "> : tensor<" << shape[0];
+    for (size_t i = 1; i < shape.size(); ++i)
+      os << "x" << shape[i];
+    os << "xf32>";
+    return os.str();
+  }
+  std::string linear(const std::string &key, int64_t in, int64_t out) {
+    std::string s = "nnx.linear @" + key + " {weight = " + tensor({out, in});
+    if (pick(0, 3) != 0)
+      s += ", bias = " + tensor({out});
+    return s + "}\n";
+  }
+  std::string activation(const std::string &key) {
+    static const char *acts[] = {"relu", "relu", "relu", "tanh", "gelu",
+                                 "sigmoid", "silu", "leaky_relu", "identity"};
+    return std::string("nnx.") + acts[pick(0, 8)] + " @" + key + "\n";
+  }
+
+  /// A chain of Linears and elementwise modules in a sequential.
+  std::string chain(bool positional, int64_t in, int64_t out, int depth,
+                    const std::string &prefix) {
+    std::string body;
+    int64_t cur = in;
+    int index = 0;
+    auto key = [&](const std::string &named) {
+      return positional ? "\"" + std::to_string(index++) + "\""
+                        : prefix + named + std::to_string(index++);
+    };
+    for (int d = 0; d < depth; ++d) {
+      int64_t next = d + 1 == depth ? out : pick(2, 6);
+      body += linear(key("fc"), cur, next);
+      cur = next;
+      if (d + 1 < depth) {
+        body += activation(key("act"));
+        if (pick(0, 3) == 0)
+          body += "nnx.dropout " + std::string("@") + key("drop") +
+                  " {p = 0.2 : f64}\n";
+      }
+    }
+    return body;
+  }
+
+  std::string model() {
+    int64_t in = pick(2, 5), out = pick(1, 4);
+    std::string head = "nnx.model @m inputs(tensor<?x" + std::to_string(in) +
+                       "xf32>) {\n";
+    switch (pick(0, 3)) {
+    case 0:
+      return head + "nnx.sequential @net keying = positional {\n" +
+             chain(true, in, out, pick(2, 4), "") + "}\n}\n";
+    case 1:
+      return head + "nnx.sequential @net keying = named {\n" +
+             chain(false, in, out, pick(2, 4), "") + "}\n}\n";
+    case 2: {
+      int64_t mid = pick(2, 6);
+      return head + "nnx.sequential @net keying = named {\n" +
+             "nnx.sequential @body keying = positional {\n" +
+             chain(true, in, mid, pick(2, 3), "") + "}\n" +
+             "nnx.relu @act\n" +
+             "nnx.sequential @head keying = named {\n" +
+             chain(false, mid, out, pick(1, 3), "h") + "}\n}\n}\n";
+    }
+    default: {
+      int n = pick(1, 3);
+      std::vector<int64_t> hidden;
+      for (int i = 0; i < n; ++i)
+        hidden.push_back(pick(2, 6));
+      static const char *acts[] = {"relu", "tanh", "gelu", "sigmoid"};
+      std::string attrs = "input_dim = " + std::to_string(in) +
+                          ", output_dim = " + std::to_string(out) +
+                          ", hidden_dims = array<i64: ";
+      for (int i = 0; i < n; ++i)
+        attrs += (i ? ", " : "") + std::to_string(hidden[i]);
+      attrs += ">, activation = \"" + std::string(acts[pick(0, 1)]) + "\"";
+      if (pick(0, 1)) {
+        attrs += ", activations = [";
+        for (int i = 0; i < n; ++i)
+          attrs += std::string(i ? ", " : "") + "\"" + acts[pick(0, 3)] + "\"";
+        attrs += "]";
+      }
+      if (pick(0, 1))
+        attrs += ", dropout = 0.3 : f64";
+      if (pick(0, 1)) {
+        attrs += ", dropout_probs = [";
+        for (int i = 0; i < n; ++i)
+          attrs += std::string(i ? ", " : "") + (pick(0, 1) ? "0.1" : "0.0");
+        attrs += "]";
+      }
+      std::string layers;
+      int64_t cur = in;
+      for (int i = 0; i <= n; ++i) {
+        int64_t next = i == n ? out : hidden[i];
+        layers += linear("\"" + std::to_string(i) + "\"", cur, next);
+        cur = next;
+      }
+      return head + "nnx.feed_fwd @net attributes {" + attrs + "} {\n" +
+             "nnx.module_list @layers {\n" + layers + "}\n}\n}\n";
+    }
+    }
+  }
+};
+
+TEST_F(SurgeryTest, WidenAndDeepenPreserveTheFunctionOnRandomNets) {
+  int applied = 0, refused = 0, widened = 0, deepened = 0;
+  for (uint64_t seed = 0; seed < 150; ++seed) {
+    SCOPED_TRACE("net seed " + std::to_string(seed));
+    NetGen gen(seed);
+    std::string src = gen.model();
+    OwningOpRef<mlir::ModuleOp> module = parse(src);
+    ASSERT_TRUE(module) << src;
+    ModelOp model = firstModel(*module);
+    int64_t in = cast<RankedTensorType>(model.getInputTypes()[0]).getDimSize(1);
+    Batch x(5, std::vector<double>(in));
+    for (auto &row : x)
+      for (double &v : row)
+        v = 2.0 * gen.uniform();
+    Batch reference = evaluate(model.getRootModule(), x);
+
+    for (int step = 0; step < 4; ++step) {
+      // Candidate sites: every Linear (widen; deepen on a feed_fwd) and every
+      // ReLU (deepen), by dotted path.
+      std::vector<std::pair<std::string, bool>> sites; // path, is linear
+      model.walk([&](Operation *op) {
+        if (isa<LinearOp>(op))
+          sites.push_back({getModulePath(op), true});
+        else if (isa<ReLUOp>(op))
+          sites.push_back({getModulePath(op), false});
+      });
+      auto [path, isLinear] = sites[gen.pick(0, sites.size() - 1)];
+      std::string before = print(*module);
+      errors.clear();
+      LogicalResult r = failure();
+      bool doWiden = isLinear && gen.pick(0, 2) != 0;
+      if (doWiden) {
+        auto lin = cast<LinearOp>(*lookupModule(model, path));
+        r = widen(model, path, lin.getOutFeaturesCount() + gen.pick(1, 5),
+                  gen.rng());
+      } else {
+        r = deepen(model, path);
+      }
+      std::string after = print(*module);
+      if (failed(r)) {
+        ++refused;
+        EXPECT_EQ(errors.size(), 1u);
+        ASSERT_EQ(after, before) << "a refusal changed the IR";
+        continue;
+      }
+      ++applied;
+      (doWiden ? widened : deepened) += 1;
+      ASSERT_TRUE(succeeded(verify(*module))) << after;
+      expectClose(reference, evaluate(model.getRootModule(), x),
+                  (doWiden ? "widen " : "deepen ") + path + " on\n" + src);
+    }
+  }
+  // The generator must exercise both edits many times, and refusals too.
+  EXPECT_GT(widened, 100);
+  EXPECT_GT(deepened, 50);
+  EXPECT_GT(refused, 20);
+}
+
+//===----------------------------------------------------------------------===//
+// Low rank: Eckart-Young, exactness at max rank, flags
+//===----------------------------------------------------------------------===//
+
+std::string matrixModel(const Eigen::MatrixXd &w, const char *elt) {
+  std::ostringstream os;
+  os.precision(17);
+  os << "nnx.model @m inputs(tensor<?x" << w.cols() << "x" << elt << ">) {\n"
+     << "  nnx.sequential @net keying = named {\n"
+     << "    nnx.linear @fc {requires_grad = {bias = false}, weight = dense<[";
+  for (int r = 0; r < w.rows(); ++r) {
+    os << (r ? ", [" : "[");
+    for (int c = 0; c < w.cols(); ++c)
+      os << (c ? ", " : "") << w(r, c);
+    os << "]";
+  }
+  os << "]> : tensor<" << w.rows() << "x" << w.cols() << "x" << elt
+     << ">, bias = dense<0.5> : tensor<" << w.rows() << "x" << elt << ">}\n"
+     << "  }\n}\n";
+  return os.str();
+}
+
+Eigen::MatrixXd readMatrix(LinearOp lin) {
+  auto t = cast<ShapedType>(lin.getWeightAttr().getType());
+  std::vector<double> v = tensorValues(lin.getWeightAttr());
+  Eigen::MatrixXd m(t.getDimSize(0), t.getDimSize(1));
+  for (int r = 0; r < m.rows(); ++r)
+    for (int c = 0; c < m.cols(); ++c)
+      m(r, c) = v[r * m.cols() + c];
+  return m;
+}
+
+TEST_F(SurgeryTest, LowRankMeetsTheEckartYoungBound) {
+  std::mt19937_64 rng(42);
+  std::normal_distribution<double> normal;
+  for (auto [rows, cols] : {std::pair{12, 9}, std::pair{7, 11}}) {
+    Eigen::MatrixXd w(rows, cols);
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c)
+        w(r, c) = normal(rng);
+    // Singular values from an independent algorithm (Jacobi, not BDC).
+    Eigen::VectorXd s = Eigen::JacobiSVD<Eigen::MatrixXd>(w).singularValues();
+    int maxRank = std::min(rows, cols);
+    for (const char *elt : {"f64", "f32"}) {
+      for (int k = 1; k <= maxRank; ++k) {
+        SCOPED_TRACE(std::string(elt) + " " + std::to_string(rows) + "x" +
+                     std::to_string(cols) + " rank " + std::to_string(k));
+        OwningOpRef<mlir::ModuleOp> module = parse(matrixModel(w, elt));
+        ASSERT_TRUE(module);
+        ModelOp model = firstModel(*module);
+        ASSERT_TRUE(succeeded(lowRank(model, "fc", k)));
+        auto first = cast<LinearOp>(*lookupModule(model, "fc.0"));
+        auto second = cast<LinearOp>(*lookupModule(model, "fc.1"));
+        EXPECT_FALSE(first.getBiasAttr());
+        ASSERT_TRUE(second.getBiasAttr());
+        Eigen::MatrixXd a = readMatrix(first), b = readMatrix(second);
+        ASSERT_EQ(a.rows(), k);
+        ASSERT_EQ(b.cols(), k);
+        double err = (w - b * a).norm();
+        double bound = std::sqrt(s.tail(maxRank - k).squaredNorm());
+        // Eckart-Young: the truncation's Frobenius error is the L2 norm of
+        // the discarded singular values (<= it, and it is also optimal).
+        double tol = std::string(elt) == "f64" ? 1e-10 * w.norm()
+                                               : 1e-6 * w.norm();
+        EXPECT_LE(err, bound + tol);
+        EXPECT_GE(err, bound - tol);
+        if (k == maxRank)
+          EXPECT_LE(err, tol); // exact at max rank
+        // Flags: both weights take the source weight's (true), only 1.bias
+        // the source bias's (false).
+        EXPECT_TRUE(cast<ModuleOpInterface>(first.getOperation())
+                        .requiresGrad("weight"));
+        EXPECT_TRUE(cast<ModuleOpInterface>(second.getOperation())
+                        .requiresGrad("weight"));
+        EXPECT_FALSE(cast<ModuleOpInterface>(second.getOperation())
+                         .requiresGrad("bias"));
+      }
+    }
+  }
+}
+
+TEST_F(SurgeryTest, LowRankAtMaxRankPreservesTheForward) {
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> normal;
+  Eigen::MatrixXd w(6, 4);
+  for (int r = 0; r < 6; ++r)
+    for (int c = 0; c < 4; ++c)
+      w(r, c) = normal(rng);
+  OwningOpRef<mlir::ModuleOp> module = parse(matrixModel(w, "f32"));
+  ASSERT_TRUE(module);
+  ModelOp model = firstModel(*module);
+  Batch x = {{0.5, -1.0, 2.0, 0.25}, {-0.75, 0.1, 0.3, 1.5}};
+  Batch before = evaluate(model.getRootModule(), x);
+  ASSERT_TRUE(succeeded(lowRank(model, "fc", 4)));
+  ASSERT_TRUE(succeeded(verify(*module)));
+  expectClose(before, evaluate(model.getRootModule(), x), "low rank 4");
+}
+
+//===----------------------------------------------------------------------===//
+// Expand embedding: original rows bit-identical
+//===----------------------------------------------------------------------===//
+
+TEST_F(SurgeryTest, ExpandEmbeddingKeepsOriginalRowsBitIdentical) {
+  const char *src = R"mlir(
+nnx.model @m inputs(tensor<?x3xi64>) {
+  nnx.sequential @net keying = named {
+    nnx.embedding @e {weight = dense<[[0.1, 0.2], [0.3, 0.7], [1.0e-30, -3.3]]> : tensor<3x2xf32>, train}
+  }
+})mlir";
+  for (EmbeddingInit init : {EmbeddingInit::Zeros, EmbeddingInit::CopyMean}) {
+    OwningOpRef<mlir::ModuleOp> module = parse(src);
+    ASSERT_TRUE(module);
+    ModelOp model = firstModel(*module);
+    auto emb = cast<EmbeddingOp>(*lookupModule(model, "e"));
+    std::vector<float> old(
+        cast<DenseElementsAttr>(emb.getWeight()).getValues<float>().begin(),
+        cast<DenseElementsAttr>(emb.getWeight()).getValues<float>().end());
+    ASSERT_TRUE(succeeded(expandEmbedding(model, "e", 6, init)));
+    auto values = cast<DenseElementsAttr>(emb.getWeight()).getValues<float>();
+    ASSERT_EQ(values.size(), 12u);
+    for (size_t i = 0; i < old.size(); ++i)
+      EXPECT_EQ(std::memcmp(&old[i], &values[i], sizeof(float)), 0);
+    float expect0 = init == EmbeddingInit::Zeros
+                        ? 0.0f
+                        : static_cast<float>((0.1 + 0.3 + 1.0e-30) / 3);
+    EXPECT_FLOAT_EQ(values[6], expect0);
+    ArrayRef<bool> frozen = *emb.getFrozenRows();
+    EXPECT_EQ(std::vector<bool>(frozen.begin(), frozen.end()),
+              (std::vector<bool>{true, true, true, false, false, false}));
+    EXPECT_TRUE(emb.getTrain());
+  }
+}
+
+} // namespace
