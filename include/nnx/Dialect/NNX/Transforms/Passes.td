@@ -71,12 +71,12 @@ def NNXWidenPass : Pass<"nnx-widen", "::mlir::nnx::ModelOp"> {
       nnx.linear @"2" {weight = dense<[[3.0, 4.0]]> : tensor<1x2xf32>}
     }
     ```
-    After (unit 2 replicates unit 1, whose columns are halved):
+    After (unit 2 replicates unit 0, whose columns are halved):
     ```mlir
     nnx.sequential @net keying = positional {
-      nnx.linear @"0" {weight = dense<[[1.0], [2.0], [2.0]]> : tensor<3x1xf32>}
+      nnx.linear @"0" {weight = dense<[[1.0], [2.0], [1.0]]> : tensor<3x1xf32>}
       nnx.relu @"1"
-      nnx.linear @"2" {weight = dense<[[3.0, 2.0, 2.0]]> : tensor<1x3xf32>}
+      nnx.linear @"2" {weight = dense<[[1.5, 4.0, 1.5]]> : tensor<1x3xf32>}
     }
     ```
   }];
