@@ -2,6 +2,7 @@
 #include "nnx/InitNNX.h"
 
 #include "nnx/Dialect/NNX/IR/NNXDialect.h"
+#include "nnx/Dialect/NNX/Tracing/Passes.h"
 #include "nnx/Dialect/NNX/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -20,4 +21,5 @@ void nnx::registerNNXDialects(mlir::DialectRegistry &registry) {
 void nnx::registerNNXPasses() {
   mlir::registerTransformsPasses();
   mlir::nnx::registerNNXPasses();
+  mlir::nnx::registerNNXTracingPasses();
 }

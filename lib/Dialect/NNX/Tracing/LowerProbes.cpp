@@ -1,0 +1,113 @@
+//===- LowerProbes.cpp - probes to extra results and arguments --*- C++ -*-===//
+#include "nnx/Dialect/NNX/Tracing/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace mlir::nnx {
+#define GEN_PASS_DEF_NNXLOWERPROBESPASS
+#include "nnx/Dialect/NNX/Tracing/Passes.h.inc"
+} // namespace mlir::nnx
+
+using namespace mlir;
+using namespace mlir::nnx;
+
+namespace {
+constexpr llvm::StringLiteral kReadProbes = "nnx.read_probes";
+constexpr llvm::StringLiteral kWriteProbes = "nnx.write_probes";
+
+struct NNXLowerProbesPass
+    : public mlir::nnx::impl::NNXLowerProbesPassBase<NNXLowerProbesPass> {
+
+  /// Checks `func` can take probes; emits an error and returns failure if not.
+  LogicalResult check(func::FuncOp func, MutableArrayRef<ProbeOp> probes) {
+    ModuleOp module = getOperation();
+    if (!SymbolTable::symbolKnownUseEmpty(func, module)) {
+      InFlightDiagnostic diag =
+          func.emitError() << "nnx-lower-probes: function @"
+                           << func.getSymName()
+                           << " holds probes but has callers; inline it first";
+      diag.attachNote(probes.front().getLoc()) << "probe here";
+      return diag;
+    }
+    if (!func.getBody().hasOneBlock())
+      return func.emitError() << "nnx-lower-probes: function @"
+                              << func.getSymName()
+                              << " has more than one block";
+    llvm::StringSet<> names;
+    auto collect = [&](StringRef attr) {
+      if (auto a = func->getAttrOfType<ArrayAttr>(attr))
+        for (Attribute n : a)
+          if (auto s = dyn_cast<StringAttr>(n))
+            names.insert(s.getValue());
+    };
+    collect(kReadProbes);
+    collect(kWriteProbes);
+    for (ProbeOp p : probes) {
+      if (p->getParentOp() != func.getOperation())
+        return p.emitError() << "nnx-lower-probes: probe \"" << p.getName()
+                             << "\" is nested in a region; only probes in "
+                                "the function body can be lowered";
+      if (!names.insert(p.getName()).second)
+        return p.emitError() << "nnx-lower-probes: probe name \""
+                             << p.getName() << "\" is used twice in @"
+                             << func.getSymName();
+    }
+    return success();
+  }
+
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    for (func::FuncOp func : getOperation().getOps<func::FuncOp>()) {
+      SmallVector<ProbeOp> probes;
+      func.walk([&](ProbeOp p) { probes.push_back(p); });
+      if (probes.empty())
+        continue;
+      if (failed(check(func, probes)))
+        return signalPassFailure();
+
+      SmallVector<Attribute> readNames, writeNames;
+      if (auto a = func->getAttrOfType<ArrayAttr>(kReadProbes))
+        readNames.append(a.begin(), a.end());
+      if (auto a = func->getAttrOfType<ArrayAttr>(kWriteProbes))
+        writeNames.append(a.begin(), a.end());
+      SmallVector<Value> readValues;
+      for (ProbeOp p : probes) {
+        Value v = p.getValue();
+        if (p.getKind() == ProbeKind::read) {
+          readValues.push_back(v);
+          readNames.push_back(p.getNameAttr());
+          p.getResult().replaceAllUsesWith(v);
+        } else {
+          unsigned idx = func.getNumArguments();
+          if (failed(func.insertArgument(idx, v.getType(),
+                                         DictionaryAttr::get(ctx),
+                                         p.getLoc()))) {
+            p.emitError() << "nnx-lower-probes: cannot add an argument";
+            return signalPassFailure();
+          }
+          writeNames.push_back(p.getNameAttr());
+          p.getResult().replaceAllUsesWith(func.getArgument(idx));
+        }
+        p.erase();
+      }
+      // Reads become trailing results of every return.
+      if (!readValues.empty()) {
+        func.walk([&](func::ReturnOp ret) {
+          ret->insertOperands(ret->getNumOperands(), readValues);
+        });
+        unsigned first = func.getNumResults();
+        for (auto [i, v] : llvm::enumerate(readValues))
+          if (failed(func.insertResult(first + i, v.getType(),
+                                       DictionaryAttr::get(ctx)))) {
+            func.emitError() << "nnx-lower-probes: cannot add a result";
+            return signalPassFailure();
+          }
+      }
+      func->setAttr(kReadProbes, ArrayAttr::get(ctx, readNames));
+      func->setAttr(kWriteProbes, ArrayAttr::get(ctx, writeNames));
+    }
+  }
+};
+} // namespace
