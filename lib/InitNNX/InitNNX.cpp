@@ -1,12 +1,17 @@
 //===- InitNNX.cpp - dialects and passes the nnx tools register -*- C++ -*-===//
 #include "nnx/InitNNX.h"
 
+#include "nnx/Conversion/LinalgToGPU/Passes.h"
+#include "nnx/Conversion/Passes.h"
+
 #include "nnx/Dialect/NNX/IR/NNXDialect.h"
 #include "nnx/Dialect/NNX/Tracing/Passes.h"
 #include "nnx/Dialect/NNX/Transforms/Passes.h"
+#include "nnx/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -16,10 +21,18 @@ void nnx::registerNNXDialects(mlir::DialectRegistry &registry) {
   registry.insert<mlir::nnx::NNXDialect, mlir::func::FuncDialect,
                   mlir::arith::ArithDialect, mlir::math::MathDialect,
                   mlir::tensor::TensorDialect, mlir::linalg::LinalgDialect>();
+  mlir::nnx::registerCPUPipelineDialects(registry);
+  mlir::nnx::registerNNXCUDAExtensions(registry);
 }
 
 void nnx::registerNNXPasses() {
   mlir::registerTransformsPasses();
   mlir::nnx::registerNNXPasses();
+  mlir::nnx::registerNNXConversionPasses();
+  mlir::nnx::registerNNXPipelines();
+  mlir::nnx::registerNNXLinalgToGPUPasses();
+  mlir::nnx::registerNNXCUDAPipeline();
+  mlir::registerGpuKernelOutliningPass();
+  mlir::registerGpuAsyncRegionPass();
   mlir::nnx::registerNNXTracingPasses();
 }

@@ -510,7 +510,7 @@ FailureOr<Value> ForwardEmitter::emitLinear(LinearOp op, Value x) {
   Value wt = arith::ConstantOp::create(b, loc, transpose2D(w));
 
   // Rank > 2: fold the leading dims into one and back.
-  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, x);
+  SmallVector<OpFoldResult> sizes;
   SmallVector<ReassociationIndices> reassoc;
   Value x2 = x;
   if (rank > 2) {
@@ -518,6 +518,7 @@ FailureOr<Value> ForwardEmitter::emitLinear(LinearOp op, Value x) {
     for (int64_t d = 0; d + 1 < rank; ++d)
       lead.push_back(d);
     reassoc = {lead, {rank - 1}};
+    sizes = tensor::getMixedSizes(b, loc, x);
     x2 = tensor::CollapseShapeOp::create(b, loc, x, reassoc);
   }
   OpFoldResult m = tensor::getMixedSize(b, loc, x2, 0);
@@ -604,43 +605,43 @@ FailureOr<Value> ForwardEmitter::emitLayerNorm(Operation *op, Value x,
       return failure();
     bias = *c;
   }
-  auto div = [&](OpBuilder &nb, Location l, Value v) {
+  // Per row: mean, and rstd = 1 / sqrt(mean of squares + eps).
+  auto divCount = [&](OpBuilder &nb, Location l, Value v) -> Value {
     return arith::DivFOp::create(nb, l, v, scalar(nb, l, elt, (double)count));
   };
-  // rstd = 1 / sqrt(mean + eps)
-  auto rstd = [&](OpBuilder &nb, Location l, Value sumsq) -> Value {
-    Value var = arith::AddFOp::create(nb, l, div(nb, l, sumsq),
+  auto add = [](OpBuilder &nb, Location l, ValueRange a, Value acc) -> Value {
+    return arith::AddFOp::create(nb, l, acc, a[0]);
+  };
+  auto addSquare = [](OpBuilder &nb, Location l, ValueRange a,
+                      Value acc) -> Value {
+    Value d = a.size() > 1 ? arith::SubFOp::create(nb, l, a[0], a[1])
+                           : a[0];
+    Value sq = arith::MulFOp::create(nb, l, d, d);
+    return arith::AddFOp::create(nb, l, acc, sq);
+  };
+  Value mean;
+  if (!rms)
+    mean = map(reduce(x, keep, 0.0, {}, add),
+               [&](OpBuilder &nb, Location l, Value s) {
+                 return divCount(nb, l, s);
+               });
+  SmallVector<Value> centre;
+  if (mean)
+    centre.push_back(mean);
+  Value sumsq = reduce(x, keep, 0.0, centre, addSquare);
+  Value rstd = map(sumsq, [&](OpBuilder &nb, Location l, Value s) -> Value {
+    Value var = arith::AddFOp::create(nb, l, divCount(nb, l, s),
                                       scalar(nb, l, elt, eps));
     return arith::DivFOp::create(nb, l, scalar(nb, l, elt, 1.0),
                                  math::SqrtOp::create(nb, l, var));
-  };
+  });
 
-  Value sum, sumsq;
-  if (rms) {
-    sumsq = reduce(x, keep, 0.0, {},
-                   [&](OpBuilder &nb, Location l, ValueRange a, Value acc) {
-                     Value sq = arith::MulFOp::create(nb, l, a[0], a[0]);
-                     return arith::AddFOp::create(nb, l, acc, sq);
-                   });
-  } else {
-    sum = reduce(x, keep, 0.0, {},
-                 [&](OpBuilder &nb, Location l, ValueRange a, Value acc) {
-                   return arith::AddFOp::create(nb, l, acc, a[0]);
-                 });
-    sumsq = reduce(x, keep, 0.0, sum,
-                   [&](OpBuilder &nb, Location l, ValueRange a, Value acc) {
-                     Value d = arith::SubFOp::create(nb, l, a[0],
-                                                     div(nb, l, a[1]));
-                     Value sq = arith::MulFOp::create(nb, l, d, d);
-                     return arith::AddFOp::create(nb, l, acc, sq);
-                   });
-  }
   AffineMap id = b.getMultiDimIdentityMap(r), red = keptDims(r, keep),
             par = keptDims(r, keepParam);
-  SmallVector<Value> ins{x, sumsq};
+  SmallVector<Value> ins{x, rstd};
   SmallVector<AffineMap> maps{id, red};
   if (!rms) {
-    ins.push_back(sum);
+    ins.push_back(mean);
     maps.push_back(red);
   }
   int wIdx = -1, bIdx = -1;
@@ -659,8 +660,8 @@ FailureOr<Value> ForwardEmitter::emitLayerNorm(Operation *op, Value x,
                  [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
                    Value v = a[0];
                    if (!rms)
-                     v = arith::SubFOp::create(nb, l, v, div(nb, l, a[2]));
-                   v = arith::MulFOp::create(nb, l, v, rstd(nb, l, a[1]));
+                     v = arith::SubFOp::create(nb, l, v, a[2]);
+                   v = arith::MulFOp::create(nb, l, v, a[1]);
                    if (wIdx >= 0)
                      v = arith::MulFOp::create(nb, l, v, a[wIdx]);
                    if (bIdx >= 0)
@@ -895,13 +896,19 @@ FailureOr<func::FuncOp> mlir::nnx::buildForward(ModelOp model,
   ModuleOpInterface root = model.getRootModule();
   if (!root)
     return model.emitOpError("has no root module"), failure();
+  // A declaration of the function (e.g. for a test `main` that calls it) is
+  // replaced by the definition; any other symbol of that name is a clash.
+  func::FuncOp declaration;
   if (Operation *table = SymbolTable::getNearestSymbolTable(model->getParentOp()))
     if (Operation *existing = SymbolTable::lookupSymbolIn(
             table, StringAttr::get(model.getContext(), funcName));
-        existing && !isa<ModelOp>(existing))
-      return model.emitOpError("cannot build '@")
-                 << funcName << "': the symbol already exists",
-             failure();
+        existing && !isa<ModelOp>(existing)) {
+      declaration = dyn_cast<func::FuncOp>(existing);
+      if (!declaration || !declaration.isDeclaration())
+        return model.emitOpError("cannot build '@")
+                   << funcName << "': the symbol already exists",
+               failure();
+    }
   SmallVector<Type> inputs = model.getInputTypes();
   for (Type t : inputs)
     if (!isa<RankedTensorType>(t))
@@ -921,6 +928,18 @@ FailureOr<func::FuncOp> mlir::nnx::buildForward(ModelOp model,
   }
   func::ReturnOp::create(fb, model.getLoc(), *outs);
   fn.setFunctionType(b.getFunctionType(inputs, ValueRange(*outs).getTypes()));
+  if (declaration) {
+    if (declaration.getFunctionType() != fn.getFunctionType()) {
+      InFlightDiagnostic diag = model.emitOpError("computes ")
+                                << fn.getFunctionType() << ", but '@"
+                                << funcName << "' is declared as "
+                                << declaration.getFunctionType();
+      diag.attachNote(declaration.getLoc()) << "declared here";
+      fn.erase();
+      return failure();
+    }
+    declaration.erase();
+  }
   fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
   return fn;
 }
