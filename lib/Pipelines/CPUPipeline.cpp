@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 #include "nnx/Pipelines/Pipelines.h"
 #include "nnx/Conversion/Passes.h"
+#include "nnx/Dialect/NNX/Tracing/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -42,7 +43,9 @@ using namespace mlir;
 
 void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
                                     const NNXCPUPipelineOptions &options) {
-  // nnx.probe has no lowering of its own.
+  // Probes become extra results (reads) and arguments (writes) of the
+  // forward; anything left (a probe that cannot be lowered) is refused.
+  pm.addPass(createNNXLowerProbesPass());
   pm.addPass(createNNXCheckNoProbesPass());
 
   // Tensor level: everything becomes linalg; cheap fusion.
