@@ -17,7 +17,7 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.nnx_tools_dir, append_path=True)
 
-tools = ["nnx-opt", "nnx-run", "mlir-opt"]
+tools = ["nnx-opt", "nnx-run", "mlir-opt", "mlir-runner"]
 llvm_config.add_tool_substitutions(
     [t for t in tools if shutil.which(t, path=config.environment["PATH"])],
     [config.nnx_tools_dir, config.llvm_tools_dir])
@@ -26,6 +26,10 @@ llvm_config.add_tool_substitutions(
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%nnx_src", config.nnx_src_root))
 config.substitutions.append(("%nnx_bin", config.nnx_obj_root))
+# Runtime libraries for `mlir-runner` execution tests (printMemrefF32, ...).
+config.substitutions.append(("%mlir_runner_libs", ",".join(
+    os.path.normpath(os.path.join(config.llvm_tools_dir, "..", "lib", lib + ".so"))
+    for lib in ["libmlir_runner_utils", "libmlir_c_runner_utils"])))
 
 # Feature flags for tests that need optional tools or hardware.
 if os.path.exists("/usr/local/cuda/bin/ptxas"):
