@@ -23,7 +23,7 @@ static constexpr llvm::StringLiteral kMagic("\x93NUMPY");
 // Element types
 //===----------------------------------------------------------------------===//
 
-StringRef nnx::getDTypeName(DType dtype) {
+StringRef mlir::nnx::getDTypeName(DType dtype) {
   switch (dtype) {
   case DType::F16:
     return "float16";
@@ -41,7 +41,7 @@ StringRef nnx::getDTypeName(DType dtype) {
   llvm_unreachable("unknown dtype");
 }
 
-StringRef nnx::getDTypeDescr(DType dtype) {
+StringRef mlir::nnx::getDTypeDescr(DType dtype) {
   switch (dtype) {
   case DType::F16:
     return "<f2";
@@ -59,7 +59,7 @@ StringRef nnx::getDTypeDescr(DType dtype) {
   llvm_unreachable("unknown dtype");
 }
 
-size_t nnx::getDTypeSize(DType dtype) {
+size_t mlir::nnx::getDTypeSize(DType dtype) {
   switch (dtype) {
   case DType::F16:
     return 2;
@@ -75,7 +75,7 @@ size_t nnx::getDTypeSize(DType dtype) {
   llvm_unreachable("unknown dtype");
 }
 
-std::optional<DType> nnx::getDTypeForElementType(Type type) {
+std::optional<DType> mlir::nnx::getDTypeForElementType(Type type) {
   if (type.isF16())
     return DType::F16;
   if (type.isF32())
@@ -99,7 +99,7 @@ std::optional<DType> nnx::getDTypeForElementType(Type type) {
   return std::nullopt;
 }
 
-Type nnx::getElementType(DType dtype, MLIRContext *context) {
+Type mlir::nnx::getElementType(DType dtype, MLIRContext *context) {
   switch (dtype) {
   case DType::F16:
     return Float16Type::get(context);
@@ -149,7 +149,7 @@ static std::optional<DType> parseDescr(StringRef descr, bool &bigEndian) {
   return std::nullopt;
 }
 
-std::string nnx::formatShape(ArrayRef<int64_t> shape) {
+std::string mlir::nnx::formatShape(ArrayRef<int64_t> shape) {
   std::string result = "(";
   llvm::raw_string_ostream os(result);
   llvm::interleave(shape, os, ", ");
@@ -356,7 +356,7 @@ static llvm::Error makeError(StringRef name, const Twine &msg) {
                                  name + ": " + msg);
 }
 
-llvm::Expected<NpyArray> nnx::parseNpy(StringRef bytes, StringRef name) {
+llvm::Expected<NpyArray> mlir::nnx::parseNpy(StringRef bytes, StringRef name) {
   if (!bytes.starts_with(kMagic))
     return makeError(name, "not an .npy file (bad magic string)");
   if (bytes.size() < kMagic.size() + 2)
@@ -433,7 +433,7 @@ llvm::Expected<NpyArray> nnx::parseNpy(StringRef bytes, StringRef name) {
   return array;
 }
 
-llvm::Expected<NpyArray> nnx::readNpy(StringRef path) {
+llvm::Expected<NpyArray> mlir::nnx::readNpy(StringRef path) {
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
       llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                   /*RequiresNullTerminator=*/false);
@@ -446,7 +446,7 @@ llvm::Expected<NpyArray> nnx::readNpy(StringRef path) {
 // Writing
 //===----------------------------------------------------------------------===//
 
-std::string nnx::serializeNpy(const NpyArray &array) {
+std::string mlir::nnx::serializeNpy(const NpyArray &array) {
   std::string dict = ("{'descr': '" + getDTypeDescr(array.dtype) +
                       "', 'fortran_order': False, 'shape': " +
                       formatShape(array.shape) + ", }")
@@ -478,7 +478,7 @@ std::string nnx::serializeNpy(const NpyArray &array) {
   return out;
 }
 
-llvm::Error nnx::writeNpy(StringRef path, const NpyArray &array) {
+llvm::Error mlir::nnx::writeNpy(StringRef path, const NpyArray &array) {
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
   if (ec)
@@ -591,6 +591,6 @@ private:
 };
 } // namespace
 
-void nnx::printNpyArray(llvm::raw_ostream &os, const NpyArray &array) {
+void mlir::nnx::printNpyArray(llvm::raw_ostream &os, const NpyArray &array) {
   ArrayPrinter(os, array).print();
 }

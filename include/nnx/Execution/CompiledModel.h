@@ -1,0 +1,133 @@
+//===- CompiledModel.h - JIT-compile and run a model's forward --*- C++ -*-===//
+//
+// Compiles an nnx model (structure level) or a forward-level module for a
+// target, JIT-compiles it with mlir::ExecutionEngine and runs
+// `_mlir_ciface_forward` on .npy arrays.
+//
+// The compiled forward's signature, after `nnx-build-forward` and
+// `nnx-lower-probes`:
+//
+//   func.func @forward(<inputs>..., <write probes>...)
+//       -> (<outputs>..., <read probes>...)
+//       attributes {llvm.emit_c_interface,
+//                   nnx.write_probes = ["name", ...],
+//                   nnx.read_probes = ["name", ...]}
+//
+// Inputs are validated against that signature (count, rank, static
+// dimensions, dtype) before anything runs.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NNX_EXECUTION_COMPILEDMODEL_H
+#define NNX_EXECUTION_COMPILEDMODEL_H
+
+#include "nnx/Execution/Target.h"
+#include "nnx/Support/Npy.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class ExecutionEngine;
+} // namespace mlir
+
+namespace mlir::nnx {
+
+/// Names of the func attributes that list the probes `nnx-lower-probes`
+/// turned into trailing arguments (writes) and trailing results (reads).
+inline constexpr llvm::StringLiteral kWriteProbesAttrName = "nnx.write_probes";
+inline constexpr llvm::StringLiteral kReadProbesAttrName = "nnx.read_probes";
+
+/// One argument or result of the compiled forward.
+struct TensorSpec {
+  /// "input 0", "output 1", or the probe's name.
+  std::string name;
+  DType dtype = DType::F32;
+  /// ShapedType::kDynamic for dynamic dimensions.
+  llvm::SmallVector<int64_t, 4> shape;
+  /// The tensor type as MLIR prints it: "tensor<?x4xf32>".
+  std::string typeString;
+
+  /// Whether `array` has this spec's dtype, rank and static dimensions.
+  bool accepts(const NpyArray &array) const;
+};
+
+struct CompileOptions {
+  Target target = Target::CPU;
+  /// The nnx.model to compile; empty: the module's only model.
+  std::string modelName;
+  /// A textual pass pipeline on `builtin.module` run on the structure level
+  /// before the forward is built, e.g.
+  /// "nnx-insert-probes{family=llama reads=a,b writes=c}".
+  std::string preForwardPipeline;
+  /// LLVM optimization level of the JIT (0-3).
+  unsigned optLevel = 3;
+};
+
+struct RunOptions {
+  /// Where each input / write-probe array came from ("x.npy"), for error
+  /// messages; may be empty.
+  llvm::ArrayRef<std::string> inputSources;
+  llvm::ArrayRef<std::string> writeProbeSources;
+  /// How many times to run the forward (the outputs are the last run's).
+  unsigned repeat = 1;
+};
+
+struct RunResult {
+  std::vector<NpyArray> outputs;
+  std::vector<NpyArray> readProbes;
+  /// Wall-clock seconds of each call of the compiled forward (excluding
+  /// compilation and the copies in and out).
+  std::vector<double> seconds;
+};
+
+class CompiledModel {
+public:
+  /// Compiles `module` (lowered in place): builds the forward of its nnx.model
+  /// (or uses its func.func @forward when it holds no model), lowers probes,
+  /// runs the target pipeline and JIT-compiles the result. On failure the
+  /// MLIR diagnostics have gone to the context's handler and the error says
+  /// which step failed.
+  static llvm::Expected<std::unique_ptr<CompiledModel>>
+  compile(ModuleOp module, const CompileOptions &options = {});
+
+  ~CompiledModel();
+
+  Target getTarget() const { return target; }
+  llvm::ArrayRef<TensorSpec> getInputs() const { return inputs; }
+  llvm::ArrayRef<TensorSpec> getOutputs() const { return outputs; }
+  llvm::ArrayRef<TensorSpec> getWriteProbes() const { return writeProbes; }
+  llvm::ArrayRef<TensorSpec> getReadProbes() const { return readProbes; }
+
+  /// Checks `inputs` and `writeProbes` against the signature: count, dtype,
+  /// rank, static dimensions, and that write probes agree with input 0 on a
+  /// dynamic batch dimension.
+  llvm::Error validate(llvm::ArrayRef<NpyArray> inputs,
+                       llvm::ArrayRef<NpyArray> writeProbes,
+                       const RunOptions &options = {}) const;
+
+  /// Validates, then runs the forward `options.repeat` times.
+  llvm::Expected<RunResult> run(llvm::ArrayRef<NpyArray> inputs,
+                                llvm::ArrayRef<NpyArray> writeProbes = {},
+                                const RunOptions &options = {});
+
+private:
+  CompiledModel() = default;
+
+  Target target = Target::CPU;
+  std::unique_ptr<ExecutionEngine> engine;
+  std::vector<TensorSpec> inputs, outputs, writeProbes, readProbes;
+};
+
+/// Registers the LLVM IR translations every target needs (builtin, LLVM) and
+/// initializes the native LLVM target; called by CompiledModel::compile.
+void registerExecutionTranslations(DialectRegistry &registry);
+
+} // namespace mlir::nnx
+
+#endif // NNX_EXECUTION_COMPILEDMODEL_H

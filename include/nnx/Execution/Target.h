@@ -1,0 +1,64 @@
+//===- Target.h - where a compiled forward runs -----------------*- C++ -*-===//
+//
+// A target is a lowering from the forward level (func.func @forward on
+// tensors, probes already lowered) to the LLVM dialect, plus what the JIT
+// needs to link and run the result (runtime libraries, host symbols, LLVM IR
+// translations). Each target fills in a TargetConfig in its own file:
+// CPUTarget.cpp, CUDATarget.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NNX_EXECUTION_TARGET_H
+#define NNX_EXECUTION_TARGET_H
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ExecutionEngine/Orc/Core.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/Support/Error.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace mlir::nnx {
+
+enum class Target { CPU, CUDA };
+
+/// "cpu", "cuda".
+llvm::StringRef stringifyTarget(Target target);
+/// The target named `name`, or nullopt.
+std::optional<Target> parseTarget(llvm::StringRef name);
+
+/// Everything the execution library needs from a target.
+struct TargetConfig {
+  /// Adds the passes that take a module holding `func.func @forward` on
+  /// tensors (with `llvm.emit_c_interface`) to the LLVM dialect. The lowered
+  /// function must keep the calling convention of `_mlir_ciface_forward`:
+  /// results returned (as memref descriptors the compiled code allocates with
+  /// malloc, or that alias an argument), arguments as host memrefs.
+  std::function<void(OpPassManager &)> buildPipeline;
+  /// Dialect extensions the pipeline needs and translations to LLVM IR the
+  /// lowered module needs beyond the builtin and LLVM dialects (e.g. the GPU
+  /// dialects' offloading translations); appended to the module's context.
+  std::function<void(DialectRegistry &)> registerExtensions;
+  /// Shared libraries the JIT opens for symbol resolution.
+  llvm::SmallVector<std::string> sharedLibPaths;
+  /// Host symbols the JIT resolves (e.g. a runtime linked into the tool).
+  std::function<llvm::orc::SymbolMap(llvm::orc::MangleAndInterner)> symbolMap;
+};
+
+/// Fills `config` for `target`; an error when the target cannot be used in
+/// this build or on this machine.
+llvm::Error getTargetConfig(Target target, TargetConfig &config);
+
+/// The CPU target (CPUTarget.cpp): the nnx CPU pipeline.
+llvm::Error configureCPUTarget(TargetConfig &config);
+/// The CUDA target (CUDATarget.cpp): the GPU pipeline and the mgpu* runtime.
+/// Fails with "not available in this build" until the CUDA target is built.
+llvm::Error configureCUDATarget(TargetConfig &config);
+
+} // namespace mlir::nnx
+
+#endif // NNX_EXECUTION_TARGET_H

@@ -1,0 +1,34 @@
+//===- Target.cpp - target names and dispatch ------------------------------===//
+#include "nnx/Execution/Target.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+using namespace mlir::nnx;
+
+StringRef mlir::nnx::stringifyTarget(Target target) {
+  switch (target) {
+  case Target::CPU:
+    return "cpu";
+  case Target::CUDA:
+    return "cuda";
+  }
+  llvm_unreachable("unknown target");
+}
+
+std::optional<Target> mlir::nnx::parseTarget(StringRef name) {
+  return llvm::StringSwitch<std::optional<Target>>(name)
+      .Case("cpu", Target::CPU)
+      .Case("cuda", Target::CUDA)
+      .Default(std::nullopt);
+}
+
+llvm::Error mlir::nnx::getTargetConfig(Target target, TargetConfig &config) {
+  switch (target) {
+  case Target::CPU:
+    return configureCPUTarget(config);
+  case Target::CUDA:
+    return configureCUDATarget(config);
+  }
+  llvm_unreachable("unknown target");
+}
