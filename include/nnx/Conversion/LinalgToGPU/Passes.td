@@ -1,0 +1,101 @@
+//===- Passes.td - nnx lowerings from linalg to the gpu dialect -*- tablegen -*-===//
+#ifndef NNX_CONVERSION_LINALGTOGPU_PASSES_TD
+#define NNX_CONVERSION_LINALGTOGPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def NNXLinalgToGPUPass : Pass<"nnx-linalg-to-gpu", "::mlir::func::FuncOp"> {
+  let summary = "Turn every linalg op on buffers into a gpu.launch";
+  let description = [{
+    Runs after bufferization, on host functions. Every structured linalg op
+    on memrefs (and every `memref.copy`) becomes one `gpu.launch`:
+
+    - Contractions (`linalg.matmul`, `linalg.batch_matmul`, and any
+      `linalg.generic` that is a contraction with one M, one N and one K
+      dimension, whatever its operand layouts) get a shared-memory tiled
+      kernel: a `tile-m` x `tile-n` output tile per block of 16x16 threads,
+      the K loop in steps of `tile-k` staging both operand tiles in
+      workgroup memory (`#gpu.address_space<workgroup>`) between
+      `gpu.barrier`s, and a (`tile-m`/16) x (`tile-n`/16) register tile of
+      accumulators per thread. The payload of the op (multiply, add, casts)
+      is cloned for each accumulator, so element types come from the op.
+      Batch dimensions go to `gridDim.z`.
+    - Every other op gets one thread per point of its parallel iteration
+      space (linearized over `block-size` threads per block), with `scf.for`
+      loops over its reduction dimensions.
+
+    Grid sizes are computed from the (possibly dynamic) loop ranges and are
+    never zero, so an empty batch launches an idle block rather than an
+    invalid grid.
+
+    Before:
+
+    ```mlir
+    linalg.matmul ins(%x, %w : memref<?x4xf32>, memref<4x8xf32>)
+                  outs(%y : memref<?x8xf32>)
+    ```
+
+    After (abridged):
+
+    ```mlir
+    gpu.launch blocks(%bx, %by, %bz) in (...) threads(%tx, %ty, %tz) in (...)
+        workgroup(%a : memref<64x17xf32, #gpu.address_space<workgroup>>,
+                  %b : memref<16x65xf32, #gpu.address_space<workgroup>>) {
+      scf.for %kt = %c0 to %numKTiles step %c1 iter_args(...) {
+        ... memref.store %v, %a[...]   // stage the tiles
+        gpu.barrier
+        scf.for %kk = %c0 to %c16 step %c1 iter_args(...) { ... arith.mulf/addf ... }
+        gpu.barrier
+      }
+      ... memref.store %acc, %y[...]
+      gpu.terminator
+    }
+    ```
+  }];
+  let options = [
+    Option<"tileM", "tile-m", "int64_t", "64",
+           "Rows of the output tile one block computes (multiple of 16)">,
+    Option<"tileN", "tile-n", "int64_t", "64",
+           "Columns of the output tile one block computes (multiple of 16)">,
+    Option<"tileK", "tile-k", "int64_t", "16",
+           "Depth of the operand tiles staged in shared memory">,
+    Option<"blockSize", "block-size", "int64_t", "256",
+           "Threads per block for the non-contraction kernels">,
+  ];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::linalg::LinalgDialect"
+  ];
+}
+
+def NNXGPUDeviceMemoryPass
+    : Pass<"nnx-gpu-device-memory", "::mlir::func::FuncOp"> {
+  let summary = "Place the buffers of a host function that launches kernels "
+                "in device memory";
+  let description = [{
+    Runs after `gpu-kernel-outlining`, before `gpu-async-region`, on every
+    function that contains a `gpu.launch_func`:
+
+    - `memref.alloc` / `memref.dealloc` become `gpu.alloc` / `gpu.dealloc`;
+    - a host buffer that reaches a kernel (a function argument, a
+      `memref.get_global` of the weights), directly or through a view, is
+      copied once into a `gpu.alloc` and every use is redirected to the
+      copy;
+    - a returned buffer that lives in device memory is copied into a fresh
+      host `memref.alloc` before the return, so callers see host memory as on
+      the CPU target;
+    - the device buffers of the function are freed before it returns.
+
+    A host op that would still read or write device memory (for example a
+    `memref.load` left on the host) is an error naming the op.
+    Together with `gpu-async-region` every copy, launch and free of one call
+    runs on one stream, ordered by async tokens, with one synchronization at
+    the end.
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect"
+  ];
+}
+
+#endif // NNX_CONVERSION_LINALGTOGPU_PASSES_TD

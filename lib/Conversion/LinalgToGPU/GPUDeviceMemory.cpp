@@ -1,0 +1,227 @@
+//===- GPUDeviceMemory.cpp - host buffers to device memory ------*- C++ -*-===//
+//
+// Kernel arguments must be device memory: allocations become gpu.alloc,
+// host inputs and weights are copied in once, results are copied out.
+//
+//===----------------------------------------------------------------------===//
+#include "nnx/Conversion/LinalgToGPU/Passes.h"
+
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::nnx {
+#define GEN_PASS_DEF_NNXGPUDEVICEMEMORYPASS
+#include "nnx/Conversion/LinalgToGPU/Passes.h.inc"
+} // namespace mlir::nnx
+
+using namespace mlir;
+
+namespace {
+
+/// The buffer a memref value views (through view-like ops).
+Value rootOf(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>()) {
+    if (view.getViewSource() == v)
+      break;
+    v = view.getViewSource();
+  }
+  return v;
+}
+
+/// Whether `v` (or a view of it) is an operand of a kernel launch.
+bool reachesKernel(Value v) {
+  SmallVector<Value> work{v};
+  llvm::SmallPtrSet<Operation *, 8> seen;
+  while (!work.empty()) {
+    Value cur = work.pop_back_val();
+    for (Operation *user : cur.getUsers()) {
+      if (!seen.insert(user).second)
+        continue;
+      if (isa<gpu::LaunchFuncOp>(user))
+        return true;
+      if (auto view = dyn_cast<ViewLikeOpInterface>(user))
+        if (view.getViewSource() == cur)
+          llvm::append_range(work, user->getResults());
+    }
+  }
+  return false;
+}
+
+SmallVector<Value> dynamicSizes(OpBuilder &b, Location loc, Value memref) {
+  SmallVector<Value> sizes;
+  auto type = cast<MemRefType>(memref.getType());
+  for (int64_t i = 0, e = type.getRank(); i < e; ++i)
+    if (type.isDynamicDim(i))
+      sizes.push_back(memref::DimOp::create(b, loc, memref, i));
+  return sizes;
+}
+
+struct NNXGPUDeviceMemoryPass
+    : public mlir::nnx::impl::NNXGPUDeviceMemoryPassBase<
+          NNXGPUDeviceMemoryPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal() ||
+        !func.walk([](gpu::LaunchFuncOp) { return WalkResult::interrupt(); })
+             .wasInterrupted())
+      return;
+    if (!func.getBody().hasOneBlock()) {
+      func.emitError("nnx-gpu-device-memory: a function that launches "
+                     "kernels must have a single block");
+      return signalPassFailure();
+    }
+    Block &entry = func.getBody().front();
+    OpBuilder b(func.getContext());
+    llvm::SetVector<Value> device; // buffers of this call, freed at return
+
+    // Allocations become device allocations.
+    SmallVector<memref::AllocOp> allocs;
+    func.walk([&](memref::AllocOp alloc) { allocs.push_back(alloc); });
+    for (memref::AllocOp alloc : allocs) {
+      b.setInsertionPoint(alloc);
+      auto dev = gpu::AllocOp::create(
+          b, alloc.getLoc(), alloc.getType(), /*asyncToken=*/Type(),
+          /*asyncDependencies=*/ValueRange(), alloc.getDynamicSizes(),
+          alloc.getSymbolOperands());
+      alloc.replaceAllUsesWith(dev.getMemref());
+      alloc.erase();
+      if (dev->getBlock() == &entry)
+        device.insert(dev.getMemref());
+    }
+    SmallVector<memref::DeallocOp> deallocs;
+    func.walk([&](memref::DeallocOp d) { deallocs.push_back(d); });
+    for (memref::DeallocOp d : deallocs) {
+      b.setInsertionPoint(d);
+      gpu::DeallocOp::create(b, d.getLoc(), /*asyncToken=*/Type(),
+                             ValueRange(), d.getMemref());
+      device.remove(d.getMemref());
+      d.erase();
+    }
+
+    // Host buffers that reach a kernel: copied in once.
+    SmallVector<Value> hostRoots;
+    for (BlockArgument arg : func.getArguments())
+      if (isa<MemRefType>(arg.getType()))
+        hostRoots.push_back(arg);
+    func.walk(
+        [&](memref::GetGlobalOp g) { hostRoots.push_back(g.getResult()); });
+    for (Value host : hostRoots) {
+      if (!reachesKernel(host))
+        continue;
+      auto type = cast<MemRefType>(host.getType());
+      if (!type.getLayout().isIdentity()) {
+        emitError(host.getLoc(), "nnx-gpu-device-memory: a host buffer with "
+                                 "a non-identity layout reaches a kernel: ")
+            << type;
+        return signalPassFailure();
+      }
+      // Copied in right before its first use: host work before it (such as
+      // allocating the results) stays ahead of the stream.
+      Operation *first = nullptr;
+      for (Operation *user : host.getUsers()) {
+        if (isa<memref::DimOp>(user))
+          continue;
+        Operation *inEntry = entry.findAncestorOpInBlock(*user);
+        if (inEntry && (!first || inEntry->isBeforeInBlock(first)))
+          first = inEntry;
+      }
+      b.setInsertionPoint(first);
+      Location loc = host.getLoc();
+      auto dev = gpu::AllocOp::create(b, loc, type, Type(), ValueRange(),
+                                      dynamicSizes(b, loc, host),
+                                      ValueRange());
+      auto copy = gpu::MemcpyOp::create(b, loc, Type(), ValueRange(),
+                                        dev.getMemref(), host);
+      host.replaceUsesWithIf(dev.getMemref(), [&](OpOperand &use) {
+        Operation *user = use.getOwner();
+        return user != copy && !isa<memref::DimOp>(user);
+      });
+      if (dev->getBlock() == &entry)
+        device.insert(dev.getMemref());
+    }
+
+    auto isDevice = [](Value v) {
+      return isa_and_nonnull<gpu::AllocOp>(rootOf(v).getDefiningOp());
+    };
+
+    // No host op may touch device memory.
+    WalkResult touched = func.walk([&](Operation *op) {
+      if (isa<gpu::GPUDialect>(op->getDialect()) || isa<func::ReturnOp>(op))
+        return WalkResult::advance();
+      if (isa<CallOpInterface>(op) &&
+          llvm::any_of(op->getOperands(), [&](Value v) {
+            return isa<MemRefType>(v.getType()) && isDevice(v);
+          })) {
+        op->emitOpError("nnx-gpu-device-memory: a call from a function that "
+                        "launches kernels passes device memory to host code");
+        return WalkResult::interrupt();
+      }
+      auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+      if (!effects)
+        return WalkResult::advance();
+      SmallVector<MemoryEffects::EffectInstance> list;
+      effects.getEffects(list);
+      for (const MemoryEffects::EffectInstance &e : list) {
+        Value v = e.getValue();
+        if (!v || !isa<MemRefType>(v.getType()) || !isDevice(v))
+          continue;
+        if (!isa<MemoryEffects::Read, MemoryEffects::Write>(e.getEffect()))
+          continue;
+        op->emitOpError("nnx-gpu-device-memory: this host op accesses device "
+                        "memory; it must run inside a kernel");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (touched.wasInterrupted())
+      return signalPassFailure();
+
+    // Results in device memory are copied out; this call's buffers freed.
+    SmallVector<func::ReturnOp> returns;
+    func.walk([&](func::ReturnOp r) { returns.push_back(r); });
+    for (func::ReturnOp ret : returns) {
+      b.setInsertionPoint(ret);
+      llvm::SmallPtrSet<Value, 4> returnedDevice;
+      for (OpOperand &operand : ret->getOpOperands()) {
+        Value v = operand.get();
+        if (!isa<MemRefType>(v.getType()) || !isDevice(v))
+          continue;
+        auto type = cast<MemRefType>(v.getType());
+        if (!type.getLayout().isIdentity()) {
+          ret.emitOpError("nnx-gpu-device-memory: a returned device buffer "
+                          "needs an identity layout, got ")
+              << type;
+          return signalPassFailure();
+        }
+        Location loc = ret.getLoc();
+        // The host buffer is allocated as early as its sizes allow: a host
+        // allocation between kernels would synchronize the stream.
+        SmallVector<Value> sizes;
+        OpBuilder early(b);
+        if (auto dev = v.getDefiningOp<gpu::AllocOp>()) {
+          sizes = llvm::to_vector(dev.getDynamicSizes());
+          early.setInsertionPointToStart(&entry);
+          for (Value size : sizes)
+            if (Operation *def = size.getDefiningOp())
+              if (def->getBlock() == &entry &&
+                  (early.getInsertionPoint() == entry.begin() ||
+                   std::prev(early.getInsertionPoint())
+                       ->isBeforeInBlock(def)))
+                early.setInsertionPointAfter(def);
+        } else {
+          sizes = dynamicSizes(b, loc, v);
+        }
+        auto host = memref::AllocOp::create(early, loc, type, sizes,
+                                            b.getI64IntegerAttr(64));
+        gpu::MemcpyOp::create(b, loc, Type(), ValueRange(), host, v);
+        operand.set(host);
+      }
+      for (Value d : device)
+        gpu::DeallocOp::create(b, ret.getLoc(), Type(), ValueRange(), d);
+    }
+  }
+};
+
+} // namespace
