@@ -94,7 +94,10 @@ struct NNXInsertProbesPass
     std::optional<Family> fam =
         loadFamily(family, getFamiliesDir(familiesDir), error);
     if (!fam) {
-      emitError(getOperation().getLoc()) << "nnx-insert-probes: " << error;
+      auto models = getOperation().getOps<ModelOp>();
+      Location loc = models.empty() ? getOperation().getLoc()
+                                    : (*models.begin()).getLoc();
+      emitError(loc) << "nnx-insert-probes: " << error;
       return signalPassFailure();
     }
     SmallVector<Request> requests;

@@ -437,8 +437,8 @@ Resolution Resolver::resolvePath(ModuleOpInterface host, StringRef path,
     } else {
       auto call = dyn_cast<CallOp>(curOp);
       if (!call)
-        return makeError(("'" + source + "' is a " + opName(curOp) +
-                          ", not an nnx.call: only a call has a source")
+        return makeError(("'" + source + "' (" + opName(curOp) +
+                          ") is not an nnx.call: only a call has a source")
                              ,
                          {{curOp, "this op"}});
       scope = getCallee(call);

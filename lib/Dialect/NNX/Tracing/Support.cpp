@@ -23,7 +23,10 @@ struct NNXSupportPass : public mlir::nnx::impl::NNXSupportPassBase<NNXSupportPas
     std::optional<Family> fam =
         loadFamily(family, getFamiliesDir(familiesDir), error);
     if (!fam) {
-      emitError(getOperation().getLoc()) << "nnx-support: " << error;
+      auto models = getOperation().getOps<ModelOp>();
+      Location loc = models.empty() ? getOperation().getLoc()
+                                    : (*models.begin()).getLoc();
+      emitError(loc) << "nnx-support: " << error;
       return signalPassFailure();
     }
     llvm::raw_ostream &os = llvm::outs();
