@@ -115,7 +115,7 @@ static llvm::Expected<ModelOp> selectModel(ModuleOp module,
                        " in the module (it holds " + names + ")");
   } else if (models.size() > 1) {
     return makeError("the module holds " + Twine(models.size()) +
-                     " nnx.model ops (" + names + "); choose one by name");
+                     " nnx.model ops (" + names + "); choose one by name (nnx-run --model NAME)");
   } else {
     selected = models.front();
   }
@@ -274,6 +274,10 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
   if (config.symbolMap)
     (*engine)->registerSymbols(config.symbolMap);
   (*engine)->initialize();
+  if (config.checkRuntime)
+    if (llvm::Error err = config.checkRuntime())
+      return std::move(err);
+  compiled->checkRuntime = config.checkRuntime;
   if (llvm::Expected<void (*)(void **)> fn =
           (*engine)->lookupPacked("_mlir_ciface_forward");
       !fn)
@@ -469,6 +473,9 @@ llvm::Expected<RunResult> CompiledModel::run(ArrayRef<NpyArray> inputArrays,
     auto start = std::chrono::steady_clock::now();
     if (llvm::Error err = engine->invokePacked("_mlir_ciface_forward", packed))
       return std::move(err);
+    if (checkRuntime)
+      if (llvm::Error err = checkRuntime())
+        return std::move(err);
     auto stop = std::chrono::steady_clock::now();
     result.seconds.push_back(
         std::chrono::duration<double>(stop - start).count());

@@ -213,12 +213,13 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   ::nnx::registerNNXDialects(registry);
   MLIRContext context(registry);
+  // The source location says where; the generic op dump adds only noise.
+  context.printOpOnDiagnostic(false);
   std::string errorMessage;
   std::unique_ptr<llvm::MemoryBuffer> buffer =
       openInputFile(modelFile, &errorMessage);
   if (!buffer)
-    return fail("cannot open model file '" + modelFile +
-                "': " + errorMessage);
+    return fail(errorMessage);
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
