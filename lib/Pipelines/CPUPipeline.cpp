@@ -8,6 +8,7 @@
 #include "nnx/Dialect/NNX/Tracing/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -55,6 +56,14 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
+  // Fast matmul, stage 1 (tensors): tile for caches and registers, peel,
+  // vectorize the static register tiles.
+  if (options.fastMatmul) {
+    NNXApplyCPUSchedulePassOptions tile;
+    tile.stage = "tile-matmul";
+    pm.addPass(createNNXApplyCPUSchedulePass(tile));
+  }
+
   // Buffers: identity layouts at function boundaries (strided layouts block
   // vector loads), then deallocation of every temporary.
   bufferization::OneShotBufferizePassOptions bufferize;
@@ -67,9 +76,18 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
 
+  // Fast matmul, stage 2 (buffers): hoist the accumulator out of the K loop,
+  // contractions to FMAs, transfers to rank-1 loads/stores.
+  if (options.fastMatmul) {
+    NNXApplyCPUSchedulePassOptions lower;
+    lower.stage = "lower-vectors";
+    pm.addPass(createNNXApplyCPUSchedulePass(lower));
+  }
+
   // Loops.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -64,4 +64,32 @@ def NNXCheckNoProbesPass : Pass<"nnx-check-no-probes", "::mlir::ModuleOp"> {
   }];
 }
 
+def NNXApplyCPUSchedulePass : Pass<"nnx-apply-cpu-schedule", "::mlir::ModuleOp"> {
+  let summary = "Apply one stage of nnx's transform-dialect CPU schedule";
+  let description = [{
+    The CPU pipeline's fast matmul, as a transform-dialect schedule embedded
+    in the pass (see docs/Lowering.md). Two stages:
+
+    * `tile-matmul` (on tensors, before bufferization): every
+      `linalg.matmul` is tiled for the caches (48x128x128, loops ordered
+      N, K, M so a 128x128 block of the weight stays in L2), then for
+      registers (6x16x4); the register-tile loops are peeled so the main
+      tiles have static shapes, which are vectorized to `vector.contract`.
+      Partial tiles (a dynamic batch remainder) stay scalar linalg ops.
+    * `lower-vectors` (on buffers): redundant transfers of the accumulator
+      tile are hoisted out of the K loop, contractions lowered to
+      outer products (FMAs), transfers to rank-1 loads and stores.
+  }];
+  let options = [
+    Option<"stage", "stage", "std::string", /*default=*/"\"tile-matmul\"",
+           "tile-matmul (tensors) or lower-vectors (buffers)">
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect",
+    "::mlir::transform::TransformDialect"
+  ];
+}
+
 #endif // NNX_CONVERSION_PASSES_TD
