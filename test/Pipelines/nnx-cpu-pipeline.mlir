@@ -1,0 +1,33 @@
+// RUN: nnx-opt %s --nnx-cpu-pipeline | FileCheck %s
+// RUN: nnx-opt %s --nnx-cpu-pipeline=fast-matmul=false | FileCheck %s --check-prefix=LOOPS
+
+// The forward level (func on tensors: linalg, arith/math on tensors) goes
+// all the way to the LLVM dialect: a C interface wrapper for the JIT, the
+// matmul as vector FMAs, erf through libm, nothing of the higher dialects left.
+// CHECK-LABEL: llvm.func @forward(
+// CHECK:         llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+// CHECK:         llvm.call @erff({{.*}}) : (f32) -> f32
+// CHECK-LABEL: llvm.func @_mlir_ciface_forward(
+// CHECK:         llvm.call @forward(
+// CHECK-NOT:   {{linalg|memref|tensor|vector|scf|math|arith|func}}\.
+// CHECK-NOT:   unrealized_conversion_cast
+
+// Without the schedule, the matmul is plain scalar loops.
+// LOOPS-LABEL: llvm.func @forward(
+// LOOPS-NOT:     vector<
+// LOOPS:         %[[P:.*]] = llvm.fmul %{{.*}}, %{{.*}} : f32
+// LOOPS:         llvm.fadd %{{.*}}, %[[P]] : f32
+// LOOPS-NOT:     vector<
+// LOOPS:         llvm.call @erff
+
+func.func @forward(%x: tensor<?x8xf32>, %w: tensor<8x16xf32>) -> tensor<?x16xf32> attributes {llvm.emit_c_interface} {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x8xf32>
+  %e = tensor.empty(%n) : tensor<?x16xf32>
+  %z = arith.constant 0.0 : f32
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x16xf32>) -> tensor<?x16xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<?x8xf32>, tensor<8x16xf32>) outs(%f : tensor<?x16xf32>) -> tensor<?x16xf32>
+  %s = arith.addf %m, %m : tensor<?x16xf32>
+  %g = math.erf %s : tensor<?x16xf32>
+  return %g : tensor<?x16xf32>
+}
