@@ -1,23 +1,88 @@
 //===- CUDATarget.cpp - the CUDA target of the execution library ----------===//
 //
-// The seam for `--target=cuda`: fill `config` with the GPU pipeline
-// (forward level -> gpu -> nvvm -> cubin, host side to the LLVM dialect,
-// same `_mlir_ciface_forward` calling convention on host memrefs) and the
-// mgpu* runtime the lowered code calls (`symbolMap` for a runtime linked into
-// the tool, or `sharedLibPaths`), plus the GPU LLVM IR translations
-// (`registerExtensions`). Report a missing driver or device as an error
-// here, before anything is compiled.
+// `--target=cuda`: nnx-cuda-pipeline for the chip of device 0, the mgpu*
+// runtime (libnnx_cuda_runtime, linked into the tool and handed to the JIT
+// as a symbol map) and the GPU/NVVM LLVM IR translations. A missing driver
+// or device is reported here, before anything is compiled.
 //
 //===----------------------------------------------------------------------===//
 #include "nnx/Execution/Target.h"
 
+#ifdef NNX_HAVE_CUDA_RUNTIME
+#include "nnx/Pipelines/Pipelines.h"
+#include "nnx/Runtime/CUDARuntime.h"
+
+#include "llvm/Support/FileSystem.h"
+
+#include <cstdlib>
+#endif
+
 using namespace mlir;
 using namespace mlir::nnx;
 
+#ifdef NNX_HAVE_CUDA_RUNTIME
+/// The chip of the device: sm_<major><minor> from describeDevice(), or
+/// NNX_CUDA_CHIP when set.
+static std::string deviceChip() {
+  if (const char *env = std::getenv("NNX_CUDA_CHIP"); env && *env)
+    return env;
+  std::string device = ::nnx::cuda::describeDevice();
+  size_t at = device.rfind(", sm_");
+  return at == std::string::npos ? "sm_90" : device.substr(at + 2);
+}
+#endif
+
 llvm::Error mlir::nnx::configureCUDATarget(TargetConfig &config) {
+#ifndef NNX_HAVE_CUDA_RUNTIME
   (void)config;
   return llvm::createStringError(
       llvm::inconvertibleErrorCode(),
-      "target 'cuda' is not available in this build (nnx was built without "
-      "the CUDA target); use --target=cpu");
+      "target 'cuda' is not available in this build (cuda.h was not found "
+      "when nnx was configured); use --target=cpu");
+#else
+  std::string error;
+  if (!::nnx::cuda::initialize(error))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "target 'cuda': " + error +
+                                       "; use --target=cpu");
+  NNXCUDAPipelineOptions options;
+  options.chip = deviceChip();
+  // SASS for the device plus PTX the driver can JIT when ptxas is there;
+  // PTX alone otherwise. NNX_CUDA_FORMAT overrides.
+  if (const char *env = std::getenv("NNX_CUDA_FORMAT"); env && *env)
+    options.format = env;
+  else
+    options.format =
+        llvm::sys::fs::can_execute("/usr/local/cuda/bin/ptxas") ? "fatbin"
+                                                                 : "isa";
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  if (failed(verifyNNXCUDAPipelineOptions(options, os)))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "target 'cuda': " + message);
+  std::string chip = options.chip, format = options.format;
+  config.buildPipeline = [chip, format](OpPassManager &pm) {
+    NNXCUDAPipelineOptions o;
+    o.chip = chip;
+    o.format = format;
+    buildNNXCUDAPipeline(pm, o);
+  };
+  config.registerExtensions = registerNNXCUDAExtensions;
+  config.symbolMap = [](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap map;
+    for (const ::nnx::cuda::RuntimeSymbol &s : ::nnx::cuda::runtimeSymbols())
+      map[interner(s.name)] = {llvm::orc::ExecutorAddr::fromPtr(s.address),
+                               llvm::JITSymbolFlags::Exported};
+    return map;
+  };
+  config.checkRuntime = []() -> llvm::Error {
+    std::string error = ::nnx::cuda::lastError();
+    if (error.empty())
+      return llvm::Error::success();
+    ::nnx::cuda::clearError();
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "CUDA runtime: " + error);
+  };
+  return llvm::Error::success();
+#endif
 }

@@ -100,6 +100,7 @@ void mlir::nnx::buildNNXCUDAPipeline(OpPassManager &pm,
   kernels.blockSize = options.blockSize;
   pm.addNestedPass<func::FuncOp>(createNNXLinalgToGPUPass(kernels));
   pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createNNXGPUMergeModulesPass());
 
   // Host side: device buffers, then one stream per call with async tokens
   // ordering the copies, launches and frees.

@@ -121,6 +121,7 @@ private:
 
   Target target = Target::CPU;
   std::unique_ptr<ExecutionEngine> engine;
+  std::function<llvm::Error()> checkRuntime;
   std::vector<TensorSpec> inputs, outputs, writeProbes, readProbes;
 };
 

@@ -47,6 +47,10 @@ struct TargetConfig {
   llvm::SmallVector<std::string> sharedLibPaths;
   /// Host symbols the JIT resolves (e.g. a runtime linked into the tool).
   std::function<llvm::orc::SymbolMap(llvm::orc::MangleAndInterner)> symbolMap;
+  /// An error the target's runtime recorded since the last check (e.g. a
+  /// failed CUDA driver call inside the compiled code); called after the
+  /// JIT's initializers and after every call of the forward. Null: none.
+  std::function<llvm::Error()> checkRuntime;
 };
 
 /// Fills `config` for `target`; an error when the target cannot be used in

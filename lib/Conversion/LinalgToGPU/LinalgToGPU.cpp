@@ -177,10 +177,21 @@ LogicalResult lowerContraction(linalg::LinalgOp op,
   OpBuilder b(op);
   Location loc = op.getLoc();
   KernelBuilder kb{b, loc};
-  unsigned dm = dims.m.front(), dn = dims.n.front(), dk = dims.k.front();
+  // Several M (or N) dimensions form one logical M (N) dimension, e.g.
+  // batch and sequence of a Linear on 3-D activations.
+  ArrayRef<unsigned> mDims = dims.m, nDims = dims.n;
+  unsigned dk = dims.k.front();
   SmallVector<Value> sizes;
   for (Range r : op.createLoopRanges(b, loc))
     sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
+  auto product = [&](ArrayRef<unsigned> ds) {
+    Value v = kb.idx(1);
+    for (unsigned d : ds)
+      v = kb.mul(v, sizes[d]);
+    return v;
+  };
+  Value sizeM = mDims.size() == 1 ? sizes[mDims[0]] : product(mDims);
+  Value sizeN = nDims.size() == 1 ? sizes[nDims[0]] : product(nDims);
   OpOperand *opA = op.getDpsInputOperand(0);
   OpOperand *opB = op.getDpsInputOperand(1);
   OpOperand *opC = op.getDpsInitOperand(0);
@@ -202,7 +213,7 @@ LogicalResult lowerContraction(linalg::LinalgOp op,
   Value c1 = kb.idx(1);
   Value t16 = kb.idx(kThreads);
   gpu::LaunchOp launch =
-      kb.launch(kb.gridSize(sizes[dn], tileN), kb.gridSize(sizes[dm], tileM),
+      kb.launch(kb.gridSize(sizeN, tileN), kb.gridSize(sizeM, tileM),
                 arith::MaxUIOp::create(b, loc, batch, c1), t16, t16, c1,
                 {tileAType, tileBType});
   // Constants of the kernel itself (not captured as kernel arguments).
@@ -228,13 +239,27 @@ LogicalResult lowerContraction(linalg::LinalgOp op,
   Value zeroB = arith::ConstantOp::create(b, loc, b.getZeroAttr(elemB));
   Value zeroC = arith::ConstantOp::create(b, loc, b.getZeroAttr(elemC));
   int64_t rm = tileM / kThreads, rn = tileN / kThreads;
+  // Sets the loop indices of `ds` from a logical index over them.
+  auto setDims = [&](SmallVectorImpl<Value> &p, ArrayRef<unsigned> ds,
+                     Value linear) {
+    if (ds.size() == 1) {
+      p[ds[0]] = linear;
+      return;
+    }
+    for (unsigned d : llvm::reverse(ds)) {
+      p[d] = kb.rem(linear, sizes[d]);
+      linear = kb.div(linear, sizes[d]);
+    }
+  };
 
   // The output point of accumulator (i, j) and whether it is in bounds.
   auto outPoint = [&](int64_t i, int64_t j) {
     SmallVector<Value> p = ivs;
-    p[dm] = kb.add(m0, kb.add(ty, kb.idx(i * kThreads)));
-    p[dn] = kb.add(n0, kb.add(tx, kb.idx(j * kThreads)));
-    Value ok = kb.land(kb.ult(p[dm], sizes[dm]), kb.ult(p[dn], sizes[dn]));
+    Value m = kb.add(m0, kb.add(ty, kb.idx(i * kThreads)));
+    Value n = kb.add(n0, kb.add(tx, kb.idx(j * kThreads)));
+    setDims(p, mDims, m);
+    setDims(p, nDims, n);
+    Value ok = kb.land(kb.ult(m, sizeM), kb.ult(n, sizeN));
     return std::make_pair(p, ok);
   };
   // A guarded load: `zero` outside the operand.
@@ -262,26 +287,27 @@ LogicalResult lowerContraction(linalg::LinalgOp op,
     }
 
   // Stages one operand tile: `rows` x `cols` elements of the operand at
-  // (rowDim = r0 + row, colDim = c0 + col), spread over the 256 threads so
+  // (rowDims = r0 + row, colDims = c0 + col), spread over the 256 threads so
   // that consecutive threads read consecutive addresses of the operand.
-  auto stage = [&](OpOperand *operand, Value tile, unsigned rowDim,
-                   Value r0, int64_t rows, unsigned colDim, Value c0,
+  auto stage = [&](OpOperand *operand, Value tile, ArrayRef<unsigned> rowDims,
+                   Value rowSize, Value r0, int64_t rows,
+                   ArrayRef<unsigned> colDims, Value colSize, Value c0,
                    int64_t cols, Value zero) {
     AffineMap map = op.getMatchingIndexingMap(operand);
     // Contiguous in memory: the dimension of the operand's last index.
     bool colFast = true;
     if (auto last = dyn_cast<AffineDimExpr>(map.getResults().back()))
-      colFast = last.getPosition() != rowDim;
+      colFast = !llvm::is_contained(rowDims, last.getPosition());
     int64_t perThread = rows * cols / (kThreads * kThreads);
     for (int64_t s = 0; s < perThread; ++s) {
       Value e = kb.add(tid, kb.idx(s * kThreads * kThreads));
       Value row = colFast ? kb.div(e, kb.idx(cols)) : kb.rem(e, kb.idx(rows));
       Value col = colFast ? kb.rem(e, kb.idx(cols)) : kb.div(e, kb.idx(rows));
       SmallVector<Value> p = ivs;
-      p[rowDim] = kb.add(r0, row);
-      p[colDim] = kb.add(c0, col);
-      Value ok = kb.land(kb.ult(p[rowDim], sizes[rowDim]),
-                         kb.ult(p[colDim], sizes[colDim]));
+      Value r = kb.add(r0, row), c = kb.add(c0, col);
+      setDims(p, rowDims, r);
+      setDims(p, colDims, c);
+      Value ok = kb.land(kb.ult(r, rowSize), kb.ult(c, colSize));
       Value v = guardedLoad(ok, operand->get(), kb.indices(map, p), zero);
       memref::StoreOp::create(b, loc, v, tile, ValueRange{row, col});
     }
@@ -295,8 +321,10 @@ LogicalResult lowerContraction(linalg::LinalgOp op,
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
         Value k0 = kb.mul(kt, kb.idx(tileK));
-        stage(opA, tileA, dm, m0, tileM, dk, k0, tileK, zeroA);
-        stage(opB, tileB, dk, k0, tileK, dn, n0, tileN, zeroB);
+        stage(opA, tileA, mDims, sizeM, m0, tileM, {dk}, sizes[dk], k0, tileK,
+              zeroA);
+        stage(opB, tileB, {dk}, sizes[dk], k0, tileK, nDims, sizeN, n0, tileN,
+              zeroB);
         gpu::BarrierOp::create(b, loc);
         auto inner = scf::ForOp::create(
             b, loc, kb.idx(0), kb.idx(tileK), c1, accIn,
@@ -339,7 +367,8 @@ LogicalResult lowerContraction(linalg::LinalgOp op,
 }
 
 /// The M, N, K dimensions when `op` is a contraction the tiled kernel
-/// handles: two inputs, one output, one M, one N and one K dimension.
+/// handles: two inputs, one output, one K dimension (M and N may span
+/// several dimensions each).
 std::optional<linalg::ContractionDimensions>
 tiledContraction(linalg::LinalgOp op) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
@@ -350,7 +379,7 @@ tiledContraction(linalg::LinalgOp op) {
       return std::nullopt;
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
-  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
+  if (failed(dims) || dims->m.empty() || dims->n.empty() ||
       dims->k.size() != 1)
     return std::nullopt;
   if (op.getBlock()->getTerminator()->getNumOperands() != 1)

@@ -11,8 +11,10 @@ def NNXLinalgToGPUPass : Pass<"nnx-linalg-to-gpu", "::mlir::func::FuncOp"> {
     on memrefs (and every `memref.copy`) becomes one `gpu.launch`:
 
     - Contractions (`linalg.matmul`, `linalg.batch_matmul`, and any
-      `linalg.generic` that is a contraction with one M, one N and one K
-      dimension, whatever its operand layouts) get a shared-memory tiled
+      `linalg.generic` that is a contraction with one K dimension, whatever
+      its operand layouts; several M or N dimensions, such as batch and
+      sequence of a Linear on 3-D activations, are linearized into one) get
+      a shared-memory tiled
       kernel: a `tile-m` x `tile-n` output tile per block of 16x16 threads,
       the K loop in steps of `tile-k` staging both operand tiles in
       workgroup memory (`#gpu.address_space<workgroup>`) between
@@ -96,6 +98,39 @@ def NNXGPUDeviceMemoryPass
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect"
   ];
+}
+
+def NNXGPUMergeModulesPass
+    : Pass<"nnx-gpu-merge-modules", "::mlir::ModuleOp"> {
+  let summary = "Put every outlined kernel in one gpu.module";
+  let description = [{
+    `gpu-kernel-outlining` creates one `gpu.module` per kernel, each loaded
+    with its own `cuModuleLoad` at start-up and compiled with its own `ptxas`
+    run. This pass moves every kernel into the first `gpu.module` (named
+    `@<first module>`), renaming each kernel after the module it came from so
+    names stay unique, and retargets the `gpu.launch_func` ops.
+
+    Before:
+
+    ```mlir
+    gpu.module @forward_kernel { gpu.func @forward_kernel(...) kernel {...} }
+    gpu.module @forward_kernel_0 { gpu.func @forward_kernel(...) kernel {...} }
+    gpu.launch_func @forward_kernel_0::@forward_kernel ...
+    ```
+
+    After:
+
+    ```mlir
+    gpu.module @forward_kernel {
+      gpu.func @forward_kernel(...) kernel {...}
+      gpu.func @forward_kernel_0(...) kernel {...}
+    }
+    gpu.launch_func @forward_kernel::@forward_kernel_0 ...
+    ```
+
+    Modules carrying targets or other attributes are left alone.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
 #endif // NNX_CONVERSION_LINALGTOGPU_PASSES_TD
