@@ -71,11 +71,7 @@ LogicalResult mlir::nnx::dropLayer(ModelOp model, StringRef layer) {
     if (reaching || badCall)
       return;
     if (auto call = dyn_cast<CallOp>(user)) {
-      auto scope = call->getParentOfType<CustomModuleOp>();
-      std::string path = call.getCallee().getRootReference().getValue().str();
-      for (FlatSymbolRefAttr nested : call.getCallee().getNestedReferences())
-        path += "." + nested.getValue().str();
-      if (scope && lookupRegistered(scope, path) == op &&
+      if (lookupCalleeSlot(call) == op &&
           (call.getNumOperands() != 1 || call.getNumResults() != 1 ||
            call.getOperand(0).getType() != call.getResult(0).getType())) {
         badCall = call;

@@ -282,13 +282,16 @@ static SymbolRefAttr pathToRef(MLIRContext *ctx, StringRef path) {
   return SymbolRefAttr::get(StringAttr::get(ctx, segs.front()), nested);
 }
 
-Operation *surgery::resolveCallee(CallOp call) {
+Operation *surgery::lookupCalleeSlot(CallOp call) {
   auto scope = call->getParentOfType<CustomModuleOp>();
   if (!scope)
     return nullptr;
-  return resolveAlias(
-      lookupRegistered(cast<ModuleOpInterface>(scope.getOperation()),
-                       refToPath(call.getCallee())));
+  return lookupRegistered(cast<ModuleOpInterface>(scope.getOperation()),
+                          refToPath(call.getCallee()));
+}
+
+Operation *surgery::resolveCallee(CallOp call) {
+  return resolveAlias(lookupCalleeSlot(call));
 }
 
 ReferenceSnapshot::ReferenceSnapshot(ModelOp model) {

@@ -98,6 +98,10 @@ private:
   llvm::SmallVector<std::pair<CallOp, Operation *>> calls;
 };
 
+/// The op an `nnx.call` names in its enclosing `nnx.module` (a module or an
+/// `nnx.alias`, not followed), or null.
+Operation *lookupCalleeSlot(CallOp call);
+
 /// What an `nnx.call` resolves to (aliases followed), or null.
 Operation *resolveCallee(CallOp call);
 
