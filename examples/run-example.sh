@@ -57,3 +57,15 @@ echo "== input: $INPUT"
 "$PYTHON" -c "import numpy as np, sys; np.set_printoptions(precision=4); x = np.load(sys.argv[1]); print(x.dtype, x.shape); print(x)" "$INPUT"
 
 run_model "forward on CPU (nnx-run --target=cpu)" "$MODEL" original
+
+# Surgery: widen fc1 (8 -> 16 units, Net2WiderNet), then deepen after act1
+# (identity Linear + ReLU, Net2DeeperNet). Both are function-preserving: the
+# edited model's outputs match the original's (eval mode) within 1e-5.
+echo
+echo "== surgery: nnx-widen{layer=fc1 width=16} then nnx-deepen{after=act1}"
+"$NNX_OPT" "$MODEL" \
+  --pass-pipeline='builtin.module(nnx.model(nnx-widen{layer=fc1 width=16 seed=0},nnx-deepen{after=act1}))' \
+  -o "$WORK/surgery.mlir"
+"$NNX_OPT" --nnx-param-count "$WORK/surgery.mlir" -o /dev/null
+run_model "forward of the widened + deepened model on CPU" "$WORK/surgery.mlir" surgery
+compare_outputs original surgery
