@@ -39,15 +39,26 @@ public:
   explicit DiagnosticCollector(MLIRContext &ctx)
       : handler(&ctx, [this](Diagnostic &diag) {
           llvm::raw_string_ostream os(text);
-          os << diag.getLocation() << ": " << severity(diag.getSeverity())
-             << ": " << diag << "\n";
+          os << where(diag.getLocation()) << ": "
+             << severity(diag.getSeverity()) << ": " << diag << "\n";
           for (Diagnostic &note : diag.getNotes())
-            os << note.getLocation() << ": note: " << note << "\n";
+            os << where(note.getLocation()) << ": note: " << note << "\n";
           return success();
         }) {}
   std::string take() { return std::move(text); }
 
 private:
+  /// `file:line:col` like the command-line tools print it.
+  static std::string where(Location loc) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    if (auto flc = dyn_cast<FileLineColLoc>(loc))
+      os << flc.getFilename().getValue() << ":" << flc.getLine() << ":"
+         << flc.getColumn();
+    else
+      os << loc;
+    return s;
+  }
   static const char *severity(DiagnosticSeverity s) {
     switch (s) {
     case DiagnosticSeverity::Error:
@@ -78,6 +89,74 @@ std::string printOp(Operation *op) {
   return s;
 }
 
+/// Adds `text` to `pm`: either an anchored pipeline ("builtin.module(...)",
+/// parsed as is) or a comma-separated list of passes / named pipelines with
+/// `{options}`, each added like an nnx-opt command-line flag (implicit
+/// nesting on an op-anchored pass).
+LogicalResult addPipeline(StringRef text, OpPassManager &pm,
+                          llvm::raw_ostream &es) {
+  text = text.trim();
+  if (text.starts_with("builtin.module(") && text.ends_with(")"))
+    return parsePassPipeline(text.drop_front(strlen("builtin.module("))
+                                 .drop_back(),
+                             pm, es);
+  SmallVector<StringRef> elements;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    char c = i < text.size() ? text[i] : ',';
+    if (c == '{' || c == '(')
+      ++depth;
+    else if (c == '}' || c == ')')
+      --depth;
+    else if (c == ',' && depth == 0) {
+      elements.push_back(text.slice(start, i).trim());
+      start = i + 1;
+    }
+  }
+  if (depth != 0) {
+    es << "unbalanced braces";
+    return failure();
+  }
+  auto errorHandler = [&](const Twine &msg) {
+    es << msg;
+    return failure();
+  };
+  for (StringRef e : elements) {
+    if (e.empty()) {
+      es << "empty pipeline element";
+      return failure();
+    }
+    size_t brace = e.find_first_of("{(");
+    if (brace != StringRef::npos && e[brace] == '(') {
+      // An op-anchored nested pipeline: "nnx.model(nnx-widen{...})".
+      if (failed(parsePassPipeline(e, pm, es)))
+        return failure();
+      continue;
+    }
+    StringRef name = e.take_front(brace).trim();
+    StringRef options;
+    if (brace != StringRef::npos) {
+      if (!e.ends_with("}")) {
+        es << "expected '}' at the end of '" << e << "'";
+        return failure();
+      }
+      options = e.drop_front(brace + 1).drop_back();
+    }
+    if (const PassInfo *info = PassInfo::lookup(name)) {
+      if (failed(info->addToPipeline(pm, options, errorHandler)))
+        return failure();
+    } else if (const PassPipelineInfo *info = PassPipelineInfo::lookup(name)) {
+      if (failed(info->addToPipeline(pm, options, errorHandler)))
+        return failure();
+    } else {
+      es << "no pass or pipeline named '" << name << "'";
+      return failure();
+    }
+  }
+  return success();
+}
+
 /// A parsed file of nnx IR: its own context and top-level module.
 class Model {
 public:
@@ -90,11 +169,22 @@ public:
       auto buf = llvm::MemoryBuffer::getMemBufferCopy(text, name);
       llvm::SourceMgr sm;
       sm.AddNewSourceBuffer(std::move(buf), llvm::SMLoc());
-      // Verify after wrapping: top-level symbols need the implicit module.
-      m->module = parseSourceFile<ModuleOp>(
-          sm, ParserConfig(m->ctx.get(), /*verifyAfterParse=*/false));
-      if (m->module && failed(mlir::verify(*m->module)))
-        m->module = nullptr;
+      // Parse into an implicit module (as nnx-opt does) so that top-level
+      // symbols have a symbol table; a file that is one `module` is used as is.
+      OpBuilder b(m->ctx.get());
+      OwningOpRef<ModuleOp> top =
+          ModuleOp::create(b, FileLineColLoc::get(m->ctx.get(), name, 0, 0));
+      ParserConfig config(m->ctx.get(), /*verifyAfterParse=*/false);
+      if (succeeded(parseSourceFile(sm, top->getBody(), config))) {
+        Block *body = top->getBody();
+        if (llvm::hasSingleElement(*body))
+          if (auto inner = dyn_cast<ModuleOp>(body->front())) {
+            inner->remove();
+            top = OwningOpRef<ModuleOp>(inner);
+          }
+        if (succeeded(mlir::verify(*top)))
+          m->module = std::move(top);
+      }
       errors = diags.take();
     }
     if (!m->module)
@@ -186,18 +276,18 @@ public:
   /// Runs `pipeline` on a clone; on success the clone becomes the model and
   /// its printed IR is returned, on failure the model is left unchanged.
   std::string runPipeline(const std::string &pipeline) {
-    StringRef inner = StringRef(pipeline).trim();
-    if (inner.starts_with("builtin.module(") && inner.ends_with(")"))
-      inner = inner.drop_front(strlen("builtin.module(")).drop_back();
     std::string errors;
     OwningOpRef<ModuleOp> clone = module->clone();
     bool ok;
     {
       DiagnosticCollector diags(*ctx);
-      PassManager pm(ctx.get(), ModuleOp::getOperationName());
+      // Implicit nesting, as on nnx-opt's command line: a pass anchored on
+      // nnx.model (e.g. nnx-widen) runs on every model of the file.
+      PassManager pm(ctx.get(), ModuleOp::getOperationName(),
+                     OpPassManager::Nesting::Implicit);
       std::string parseErrors;
       llvm::raw_string_ostream es(parseErrors);
-      if (failed(parsePassPipeline(inner, pm, es)))
+      if (failed(addPipeline(pipeline, pm, es)))
         throw py::value_error("invalid pass pipeline '" + pipeline +
                               "': " + parseErrors);
       ok = succeeded(pm.run(*clone));
@@ -223,6 +313,7 @@ public:
 private:
   Model() : ctx(std::make_unique<MLIRContext>(registry())) {
     ctx->disableMultithreading();
+    ctx->printOpOnDiagnostic(false);
     ctx->loadAllAvailableDialects();
   }
 

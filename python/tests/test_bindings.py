@@ -76,10 +76,30 @@ def test_run_pipeline_returns_ir_and_keeps_model_on_failure(model):
 
 
 def test_pipeline_failure_carries_diagnostics(model):
-    # nnx-verify-style failure: inject one through a pass that needs a valid
-    # option value; an unknown option is a parse error, not a crash.
     with pytest.raises(ValueError, match="bogus"):
         model.run_pipeline("canonicalize{bogus=1}")
+    lazy = _nnx.Model.parse(
+        'nnx.model @a inputs(tensor<?x4xf32>) {\n'
+        '  nnx.linear @l {lazy, out_features = 3}\n}\n', "lazy.mlir")
+    before = str(lazy)
+    with pytest.raises(_nnx.Error) as e:
+        lazy.run_pipeline("nnx-build-forward")
+    msg = str(e.value)
+    assert "pipeline 'nnx-build-forward' failed" in msg
+    assert "lazy.mlir:2:3: error:" in msg and "uninitialized lazy layer" in msg
+    assert str(lazy) == before
+
+
+def test_pipeline_runs_nnx_passes(model):
+    fwd = _nnx.Model.parse(MODEL).run_pipeline("nnx-build-forward")
+    assert "func.func" in fwd and "linalg" in fwd
+    cls = _nnx.Model.parse(MODEL.split("nnx.model @res")[0])
+    widened = cls.run_pipeline("nnx-widen{layer=fc width=12 seed=1}, canonicalize")
+    assert "tensor<12x4xf32>" in widened
+    assert cls.lookup("fc")["params"] == 12 * 4 + 12
+    assert cls.param_count() == 12 * 4 + 12 + 2 * 12
+    with pytest.raises(ValueError, match="no pass or pipeline named 'nope'"):
+        cls.run_pipeline("canonicalize,nope")
 
 
 def test_parse_errors_carry_diagnostics(tmp_path):
