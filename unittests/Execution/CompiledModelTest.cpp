@@ -1,0 +1,224 @@
+//===- CompiledModelTest.cpp - compile and run through the C++ API --------===//
+#include "nnx/Execution/CompiledModel.h"
+#include "nnx/InitNNX.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include "gtest/gtest.h"
+
+using namespace mlir;
+using namespace mlir::nnx;
+
+namespace {
+
+constexpr llvm::StringLiteral kTinyModel = R"mlir(
+nnx.model @tiny inputs(tensor<?x2xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.linear @fc {weight = dense<[[1.0, 2.0], [-1.0, 0.5], [0.0, 1.0]]> : tensor<3x2xf32>,
+                    bias = dense<[0.5, 0.0, -1.0]> : tensor<3xf32>}
+    nnx.relu @act
+    nnx.linear @head {weight = dense<[[1.0, 1.0, 1.0], [2.0, 0.0, -1.0]]> : tensor<2x3xf32>}
+  }
+}
+)mlir";
+
+/// A forward as `nnx-lower-probes` leaves it: write probe "w" replaces the
+/// hidden value, read probe "h" returns the value before the write.
+constexpr llvm::StringLiteral kProbedForward = R"mlir(
+func.func @forward(%x: tensor<?x2xf32>, %w: tensor<?x2xf32>)
+    -> (tensor<?x2xf32>, tensor<?x2xf32>)
+    attributes {nnx.read_probes = ["h"], nnx.write_probes = ["w"]} {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x2xf32>
+  %e = tensor.empty(%n) : tensor<?x2xf32>
+  %h = linalg.add ins(%x, %x : tensor<?x2xf32>, tensor<?x2xf32>)
+                  outs(%e : tensor<?x2xf32>) -> tensor<?x2xf32>
+  %e2 = tensor.empty(%n) : tensor<?x2xf32>
+  %y = linalg.mul ins(%w, %w : tensor<?x2xf32>, tensor<?x2xf32>)
+                  outs(%e2 : tensor<?x2xf32>) -> tensor<?x2xf32>
+  return %y, %h : tensor<?x2xf32>, tensor<?x2xf32>
+}
+)mlir";
+
+class CompiledModelTest : public ::testing::Test {
+protected:
+  CompiledModelTest() {
+    DialectRegistry registry;
+    ::nnx::registerNNXDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.printOpOnDiagnostic(false);
+  }
+
+  /// Parses and compiles `source`; diagnostics are collected in `diags`.
+  llvm::Expected<std::unique_ptr<CompiledModel>>
+  compile(StringRef source, const CompileOptions &options = {}) {
+    module = parseSourceString<ModuleOp>(source, &context);
+    EXPECT_TRUE(module) << "test IR does not parse";
+    if (!module)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "parse");
+    return CompiledModel::compile(*module, options);
+  }
+
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module;
+  std::string diags;
+  ScopedDiagnosticHandler handler{&context, [this](Diagnostic &diag) {
+                                    diags += diag.str() + "\n";
+                                    return success();
+                                  }};
+};
+
+NpyArray floats(ArrayRef<int64_t> shape, ArrayRef<float> values) {
+  return NpyArray::fromValues<float>(DType::F32, shape, values);
+}
+
+std::vector<float> valuesOf(const NpyArray &array) {
+  ArrayRef<float> values = array.getValues<float>();
+  return {values.begin(), values.end()};
+}
+
+TEST_F(CompiledModelTest, RunsTinyModelOnAnyBatch) {
+  auto compiled = compile(kTinyModel);
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError()) << diags;
+  CompiledModel &model = **compiled;
+  ASSERT_EQ(model.getInputs().size(), 1u);
+  EXPECT_EQ(model.getInputs()[0].typeString, "tensor<?x2xf32>");
+  EXPECT_EQ(model.getInputs()[0].shape,
+            (SmallVector<int64_t, 4>{ShapedType::kDynamic, 2}));
+  ASSERT_EQ(model.getOutputs().size(), 1u);
+  EXPECT_EQ(model.getOutputs()[0].typeString, "tensor<?x2xf32>");
+  EXPECT_TRUE(model.getReadProbes().empty());
+  EXPECT_TRUE(model.getWriteProbes().empty());
+
+  // Hand-computed: see test/nnx-run/run.mlir.
+  auto batch3 = model.run({floats({3, 2}, {1, 2, -1, 0.5f, 0, 0})});
+  ASSERT_TRUE(static_cast<bool>(batch3)) << llvm::toString(batch3.takeError());
+  ASSERT_EQ(batch3->outputs.size(), 1u);
+  EXPECT_EQ(batch3->outputs[0].shape, (SmallVector<int64_t, 4>{3, 2}));
+  EXPECT_EQ(valuesOf(batch3->outputs[0]),
+            (std::vector<float>{6.5f, 10, 1.75f, 1, 0.5f, 1}));
+
+  auto batch1 = model.run({floats({1, 2}, {2, -3})});
+  ASSERT_TRUE(static_cast<bool>(batch1)) << llvm::toString(batch1.takeError());
+  EXPECT_EQ(batch1->outputs[0].shape, (SmallVector<int64_t, 4>{1, 2}));
+  EXPECT_EQ(valuesOf(batch1->outputs[0]), (std::vector<float>{0, 0}));
+
+  RunOptions options;
+  options.repeat = 4;
+  auto repeated = model.run({floats({1, 2}, {1, 2})}, {}, options);
+  ASSERT_TRUE(static_cast<bool>(repeated))
+      << llvm::toString(repeated.takeError());
+  EXPECT_EQ(repeated->seconds.size(), 4u);
+  EXPECT_EQ(valuesOf(repeated->outputs[0]), (std::vector<float>{6.5f, 10}));
+}
+
+TEST_F(CompiledModelTest, ValidatesInputsBeforeRunning) {
+  auto compiled = compile(kTinyModel);
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError()) << diags;
+  CompiledModel &model = **compiled;
+  auto errorOf = [&](std::vector<NpyArray> inputs,
+                     ArrayRef<std::string> sources = {}) {
+    RunOptions options;
+    options.inputSources = sources;
+    llvm::Error err = model.validate(inputs, {}, options);
+    std::string text = err ? llvm::toString(std::move(err)) : "";
+    // run() refuses the same way.
+    auto result = model.run(inputs, {}, options);
+    EXPECT_FALSE(static_cast<bool>(result));
+    if (!result)
+      EXPECT_EQ(llvm::toString(result.takeError()), text);
+    return text;
+  };
+  std::vector<std::string> sources = {"x.npy"};
+  EXPECT_EQ(errorOf({NpyArray(DType::F64, {3, 5})}, sources),
+            "input 0: expected tensor<?x2xf32>, got float64 array of shape "
+            "(3, 5) from x.npy");
+  EXPECT_EQ(errorOf({NpyArray(DType::F32, {3, 5})}),
+            "input 0: expected tensor<?x2xf32>, got float32 array of shape "
+            "(3, 5)");
+  EXPECT_EQ(errorOf({NpyArray(DType::F32, {2})}),
+            "input 0: expected tensor<?x2xf32>, got float32 array of shape "
+            "(2,)");
+  EXPECT_EQ(errorOf({}),
+            "the forward takes 1 input (tensor<?x2xf32>), got 0");
+  EXPECT_EQ(errorOf({NpyArray(DType::F32, {1, 2}), NpyArray(DType::F32, {1, 2})}),
+            "the forward takes 1 input (tensor<?x2xf32>), got 2");
+  EXPECT_FALSE(static_cast<bool>(model.validate({NpyArray(DType::F32, {7, 2})}, {})));
+}
+
+TEST_F(CompiledModelTest, ReportsModelsThatDoNotLower) {
+  auto compiled = compile(R"mlir(
+nnx.model @lazy inputs(tensor<?x2xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.linear @fc {lazy, out_features = 3}
+  }
+}
+)mlir");
+  ASSERT_FALSE(static_cast<bool>(compiled));
+  EXPECT_EQ(llvm::toString(compiled.takeError()),
+            "failed to build the forward of nnx.model @lazy");
+  EXPECT_NE(diags.find("uninitialized lazy layer"), std::string::npos)
+      << diags;
+}
+
+TEST_F(CompiledModelTest, RefusesModulesWithoutForward) {
+  auto compiled = compile("func.func @other() { return }");
+  ASSERT_FALSE(static_cast<bool>(compiled));
+  EXPECT_EQ(llvm::toString(compiled.takeError()),
+            "the module holds neither an nnx.model nor a func.func @forward "
+            "with a body");
+}
+
+TEST_F(CompiledModelTest, PassesProbesAsTrailingArgumentsAndResults) {
+  auto compiled = compile(kProbedForward);
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError()) << diags;
+  CompiledModel &model = **compiled;
+  ASSERT_EQ(model.getInputs().size(), 1u);
+  ASSERT_EQ(model.getWriteProbes().size(), 1u);
+  EXPECT_EQ(model.getWriteProbes()[0].name, "w");
+  ASSERT_EQ(model.getOutputs().size(), 1u);
+  ASSERT_EQ(model.getReadProbes().size(), 1u);
+  EXPECT_EQ(model.getReadProbes()[0].name, "h");
+
+  auto result = model.run({floats({2, 2}, {1, 2, 3, 4})},
+                          {floats({2, 2}, {-1, 2, 0.5f, 3})});
+  ASSERT_TRUE(static_cast<bool>(result)) << llvm::toString(result.takeError());
+  ASSERT_EQ(result->outputs.size(), 1u);
+  ASSERT_EQ(result->readProbes.size(), 1u);
+  EXPECT_EQ(valuesOf(result->outputs[0]),
+            (std::vector<float>{1, 4, 0.25f, 9}));
+  EXPECT_EQ(valuesOf(result->readProbes[0]),
+            (std::vector<float>{2, 4, 6, 8}));
+
+  // A write probe must come with the inputs' batch size and its own type.
+  llvm::Error batch = model.validate({floats({2, 2}, {1, 2, 3, 4})},
+                                     {floats({1, 2}, {0, 0})});
+  EXPECT_EQ(llvm::toString(std::move(batch)),
+            "write probe 'w': batch dimension is 1, but input 0 has batch 2");
+  llvm::Error dtype = model.validate({floats({2, 2}, {1, 2, 3, 4})},
+                                     {NpyArray(DType::F64, {2, 2})});
+  EXPECT_EQ(llvm::toString(std::move(dtype)),
+            "write probe 'w': expected tensor<?x2xf32>, got float64 array of "
+            "shape (2, 2)");
+  llvm::Error missing = model.validate({floats({2, 2}, {1, 2, 3, 4})}, {});
+  EXPECT_EQ(llvm::toString(std::move(missing)),
+            "the forward takes 1 write probe, got 0");
+}
+
+TEST(TargetTest, ParsesTargetNames) {
+  EXPECT_EQ(parseTarget("cpu"), Target::CPU);
+  EXPECT_EQ(parseTarget("cuda"), Target::CUDA);
+  EXPECT_EQ(parseTarget("gpu"), std::nullopt);
+  EXPECT_EQ(stringifyTarget(Target::CUDA), "cuda");
+  TargetConfig config;
+  ASSERT_FALSE(static_cast<bool>(getTargetConfig(Target::CPU, config)));
+  EXPECT_TRUE(static_cast<bool>(config.buildPipeline));
+}
+
+} // namespace
