@@ -168,6 +168,9 @@ static void printArray(StringRef label, const NpyArray &array) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  // The passes --probe/--patch run by name (nnx-insert-probes, and
+  // nnx-lower-probes inside the CPU pipeline).
+  ::nnx::registerNNXPasses();
   cl::HideUnrelatedOptions(runCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
