@@ -58,7 +58,7 @@ struct KernelBuilder {
   /// Clones the payload of `op` with its block arguments bound to `args`
   /// and `linalg.index` bound to `ivs`; returns the yielded values.
   SmallVector<Value> payload(linalg::LinalgOp op, ValueRange args,
-                             ValueRange ivs) {
+                             ValueRange ivs, bool contract = false) {
     Block *body = op.getBlock();
     IRMapping map;
     map.map(body->getArguments(), args);
@@ -67,7 +67,16 @@ struct KernelBuilder {
         map.map(index.getResult(), ivs[index.getDim()]);
         continue;
       }
-      b.clone(inner, map);
+      Operation *clone = b.clone(inner, map);
+      // Multiply-add chains of a contraction may fuse into FMAs.
+      if (auto fm = dyn_cast<arith::ArithFastMathInterface>(clone);
+          fm && contract) {
+        arith::FastMathFlags flags = fm.getFastMathFlagsAttr().getValue();
+        clone->setAttr(fm.getFastMathAttrName(),
+                       arith::FastMathFlagsAttr::get(
+                           clone->getContext(),
+                           flags | arith::FastMathFlags::contract));
+      }
     }
     return llvm::map_to_vector(body->getTerminator()->getOperands(),
                                [&](Value v) { return map.lookupOrDefault(v); });
@@ -346,7 +355,8 @@ LogicalResult lowerContraction(linalg::LinalgOp op,
               for (int64_t i = 0; i < rm; ++i)
                 for (int64_t j = 0; j < rn; ++j)
                   next.push_back(kb.payload(
-                      op, {a[i], bv[j], accK[i * rn + j]}, point)[0]);
+                      op, {a[i], bv[j], accK[i * rn + j]}, point,
+                      /*contract=*/true)[0]);
               scf::YieldOp::create(b, loc, next);
             });
         gpu::BarrierOp::create(b, loc);
@@ -399,13 +409,14 @@ struct NNXLinalgToGPUPass
       func.emitError("nnx-linalg-to-gpu: tile-m and tile-n must be positive "
                      "multiples of 16 and tile-m*tile-k, tile-k*tile-n "
                      "multiples of 256; got tile-m=")
-          << tileM << " tile-n=" << tileN << " tile-k=" << tileK;
+          << tileM.getValue() << " tile-n=" << tileN.getValue()
+          << " tile-k=" << tileK.getValue();
       return signalPassFailure();
     }
     if (blockSize <= 0 || blockSize > 1024) {
       func.emitError("nnx-linalg-to-gpu: block-size must be in [1, 1024], "
                      "got ")
-          << blockSize;
+          << blockSize.getValue();
       return signalPassFailure();
     }
     // memref.copy is a kernel like any other copy.
