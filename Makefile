@@ -26,6 +26,10 @@ check-lit: build
 check-unit: build
 	cd $(BUILD_DIR) && ctest --output-on-failure
 
+# The Python suites alone (torch reference, export, bindings).
+check-python: build
+	cd $(BUILD_DIR) && ctest --output-on-failure -R '^python-'
+
 test: build
 	ninja -C $(BUILD_DIR) check-nnx
 	cd $(BUILD_DIR) && ctest --output-on-failure
