@@ -222,3 +222,33 @@ def test_refusals_name_the_module():
             return x.mean(dim=-1, keepdim=True)
     with pytest.raises(ExportError, match=r"module at '<root>'.*has no nnx form"):
         export(Odd(), [(None, 4)])
+
+
+def test_nnx_forward_method_parametrizations_and_state():
+    class Gated(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Linear(4, 4)
+            self.b = nn.Sigmoid()
+            self.scale = nn.Parameter(torch.ones(4), requires_grad=False)
+
+        def forward(self, x):
+            return self.a(x) * self.b(x)
+
+        def nnx_forward(self, F, x):
+            return F.mul(F.call("a", x), F.call("b", x), source="gate_0")
+
+    printed = tools.nnx_opt(export(Gated(), [(None, 4)], name="g", root="gate"))
+    assert 'arith.mulf %0, %1 {nnx.source = "gate_0"}' in printed
+    assert re.search(r'nnx.module @gate class = "Gated" attributes \{requires_grad = '
+                     r'\{scale = false\}, state = \{scale = dense_resource<g_scale> : '
+                     r'tensor<4xf32>\}, train\}', printed), printed
+
+    from torch.nn.utils import weight_norm
+    from torch.nn.utils.parametrizations import spectral_norm
+    m = nn.Sequential(weight_norm(nn.Linear(4, 4)), spectral_norm(nn.Linear(4, 2)))
+    printed = tools.nnx_opt(export(m.eval(), [(None, 4)]))
+    assert re.search(r'nnx.linear @"0" \{[^}]*parametrizations = \{weight = "weight_norm"\}',
+                     printed), printed
+    assert re.search(r'nnx.linear @"1" \{[^}]*parametrizations = \{weight = "spectral_norm"\}',
+                     printed), printed
