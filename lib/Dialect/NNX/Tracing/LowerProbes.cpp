@@ -1,6 +1,7 @@
 //===- LowerProbes.cpp - probes to extra results and arguments --*- C++ -*-===//
 #include "nnx/Dialect/NNX/Tracing/Passes.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringSet.h"
@@ -76,7 +77,14 @@ struct NNXLowerProbesPass
       for (ProbeOp p : probes) {
         Value v = p.getValue();
         if (p.getKind() == ProbeKind::read) {
-          readValues.push_back(v);
+          // A copy into a buffer of its own: a read must not alias another
+          // result (the same value read twice, or also returned) or an
+          // argument, and it is what the caller receives.
+          OpBuilder b(p);
+          auto copy = bufferization::AllocTensorOp::create(
+              b, p.getLoc(), cast<RankedTensorType>(v.getType()),
+              ValueRange(), v);
+          readValues.push_back(copy);
           readNames.push_back(p.getNameAttr());
           p.getResult().replaceAllUsesWith(v);
         } else {

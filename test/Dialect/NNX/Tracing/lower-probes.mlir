@@ -1,14 +1,17 @@
 // RUN: nnx-opt %s -split-input-file -verify-diagnostics --nnx-lower-probes | FileCheck %s
 
-// Reads become trailing results in op order, writes trailing arguments that
-// replace the value from the probe on; the names are recorded in order.
+// Reads become copies returned as trailing results in op order, writes
+// trailing arguments that replace the value from the probe on; the names are
+// recorded in order.
 // CHECK-LABEL: func.func @forward
 // CHECK-SAME:    (%[[X:.*]]: tensor<?x8xf32>, %[[W:.*]]: tensor<?x8xf32>)
 // CHECK-SAME:    -> (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>)
 // CHECK-SAME:    attributes {nnx.read_probes = ["in", "sum"], nnx.write_probes = ["w"]}
+// CHECK-NEXT:    %[[R:.*]] = bufferization.alloc_tensor() copy(%[[X]])
 // CHECK-NEXT:    %[[S:.*]] = arith.addf %[[X]], %[[X]]
+// CHECK-NEXT:    %[[P:.*]] = bufferization.alloc_tensor() copy(%[[S]])
 // CHECK-NEXT:    %[[M:.*]] = arith.mulf %[[W]], %[[W]]
-// CHECK-NEXT:    return %[[M]], %[[X]], %[[S]]
+// CHECK-NEXT:    return %[[M]], %[[R]], %[[P]]
 func.func @forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %r = nnx.probe read "in" %x : tensor<?x8xf32>
   %s = arith.addf %r, %r : tensor<?x8xf32>

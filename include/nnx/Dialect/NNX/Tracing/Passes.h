@@ -2,6 +2,7 @@
 #ifndef NNX_DIALECT_NNX_TRACING_PASSES_H
 #define NNX_DIALECT_NNX_TRACING_PASSES_H
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"

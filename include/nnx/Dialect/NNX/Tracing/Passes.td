@@ -68,7 +68,8 @@ def NNXInsertProbesPass : Pass<"nnx-insert-probes", "::mlir::ModuleOp"> {
 def NNXLowerProbesPass : Pass<"nnx-lower-probes", "::mlir::ModuleOp"> {
   let summary = "Turn nnx.probe ops into extra function results and arguments";
   let description = [{
-    For every `func.func` holding `nnx.probe` ops: each `read` probe's value
+    For every `func.func` holding `nnx.probe` ops: a copy of each `read`
+    probe's value (`bufferization.alloc_tensor copy`, a buffer of its own)
     becomes an extra trailing result (in op order) and each `write` probe
     becomes an extra trailing argument that replaces the value from there on.
     The names are recorded in the function attributes `nnx.read_probes` and
@@ -85,11 +86,13 @@ def NNXLowerProbesPass : Pass<"nnx-lower-probes", "::mlir::ModuleOp"> {
     func.func @forward(%x: tensor<?x8xf32>, %w: tensor<?x8xf32>)
         -> (tensor<?x8xf32>, tensor<?x8xf32>)
         attributes {nnx.read_probes = ["h"], nnx.write_probes = ["w"]} {
-      return %w, %x : tensor<?x8xf32>, tensor<?x8xf32>
+      %h = bufferization.alloc_tensor() copy(%x) : tensor<?x8xf32>
+      return %w, %h : tensor<?x8xf32>, tensor<?x8xf32>
     }
     ```
   }];
-  let dependentDialects = ["::mlir::func::FuncDialect"];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::bufferization::BufferizationDialect"];
 }
 
 #endif // NNX_DIALECT_NNX_TRACING_PASSES_TD
