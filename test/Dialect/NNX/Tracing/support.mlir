@@ -80,3 +80,11 @@
 // SDPA-LABEL: model @llama family llama
 // SDPA:      layers.0.attention_probabilities unavailable needs_eager: this model runs sdpa
 // SDPA:      layers.0.layer_mid available
+
+// The seed's example: on GPT-2's attention, "../post_attention_layernorm.output"
+// names nothing (post_attention_layernorm is a rename, and renames do not
+// resolve above the host), while "../ln_2.output" works.
+// RUN: nnx-opt --nnx-support=family=%S/Inputs/gpt2-sandwich.json %nnx_src/examples/families/gpt2.mlir -o /dev/null | FileCheck %s --check-prefix=PARENT
+// PARENT-LABEL: model @gpt2 family gpt2-sandwich
+// PARENT:       layers.0.attention_output error 'layers.0.attention_output' (family 'gpt2-sandwich', path '../post_attention_layernorm.output' on 'transformer.h.0.attn'): segment '../post_attention_layernorm' names no module: 'transformer.h.0' has no child 'post_attention_layernorm' (above the host, paths use native names)
+// PARENT:       layers.0.mlp_output available output 0 of module 'transformer.h.0.ln_2' (nnx.layer_norm)
