@@ -3,6 +3,7 @@
 
 #include "nnx/Conversion/NNXToLinalg/NNXToLinalg.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
+#include "nnx/Dialect/NNX/Tracing/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -191,12 +192,10 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
       forward.walk([](ProbeOp) { return WalkResult::interrupt(); })
           .wasInterrupted();
   if (hasProbes) {
-    if (!PassInfo::lookup("nnx-lower-probes"))
-      return makeError("the forward holds nnx.probe ops but this build has "
-                       "no 'nnx-lower-probes' pass");
-    if (llvm::Error err =
-            runTextualPipeline(module, "nnx-lower-probes", "probe lowering"))
-      return std::move(err);
+    PassManager pm(context);
+    pm.addPass(createNNXLowerProbesPass());
+    if (failed(pm.run(module)))
+      return makeError("failed to lower the probes of @forward");
     forward = module.lookupSymbol<func::FuncOp>("forward");
     if (!forward)
       return makeError("nnx-lower-probes removed @forward");

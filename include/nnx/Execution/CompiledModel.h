@@ -63,7 +63,8 @@ struct CompileOptions {
   std::string modelName;
   /// A textual pass pipeline on `builtin.module` run on the structure level
   /// before the forward is built, e.g.
-  /// "nnx-insert-probes{family=llama reads=a,b writes=c}".
+  /// "nnx-insert-probes{family=llama reads=a,b writes=c}". Its passes must be
+  /// registered (`nnx::registerNNXPasses()`).
   std::string preForwardPipeline;
   /// LLVM optimization level of the JIT (0-3).
   unsigned optLevel = 3;
