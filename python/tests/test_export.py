@@ -13,7 +13,7 @@ from torch import nn  # noqa: E402
 
 from nnx import tools  # noqa: E402
 from nnx.nets import FeedFwdNN  # noqa: E402
-from nnx.torch_export import ExportError, Exporter, export  # noqa: E402
+from nnx.torch_export import ExportError, export  # noqa: E402
 
 RESOURCE = re.compile(r'^\s*([A-Za-z_][\w.$]*): "0x([0-9A-Fa-f]*)"', re.M)
 
