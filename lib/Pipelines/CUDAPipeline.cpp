@@ -48,6 +48,12 @@
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/NVGPUToNVVM/NVGPUToNVVM.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
+#include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
+
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Regex.h"
 
 using namespace mlir;
@@ -109,15 +115,50 @@ void mlir::nnx::buildNNXCUDAPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
-  // Kernels to NVVM and a binary for the chip; host to LLVM.
-  gpu::GPUToNVVMPipelineOptions nvvm;
-  nvvm.cubinChip = options.chip.getValue();
-  nvvm.cubinFeatures = options.features.empty()
-                           ? defaultCUDAFeatures(options.chip)
-                           : options.features.getValue();
-  nvvm.cubinFormat = options.format.getValue();
-  nvvm.optLevel = options.optLevel;
-  gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+  // Kernels to NVVM and a binary for the chip; host to LLVM. The stages of
+  // upstream's gpu-lower-to-nvvm-pipeline, with the CUDA toolkit given
+  // explicitly: ptxas / fatbinary from <cuda-path>/bin, and libdevice linked
+  // for the math functions (__nv_tanhf, __nv_expf, ...) the kernels call.
+  pm.addPass(createConvertNVGPUToNVVMPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertNVVMToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features.empty()
+                        ? defaultCUDAFeatures(options.chip)
+                        : options.features.getValue();
+  target.optLevel = options.optLevel;
+  std::string libdevice = options.cudaPath + "/nvvm/libdevice/libdevice.10.bc";
+  if (llvm::sys::fs::exists(libdevice))
+    target.linkLibs.push_back(libdevice);
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  ConvertGpuOpsToNVVMOpsOptions kernelLowering;
+  pm.addNestedPass<gpu::GPUModuleOp>(createStripDebugInfoPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(
+      createConvertGpuOpsToNVVMOps(kernelLowering));
+  pm.addNestedPass<gpu::GPUModuleOp>(LLVM::createNVVMOptimizeForTargetPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());
+
+  pm.addPass(createGpuToLLVMConversionPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.toolkitPath = options.cudaPath;
+  binary.compilationTarget = options.format;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
   // What the upstream host lowering leaves: control flow and memref ops of
   // the host function.
   pm.addPass(createSCFToControlFlowPass());

@@ -57,6 +57,11 @@ struct NNXCUDAPipelineOptions
   PassOptions::Option<int> optLevel{
       *this, "opt-level", llvm::cl::desc("NVPTX optimization level"),
       llvm::cl::init(3)};
+  PassOptions::Option<std::string> cudaPath{
+      *this, "cuda-path",
+      llvm::cl::desc("CUDA toolkit: ptxas and fatbinary in bin/, libdevice "
+                     "in nvvm/libdevice/"),
+      llvm::cl::init("/usr/local/cuda")};
   PassOptions::Option<int64_t> tileM{
       *this, "tile-m", llvm::cl::desc("Contraction output tile rows"),
       llvm::cl::init(64)};
