@@ -6,10 +6,10 @@
 // - low-rank truncation meets the Eckart-Young bound exactly.
 //
 //===----------------------------------------------------------------------===//
+#include "nnx/Dialect/NNX/Transforms/Surgery.h"
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
 #include "nnx/Dialect/NNX/IR/NNXDialect.h"
 #include "nnx/Dialect/NNX/IR/TensorUtils.h"
-#include "nnx/Dialect/NNX/Transforms/Surgery.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -35,11 +35,12 @@ namespace {
 
 class SurgeryTest : public ::testing::Test {
 protected:
-  SurgeryTest() : handler(&ctx, [this](Diagnostic &d) {
-    if (d.getSeverity() == DiagnosticSeverity::Error)
-      errors.push_back(d.str());
-    return success();
-  }) {
+  SurgeryTest()
+      : handler(&ctx, [this](Diagnostic &d) {
+          if (d.getSeverity() == DiagnosticSeverity::Error)
+            errors.push_back(d.str());
+          return success();
+        }) {
     ctx.loadDialect<NNXDialect, arith::ArithDialect>();
   }
 
@@ -377,7 +378,8 @@ struct NetGen {
   explicit NetGen(uint64_t seed) : rng(seed) {}
 
   int64_t pick(int64_t lo, int64_t hi) { // inclusive
-    return lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo + 1));
+    return lo +
+           static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo + 1));
   }
   double uniform() {
     return std::uniform_real_distribution<double>(-1.0, 1.0)(rng);
@@ -417,8 +419,9 @@ struct NetGen {
     return s + "}\n";
   }
   std::string activation(const std::string &key) {
-    static const char *acts[] = {"relu", "relu", "relu", "tanh", "gelu",
-                                 "sigmoid", "silu", "leaky_relu", "identity"};
+    static const char *acts[] = {"relu", "relu",       "relu",
+                                 "tanh", "gelu",       "sigmoid",
+                                 "silu", "leaky_relu", "identity"};
     return std::string("nnx.") + acts[pick(0, 8)] + " @" + key + "\n";
   }
 
@@ -448,8 +451,8 @@ struct NetGen {
 
   std::string model() {
     int64_t in = pick(2, 5), out = pick(1, 4);
-    std::string head = "nnx.model @m inputs(tensor<?x" + std::to_string(in) +
-                       "xf32>) {\n";
+    std::string head =
+        "nnx.model @m inputs(tensor<?x" + std::to_string(in) + "xf32>) {\n";
     switch (pick(0, 3)) {
     case 0:
       return head + "nnx.sequential @net keying = positional {\n" +
@@ -461,8 +464,7 @@ struct NetGen {
       int64_t mid = pick(2, 6);
       return head + "nnx.sequential @net keying = named {\n" +
              "nnx.sequential @body keying = positional {\n" +
-             chain(true, in, mid, pick(2, 3), "") + "}\n" +
-             "nnx.relu @act\n" +
+             chain(true, in, mid, pick(2, 3), "") + "}\n" + "nnx.relu @act\n" +
              "nnx.sequential @head keying = named {\n" +
              chain(false, mid, out, pick(1, 3), "h") + "}\n}\n}\n";
     }
@@ -626,8 +628,8 @@ TEST_F(SurgeryTest, LowRankMeetsTheEckartYoungBound) {
         double bound = std::sqrt(s.tail(maxRank - k).squaredNorm());
         // Eckart-Young: the truncation's Frobenius error is the L2 norm of
         // the discarded singular values (<= it, and it is also optimal).
-        double tol = std::string(elt) == "f64" ? 1e-10 * w.norm()
-                                               : 1e-6 * w.norm();
+        double tol =
+            std::string(elt) == "f64" ? 1e-10 * w.norm() : 1e-6 * w.norm();
         EXPECT_LE(err, bound + tol);
         EXPECT_GE(err, bound - tol);
         if (k == maxRank)

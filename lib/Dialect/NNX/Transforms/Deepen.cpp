@@ -25,7 +25,7 @@ struct DeepenPlan {
   Operation *site = nullptr;      // the slot the new modules follow
   int64_t dim = 0;
   Type elementType;
-  FeedFwdOp feedFwd;      // set for a feed_fwd site
+  FeedFwdOp feedFwd; // set for a feed_fwd site
   unsigned hiddenIndex = 0;
 };
 } // namespace
@@ -98,8 +98,9 @@ static FailureOr<DeepenPlan> planFeedFwd(ModuleListOp list, Operation *slot) {
     bool overridden = ff.getActivationsAttr() != nullptr;
     InFlightDiagnostic diag =
         refuse(ff, kPass, "container")
-        << "applies activation_for(" << i << ") = '" << act << "' after 'layers."
-        << i << "' (" << (overridden ? "per-layer override" : "the default")
+        << "applies activation_for(" << i << ") = '" << act
+        << "' after 'layers." << i << "' ("
+        << (overridden ? "per-layer override" : "the default")
         << "); deepen only preserves the function after a ReLU";
     diag.attachNote(slot->getLoc()) << "site is here";
     return diag;
@@ -123,24 +124,22 @@ static FailureOr<DeepenPlan> planFeedFwd(ModuleListOp list, Operation *slot) {
   return plan;
 }
 
-static FailureOr<DeepenPlan> planSequential(SequentialOp seq,
-                                            Operation *slot) {
+static FailureOr<DeepenPlan> planSequential(SequentialOp seq, Operation *slot) {
   DeepenPlan plan;
   ModuleOpInterface site = resolveAlias(slot);
   if (!isa<ReLUOp>(site)) {
-    InFlightDiagnostic diag = slot->emitError()
-                              << kPass << ": type error: site '"
-                              << displayPath(slot) << "' is '"
-                              << site->getName()
-                              << "', not 'nnx.relu'; the identity-Linear "
-                                 "insertion only preserves the function after "
-                                 "a ReLU";
+    InFlightDiagnostic diag =
+        slot->emitError() << kPass << ": type error: site '"
+                          << displayPath(slot) << "' is '" << site->getName()
+                          << "', not 'nnx.relu'; the identity-Linear "
+                             "insertion only preserves the function after "
+                             "a ReLU";
     return diag;
   }
   if (failed(checkRefusable(site, Subclass | Hooks, kPass, "site")))
     return failure();
-  if (failed(checkRefusable(seq, Subclass | Hooks | OwnState, kPass,
-                            "container")))
+  if (failed(
+          checkRefusable(seq, Subclass | Hooks | OwnState, kPass, "container")))
     return failure();
   LogicalResult result = success();
   LinearOp feeder;
@@ -189,9 +188,8 @@ static void applyFeedFwd(const DeepenPlan &plan) {
   shiftPositionalKeys(plan.container, plan.site, 1);
   OpBuilder b(ctx);
   b.setInsertionPointAfter(plan.site);
-  LinearOp lin = createIdentityLinear(b, plan.site->getLoc(),
-                                      positionalKey(at), plan.dim,
-                                      plan.elementType);
+  LinearOp lin = createIdentityLinear(b, plan.site->getLoc(), positionalKey(at),
+                                      plan.dim, plan.elementType);
   copyMode(plan.container, lin);
   refs.retarget();
 
@@ -240,8 +238,8 @@ static void applySequential(const DeepenPlan &plan) {
   LinearOp lin =
       createIdentityLinear(b, loc, linKey, plan.dim, plan.elementType);
   copyMode(seq, lin);
-  auto relu = ReLUOp::create(b, loc, reluKey, /*train=*/false, nullptr,
-                             nullptr, nullptr, nullptr, nullptr);
+  auto relu = ReLUOp::create(b, loc, reluKey, /*train=*/false, nullptr, nullptr,
+                             nullptr, nullptr, nullptr);
   copyMode(seq, relu);
   refs.retarget();
 }
@@ -278,7 +276,8 @@ LogicalResult mlir::nnx::deepen(ModelOp model, StringRef after) {
 }
 
 namespace {
-struct NNXDeepenPass : public mlir::nnx::impl::NNXDeepenPassBase<NNXDeepenPass> {
+struct NNXDeepenPass
+    : public mlir::nnx::impl::NNXDeepenPassBase<NNXDeepenPass> {
   using Base::Base;
   void runOnOperation() override {
     if (failed(deepen(getOperation(), after)))

@@ -106,7 +106,6 @@ LogicalResult mlir::nnx::dropLayer(ModelOp model, StringRef layer) {
     return diag;
   }
 
-
   OpBuilder b(op);
   bool train = module.getTrain();
   IdentityOp::create(b, op->getLoc(), SymbolTable::getSymbolName(op).getValue(),

@@ -80,9 +80,8 @@ struct NNXExpandEmbeddingPass
   void runOnOperation() override {
     std::optional<EmbeddingInit> kind = parseEmbeddingInit(init);
     if (!kind) {
-      getOperation().emitError()
-          << kPass << ": option init='" << init
-          << "' is not one of 'zeros', 'copy_mean'";
+      getOperation().emitError() << kPass << ": option init='" << init
+                                 << "' is not one of 'zeros', 'copy_mean'";
       return signalPassFailure();
     }
     if (failed(expandEmbedding(getOperation(), layer, num, *kind)))

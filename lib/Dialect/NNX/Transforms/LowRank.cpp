@@ -24,8 +24,7 @@ static constexpr llvm::StringLiteral kPass = "nnx-low-rank";
 using RowMajorMatrix =
     Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-LogicalResult mlir::nnx::lowRank(ModelOp model, StringRef layer,
-                                 int64_t rank) {
+LogicalResult mlir::nnx::lowRank(ModelOp model, StringRef layer, int64_t rank) {
   // Check everything first.
   FailureOr<Operation *> slot = lookupSlot(model, layer, kPass, "layer");
   if (failed(slot))
@@ -65,8 +64,8 @@ LogicalResult mlir::nnx::lowRank(ModelOp model, StringRef layer,
                                      Eigen::ComputeThinU | Eigen::ComputeThinV);
   Eigen::VectorXd rootS =
       svd.singularValues().head(rank).array().sqrt().matrix();
-  RowMajorMatrix first = rootS.asDiagonal() *
-                         svd.matrixV().leftCols(rank).transpose(); // k x in
+  RowMajorMatrix first =
+      rootS.asDiagonal() * svd.matrixV().leftCols(rank).transpose(); // k x in
   RowMajorMatrix second =
       svd.matrixU().leftCols(rank) * rootS.asDiagonal(); // out x k
   std::vector<double> firstValues(first.data(), first.data() + first.size());
@@ -77,8 +76,8 @@ LogicalResult mlir::nnx::lowRank(ModelOp model, StringRef layer,
   OpBuilder b(target);
   Location loc = target.getLoc();
   auto seq = SequentialOp::create(
-      b, loc, target.getSymName(), target.getTrain(), nullptr, nullptr,
-      nullptr, nullptr, nullptr, Keying::positional, nullptr);
+      b, loc, target.getSymName(), target.getTrain(), nullptr, nullptr, nullptr,
+      nullptr, nullptr, Keying::positional, nullptr);
   seq.getBody().emplaceBlock();
   b.setInsertionPointToStart(&seq.getBody().front());
   auto lin0 = LinearOp::create(

@@ -151,35 +151,36 @@ FailureOr<ConsumerChain> surgery::findConsumer(LinearOp target,
       return failure();
     chain.container = seq;
     LogicalResult result = success();
-    Operation *stopAt = walkSiblings(target, /*forward=*/true, [&](Operation *s) {
-      if (auto alias = dyn_cast<AliasOp>(s)) {
-        result = refuseAliasSlot(alias, pass, "module on the path");
-        return true;
-      }
-      if (auto lin = dyn_cast<LinearOp>(s)) {
-        result = checkRefusable(lin, consumerProps, pass, "consumer");
-        if (succeeded(result))
-          chain.consumer = lin;
-        return true;
-      }
-      if (isElementwiseModule(s)) {
-        result = checkRefusable(s, pathProps, pass, "module on the path");
-        if (failed(result))
+    Operation *stopAt =
+        walkSiblings(target, /*forward=*/true, [&](Operation *s) {
+          if (auto alias = dyn_cast<AliasOp>(s)) {
+            result = refuseAliasSlot(alias, pass, "module on the path");
+            return true;
+          }
+          if (auto lin = dyn_cast<LinearOp>(s)) {
+            result = checkRefusable(lin, consumerProps, pass, "consumer");
+            if (succeeded(result))
+              chain.consumer = lin;
+            return true;
+          }
+          if (isElementwiseModule(s)) {
+            result = checkRefusable(s, pathProps, pass, "module on the path");
+            if (failed(result))
+              return true;
+            chain.path.push_back(s);
+            return false;
+          }
+          InFlightDiagnostic diag = refuse(s, pass, "module on the path");
+          if (isa<SoftmaxOp>(s) || isNormModule(s))
+            diag << "is width-dependent: duplicating units through it changes "
+                    "the output";
+          else
+            diag << "is not elementwise: the consumer of '"
+                 << displayPath(target) << "' cannot be proven through it";
+          diag.attachNote(target.getLoc()) << "widen target is here";
+          result = diag;
           return true;
-        chain.path.push_back(s);
-        return false;
-      }
-      InFlightDiagnostic diag = refuse(s, pass, "module on the path");
-      if (isa<SoftmaxOp>(s) || isNormModule(s))
-        diag << "is width-dependent: duplicating units through it changes "
-                "the output";
-      else
-        diag << "is not elementwise: the consumer of '" << displayPath(target)
-             << "' cannot be proven through it";
-      diag.attachNote(target.getLoc()) << "widen target is here";
-      result = diag;
-      return true;
-    });
+        });
     if (failed(result))
       return failure();
     if (!stopAt) {
@@ -241,8 +242,8 @@ FailureOr<ConsumerChain> surgery::findConsumer(LinearOp target,
                                 << "has no consumer: 'layers." << index + 1
                                 << "' is not an 'nnx.linear'";
       if (next)
-        diag.attachNote(next->getLoc()) << "'layers." << index + 1
-                                        << "' is here";
+        diag.attachNote(next->getLoc())
+            << "'layers." << index + 1 << "' is here";
       return diag;
     }
     if (failed(checkRefusable(consumer, consumerProps, pass, "consumer")))
@@ -366,8 +367,7 @@ void surgery::copyMode(Operation *from, Operation *to) {
     to->removeAttr("train");
 }
 
-void surgery::replaceTensor(Operation *op, StringRef name,
-                            ElementsAttr value) {
+void surgery::replaceTensor(Operation *op, StringRef name, ElementsAttr value) {
   op->setAttr(name, value);
 }
 

@@ -38,11 +38,11 @@ enum Property : unsigned {
   Parametrizations = 1u << 1,
   Pruned = 1u << 2,
   Subclass = 1u << 3,
-  Aliases = 1u << 4, // registered under more than one path
-  Lazy = 1u << 5,    // uninitialized lazy layer
+  Aliases = 1u << 4,  // registered under more than one path
+  Lazy = 1u << 5,     // uninitialized lazy layer
   OwnState = 1u << 6, // a container's own parameters/buffers
-  AllRebuildProperties = Hooks | Parametrizations | Pruned | Subclass |
-                         Aliases | Lazy,
+  AllRebuildProperties =
+      Hooks | Parametrizations | Pruned | Subclass | Aliases | Lazy,
 };
 
 /// Refuses `op` (as `role`) if it carries any of `properties`. For aliases,
@@ -106,11 +106,9 @@ Operation *lookupCalleeSlot(CallOp call);
 Operation *resolveCallee(CallOp call);
 
 /// Reads a float tensor; refuses `op` (as `role`) if its data is unavailable.
-FailureOr<std::vector<double>> readTensorOrRefuse(Operation *op,
-                                                  ElementsAttr attr,
-                                                  llvm::StringRef name,
-                                                  llvm::StringRef pass,
-                                                  llvm::StringRef role);
+FailureOr<std::vector<double>>
+readTensorOrRefuse(Operation *op, ElementsAttr attr, llvm::StringRef name,
+                   llvm::StringRef pass, llvm::StringRef role);
 
 /// Sets `requires_grad` of tensor `name` on `op`: `false` is recorded,
 /// `true` is the default (no entry).

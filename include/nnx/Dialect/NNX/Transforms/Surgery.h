@@ -39,8 +39,7 @@ std::optional<EmbeddingInit> parseEmbeddingInit(llvm::StringRef name);
 
 /// Grows the embedding table at `layer` to `num` rows, keeping the original
 /// rows bit-identical and recording `frozen_rows`.
-LogicalResult expandEmbedding(ModelOp model, llvm::StringRef layer,
-                              int64_t num,
+LogicalResult expandEmbedding(ModelOp model, llvm::StringRef layer, int64_t num,
                               EmbeddingInit init = EmbeddingInit::Zeros);
 
 } // namespace mlir::nnx
