@@ -6,6 +6,7 @@
 #include "nnx/Dialect/NNX/Tracing/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -270,6 +271,16 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
   if (!engine)
     return makeError("JIT compilation failed: " +
                      llvm::toString(engine.takeError()));
+  // Lowered code calls into MLIR's C runner utilities (memref.copy of
+  // non-contiguous memrefs becomes `memrefCopy`); resolve them from the
+  // library this one links.
+  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    symbols[interner("memrefCopy")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
+        llvm::JITSymbolFlags::Exported};
+    return symbols;
+  });
   if (config.symbolMap)
     (*engine)->registerSymbols(config.symbolMap);
   (*engine)->initialize();
