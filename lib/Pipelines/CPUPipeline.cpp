@@ -62,6 +62,10 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
     NNXApplyCPUSchedulePassOptions tile;
     tile.stage = "tile-matmul";
     pm.addPass(createNNXApplyCPUSchedulePass(tile));
+    // Folds what tiling left (e.g. the slices of the accumulator) so that
+    // bufferization writes in place instead of copying per tile.
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
   }
 
   // Buffers: identity layouts at function boundaries (strided layouts block

@@ -76,9 +76,10 @@ def NNXApplyCPUSchedulePass : Pass<"nnx-apply-cpu-schedule", "::mlir::ModuleOp">
       registers (6x16x4); the register-tile loops are peeled so the main
       tiles have static shapes, which are vectorized to `vector.contract`.
       Partial tiles (a dynamic batch remainder) stay scalar linalg ops.
-    * `lower-vectors` (on buffers): redundant transfers of the accumulator
-      tile are hoisted out of the K loop, contractions lowered to
-      outer products (FMAs), transfers to rank-1 loads and stores.
+      Loop-invariant subsets are hoisted, so the accumulator tile lives in
+      registers across the K loop.
+    * `lower-vectors` (on buffers): contractions lowered to outer products
+      (vector FMAs), transfers to rank-1 loads and stores.
   }];
   let options = [
     Option<"stage", "stage", "std::string", /*default=*/"\"tile-matmul\"",

@@ -10,9 +10,12 @@
 
 #include "mlir/Dialect/Linalg/TransformOps/DialectExtension.h"
 #include "mlir/Dialect/SCF/TransformOps/SCFTransformOps.h"
+#include "mlir/Dialect/Tensor/Transforms/SubsetInsertionOpInterfaceImpl.h"
 #include "mlir/Dialect/Transform/IR/TransformOps.h"
+#include "mlir/Dialect/Transform/LoopExtension/LoopExtension.h"
 #include "mlir/Dialect/Transform/Transforms/TransformInterpreterUtils.h"
 #include "mlir/Dialect/Vector/TransformOps/VectorTransformOps.h"
+#include "mlir/Dialect/Vector/Transforms/SubsetOpInterfaceImpl.h"
 #include "mlir/Parser/Parser.h"
 
 #include <memory>
@@ -31,9 +34,12 @@ namespace {
 /// (innermost first, so the handles of the outer loops stay valid; a loop
 /// that divides evenly is left alone), then every matmul whose shapes are
 /// static (the main tiles) is vectorized; partial tiles stay linalg and
-/// become scalar loops later. `lower-vectors` runs on buffers: it hoists the
-/// accumulator's loads/stores out of the K loop and lowers the contractions
-/// to vector FMAs and the transfers to rank-1 loads/stores.
+/// become scalar loops later. Last, loop-invariant subsets are hoisted: the
+/// accumulator tile is read before the K loop, carried in registers as an
+/// iter_arg, and written after it (on tensors there is no aliasing to fear;
+/// on buffers the subviews block upstream's transfer hoisting).
+/// `lower-vectors` runs on buffers: it lowers the contractions to vector
+/// FMAs and the transfers to rank-1 loads/stores.
 constexpr llvm::StringLiteral kSchedule = R"mlir(
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @try_peel(%loops: !transform.op<"scf.for"> {transform.consumed}) {
@@ -73,13 +79,17 @@ module attributes {transform.with_named_sequence} {
       transform.apply_patterns.vector.transfer_permutation_patterns
       transform.apply_patterns.canonicalization
     } : !transform.any_op
+    %fors = transform.structured.match ops{["scf.for"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %fors : !transform.any_op {
+    ^bb0(%l: !transform.any_op):
+      transform.loop.hoist_loop_invariant_subsets %l : !transform.any_op
+    }
     transform.yield
   }
 
   transform.named_sequence @lower_vectors(%root: !transform.any_op {transform.readonly}) {
     %f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
-    %h = transform.structured.hoist_redundant_vector_transfers %f : (!transform.any_op) -> !transform.any_op
-    transform.apply_patterns to %h {
+    transform.apply_patterns to %f {
       transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
       transform.apply_patterns.vector.transfer_permutation_patterns
       transform.apply_patterns.vector.lower_multi_reduction lowering_strategy = "innerparallel"
@@ -106,6 +116,10 @@ struct NNXApplyCPUSchedulePass
     Base::getDependentDialects(registry);
     linalg::registerTransformDialectExtension(registry);
     scf::registerTransformDialectExtension(registry);
+    transform::registerLoopExtension(registry);
+    // Subset hoisting sees tensor slices and vector transfers through these.
+    tensor::registerSubsetOpInterfaceExternalModels(registry);
+    vector::registerSubsetOpInterfaceExternalModels(registry);
     vector::registerTransformDialectExtension(registry);
   }
 
