@@ -113,7 +113,8 @@ def test_batch_norm(mode):
 
 def test_embedding():
     torch.manual_seed(17)
-    model = nn.Sequential(nn.Embedding(20, 8), nn.Linear(8, 4), nn.Tanh()).eval()
+    model = nn.Sequential(nn.Embedding(20, 8, padding_idx=3), nn.Linear(8, 4),
+                          nn.Tanh()).eval()
     ids = np.random.default_rng(8).integers(0, 20, size=(5, 3)).astype(np.int64)
     check(model, [ids])
 
@@ -156,6 +157,31 @@ def test_custom_module_residual():
     def spec(F, x):
         return F.add(x, F.call("proj", F.call("norm", x)), source="add_0")
     check(model, [randn(5, 6, seed=13)], forward_specs={Residual: spec})
+
+
+def test_custom_module_nested_calls_and_alias():
+    class Tied(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.h = nn.ModuleList([nn.Linear(6, 6), nn.Linear(6, 6)])
+            self.act = nn.Tanh()
+            self.tied = self.h[0]  # one module, two keys: nnx.alias
+
+        def forward(self, x):
+            return self.act(self.h[1](x)) * self.tied(x) - x
+
+    torch.manual_seed(37)
+    text = check(Tied().eval(), [randn(4, 6, seed=14)], root="tied")
+    assert 'nnx.alias @tied = @h::@"0"' in text
+
+
+def test_f64_model():
+    torch.manual_seed(41)
+    model = nn.Sequential(nn.Linear(5, 9), nn.SiLU(), nn.LayerNorm(9),
+                          nn.Linear(9, 2)).double().eval()
+    x = np.random.default_rng(15).standard_normal((4, 5))
+    text = check(model, [x])
+    assert "tensor<9x5xf64>" in text
 
 
 def test_dynamic_batch_one_model():
