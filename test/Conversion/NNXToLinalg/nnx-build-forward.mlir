@@ -374,6 +374,24 @@ nnx.model @m inputs(tensor<?x8xf32>) {
 
 // -----
 
+// dense_resource parameters are copied into dense constants (transposed
+// here: rows [1, 2] and [3, 4] of W become columns).
+// CHECK-LABEL: func.func @forward(
+// CHECK:         arith.constant dense<{{\[\[}}1.000000e+00, 3.000000e+00], [2.000000e+00, 4.000000e+00]]> : tensor<2x2xf32>
+// CHECK-NOT:     dense_resource
+nnx.model @m inputs(tensor<?x2xf32>) {
+  nnx.linear @fc {weight = dense_resource<fc_w> : tensor<2x2xf32>}
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      fc_w: "0x040000000000803F000000400000404000008040"
+    }
+  }
+#-}
+
+// -----
+
 // Several models: one function each, named @<model>_forward; a declaration
 // of the function (e.g. for a test driver) is replaced by the definition.
 // CHECK-LABEL: func.func @a_forward(
