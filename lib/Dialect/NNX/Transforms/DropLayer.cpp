@@ -43,12 +43,17 @@ LogicalResult mlir::nnx::dropLayer(ModelOp model, StringRef layer) {
   if (failed(slot))
     return failure();
   Operation *op = *slot;
-  if (isa<ModelOp>(op->getParentOp()))
-    return refuse(op, kPass, "layer")
-           << "is the root module; drop one of its children instead";
 
   // For an alias slot only the registration goes; the module stays.
   ModuleOpInterface module = resolveAlias(op);
+  if (isa<ModuleListOp>(module)) {
+    InFlightDiagnostic diag =
+        refuse(op, kPass, "layer")
+        << "is a module_list, which has no forward of its own: its owner "
+           "runs its elements, so an identity cannot stand in for it";
+    diag.attachNote(op->getParentOp()->getLoc()) << "owner is here";
+    return diag;
+  }
   FeatureSignature sig = slotSignature(module);
   if (sig.integerInput || (sig.in && sig.out && *sig.in != *sig.out)) {
     InFlightDiagnostic diag = refuse(op, kPass, "layer");

@@ -87,6 +87,22 @@ LogicalResult surgery::checkRefusable(Operation *op, unsigned properties,
              << "has parameters or buffers of its own ('"
              << llvm::join(m.getParameterNames(), "', '")
              << "'), which a rebuild as a plain container would drop";
+  if (properties & Called) {
+    CallOp caller;
+    if (ModelOp model = getParentModel(op))
+      model.walk([&](CallOp call) {
+        if (!caller && resolveCallee(call) == op)
+          caller = call;
+      });
+    if (caller) {
+      InFlightDiagnostic diag =
+          refuse(op, pass, role)
+          << "is also run by an 'nnx.call' outside its container's order; "
+             "the edit would change what that call computes";
+      diag.attachNote(caller.getLoc()) << "call is here";
+      return diag;
+    }
+  }
   if (properties & Aliases) {
     SmallVector<AliasOp> aliases = getAliasesOf(m);
     if (!aliases.empty()) {
@@ -143,7 +159,7 @@ FailureOr<ConsumerChain> surgery::findConsumer(LinearOp target,
                                                StringRef pass) {
   Operation *parent = target->getParentOp();
   ConsumerChain chain;
-  const unsigned consumerProps = AllRebuildProperties;
+  const unsigned consumerProps = AllRebuildProperties | Called;
   const unsigned pathProps = Hooks | Subclass | Aliases;
 
   if (auto seq = dyn_cast<SequentialOp>(parent)) {

@@ -41,6 +41,7 @@ enum Property : unsigned {
   Aliases = 1u << 4,  // registered under more than one path
   Lazy = 1u << 5,     // uninitialized lazy layer
   OwnState = 1u << 6, // a container's own parameters/buffers
+  Called = 1u << 7,   // run by an `nnx.call` outside its container's order
   AllRebuildProperties =
       Hooks | Parametrizations | Pruned | Subclass | Aliases | Lazy,
 };

@@ -37,7 +37,7 @@ LogicalResult mlir::nnx::widen(ModelOp model, StringRef layer, int64_t width,
            << "has out_features = " << oldWidth << "; option width=" << width
            << " must be larger";
   FailureOr<ConsumerChain> chain = findConsumer(target, kPass);
-  if (failed(chain))
+  if (failed(chain) || failed(checkRefusable(target, Called, kPass, "target")))
     return failure();
   LinearOp consumer = chain->consumer;
 

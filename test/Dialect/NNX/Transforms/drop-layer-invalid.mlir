@@ -3,6 +3,7 @@
 // RUN: nnx-opt %t/main.mlir -split-input-file -verify-diagnostics --nnx-drop-layer="layer=t"
 // RUN: nnx-opt %t/ff.mlir -split-input-file -verify-diagnostics --nnx-drop-layer="layer=layers.0"
 // RUN: nnx-opt %t/noopt.mlir -verify-diagnostics --nnx-drop-layer
+// RUN: nnx-opt %t/list.mlir -verify-diagnostics --nnx-drop-layer="layer=layers"
 
 //--- main.mlir
 
@@ -99,5 +100,19 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 nnx.model @m inputs(tensor<?x4xf32>) {
   nnx.sequential @net keying = named {
     nnx.relu @r
+  }
+}
+
+//--- list.mlir
+
+// A module_list has no forward: an identity cannot stand in for it.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-note @+1 {{owner is here}}
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 4>, output_dim = 4} {
+    // expected-error @+1 {{nnx-drop-layer: layer 'layers' (nnx.module_list) is a module_list, which has no forward of its own}}
+    nnx.module_list @layers {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<4x4xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<4x4xf32>}
+    }
   }
 }

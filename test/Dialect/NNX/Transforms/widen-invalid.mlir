@@ -3,6 +3,7 @@
 // RUN: nnx-opt %t/seq.mlir -split-input-file -verify-diagnostics --nnx-widen="layer=t width=16"
 // RUN: nnx-opt %t/ff.mlir -split-input-file -verify-diagnostics --nnx-widen="layer=layers.0 width=16"
 // RUN: nnx-opt %t/list.mlir -split-input-file -verify-diagnostics --nnx-widen="layer=h.0 width=16"
+// RUN: nnx-opt %t/call.mlir -split-input-file -verify-diagnostics --nnx-widen="layer=s.0 width=16"
 
 //--- seq.mlir
 
@@ -412,6 +413,46 @@ nnx.model @m inputs(tensor<?x4xf32>) {
       %a = nnx.call @h::@"0"(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
       %b = nnx.call @h::@"1"(%a) : (tensor<?x4xf32>) -> tensor<?x4xf32>
       nnx.return %b : tensor<?x4xf32>
+    }
+  }
+}
+
+//--- call.mlir
+
+// The consumer is also run by a call outside the sequential's order.
+nnx.model @m inputs(tensor<?x2xf32>) {
+  nnx.module @blk class = "Block" {
+    nnx.sequential @s keying = positional {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<2x2xf32>}
+      nnx.relu @"1"
+      // expected-error @+1 {{nnx-widen: consumer 's.2' (nnx.linear) is also run by an 'nnx.call' outside its container's order}}
+      nnx.linear @"2" {weight = dense<1.0> : tensor<2x2xf32>}
+    }
+    nnx.forward(%x: tensor<?x2xf32>) -> tensor<?x2xf32> {
+      %a = nnx.call @s(%x) : (tensor<?x2xf32>) -> tensor<?x2xf32>
+      // expected-note @+1 {{call is here}}
+      %b = nnx.call @s::@"2"(%a) : (tensor<?x2xf32>) -> tensor<?x2xf32>
+      nnx.return %b : tensor<?x2xf32>
+    }
+  }
+}
+
+// -----
+
+// So is the target.
+nnx.model @m inputs(tensor<?x2xf32>) {
+  nnx.module @blk class = "Block" {
+    nnx.sequential @s keying = positional {
+      // expected-error @+1 {{nnx-widen: target 's.0' (nnx.linear) is also run by an 'nnx.call' outside its container's order}}
+      nnx.linear @"0" {weight = dense<1.0> : tensor<2x2xf32>}
+      nnx.relu @"1"
+      nnx.linear @"2" {weight = dense<1.0> : tensor<2x2xf32>}
+    }
+    nnx.forward(%x: tensor<?x2xf32>) -> tensor<?x2xf32> {
+      // expected-note @+1 {{call is here}}
+      %a = nnx.call @s::@"0"(%x) : (tensor<?x2xf32>) -> tensor<?x2xf32>
+      %b = nnx.call @s(%a) : (tensor<?x2xf32>) -> tensor<?x2xf32>
+      nnx.return %b : tensor<?x2xf32>
     }
   }
 }

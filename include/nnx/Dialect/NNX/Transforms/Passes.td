@@ -57,7 +57,9 @@ def NNXWidenPass : Pass<"nnx-widen", "::mlir::nnx::ModelOp"> {
     module; a target in another kind of container (`nnx.module`, a bare
     `nnx.module_list`) or in a container subclass with its own forward;
     hooks on the container, the target, the path or the consumer; no
-    consumer; aliased modules; `width` not larger than `out_features`;
+    consumer; aliased modules; a target or consumer also run by an
+    `nnx.call` outside the container's order; `width` not larger than
+    `out_features`;
     parametrizations, prune masks, subclasses with their own forward and
     lazy layers (as target, consumer or on the path). Flags: the target's
     weight and bias keep their own `requires_grad`, the consumer keeps its
@@ -162,10 +164,11 @@ def NNXDropLayerPass : Pass<"nnx-drop-layer", "::mlir::nnx::ModelOp"> {
 
     Refused before anything changes: a module whose output feature size
     differs from its input's (or that takes integer ids), which would break
-    the chain; the root module; a module registered under several paths
-    (the other slot would dangle; drop the alias slot instead, which
-    leaves the module in place); a module other aliases or `nnx.call`s
-    reach into.
+    the chain; a `nnx.module_list` (no forward of its own); a module
+    registered under several paths (the other slot would dangle; drop the
+    alias slot instead, which leaves the module in place); a module other
+    aliases or `nnx.call`s reach into; a slot called with types an identity
+    cannot produce.
 
     Before (`--nnx-drop-layer="layer=1"`):
     ```mlir
