@@ -13,10 +13,12 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import cuda_vs_cpu  # noqa: E402
 import mlp_vs_torch  # noqa: E402
 
 BENCHMARKS = [
     ("mlp_vs_torch", mlp_vs_torch.main, []),
+    ("cuda_vs_cpu", cuda_vs_cpu.main, ["--no-record"]),
 ]
 
 
