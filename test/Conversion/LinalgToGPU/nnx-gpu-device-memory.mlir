@@ -1,0 +1,61 @@
+// RUN: nnx-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(func.func(nnx-linalg-to-gpu),gpu-kernel-outlining,func.func(nnx-gpu-device-memory))' | FileCheck %s
+
+memref.global "private" constant @w : memref<4xf32> = dense<1.0>
+
+// The input and the weights are copied in right before their first use, the
+// result buffer is a device allocation copied out into a host buffer
+// allocated up front, and every device buffer is freed before returning.
+
+// CHECK-LABEL: func.func @scale
+// CHECK-SAME: (%[[X:.*]]: memref<?x4xf32>) -> memref<?x4xf32>
+// CHECK: %[[G:.*]] = memref.get_global @w
+// CHECK: %[[N:.*]] = memref.dim %[[X]], %c0
+// CHECK: %[[HOST:.*]] = memref.alloc(%[[N]]) {alignment = 64 : i64} : memref<?x4xf32>
+// CHECK: %[[Y:.*]] = gpu.alloc  (%[[N]]) : memref<?x4xf32>
+// CHECK: %[[DX:.*]] = gpu.alloc  (%{{.*}}) : memref<?x4xf32>
+// CHECK: gpu.memcpy  %[[DX]], %[[X]]
+// CHECK: %[[DW:.*]] = gpu.alloc  () : memref<4xf32>
+// CHECK: gpu.memcpy  %[[DW]], %[[G]]
+// CHECK: gpu.launch_func  @{{.*}} args({{.*}}%[[DX]] : memref<?x4xf32>, %[[DW]] : memref<4xf32>, %[[Y]] : memref<?x4xf32>
+// CHECK: gpu.memcpy  %[[HOST]], %[[Y]]
+// CHECK-DAG: gpu.dealloc  %[[Y]]
+// CHECK-DAG: gpu.dealloc  %[[DX]]
+// CHECK-DAG: gpu.dealloc  %[[DW]]
+// CHECK: return %[[HOST]]
+func.func @scale(%x: memref<?x4xf32>) -> memref<?x4xf32> {
+  %c0 = arith.constant 0 : index
+  %w = memref.get_global @w : memref<4xf32>
+  %n = memref.dim %x, %c0 : memref<?x4xf32>
+  %y = memref.alloc(%n) : memref<?x4xf32>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %w : memref<?x4xf32>, memref<4xf32>) outs(%y : memref<?x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  }
+  return %y : memref<?x4xf32>
+}
+
+// -----
+
+// Functions without kernels are left alone.
+
+// CHECK-LABEL: func.func @host_only
+// CHECK-NEXT: memref.alloc
+// CHECK-NOT: gpu.
+func.func @host_only() -> memref<4xf32> {
+  %a = memref.alloc() : memref<4xf32>
+  return %a : memref<4xf32>
+}
+
+// -----
+
+func.func @host_read(%x: memref<4xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %y = memref.alloc() : memref<4xf32>
+  memref.copy %x, %y : memref<4xf32> to memref<4xf32>
+  // expected-error @+1 {{'memref.load' op nnx-gpu-device-memory: this host op accesses device memory; it must run inside a kernel}}
+  %v = memref.load %y[%c0] : memref<4xf32>
+  return %v : f32
+}
