@@ -22,6 +22,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
@@ -142,23 +143,23 @@ parseNamedFiles(ArrayRef<std::string> args, StringRef flag) {
 /// `nnx-insert-probes{family=F reads=a,b writes=c}`.
 static std::string buildProbePipeline(ArrayRef<NamedFile> reads,
                                       ArrayRef<NamedFile> writes) {
-  std::string pipeline = "nnx-insert-probes{";
-  llvm::raw_string_ostream os(pipeline);
+  SmallVector<std::string> options;
   auto list = [&](StringRef key, ArrayRef<NamedFile> files) {
     if (files.empty())
       return;
-    os << " " << key << "=";
+    std::string option = (key + "=").str();
+    llvm::raw_string_ostream os(option);
     llvm::interleave(
         files, os, [&](const NamedFile &f) { os << f.name; }, ",");
+    options.push_back(option);
   };
   if (!family.empty())
-    os << " family=" << family;
+    options.push_back("family=" + family);
   if (!familiesDir.empty())
-    os << " families-dir=" << familiesDir;
+    options.push_back("families-dir=" + familiesDir);
   list("reads", reads);
   list("writes", writes);
-  os << "}";
-  return pipeline;
+  return "nnx-insert-probes{" + llvm::join(options, " ") + "}";
 }
 
 static void printArray(StringRef label, const NpyArray &array) {
