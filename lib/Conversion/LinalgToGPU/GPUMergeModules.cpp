@@ -41,12 +41,16 @@ struct NNXGPUMergeModulesPass
           return signalPassFailure();
         }
         StringAttr oldName = sym.getNameAttr();
-        op->moveBefore(into.getBody()->getTerminator());
+        op->remove();
         // Kernels are named after their module (unique in the parent);
-        // SymbolTable::insert uniquifies anything else.
+        // SymbolTable::insert uniquifies anything else. Order is kept.
         if (isa<gpu::GPUFuncOp>(op))
           sym.setName(from.getSymNameAttr());
-        StringAttr newName = intoTable.insert(op);
+        Block *body = into.getBody();
+        StringAttr newName = intoTable.insert(
+            op, body->mightHaveTerminator()
+                    ? Block::iterator(body->getTerminator())
+                    : body->end());
         renamed[{from.getSymNameAttr(), oldName}] = newName;
       }
     }
