@@ -114,5 +114,17 @@ _, got = run("falcon", ["layers.0.layer_input", "layers.0.layer_output"], [("lay
 check(np.array_equal(got["layers.0.layer_input"] + (w + a), got["layers.0.layer_output"]),
       "falcon: a write to mlp_output is not what the in-place add sees")
 
+# Gemma-2's sandwich (the seed's example): attention_output is the sibling
+# post-attention norm's output, not the attention's own return, and only the
+# redefined value makes the identity hold.
+fam_raw = os.path.join(SRC, "test", "Dialect", "NNX", "Tracing", "Inputs", "gemma2-raw.json")
+names = ["layers.0.layer_input", "layers.0.attention_returned", "layers.0.attention_output",
+         "layers.0.mlp_output", "layers.0.layer_output"]
+_, got = run("gemma2", names, fam_arg=fam_raw)
+x, r, a, m, y = (got[n] for n in names)
+check(not np.array_equal(a, r), "gemma2: attention_output equals the attention's own return")
+check(np.array_equal(x + a + m, y), "gemma2: identity with the redefined attention_output")
+check(not np.allclose(x + r + m, y, atol=1e-5), "gemma2: identity holds with the raw return")
+
 print(f"OK {CHECKS} checks")
 
