@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "nnx/Pipelines/Pipelines.h"
 #include "nnx/Conversion/LinalgToGPU/Passes.h"
+#include "nnx/Conversion/Passes.h"
+#include "nnx/Dialect/NNX/Tracing/Passes.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -78,6 +80,11 @@ bool mlir::nnx::isValidCUDAChip(llvm::StringRef chip) {
 
 void mlir::nnx::buildNNXCUDAPipeline(OpPassManager &pm,
                                      const NNXCUDAPipelineOptions &options) {
+  // Probes, as on the CPU: extra results (reads) and arguments (writes) of
+  // the forward; a probe that cannot be lowered is refused.
+  pm.addPass(createNNXLowerProbesPass());
+  pm.addPass(createNNXCheckNoProbesPass());
+
   // Tensor level: everything becomes linalg; elementwise chains fuse into
   // one kernel each.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
@@ -247,7 +254,7 @@ void mlir::nnx::registerNNXCUDAPipeline() {
         buildNNXCUDAPipeline(pm, options);
         return success();
       },
-      [](function_ref<void(const detail::PassOptions &)> optHandler) {
+      [](function_ref<void(const mlir::detail::PassOptions &)> optHandler) {
         optHandler(NNXCUDAPipelineOptions());
       });
 }
