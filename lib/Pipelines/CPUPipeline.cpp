@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "nnx/Pipelines/Pipelines.h"
+#include "Stages.h"
 #include "nnx/Conversion/Passes.h"
 #include "nnx/Dialect/NNX/Tracing/Passes.h"
 
@@ -44,17 +45,9 @@ using namespace mlir;
 
 void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
                                     const NNXCPUPipelineOptions &options) {
-  // Probes become extra results (reads) and arguments (writes) of the
-  // forward; anything left (a probe that cannot be lowered) is refused.
-  pm.addPass(createNNXLowerProbesPass());
-  pm.addPass(createNNXCheckNoProbesPass());
-
-  // Tensor level: everything becomes linalg; cheap fusion.
-  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
-  if (options.fuseElementwise)
-    pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
+  // Probes to extra results/arguments; tensor level: everything becomes
+  // linalg, with cheap fusion.
+  pipeline::addForwardPrologue(pm, options.fuseElementwise);
 
   // Fast matmul, stage 1 (tensors): tile for caches and registers, peel,
   // vectorize the static register tiles.
@@ -70,13 +63,7 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
 
   // Buffers: identity layouts at function boundaries (strided layouts block
   // vector loads), then deallocation of every temporary.
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  bufferize.unknownTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pipeline::addIdentityLayoutBufferization(pm);
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
 
@@ -101,15 +88,7 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  pm.addPass(createConvertIndexToLLVMPass());
-  pm.addPass(createUBToLLVMConversionPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
+  pipeline::addHostToLLVM(pm);
   pm.addPass(createCanonicalizerPass());
 }
 

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "nnx/Pipelines/Pipelines.h"
+#include "Stages.h"
 #include "nnx/Conversion/LinalgToGPU/Passes.h"
 #include "nnx/Conversion/Passes.h"
 #include "nnx/Dialect/NNX/Tracing/Passes.h"
@@ -80,27 +81,13 @@ bool mlir::nnx::isValidCUDAChip(llvm::StringRef chip) {
 
 void mlir::nnx::buildNNXCUDAPipeline(OpPassManager &pm,
                                      const NNXCUDAPipelineOptions &options) {
-  // Probes, as on the CPU: extra results (reads) and arguments (writes) of
-  // the forward; a probe that cannot be lowered is refused.
-  pm.addPass(createNNXLowerProbesPass());
-  pm.addPass(createNNXCheckNoProbesPass());
-
-  // Tensor level: everything becomes linalg; elementwise chains fuse into
-  // one kernel each.
-  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
-  pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
+  // Probes, as on the CPU; tensor level: everything becomes linalg, and
+  // elementwise chains fuse into one kernel each.
+  pipeline::addForwardPrologue(pm, /*fuseElementwise=*/true);
 
   // Buffers with identity layouts at the function boundary: the host calling
   // convention of the CPU target (`_mlir_ciface_forward` on host memrefs).
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  bufferize.unknownTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pipeline::addIdentityLayoutBufferization(pm);
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
@@ -169,15 +156,7 @@ void mlir::nnx::buildNNXCUDAPipeline(OpPassManager &pm,
   // What the upstream host lowering leaves: control flow and memref ops of
   // the host function.
   pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  pm.addPass(createConvertIndexToLLVMPass());
-  pm.addPass(createUBToLLVMConversionPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
+  pipeline::addHostToLLVM(pm);
   pm.addPass(createCanonicalizerPass());
 }
 

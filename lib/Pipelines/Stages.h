@@ -1,0 +1,25 @@
+//===- Stages.h - pass sequences the CPU and CUDA pipelines share -*- C++ -*-===//
+#ifndef NNX_LIB_PIPELINES_STAGES_H
+#define NNX_LIB_PIPELINES_STAGES_H
+
+#include "mlir/Pass/PassManager.h"
+
+namespace mlir::nnx::pipeline {
+
+/// Probes become extra results (reads) and arguments (writes) of the
+/// forward (a probe that cannot be lowered is refused); then everything
+/// becomes linalg, with elementwise chains fused when `fuseElementwise`.
+void addForwardPrologue(OpPassManager &pm, bool fuseElementwise);
+
+/// One-shot bufferization with identity layouts at function boundaries (the
+/// `_mlir_ciface_forward` calling convention of both targets; strided
+/// layouts would also block vector loads).
+void addIdentityLayoutBufferization(OpPassManager &pm);
+
+/// Host code to the LLVM dialect: memref descriptors, functions, arith,
+/// control flow, index and ub, then the casts reconciled.
+void addHostToLLVM(OpPassManager &pm);
+
+} // namespace mlir::nnx::pipeline
+
+#endif // NNX_LIB_PIPELINES_STAGES_H
