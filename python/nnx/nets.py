@@ -67,3 +67,16 @@ class FeedFwdNN(nn.Module):
                 x = self._acts[i](x)
                 x = nn.functional.dropout(x, self.dropout_for(i), self.training)
         return x
+
+
+class Residual(nn.Module):
+    """A pre-norm residual block, x + proj(norm(x)): the custom module (own
+    forward, exported as an ``nnx.module``) the tests and examples use."""
+
+    def __init__(self, d):
+        super().__init__()
+        self.norm = nn.LayerNorm(d)
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x):
+        return x + self.proj(self.norm(x))

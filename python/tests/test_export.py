@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 
 from nnx import tools  # noqa: E402
-from nnx.nets import FeedFwdNN  # noqa: E402
+from nnx.nets import FeedFwdNN, Residual  # noqa: E402
 from nnx.torch_export import ExportError, export  # noqa: E402
 
 RESOURCE = re.compile(r'^\s*([A-Za-z_][\w.$]*): "0x([0-9A-Fa-f]*)"', re.M)
@@ -30,16 +30,6 @@ def roundtrip(text):
     from_bc = subprocess.run([tools.tool_path("nnx-opt"), "-"], input=bc,
                              capture_output=True, check=True).stdout.decode()
     return printed, from_bc
-
-
-class Residual(nn.Module):
-    def __init__(self, d):
-        super().__init__()
-        self.norm = nn.LayerNorm(d)
-        self.proj = nn.Linear(d, d)
-
-    def forward(self, x):
-        return x + self.proj(self.norm(x))
 
 
 def test_parameters_roundtrip_bit_exact():

@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 
 from nnx import tools  # noqa: E402
-from nnx.nets import FeedFwdNN  # noqa: E402
+from nnx.nets import FeedFwdNN, Residual  # noqa: E402
 from nnx.torch_export import export  # noqa: E402
 
 TOL = dict(atol=1e-5, rtol=1e-5)
@@ -134,16 +134,6 @@ def test_named_sequential_and_feed_fwd():
     ff = FeedFwdNN(5, [9, 7], 3, activation="relu", activations=["gelu", "tanh"],
                    dropout=0.1)
     check(ff.eval(), [randn(4, 5, seed=11)], name="ff")
-
-
-class Residual(nn.Module):
-    def __init__(self, d):
-        super().__init__()
-        self.norm = nn.LayerNorm(d)
-        self.proj = nn.Linear(d, d)
-
-    def forward(self, x):
-        return x + self.proj(self.norm(x))
 
 
 def test_custom_module_residual():
