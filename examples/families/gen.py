@@ -205,7 +205,7 @@ def gated_mlp(g, name, cls):
 
 def plain_mlp(g, name, cls, up, act, down, residual=False):
     TF = f"tensor<?x{S}x{F}x{ELT}>"
-    children = g.linear(up, D, F) + [f'nnx.gelu @{act} {{approximate = "tanh"}}'] + g.linear(down, F, D)
+    children = g.linear(up, D, F) + [f'nnx.gelu @{act} {{approximate = #nnx.gelu_approximation<tanh>}}'] + g.linear(down, F, D)
     args = f"%x: {T3}" + (f", %residual: {T3}" if residual else "")
     fwd = [f"nnx.forward({args}) -> {T3} {{",
            f"  %h = nnx.call @{up}(%x) : ({T3}) -> {TF}",
@@ -278,7 +278,7 @@ def gpt2(g):
                     g.layer_norm("ln_2") +
                     # GPT2MLP has no custom data flow: a named sequential.
                     ["nnx.sequential @mlp keying = named {"] +
-                    indent(g.linear("c_fc", D, F) + ['nnx.gelu @act {approximate = "tanh"}'] +
+                    indent(g.linear("c_fc", D, F) + ['nnx.gelu @act {approximate = #nnx.gelu_approximation<tanh>}'] +
                            g.linear("c_proj", F, D) + ["nnx.dropout @dropout {p = 0.1 : f64}"]) + ["}"])
         fwd = [f"nnx.forward(%x: {T3}) -> {T3} {{",
                call("%h", "@ln_1", ["%x"], [T3], T3),

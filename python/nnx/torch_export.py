@@ -85,6 +85,11 @@ def _sym(key):
     return "@" + _string(key)
 
 
+def _activation(name):
+    """A FeedFwdNN activation name as the `#nnx.activation<...>` enum."""
+    return f"#nnx.activation<{name}>"
+
+
 def _string(s):
     out = ['"']
     for ch in str(s):
@@ -571,10 +576,10 @@ class Exporter:
             attrs += [f"input_dim = {m.input_dim}",
                       f"hidden_dims = {_i64_array(m.hidden_dims)}",
                       f"output_dim = {m.output_dim}",
-                      f"activation = {_string(m.activation)}"]
+                      f"activation = {_activation(m.activation)}"]
             if m.activations is not None:
                 attrs.append("activations = [" + ", ".join(
-                    _string(a) for a in m.activations) + "]")
+                    _activation(a) for a in m.activations) + "]")
             attrs.append(f"dropout = {_f64(m.dropout)}")
             if m.dropout_probs is not None:
                 attrs.append("dropout_probs = [" + ", ".join(
@@ -658,7 +663,7 @@ class Exporter:
             if isinstance(m, cls):
                 return (op, [], [], cls)
         if isinstance(m, nn.GELU):
-            return ("gelu", [], [f"approximate = {_string(m.approximate)}"], nn.GELU)
+            return ("gelu", [], [f"approximate = #nnx.gelu_approximation<{m.approximate}>"], nn.GELU)
         if isinstance(m, nn.LeakyReLU):
             return ("leaky_relu", [], [f"negative_slope = {_f64(m.negative_slope)}"],
                     nn.LeakyReLU)

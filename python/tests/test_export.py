@@ -87,7 +87,7 @@ def test_sequential_keying_flags_and_requires_grad():
 @pytest.mark.parametrize("module,expect", [
     (nn.ReLU(), r'nnx.relu @"0"'),
     (nn.GELU(), r'nnx.gelu @"0"$'),
-    (nn.GELU(approximate="tanh"), r'nnx.gelu @"0" \{approximate = "tanh"'),
+    (nn.GELU(approximate="tanh"), r'nnx.gelu @"0" \{approximate = #nnx.gelu_approximation<tanh>'),
     (nn.Tanh(), r'nnx.tanh @"0"'),
     (nn.Sigmoid(), r'nnx.sigmoid @"0"'),
     (nn.SiLU(), r'nnx.silu @"0"'),
@@ -131,7 +131,7 @@ def test_feed_fwd_descriptor():
                     dropout=0.1, dropout_probs=[0.2, 0.0])
     printed = tools.nnx_opt(export(net.eval(), [(None, 4)], name="ff"))
     assert "nnx.feed_fwd @net attributes {" in printed
-    for s in ('activation = "gelu"', 'activations = ["relu", "tanh"]',
+    for s in ('activation = #nnx.activation<gelu>', 'activations = [#nnx.activation<relu>, #nnx.activation<tanh>]',
               "hidden_dims = array<i64: 8, 6>", "input_dim = 4 : i64",
               "output_dim = 3 : i64", "dropout_probs = [2.000000e-01, 0.000000e+00]"):
         assert s in printed, s

@@ -110,7 +110,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 
 const char *kFeedFwd = R"mlir(
 nnx.model @m inputs(tensor<?x4xf32>) {
-  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8, 8>, output_dim = 2, activation = "relu", activations = ["softmax", "tanh"], dropout = 0.25 : f64} {
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8, 8>, output_dim = 2, activation = #nnx.activation<relu>, activations = [#nnx.activation<softmax>, #nnx.activation<tanh>], dropout = 0.25 : f64} {
     nnx.module_list @layers {
       nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
       nnx.linear @"1" {weight = dense<1.0> : tensor<8x8xf32>}
@@ -309,7 +309,7 @@ Batch evaluate(Operation *op, Batch x) {
     for (Operation &layer : ff.getLayers().getBody().front()) {
       x = evaluate(&layer, x);
       if (i < n)
-        x = map(ff.activationFor(i)); // dropout: eval mode is the identity
+        x = map(stringifyEnum(ff.activationFor(i))); // dropout: eval mode is the identity
       ++i;
     }
     return x;
@@ -479,11 +479,13 @@ struct NetGen {
                           ", hidden_dims = array<i64: ";
       for (int i = 0; i < n; ++i)
         attrs += (i ? ", " : "") + std::to_string(hidden[i]);
-      attrs += ">, activation = \"" + std::string(acts[pick(0, 1)]) + "\"";
+      attrs += ">, activation = #nnx.activation<" +
+               std::string(acts[pick(0, 1)]) + ">";
       if (pick(0, 1)) {
         attrs += ", activations = [";
         for (int i = 0; i < n; ++i)
-          attrs += std::string(i ? ", " : "") + "\"" + acts[pick(0, 3)] + "\"";
+          attrs += std::string(i ? ", " : "") + "#nnx.activation<" +
+                   acts[pick(0, 3)] + ">";
         attrs += "]";
       }
       if (pick(0, 1))

@@ -188,7 +188,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
   nnx.sequential @acts keying = named {
     nnx.relu @relu
     nnx.gelu @gelu
-    nnx.gelu @gelu_tanh {approximate = "tanh"}
+    nnx.gelu @gelu_tanh {approximate = #nnx.gelu_approximation<tanh>}
     nnx.tanh @tanh
     nnx.sigmoid @sigmoid
     nnx.silu @silu
@@ -301,7 +301,7 @@ nnx.model @m inputs(tensor<?x2xf32>) {
 // CHECK:         return %[[H2]] : tensor<?x2xf32>
 nnx.model @m inputs(tensor<?x4xf32>) {
   nnx.feed_fwd @net attributes {train, input_dim = 4, hidden_dims = array<i64: 8, 6>, output_dim = 2,
-                                activation = "relu", activations = ["tanh", "relu"],
+                                activation = #nnx.activation<relu>, activations = [#nnx.activation<tanh>, #nnx.activation<relu>],
                                 dropout_probs = [0.5, 0.0]} {
     nnx.module_list @layers {
       nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}

@@ -103,7 +103,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 
 nnx.model @m inputs(tensor<?x4xf32>) {
   // expected-error @+1 {{has 2 per-layer activations for 1 hidden layers}}
-  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8>, output_dim = 2, activations = ["relu", "tanh"]} {
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8>, output_dim = 2, activations = [#nnx.activation<relu>, #nnx.activation<tanh>]} {
     nnx.module_list @layers {
       nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
       nnx.linear @"1" {weight = dense<1.0> : tensor<2x8xf32>}
@@ -114,8 +114,9 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 // -----
 
 nnx.model @m inputs(tensor<?x4xf32>) {
-  // expected-error @+1 {{unknown activation 'swish'}}
-  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8>, output_dim = 2, activation = "swish"} {
+  // expected-error @+2 {{expected ::mlir::nnx::ActivationKind to be one of: relu, gelu, tanh, sigmoid, silu, leaky_relu, softmax, identity}}
+  // expected-error @+1 {{failed to parse NNX_ActivationKindAttr parameter 'value'}}
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8>, output_dim = 2, activation = #nnx.activation<swish>} {
     nnx.module_list @layers {
       nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
       nnx.linear @"1" {weight = dense<1.0> : tensor<2x8xf32>}
@@ -378,8 +379,9 @@ nnx.model @m inputs(tensor<?x6xf32>) {
 
 nnx.model @m inputs(tensor<?x4xf32>) {
   nnx.sequential @net keying = named {
-    // expected-error @+1 {{approximate must be "none" or "tanh", got 'fast'}}
-    nnx.gelu @g {approximate = "fast"}
+    // expected-error @+2 {{expected ::mlir::nnx::GeluApproximation to be one of: none, tanh}}
+    // expected-error @+1 {{failed to parse NNX_GeluApproximationAttr parameter 'value'}}
+    nnx.gelu @g {approximate = #nnx.gelu_approximation<fast>}
   }
 }
 
@@ -435,5 +437,14 @@ nnx.model @m inputs(tensor<?x4xf32>) {
   nnx.sequential @net keying = named {
     // expected-note @+1 {{module defined here}}
     nnx.softmax @sm {dim = 2}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{attribute 'approximate' failed to satisfy constraint}}
+    nnx.gelu @g {approximate = "tanh"}
   }
 }

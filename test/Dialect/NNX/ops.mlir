@@ -26,7 +26,7 @@ nnx.model @mlp inputs(tensor<?x4xf32>) {
 // CHECK:      nnx.embedding @embed {padding_idx = 0 : i64, weight = dense_resource<emb_w> : tensor<5x4xf32>}
 // CHECK-NEXT: nnx.layer_norm @ln {bias = dense<0.000000e+00> : tensor<4xf32>, normalized_shape = array<i64: 4>, weight = dense<1.000000e+00> : tensor<4xf32>}
 // CHECK-NEXT: nnx.rms_norm @rms {normalized_shape = array<i64: 4>, weight = dense<1.000000e+00> : tensor<4xf32>}
-// CHECK-NEXT: nnx.gelu @gelu {approximate = "tanh"}
+// CHECK-NEXT: nnx.gelu @gelu {approximate = #nnx.gelu_approximation<tanh>}
 // CHECK-NEXT: nnx.tanh @tanh
 // CHECK-NEXT: nnx.sigmoid @sigmoid
 // CHECK-NEXT: nnx.silu @silu
@@ -38,7 +38,7 @@ nnx.model @leaves inputs(tensor<?x3xi64>) {
     nnx.embedding @embed {weight = dense_resource<emb_w> : tensor<5x4xf32>, padding_idx = 0}
     nnx.layer_norm @ln {normalized_shape = array<i64: 4>, eps = 1.0e-5 : f64, weight = dense<1.0> : tensor<4xf32>, bias = dense<0.0> : tensor<4xf32>}
     nnx.rms_norm @rms {normalized_shape = array<i64: 4>, weight = dense<1.0> : tensor<4xf32>}
-    nnx.gelu @gelu {approximate = "tanh"}
+    nnx.gelu @gelu {approximate = #nnx.gelu_approximation<tanh>}
     nnx.tanh @tanh
     nnx.sigmoid @sigmoid
     nnx.silu @silu
@@ -110,10 +110,10 @@ nnx.model @res inputs(tensor<?x8xf32>) {
 }
 
 // CHECK-LABEL: nnx.model @ff inputs(tensor<?x4xf32>)
-// CHECK: nnx.feed_fwd @net attributes {activation = "gelu", activations = ["relu", "tanh"], dropout = 1.000000e-01 : f64, dropout_probs = [0.000000e+00, 5.000000e-01], hidden_dims = array<i64: 8, 6>, input_dim = 4 : i64, output_dim = 2 : i64} {
+// CHECK: nnx.feed_fwd @net attributes {activation = #nnx.activation<gelu>, activations = [#nnx.activation<relu>, #nnx.activation<tanh>], dropout = 1.000000e-01 : f64, dropout_probs = [0.000000e+00, 5.000000e-01], hidden_dims = array<i64: 8, 6>, input_dim = 4 : i64, output_dim = 2 : i64} {
 // CHECK-NEXT: nnx.module_list @layers {
 nnx.model @ff inputs(tensor<?x4xf32>) {
-  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8, 6>, output_dim = 2, activation = "gelu", activations = ["relu", "tanh"], dropout = 0.1 : f64, dropout_probs = [0.0, 0.5]} {
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8, 6>, output_dim = 2, activation = #nnx.activation<gelu>, activations = [#nnx.activation<relu>, #nnx.activation<tanh>], dropout = 0.1 : f64, dropout_probs = [0.0, 0.5]} {
     nnx.module_list @layers {
       nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
       nnx.linear @"1" {weight = dense<1.0> : tensor<6x8xf32>}

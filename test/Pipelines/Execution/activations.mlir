@@ -10,7 +10,7 @@ nnx.model @tanh inputs(tensor<?x5xf32>) { nnx.tanh @a }
 nnx.model @sigmoid inputs(tensor<?x5xf32>) { nnx.sigmoid @a }
 nnx.model @silu inputs(tensor<?x5xf32>) { nnx.silu @a }
 nnx.model @gelu inputs(tensor<?x5xf32>) { nnx.gelu @a }
-nnx.model @gelu_tanh inputs(tensor<?x5xf32>) { nnx.gelu @a {approximate = "tanh"} }
+nnx.model @gelu_tanh inputs(tensor<?x5xf32>) { nnx.gelu @a {approximate = #nnx.gelu_approximation<tanh>} }
 nnx.model @identity inputs(tensor<?x5xf32>) { nnx.identity @a }
 nnx.model @softmax inputs(tensor<?x5xf32>) { nnx.softmax @a {dim = 1 : i64} }
 

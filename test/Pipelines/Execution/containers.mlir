@@ -26,7 +26,7 @@ nnx.model @tied inputs(tensor<?x2xf32>) {
 // eval mode, so dropout is the identity.
 nnx.model @ff inputs(tensor<?x2xf32>) {
   nnx.feed_fwd @net attributes {input_dim = 2, hidden_dims = array<i64: 2, 2>, output_dim = 1,
-                                activation = "relu", activations = ["identity", "leaky_relu"],
+                                activation = #nnx.activation<relu>, activations = [#nnx.activation<identity>, #nnx.activation<leaky_relu>],
                                 dropout = 0.5 : f64} {
     nnx.module_list @layers {
       nnx.linear @"0" {weight = dense<[[1.0, 0.0], [0.0, -1.0]]> : tensor<2x2xf32>}
@@ -39,7 +39,7 @@ nnx.model @ff inputs(tensor<?x2xf32>) {
 // keeps, for seed 0, linear indices 0 1 2 6 and, for seed 1, 1 2 3 4 5.
 nnx.model @ff_train inputs(tensor<?x2xf32>) {
   nnx.feed_fwd @net attributes {train, input_dim = 2, hidden_dims = array<i64: 2, 2>, output_dim = 1,
-                                activation = "identity", dropout = 0.5 : f64} {
+                                activation = #nnx.activation<identity>, dropout = 0.5 : f64} {
     nnx.module_list @layers {
       nnx.linear @"0" {weight = dense<[[1.0, 0.0], [0.0, 1.0]]> : tensor<2x2xf32>}
       nnx.linear @"1" {weight = dense<[[1.0, 0.0], [0.0, 1.0]]> : tensor<2x2xf32>}

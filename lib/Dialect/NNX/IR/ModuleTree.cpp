@@ -141,8 +141,9 @@ int64_t mlir::nnx::getParameterCount(ModuleOpInterface module) {
 }
 
 bool mlir::nnx::isElementwiseModule(Operation *op) {
-  return isa<ReLUOp, GELUOp, TanhOp, SigmoidOp, SiLUOp, LeakyReLUOp, DropoutOp,
-             IdentityOp>(op);
+  auto layer = dyn_cast_or_null<LayerOpInterface>(op);
+  return layer &&
+         layer.getFeatureDependence() == FeatureDependence::Elementwise;
 }
 
 //===----------------------------------------------------------------------===//
@@ -178,32 +179,9 @@ static FeatureSignature foldSignatures(ArrayRef<Operation *> children) {
 }
 
 FeatureSignature mlir::nnx::getFeatureSignature(Operation *module) {
+  if (auto layer = dyn_cast<LayerOpInterface>(module))
+    return layer.getFeatureSignature();
   return llvm::TypeSwitch<Operation *, FeatureSignature>(module)
-      .Case([](LinearOp op) {
-        FeatureSignature s;
-        if (op.getWeightAttr())
-          s.in = op.getInFeatures();
-        if (op.getOutFeaturesCount() != ShapedType::kDynamic)
-          s.out = op.getOutFeaturesCount();
-        return s;
-      })
-      .Case([](EmbeddingOp op) {
-        FeatureSignature s;
-        s.integerInput = true;
-        s.out = cast<ShapedType>(op.getWeight().getType()).getDimSize(1);
-        return s;
-      })
-      .Case<LayerNormOp, RMSNormOp>([](auto op) {
-        FeatureSignature s;
-        s.in = s.out = op.getNormalizedShape().back();
-        return s;
-      })
-      .Case([](BatchNormOp op) {
-        FeatureSignature s;
-        s.in = s.out =
-            cast<ShapedType>(op.getRunningMean().getType()).getDimSize(0);
-        return s;
-      })
       .Case([](SequentialOp op) {
         SmallVector<Operation *> children;
         for (Operation &c : op.getBody().front())
@@ -238,185 +216,74 @@ FeatureSignature mlir::nnx::getFeatureSignature(Operation *module) {
 // Forward type function
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// Emits "module 'path' (op) ..." errors at an optional location.
-struct TypeChecker {
-  Operation *module;
-  std::optional<Location> loc;
-
-  LogicalResult fail(const Twine &msg) const {
-    if (!loc)
-      return failure();
-    std::string path = getModulePath(module);
-    InFlightDiagnostic diag = emitError(*loc)
-                              << "module '" << (path.empty() ? "<root>" : path)
-                              << "' (" << module->getName() << ") " << msg;
-    if (*loc != module->getLoc())
-      diag.attachNote(module->getLoc()) << "module defined here";
-    return diag;
-  }
-};
-} // namespace
-
-static FailureOr<SmallVector<Type>> inferLeaf(Operation *op, Type input,
-                                              const TypeChecker &tc) {
+static FailureOr<SmallVector<Type>> inferLeaf(LayerOpInterface layer,
+                                              Type input,
+                                              const ModuleTypeError &error) {
   auto in = dyn_cast<RankedTensorType>(input);
   if (!in || in.getRank() == 0)
-    return tc.fail("needs a ranked tensor of rank >= 1 as input"), failure();
-  Type elt = in.getElementType();
-  int64_t last = in.getDimSize(in.getRank() - 1);
-  auto needFloat = [&](Type expected) -> LogicalResult {
-    if (!isa<FloatType>(elt))
-      return tc.fail("takes float tensors, got " + llvm::Twine("") +
-                     [&] {
-                       std::string s;
-                       llvm::raw_string_ostream os(s);
-                       os << input;
-                       return s;
-                     }());
-    if (expected && expected != elt) {
-      std::string s;
-      llvm::raw_string_ostream os(s);
-      os << "has " << expected << " parameters but gets " << elt << " input";
-      return tc.fail(s);
-    }
-    return success();
-  };
-  auto featureMismatch = [&](int64_t want) -> LogicalResult {
-    if (last != ShapedType::kDynamic && last != want)
-      return tc.fail("expects " + Twine(want) + " input features, got " +
-                     Twine(last));
-    return success();
-  };
-  auto eltOf = [](ElementsAttr a) {
-    return a ? cast<ShapedType>(a.getType()).getElementType() : Type();
-  };
-  auto same = [&]() -> FailureOr<SmallVector<Type>> {
-    return SmallVector<Type>{input};
-  };
+    return error("needs a ranked tensor of rank >= 1 as input");
+  FailureOr<Type> out = layer.inferOutputType(in, error);
+  if (failed(out))
+    return failure();
+  return SmallVector<Type>{*out};
+}
 
-  return llvm::TypeSwitch<Operation *, FailureOr<SmallVector<Type>>>(op)
-      .Case([&](LinearOp lin) -> FailureOr<SmallVector<Type>> {
-        if (lin.getLazy())
-          return tc.fail("is an uninitialized lazy layer and has no forward"),
-                 failure();
-        if (failed(needFloat(eltOf(lin.getWeightAttr()))) ||
-            failed(featureMismatch(lin.getInFeatures())))
-          return failure();
-        SmallVector<int64_t> shape(in.getShape());
-        shape.back() = lin.getOutFeaturesCount();
-        return SmallVector<Type>{RankedTensorType::get(shape, elt)};
-      })
-      .Case([&](EmbeddingOp emb) -> FailureOr<SmallVector<Type>> {
-        if (!isa<IntegerType>(elt))
-          return tc.fail("takes integer ids"), failure();
-        auto wt = cast<ShapedType>(emb.getWeight().getType());
-        SmallVector<int64_t> shape(in.getShape());
-        shape.push_back(wt.getDimSize(1));
-        return SmallVector<Type>{
-            RankedTensorType::get(shape, wt.getElementType())};
-      })
-      .Case<LayerNormOp, RMSNormOp>([&](auto norm) -> FailureOr<SmallVector<Type>> {
-        ArrayRef<int64_t> ns = norm.getNormalizedShape();
-        if (failed(needFloat(eltOf(norm.getWeightAttr()))))
-          return failure();
-        if ((int64_t)ns.size() > in.getRank())
-          return tc.fail("normalizes more dimensions than the input has"),
-                 failure();
-        for (auto [i, d] : llvm::enumerate(ns)) {
-          int64_t got = in.getDimSize(in.getRank() - ns.size() + i);
-          if (got != ShapedType::kDynamic && got != d)
-            return tc.fail("normalized_shape does not match the input's "
-                           "trailing dimensions"),
-                   failure();
-        }
-        return same();
-      })
-      .Case([&](BatchNormOp bn) -> FailureOr<SmallVector<Type>> {
-        if (failed(needFloat(eltOf(bn.getRunningMean()))))
-          return failure();
-        if (in.getRank() != 2 && in.getRank() != 3)
-          return tc.fail("takes (N, C) or (N, C, L) input"), failure();
-        int64_t c = in.getDimSize(1);
-        int64_t n = cast<ShapedType>(bn.getRunningMean().getType()).getDimSize(0);
-        if (c != ShapedType::kDynamic && c != n)
-          return tc.fail("expects " + Twine(n) + " channels, got " + Twine(c)),
-                 failure();
-        return same();
-      })
-      .Case([&](SoftmaxOp sm) -> FailureOr<SmallVector<Type>> {
-        if (failed(needFloat(Type())))
-          return failure();
-        int64_t dim = sm.getDim();
-        if (dim < -in.getRank() || dim >= in.getRank())
-          return tc.fail("dim " + Twine(dim) + " is out of range for rank " +
-                         Twine(in.getRank())),
-                 failure();
-        return same();
-      })
-      .Default([&](Operation *) -> FailureOr<SmallVector<Type>> {
-        if (failed(needFloat(Type())))
-          return failure();
-        return same();
-      });
+/// Threads `inputs` through `children` in order.
+static FailureOr<SmallVector<Type>>
+inferChain(Block &children, TypeRange inputs, std::optional<Location> loc,
+           const ModuleTypeError &fail) {
+  SmallVector<Type> current(inputs);
+  for (Operation &child : children) {
+    ModuleOpInterface m = resolveAlias(&child);
+    if (!m)
+      return fail("holds an alias whose target does not exist");
+    FailureOr<SmallVector<Type>> next = inferForwardTypes(m, current, loc);
+    if (failed(next))
+      return failure();
+    current = std::move(*next);
+  }
+  return current;
+}
+
+/// A custom module returns what its forward declares, for inputs compatible
+/// with the declared ones.
+static FailureOr<SmallVector<Type>>
+inferCustom(CustomModuleOp custom, TypeRange inputs,
+            const ModuleTypeError &fail) {
+  ForwardOp fwd = custom.getForward();
+  if (!fwd)
+    return fail("has no 'nnx.forward'");
+  FunctionType ft = fwd.getFunctionType();
+  if (ft.getNumInputs() != inputs.size())
+    return fail("takes ", ft.getNumInputs(), " inputs, got ", inputs.size());
+  for (auto [want, got] : llvm::zip(ft.getInputs(), inputs))
+    if (failed(verifyCompatibleShape(want, got)) ||
+        getElementTypeOrSelf(want) != getElementTypeOrSelf(got))
+      return fail("takes ", want, ", got ", got);
+  return SmallVector<Type>(ft.getResults());
 }
 
 FailureOr<SmallVector<Type>>
 mlir::nnx::inferForwardTypes(Operation *module, TypeRange inputs,
                              std::optional<Location> loc) {
-  TypeChecker tc{module, loc};
-  if (auto seq = dyn_cast<SequentialOp>(module)) {
-    SmallVector<Type> current(inputs);
-    for (Operation &child : seq.getBody().front()) {
-      ModuleOpInterface m = resolveAlias(&child);
-      if (!m)
-        return tc.fail("holds an alias whose target does not exist"), failure();
-      FailureOr<SmallVector<Type>> next = inferForwardTypes(m, current, loc);
-      if (failed(next))
-        return failure();
-      current = std::move(*next);
-    }
-    return current;
-  }
+  ModuleTypeError fail(module, loc);
+  if (auto seq = dyn_cast<SequentialOp>(module))
+    return inferChain(seq.getBody().front(), inputs, loc, fail);
   if (auto ff = dyn_cast<FeedFwdOp>(module)) {
     if (inputs.size() != 1)
-      return tc.fail("takes exactly one input"), failure();
-    SmallVector<Type> current(inputs);
-    ModuleListOp layers = ff.getLayers();
-    if (!layers)
-      return tc.fail("has no 'layers'"), failure();
-    for (Operation &layer : layers.getBody().front()) {
-      FailureOr<SmallVector<Type>> next = inferForwardTypes(&layer, current, loc);
-      if (failed(next))
-        return failure();
-      current = std::move(*next);
-    }
-    return current;
+      return fail("takes exactly one input");
+    if (ModuleListOp layers = ff.getLayers())
+      return inferChain(layers.getBody().front(), inputs, loc, fail);
+    return fail("has no 'layers'");
   }
   if (isa<ModuleListOp>(module))
-    return tc.fail("is a module_list, which has no forward of its own"),
-           failure();
-  if (auto custom = dyn_cast<CustomModuleOp>(module)) {
-    ForwardOp fwd = custom.getForward();
-    if (!fwd)
-      return tc.fail("has no 'nnx.forward'"), failure();
-    FunctionType ft = fwd.getFunctionType();
-    if (ft.getNumInputs() != inputs.size())
-      return tc.fail("takes " + Twine(ft.getNumInputs()) + " inputs, got " +
-                     Twine(inputs.size())),
-             failure();
-    for (auto [want, got] : llvm::zip(ft.getInputs(), inputs))
-      if (failed(verifyCompatibleShape(want, got)) ||
-          getElementTypeOrSelf(want) != getElementTypeOrSelf(got)) {
-        std::string s;
-        llvm::raw_string_ostream os(s);
-        os << "takes " << want << ", got " << got;
-        return tc.fail(s), failure();
-      }
-    return SmallVector<Type>(ft.getResults());
-  }
+    return fail("is a module_list, which has no forward of its own");
+  if (auto custom = dyn_cast<CustomModuleOp>(module))
+    return inferCustom(custom, inputs, fail);
   if (inputs.size() != 1)
-    return tc.fail("takes exactly one input, got " + Twine(inputs.size())),
-           failure();
-  return inferLeaf(module, inputs.front(), tc);
+    return fail("takes exactly one input, got ", inputs.size());
+  auto layer = dyn_cast<LayerOpInterface>(module);
+  if (!layer)
+    return fail("is not a module with a forward");
+  return inferLeaf(layer, inputs.front(), fail);
 }

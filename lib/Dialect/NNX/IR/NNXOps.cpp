@@ -271,16 +271,10 @@ LogicalResult SequentialOp::verifyRegions() {
   return verifyChain(*this, childOps(*this));
 }
 
-static bool isKnownActivation(StringRef name) {
-  return llvm::is_contained({"relu", "gelu", "tanh", "sigmoid", "silu",
-                             "leaky_relu", "softmax", "identity"},
-                            name);
-}
-
-StringRef FeedFwdOp::activationFor(unsigned i) {
+ActivationKind FeedFwdOp::activationFor(unsigned i) {
   if (ArrayAttr acts = getActivationsAttr())
     if (i < acts.size())
-      return cast<StringAttr>(acts[i]).getValue();
+      return cast<ActivationKindAttr>(acts[i]).getValue();
   return getActivation();
 }
 
@@ -303,19 +297,10 @@ LogicalResult FeedFwdOp::verifyRegions() {
            << "must hold exactly one 'nnx.module_list @layers'";
   ArrayRef<int64_t> hidden = getHiddenDims();
   size_t numHidden = hidden.size();
-  if (!isKnownActivation(getActivation()))
+  if (ArrayAttr acts = getActivationsAttr(); acts && acts.size() != numHidden)
     return emitModuleError(*this)
-           << "unknown activation '" << getActivation() << "'";
-  if (ArrayAttr acts = getActivationsAttr()) {
-    if (acts.size() != numHidden)
-      return emitModuleError(*this)
-             << "has " << acts.size() << " per-layer activations for "
-             << numHidden << " hidden layers";
-    for (Attribute a : acts)
-      if (!isKnownActivation(cast<StringAttr>(a).getValue()))
-        return emitModuleError(*this) << "unknown activation "
-                                      << cast<StringAttr>(a);
-  }
+           << "has " << acts.size() << " per-layer activations for "
+           << numHidden << " hidden layers";
   auto checkProb = [&](double p) -> LogicalResult {
     if (p < 0.0 || p > 1.0)
       return emitModuleError(*this)
@@ -659,20 +644,183 @@ LogicalResult BatchNormOp::verify() {
                                        getWeightAttr(), getBiasAttr()});
 }
 
-LogicalResult GELUOp::verify() {
-  if (getApproximate() != "none" && getApproximate() != "tanh")
-    return emitModuleError(*this) << "approximate must be \"none\" or "
-                                     "\"tanh\", got '"
-                                  << getApproximate() << "'";
-  return success();
-}
-
 LogicalResult DropoutOp::verify() {
   double p = getP().convertToDouble();
   if (p < 0.0 || p > 1.0)
     return emitModuleError(*this)
            << "p = " << formatProbability(p) << " is outside [0, 1]";
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// LayerOpInterface: forward types, feature signatures, feature dependence
+//===----------------------------------------------------------------------===//
+
+LogicalResult ModuleTypeError::emit(StringRef msg) const {
+  std::string path = getModulePath(module);
+  InFlightDiagnostic diag = emitError(*loc)
+                            << "module '" << (path.empty() ? "<root>" : path)
+                            << "' (" << module->getName() << ") " << msg;
+  if (*loc != module->getLoc())
+    diag.attachNote(module->getLoc()) << "module defined here";
+  return diag;
+}
+
+LogicalResult ModuleTypeError::requireFloat(RankedTensorType input,
+                                            Type paramType) const {
+  Type elt = input.getElementType();
+  if (!isa<FloatType>(elt))
+    return (*this)("takes float tensors, got ", Type(input));
+  if (paramType && paramType != elt)
+    return (*this)("has ", paramType, " parameters but gets ", elt, " input");
+  return success();
+}
+
+LogicalResult ModuleTypeError::requireFeatures(RankedTensorType input,
+                                               int64_t features) const {
+  int64_t last = input.getDimSize(input.getRank() - 1);
+  if (last != ShapedType::kDynamic && last != features)
+    return (*this)("expects ", features, " input features, got ", last);
+  return success();
+}
+
+static Type elementTypeOf(ElementsAttr tensor) {
+  return tensor ? cast<ShapedType>(tensor.getType()).getElementType() : Type();
+}
+
+FailureOr<Type> LinearOp::inferOutputType(RankedTensorType input,
+                                          const ModuleTypeError &error) {
+  if (getLazy())
+    return error("is an uninitialized lazy layer and has no forward");
+  if (failed(error.requireFloat(input, elementTypeOf(getWeightAttr()))) ||
+      failed(error.requireFeatures(input, getInFeatures())))
+    return failure();
+  SmallVector<int64_t> shape(input.getShape());
+  shape.back() = getOutFeaturesCount();
+  return Type(input.clone(shape));
+}
+
+FeatureSignature LinearOp::getFeatureSignature() {
+  FeatureSignature s;
+  if (getWeightAttr())
+    s.in = getInFeatures();
+  if (getOutFeaturesCount() != ShapedType::kDynamic)
+    s.out = getOutFeaturesCount();
+  return s;
+}
+
+FeatureDependence LinearOp::getFeatureDependence() {
+  return FeatureDependence::Projecting;
+}
+
+FailureOr<Type> EmbeddingOp::inferOutputType(RankedTensorType input,
+                                             const ModuleTypeError &error) {
+  if (!isa<IntegerType>(input.getElementType()))
+    return error("takes integer ids");
+  auto table = cast<ShapedType>(getWeight().getType());
+  SmallVector<int64_t> shape(input.getShape());
+  shape.push_back(table.getDimSize(1));
+  return Type(RankedTensorType::get(shape, table.getElementType()));
+}
+
+FeatureSignature EmbeddingOp::getFeatureSignature() {
+  FeatureSignature s;
+  s.integerInput = true;
+  s.out = cast<ShapedType>(getWeight().getType()).getDimSize(1);
+  return s;
+}
+
+FeatureDependence EmbeddingOp::getFeatureDependence() {
+  return FeatureDependence::Projecting;
+}
+
+/// The norms over trailing dims: float input whose trailing dims are
+/// `normalized_shape`.
+template <typename NormOp>
+static FailureOr<Type> inferNormType(NormOp norm, RankedTensorType input,
+                                     const ModuleTypeError &error) {
+  ArrayRef<int64_t> ns = norm.getNormalizedShape();
+  if (failed(error.requireFloat(input, elementTypeOf(norm.getWeightAttr()))))
+    return failure();
+  if ((int64_t)ns.size() > input.getRank())
+    return error("normalizes more dimensions than the input has");
+  for (auto [i, d] : llvm::enumerate(ns)) {
+    int64_t got = input.getDimSize(input.getRank() - ns.size() + i);
+    if (got != ShapedType::kDynamic && got != d)
+      return error("normalized_shape does not match the input's trailing "
+                   "dimensions");
+  }
+  return Type(input);
+}
+
+template <typename NormOp>
+static FeatureSignature normSignature(NormOp norm) {
+  FeatureSignature s;
+  s.in = s.out = norm.getNormalizedShape().back();
+  return s;
+}
+
+FailureOr<Type> LayerNormOp::inferOutputType(RankedTensorType input,
+                                             const ModuleTypeError &error) {
+  return inferNormType(*this, input, error);
+}
+
+FeatureSignature LayerNormOp::getFeatureSignature() {
+  return normSignature(*this);
+}
+
+FeatureDependence LayerNormOp::getFeatureDependence() {
+  return FeatureDependence::Normalizing;
+}
+
+FailureOr<Type> RMSNormOp::inferOutputType(RankedTensorType input,
+                                           const ModuleTypeError &error) {
+  return inferNormType(*this, input, error);
+}
+
+FeatureSignature RMSNormOp::getFeatureSignature() {
+  return normSignature(*this);
+}
+
+FeatureDependence RMSNormOp::getFeatureDependence() {
+  return FeatureDependence::Normalizing;
+}
+
+FailureOr<Type> BatchNormOp::inferOutputType(RankedTensorType input,
+                                             const ModuleTypeError &error) {
+  if (failed(error.requireFloat(input, elementTypeOf(getRunningMean()))))
+    return failure();
+  if (input.getRank() != 2 && input.getRank() != 3)
+    return error("takes (N, C) or (N, C, L) input");
+  int64_t c = input.getDimSize(1);
+  int64_t n = cast<ShapedType>(getRunningMean().getType()).getDimSize(0);
+  if (c != ShapedType::kDynamic && c != n)
+    return error("expects ", n, " channels, got ", c);
+  return Type(input);
+}
+
+FeatureSignature BatchNormOp::getFeatureSignature() {
+  FeatureSignature s;
+  s.in = s.out = cast<ShapedType>(getRunningMean().getType()).getDimSize(0);
+  return s;
+}
+
+FeatureDependence BatchNormOp::getFeatureDependence() {
+  return FeatureDependence::Normalizing;
+}
+
+FailureOr<Type> SoftmaxOp::inferOutputType(RankedTensorType input,
+                                           const ModuleTypeError &error) {
+  if (failed(error.requireFloat(input, Type())))
+    return failure();
+  int64_t dim = getDim();
+  if (dim < -input.getRank() || dim >= input.getRank())
+    return error("dim ", dim, " is out of range for rank ", input.getRank());
+  return Type(input);
+}
+
+FeatureDependence SoftmaxOp::getFeatureDependence() {
+  return FeatureDependence::Mixing;
 }
 
 #define GET_OP_CLASSES

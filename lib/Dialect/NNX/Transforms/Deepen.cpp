@@ -93,12 +93,12 @@ static FailureOr<DeepenPlan> planFeedFwd(ModuleListOp list, Operation *slot) {
     diag.attachNote(ff.getLoc()) << "feed_fwd is here";
     return diag;
   }
-  StringRef act = ff.activationFor(i);
-  if (act != "relu") {
+  ActivationKind act = ff.activationFor(i);
+  if (act != ActivationKind::relu) {
     bool overridden = ff.getActivationsAttr() != nullptr;
     InFlightDiagnostic diag =
         refuse(ff, kPass, "container")
-        << "applies activation_for(" << i << ") = '" << act
+        << "applies activation_for(" << i << ") = '" << stringifyEnum(act)
         << "' after 'layers." << i << "' ("
         << (overridden ? "per-layer override" : "the default")
         << "); deepen only preserves the function after a ReLU";
@@ -198,7 +198,8 @@ static void applyFeedFwd(const DeepenPlan &plan) {
   ff.setHiddenDims(hidden);
   if (ArrayAttr acts = ff.getActivationsAttr()) {
     SmallVector<Attribute> list(acts.begin(), acts.end());
-    list.insert(list.begin() + at, StringAttr::get(ctx, "relu"));
+    list.insert(list.begin() + at,
+                ActivationKindAttr::get(ctx, ActivationKind::relu));
     ff.setActivationsAttr(ArrayAttr::get(ctx, list));
   }
   double scalar = ff.getDropout().convertToDouble();

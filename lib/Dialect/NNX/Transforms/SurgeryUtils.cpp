@@ -145,7 +145,18 @@ Operation *surgery::walkSiblings(Operation *slot, bool forward,
 }
 
 bool surgery::isNormModule(Operation *op) {
-  return isa<LayerNormOp, RMSNormOp, BatchNormOp>(op);
+  auto layer = dyn_cast_or_null<LayerOpInterface>(op);
+  return layer &&
+         layer.getFeatureDependence() == FeatureDependence::Normalizing;
+}
+
+bool surgery::isWidthDependent(Operation *op) {
+  auto layer = dyn_cast_or_null<LayerOpInterface>(op);
+  if (!layer)
+    return false;
+  FeatureDependence dep = layer.getFeatureDependence();
+  return dep == FeatureDependence::Normalizing ||
+         dep == FeatureDependence::Mixing;
 }
 
 /// Refuses a container whose forward is not the stock one or that carries
@@ -187,7 +198,7 @@ FailureOr<ConsumerChain> surgery::findConsumer(LinearOp target,
             return false;
           }
           InFlightDiagnostic diag = refuse(s, pass, "module on the path");
-          if (isa<SoftmaxOp>(s) || isNormModule(s))
+          if (isWidthDependent(s))
             diag << "is width-dependent: duplicating units through it changes "
                     "the output";
           else
@@ -240,8 +251,7 @@ FailureOr<ConsumerChain> surgery::findConsumer(LinearOp target,
       return diag;
     }
     chain.hiddenIndex = index;
-    StringRef act = ff.activationFor(index);
-    if (act == "softmax") {
+    if (ff.activationFor(index) == ActivationKind::softmax) {
       InFlightDiagnostic diag =
           refuse(ff, pass, "container")
           << "applies activation_for(" << index

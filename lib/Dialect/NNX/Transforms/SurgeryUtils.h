@@ -82,8 +82,14 @@ struct ConsumerChain {
 /// missing consumer and a consumer a rebuild would change.
 FailureOr<ConsumerChain> findConsumer(LinearOp target, llvm::StringRef pass);
 
-/// True for the normalization layers (width-dependent statistics).
+/// True for layers that normalize by statistics (FeatureDependence::
+/// Normalizing): they keep the width, so deepen may look through them.
 bool isNormModule(Operation *op);
+
+/// True for layers that keep the width but whose output features depend on
+/// other input features (norms, softmax): duplicated units do not stay
+/// duplicated through them.
+bool isWidthDependent(Operation *op);
 
 /// Records what every `nnx.alias` and `nnx.call` in a model resolves to, so
 /// that after keys are renamed the references can be retargeted to the same

@@ -133,7 +133,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 // feed_fwd: the effective activation at the site must be ReLU, default ...
 nnx.model @m inputs(tensor<?x4xf32>) {
   // expected-error @+1 {{nnx-deepen: container '<root>' (nnx.feed_fwd) applies activation_for(0) = 'tanh' after 'layers.0' (the default); deepen only preserves the function after a ReLU}}
-  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8>, output_dim = 2, activation = "tanh"} {
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8>, output_dim = 2, activation = #nnx.activation<tanh>} {
     nnx.module_list @layers {
       // expected-note @+1 {{site is here}}
       nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
@@ -147,7 +147,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 // ... or a per-layer override that wins over a ReLU default.
 nnx.model @m inputs(tensor<?x4xf32>) {
   // expected-error @+1 {{nnx-deepen: container '<root>' (nnx.feed_fwd) applies activation_for(0) = 'gelu' after 'layers.0' (per-layer override)}}
-  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8, 8>, output_dim = 2, activation = "relu", activations = ["gelu", "relu"]} {
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8, 8>, output_dim = 2, activation = #nnx.activation<relu>, activations = [#nnx.activation<gelu>, #nnx.activation<relu>]} {
     nnx.module_list @layers {
       // expected-note @+1 {{site is here}}
       nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}

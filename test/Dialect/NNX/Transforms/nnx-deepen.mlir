@@ -110,12 +110,12 @@ nnx.model @ff inputs(tensor<?x4xf32>) {
 // default at site 1; "relu" is inserted into the explicit activations list
 // and 0.0 into dropout_probs; every other site keeps its own values.
 // CHECK-LABEL: nnx.model @ff2
-// CHECK:      nnx.feed_fwd @net attributes {activation = "tanh", activations = ["tanh", "relu", "relu"], dropout_probs = [1.000000e-01, 3.000000e-01, 0.000000e+00], hidden_dims = array<i64: 3, 2, 2>, input_dim = 4 : i64, output_dim = 2 : i64}
+// CHECK:      nnx.feed_fwd @net attributes {activation = #nnx.activation<tanh>, activations = [#nnx.activation<tanh>, #nnx.activation<relu>, #nnx.activation<relu>], dropout_probs = [1.000000e-01, 3.000000e-01, 0.000000e+00], hidden_dims = array<i64: 3, 2, 2>, input_dim = 4 : i64, output_dim = 2 : i64}
 // CHECK:      nnx.linear @"1" {weight = dense<1.000000e+00> : tensor<2x3xf32>}
 // CHECK-NEXT: nnx.linear @"2" {bias = dense<0.000000e+00> : tensor<2xf32>, weight = dense<{{\[}}[1.000000e+00, 0.000000e+00], [0.000000e+00, 1.000000e+00]]> : tensor<2x2xf32>}
 // CHECK-NEXT: nnx.linear @"3" {weight = dense<1.000000e+00> : tensor<2x2xf32>}
 nnx.model @ff2 inputs(tensor<?x4xf32>) {
-  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 3, 2>, output_dim = 2, activation = "tanh", activations = ["tanh", "relu"], dropout_probs = [0.1, 0.3]} {
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 3, 2>, output_dim = 2, activation = #nnx.activation<tanh>, activations = [#nnx.activation<tanh>, #nnx.activation<relu>], dropout_probs = [0.1, 0.3]} {
     nnx.module_list @layers {
       nnx.linear @"0" {weight = dense<1.0> : tensor<3x4xf32>}
       nnx.linear @"1" {weight = dense<1.0> : tensor<2x3xf32>}

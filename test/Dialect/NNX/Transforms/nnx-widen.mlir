@@ -60,17 +60,17 @@ nnx.model @named inputs(tensor<?x2xf64>) {
 // feed_fwd: hidden_dims records the new width; the per-layer activations and
 // dropout_probs overrides (and the scalar defaults) are kept as they were.
 // L1-LABEL: nnx.model @ff
-// L1:      nnx.feed_fwd @net attributes {activations = ["tanh", "relu"], dropout = 3.000000e-01 : f64, dropout_probs = [1.000000e-01, 2.000000e-01], hidden_dims = array<i64: 3, 4>, input_dim = 2 : i64, output_dim = 1 : i64}
+// L1:      nnx.feed_fwd @net attributes {activations = [#nnx.activation<tanh>, #nnx.activation<relu>], dropout = 3.000000e-01 : f64, dropout_probs = [1.000000e-01, 2.000000e-01], hidden_dims = array<i64: 3, 4>, input_dim = 2 : i64, output_dim = 1 : i64}
 // L1:      nnx.linear @"1" {bias = dense<[1.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00]> : tensor<4xf32>, weight = dense<{{\[}}[1.000000e+00, 2.000000e+00, 3.000000e+00], [4.000000e+00, 5.000000e+00, 6.000000e+00], [4.000000e+00, 5.000000e+00, 6.000000e+00], [4.000000e+00, 5.000000e+00, 6.000000e+00]]> : tensor<4x3xf32>}
 // L1-NEXT: nnx.linear @"2" {weight = dense<{{\[}}[1.000000e+00, -0.333333343, -0.333333343, -0.333333343]]> : tensor<1x4xf32>}
 
 // L0-LABEL: nnx.model @ff
-// L0:      nnx.feed_fwd @net attributes {activations = ["tanh", "relu"], dropout = 3.000000e-01 : f64, dropout_probs = [1.000000e-01, 2.000000e-01], hidden_dims = array<i64: 4, 2>, input_dim = 2 : i64, output_dim = 1 : i64}
+// L0:      nnx.feed_fwd @net attributes {activations = [#nnx.activation<tanh>, #nnx.activation<relu>], dropout = 3.000000e-01 : f64, dropout_probs = [1.000000e-01, 2.000000e-01], hidden_dims = array<i64: 4, 2>, input_dim = 2 : i64, output_dim = 1 : i64}
 // L0:      nnx.linear @"0" {weight = dense<{{\[}}[1.000000e+00, 0.000000e+00], [0.000000e+00, 1.000000e+00], [1.000000e+00, 1.000000e+00], [1.000000e+00, 1.000000e+00]]> : tensor<4x2xf32>}
 // L0-NEXT: nnx.linear @"1" {bias = dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>, weight = dense<{{\[}}[1.000000e+00, 2.000000e+00, 1.500000e+00, 1.500000e+00], [4.000000e+00, 5.000000e+00, 3.000000e+00, 3.000000e+00]]> : tensor<2x4xf32>}
 // L0-NEXT: nnx.linear @"2" {weight = dense<{{\[}}[1.000000e+00, -1.000000e+00]]> : tensor<1x2xf32>}
 nnx.model @ff inputs(tensor<?x2xf32>) {
-  nnx.feed_fwd @net attributes {input_dim = 2, hidden_dims = array<i64: 3, 2>, output_dim = 1, activation = "relu", activations = ["tanh", "relu"], dropout = 0.3 : f64, dropout_probs = [0.1, 0.2]} {
+  nnx.feed_fwd @net attributes {input_dim = 2, hidden_dims = array<i64: 3, 2>, output_dim = 1, activation = #nnx.activation<relu>, activations = [#nnx.activation<tanh>, #nnx.activation<relu>], dropout = 0.3 : f64, dropout_probs = [0.1, 0.2]} {
     nnx.module_list @layers {
       nnx.linear @"0" {weight = dense<[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]> : tensor<3x2xf32>}
       nnx.linear @"1" {weight = dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>, bias = dense<[1.0, 2.0]> : tensor<2xf32>}

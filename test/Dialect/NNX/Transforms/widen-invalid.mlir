@@ -312,7 +312,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 // The effective activation_for(0) is a per-layer softmax override.
 nnx.model @m inputs(tensor<?x4xf32>) {
   // expected-error @+1 {{nnx-widen: container '<root>' (nnx.feed_fwd) applies activation_for(0) = 'softmax' after 'layers.0', which is width-dependent}}
-  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8, 8>, output_dim = 2, activation = "relu", activations = ["softmax", "relu"]} {
+  nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8, 8>, output_dim = 2, activation = #nnx.activation<relu>, activations = [#nnx.activation<softmax>, #nnx.activation<relu>]} {
     nnx.module_list @layers {
       // expected-note @+1 {{widen target is here}}
       nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}

@@ -58,12 +58,8 @@ FailureOr<llvm::SmallVector<Type>>
 inferForwardTypes(Operation *module, TypeRange inputs,
                   std::optional<Location> loc);
 
-/// Feature sizes (last dimension) a module consumes and produces, where the
-/// module fixes them; used to check that a sequential's children chain.
-struct FeatureSignature {
-  std::optional<int64_t> in, out;
-  bool integerInput = false; // takes ids (an embedding first)
-};
+/// Feature sizes (last dimension) a module consumes and produces, where
+/// the module fixes them (leaves answer through LayerOpInterface).
 FeatureSignature getFeatureSignature(Operation *module);
 
 /// True for modules applied elementwise that keep the width: the built-in

@@ -22,6 +22,7 @@ def NNX_Dialect : Dialect {
     reference `@body::@"0"`. Surgery passes rewrite this level;
     `nnx-build-forward` lowers it to `func.func @forward` on tensors.
   }];
+  let useDefaultAttributePrinterParser = 1;
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 

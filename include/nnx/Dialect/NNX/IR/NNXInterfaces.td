@@ -56,4 +56,48 @@ def NNX_ModuleOpInterface : OpInterface<"ModuleOpInterface"> {
   let verify = [{ return ::mlir::nnx::detail::verifyModuleOpInterface($_op); }];
 }
 
+def NNX_LayerOpInterface : OpInterface<"LayerOpInterface"> {
+  let cppNamespace = "::mlir::nnx";
+  let description = [{
+    Implemented by every leaf layer (`nnx.linear`, the norms, the
+    activations, ...). Everything the rest of the compiler asks of a layer
+    kind is asked here, so that a new layer kind is one description: its ODS
+    definition, the methods below where the defaults do not fit (beside the
+    op, in `lib/Dialect/NNX/IR/NNXOps.cpp`), and its lowering (the
+    `LayerLoweringOpInterface` external model in
+    `lib/Conversion/NNXToLinalg/`).
+
+    The defaults describe an elementwise float activation: the output has
+    the input's type, no feature size is fixed, and each output element
+    depends on the same input element only.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        The type of the layer's output for `input` (a ranked tensor of rank
+        at least 1). Reports what is wrong through `error`, which emits a
+        diagnostic only when it was given a location.
+      }],
+      "::mlir::FailureOr<::mlir::Type>", "inferOutputType",
+      (ins "::mlir::RankedTensorType":$input,
+           "const ::mlir::nnx::ModuleTypeError &":$error), [{}], [{
+        if (::mlir::failed(error.requireFloat(input, ::mlir::Type())))
+          return ::mlir::failure();
+        return ::mlir::Type(input);
+      }]>,
+    InterfaceMethod<[{
+        The feature sizes (last dimension) the layer consumes and produces,
+        where its parameters fix them; what a sequential's verifier chains.
+      }],
+      "::mlir::nnx::FeatureSignature", "getFeatureSignature", (ins), [{}],
+      [{ return {}; }]>,
+    InterfaceMethod<[{
+        How the output features depend on the input features: what
+        `nnx-widen` and `nnx-deepen` read to decide whether units can be
+        duplicated through the layer or a Linear inserted after it.
+      }],
+      "::mlir::nnx::FeatureDependence", "getFeatureDependence", (ins), [{}],
+      [{ return ::mlir::nnx::FeatureDependence::Elementwise; }]>,
+  ];
+}
+
 #endif // NNX_INTERFACES_TD

@@ -14,14 +14,74 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "nnx/Dialect/NNX/IR/NNXDialect.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+#include <string>
 
 #include "nnx/Dialect/NNX/IR/NNXEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "nnx/Dialect/NNX/IR/NNXAttrs.h.inc"
 
 namespace mlir::nnx::detail {
 /// Checks the attributes every module carries (requires_grad, hooks,
 /// parametrizations, pruned name tensors the module has).
 LogicalResult verifyModuleOpInterface(Operation *op);
 } // namespace mlir::nnx::detail
+
+namespace mlir::nnx {
+/// Feature sizes (last dimension) a module consumes and produces, where the
+/// module fixes them; used to check that a sequential's children chain.
+struct FeatureSignature {
+  std::optional<int64_t> in, out;
+  bool integerInput = false; // takes ids (an embedding first)
+};
+
+/// How a layer's output features depend on its input features.
+enum class FeatureDependence {
+  /// Output element i depends on input element i only (activations,
+  /// dropout, identity): duplicated units stay duplicated through it.
+  Elementwise,
+  /// Keeps the width, but scales by statistics over features or the batch
+  /// (layer_norm, rms_norm, batch_norm).
+  Normalizing,
+  /// Keeps the width, but mixes the features (softmax).
+  Mixing,
+  /// Maps the input features to a new feature space (linear, embedding).
+  Projecting,
+};
+
+/// Reports why a module cannot run on an input, as "module 'path' (op) ...",
+/// at an optional location: with none it only fails (StableHLO's
+/// emitOptionalError pattern), so verifiers and passes share one check.
+class ModuleTypeError {
+public:
+  ModuleTypeError(Operation *module, std::optional<Location> loc)
+      : module(module), loc(loc) {}
+
+  /// Fails with the message `parts...` streamed together.
+  template <typename... Parts>
+  LogicalResult operator()(const Parts &...parts) const {
+    if (!loc)
+      return failure();
+    std::string msg;
+    llvm::raw_string_ostream os(msg);
+    (os << ... << parts);
+    return emit(msg);
+  }
+
+  /// Fails unless `input` holds floats (of type `paramType`, if given).
+  LogicalResult requireFloat(RankedTensorType input, Type paramType) const;
+  /// Fails unless the last dimension of `input` is `features` (or dynamic).
+  LogicalResult requireFeatures(RankedTensorType input, int64_t features) const;
+
+private:
+  LogicalResult emit(llvm::StringRef msg) const;
+  Operation *module;
+  std::optional<Location> loc;
+};
+} // namespace mlir::nnx
 
 #include "nnx/Dialect/NNX/IR/NNXInterfaces.h.inc"
 

@@ -3,6 +3,7 @@
 #define NNX_OPS_TD
 
 include "nnx/Dialect/NNX/IR/NNXDialect.td"
+include "nnx/Dialect/NNX/IR/NNXAttrs.td"
 include "nnx/Dialect/NNX/IR/NNXInterfaces.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/IR/OpAsmInterface.td"
@@ -59,10 +60,16 @@ class NNX_TensorNames<list<string> params, list<string> buffers> {
   }];
 }
 
-// A leaf layer with the given parameter and buffer names.
+// A leaf layer with the given parameter and buffer names. `layerMethods` are
+// the LayerOpInterface methods the op defines itself (in NNXOps.cpp); the
+// others keep the interface's defaults (an elementwise float activation).
+defvar NNX_AllLayerMethods = ["inferOutputType", "getFeatureSignature",
+                              "getFeatureDependence"];
+
 class NNX_LeafOp<string mnemonic, list<string> params = [],
-                 list<string> buffers = [], list<Trait> traits = []>
-    : NNX_ModuleBaseOp<mnemonic, traits> {
+                 list<string> buffers = [], list<string> layerMethods = []>
+    : NNX_ModuleBaseOp<mnemonic, [
+        DeclareOpInterfaceMethods<NNX_LayerOpInterface, layerMethods>]> {
   let assemblyFormat = "$sym_name attr-dict";
   let extraClassDeclaration = NNX_TensorNames<params, buffers>.decl;
 }
@@ -160,7 +167,7 @@ def NNX_FeedFwdOp : NNX_ContainerOp<"feed_fwd"> {
 
     ```mlir
     nnx.feed_fwd @net attributes {input_dim = 4, hidden_dims = array<i64: 8>,
-                       output_dim = 2, activation = "relu"} {
+                       output_dim = 2, activation = #nnx.activation<relu>} {
       nnx.module_list @layers {
         nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
         nnx.linear @"1" {weight = dense<1.0> : tensor<2x8xf32>}
@@ -170,8 +177,8 @@ def NNX_FeedFwdOp : NNX_ContainerOp<"feed_fwd"> {
   }];
   let arguments = !con(NNX_ModuleAttrs, (ins
       I64Attr:$input_dim, DenseI64ArrayAttr:$hidden_dims, I64Attr:$output_dim,
-      DefaultValuedAttr<StrAttr, "\"relu\"">:$activation,
-      OptionalAttr<StrArrayAttr>:$activations,
+      DefaultValuedAttr<NNX_ActivationKindAttr, "ActivationKind::relu">:$activation,
+      OptionalAttr<NNX_ActivationKindArrayAttr>:$activations,
       DefaultValuedAttr<F64Attr, "0.0">:$dropout,
       OptionalAttr<F64ArrayAttr>:$dropout_probs,
       OptionalAttr<DictionaryAttr>:$state));
@@ -179,7 +186,7 @@ def NNX_FeedFwdOp : NNX_ContainerOp<"feed_fwd"> {
   let hasRegionVerifier = 1;
   let extraClassDeclaration = NNX_ContainerDecl # [{
     /// The effective activation of hidden layer `i` (override first).
-    ::llvm::StringRef activationFor(unsigned i);
+    ActivationKind activationFor(unsigned i);
     /// The effective dropout probability of hidden layer `i`.
     double dropoutFor(unsigned i);
     /// The `layers` list, or null if missing.
@@ -301,7 +308,7 @@ def NNX_AliasOp : NNX_Op<"alias", [Symbol,
 // Leaves
 //===----------------------------------------------------------------------===//
 
-def NNX_LinearOp : NNX_LeafOp<"linear", ["weight", "bias"]> {
+def NNX_LinearOp : NNX_LeafOp<"linear", ["weight", "bias"], [], NNX_AllLayerMethods> {
   let summary = "y = x W^T + b over the last dimension";
   let description = [{
     `weight` is `out_features x in_features`, `bias` (optional) is
@@ -325,7 +332,7 @@ def NNX_LinearOp : NNX_LeafOp<"linear", ["weight", "bias"]> {
   }];
 }
 
-def NNX_EmbeddingOp : NNX_LeafOp<"embedding", ["weight"]> {
+def NNX_EmbeddingOp : NNX_LeafOp<"embedding", ["weight"], [], NNX_AllLayerMethods> {
   let summary = "A lookup table: integer ids -> rows of `weight`";
   let description = [{
     `weight` is `num_embeddings x embedding_dim`. `frozen_rows`, set by
@@ -342,7 +349,7 @@ def NNX_EmbeddingOp : NNX_LeafOp<"embedding", ["weight"]> {
   let hasVerifier = 1;
 }
 
-def NNX_LayerNormOp : NNX_LeafOp<"layer_norm", ["weight", "bias"]> {
+def NNX_LayerNormOp : NNX_LeafOp<"layer_norm", ["weight", "bias"], [], NNX_AllLayerMethods> {
   let summary = "Layer normalization over the trailing `normalized_shape` dims";
   let description = [{
     ```mlir
@@ -357,7 +364,7 @@ def NNX_LayerNormOp : NNX_LeafOp<"layer_norm", ["weight", "bias"]> {
   let hasVerifier = 1;
 }
 
-def NNX_RMSNormOp : NNX_LeafOp<"rms_norm", ["weight"]> {
+def NNX_RMSNormOp : NNX_LeafOp<"rms_norm", ["weight"], [], NNX_AllLayerMethods> {
   let summary = "RMS normalization over the trailing `normalized_shape` dims";
   let description = [{
     `y = x / sqrt(mean(x^2) + eps) * weight`.
@@ -374,7 +381,7 @@ def NNX_RMSNormOp : NNX_LeafOp<"rms_norm", ["weight"]> {
 }
 
 def NNX_BatchNormOp : NNX_LeafOp<"batch_norm", ["weight", "bias"],
-                                 ["running_mean", "running_var"]> {
+    ["running_mean", "running_var"], NNX_AllLayerMethods> {
   let summary = "Batch normalization over dimension 1 (BatchNorm1d)";
   let description = [{
     Eval mode normalizes with the running statistics; train mode with the
@@ -415,12 +422,12 @@ def NNX_GELUOp : NNX_LeafOp<"gelu"> {
   let summary = "Elementwise `torch.nn.GELU` (exact erf or tanh approximation)";
   let description = [{
     ```mlir
-    nnx.gelu @act {approximate = "tanh"}
+    nnx.gelu @act {approximate = #nnx.gelu_approximation<tanh>}
     ```
   }];
   let arguments = !con(NNX_ModuleAttrs, (ins
-      DefaultValuedAttr<StrAttr, "\"none\"">:$approximate));
-  let hasVerifier = 1;
+      DefaultValuedAttr<NNX_GeluApproximationAttr,
+                        "GeluApproximation::none">:$approximate));
 }
 
 def NNX_LeakyReLUOp : NNX_LeafOp<"leaky_relu"> {
@@ -434,7 +441,8 @@ def NNX_LeakyReLUOp : NNX_LeafOp<"leaky_relu"> {
       DefaultValuedAttr<F64Attr, "0.01">:$negative_slope));
 }
 
-def NNX_SoftmaxOp : NNX_LeafOp<"softmax"> {
+def NNX_SoftmaxOp : NNX_LeafOp<"softmax", [], [],
+    ["inferOutputType", "getFeatureDependence"]> {
   let summary = "`torch.nn.Softmax` along `dim` (width-dependent)";
   let description = [{
     ```mlir

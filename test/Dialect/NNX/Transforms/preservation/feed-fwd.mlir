@@ -7,7 +7,7 @@
 // RUN: %python %S/Inputs/nnxcheck.py --opt nnx-opt --run nnx-run %s --edit "nnx-deepen{after=layers.2}"
 // RUN: %python %S/Inputs/nnxcheck.py --opt nnx-opt --run nnx-run %s --edit "nnx-deepen{after=layers.0}" --edit "nnx-widen{layer=layers.1 width=10 seed=7}" --edit "nnx-widen{layer=layers.0 width=7}" --edit "nnx-deepen{after=layers.3}"
 nnx.model @ff inputs(tensor<?x5xf32>) {
-  nnx.feed_fwd @net attributes {input_dim = 5, hidden_dims = array<i64: 6, 7, 4>, output_dim = 3, activation = "tanh", activations = ["relu", "gelu", "relu"], dropout = 0.2 : f64, dropout_probs = [0.1, 0.0, 0.3]} {
+  nnx.feed_fwd @net attributes {input_dim = 5, hidden_dims = array<i64: 6, 7, 4>, output_dim = 3, activation = #nnx.activation<tanh>, activations = [#nnx.activation<relu>, #nnx.activation<gelu>, #nnx.activation<relu>], dropout = 0.2 : f64, dropout_probs = [0.1, 0.0, 0.3]} {
     nnx.module_list @layers {
       nnx.linear @"0" {weight = dense<[[-0.1812779, -0.7966285, -0.2939031, 0.9269695, -0.566953],
  [-0.772724, -0.2646411, -0.7980384, -0.4656021, 0.8289123],

@@ -201,10 +201,10 @@ def random_net(rng):
     acts = ["relu", "tanh", "gelu", "sigmoid"]
     attrs = "input_dim = %d, output_dim = %d, hidden_dims = array<i64: %s>" % (
         n_in, n_out, ", ".join(map(str, hidden)))
-    attrs += ', activation = "%s"' % acts[rng.integers(0, 2)]
+    attrs += ', activation = #nnx.activation<%s>' % acts[rng.integers(0, 2)]
     if rng.integers(0, 2):
         attrs += ", activations = [%s]" % ", ".join(
-            '"%s"' % acts[rng.integers(0, 4)] for _ in range(n))
+            '#nnx.activation<%s>' % acts[rng.integers(0, 4)] for _ in range(n))
     if rng.integers(0, 2):
         attrs += ", dropout = 0.3 : f64"
     if rng.integers(0, 2):

@@ -1,0 +1,103 @@
+//===- LayerLowering.h - leaf layers to linalg on tensors -------*- C++ -*-===//
+//
+// The lowering side of a layer kind: `LayerLoweringOpInterface` (how a leaf
+// layer builds its forward) and `LayerEmitter`, the builder state and linalg
+// helpers every layer lowering shares. The per-family files of
+// lib/Conversion/NNXToLinalg/ attach the interface to the ops.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NNX_CONVERSION_NNXTOLINALG_LAYERLOWERING_H
+#define NNX_CONVERSION_NNXTOLINALG_LAYERLOWERING_H
+
+#include "nnx/Dialect/NNX/IR/NNXOps.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir {
+class DialectRegistry;
+} // namespace mlir
+
+namespace mlir::nnx {
+
+/// Builder state and helpers shared by the lowerings of all layer kinds:
+/// where to insert, the location of the layer being lowered, how its tensors
+/// are materialized, and the linalg idioms (maps, reductions) they use.
+class LayerEmitter {
+public:
+  using BodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
+  using ScalarFn = function_ref<Value(OpBuilder &, Location, Value)>;
+  using CombineFn =
+      function_ref<Value(OpBuilder &, Location, ValueRange, Value)>;
+
+  explicit LayerEmitter(OpBuilder &builder)
+      : builder(builder), loc(builder.getUnknownLoc()) {}
+
+  OpBuilder &getBuilder() { return builder; }
+  Location getLoc() const { return loc; }
+  void setLoc(Location l) { loc = l; }
+
+  /// "'nnx.linear' op at 'body.fc': ", the prefix of every refusal.
+  static InFlightDiagnostic emitModuleError(Operation *op);
+
+  /// The value of tensor `name` (a parameter or buffer) of `layer`. Fails
+  /// with a diagnostic if the layer has no such tensor or its data is not
+  /// available.
+  FailureOr<Value> getTensor(Operation *layer, StringRef name);
+  /// As getTensor, but a layer without tensor `name` gives a null Value.
+  FailureOr<Value> getOptionalTensor(Operation *layer, StringRef name);
+
+  /// A scalar constant `v` of float type `elt`.
+  static Value scalar(OpBuilder &b, Location l, Type elt, double v);
+  /// `tensor.empty` of `sizes`.
+  Value empty(ArrayRef<OpFoldResult> sizes, Type elt);
+  /// A tensor of `sizes` filled with `v`.
+  Value filled(ArrayRef<OpFoldResult> sizes, Type elt, double v);
+  /// A `linalg.generic` with one result written into `init`.
+  Value generic(ValueRange ins, ArrayRef<AffineMap> inMaps, Value init,
+                AffineMap outMap, ArrayRef<utils::IteratorType> iters,
+                BodyFn body);
+  /// `f` applied to every element of `x`.
+  Value map(Value x, ScalarFn f);
+  /// The map from a rank-`rank` iteration space to the dims with `keep[d]`.
+  AffineMap keptDims(unsigned rank, ArrayRef<bool> keep);
+  /// The sizes of the dims of `x` with `keep[d]`.
+  SmallVector<OpFoldResult> keptSizes(Value x, ArrayRef<bool> keep);
+  /// Folds `combine` over the dims of `x` without `keep[d]`, starting from
+  /// `init`; `extra` tensors have the result's shape and are read alongside.
+  Value reduce(Value x, ArrayRef<bool> keep, double init, ValueRange extra,
+               CombineFn combine);
+  /// The sizes of every dim of `x`.
+  SmallVector<OpFoldResult> sizesOf(Value x);
+
+private:
+  OpBuilder &builder;
+  Location loc;
+};
+
+/// Attaches LayerLoweringOpInterface to every leaf layer op of the nnx
+/// dialect. Each family registers its own ops.
+void registerLayerLoweringExternalModels(DialectRegistry &registry);
+/// nnx.linear, nnx.embedding (lib/Conversion/NNXToLinalg/LowerProjections.cpp).
+void registerProjectionLowerings(DialectRegistry &registry);
+/// The norms (lib/Conversion/NNXToLinalg/LowerNorms.cpp).
+void registerNormLowerings(DialectRegistry &registry);
+/// The activations, softmax and dropout
+/// (lib/Conversion/NNXToLinalg/LowerActivations.cpp).
+void registerActivationLowerings(DialectRegistry &registry);
+
+/// Train-mode dropout with probability `p` and hash `seed` (docs/Lowering.md
+/// spells out the mask), as `nnx.dropout` and a FeedFwdNN in train mode use.
+FailureOr<Value> emitDropout(LayerEmitter &emitter, Value input, double p,
+                             uint64_t seed);
+
+/// Lowers the activation a FeedFwdNN applies as `kind`: the forward of the
+/// leaf op `nnx.<kind>` with its default attributes.
+FailureOr<Value> emitActivationKind(LayerEmitter &emitter, ActivationKind kind,
+                                    Value input);
+
+} // namespace mlir::nnx
+
+#include "nnx/Conversion/NNXToLinalg/LayerLoweringOpInterface.h.inc"
+
+#endif // NNX_CONVERSION_NNXTOLINALG_LAYERLOWERING_H

@@ -1,0 +1,130 @@
+//===- LayerEmitter.cpp - helpers shared by the layer lowerings -*- C++ -*-===//
+#include "nnx/Conversion/NNXToLinalg/LayerLowering.h"
+#include "nnx/Dialect/NNX/IR/ModuleTree.h"
+#include "nnx/Dialect/NNX/IR/TensorUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectRegistry.h"
+
+using namespace mlir;
+using namespace mlir::nnx;
+using IT = utils::IteratorType;
+
+#include "nnx/Conversion/NNXToLinalg/LayerLoweringOpInterface.cpp.inc"
+
+InFlightDiagnostic LayerEmitter::emitModuleError(Operation *op) {
+  std::string path = getModulePath(op);
+  if (path.empty())
+    path = "<root>";
+  InFlightDiagnostic diag = op->emitOpError();
+  if (isa<ModuleOpInterface>(op) || isa<AliasOp>(op))
+    diag << "at '" << path << "': ";
+  else
+    diag << "in the forward of '" << path << "': ";
+  return diag;
+}
+
+FailureOr<Value> LayerEmitter::getTensor(Operation *layer, StringRef name) {
+  auto attr = layer->getAttrOfType<ElementsAttr>(name);
+  if (!attr)
+    return emitModuleError(layer) << "has no '" << name << "' tensor";
+  DenseElementsAttr dense = toDenseElements(attr);
+  if (!dense)
+    return emitModuleError(layer)
+           << "the data of tensor '" << name << "' is not available";
+  return arith::ConstantOp::create(builder, loc, dense).getResult();
+}
+
+FailureOr<Value> LayerEmitter::getOptionalTensor(Operation *layer,
+                                                 StringRef name) {
+  if (!layer->getAttr(name))
+    return Value();
+  return getTensor(layer, name);
+}
+
+Value LayerEmitter::scalar(OpBuilder &b, Location l, Type elt, double v) {
+  return arith::ConstantOp::create(b, l, cast<TypedAttr>(b.getFloatAttr(elt, v)));
+}
+
+Value LayerEmitter::empty(ArrayRef<OpFoldResult> sizes, Type elt) {
+  return tensor::EmptyOp::create(builder, loc, sizes, elt);
+}
+
+Value LayerEmitter::filled(ArrayRef<OpFoldResult> sizes, Type elt, double v) {
+  Value init = empty(sizes, elt);
+  return linalg::FillOp::create(builder, loc,
+                                ValueRange{scalar(builder, loc, elt, v)},
+                                ValueRange{init})
+      .getResult(0);
+}
+
+Value LayerEmitter::generic(ValueRange ins, ArrayRef<AffineMap> inMaps,
+                            Value init, AffineMap outMap, ArrayRef<IT> iters,
+                            BodyFn body) {
+  SmallVector<AffineMap> maps(inMaps);
+  maps.push_back(outMap);
+  auto g = linalg::GenericOp::create(
+      builder, loc, TypeRange{init.getType()}, ins, ValueRange{init}, maps,
+      iters, [&](OpBuilder &nb, Location l, ValueRange args) {
+        linalg::YieldOp::create(nb, l, body(nb, l, args));
+      });
+  return g.getResult(0);
+}
+
+SmallVector<OpFoldResult> LayerEmitter::sizesOf(Value x) {
+  return tensor::getMixedSizes(builder, loc, x);
+}
+
+Value LayerEmitter::map(Value x, ScalarFn f) {
+  auto t = cast<RankedTensorType>(x.getType());
+  AffineMap id = builder.getMultiDimIdentityMap(t.getRank());
+  return generic(x, {id}, empty(sizesOf(x), t.getElementType()), id,
+                 SmallVector<IT>(t.getRank(), IT::parallel),
+                 [&](OpBuilder &nb, Location l, ValueRange a) {
+                   return f(nb, l, a[0]);
+                 });
+}
+
+AffineMap LayerEmitter::keptDims(unsigned rank, ArrayRef<bool> keep) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned d = 0; d < rank; ++d)
+    if (keep[d])
+      exprs.push_back(builder.getAffineDimExpr(d));
+  return AffineMap::get(rank, 0, exprs, builder.getContext());
+}
+
+SmallVector<OpFoldResult> LayerEmitter::keptSizes(Value x,
+                                                  ArrayRef<bool> keep) {
+  SmallVector<OpFoldResult> out;
+  for (auto [d, s] : llvm::enumerate(sizesOf(x)))
+    if (keep[d])
+      out.push_back(s);
+  return out;
+}
+
+Value LayerEmitter::reduce(Value x, ArrayRef<bool> keep, double init,
+                           ValueRange extra, CombineFn combine) {
+  auto t = cast<RankedTensorType>(x.getType());
+  unsigned r = t.getRank();
+  AffineMap id = builder.getMultiDimIdentityMap(r), red = keptDims(r, keep);
+  SmallVector<Value> ins{x};
+  llvm::append_range(ins, extra);
+  SmallVector<AffineMap> maps{id};
+  maps.append(extra.size(), red);
+  SmallVector<IT> iters;
+  for (bool k : keep)
+    iters.push_back(k ? IT::parallel : IT::reduction);
+  Value acc = filled(keptSizes(x, keep), t.getElementType(), init);
+  return generic(ins, maps, acc, red, iters,
+                 [&](OpBuilder &nb, Location l, ValueRange a) {
+                   return combine(nb, l, a.drop_back(), a.back());
+                 });
+}
+
+void mlir::nnx::registerLayerLoweringExternalModels(
+    DialectRegistry &registry) {
+  registerProjectionLowerings(registry);
+  registerNormLowerings(registry);
+  registerActivationLowerings(registry);
+}

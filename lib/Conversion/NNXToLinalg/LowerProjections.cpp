@@ -1,0 +1,159 @@
+//===- LowerProjections.cpp - nnx.linear, nnx.embedding ---------*- C++ -*-===//
+//
+// The layers that map their input to a new feature space: Linear as a
+// `linalg.matmul` (plus its bias as the accumulator's initial value),
+// Embedding as a gather from its table.
+//
+//===----------------------------------------------------------------------===//
+#include "nnx/Conversion/NNXToLinalg/LayerLowering.h"
+#include "nnx/Dialect/NNX/IR/TensorUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectRegistry.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::nnx;
+using IT = utils::IteratorType;
+
+namespace {
+
+/// Transposes a 2-D dense attribute (the Linear weight, pre-transposed so the
+/// forward is a plain `linalg.matmul`).
+DenseElementsAttr transpose2D(DenseElementsAttr w) {
+  auto type = cast<RankedTensorType>(w.getType());
+  int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+  auto newType = RankedTensorType::get({cols, rows}, type.getElementType());
+  if (w.isSplat())
+    return w.resizeSplat(newType);
+  unsigned bits = type.getElementTypeBitWidth();
+  if (bits % 8 == 0) {
+    size_t eb = bits / 8;
+    ArrayRef<char> raw = w.getRawData();
+    std::vector<char> out(raw.size());
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        std::memcpy(&out[(j * rows + i) * eb], &raw[(i * cols + j) * eb], eb);
+    return DenseElementsAttr::getFromRawBuffer(newType, out);
+  }
+  SmallVector<Attribute> vals(w.getValues<Attribute>());
+  SmallVector<Attribute> out(vals.size());
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      out[j * rows + i] = vals[i * cols + j];
+  return DenseElementsAttr::get(newType, out);
+}
+
+/// The matmul's accumulator: the bias broadcast over the rows, or zeros.
+FailureOr<Value> emitLinearInit(LayerEmitter &e, LinearOp op, Type elt,
+                                ArrayRef<OpFoldResult> outSizes) {
+  FailureOr<Value> bias = e.getOptionalTensor(op, "bias");
+  if (failed(bias))
+    return failure();
+  if (!*bias)
+    return e.filled(outSizes, elt, 0.0);
+  OpBuilder &b = e.getBuilder();
+  return e.generic(*bias, {e.keptDims(2, {false, true})},
+                   e.empty(outSizes, elt), b.getMultiDimIdentityMap(2),
+                   {IT::parallel, IT::parallel},
+                   [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+}
+
+struct LinearLowering
+    : public LayerLoweringOpInterface::ExternalModel<LinearLowering,
+                                                     LinearOp> {
+  FailureOr<Value> emitForward(Operation *layer, LayerEmitter &e,
+                               Value x) const {
+    auto op = cast<LinearOp>(layer);
+    OpBuilder &b = e.getBuilder();
+    Location loc = e.getLoc();
+    auto xt = cast<RankedTensorType>(x.getType());
+    int64_t rank = xt.getRank(), out = op.getOutFeaturesCount();
+    if (rank < 2)
+      return LayerEmitter::emitModuleError(op)
+             << "needs an input of rank >= 2 (batch, ..., features), got "
+             << x.getType();
+    DenseElementsAttr w = toDenseElements(op.getWeightAttr());
+    if (!w)
+      return LayerEmitter::emitModuleError(op)
+             << "the data of tensor 'weight' is not available";
+    Value wt = arith::ConstantOp::create(b, loc, transpose2D(w));
+
+    // Rank > 2: fold the leading dims into one and back.
+    SmallVector<ReassociationIndices> reassoc;
+    SmallVector<OpFoldResult> outShape;
+    Value x2 = x;
+    if (rank > 2) {
+      outShape = e.sizesOf(x);
+      ReassociationIndices lead;
+      for (int64_t d = 0; d + 1 < rank; ++d)
+        lead.push_back(d);
+      reassoc = {lead, {rank - 1}};
+      x2 = tensor::CollapseShapeOp::create(b, loc, x, reassoc);
+    }
+    SmallVector<OpFoldResult> outSizes{tensor::getMixedSize(b, loc, x2, 0),
+                                       b.getIndexAttr(out)};
+    FailureOr<Value> init =
+        emitLinearInit(e, op, xt.getElementType(), outSizes);
+    if (failed(init))
+      return failure();
+    Value y = linalg::MatmulOp::create(b, loc, TypeRange{init->getType()},
+                                       ValueRange{x2, wt}, ValueRange{*init})
+                  .getResult(0);
+    if (rank == 2)
+      return y;
+    outShape.back() = b.getIndexAttr(out);
+    SmallVector<int64_t> staticShape(xt.getShape());
+    staticShape.back() = out;
+    return tensor::ExpandShapeOp::create(b, loc, xt.clone(staticShape), y,
+                                         reassoc, outShape)
+        .getResult();
+  }
+};
+
+struct EmbeddingLowering
+    : public LayerLoweringOpInterface::ExternalModel<EmbeddingLowering,
+                                                     EmbeddingOp> {
+  FailureOr<Value> emitForward(Operation *layer, LayerEmitter &e,
+                               Value ids) const {
+    OpBuilder &b = e.getBuilder();
+    auto it = cast<RankedTensorType>(ids.getType());
+    FailureOr<Value> table = e.getTensor(layer, "weight");
+    if (failed(table))
+      return failure();
+    auto wt = cast<RankedTensorType>(table->getType());
+    int64_t rank = it.getRank(), rows = wt.getDimSize(0);
+    SmallVector<OpFoldResult> sizes = e.sizesOf(ids);
+    sizes.push_back(b.getIndexAttr(wt.getDimSize(1)));
+    SmallVector<bool> keep(rank + 1, true);
+    keep.back() = false;
+    Value tbl = *table;
+    // Out-of-range ids are clamped into [0, rows) so a bad id cannot read
+    // outside the table (PyTorch raises an error instead).
+    return e.generic(
+        ids, {e.keptDims(rank + 1, keep)}, e.empty(sizes, wt.getElementType()),
+        b.getMultiDimIdentityMap(rank + 1),
+        SmallVector<IT>(rank + 1, IT::parallel),
+        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          Value id =
+              arith::IndexCastOp::create(nb, l, nb.getIndexType(), a[0]);
+          Value zero = arith::ConstantIndexOp::create(nb, l, 0);
+          Value last = arith::ConstantIndexOp::create(nb, l, rows - 1);
+          id = arith::MaxSIOp::create(nb, l, id, zero);
+          id = arith::MinSIOp::create(nb, l, id, last);
+          Value col = linalg::IndexOp::create(nb, l, rank);
+          return tensor::ExtractOp::create(nb, l, tbl, ValueRange{id, col});
+        });
+  }
+};
+
+} // namespace
+
+void mlir::nnx::registerProjectionLowerings(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, NNXDialect *) {
+    LinearOp::attachInterface<LinearLowering>(*ctx);
+    EmbeddingOp::attachInterface<EmbeddingLowering>(*ctx);
+  });
+}
