@@ -17,6 +17,7 @@ void mlir::nnx::pipeline::addForwardPrologue(OpPassManager &pm,
                                        bool fuseElementwise) {
   pm.addPass(createNNXLowerProbesPass());
   pm.addPass(createNNXCheckNoProbesPass());
+  pm.addPass(createNNXDecomposeAggregatesPass());
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   if (fuseElementwise)
     pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());

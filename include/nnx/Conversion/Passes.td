@@ -64,14 +64,40 @@ def NNXCheckNoProbesPass : Pass<"nnx-check-no-probes", "::mlir::ModuleOp"> {
   }];
 }
 
+def NNXDecomposeAggregatesPass : Pass<"nnx-decompose-aggregates"> {
+  let summary = "Decompose aggregated linalg ops (linalg.softmax) into generics";
+  let description = [{
+    `nnx-build-forward` emits upstream named ops where they exist, such as
+    `linalg.softmax`. Ops implementing `linalg::AggregatedOpInterface` have
+    no loop lowering of their own; this pass replaces each by its upstream
+    decomposition (for softmax: a max reduction, `exp(x - max)`, a sum
+    reduction and a division), which both the CPU and the CUDA pipelines
+    run as their first tensor-level step.
+
+    Before:
+
+    ```mlir
+    %e = tensor.empty(%n) : tensor<?x5xf32>
+    %s = linalg.softmax dimension(1) ins(%x : tensor<?x5xf32>)
+                                     outs(%e : tensor<?x5xf32>) -> tensor<?x5xf32>
+    ```
+
+    After: two `linalg.generic` reductions (max, then sum of exponentials)
+    and two elementwise `linalg.generic`s (`exp(x - max)`, the division).
+  }];
+}
+
 def NNXApplyCPUSchedulePass : Pass<"nnx-apply-cpu-schedule", "::mlir::ModuleOp"> {
   let summary = "Apply one stage of nnx's transform-dialect CPU schedule";
   let description = [{
     The CPU pipeline's fast matmul, as a transform-dialect schedule embedded
     in the pass (see docs/Lowering.md). Two stages:
 
-    * `tile-matmul` (on tensors, before bufferization): every
-      `linalg.matmul` is tiled for the caches (48x128x128, loops ordered
+    * `tile-matmul` (on tensors, before bufferization): a `linalg.matmul`
+      that reads B transposed (`indexing_maps` (m, k), (n, k), (m, n): a
+      Linear's weight as `nnx-build-forward` emits it) first gets B in
+      K x N layout, folded into a new constant when B is constant, else
+      through a `linalg.transpose`. Then every `linalg.matmul` is tiled for the caches (48x128x128, loops ordered
       N, K, M so a 128x128 block of the weight stays in L2), then for
       registers (6x16x4); the register-tile loops are peeled so the main
       tiles have static shapes, which are vectorized to `vector.contract`.

@@ -16,8 +16,14 @@
 #include "mlir/Dialect/Transform/Transforms/TransformInterpreterUtils.h"
 #include "mlir/Dialect/Vector/TransformOps/VectorTransformOps.h"
 #include "mlir/Dialect/Vector/Transforms/SubsetOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <cstring>
 #include <memory>
 
 namespace mlir::nnx {
@@ -107,6 +113,72 @@ module attributes {transform.with_named_sequence} {
 }
 )mlir";
 
+/// Transposes a 2-D dense attribute.
+DenseElementsAttr transpose2D(DenseElementsAttr w) {
+  auto type = cast<RankedTensorType>(w.getType());
+  int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+  auto newType = RankedTensorType::get({cols, rows}, type.getElementType());
+  if (w.isSplat())
+    return w.resizeSplat(newType);
+  unsigned bits = type.getElementTypeBitWidth();
+  if (bits % 8 == 0) {
+    size_t eb = bits / 8;
+    ArrayRef<char> raw = w.getRawData();
+    std::vector<char> out(raw.size());
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        std::memcpy(&out[(j * rows + i) * eb], &raw[(i * cols + j) * eb], eb);
+    return DenseElementsAttr::getFromRawBuffer(newType, out);
+  }
+  SmallVector<Attribute> vals(w.getValues<Attribute>());
+  SmallVector<Attribute> out(vals.size());
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      out[j * rows + i] = vals[i * cols + j];
+  return DenseElementsAttr::get(newType, out);
+}
+
+/// The schedule's register tiles read B as K x N rows. A `linalg.matmul`
+/// computing A * B^T (a Linear's weight as nnx-build-forward emits it, N x K)
+/// gets B transposed once: into a new constant when B is one (at compile
+/// time), else by a `linalg.transpose` ahead of the matmul.
+struct MatmulToDefaultLayout : public OpRewritePattern<linalg::MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::MatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    MLIRContext *ctx = op.getContext();
+    AffineExpr m, n, k;
+    bindDims(ctx, m, n, k);
+    auto map = [&](AffineExpr r, AffineExpr c) {
+      return AffineMap::get(3, 0, {r, c}, ctx);
+    };
+    if (!op.hasPureTensorSemantics() ||
+        op.getIndexingMapsArray() !=
+            SmallVector<AffineMap>{map(m, k), map(n, k), map(m, n)})
+      return rewriter.notifyMatchFailure(op, "not A * B^T on tensors");
+    Location loc = op.getLoc();
+    Value b = op.getDpsInputOperand(1)->get();
+    DenseElementsAttr dense;
+    Value kn;
+    if (matchPattern(b, m_Constant(&dense))) {
+      kn = arith::ConstantOp::create(rewriter, loc, transpose2D(dense));
+    } else {
+      SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, b);
+      std::swap(sizes[0], sizes[1]);
+      Value init = tensor::EmptyOp::create(
+          rewriter, loc, sizes, getElementTypeOrSelf(b.getType()));
+      kn = linalg::TransposeOp::create(rewriter, loc, b, init,
+                                       ArrayRef<int64_t>{1, 0})
+               .getResult()[0];
+    }
+    rewriter.replaceOpWithNewOp<linalg::MatmulOp>(
+        op, op.getResultTypes(),
+        ValueRange{op.getDpsInputOperand(0)->get(), kn}, op.getDpsInits());
+    return success();
+  }
+};
+
 struct NNXApplyCPUSchedulePass
     : public mlir::nnx::impl::NNXApplyCPUSchedulePassBase<
           NNXApplyCPUSchedulePass> {
@@ -139,6 +211,12 @@ struct NNXApplyCPUSchedulePass
 
   void runOnOperation() override {
     StringRef entry = stage == "tile-matmul" ? "tile_matmul" : "lower_vectors";
+    if (stage == "tile-matmul") {
+      RewritePatternSet patterns(&getContext());
+      patterns.add<MatmulToDefaultLayout>(&getContext());
+      if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+        return signalPassFailure();
+    }
     ModuleOp lib = library->get();
     auto sequence = lib.lookupSymbol<transform::NamedSequenceOp>(entry);
     if (!sequence) {

@@ -2,7 +2,7 @@
 //
 // The elementwise layers, each one scalar function applied by a
 // `linalg.generic` (`scalarForward` below, one overload per op), plus
-// softmax (row reductions) and dropout (a counter-based hash mask).
+// softmax (`linalg.softmax`) and dropout (a counter-based hash mask).
 //
 //===----------------------------------------------------------------------===//
 #include "nnx/Conversion/NNXToLinalg/LayerLowering.h"
@@ -112,40 +112,20 @@ struct IdentityLowering
 // Softmax
 //===----------------------------------------------------------------------===//
 
+/// `linalg.softmax` (decomposed later by nnx-decompose-aggregates).
 struct SoftmaxLowering
     : public LayerLoweringOpInterface::ExternalModel<SoftmaxLowering,
                                                      SoftmaxOp> {
   FailureOr<Value> emitForward(Operation *layer, LayerEmitter &e,
                                Value x) const {
-    OpBuilder &b = e.getBuilder();
     auto t = cast<RankedTensorType>(x.getType());
-    unsigned r = t.getRank();
     int64_t dim = cast<SoftmaxOp>(layer).getDim();
     if (dim < 0)
-      dim += r;
-    SmallVector<bool> keep(r, true);
-    keep[dim] = false;
-    Value mx = e.reduce(x, keep, -INFINITY, {},
-                        [](OpBuilder &nb, Location l, ValueRange a, Value acc) {
-                          return arith::MaximumFOp::create(nb, l, acc, a[0]);
-                        });
-    auto expMinus = [](OpBuilder &nb, Location l, Value v, Value m) {
-      return math::ExpOp::create(nb, l, arith::SubFOp::create(nb, l, v, m));
-    };
-    Value sum = e.reduce(x, keep, 0.0, mx,
-                         [&](OpBuilder &nb, Location l, ValueRange a,
-                             Value acc) {
-                           return arith::AddFOp::create(
-                               nb, l, acc, expMinus(nb, l, a[0], a[1]));
-                         });
-    AffineMap id = b.getMultiDimIdentityMap(r), red = e.keptDims(r, keep);
-    return e.generic({x, mx, sum}, {id, red, red},
-                     e.empty(e.sizesOf(x), t.getElementType()), id,
-                     SmallVector<IT>(r, IT::parallel),
-                     [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                       return arith::DivFOp::create(
-                           nb, l, expMinus(nb, l, a[0], a[1]), a[2]);
-                     });
+      dim += t.getRank();
+    Value init = e.empty(e.sizesOf(x), t.getElementType());
+    return linalg::SoftmaxOp::create(e.getBuilder(), e.getLoc(), t, x, init,
+                                     static_cast<uint64_t>(dim))
+        .getResult()[0];
   }
 };
 

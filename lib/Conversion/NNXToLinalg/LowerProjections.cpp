@@ -1,18 +1,17 @@
 //===- LowerProjections.cpp - nnx.linear, nnx.embedding ---------*- C++ -*-===//
 //
 // The layers that map their input to a new feature space: Linear as a
-// `linalg.matmul` (plus its bias as the accumulator's initial value),
+// `linalg.matmul` of x (M x K) by the weight as stored (N x K: the matmul's
+// indexing maps read it transposed; the CPU schedule picks the layout it
+// wants) with the bias as the accumulator's initial value,
 // Embedding as a gather from its table.
 //
 //===----------------------------------------------------------------------===//
 #include "nnx/Conversion/NNXToLinalg/LayerLowering.h"
-#include "nnx/Dialect/NNX/IR/TensorUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
-
-#include <cstring>
 
 using namespace mlir;
 using namespace mlir::nnx;
@@ -20,30 +19,16 @@ using IT = utils::IteratorType;
 
 namespace {
 
-/// Transposes a 2-D dense attribute (the Linear weight, pre-transposed so the
-/// forward is a plain `linalg.matmul`).
-DenseElementsAttr transpose2D(DenseElementsAttr w) {
-  auto type = cast<RankedTensorType>(w.getType());
-  int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
-  auto newType = RankedTensorType::get({cols, rows}, type.getElementType());
-  if (w.isSplat())
-    return w.resizeSplat(newType);
-  unsigned bits = type.getElementTypeBitWidth();
-  if (bits % 8 == 0) {
-    size_t eb = bits / 8;
-    ArrayRef<char> raw = w.getRawData();
-    std::vector<char> out(raw.size());
-    for (int64_t i = 0; i < rows; ++i)
-      for (int64_t j = 0; j < cols; ++j)
-        std::memcpy(&out[(j * rows + i) * eb], &raw[(i * cols + j) * eb], eb);
-    return DenseElementsAttr::getFromRawBuffer(newType, out);
-  }
-  SmallVector<Attribute> vals(w.getValues<Attribute>());
-  SmallVector<Attribute> out(vals.size());
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j)
-      out[j * rows + i] = vals[i * cols + j];
-  return DenseElementsAttr::get(newType, out);
+/// `indexing_maps` of a `linalg.matmul` computing A * B^T: (m, k), (n, k),
+/// (m, n).
+NamedAttribute linalgMatmulTransposedB(OpBuilder &b) {
+  AffineExpr m, n, k;
+  bindDims(b.getContext(), m, n, k);
+  auto map = [&](AffineExpr r, AffineExpr c) {
+    return AffineMapAttr::get(AffineMap::get(3, 0, {r, c}, b.getContext()));
+  };
+  return b.getNamedAttr("indexing_maps", b.getArrayAttr({map(m, k), map(n, k),
+                                                         map(m, n)}));
 }
 
 /// The matmul's accumulator: the bias broadcast over the rows, or zeros.
@@ -75,11 +60,9 @@ struct LinearLowering
       return LayerEmitter::emitModuleError(op)
              << "needs an input of rank >= 2 (batch, ..., features), got "
              << x.getType();
-    DenseElementsAttr w = toDenseElements(op.getWeightAttr());
-    if (!w)
-      return LayerEmitter::emitModuleError(op)
-             << "the data of tensor 'weight' is not available";
-    Value wt = arith::ConstantOp::create(b, loc, transpose2D(w));
+    FailureOr<Value> w = e.getTensor(op, "weight");
+    if (failed(w))
+      return failure();
 
     // Rank > 2: fold the leading dims into one and back.
     SmallVector<ReassociationIndices> reassoc;
@@ -100,7 +83,8 @@ struct LinearLowering
     if (failed(init))
       return failure();
     Value y = linalg::MatmulOp::create(b, loc, TypeRange{init->getType()},
-                                       ValueRange{x2, wt}, ValueRange{*init})
+                                       ValueRange{x2, *w}, ValueRange{*init},
+                                       linalgMatmulTransposedB(b))
                   .getResult(0);
     if (rank == 2)
       return y;

@@ -1,15 +1,19 @@
 // RUN: nnx-opt %s -split-input-file --nnx-build-forward | FileCheck %s
 
-// Linear: the weight is pre-transposed, the bias broadcast into the matmul's
-// init; the batch dim stays dynamic and the model is erased.
+// Linear: a linalg.matmul reading the weight as stored (out x in) through
+// its indexing maps, the bias broadcast into the matmul's init; the batch
+// dim stays dynamic and the model is erased.
+// CHECK-DAG:   #[[$MK:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG:   #[[$NK:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG:   #[[$MN:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-NOT: nnx.model
 // CHECK-LABEL: func.func @forward(
 // CHECK-SAME:      %[[X:.*]]: tensor<?x4xf32>) -> tensor<?x2xf32>
 // CHECK-SAME:      attributes {llvm.emit_c_interface}
-// CHECK:         %[[WT:.*]] = arith.constant dense<{{\[\[}}1.000000e+00, 5.000000e+00], [2.000000e+00, 6.000000e+00], [3.000000e+00, 7.000000e+00], [4.000000e+00, 8.000000e+00]]> : tensor<4x2xf32>
+// CHECK:         %[[W:.*]] = arith.constant dense<{{\[\[}}1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00], [5.000000e+00, 6.000000e+00, 7.000000e+00, 8.000000e+00]]> : tensor<2x4xf32>
 // CHECK:         %[[B:.*]] = arith.constant dense<[5.000000e-01, -5.000000e-01]> : tensor<2xf32>
 // CHECK:         %[[INIT:.*]] = linalg.generic {{.*}} ins(%[[B]] : tensor<2xf32>) outs(%{{.*}} : tensor<?x2xf32>)
-// CHECK:         %[[Y:.*]] = linalg.matmul ins(%[[X]], %[[WT]] : tensor<?x4xf32>, tensor<4x2xf32>) outs(%[[INIT]] : tensor<?x2xf32>)
+// CHECK:         %[[Y:.*]] = linalg.matmul indexing_maps = [#[[$MK]], #[[$NK]], #[[$MN]]] ins(%[[X]], %[[W]] : tensor<?x4xf32>, tensor<2x4xf32>) outs(%[[INIT]] : tensor<?x2xf32>)
 // CHECK:         return %[[Y]] : tensor<?x2xf32>
 nnx.model @m inputs(tensor<?x4xf32>) {
   nnx.linear @fc {weight = dense<[[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]> : tensor<2x4xf32>,
@@ -22,11 +26,11 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 // expand back. The element type comes from the parameters (f64 here).
 // CHECK-LABEL: func.func @forward(
 // CHECK-SAME:      %[[X:.*]]: tensor<?x3x4xf64>) -> tensor<?x3x2xf64>
-// CHECK:         %[[WT:.*]] = arith.constant dense<1.000000e+00> : tensor<4x2xf64>
+// CHECK:         %[[W:.*]] = arith.constant dense<1.000000e+00> : tensor<2x4xf64>
 // CHECK:         %[[N:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x3x4xf64>
 // CHECK:         %[[C:.*]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1], [2]] : tensor<?x3x4xf64> into tensor<?x4xf64>
 // CHECK:         %[[Z:.*]] = linalg.fill ins(%{{.*}} : f64) outs(%{{.*}} : tensor<?x2xf64>)
-// CHECK:         %[[Y:.*]] = linalg.matmul ins(%[[C]], %[[WT]] : tensor<?x4xf64>, tensor<4x2xf64>) outs(%[[Z]] : tensor<?x2xf64>)
+// CHECK:         %[[Y:.*]] = linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%[[C]], %[[W]] : tensor<?x4xf64>, tensor<2x4xf64>) outs(%[[Z]] : tensor<?x2xf64>)
 // CHECK:         %[[E:.*]] = tensor.expand_shape %[[Y]] {{\[\[}}0, 1], [2]] output_shape [%[[N]], 3, 2] : tensor<?x2xf64> into tensor<?x3x2xf64>
 // CHECK:         return %[[E]]
 nnx.model @m inputs(tensor<?x3x4xf64>) {
@@ -199,22 +203,13 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 
 // -----
 
-// Softmax along dim 0: max, sum of exp(x - max), exp(x - max) / sum.
-// CHECK-DAG:   #[[$ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
-// CHECK-DAG:   #[[$RED:.*]] = affine_map<(d0, d1) -> (d1)>
+// Softmax along dim 0: upstream linalg.softmax (decomposed by
+// nnx-decompose-aggregates in the pipelines).
 // CHECK-LABEL: func.func @forward(
 // CHECK-SAME:      %[[X:.*]]: tensor<?x4xf32>
-// CHECK:         %[[NINF:.*]] = arith.constant 0xFF800000 : f32
-// CHECK:         %[[INIT:.*]] = linalg.fill ins(%[[NINF]] : f32) outs(%{{.*}} : tensor<4xf32>)
-// CHECK:         %[[MAX:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$RED]]], iterator_types = ["reduction", "parallel"]} ins(%[[X]] : tensor<?x4xf32>) outs(%[[INIT]] : tensor<4xf32>)
-// CHECK:           arith.maximumf
-// CHECK:         %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[MAX]] : tensor<?x4xf32>, tensor<4xf32>)
-// CHECK:           arith.subf
-// CHECK:           math.exp
-// CHECK:         linalg.generic {{.*}} ins(%[[X]], %[[MAX]], %[[SUM]] : tensor<?x4xf32>, tensor<4xf32>, tensor<4xf32>)
-// CHECK:           arith.subf
-// CHECK:           math.exp
-// CHECK:           arith.divf
+// CHECK:         %[[E:.*]] = tensor.empty(%{{.*}}) : tensor<?x4xf32>
+// CHECK:         %[[S:.*]] = linalg.softmax dimension(0) ins(%[[X]] : tensor<?x4xf32>) outs(%[[E]] : tensor<?x4xf32>) -> tensor<?x4xf32>
+// CHECK:         return %[[S]]
 nnx.model @m inputs(tensor<?x4xf32>) {
   nnx.softmax @sm {dim = 0 : i64}
 }
@@ -264,11 +259,11 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 // CHECK-LABEL: func.func @forward(
 // CHECK-SAME:      %[[X:.*]]: tensor<?x2xf32>
 // CHECK:         %[[W1:.*]] = arith.constant dense<2.000000e+00> : tensor<2x2xf32>
-// CHECK:         %[[Y1:.*]] = linalg.matmul ins(%[[X]], %[[W1]]
+// CHECK:         %[[Y1:.*]] = linalg.matmul {{.*}}ins(%[[X]], %[[W1]]
 // CHECK:         %[[R:.*]] = linalg.generic {{.*}} ins(%[[Y1]] :
 // CHECK:           arith.maximumf
 // CHECK:         %[[W2:.*]] = arith.constant dense<2.000000e+00> : tensor<2x2xf32>
-// CHECK:         %[[Y2:.*]] = linalg.matmul ins(%[[R]], %[[W2]]
+// CHECK:         %[[Y2:.*]] = linalg.matmul {{.*}}ins(%[[R]], %[[W2]]
 // CHECK:         return %[[Y2]]
 nnx.model @m inputs(tensor<?x2xf32>) {
   nnx.sequential @body keying = named {
@@ -284,19 +279,19 @@ nnx.model @m inputs(tensor<?x2xf32>) {
 // layers (train mode: dropout with seed i), the last Linear bare.
 // CHECK-LABEL: func.func @forward(
 // CHECK-SAME:      %[[X:.*]]: tensor<?x4xf32>
-// CHECK:         %[[H0:.*]] = linalg.matmul ins(%[[X]], %{{.*}} : tensor<?x4xf32>, tensor<4x8xf32>)
+// CHECK:         %[[H0:.*]] = linalg.matmul {{.*}}ins(%[[X]], %{{.*}} : tensor<?x4xf32>, tensor<8x4xf32>)
 // CHECK:         %[[A0:.*]] = linalg.generic {{.*}} ins(%[[H0]] :
 // CHECK:           math.tanh
 // CHECK:         %[[D0:.*]] = linalg.generic {{.*}} ins(%[[A0]] :
 // seed 0
 // CHECK:           arith.constant -7046029254386353131 : i64
 // CHECK:           arith.cmpi uge
-// CHECK:         %[[H1:.*]] = linalg.matmul ins(%[[D0]], %{{.*}} : tensor<?x8xf32>, tensor<8x6xf32>)
+// CHECK:         %[[H1:.*]] = linalg.matmul {{.*}}ins(%[[D0]], %{{.*}} : tensor<?x8xf32>, tensor<6x8xf32>)
 // CHECK:         %[[A1:.*]] = linalg.generic {{.*}} ins(%[[H1]] :
 // CHECK:           arith.maximumf
 // p = 0 for layer 1: no dropout
 // CHECK-NOT:       arith.cmpi
-// CHECK:         %[[H2:.*]] = linalg.matmul ins(%[[A1]], %{{.*}} : tensor<?x6xf32>, tensor<6x2xf32>)
+// CHECK:         %[[H2:.*]] = linalg.matmul {{.*}}ins(%[[A1]], %{{.*}} : tensor<?x6xf32>, tensor<2x6xf32>)
 // CHECK-NOT:     linalg.generic
 // CHECK:         return %[[H2]] : tensor<?x2xf32>
 nnx.model @m inputs(tensor<?x4xf32>) {
@@ -319,7 +314,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 // CHECK-LABEL: func.func @forward(
 // CHECK-SAME:      %[[X:.*]]: tensor<?x8xf32>
 // CHECK:         %[[H:.*]] = linalg.generic {{.*}} ins(%[[X]], %{{.*}}, %{{.*}} : tensor<?x8xf32>, tensor<?xf32>, tensor<?xf32>)
-// CHECK:         %[[P:.*]] = linalg.matmul ins(%[[H]], %{{.*}} : tensor<?x8xf32>, tensor<8x8xf32>)
+// CHECK:         %[[P:.*]] = linalg.matmul {{.*}}ins(%[[H]], %{{.*}} : tensor<?x8xf32>, tensor<8x8xf32>)
 // CHECK:         %[[Y:.*]] = arith.addf %[[X]], %[[P]] {nnx.source = "add_0"} : tensor<?x8xf32>
 // CHECK:         return %[[Y]] : tensor<?x8xf32>
 nnx.model @m inputs(tensor<?x8xf32>) {
@@ -345,7 +340,7 @@ nnx.model @m inputs(tensor<?x8xf32>) {
 // CHECK-SAME:      %[[X:.*]]: tensor<?x8xf32>
 // CHECK:         %[[IN:.*]] = nnx.probe read "block.input" %[[X]] : tensor<?x8xf32>
 // CHECK:         %[[H:.*]] = linalg.generic {{.*}} ins(%[[IN]],
-// CHECK:         %[[P:.*]] = linalg.matmul ins(%[[H]],
+// CHECK:         %[[P:.*]] = linalg.matmul {{.*}}ins(%[[H]],
 // CHECK:         %[[PR:.*]] = nnx.probe read "proj.out" %[[P]] : tensor<?x8xf32>
 // CHECK:         %[[PW:.*]] = nnx.probe write "add.rhs" %[[PR]] : tensor<?x8xf32>
 // CHECK:         %[[Y:.*]] = arith.addf %[[IN]], %[[PW]] {nnx.source = "add_0"} : tensor<?x8xf32>
@@ -374,10 +369,10 @@ nnx.model @m inputs(tensor<?x8xf32>) {
 
 // -----
 
-// dense_resource parameters are copied into dense constants (transposed
-// here: rows [1, 2] and [3, 4] of W become columns).
+// dense_resource parameters are copied into dense constants (rows [1, 2]
+// and [3, 4] of W).
 // CHECK-LABEL: func.func @forward(
-// CHECK:         arith.constant dense<{{\[\[}}1.000000e+00, 3.000000e+00], [2.000000e+00, 4.000000e+00]]> : tensor<2x2xf32>
+// CHECK:         arith.constant dense<{{\[\[}}1.000000e+00, 2.000000e+00], [3.000000e+00, 4.000000e+00]]> : tensor<2x2xf32>
 // CHECK-NOT:     dense_resource
 nnx.model @m inputs(tensor<?x2xf32>) {
   nnx.linear @fc {weight = dense_resource<fc_w> : tensor<2x2xf32>}
