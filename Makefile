@@ -2,6 +2,8 @@
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 PY := /usr/bin/python3
+# Extra configure arguments, e.g. CMAKE_ARGS="-DMLIR_DIR=... -DCUDAToolkit_ROOT=...".
+CMAKE_ARGS ?=
 
 .PHONY: setup configure build run test check-lit check-unit check-python bench clean
 
@@ -9,7 +11,7 @@ setup:
 	./scripts/setup.sh
 
 $(BUILD_DIR)/build.ninja:
-	cmake -G Ninja -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release
+	cmake -G Ninja -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
 
 configure: setup $(BUILD_DIR)/build.ninja
 
