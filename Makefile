@@ -2,14 +2,21 @@
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 PY := /usr/bin/python3
+# Extra configure arguments, e.g. CMAKE_ARGS="-DMLIR_DIR=... -DCUDAToolkit_ROOT=...".
+CMAKE_ARGS ?=
+CLANG_FORMAT ?= clang-format-22
+# Every C/C++ source and header of the project (not build/, not TableGen).
+FORMAT_SOURCES = $(shell find lib include tools unittests python/src -type f \
+  \( -name '*.c' -o -name '*.cpp' -o -name '*.h' -o -name '*.hpp' \) | sort)
 
-.PHONY: setup configure build run test check-lit check-unit check-python bench clean
+.PHONY: setup configure build run test check-lit check-unit check-python bench clean \
+  format-check format
 
 setup:
 	./scripts/setup.sh
 
 $(BUILD_DIR)/build.ninja:
-	cmake -G Ninja -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release
+	cmake -G Ninja -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
 
 configure: setup $(BUILD_DIR)/build.ninja
 
@@ -30,7 +37,16 @@ check-unit: build
 check-python: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -R '^python-'
 
-test: build
+# Formatting (.clang-format, LLVM style): check without changing anything,
+# or rewrite the files in place.
+format-check: setup
+	$(CLANG_FORMAT) --dry-run --Werror $(FORMAT_SOURCES)
+
+format: setup
+	$(CLANG_FORMAT) -i $(FORMAT_SOURCES)
+
+# The format check first: it fails in seconds, the build takes minutes.
+test: format-check build
 	ninja -C $(BUILD_DIR) check-nnx
 	cd $(BUILD_DIR) && ctest --output-on-failure
 

@@ -9,6 +9,8 @@ PACKAGES=(
   cmake ninja-build g++ make
   # LLVM / MLIR 22 (libMLIR.so, mlir-tblgen, lit, FileCheck, not)
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
+  # `make format-check` (.clang-format)
+  clang-format-22
   # C++ libraries
   libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev pybind11-dev
   # Python reference, tests and bindings (Debian's /usr/bin/python3)

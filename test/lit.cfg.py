@@ -32,8 +32,13 @@ config.substitutions.append(("%mlir_runner_libs", ",".join(
     for lib in ["libmlir_runner_utils", "libmlir_c_runner_utils"])))
 
 # Feature flags for tests that need optional tools or hardware.
-if os.path.exists("/usr/local/cuda/bin/ptxas"):
+# ptxas of the CUDA toolkit CMake was given (NNX_CUDA_TOOLKIT_DIR), also
+# handed to utils/nnx-cuda-check.py.
+ptxas = os.path.join(config.cuda_toolkit_dir, "bin", "ptxas")
+if os.access(ptxas, os.X_OK):
     config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+    config.environment["NNX_PTXAS"] = ptxas
 if shutil.which("nvidia-smi") and os.path.exists("/dev/nvidia0"):
     config.available_features.add("cuda-device")
 try:

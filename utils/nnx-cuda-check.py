@@ -108,7 +108,8 @@ def check(model, args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--nnx-opt", required=True)
-    ap.add_argument("--ptxas", default="/usr/local/cuda/bin/ptxas")
+    ap.add_argument("--ptxas", default=os.environ.get(
+        "NNX_PTXAS", "/usr/local/cuda/bin/ptxas"))
     ap.add_argument("--chip", default="sm_90")
     ap.add_argument("--format", choices=["isa", "bin"], default="isa")
     ap.add_argument("--workdir", required=True)

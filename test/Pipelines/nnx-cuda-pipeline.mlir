@@ -8,13 +8,13 @@
 // RUN: nnx-opt %s --nnx-cuda-pipeline='chip=sm_90 format=isa' -o %t.sm90.mlir
 // RUN: FileCheck %s --check-prefix=HOST < %t.sm90.mlir
 // RUN: rm -rf %t.o && %python %nnx_src/utils/nnx-gpu-objects.py %t.sm90.mlir %t.o | FileCheck %s --check-prefix=OBJ
-// RUN: /usr/local/cuda/bin/ptxas -arch=sm_90 %t.o/forward_kernel.sm_90.ptx -o %t.o/sm90.cubin
+// RUN: %ptxas -arch=sm_90 %t.o/forward_kernel.sm_90.ptx -o %t.o/sm90.cubin
 // RUN: FileCheck %s --check-prefix=PTX < %t.o/forward_kernel.sm_90.ptx
 // RUN: grep -c '^.visible .entry' %t.o/forward_kernel.sm_90.ptx | FileCheck %s --check-prefix=ENTRIES
 // Same for sm_80, and cubins straight from the pipeline (format=bin).
 // RUN: nnx-opt %s --nnx-cuda-pipeline='chip=sm_80 format=isa' -o %t.sm80.mlir
 // RUN: rm -rf %t.o80 && %python %nnx_src/utils/nnx-gpu-objects.py %t.sm80.mlir %t.o80
-// RUN: /usr/local/cuda/bin/ptxas -arch=sm_80 %t.o80/forward_kernel.sm_80.ptx -o %t.o80/sm80.cubin
+// RUN: %ptxas -arch=sm_80 %t.o80/forward_kernel.sm_80.ptx -o %t.o80/sm80.cubin
 // RUN: FileCheck %s --check-prefix=PTX80 < %t.o80/forward_kernel.sm_80.ptx
 // RUN: nnx-opt %s --nnx-cuda-pipeline='chip=sm_90 format=bin' | FileCheck %s --check-prefix=BIN
 

@@ -130,8 +130,9 @@ TEST_F(CompiledModelTest, ValidatesInputsBeforeRunning) {
     // run() refuses the same way.
     auto result = model.run(inputs, {}, options);
     EXPECT_FALSE(static_cast<bool>(result));
-    if (!result)
+    if (!result) {
       EXPECT_EQ(llvm::toString(result.takeError()), text);
+    }
     return text;
   };
   std::vector<std::string> sources = {"x.npy"};

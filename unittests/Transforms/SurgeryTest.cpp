@@ -634,8 +634,9 @@ TEST_F(SurgeryTest, LowRankMeetsTheEckartYoungBound) {
             std::string(elt) == "f64" ? 1e-10 * w.norm() : 1e-6 * w.norm();
         EXPECT_LE(err, bound + tol);
         EXPECT_GE(err, bound - tol);
-        if (k == maxRank)
+        if (k == maxRank) {
           EXPECT_LE(err, tol); // exact at max rank
+        }
         // Flags: both weights take the source weight's (true), only 1.bias
         // the source bias's (false).
         EXPECT_TRUE(cast<ModuleOpInterface>(first.getOperation())

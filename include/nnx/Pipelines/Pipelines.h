@@ -2,6 +2,8 @@
 #ifndef NNX_PIPELINES_PIPELINES_H
 #define NNX_PIPELINES_PIPELINES_H
 
+#include "nnx/Config.h"
+
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
@@ -61,7 +63,7 @@ struct NNXCUDAPipelineOptions
       *this, "cuda-path",
       llvm::cl::desc("CUDA toolkit: ptxas and fatbinary in bin/, libdevice "
                      "in nvvm/libdevice/"),
-      llvm::cl::init("/usr/local/cuda")};
+      llvm::cl::init(NNX_CUDA_TOOLKIT_DIR)};
   PassOptions::Option<int64_t> tileM{
       *this, "tile-m", llvm::cl::desc("Contraction output tile rows"),
       llvm::cl::init(64)};
