@@ -85,6 +85,13 @@ def _sym(key):
     return "@" + _string(key)
 
 
+# Parameterless torch.nn activations and the nnx leaf op each exports to.
+_ACTIVATION_LEAVES = [
+    (nn.ReLU, "relu"), (nn.Tanh, "tanh"), (nn.Sigmoid, "sigmoid"),
+    (nn.SiLU, "silu"), (nn.Identity, "identity"),
+]
+
+
 def _activation(name):
     """A FeedFwdNN activation name as the `#nnx.activation<...>` enum."""
     return f"#nnx.activation<{name}>"
@@ -642,6 +649,16 @@ class Exporter:
             if m.bias is not None:
                 extra.append(f"bias = {self._t(m, path, 'bias')}")
             return ("layer_norm", ["weight", "bias"], extra, nn.LayerNorm)
+        rms_norm = getattr(nn, "RMSNorm", None)  # torch >= 2.4
+        if rms_norm is not None and isinstance(m, rms_norm):
+            if m.eps is None:
+                raise ExportError(f"{where}: nn.RMSNorm with eps=None (the "
+                                  "dtype's machine epsilon) has no nnx form")
+            extra = [f"normalized_shape = {_i64_array(m.normalized_shape)}",
+                     f"eps = {_f64(m.eps)}"]
+            if m.weight is not None:
+                extra.append(f"weight = {self._t(m, path, 'weight')}")
+            return ("rms_norm", ["weight"], extra, rms_norm)
         if isinstance(m, nn.BatchNorm1d):
             if m.running_mean is None or m.running_var is None:
                 raise ExportError(f"{where}: BatchNorm1d without running "
@@ -657,9 +674,7 @@ class Exporter:
             if m.bias is not None:
                 extra.append(f"bias = {self._t(m, path, 'bias')}")
             return ("batch_norm", ["weight", "bias"], extra, nn.BatchNorm1d)
-        simple = [(nn.ReLU, "relu"), (nn.Tanh, "tanh"), (nn.Sigmoid, "sigmoid"),
-                  (nn.SiLU, "silu"), (nn.Identity, "identity")]
-        for cls, op in simple:
+        for cls, op in _ACTIVATION_LEAVES:
             if isinstance(m, cls):
                 return (op, [], [], cls)
         if isinstance(m, nn.GELU):

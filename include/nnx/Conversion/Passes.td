@@ -39,9 +39,12 @@ def NNXBuildForwardPass : Pass<"nnx-build-forward", "::mlir::ModuleOp"> {
     ```mlir
     func.func @forward(%x: tensor<?x4xf32>) -> tensor<?x2xf32>
         attributes {llvm.emit_c_interface} {
-      %wt = arith.constant dense<5.0e-01> : tensor<4x2xf32>
+      %w = arith.constant dense<5.0e-01> : tensor<2x4xf32>
       ...
-      %y = linalg.matmul ins(%x, %wt : tensor<?x4xf32>, tensor<4x2xf32>)
+      %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                          affine_map<(m, n, k) -> (n, k)>,
+                                          affine_map<(m, n, k) -> (m, n)>]
+                         ins(%x, %w : tensor<?x4xf32>, tensor<2x4xf32>)
                          outs(%zero : tensor<?x2xf32>) -> tensor<?x2xf32>
       %r = linalg.generic ... { arith.maximumf ... }
       return %r : tensor<?x2xf32>
@@ -97,7 +100,8 @@ def NNXApplyCPUSchedulePass : Pass<"nnx-apply-cpu-schedule", "::mlir::ModuleOp">
       that reads B transposed (`indexing_maps` (m, k), (n, k), (m, n): a
       Linear's weight as `nnx-build-forward` emits it) first gets B in
       K x N layout, folded into a new constant when B is constant, else
-      through a `linalg.transpose`. Then every `linalg.matmul` is tiled for the caches (48x128x128, loops ordered
+      through a `linalg.transpose`. Then every `linalg.matmul` is tiled
+      for the caches (48x128x128, loops ordered
       N, K, M so a 128x128 block of the weight stays in L2), then for
       registers (6x16x4); the register-tile loops are peeled so the main
       tiles have static shapes, which are vectorized to `vector.contract`.
