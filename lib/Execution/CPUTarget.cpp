@@ -14,7 +14,9 @@ using namespace mlir::nnx;
 
 llvm::Error mlir::nnx::configureCPUTarget(TargetConfig &config) {
   config.buildPipeline = [](OpPassManager &pm) {
-    buildNNXCPUPipeline(pm, NNXCPUPipelineOptions());
+    NNXCPUPipelineOptions options;
+    options.outParams = true;
+    buildNNXCPUPipeline(pm, options);
   };
   config.registerExtensions = [](DialectRegistry &registry) {
     // The dialects of all three levels with their interface models, and the

@@ -4,8 +4,7 @@
 // target, JIT-compiles it with mlir::ExecutionEngine and runs
 // `_mlir_ciface_forward` on .npy arrays.
 //
-// The compiled forward's signature, after `nnx-build-forward` and
-// `nnx-lower-probes`:
+// The forward's signature, after `nnx-build-forward` and `nnx-lower-probes`:
 //
 //   func.func @forward(<inputs>..., <write probes>...)
 //       -> (<outputs>..., <read probes>...)
@@ -13,7 +12,19 @@
 //                   nnx.write_probes = ["name", ...],
 //                   nnx.read_probes = ["name", ...]}
 //
-// Inputs are validated against that signature (count, rank, static
+// Compiled, on upstream's memref ABI: the results become trailing arguments
+// (buffer-results-to-out-params) that the caller allocates, every memref is
+// passed as a `StridedMemRefType<T, Rank> *`:
+//
+//   void _mlir_ciface_forward(<inputs>..., <write probes>...,
+//                             <outputs>..., <read probes>...)
+//
+// A result's dynamic dimensions (the batch, ...) are computed before the
+// call by `@forward_result_shapes` (same arguments, read only; one
+// `tensor<Nxi64>` of the N dynamic result dimensions), which compile() adds
+// to the module when a result has one.
+//
+// Inputs are validated against the signature (count, rank, static
 // dimensions, dtype) before anything runs.
 //
 //===----------------------------------------------------------------------===//
@@ -23,6 +34,7 @@
 #include "nnx/Execution/Target.h"
 #include "nnx/Support/Npy.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -42,6 +54,10 @@ namespace mlir::nnx {
 /// turned into trailing arguments (writes) and trailing results (reads).
 inline constexpr llvm::StringLiteral kWriteProbesAttrName = "nnx.write_probes";
 inline constexpr llvm::StringLiteral kReadProbesAttrName = "nnx.read_probes";
+/// The function compile() adds to compute the forward's dynamic result
+/// dimensions.
+inline constexpr llvm::StringLiteral kResultShapesFuncName =
+    "forward_result_shapes";
 
 /// One argument or result of the compiled forward.
 struct TensorSpec {
@@ -79,6 +95,13 @@ struct RunOptions {
   unsigned repeat = 1;
 };
 
+/// The shapes of the results of one call, in the order of getOutputs() and
+/// getReadProbes().
+struct ResultShapes {
+  std::vector<llvm::SmallVector<int64_t, 4>> outputs;
+  std::vector<llvm::SmallVector<int64_t, 4>> readProbes;
+};
+
 struct RunResult {
   std::vector<NpyArray> outputs;
   std::vector<NpyArray> readProbes;
@@ -112,7 +135,27 @@ public:
                        llvm::ArrayRef<NpyArray> writeProbes,
                        const RunOptions &options = {}) const;
 
-  /// Validates, then runs the forward `options.repeat` times.
+  /// Validates, then computes the shape of every result of a call on these
+  /// arrays (static dimensions from the signature, dynamic ones from the
+  /// compiled `@forward_result_shapes`); the forward does not run.
+  llvm::Expected<ResultShapes>
+  getResultShapes(llvm::ArrayRef<NpyArray> inputs,
+                  llvm::ArrayRef<NpyArray> writeProbes = {},
+                  const RunOptions &options = {}) const;
+
+  /// Validates, then runs the forward `options.repeat` times, writing the
+  /// results into caller-owned arrays: one per output and read probe, each
+  /// with that result's dtype and the shape getResultShapes() gives (else an
+  /// error and nothing runs). Their storage is written in place, never
+  /// reallocated.
+  llvm::Expected<std::vector<double>>
+  runInto(llvm::ArrayRef<NpyArray> inputs, llvm::ArrayRef<NpyArray> writeProbes,
+          llvm::MutableArrayRef<NpyArray> outputs,
+          llvm::MutableArrayRef<NpyArray> readProbes,
+          const RunOptions &options = {});
+
+  /// Validates, then runs the forward `options.repeat` times into arrays it
+  /// allocates (runInto()).
   llvm::Expected<RunResult> run(llvm::ArrayRef<NpyArray> inputs,
                                 llvm::ArrayRef<NpyArray> writeProbes = {},
                                 const RunOptions &options = {});
@@ -120,10 +163,27 @@ public:
 private:
   CompiledModel() = default;
 
+  /// Reads the specs of the arguments and results of `forward`.
+  llvm::Error readSignature(func::FuncOp forward);
+
+  /// The dynamic result dimensions of a call on validated arrays.
+  llvm::Expected<llvm::SmallVector<int64_t>>
+  computeDynamicDims(llvm::ArrayRef<NpyArray> inputs,
+                     llvm::ArrayRef<NpyArray> writeProbes) const;
+  /// Runs the forward `repeat` times on validated arrays, into `results`
+  /// (outputs, then read probes) of the right shapes; the seconds of each
+  /// call.
+  llvm::Expected<std::vector<double>>
+  invoke(llvm::ArrayRef<NpyArray> inputs, llvm::ArrayRef<NpyArray> writeProbes,
+         llvm::ArrayRef<NpyArray *> results, unsigned repeat);
+
   Target target = Target::CPU;
   std::unique_ptr<ExecutionEngine> engine;
   std::function<llvm::Error()> checkRuntime;
   std::vector<TensorSpec> inputs, outputs, writeProbes, readProbes;
+  /// Whether the module has `@forward_result_shapes` (a result has a
+  /// dynamic dimension).
+  bool hasResultShapesFunction = false;
 };
 
 /// Registers the LLVM IR translations every target needs (builtin, LLVM) and
