@@ -5,17 +5,21 @@
 #include "ResultShapes.h"
 
 #include "nnx/Conversion/NNXToLinalg/NNXToLinalg.h"
+#include "nnx/Dialect/NNX/IR/NNXDialect.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
 #include "nnx/Dialect/NNX/Tracing/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 
@@ -97,6 +101,13 @@ getProbeNames(func::FuncOp func, StringRef attrName) {
 // Compilation
 //===----------------------------------------------------------------------===//
 
+void mlir::nnx::registerExecutionDialects(DialectRegistry &registry) {
+  registry.insert<NNXDialect, arith::ArithDialect,
+                  bufferization::BufferizationDialect, func::FuncDialect,
+                  linalg::LinalgDialect, math::MathDialect,
+                  tensor::TensorDialect>();
+}
+
 void mlir::nnx::registerExecutionTranslations(DialectRegistry &registry) {
   static bool nativeTargetInitialized = [] {
     llvm::InitializeNativeTarget();
@@ -138,29 +149,29 @@ static llvm::Expected<ModelOp> selectModel(ModuleOp module,
   return selected;
 }
 
-/// Runs the textual pipeline `pipeline` on `module`.
-static llvm::Error runTextualPipeline(ModuleOp module, StringRef pipeline,
-                                      StringRef what) {
-  std::string errors;
-  llvm::raw_string_ostream errorStream(errors);
-  OpPassManager opm(ModuleOp::getOperationName());
-  if (failed(parsePassPipeline(pipeline, opm, errorStream)))
-    return makeError("invalid " + what + " pipeline '" + pipeline +
-                     "': " + StringRef(errors).trim());
-  PassManager pm(module.getContext());
-  static_cast<OpPassManager &>(pm) = std::move(opm);
-  if (failed(pm.run(module)))
-    return makeError(what + " pipeline '" + pipeline + "' failed");
-  return llvm::Error::success();
+/// The probe request as the pass pipeline that runs it:
+/// "nnx-insert-probes{family=gpt2 reads=a,b writes=c}".
+static std::string describeProbeRequest(const NNXInsertProbesPassOptions &o) {
+  SmallVector<std::string> parts;
+  if (!o.family.empty())
+    parts.push_back("family=" + o.family);
+  if (!o.familiesDir.empty())
+    parts.push_back("families-dir=" + o.familiesDir);
+  if (!o.reads.empty())
+    parts.push_back("reads=" + llvm::join(o.reads, ","));
+  if (!o.writes.empty())
+    parts.push_back("writes=" + llvm::join(o.writes, ","));
+  return "nnx-insert-probes{" + llvm::join(parts, " ") + "}";
 }
 
-/// Builds `@forward` from the module's nnx.model (after the pre-forward
-/// pipeline), or finds the forward-level `@forward`; marks it for the C
+/// Builds `@forward` from the module's nnx.model (after resolving the probe
+/// requests), or finds the forward-level `@forward`; marks it for the C
 /// interface and lowers its probes to trailing arguments and results.
 static llvm::Expected<func::FuncOp>
 buildForwardFunction(ModuleOp module, const CompileOptions &options) {
   MLIRContext *context = module.getContext();
-  bool tracing = !options.preForwardPipeline.empty();
+  const NNXInsertProbesPassOptions &probes = options.probes;
+  bool tracing = !probes.reads.empty() || !probes.writes.empty();
   if (!module.getOps<ModelOp>().empty()) {
     if (module.lookupSymbol("forward"))
       return makeError("the module holds both an nnx.model and a symbol "
@@ -170,12 +181,11 @@ buildForwardFunction(ModuleOp module, const CompileOptions &options) {
       return model.takeError();
     std::string name = model->getSymName().str();
     if (tracing) {
-      if (llvm::Error err = runTextualPipeline(
-              module, options.preForwardPipeline, "pre-forward"))
-        return std::move(err);
-      *model = module.lookupSymbol<ModelOp>(name);
-      if (!*model)
-        return makeError("the pre-forward pipeline removed nnx.model @" + name);
+      PassManager pm(context);
+      pm.addPass(createNNXInsertProbesPass(probes));
+      if (failed(pm.run(module)))
+        return makeError("pre-forward pipeline '" +
+                         describeProbeRequest(probes) + "' failed");
     }
     if (failed(buildForward(*model, "forward")))
       return makeError("failed to build the forward of nnx.model @" + name);
@@ -325,6 +335,7 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
   if (llvm::Error err = getTargetConfig(options.target, config))
     return std::move(err);
   DialectRegistry registry;
+  registerExecutionDialects(registry);
   registerExecutionTranslations(registry);
   if (config.registerExtensions)
     config.registerExtensions(registry);

@@ -1,6 +1,5 @@
 //===- CompiledModelTest.cpp - compile and run through the C++ API --------===//
 #include "nnx/Execution/CompiledModel.h"
-#include "nnx/InitNNX.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -49,7 +48,7 @@ class CompiledModelTest : public ::testing::Test {
 protected:
   CompiledModelTest() {
     DialectRegistry registry;
-    ::nnx::registerNNXDialects(registry);
+    registerExecutionDialects(registry);
     context.appendDialectRegistry(registry);
     context.printOpOnDiagnostic(false);
   }
@@ -175,6 +174,25 @@ TEST_F(CompiledModelTest, RefusesModulesWithoutForward) {
   EXPECT_EQ(llvm::toString(compiled.takeError()),
             "the module holds neither an nnx.model nor a func.func @forward "
             "with a body");
+}
+
+TEST_F(CompiledModelTest, ResolvesProbeRequestsWithTheInsertProbesPass) {
+  CompileOptions options;
+  options.probes.reads = {"a", "b"};
+  options.probes.writes = {"c"};
+  auto compiled = compile(kTinyModel, options);
+  ASSERT_FALSE(static_cast<bool>(compiled));
+  EXPECT_EQ(llvm::toString(compiled.takeError()),
+            "pre-forward pipeline 'nnx-insert-probes{reads=a,b writes=c}' "
+            "failed");
+  EXPECT_NE(diags.find("nnx-insert-probes:"), std::string::npos) << diags;
+
+  // A forward-level module has no structure to probe.
+  auto forwardLevel = compile(kProbedForward, options);
+  ASSERT_FALSE(static_cast<bool>(forwardLevel));
+  EXPECT_EQ(llvm::toString(forwardLevel.takeError()),
+            "probes need an nnx.model; the module holds a forward-level "
+            "function");
 }
 
 TEST_F(CompiledModelTest, PassesProbesAsTrailingArgumentsAndResults) {

@@ -31,6 +31,7 @@
 #ifndef NNX_EXECUTION_COMPILEDMODEL_H
 #define NNX_EXECUTION_COMPILEDMODEL_H
 
+#include "nnx/Dialect/NNX/Tracing/Passes.h"
 #include "nnx/Execution/Target.h"
 #include "nnx/Support/Npy.h"
 
@@ -77,11 +78,11 @@ struct CompileOptions {
   Target target = Target::CPU;
   /// The nnx.model to compile; empty: the module's only model.
   std::string modelName;
-  /// A textual pass pipeline on `builtin.module` run on the structure level
-  /// before the forward is built, e.g.
-  /// "nnx-insert-probes{family=llama reads=a,b writes=c}". Its passes must be
-  /// registered (`nnx::registerNNXPasses()`).
-  std::string preForwardPipeline;
+  /// Tracing requests: when `reads` or `writes` is not empty,
+  /// nnx-insert-probes runs with these options on the structure level
+  /// before the forward is built, and the probes become trailing arguments
+  /// (writes) and results (reads) of the forward.
+  NNXInsertProbesPassOptions probes;
   /// LLVM optimization level of the JIT (0-3).
   unsigned optLevel = 3;
 };
@@ -185,6 +186,12 @@ private:
   /// dynamic dimension).
   bool hasResultShapesFunction = false;
 };
+
+/// Registers the dialects of the IR CompiledModel::compile takes: nnx (the
+/// structure level) and the forward level (func, arith, math, tensor,
+/// linalg, bufferization). Parse a model in a context with these; compile()
+/// adds what the target's pipeline needs.
+void registerExecutionDialects(DialectRegistry &registry);
 
 /// Registers the LLVM IR translations every target needs (builtin, LLVM) and
 /// initializes the native LLVM target; called by CompiledModel::compile.
