@@ -52,9 +52,9 @@ llvm::Error mlir::nnx::configureCUDATarget(TargetConfig &config) {
   if (const char *env = std::getenv("NNX_CUDA_FORMAT"); env && *env)
     options.format = env;
   else
-    options.format =
-        llvm::sys::fs::can_execute("/usr/local/cuda/bin/ptxas") ? "fatbin"
-                                                                 : "isa";
+    options.format = llvm::sys::fs::can_execute("/usr/local/cuda/bin/ptxas")
+                         ? "fatbin"
+                         : "isa";
   std::string message;
   llvm::raw_string_ostream os(message);
   if (failed(verifyNNXCUDAPipelineOptions(options, os)))
@@ -65,6 +65,7 @@ llvm::Error mlir::nnx::configureCUDATarget(TargetConfig &config) {
     NNXCUDAPipelineOptions o;
     o.chip = chip;
     o.format = format;
+    o.outParams = true;
     buildNNXCUDAPipeline(pm, o);
   };
   config.registerExtensions = registerNNXCUDAExtensions;

@@ -1,27 +1,35 @@
 //===- CompiledModel.cpp - JIT-compile and run a model's forward ----------===//
 #include "nnx/Execution/CompiledModel.h"
 
+#include "MemRefArguments.h"
+#include "ResultShapes.h"
+
 #include "nnx/Conversion/NNXToLinalg/NNXToLinalg.h"
+#include "nnx/Dialect/NNX/IR/NNXDialect.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
 #include "nnx/Dialect/NNX/Tracing/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
-#include <cstdlib>
 
 using namespace mlir;
 using namespace mlir::nnx;
@@ -35,7 +43,8 @@ static llvm::Error makeError(const Twine &msg) {
 //===----------------------------------------------------------------------===//
 
 bool TensorSpec::accepts(const NpyArray &array) const {
-  if (array.dtype != dtype || array.rank() != static_cast<int64_t>(shape.size()))
+  if (array.dtype != dtype ||
+      array.rank() != static_cast<int64_t>(shape.size()))
     return false;
   for (auto [expected, actual] : llvm::zip_equal(shape, array.shape))
     if (!ShapedType::isDynamic(expected) && expected != actual)
@@ -55,6 +64,10 @@ static llvm::Expected<TensorSpec> makeSpec(Type type, std::string name) {
     return makeError(name + " of @forward has type " + typeString +
                      "; nnx-run passes ranked tensors of f16, f32, f64, i32, "
                      "i64 or i1");
+  if (tensorType.getRank() > kMaxMemRefRank)
+    return makeError(name + " of @forward has type " + typeString +
+                     "; nnx-run passes tensors of rank at most " +
+                     Twine(kMaxMemRefRank));
   TensorSpec spec;
   spec.name = std::move(name);
   spec.dtype = *dtype;
@@ -72,7 +85,8 @@ getProbeNames(func::FuncOp func, StringRef attrName) {
     return names;
   auto array = dyn_cast<ArrayAttr>(attr);
   if (!array)
-    return makeError("@forward: '" + attrName + "' must be an array of strings");
+    return makeError("@forward: '" + attrName +
+                     "' must be an array of strings");
   for (Attribute element : array) {
     auto name = dyn_cast<StringAttr>(element);
     if (!name)
@@ -86,6 +100,13 @@ getProbeNames(func::FuncOp func, StringRef attrName) {
 //===----------------------------------------------------------------------===//
 // Compilation
 //===----------------------------------------------------------------------===//
+
+void mlir::nnx::registerExecutionDialects(DialectRegistry &registry) {
+  registry.insert<NNXDialect, arith::ArithDialect,
+                  bufferization::BufferizationDialect, func::FuncDialect,
+                  linalg::LinalgDialect, math::MathDialect,
+                  tensor::TensorDialect>();
+}
 
 void mlir::nnx::registerExecutionTranslations(DialectRegistry &registry) {
   static bool nativeTargetInitialized = [] {
@@ -117,7 +138,8 @@ static llvm::Expected<ModelOp> selectModel(ModuleOp module,
                        " in the module (it holds " + names + ")");
   } else if (models.size() > 1) {
     return makeError("the module holds " + Twine(models.size()) +
-                     " nnx.model ops (" + names + "); choose one by name (nnx-run --model NAME)");
+                     " nnx.model ops (" + names +
+                     "); choose one by name (nnx-run --model NAME)");
   } else {
     selected = models.front();
   }
@@ -127,37 +149,29 @@ static llvm::Expected<ModelOp> selectModel(ModuleOp module,
   return selected;
 }
 
-/// Runs the textual pipeline `pipeline` on `module`.
-static llvm::Error runTextualPipeline(ModuleOp module, StringRef pipeline,
-                                      StringRef what) {
-  std::string errors;
-  llvm::raw_string_ostream errorStream(errors);
-  OpPassManager opm(ModuleOp::getOperationName());
-  if (failed(parsePassPipeline(pipeline, opm, errorStream)))
-    return makeError("invalid " + what + " pipeline '" + pipeline +
-                     "': " + StringRef(errors).trim());
-  PassManager pm(module.getContext());
-  static_cast<OpPassManager &>(pm) = std::move(opm);
-  if (failed(pm.run(module)))
-    return makeError(what + " pipeline '" + pipeline + "' failed");
-  return llvm::Error::success();
+/// The probe request as the pass pipeline that runs it:
+/// "nnx-insert-probes{family=gpt2 reads=a,b writes=c}".
+static std::string describeProbeRequest(const NNXInsertProbesPassOptions &o) {
+  SmallVector<std::string> parts;
+  if (!o.family.empty())
+    parts.push_back("family=" + o.family);
+  if (!o.familiesDir.empty())
+    parts.push_back("families-dir=" + o.familiesDir);
+  if (!o.reads.empty())
+    parts.push_back("reads=" + llvm::join(o.reads, ","));
+  if (!o.writes.empty())
+    parts.push_back("writes=" + llvm::join(o.writes, ","));
+  return "nnx-insert-probes{" + llvm::join(parts, " ") + "}";
 }
 
-llvm::Expected<std::unique_ptr<CompiledModel>>
-CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
+/// Builds `@forward` from the module's nnx.model (after resolving the probe
+/// requests), or finds the forward-level `@forward`; marks it for the C
+/// interface and lowers its probes to trailing arguments and results.
+static llvm::Expected<func::FuncOp>
+buildForwardFunction(ModuleOp module, const CompileOptions &options) {
   MLIRContext *context = module.getContext();
-  TargetConfig config;
-  if (llvm::Error err = getTargetConfig(options.target, config))
-    return std::move(err);
-  DialectRegistry registry;
-  registerExecutionTranslations(registry);
-  if (config.registerExtensions)
-    config.registerExtensions(registry);
-  context->appendDialectRegistry(registry);
-  // buildForward creates func/arith/tensor/linalg ops outside a pass manager.
-  context->loadAllAvailableDialects();
-
-  // Structure level -> forward level.
+  const NNXInsertProbesPassOptions &probes = options.probes;
+  bool tracing = !probes.reads.empty() || !probes.writes.empty();
   if (!module.getOps<ModelOp>().empty()) {
     if (module.lookupSymbol("forward"))
       return makeError("the module holds both an nnx.model and a symbol "
@@ -166,19 +180,17 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
     if (!model)
       return model.takeError();
     std::string name = model->getSymName().str();
-    if (!options.preForwardPipeline.empty()) {
-      if (llvm::Error err = runTextualPipeline(
-              module, options.preForwardPipeline, "pre-forward"))
-        return std::move(err);
-      *model = module.lookupSymbol<ModelOp>(name);
-      if (!*model)
-        return makeError("the pre-forward pipeline removed nnx.model @" +
-                         name);
+    if (tracing) {
+      PassManager pm(context);
+      pm.addPass(createNNXInsertProbesPass(probes));
+      if (failed(pm.run(module)))
+        return makeError("pre-forward pipeline '" +
+                         describeProbeRequest(probes) + "' failed");
     }
     if (failed(buildForward(*model, "forward")))
       return makeError("failed to build the forward of nnx.model @" + name);
     model->erase();
-  } else if (!options.preForwardPipeline.empty()) {
+  } else if (tracing) {
     return makeError("probes need an nnx.model; the module holds a "
                      "forward-level function");
   }
@@ -189,10 +201,8 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
   forward->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
 
   // Probes become trailing arguments and results.
-  bool hasProbes =
-      forward.walk([](ProbeOp) { return WalkResult::interrupt(); })
-          .wasInterrupted();
-  if (hasProbes) {
+  if (forward.walk([](ProbeOp) { return WalkResult::interrupt(); })
+          .wasInterrupted()) {
     PassManager pm(context);
     pm.addPass(createNNXLowerProbesPass());
     if (failed(pm.run(module)))
@@ -201,10 +211,50 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
     if (!forward)
       return makeError("nnx-lower-probes removed @forward");
   }
+  return forward;
+}
 
-  // The signature.
-  std::unique_ptr<CompiledModel> compiled(new CompiledModel());
-  compiled->target = options.target;
+/// Gives every result of `forward` a value of its own: an operand a return
+/// repeats becomes a copy. Each result is then a buffer of its own, which
+/// hoisting a returned allocation into the caller's argument needs (LLVM
+/// 22's buffer-results-to-out-params uses a freed op on a repeated one).
+static void copyRepeatedResults(func::FuncOp forward) {
+  forward.walk([](func::ReturnOp ret) {
+    llvm::DenseSet<Value> seen;
+    OpBuilder b(ret);
+    for (OpOperand &operand : ret->getOpOperands()) {
+      auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+      if (!type || seen.insert(operand.get()).second)
+        continue;
+      operand.set(bufferization::AllocTensorOp::create(
+          b, ret.getLoc(), type, ValueRange(), operand.get()));
+    }
+  });
+}
+
+/// The specs of `types`, the last `probeNames.size()` of them probes.
+static llvm::Expected<
+    std::pair<std::vector<TensorSpec>, std::vector<TensorSpec>>>
+makeSpecs(TypeRange types, ArrayRef<std::string> probeNames,
+          StringRef plainKind, StringRef probeKind) {
+  std::vector<TensorSpec> plain, probes;
+  size_t numPlain = types.size() - probeNames.size();
+  for (auto [i, type] : llvm::enumerate(types)) {
+    bool isProbe = i >= numPlain;
+    llvm::Expected<TensorSpec> spec = makeSpec(
+        type, isProbe
+                  ? (probeKind + " '" + probeNames[i - numPlain] + "'").str()
+                  : (plainKind + " " + Twine(i)).str());
+    if (!spec)
+      return spec.takeError();
+    if (isProbe)
+      spec->name = probeNames[i - numPlain];
+    (isProbe ? probes : plain).push_back(std::move(*spec));
+  }
+  return std::make_pair(std::move(plain), std::move(probes));
+}
+
+llvm::Error CompiledModel::readSignature(func::FuncOp forward) {
   llvm::Expected<SmallVector<std::string>> writeNames =
       getProbeNames(forward, kWriteProbesAttrName);
   if (!writeNames)
@@ -218,45 +268,28 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
       readNames->size() > type.getNumResults())
     return makeError("@forward lists more probes than it has arguments or "
                      "results");
-  size_t numInputs = type.getNumInputs() - writeNames->size();
-  size_t numOutputs = type.getNumResults() - readNames->size();
-  for (auto [i, argType] : llvm::enumerate(type.getInputs())) {
-    bool isProbe = i >= numInputs;
-    llvm::Expected<TensorSpec> spec = makeSpec(
-        argType, isProbe ? "write probe '" + (*writeNames)[i - numInputs] + "'"
-                         : "input " + std::to_string(i));
-    if (!spec)
-      return spec.takeError();
-    if (isProbe)
-      spec->name = (*writeNames)[i - numInputs];
-    (isProbe ? compiled->writeProbes : compiled->inputs)
-        .push_back(std::move(*spec));
-  }
-  for (auto [i, resultType] : llvm::enumerate(type.getResults())) {
-    bool isProbe = i >= numOutputs;
-    llvm::Expected<TensorSpec> spec = makeSpec(
-        resultType, isProbe
-                        ? "read probe '" + (*readNames)[i - numOutputs] + "'"
-                        : "output " + std::to_string(i));
-    if (!spec)
-      return spec.takeError();
-    if (isProbe)
-      spec->name = (*readNames)[i - numOutputs];
-    (isProbe ? compiled->readProbes : compiled->outputs)
-        .push_back(std::move(*spec));
-  }
+  auto args = makeSpecs(type.getInputs(), *writeNames, "input", "write probe");
+  if (!args)
+    return args.takeError();
+  auto results =
+      makeSpecs(type.getResults(), *readNames, "output", "read probe");
+  if (!results)
+    return results.takeError();
+  std::tie(inputs, writeProbes) = std::move(*args);
+  std::tie(outputs, readProbes) = std::move(*results);
+  return llvm::Error::success();
+}
 
-  // Forward level -> LLVM dialect.
-  PassManager pm(context);
-  config.buildPipeline(pm);
-  if (failed(pm.run(module)))
-    return makeError("failed to lower the forward for target '" +
-                     stringifyTarget(options.target) + "'");
-
-  // LLVM dialect -> machine code.
-  unsigned optLevel = std::min(options.optLevel, 3u);
-  auto transformer = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
-                                               /*targetMachine=*/nullptr);
+/// JIT-compiles `module` (LLVM dialect) for the host and the target's
+/// runtime, runs its initializers and checks that `names` are there.
+static llvm::Expected<std::unique_ptr<ExecutionEngine>>
+createEngine(ModuleOp module, const TargetConfig &config, unsigned optLevel,
+             ArrayRef<StringRef> names) {
+  optLevel = std::min(optLevel, 3u);
+  // `transformer` is a function_ref: the function must outlive create().
+  std::function<llvm::Error(llvm::Module *)> transformer =
+      makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
+                                /*targetMachine=*/nullptr);
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;
   engineOptions.jitCodeGenOptLevel =
@@ -287,13 +320,60 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
   if (config.checkRuntime)
     if (llvm::Error err = config.checkRuntime())
       return std::move(err);
-  compiled->checkRuntime = config.checkRuntime;
-  if (llvm::Expected<void (*)(void **)> fn =
-          (*engine)->lookupPacked("_mlir_ciface_forward");
-      !fn)
-    return makeError("JIT compilation failed: " +
-                     llvm::toString(fn.takeError()));
+  for (StringRef name : names)
+    if (llvm::Expected<void (*)(void **)> fn = (*engine)->lookupPacked(name);
+        !fn)
+      return makeError("JIT compilation failed: " +
+                       llvm::toString(fn.takeError()));
+  return std::move(*engine);
+}
+
+llvm::Expected<std::unique_ptr<CompiledModel>>
+CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
+  MLIRContext *context = module.getContext();
+  TargetConfig config;
+  if (llvm::Error err = getTargetConfig(options.target, config))
+    return std::move(err);
+  DialectRegistry registry;
+  registerExecutionDialects(registry);
+  registerExecutionTranslations(registry);
+  if (config.registerExtensions)
+    config.registerExtensions(registry);
+  context->appendDialectRegistry(registry);
+  // buildForward creates func/arith/tensor/linalg ops outside a pass manager.
+  context->loadAllAvailableDialects();
+
+  // Structure level -> forward level; the signature.
+  llvm::Expected<func::FuncOp> forward = buildForwardFunction(module, options);
+  if (!forward)
+    return forward.takeError();
+  std::unique_ptr<CompiledModel> compiled(new CompiledModel());
+  compiled->target = options.target;
+  if (llvm::Error err = compiled->readSignature(*forward))
+    return std::move(err);
+  copyRepeatedResults(*forward);
+  FailureOr<func::FuncOp> shapes =
+      buildResultShapesFunction(*forward, kResultShapesFuncName);
+  if (failed(shapes))
+    return makeError("failed to build @" + kResultShapesFuncName);
+  compiled->hasResultShapesFunction = static_cast<bool>(*shapes);
+
+  // Forward level -> LLVM dialect -> machine code.
+  PassManager pm(context);
+  config.buildPipeline(pm);
+  if (failed(pm.run(module)))
+    return makeError("failed to lower the forward for target '" +
+                     stringifyTarget(options.target) + "'");
+  std::string shapesName = ("_mlir_ciface_" + kResultShapesFuncName).str();
+  SmallVector<StringRef> names = {"_mlir_ciface_forward"};
+  if (compiled->hasResultShapesFunction)
+    names.push_back(shapesName);
+  llvm::Expected<std::unique_ptr<ExecutionEngine>> engine =
+      createEngine(module, config, options.optLevel, names);
+  if (!engine)
+    return engine.takeError();
   compiled->engine = std::move(*engine);
+  compiled->checkRuntime = config.checkRuntime;
   return compiled;
 }
 
@@ -348,11 +428,10 @@ llvm::Error CompiledModel::validate(ArrayRef<NpyArray> inputArrays,
         ShapedType::isDynamic(spec.shape[0]) && !inputs[0].shape.empty() &&
         ShapedType::isDynamic(inputs[0].shape[0]) &&
         array.shape[0] != inputArrays[0].shape[0])
-      return makeError("write probe '" + spec.name + "': batch dimension is " +
-                       Twine(array.shape[0]) + sourceSuffix(
-                           options.writeProbeSources, i) +
-                       ", but input 0 has batch " +
-                       Twine(inputArrays[0].shape[0]));
+      return makeError(
+          "write probe '" + spec.name + "': batch dimension is " +
+          Twine(array.shape[0]) + sourceSuffix(options.writeProbeSources, i) +
+          ", but input 0 has batch " + Twine(inputArrays[0].shape[0]));
   }
   return llvm::Error::success();
 }
@@ -361,124 +440,115 @@ llvm::Error CompiledModel::validate(ArrayRef<NpyArray> inputArrays,
 // Running
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// A 64-byte aligned copy of an array the compiled code may write into.
-struct WorkingCopy {
-  explicit WorkingCopy(const NpyArray &array) {
-    size_t bytes = (array.numBytes() + 63) / 64 * 64;
-    data = std::aligned_alloc(64, bytes ? bytes : 64);
-    if (data && array.numBytes())
-      std::memcpy(data, array.data.data(), array.numBytes());
-  }
-  ~WorkingCopy() { std::free(data); }
-  WorkingCopy(const WorkingCopy &) = delete;
-  WorkingCopy &operator=(const WorkingCopy &) = delete;
-  void *data = nullptr;
-};
-
-/// A ranked memref descriptor laid out as the C interface expects:
-/// {allocated, aligned, offset, sizes[rank], strides[rank]}, every field 8
-/// bytes, so a struct of descriptors is their concatenation.
-void appendDescriptor(SmallVectorImpl<int64_t> &words, void *data,
-                      ArrayRef<int64_t> shape) {
-  words.push_back(reinterpret_cast<intptr_t>(data));
-  words.push_back(reinterpret_cast<intptr_t>(data));
-  words.push_back(0);
-  words.append(shape.begin(), shape.end());
-  SmallVector<int64_t> strides(shape.size());
-  int64_t stride = 1;
-  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
-    strides[d] = stride;
-    stride *= shape[d];
-  }
-  words.append(strides.begin(), strides.end());
+/// Descriptors of `arrays`: views (read only) or 64-byte aligned copies.
+static std::vector<std::unique_ptr<MemRefArgument>>
+makeArguments(ArrayRef<NpyArray> inputs, ArrayRef<NpyArray> writeProbes,
+              bool copy) {
+  std::vector<std::unique_ptr<MemRefArgument>> args;
+  for (ArrayRef<NpyArray> arrays : {inputs, writeProbes})
+    for (const NpyArray &array : arrays)
+      args.push_back(copy ? copyToMemRef(array) : viewAsReadOnlyMemRef(array));
+  return args;
 }
 
-size_t descriptorWords(size_t rank) { return 3 + 2 * rank; }
-
-/// Copies the (possibly strided) memref described at `desc` into an array.
-NpyArray copyOut(const int64_t *desc, const TensorSpec &spec) {
-  size_t rank = spec.shape.size();
-  const char *aligned = reinterpret_cast<const char *>(desc[1]);
-  int64_t offset = desc[2];
-  ArrayRef<int64_t> sizes(desc + 3, rank);
-  ArrayRef<int64_t> strides(desc + 3 + rank, rank);
-  NpyArray array(spec.dtype, sizes);
-  size_t elementSize = getDTypeSize(spec.dtype);
-  int64_t n = array.numElements();
-  if (n == 0)
-    return array;
-  bool contiguous = true;
-  int64_t expected = 1;
-  for (int64_t d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
-    if (sizes[d] != 1 && strides[d] != expected)
-      contiguous = false;
-    expected *= sizes[d];
-  }
-  const char *base = aligned + offset * elementSize;
-  if (contiguous) {
-    std::memcpy(array.data.data(), base, n * elementSize);
-    return array;
-  }
-  SmallVector<int64_t> index(rank, 0);
-  for (int64_t flat = 0; flat < n; ++flat) {
-    int64_t at = 0;
-    for (size_t d = 0; d < rank; ++d)
-      at += index[d] * strides[d];
-    std::memcpy(array.data.data() + flat * elementSize,
-                base + at * elementSize, elementSize);
-    for (int64_t d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
-      if (++index[d] < sizes[d])
-        break;
-      index[d] = 0;
-    }
-  }
-  return array;
+/// The packed arguments of `_mlir_ciface_<name>`: a pointer to each
+/// argument, which is a pointer to a descriptor.
+static SmallVector<void *>
+packArguments(ArrayRef<std::unique_ptr<MemRefArgument>> args,
+              SmallVectorImpl<void *> &descriptors) {
+  descriptors.clear();
+  for (const std::unique_ptr<MemRefArgument> &arg : args)
+    descriptors.push_back(arg->getDescriptor());
+  SmallVector<void *> packed;
+  for (void *&descriptor : descriptors)
+    packed.push_back(&descriptor);
+  return packed;
 }
-} // namespace
 
-llvm::Expected<RunResult> CompiledModel::run(ArrayRef<NpyArray> inputArrays,
-                                             ArrayRef<NpyArray> writeArrays,
-                                             const RunOptions &options) {
+llvm::Expected<SmallVector<int64_t>>
+CompiledModel::computeDynamicDims(ArrayRef<NpyArray> inputArrays,
+                                  ArrayRef<NpyArray> writeArrays) const {
+  size_t count = 0;
+  for (ArrayRef<TensorSpec> specs : {ArrayRef(outputs), ArrayRef(readProbes)})
+    for (const TensorSpec &spec : specs)
+      count += llvm::count_if(spec.shape, ShapedType::isDynamic);
+  SmallVector<int64_t> dims(count, 0);
+  if (count == 0)
+    return dims;
+  assert(hasResultShapesFunction && "dynamic results without a shape function");
+  // @forward_result_shapes reads its arguments only: no copies.
+  std::vector<std::unique_ptr<MemRefArgument>> args =
+      makeArguments(inputArrays, writeArrays, /*copy=*/false);
+  NpyArray packedDims(DType::I64, {static_cast<int64_t>(count)});
+  args.push_back(viewAsMemRef(packedDims));
+  SmallVector<void *> descriptors;
+  SmallVector<void *> packed = packArguments(args, descriptors);
+  std::string name = ("_mlir_ciface_" + kResultShapesFuncName).str();
+  if (llvm::Error err = engine->invokePacked(name, packed))
+    return std::move(err);
+  if (checkRuntime)
+    if (llvm::Error err = checkRuntime())
+      return std::move(err);
+  llvm::copy(packedDims.getValues<int64_t>(), dims.begin());
+  if (llvm::any_of(dims, [](int64_t d) { return d < 0; }))
+    return makeError("@" + kResultShapesFuncName +
+                     " computed a negative result dimension");
+  return dims;
+}
+
+llvm::Expected<ResultShapes>
+CompiledModel::getResultShapes(ArrayRef<NpyArray> inputArrays,
+                               ArrayRef<NpyArray> writeArrays,
+                               const RunOptions &options) const {
   if (llvm::Error err = validate(inputArrays, writeArrays, options))
     return std::move(err);
+  llvm::Expected<SmallVector<int64_t>> dims =
+      computeDynamicDims(inputArrays, writeArrays);
+  if (!dims)
+    return dims.takeError();
+  // Each dynamic dimension in turn, result by result.
+  const int64_t *next = dims->begin();
+  auto shapeOf = [&](const TensorSpec &spec) {
+    SmallVector<int64_t, 4> shape(spec.shape);
+    for (int64_t &dim : shape)
+      if (ShapedType::isDynamic(dim))
+        dim = *next++;
+    return shape;
+  };
+  ResultShapes shapes;
+  llvm::transform(outputs, std::back_inserter(shapes.outputs), shapeOf);
+  llvm::transform(readProbes, std::back_inserter(shapes.readProbes), shapeOf);
+  return shapes;
+}
 
-  SmallVector<TensorSpec> resultSpecs(outputs.begin(), outputs.end());
-  resultSpecs.append(readProbes.begin(), readProbes.end());
-  size_t resultSize = 0;
-  for (const TensorSpec &spec : resultSpecs)
-    resultSize += descriptorWords(spec.shape.size());
+/// Checks that `buffer`, for the result `label`, has the dtype of `spec`
+/// and the shape `shape`.
+static llvm::Error checkResultBuffer(const Twine &label, const TensorSpec &spec,
+                                     ArrayRef<int64_t> shape,
+                                     const NpyArray &buffer) {
+  if (buffer.dtype == spec.dtype && ArrayRef(buffer.shape) == shape &&
+      buffer.numBytes() ==
+          static_cast<size_t>(buffer.numElements()) * getDTypeSize(spec.dtype))
+    return llvm::Error::success();
+  return makeError(label + ": the result is a " + getDTypeName(spec.dtype) +
+                   " array of shape " + formatShape(shape) +
+                   ", the buffer given for it is a " + buffer.describe());
+}
 
-  RunResult result;
-  unsigned repeat = std::max(options.repeat, 1u);
-  for (unsigned iteration = 0; iteration < repeat; ++iteration) {
+llvm::Expected<std::vector<double>>
+CompiledModel::invoke(ArrayRef<NpyArray> inputArrays,
+                      ArrayRef<NpyArray> writeArrays,
+                      ArrayRef<NpyArray *> results, unsigned repeat) {
+  std::vector<double> seconds;
+  for (unsigned iteration = 0; iteration < std::max(repeat, 1u); ++iteration) {
     // Fresh copies each time: the compiled code may update its arguments in
-    // place.
-    std::vector<std::unique_ptr<WorkingCopy>> copies;
-    SmallVector<int64_t> argWords;
-    SmallVector<size_t> argOffsets;
-    auto addArgument = [&](const NpyArray &array) {
-      copies.push_back(std::make_unique<WorkingCopy>(array));
-      argOffsets.push_back(argWords.size());
-      appendDescriptor(argWords, copies.back()->data, array.shape);
-      return copies.back()->data != nullptr;
-    };
-    for (const NpyArray &array : inputArrays)
-      if (!addArgument(array))
-        return makeError("out of memory copying the inputs");
-    for (const NpyArray &array : writeArrays)
-      if (!addArgument(array))
-        return makeError("out of memory copying the write probes");
-
-    SmallVector<int64_t> resultWords(resultSize, 0);
-    SmallVector<void *> args;
-    if (!resultSpecs.empty())
-      args.push_back(resultWords.data());
-    for (size_t offset : argOffsets)
-      args.push_back(argWords.data() + offset);
-    SmallVector<void *> packed;
-    for (void *&arg : args)
-      packed.push_back(&arg);
+    // place. The results are written into the caller's arrays.
+    std::vector<std::unique_ptr<MemRefArgument>> args =
+        makeArguments(inputArrays, writeArrays, /*copy=*/true);
+    for (NpyArray *result : results)
+      args.push_back(viewAsMemRef(*result));
+    SmallVector<void *> descriptors;
+    SmallVector<void *> packed = packArguments(args, descriptors);
 
     auto start = std::chrono::steady_clock::now();
     if (llvm::Error err = engine->invokePacked("_mlir_ciface_forward", packed))
@@ -487,29 +557,63 @@ llvm::Expected<RunResult> CompiledModel::run(ArrayRef<NpyArray> inputArrays,
       if (llvm::Error err = checkRuntime())
         return std::move(err);
     auto stop = std::chrono::steady_clock::now();
-    result.seconds.push_back(
-        std::chrono::duration<double>(stop - start).count());
-
-    // Copy the results out (last run only), then free what the compiled code
-    // allocated: not our own buffers, not constants (memref.get_global marks
-    // them with 0xdeadbeef), each allocation once.
-    llvm::DenseSet<void *> owned;
-    for (auto &copy : copies)
-      owned.insert(copy->data);
-    llvm::DenseSet<void *> freed;
-    const int64_t *desc = resultWords.data();
-    for (auto [i, spec] : llvm::enumerate(resultSpecs)) {
-      if (iteration + 1 == repeat) {
-        NpyArray array = copyOut(desc, spec);
-        (i < outputs.size() ? result.outputs : result.readProbes)
-            .push_back(std::move(array));
-      }
-      void *allocated = reinterpret_cast<void *>(desc[0]);
-      if (allocated && allocated != reinterpret_cast<void *>(0xdeadbeef) &&
-          !owned.contains(allocated) && freed.insert(allocated).second)
-        std::free(allocated);
-      desc += descriptorWords(spec.shape.size());
-    }
+    seconds.push_back(std::chrono::duration<double>(stop - start).count());
   }
+  return seconds;
+}
+
+llvm::Expected<std::vector<double>> CompiledModel::runInto(
+    ArrayRef<NpyArray> inputArrays, ArrayRef<NpyArray> writeArrays,
+    MutableArrayRef<NpyArray> outputArrays,
+    MutableArrayRef<NpyArray> readArrays, const RunOptions &options) {
+  llvm::Expected<ResultShapes> shapes =
+      getResultShapes(inputArrays, writeArrays, options);
+  if (!shapes)
+    return shapes.takeError();
+  if (outputArrays.size() != outputs.size() ||
+      readArrays.size() != readProbes.size())
+    return makeError("the forward has " + plural(outputs.size(), "output") +
+                     " and " + plural(readProbes.size(), "read probe") +
+                     ", got buffers for " + Twine(outputArrays.size()) +
+                     " and " + Twine(readArrays.size()));
+  SmallVector<NpyArray *> results;
+  for (auto [spec, shape, array] :
+       llvm::zip_equal(outputs, shapes->outputs, outputArrays)) {
+    if (llvm::Error err = checkResultBuffer(spec.name, spec, shape, array))
+      return std::move(err);
+    results.push_back(&array);
+  }
+  for (auto [spec, shape, array] :
+       llvm::zip_equal(readProbes, shapes->readProbes, readArrays)) {
+    if (llvm::Error err = checkResultBuffer("read probe '" + spec.name + "'",
+                                            spec, shape, array))
+      return std::move(err);
+    results.push_back(&array);
+  }
+  return invoke(inputArrays, writeArrays, results, options.repeat);
+}
+
+llvm::Expected<RunResult> CompiledModel::run(ArrayRef<NpyArray> inputArrays,
+                                             ArrayRef<NpyArray> writeArrays,
+                                             const RunOptions &options) {
+  llvm::Expected<ResultShapes> shapes =
+      getResultShapes(inputArrays, writeArrays, options);
+  if (!shapes)
+    return shapes.takeError();
+  RunResult result;
+  for (auto [spec, shape] : llvm::zip_equal(outputs, shapes->outputs))
+    result.outputs.emplace_back(spec.dtype, shape);
+  for (auto [spec, shape] : llvm::zip_equal(readProbes, shapes->readProbes))
+    result.readProbes.emplace_back(spec.dtype, shape);
+  SmallVector<NpyArray *> results;
+  for (NpyArray &array : result.outputs)
+    results.push_back(&array);
+  for (NpyArray &array : result.readProbes)
+    results.push_back(&array);
+  llvm::Expected<std::vector<double>> seconds =
+      invoke(inputArrays, writeArrays, results, options.repeat);
+  if (!seconds)
+    return seconds.takeError();
+  result.seconds = std::move(*seconds);
   return result;
 }

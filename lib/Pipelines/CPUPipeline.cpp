@@ -62,8 +62,11 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
   }
 
   // Buffers: identity layouts at function boundaries (strided layouts block
-  // vector loads), then deallocation of every temporary.
+  // vector loads), results copied into caller-allocated arguments when
+  // asked, then deallocation of every temporary.
   pipeline::addIdentityLayoutBufferization(pm);
+  if (options.outParams)
+    pipeline::addResultsToOutParams(pm, /*hoistAllocs=*/false);
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
 

@@ -104,7 +104,13 @@ void mlir::nnx::buildNNXCUDAPipeline(OpPassManager &pm,
 
   // Host side: device buffers, then one stream per call with async tokens
   // ordering the copies, launches and frees.
+  // With out-params, the host buffer a result is copied into becomes the
+  // caller's argument (nothing here allocates or frees it). Every returned
+  // device buffer gets a host buffer of its own, so no allocation is
+  // returned twice.
   pm.addNestedPass<func::FuncOp>(createNNXGPUDeviceMemoryPass());
+  if (options.outParams)
+    pipeline::addResultsToOutParams(pm, /*hoistAllocs=*/true);
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -35,6 +35,15 @@ void mlir::nnx::pipeline::addIdentityLayoutBufferization(OpPassManager &pm) {
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
 }
 
+void mlir::nnx::pipeline::addResultsToOutParams(OpPassManager &pm,
+                                                bool hoistAllocs) {
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.modifyPublicFunctions = true;
+  outParams.hoistStaticAllocs = hoistAllocs;
+  outParams.hoistDynamicAllocs = hoistAllocs;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+}
+
 void mlir::nnx::pipeline::addHostToLLVM(OpPassManager &pm) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());

@@ -16,6 +16,14 @@ void addForwardPrologue(OpPassManager &pm, bool fuseElementwise);
 /// layouts would also block vector loads).
 void addIdentityLayoutBufferization(OpPassManager &pm);
 
+/// Memref results of every function become trailing arguments the caller
+/// allocates (upstream buffer-results-to-out-params, public functions
+/// included); the caller must know each result's shape before the call. A
+/// result is copied into its argument, or with `hoistAllocs` a returned
+/// allocation is replaced by the argument. (In LLVM 22 hoisting uses a freed
+/// op when one allocation is returned twice.)
+void addResultsToOutParams(OpPassManager &pm, bool hoistAllocs);
+
 /// Host code to the LLVM dialect: memref descriptors, functions, arith,
 /// control flow, index and ub, then the casts reconciled.
 void addHostToLLVM(OpPassManager &pm);

@@ -1,5 +1,6 @@
 // RUN: nnx-opt %s --nnx-cpu-pipeline | FileCheck %s
 // RUN: nnx-opt %s --nnx-cpu-pipeline=fast-matmul=false | FileCheck %s --check-prefix=LOOPS
+// RUN: nnx-opt %s --nnx-cpu-pipeline=out-params=true | FileCheck %s --check-prefix=OUT
 
 // The forward level (func on tensors: linalg, arith/math on tensors) goes
 // all the way to the LLVM dialect: a C interface wrapper for the JIT, the
@@ -19,6 +20,19 @@
 // LOOPS:         llvm.fadd %{{.*}}, %[[P]] : f32
 // LOOPS-NOT:     vector<
 // LOOPS:         llvm.call @erff
+
+// With out-params (nnx-run's ABI) the result is a third memref argument that
+// the caller allocates (%[[OUT]]: its aligned pointer): @forward returns
+// nothing, copies the result into it and frees its own two temporaries; the
+// C interface takes three descriptor pointers.
+// OUT-LABEL: llvm.func @forward(
+// OUT-SAME:    %{{.*}}: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64) attributes
+// OUT:         %[[DST:.*]] = llvm.getelementptr %[[OUT]][
+// OUT-NEXT:    "llvm.intr.memcpy"(%[[DST]], %{{.*}}, %{{.*}})
+// OUT:         llvm.call @free(
+// OUT-NEXT:    llvm.call @free(
+// OUT-NEXT:    llvm.return{{$}}
+// OUT-LABEL: llvm.func @_mlir_ciface_forward(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) attributes
 
 func.func @forward(%x: tensor<?x8xf32>, %w: tensor<8x16xf32>) -> tensor<?x16xf32> attributes {llvm.emit_c_interface} {
   %c0 = arith.constant 0 : index

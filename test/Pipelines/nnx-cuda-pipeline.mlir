@@ -17,6 +17,9 @@
 // RUN: %ptxas -arch=sm_80 %t.o80/forward_kernel.sm_80.ptx -o %t.o80/sm80.cubin
 // RUN: FileCheck %s --check-prefix=PTX80 < %t.o80/forward_kernel.sm_80.ptx
 // RUN: nnx-opt %s --nnx-cuda-pipeline='chip=sm_90 format=bin' | FileCheck %s --check-prefix=BIN
+// With out-params (nnx-run's ABI) the result goes from device memory straight
+// into the host buffer the caller passes.
+// RUN: nnx-opt %s --nnx-cuda-pipeline='chip=sm_90 format=isa out-params=true' | FileCheck %s --check-prefix=OUT
 
 // The examples (structure level) for both chips, as PTX assembled by ptxas
 // and as cubins from the pipeline.
@@ -43,6 +46,16 @@
 // HOST-NOT: gpu.binary
 
 // OBJ: forward_kernel.sm_90.ptx ptx sm_90
+
+// OUT-LABEL: llvm.func @forward(
+// OUT-SAME:    %{{.*}}: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64, %{{[^:]*}}: i64) attributes
+// OUT-NOT:     llvm.call @malloc
+// OUT:         llvm.call @mgpuMemcpy(%[[OUT]], %{{.*}}, %{{.*}}, %[[S:.*]]) :
+// OUT-NOT:     llvm.call @malloc
+// OUT:         llvm.call @mgpuStreamSynchronize(%[[S]])
+// OUT-NEXT:    llvm.call @mgpuStreamDestroy(%[[S]])
+// OUT-NEXT:    llvm.return{{$}}
+// OUT-LABEL: llvm.func @_mlir_ciface_forward(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) attributes
 
 // One module, three kernels: fill, the tiled matmul, the fused bias + ReLU.
 // PTX: .target sm_90

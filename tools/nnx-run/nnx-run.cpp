@@ -8,33 +8,16 @@
 // Every problem (a malformed model, a missing file, an array of the wrong
 // shape, dtype or rank, a model that does not lower) is an error message and
 // a non-zero exit; inputs are checked against the forward's signature before
-// anything runs.
+// anything runs. The work is runModelFile's (nnx/Execution/Runner.h); this
+// file is the command line.
 //
 //===----------------------------------------------------------------------===//
-#include "nnx/Execution/CompiledModel.h"
-#include "nnx/InitNNX.h"
-#include "nnx/Support/Npy.h"
+#include "nnx/Execution/Runner.h"
 
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassRegistry.h"
-#include "mlir/Support/FileUtilities.h"
-
-#include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringMap.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
-
-#include <algorithm>
-#include <chrono>
-#include <numeric>
 
 using namespace mlir;
 using namespace mlir::nnx;
@@ -59,11 +42,11 @@ static cl::opt<bool> printOutputs(
     "print",
     cl::desc("Print every output (and read probe): shape, dtype and values"),
     cl::cat(runCategory));
-static cl::opt<Target> target(
-    "target", cl::desc("Where the forward runs"), cl::init(Target::CPU),
-    cl::values(clEnumValN(Target::CPU, "cpu", "the host CPU (default)"),
-               clEnumValN(Target::CUDA, "cuda", "an NVIDIA GPU")),
-    cl::cat(runCategory));
+static cl::opt<Target>
+    target("target", cl::desc("Where the forward runs"), cl::init(Target::CPU),
+           cl::values(clEnumValN(Target::CPU, "cpu", "the host CPU (default)"),
+                      clEnumValN(Target::CUDA, "cuda", "an NVIDIA GPU")),
+           cl::cat(runCategory));
 static cl::opt<std::string>
     modelName("model",
               cl::desc("The nnx.model to run when the file holds several"),
@@ -98,80 +81,14 @@ static cl::opt<unsigned> optLevel("opt-level",
                                   cl::desc("LLVM optimization level (0-3)"),
                                   cl::init(3), cl::cat(runCategory));
 
-namespace {
-/// `--probe NAME=file.npy`.
-struct NamedFile {
-  std::string name;
-  std::string file;
-};
-} // namespace
-
-static int fail(const llvm::Twine &message) {
-  llvm::WithColor::error(llvm::errs(), "nnx-run") << message << "\n";
-  return 1;
-}
-
 static int fail(llvm::Error error) {
-  std::string message = llvm::toString(std::move(error));
-  return fail(message);
-}
-
-/// Splits each `NAME=file.npy` of `args` (`flag` names the option).
-static llvm::Expected<std::vector<NamedFile>>
-parseNamedFiles(ArrayRef<std::string> args, StringRef flag) {
-  std::vector<NamedFile> result;
-  llvm::StringSet<> seen;
-  for (StringRef arg : args) {
-    auto [name, file] = arg.split('=');
-    if (name.empty() || file.empty() || !arg.contains('='))
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          "--" + flag + " expects NAME=file.npy, got '" + arg + "'");
-    if (name.find_first_of(",{} ") != StringRef::npos)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "--" + flag + ": invalid name '" + name +
-                                         "'");
-    if (!seen.insert(name).second)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "--" + flag + " " + name +
-                                         " is given twice");
-    result.push_back({name.str(), file.str()});
-  }
-  return result;
-}
-
-/// `nnx-insert-probes{family=F reads=a,b writes=c}`.
-static std::string buildProbePipeline(ArrayRef<NamedFile> reads,
-                                      ArrayRef<NamedFile> writes) {
-  SmallVector<std::string> options;
-  auto list = [&](StringRef key, ArrayRef<NamedFile> files) {
-    if (files.empty())
-      return;
-    std::string option = (key + "=").str();
-    llvm::raw_string_ostream os(option);
-    llvm::interleave(
-        files, os, [&](const NamedFile &f) { os << f.name; }, ",");
-    options.push_back(option);
-  };
-  if (!family.empty())
-    options.push_back("family=" + family);
-  if (!familiesDir.empty())
-    options.push_back("families-dir=" + familiesDir);
-  list("reads", reads);
-  list("writes", writes);
-  return "nnx-insert-probes{" + llvm::join(options, " ") + "}";
-}
-
-static void printArray(StringRef label, const NpyArray &array) {
-  llvm::outs() << label << ": " << array.describe() << "\n";
-  printNpyArray(llvm::outs(), array);
+  llvm::WithColor::error(llvm::errs(), "nnx-run")
+      << llvm::toString(std::move(error)) << "\n";
+  return 1;
 }
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
-  // The passes --probe/--patch run by name (nnx-insert-probes, and
-  // nnx-lower-probes inside the CPU pipeline).
-  ::nnx::registerNNXPasses();
   cl::HideUnrelatedOptions(runCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -182,7 +99,7 @@ int main(int argc, char **argv) {
       "@forward).\nInputs are checked against the forward's signature "
       "(count, dtype, rank,\nstatic dimensions) before anything runs.\n");
 
-  // Tracing requests.
+  RunnerOptions options;
   llvm::Expected<std::vector<NamedFile>> reads =
       parseNamedFiles(probeArgs, "probe");
   if (!reads)
@@ -191,137 +108,19 @@ int main(int argc, char **argv) {
       parseNamedFiles(patchArgs, "patch");
   if (!writes)
     return fail(writes.takeError());
-  bool tracing = !reads->empty() || !writes->empty();
-  if (!family.empty() && !tracing)
-    return fail("--family needs at least one --probe or --patch");
-  if (tracing && !PassInfo::lookup("nnx-insert-probes"))
-    return fail("--probe/--patch need the 'nnx-insert-probes' pass, which "
-                "this build of nnx-run does not have");
-
-  // Read every array first: a missing or malformed file fails fast.
-  std::vector<NpyArray> inputs, patches;
-  for (const std::string &file : inputFiles) {
-    llvm::Expected<NpyArray> array = readNpy(file);
-    if (!array)
-      return fail(array.takeError());
-    inputs.push_back(std::move(*array));
-  }
-  for (const NamedFile &patch : *writes) {
-    llvm::Expected<NpyArray> array = readNpy(patch.file);
-    if (!array)
-      return fail(array.takeError());
-    patches.push_back(std::move(*array));
-  }
-
-  // Parse the model; the parser's diagnostics carry file:line:col.
-  DialectRegistry registry;
-  ::nnx::registerNNXDialects(registry);
-  MLIRContext context(registry);
-  // The source location says where; the generic op dump adds only noise.
-  context.printOpOnDiagnostic(false);
-  std::string errorMessage;
-  std::unique_ptr<llvm::MemoryBuffer> buffer =
-      openInputFile(modelFile, &errorMessage);
-  if (!buffer)
-    return fail(errorMessage);
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
-  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!module)
-    return fail("cannot parse model file '" + modelFile + "'");
-
-  // Compile.
-  CompileOptions compileOptions;
-  compileOptions.target = target;
-  compileOptions.modelName = modelName;
-  compileOptions.optLevel = optLevel;
-  if (tracing)
-    compileOptions.preForwardPipeline = buildProbePipeline(*reads, *writes);
-  auto compileStart = std::chrono::steady_clock::now();
-  llvm::Expected<std::unique_ptr<CompiledModel>> compiled =
-      CompiledModel::compile(*module, compileOptions);
-  if (!compiled)
-    return fail(compiled.takeError());
-  double compileSeconds = std::chrono::duration<double>(
-                              std::chrono::steady_clock::now() - compileStart)
-                              .count();
-  CompiledModel &model = **compiled;
-
-  // Match probes to the forward's trailing results / arguments by name.
-  std::vector<const NamedFile *> readFor(model.getReadProbes().size());
-  for (const NamedFile &read : *reads) {
-    auto it = llvm::find_if(model.getReadProbes(), [&](const TensorSpec &s) {
-      return s.name == read.name;
-    });
-    if (it == model.getReadProbes().end())
-      return fail("the compiled forward has no read probe '" + read.name + "'");
-    readFor[it - model.getReadProbes().begin()] = &read;
-  }
-  std::vector<NpyArray> orderedPatches(model.getWriteProbes().size());
-  std::vector<std::string> patchSources(model.getWriteProbes().size());
-  std::vector<bool> patched(model.getWriteProbes().size(), false);
-  for (auto [i, write] : llvm::enumerate(*writes)) {
-    auto it = llvm::find_if(model.getWriteProbes(), [&](const TensorSpec &s) {
-      return s.name == write.name;
-    });
-    if (it == model.getWriteProbes().end())
-      return fail("the compiled forward has no write probe '" + write.name +
-                  "'");
-    size_t index = it - model.getWriteProbes().begin();
-    orderedPatches[index] = std::move(patches[i]);
-    patchSources[index] = write.file;
-    patched[index] = true;
-  }
-  for (auto [i, spec] : llvm::enumerate(model.getWriteProbes()))
-    if (!patched[i])
-      return fail("the forward has a write probe '" + spec.name +
-                  "' but no --patch " + spec.name + "=file.npy");
-  for (auto [i, spec] : llvm::enumerate(model.getReadProbes()))
-    if (!readFor[i])
-      return fail("the forward has a read probe '" + spec.name +
-                  "' but no --probe " + spec.name + "=file.npy");
-  if (!outputFiles.empty() && outputFiles.size() != model.getOutputs().size())
-    return fail("the forward has " + Twine(model.getOutputs().size()) +
-                " output" + (model.getOutputs().size() == 1 ? "" : "s") +
-                ", got " + Twine(outputFiles.size()) + " --output");
-
-  // Validate, then run.
-  RunOptions runOptions;
-  std::vector<std::string> inputSources(inputFiles.begin(), inputFiles.end());
-  runOptions.inputSources = inputSources;
-  runOptions.writeProbeSources = patchSources;
-  runOptions.repeat = repeat;
-  llvm::Expected<RunResult> result =
-      model.run(inputs, orderedPatches, runOptions);
-  if (!result)
-    return fail(result.takeError());
-
-  // Write and print.
-  for (auto [i, array] : llvm::enumerate(result->outputs)) {
-    if (i < outputFiles.size())
-      if (llvm::Error err = writeNpy(outputFiles[i], array))
-        return fail(std::move(err));
-    if (printOutputs)
-      printArray("output " + std::to_string(i), array);
-  }
-  for (auto [i, array] : llvm::enumerate(result->readProbes)) {
-    if (llvm::Error err = writeNpy(readFor[i]->file, array))
-      return fail(std::move(err));
-    if (printOutputs)
-      printArray("probe '" + model.getReadProbes()[i].name + "'", array);
-  }
-
-  if (repeat > 1) {
-    const std::vector<double> &seconds = result->seconds;
-    double mean = std::accumulate(seconds.begin(), seconds.end(), 0.0) /
-                  seconds.size();
-    double min = *std::min_element(seconds.begin(), seconds.end());
-    llvm::errs() << llvm::format("nnx-run: compile %.3f ms; forward x%u "
-                                 "(excluding compilation): mean %.6f ms, min "
-                                 "%.6f ms\n",
-                                 compileSeconds * 1e3, repeat.getValue(),
-                                 mean * 1e3, min * 1e3);
-  }
+  options.reads = std::move(*reads);
+  options.writes = std::move(*writes);
+  options.modelFile = modelFile;
+  options.modelName = modelName;
+  options.inputFiles.assign(inputFiles.begin(), inputFiles.end());
+  options.outputFiles.assign(outputFiles.begin(), outputFiles.end());
+  options.family = family;
+  options.familiesDir = familiesDir;
+  options.target = target;
+  options.repeat = repeat;
+  options.optLevel = optLevel;
+  options.print = printOutputs;
+  if (llvm::Error err = runModelFile(options, llvm::outs(), llvm::errs()))
+    return fail(std::move(err));
   return 0;
 }

@@ -1,6 +1,5 @@
 //===- CompiledModelTest.cpp - compile and run through the C++ API --------===//
 #include "nnx/Execution/CompiledModel.h"
-#include "nnx/InitNNX.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -8,6 +7,8 @@
 #include "mlir/Parser/Parser.h"
 
 #include "gtest/gtest.h"
+
+#include <malloc.h>
 
 using namespace mlir;
 using namespace mlir::nnx;
@@ -47,7 +48,7 @@ class CompiledModelTest : public ::testing::Test {
 protected:
   CompiledModelTest() {
     DialectRegistry registry;
-    ::nnx::registerNNXDialects(registry);
+    registerExecutionDialects(registry);
     context.appendDialectRegistry(registry);
     context.printOpOnDiagnostic(false);
   }
@@ -175,6 +176,25 @@ TEST_F(CompiledModelTest, RefusesModulesWithoutForward) {
             "with a body");
 }
 
+TEST_F(CompiledModelTest, ResolvesProbeRequestsWithTheInsertProbesPass) {
+  CompileOptions options;
+  options.probes.reads = {"a", "b"};
+  options.probes.writes = {"c"};
+  auto compiled = compile(kTinyModel, options);
+  ASSERT_FALSE(static_cast<bool>(compiled));
+  EXPECT_EQ(llvm::toString(compiled.takeError()),
+            "pre-forward pipeline 'nnx-insert-probes{reads=a,b writes=c}' "
+            "failed");
+  EXPECT_NE(diags.find("nnx-insert-probes:"), std::string::npos) << diags;
+
+  // A forward-level module has no structure to probe.
+  auto forwardLevel = compile(kProbedForward, options);
+  ASSERT_FALSE(static_cast<bool>(forwardLevel));
+  EXPECT_EQ(llvm::toString(forwardLevel.takeError()),
+            "probes need an nnx.model; the module holds a forward-level "
+            "function");
+}
+
 TEST_F(CompiledModelTest, PassesProbesAsTrailingArgumentsAndResults) {
   auto compiled = compile(kProbedForward);
   ASSERT_TRUE(static_cast<bool>(compiled))
@@ -210,6 +230,169 @@ TEST_F(CompiledModelTest, PassesProbesAsTrailingArgumentsAndResults) {
   llvm::Error missing = model.validate({floats({2, 2}, {1, 2, 3, 4})}, {});
   EXPECT_EQ(llvm::toString(std::move(missing)),
             "the forward takes 1 write probe, got 0");
+}
+
+/// Results of every kind of shape: the batch, a flattened batch (2 * n), a
+/// static one, the dimension of the second input, and one whose size is a
+/// value of that input (data-dependent: the shape function keeps the read).
+constexpr llvm::StringLiteral kShapedResults = R"mlir(
+func.func @forward(%x: tensor<?x2xf32>, %ids: tensor<?xi64>)
+    -> (tensor<?x2xf32>, tensor<?xf32>, tensor<2xf32>, tensor<?xi64>,
+        tensor<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x2xf32>
+  %e = tensor.empty(%n) : tensor<?x2xf32>
+  %y = linalg.add ins(%x, %x : tensor<?x2xf32>, tensor<?x2xf32>)
+                  outs(%e : tensor<?x2xf32>) -> tensor<?x2xf32>
+  %flat = tensor.collapse_shape %y [[0, 1]] : tensor<?x2xf32> into tensor<?xf32>
+  %c = arith.constant dense<[1.5, -2.0]> : tensor<2xf32>
+  %first = tensor.extract %ids[%c0] : tensor<?xi64>
+  %m = arith.index_cast %first : i64 to index
+  %one = arith.constant 1.0 : f32
+  %em = tensor.empty(%m) : tensor<?xf32>
+  %ones = linalg.fill ins(%one : f32) outs(%em : tensor<?xf32>) -> tensor<?xf32>
+  return %y, %flat, %c, %ids, %ones
+      : tensor<?x2xf32>, tensor<?xf32>, tensor<2xf32>, tensor<?xi64>,
+        tensor<?xf32>
+}
+)mlir";
+
+NpyArray int64s(ArrayRef<int64_t> shape, ArrayRef<int64_t> values) {
+  return NpyArray::fromValues<int64_t>(DType::I64, shape, values);
+}
+
+using Shapes = std::vector<SmallVector<int64_t, 4>>;
+
+TEST_F(CompiledModelTest, ComputesDynamicResultShapesBeforeTheCall) {
+  auto compiled = compile(kShapedResults);
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError()) << diags;
+  CompiledModel &model = **compiled;
+  for (int64_t batch : {0, 1, 3, 7}) {
+    std::vector<float> x(batch * 2, 0.5f);
+    std::vector<NpyArray> inputs = {floats({batch, 2}, x),
+                                    int64s({3}, {4, -2, 7})};
+    auto shapes = model.getResultShapes(inputs);
+    ASSERT_TRUE(static_cast<bool>(shapes))
+        << llvm::toString(shapes.takeError());
+    Shapes expected = {{batch, 2}, {2 * batch}, {2}, {3}, {4}};
+    EXPECT_EQ(shapes->outputs, expected) << "batch " << batch;
+    EXPECT_TRUE(shapes->readProbes.empty());
+
+    // The forward produces exactly these shapes.
+    auto result = model.run(inputs);
+    ASSERT_TRUE(static_cast<bool>(result))
+        << llvm::toString(result.takeError());
+    ASSERT_EQ(result->outputs.size(), 5u);
+    for (auto [array, shape] : llvm::zip_equal(result->outputs, expected))
+      EXPECT_EQ(array.shape, shape);
+    EXPECT_EQ(valuesOf(result->outputs[1]), std::vector<float>(batch * 2, 1));
+    EXPECT_EQ(valuesOf(result->outputs[2]), (std::vector<float>{1.5f, -2}));
+    ArrayRef<int64_t> ids = result->outputs[3].getValues<int64_t>();
+    EXPECT_EQ(std::vector<int64_t>(ids.begin(), ids.end()),
+              (std::vector<int64_t>{4, -2, 7}));
+    EXPECT_EQ(valuesOf(result->outputs[4]), std::vector<float>(4, 1));
+  }
+}
+
+TEST_F(CompiledModelTest, CopiesOneValueReturnedTwiceIntoBothBuffers) {
+  auto compiled = compile(R"mlir(
+func.func @forward(%x: tensor<?x2xf32>)
+    -> (tensor<?x2xf32>, tensor<?x2xf32>, tensor<?x2xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x2xf32>
+  %e = tensor.empty(%n) : tensor<?x2xf32>
+  %y = linalg.add ins(%x, %x : tensor<?x2xf32>, tensor<?x2xf32>)
+                  outs(%e : tensor<?x2xf32>) -> tensor<?x2xf32>
+  return %y, %y, %x : tensor<?x2xf32>, tensor<?x2xf32>, tensor<?x2xf32>
+}
+)mlir");
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError()) << diags;
+  auto result = (*compiled)->run({floats({1, 2}, {1, -2})});
+  ASSERT_TRUE(static_cast<bool>(result)) << llvm::toString(result.takeError());
+  ASSERT_EQ(result->outputs.size(), 3u);
+  EXPECT_EQ(valuesOf(result->outputs[0]), (std::vector<float>{2, -4}));
+  EXPECT_EQ(valuesOf(result->outputs[1]), (std::vector<float>{2, -4}));
+  EXPECT_EQ(valuesOf(result->outputs[2]), (std::vector<float>{1, -2}));
+}
+
+TEST_F(CompiledModelTest, WritesResultsIntoCallerOwnedBuffers) {
+  auto compiled = compile(kProbedForward);
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError()) << diags;
+  CompiledModel &model = **compiled;
+  std::vector<NpyArray> inputs = {floats({2, 2}, {1, 2, 3, 4})};
+  std::vector<NpyArray> writes = {floats({2, 2}, {-1, 2, 0.5f, 3})};
+  auto shapes = model.getResultShapes(inputs, writes);
+  ASSERT_TRUE(static_cast<bool>(shapes)) << llvm::toString(shapes.takeError());
+  EXPECT_EQ(shapes->outputs, (Shapes{{2, 2}}));
+  EXPECT_EQ(shapes->readProbes, (Shapes{{2, 2}}));
+
+  // The caller's arrays are written in place.
+  std::vector<NpyArray> outputs = {floats({2, 2}, {9, 9, 9, 9})};
+  std::vector<NpyArray> reads = {floats({2, 2}, {9, 9, 9, 9})};
+  const uint8_t *outputData = outputs[0].data.data();
+  const uint8_t *readData = reads[0].data.data();
+  RunOptions options;
+  options.repeat = 3;
+  auto seconds = model.runInto(inputs, writes, outputs, reads, options);
+  ASSERT_TRUE(static_cast<bool>(seconds))
+      << llvm::toString(seconds.takeError());
+  EXPECT_EQ(seconds->size(), 3u);
+  EXPECT_EQ(outputs[0].data.data(), outputData);
+  EXPECT_EQ(reads[0].data.data(), readData);
+  EXPECT_EQ(valuesOf(outputs[0]), (std::vector<float>{1, 4, 0.25f, 9}));
+  EXPECT_EQ(valuesOf(reads[0]), (std::vector<float>{2, 4, 6, 8}));
+  // The inputs are the caller's too: never written.
+  EXPECT_EQ(valuesOf(inputs[0]), (std::vector<float>{1, 2, 3, 4}));
+
+  // Buffers of another shape, dtype or count are refused; nothing runs.
+  std::vector<NpyArray> small = {floats({1, 2}, {9, 9})};
+  auto shape = model.runInto(inputs, writes, small, reads);
+  ASSERT_FALSE(static_cast<bool>(shape));
+  EXPECT_EQ(llvm::toString(shape.takeError()),
+            "output 0: the result is a float32 array of shape (2, 2), the "
+            "buffer given for it is a float32 array of shape (1, 2)");
+  EXPECT_EQ(valuesOf(small[0]), (std::vector<float>{9, 9}));
+  std::vector<NpyArray> doubles = {NpyArray(DType::F64, {2, 2})};
+  auto dtype = model.runInto(inputs, writes, outputs, doubles);
+  ASSERT_FALSE(static_cast<bool>(dtype));
+  EXPECT_EQ(llvm::toString(dtype.takeError()),
+            "read probe 'h': the result is a float32 array of shape (2, 2), "
+            "the buffer given for it is a float64 array of shape (2, 2)");
+  auto count = model.runInto(inputs, writes, outputs, {});
+  ASSERT_FALSE(static_cast<bool>(count));
+  EXPECT_EQ(llvm::toString(count.takeError()),
+            "the forward has 1 output and 1 read probe, got buffers for 1 "
+            "and 0");
+}
+
+/// Bytes the process holds from malloc (glibc: the main arena plus mmapped
+/// chunks; the runs below are on this thread).
+size_t heapInUse() {
+  struct mallinfo2 info = mallinfo2();
+  return info.uordblks + info.hblkhd;
+}
+
+TEST_F(CompiledModelTest, RunsWithoutLeaking) {
+  auto compiled = compile(kTinyModel);
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError()) << diags;
+  CompiledModel &model = **compiled;
+  // 1 MiB of output per run: a leak of the results, of the temporaries or
+  // of the argument copies would show as ~100 MiB.
+  std::vector<NpyArray> inputs = {NpyArray(DType::F32, {1 << 17, 2})};
+  auto warmUp = model.run(inputs);
+  ASSERT_TRUE(static_cast<bool>(warmUp)) << llvm::toString(warmUp.takeError());
+  size_t before = heapInUse();
+  RunOptions options;
+  options.repeat = 100;
+  auto result = model.run(inputs, {}, options);
+  ASSERT_TRUE(static_cast<bool>(result)) << llvm::toString(result.takeError());
+  ASSERT_EQ(result->outputs[0].numBytes(), size_t(1) << 20);
+  result->outputs.clear();
+  EXPECT_LT(heapInUse(), before + (size_t(1) << 20));
 }
 
 TEST(TargetTest, ParsesTargetNames) {

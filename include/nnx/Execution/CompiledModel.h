@@ -4,8 +4,7 @@
 // target, JIT-compiles it with mlir::ExecutionEngine and runs
 // `_mlir_ciface_forward` on .npy arrays.
 //
-// The compiled forward's signature, after `nnx-build-forward` and
-// `nnx-lower-probes`:
+// The forward's signature, after `nnx-build-forward` and `nnx-lower-probes`:
 //
 //   func.func @forward(<inputs>..., <write probes>...)
 //       -> (<outputs>..., <read probes>...)
@@ -13,16 +12,30 @@
 //                   nnx.write_probes = ["name", ...],
 //                   nnx.read_probes = ["name", ...]}
 //
-// Inputs are validated against that signature (count, rank, static
+// Compiled, on upstream's memref ABI: the results become trailing arguments
+// (buffer-results-to-out-params) that the caller allocates, every memref is
+// passed as a `StridedMemRefType<T, Rank> *`:
+//
+//   void _mlir_ciface_forward(<inputs>..., <write probes>...,
+//                             <outputs>..., <read probes>...)
+//
+// A result's dynamic dimensions (the batch, ...) are computed before the
+// call by `@forward_result_shapes` (same arguments, read only; one
+// `tensor<Nxi64>` of the N dynamic result dimensions), which compile() adds
+// to the module when a result has one.
+//
+// Inputs are validated against the signature (count, rank, static
 // dimensions, dtype) before anything runs.
 //
 //===----------------------------------------------------------------------===//
 #ifndef NNX_EXECUTION_COMPILEDMODEL_H
 #define NNX_EXECUTION_COMPILEDMODEL_H
 
+#include "nnx/Dialect/NNX/Tracing/Passes.h"
 #include "nnx/Execution/Target.h"
 #include "nnx/Support/Npy.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -42,6 +55,10 @@ namespace mlir::nnx {
 /// turned into trailing arguments (writes) and trailing results (reads).
 inline constexpr llvm::StringLiteral kWriteProbesAttrName = "nnx.write_probes";
 inline constexpr llvm::StringLiteral kReadProbesAttrName = "nnx.read_probes";
+/// The function compile() adds to compute the forward's dynamic result
+/// dimensions.
+inline constexpr llvm::StringLiteral kResultShapesFuncName =
+    "forward_result_shapes";
 
 /// One argument or result of the compiled forward.
 struct TensorSpec {
@@ -61,11 +78,11 @@ struct CompileOptions {
   Target target = Target::CPU;
   /// The nnx.model to compile; empty: the module's only model.
   std::string modelName;
-  /// A textual pass pipeline on `builtin.module` run on the structure level
-  /// before the forward is built, e.g.
-  /// "nnx-insert-probes{family=llama reads=a,b writes=c}". Its passes must be
-  /// registered (`nnx::registerNNXPasses()`).
-  std::string preForwardPipeline;
+  /// Tracing requests: when `reads` or `writes` is not empty,
+  /// nnx-insert-probes runs with these options on the structure level
+  /// before the forward is built, and the probes become trailing arguments
+  /// (writes) and results (reads) of the forward.
+  NNXInsertProbesPassOptions probes;
   /// LLVM optimization level of the JIT (0-3).
   unsigned optLevel = 3;
 };
@@ -77,6 +94,13 @@ struct RunOptions {
   llvm::ArrayRef<std::string> writeProbeSources;
   /// How many times to run the forward (the outputs are the last run's).
   unsigned repeat = 1;
+};
+
+/// The shapes of the results of one call, in the order of getOutputs() and
+/// getReadProbes().
+struct ResultShapes {
+  std::vector<llvm::SmallVector<int64_t, 4>> outputs;
+  std::vector<llvm::SmallVector<int64_t, 4>> readProbes;
 };
 
 struct RunResult {
@@ -112,7 +136,27 @@ public:
                        llvm::ArrayRef<NpyArray> writeProbes,
                        const RunOptions &options = {}) const;
 
-  /// Validates, then runs the forward `options.repeat` times.
+  /// Validates, then computes the shape of every result of a call on these
+  /// arrays (static dimensions from the signature, dynamic ones from the
+  /// compiled `@forward_result_shapes`); the forward does not run.
+  llvm::Expected<ResultShapes>
+  getResultShapes(llvm::ArrayRef<NpyArray> inputs,
+                  llvm::ArrayRef<NpyArray> writeProbes = {},
+                  const RunOptions &options = {}) const;
+
+  /// Validates, then runs the forward `options.repeat` times, writing the
+  /// results into caller-owned arrays: one per output and read probe, each
+  /// with that result's dtype and the shape getResultShapes() gives (else an
+  /// error and nothing runs). Their storage is written in place, never
+  /// reallocated.
+  llvm::Expected<std::vector<double>>
+  runInto(llvm::ArrayRef<NpyArray> inputs, llvm::ArrayRef<NpyArray> writeProbes,
+          llvm::MutableArrayRef<NpyArray> outputs,
+          llvm::MutableArrayRef<NpyArray> readProbes,
+          const RunOptions &options = {});
+
+  /// Validates, then runs the forward `options.repeat` times into arrays it
+  /// allocates (runInto()).
   llvm::Expected<RunResult> run(llvm::ArrayRef<NpyArray> inputs,
                                 llvm::ArrayRef<NpyArray> writeProbes = {},
                                 const RunOptions &options = {});
@@ -120,11 +164,34 @@ public:
 private:
   CompiledModel() = default;
 
+  /// Reads the specs of the arguments and results of `forward`.
+  llvm::Error readSignature(func::FuncOp forward);
+
+  /// The dynamic result dimensions of a call on validated arrays.
+  llvm::Expected<llvm::SmallVector<int64_t>>
+  computeDynamicDims(llvm::ArrayRef<NpyArray> inputs,
+                     llvm::ArrayRef<NpyArray> writeProbes) const;
+  /// Runs the forward `repeat` times on validated arrays, into `results`
+  /// (outputs, then read probes) of the right shapes; the seconds of each
+  /// call.
+  llvm::Expected<std::vector<double>>
+  invoke(llvm::ArrayRef<NpyArray> inputs, llvm::ArrayRef<NpyArray> writeProbes,
+         llvm::ArrayRef<NpyArray *> results, unsigned repeat);
+
   Target target = Target::CPU;
   std::unique_ptr<ExecutionEngine> engine;
   std::function<llvm::Error()> checkRuntime;
   std::vector<TensorSpec> inputs, outputs, writeProbes, readProbes;
+  /// Whether the module has `@forward_result_shapes` (a result has a
+  /// dynamic dimension).
+  bool hasResultShapesFunction = false;
 };
+
+/// Registers the dialects of the IR CompiledModel::compile takes: nnx (the
+/// structure level) and the forward level (func, arith, math, tensor,
+/// linalg, bufferization). Parse a model in a context with these; compile()
+/// adds what the target's pipeline needs.
+void registerExecutionDialects(DialectRegistry &registry);
 
 /// Registers the LLVM IR translations every target needs (builtin, LLVM) and
 /// initializes the native LLVM target; called by CompiledModel::compile.

@@ -33,11 +33,12 @@ std::optional<Target> parseTarget(llvm::StringRef name);
 
 /// Everything the execution library needs from a target.
 struct TargetConfig {
-  /// Adds the passes that take a module holding `func.func @forward` on
-  /// tensors (with `llvm.emit_c_interface`) to the LLVM dialect. The lowered
-  /// function must keep the calling convention of `_mlir_ciface_forward`:
-  /// results returned (as memref descriptors the compiled code allocates with
-  /// malloc, or that alias an argument), arguments as host memrefs.
+  /// Adds the passes that take a module holding `func.func @forward` (and
+  /// `@forward_result_shapes`) on tensors, with `llvm.emit_c_interface`, to
+  /// the LLVM dialect. The lowered functions take upstream's C interface on
+  /// host memory: every argument a `StridedMemRefType<T, Rank> *`, and the
+  /// results written into trailing arguments the caller allocates
+  /// (buffer-results-to-out-params).
   std::function<void(OpPassManager &)> buildPipeline;
   /// Dialect extensions the pipeline needs and translations to LLVM IR the
   /// lowered module needs beyond the builtin and LLVM dialects (e.g. the GPU

@@ -22,6 +22,13 @@ struct NNXCPUPipelineOptions
       *this, "fuse-elementwise",
       llvm::cl::desc("Fuse elementwise linalg ops with their producers"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> outParams{
+      *this, "out-params",
+      llvm::cl::desc("Results of public functions become trailing arguments "
+                     "the caller allocates (buffer-results-to-out-params); "
+                     "a call inside the module cannot size a dynamically "
+                     "shaped one"),
+      llvm::cl::init(false)};
 };
 
 /// Appends `nnx-cpu-pipeline` to `pm`: from the forward level (a
@@ -78,6 +85,12 @@ struct NNXCUDAPipelineOptions
       *this, "block-size",
       llvm::cl::desc("Threads per block of the non-contraction kernels"),
       llvm::cl::init(256)};
+  PassOptions::Option<bool> outParams{
+      *this, "out-params",
+      llvm::cl::desc("Results of public functions become trailing host "
+                     "arguments the caller allocates "
+                     "(buffer-results-to-out-params)"),
+      llvm::cl::init(false)};
 };
 
 /// Appends `nnx-cuda-pipeline` to `pm` (CUDAPipeline.cpp): from the forward

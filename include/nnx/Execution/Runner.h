@@ -1,0 +1,73 @@
+//===- Runner.h - run a model file on .npy files ----------------*- C++ -*-===//
+//
+// What `nnx-run` does, as one library call over CompiledModel: read the
+// model and the .npy arrays, compile the forward (with the requested
+// probes), run it, and write and print the results. The tool only turns its
+// command line into RunnerOptions.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NNX_EXECUTION_RUNNER_H
+#define NNX_EXECUTION_RUNNER_H
+
+#include "nnx/Execution/Target.h"
+
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace llvm {
+class raw_ostream;
+} // namespace llvm
+
+namespace mlir::nnx {
+
+/// A tracing point and its .npy file.
+struct NamedFile {
+  std::string name;
+  std::string file;
+};
+
+struct RunnerOptions {
+  /// The .mlir file: an nnx.model or a forward-level func.func @forward.
+  std::string modelFile;
+  /// The nnx.model to run when the file holds several.
+  std::string modelName;
+  /// One .npy file per input of the forward, in order.
+  std::vector<std::string> inputFiles;
+  /// Where to write each output as .npy, in order (one per output, or none).
+  std::vector<std::string> outputFiles;
+  /// Read probes: each tracing point's value is written to its file.
+  std::vector<NamedFile> reads;
+  /// Write probes: each tracing point's value is replaced by its file's.
+  std::vector<NamedFile> writes;
+  /// The family definition that maps tracing names to the model, and the
+  /// directory of family files (see nnx-insert-probes).
+  std::string family;
+  std::string familiesDir;
+  Target target = Target::CPU;
+  /// How many times to run the forward; more than once prints timings.
+  unsigned repeat = 1;
+  /// LLVM optimization level of the JIT (0-3).
+  unsigned optLevel = 3;
+  /// Print every output and read probe: shape, dtype and values.
+  bool print = false;
+};
+
+/// Splits each `NAME=file.npy` of `args`, the values of the option `--flag`;
+/// a malformed or repeated name is an error.
+llvm::Expected<std::vector<NamedFile>>
+parseNamedFiles(llvm::ArrayRef<std::string> args, llvm::StringRef flag);
+
+/// Reads every array first, then the model (its diagnostics, with
+/// file:line:col, go to `errs`), compiles, matches the probes to the
+/// forward's trailing arguments and results by name, runs, and writes the
+/// results to their files. Printed arrays go to `os`, the timing of
+/// `repeat > 1` runs to `errs`. Every problem is an error; no file is
+/// written before the run succeeded.
+llvm::Error runModelFile(const RunnerOptions &options, llvm::raw_ostream &os,
+                         llvm::raw_ostream &errs);
+
+} // namespace mlir::nnx
+
+#endif // NNX_EXECUTION_RUNNER_H

@@ -1,0 +1,241 @@
+//===- Runner.cpp - run a model file on .npy files ------------------------===//
+#include "nnx/Execution/Runner.h"
+
+#include "nnx/Execution/CompiledModel.h"
+#include "nnx/Support/Npy.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::nnx;
+
+static llvm::Error makeError(const Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+llvm::Expected<std::vector<NamedFile>>
+mlir::nnx::parseNamedFiles(ArrayRef<std::string> args, StringRef flag) {
+  std::vector<NamedFile> result;
+  llvm::StringSet<> seen;
+  for (StringRef arg : args) {
+    auto [name, file] = arg.split('=');
+    if (name.empty() || file.empty() || !arg.contains('='))
+      return makeError("--" + flag + " expects NAME=file.npy, got '" + arg +
+                       "'");
+    if (!seen.insert(name).second)
+      return makeError("--" + flag + " " + name + " is given twice");
+    result.push_back({name.str(), file.str()});
+  }
+  return result;
+}
+
+/// Reads each of `files`.
+static llvm::Expected<std::vector<NpyArray>>
+readArrays(ArrayRef<std::string> files) {
+  std::vector<NpyArray> arrays;
+  for (const std::string &file : files) {
+    llvm::Expected<NpyArray> array = readNpy(file);
+    if (!array)
+      return array.takeError();
+    arrays.push_back(std::move(*array));
+  }
+  return arrays;
+}
+
+/// The `file` of each of `named`.
+static std::vector<std::string> filesOf(ArrayRef<NamedFile> named) {
+  std::vector<std::string> files;
+  for (const NamedFile &n : named)
+    files.push_back(n.file);
+  return files;
+}
+
+/// The index of the probe `name` in `specs` (what `kind` names).
+static llvm::Expected<size_t> findProbe(ArrayRef<TensorSpec> specs,
+                                        StringRef name, StringRef kind) {
+  auto it =
+      llvm::find_if(specs, [&](const TensorSpec &s) { return s.name == name; });
+  if (it == specs.end())
+    return makeError("the compiled forward has no " + kind + " '" + name + "'");
+  return static_cast<size_t>(it - specs.begin());
+}
+
+namespace {
+/// The probes of a compiled forward matched to the requests, in the order
+/// of its trailing arguments and results.
+struct MatchedProbes {
+  std::vector<NpyArray> writeArrays;
+  std::vector<std::string> writeSources;
+  std::vector<std::string> readFiles;
+};
+} // namespace
+
+/// Matches the requests to the forward's probes by name; every probe of the
+/// forward must be requested.
+static llvm::Expected<MatchedProbes>
+matchProbes(const CompiledModel &model, const RunnerOptions &options,
+            std::vector<NpyArray> patches) {
+  ArrayRef<TensorSpec> writeSpecs = model.getWriteProbes();
+  ArrayRef<TensorSpec> readSpecs = model.getReadProbes();
+  MatchedProbes matched;
+  matched.readFiles.resize(readSpecs.size());
+  for (const NamedFile &read : options.reads) {
+    llvm::Expected<size_t> i = findProbe(readSpecs, read.name, "read probe");
+    if (!i)
+      return i.takeError();
+    matched.readFiles[*i] = read.file;
+  }
+  matched.writeArrays.resize(writeSpecs.size());
+  matched.writeSources.resize(writeSpecs.size());
+  for (auto [write, patch] : llvm::zip_equal(options.writes, patches)) {
+    llvm::Expected<size_t> i = findProbe(writeSpecs, write.name, "write probe");
+    if (!i)
+      return i.takeError();
+    matched.writeArrays[*i] = std::move(patch);
+    matched.writeSources[*i] = write.file;
+  }
+  for (auto [spec, source] : llvm::zip_equal(writeSpecs, matched.writeSources))
+    if (source.empty())
+      return makeError("the forward has a write probe '" + spec.name +
+                       "' but no --patch " + spec.name + "=file.npy");
+  for (auto [spec, file] : llvm::zip_equal(readSpecs, matched.readFiles))
+    if (file.empty())
+      return makeError("the forward has a read probe '" + spec.name +
+                       "' but no --probe " + spec.name + "=file.npy");
+  return matched;
+}
+
+/// Parses the model file and compiles it; diagnostics go to `errs`.
+static llvm::Expected<std::unique_ptr<CompiledModel>>
+compileModelFile(const RunnerOptions &options, llvm::raw_ostream &errs) {
+  DialectRegistry registry;
+  registerExecutionDialects(registry);
+  MLIRContext context(registry);
+  // The source location says where; the generic op dump adds only noise.
+  context.printOpOnDiagnostic(false);
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> buffer =
+      openInputFile(options.modelFile, &errorMessage);
+  if (!buffer)
+    return makeError(errorMessage);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context, errs);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return makeError("cannot parse model file '" + options.modelFile + "'");
+
+  CompileOptions compileOptions;
+  compileOptions.target = options.target;
+  compileOptions.modelName = options.modelName;
+  compileOptions.optLevel = options.optLevel;
+  compileOptions.probes.family = options.family;
+  compileOptions.probes.familiesDir = options.familiesDir;
+  for (const NamedFile &read : options.reads)
+    compileOptions.probes.reads.push_back(read.name);
+  for (const NamedFile &write : options.writes)
+    compileOptions.probes.writes.push_back(write.name);
+  return CompiledModel::compile(*module, compileOptions);
+}
+
+/// Writes the outputs and read probes to their files and prints them.
+static llvm::Error writeResults(const RunResult &result,
+                                const CompiledModel &model,
+                                const RunnerOptions &options,
+                                ArrayRef<std::string> readFiles,
+                                llvm::raw_ostream &os) {
+  auto print = [&](const Twine &label, const NpyArray &array) {
+    if (!options.print)
+      return;
+    os << label << ": " << array.describe() << "\n";
+    printNpyArray(os, array);
+  };
+  for (auto [i, array] : llvm::enumerate(result.outputs)) {
+    if (i < options.outputFiles.size())
+      if (llvm::Error err = writeNpy(options.outputFiles[i], array))
+        return err;
+    print("output " + Twine(i), array);
+  }
+  for (auto [array, spec, file] :
+       llvm::zip_equal(result.readProbes, model.getReadProbes(), readFiles)) {
+    if (llvm::Error err = writeNpy(file, array))
+      return err;
+    print("probe '" + spec.name + "'", array);
+  }
+  return llvm::Error::success();
+}
+
+/// The timing report of `repeat > 1` runs.
+static void reportTimes(double compileSeconds, ArrayRef<double> seconds,
+                        llvm::raw_ostream &errs) {
+  double mean =
+      std::accumulate(seconds.begin(), seconds.end(), 0.0) / seconds.size();
+  double min = *std::min_element(seconds.begin(), seconds.end());
+  errs << llvm::format("nnx-run: compile %.3f ms; forward x%u (excluding "
+                       "compilation): mean %.6f ms, min %.6f ms\n",
+                       compileSeconds * 1e3,
+                       static_cast<unsigned>(seconds.size()), mean * 1e3,
+                       min * 1e3);
+}
+
+llvm::Error mlir::nnx::runModelFile(const RunnerOptions &options,
+                                    llvm::raw_ostream &os,
+                                    llvm::raw_ostream &errs) {
+  if (!options.family.empty() && options.reads.empty() &&
+      options.writes.empty())
+    return makeError("--family needs at least one --probe or --patch");
+  // Every array first: a missing or malformed file fails fast.
+  llvm::Expected<std::vector<NpyArray>> inputs = readArrays(options.inputFiles);
+  if (!inputs)
+    return inputs.takeError();
+  llvm::Expected<std::vector<NpyArray>> patches =
+      readArrays(filesOf(options.writes));
+  if (!patches)
+    return patches.takeError();
+
+  auto compileStart = std::chrono::steady_clock::now();
+  llvm::Expected<std::unique_ptr<CompiledModel>> compiled =
+      compileModelFile(options, errs);
+  if (!compiled)
+    return compiled.takeError();
+  double compileSeconds = std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - compileStart)
+                              .count();
+  CompiledModel &model = **compiled;
+  llvm::Expected<MatchedProbes> probes =
+      matchProbes(model, options, std::move(*patches));
+  if (!probes)
+    return probes.takeError();
+  size_t numOutputs = model.getOutputs().size();
+  if (!options.outputFiles.empty() && options.outputFiles.size() != numOutputs)
+    return makeError("the forward has " + Twine(numOutputs) + " output" +
+                     (numOutputs == 1 ? "" : "s") + ", got " +
+                     Twine(options.outputFiles.size()) + " --output");
+
+  RunOptions runOptions;
+  runOptions.inputSources = options.inputFiles;
+  runOptions.writeProbeSources = probes->writeSources;
+  runOptions.repeat = options.repeat;
+  llvm::Expected<RunResult> result =
+      model.run(*inputs, probes->writeArrays, runOptions);
+  if (!result)
+    return result.takeError();
+  if (llvm::Error err =
+          writeResults(*result, model, options, probes->readFiles, os))
+    return err;
+  if (options.repeat > 1)
+    reportTimes(compileSeconds, result->seconds, errs);
+  return llvm::Error::success();
+}
