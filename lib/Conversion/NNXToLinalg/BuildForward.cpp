@@ -381,19 +381,6 @@ FailureOr<Value> ForwardEmitter::emitLeaf(ModuleOpInterface m, Value x) {
 // nnx.module: clone the forward region
 //===----------------------------------------------------------------------===//
 
-/// The module `callee` names inside `m` (nested references step into child
-/// containers; aliases resolve to their target).
-static Operation *resolveCallee(CustomModuleOp m, SymbolRefAttr callee) {
-  Operation *cur = lookupChild(m, callee.getRootReference().getValue());
-  for (FlatSymbolRefAttr nested : callee.getNestedReferences()) {
-    ModuleOpInterface mod = resolveAlias(cur);
-    if (!mod)
-      return nullptr;
-    cur = lookupChild(mod, nested.getValue());
-  }
-  return cur;
-}
-
 static bool isForwardLevelOp(Operation *op) {
   if (isa<ProbeOp>(op))
     return true;
@@ -453,7 +440,7 @@ ForwardEmitter::emitCustom(CustomModuleOp m, ValueRange inputs) {
 
     SmallVector<Value> results;
     if (auto call = dyn_cast<CallOp>(op)) {
-      Operation *callee = resolveCallee(m, call.getCallee());
+      Operation *callee = call.resolveCalleeModule();
       if (!callee)
         return emitModuleError(&op) << "callee " << call.getCallee()
                                     << " names no module",

@@ -183,7 +183,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 
 nnx.model @m inputs(tensor<?x4xf32>) {
   nnx.module @block class = "Block" {
-    nnx.forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
       // expected-error @+1 {{operand types do not match the forward's result types}}
       nnx.return
     }
@@ -194,7 +194,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 
 nnx.model @m inputs(tensor<?x4xf32>) {
   nnx.module @block class = "Block" {
-    nnx.forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
       %a = arith.addf %x, %x {nnx.source = "add_0"} : tensor<?x4xf32>
       // expected-error @+1 {{reuses source label "add_0" within one forward}}
       %b = arith.addf %a, %x {nnx.source = "add_0"} : tensor<?x4xf32>
@@ -208,7 +208,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 nnx.model @m inputs(tensor<?x4xf32>) {
   nnx.module @block class = "Block" {
     nnx.relu @act
-    nnx.forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
       // expected-error @+1 {{callee @missing is not a child of module 'block'}}
       %a = nnx.call @missing(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
       nnx.return %a : tensor<?x4xf32>
@@ -221,7 +221,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 nnx.model @m inputs(tensor<?x4xf32>) {
   nnx.module @block class = "Block" {
     nnx.linear @fc {weight = dense<1.0> : tensor<8x4xf32>}
-    nnx.forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
       // expected-error @+1 {{result type 'tensor<?x4xf32>' does not match what callee @fc computes: 'tensor<?x8xf32>'}}
       %a = nnx.call @fc(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
       nnx.return %a : tensor<?x4xf32>
@@ -236,7 +236,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
     nnx.module_list @h {
       nnx.relu @"0"
     }
-    nnx.forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
       // expected-error @+1 {{callee @h is a module_list, which has no forward}}
       %a = nnx.call @h(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
       nnx.return %a : tensor<?x4xf32>
@@ -262,6 +262,65 @@ nnx.model @m inputs(tensor<?x4xf32>) {
     nnx.alias @a1 = @act
     // expected-error @+1 {{target @a1 is itself an alias; name the module}}
     nnx.alias @a2 = @a1
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @block class = "Block" {
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      // expected-error @+1 {{callee @forward names the module's own forward: a forward cannot call itself}}
+      %a = nnx.call @forward(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+      nnx.return %a : tensor<?x4xf32>
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @block class = "Block" {
+    // expected-error @+1 {{at 'forward': the key 'forward' is reserved in an 'nnx.module' for its 'nnx.forward' (PyTorch reserves it too)}}
+    nnx.relu @forward
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      nnx.return %x : tensor<?x4xf32>
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @block class = "Block" {
+    nnx.relu @act
+    // expected-error @+1 {{the key 'forward' is reserved in an 'nnx.module' for its 'nnx.forward'}}
+    nnx.alias @forward = @act
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      nnx.return %x : tensor<?x4xf32>
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @block class = "Block" {
+    // expected-error @+1 {{must be named @forward, not @fwd}}
+    nnx.forward @fwd(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      nnx.return %x : tensor<?x4xf32>
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @block class = "Block" {
+    // expected-error @+1 {{has no visibility: it is always its module's forward}}
+    nnx.forward private @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      nnx.return %x : tensor<?x4xf32>
+    }
   }
 }
 

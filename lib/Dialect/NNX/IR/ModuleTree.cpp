@@ -17,28 +17,22 @@ SmallVector<StringRef> mlir::nnx::splitPath(StringRef path) {
   return segments;
 }
 
+bool mlir::nnx::isRegisteredChild(Operation *op) {
+  return isa_and_nonnull<ModuleOpInterface, AliasOp>(op);
+}
+
 Operation *mlir::nnx::lookupChild(Operation *container, StringRef key) {
   if (!container || !container->hasTrait<OpTrait::SymbolTable>())
     return nullptr;
-  return SymbolTable::lookupSymbolIn(
+  Operation *found = SymbolTable::lookupSymbolIn(
       container, StringAttr::get(container->getContext(), key));
+  return isRegisteredChild(found) ? found : nullptr;
 }
 
 ModelOp mlir::nnx::getParentModel(Operation *op) {
   if (auto model = dyn_cast_or_null<ModelOp>(op))
     return model;
   return op ? op->getParentOfType<ModelOp>() : ModelOp();
-}
-
-static Operation *resolveFromRoot(ModuleOpInterface root, SymbolRefAttr ref) {
-  Operation *current = lookupChild(root, ref.getRootReference().getValue());
-  for (FlatSymbolRefAttr nested : ref.getNestedReferences()) {
-    ModuleOpInterface m = resolveAlias(current);
-    if (!m)
-      return nullptr;
-    current = lookupChild(m, nested.getValue());
-  }
-  return current;
 }
 
 ModuleOpInterface mlir::nnx::resolveAlias(Operation *op) {
@@ -51,7 +45,18 @@ ModuleOpInterface mlir::nnx::resolveAlias(Operation *op) {
   if (!alias || !model || !model.getRootModule())
     return {};
   return dyn_cast_or_null<ModuleOpInterface>(
-      resolveFromRoot(model.getRootModule(), alias.getTarget()));
+      resolveReference(model.getRootModule(), alias.getTarget()));
+}
+
+Operation *mlir::nnx::resolveReference(Operation *scope, SymbolRefAttr ref) {
+  Operation *current = lookupChild(scope, ref.getRootReference().getValue());
+  for (FlatSymbolRefAttr nested : ref.getNestedReferences()) {
+    ModuleOpInterface m = resolveAlias(current);
+    if (!m)
+      return nullptr;
+    current = lookupChild(m, nested.getValue());
+  }
+  return current;
 }
 
 Operation *mlir::nnx::lookupRegistered(ModuleOpInterface root, StringRef path,
@@ -103,6 +108,8 @@ std::string mlir::nnx::getModulePath(Operation *op) {
        cur = cur->getParentOp()) {
     if (isa<ModelOp>(cur->getParentOp() ? cur->getParentOp() : cur))
       break; // the root module's own key is not part of paths
+    if (!isRegisteredChild(cur))
+      continue; // ops of a forward, the forward itself
     if (auto name = cur->getAttrOfType<StringAttr>(
             SymbolTable::getSymbolAttrName()))
       keys.push_back(name.getValue());

@@ -17,13 +17,24 @@ namespace mlir::nnx {
 /// Splits a dotted path ("layers.0") into its segments; "" gives none.
 llvm::SmallVector<llvm::StringRef> splitPath(llvm::StringRef path);
 
-/// The op registered under `key` directly inside `container` (a module or an
-/// `nnx.alias`), or null.
+/// True for what a container registers under a key: modules and aliases.
+/// An `nnx.module`'s `nnx.forward` is a symbol of the same table (named
+/// `@forward`) but not a child.
+bool isRegisteredChild(Operation *op);
+
+/// The module or `nnx.alias` registered under `key` directly inside
+/// `container`, or null.
 Operation *lookupChild(Operation *container, llvm::StringRef key);
 
 /// Follows an alias to the module it names (paths from the root module);
 /// returns `op` itself if it is a module, null if the alias dangles.
 ModuleOpInterface resolveAlias(Operation *op);
+
+/// The op `ref` names below `scope`: the root reference is a child of
+/// `scope`, each nested reference a child of the module before it (aliases on
+/// the way are followed; a final alias is returned as is). Null if a step
+/// names nothing.
+Operation *resolveReference(Operation *scope, SymbolRefAttr ref);
 
 /// The op registered at `path` below `root` (aliases inside the path are
 /// followed; the last segment may name an alias, which is returned as is).
