@@ -134,4 +134,42 @@ TEST(ForwardAndCallTest, AreFunctionAndCallOps) {
   EXPECT_EQ(getModulePath(calls[1]), "");
   EXPECT_EQ(getModulePath(inner.getForward()), "inner");
 }
+
+// Rejected by the verifier, but the walks must still terminate on it.
+constexpr const char *kCycles = R"mlir(
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.sequential @sub keying = named {
+      nnx.linear @fc {weight = dense<1.0> : tensor<4x4xf32>}
+      nnx.alias @up = @sub
+    }
+    nnx.alias @self = @self::@r
+  }
+}
+)mlir";
+
+TEST(AliasCycleTest, WalksTerminateOnUnverifiedIR) {
+  MLIRContext ctx;
+  ctx.loadDialect<NNXDialect, arith::ArithDialect>();
+  ParserConfig config(&ctx, /*verifyAfterParse=*/false);
+  OwningOpRef<mlir::ModuleOp> module =
+      parseSourceString<mlir::ModuleOp>(kCycles, config);
+  ASSERT_TRUE(module);
+  auto model = cast<ModelOp>(module->getBody()->front());
+  ModuleOpInterface root = model.getRootModule();
+  auto self = cast<AliasOp>(lookupChild(root, "self"));
+  AliasOp cycle;
+  EXPECT_FALSE(resolveAlias(self, &cycle));
+  EXPECT_EQ(cycle, self);
+
+  auto sub = cast<SequentialOp>(lookupChild(root, "sub"));
+  auto up = cast<AliasOp>(lookupChild(sub, "up"));
+  EXPECT_EQ(resolveAlias(up), sub);
+  EXPECT_EQ(findContainerReachableFrom(sub, up), sub);
+  EXPECT_EQ(getParameterCount(root), 16);
+  EXPECT_EQ(getFeatureSignature(sub).in, 4);
+  auto f32 = Float32Type::get(&ctx);
+  Type in = RankedTensorType::get({ShapedType::kDynamic, 4}, f32);
+  EXPECT_TRUE(failed(inferForwardTypes(sub, in, std::nullopt)));
+}
 } // namespace

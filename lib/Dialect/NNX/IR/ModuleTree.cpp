@@ -4,6 +4,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -35,28 +36,81 @@ ModelOp mlir::nnx::getParentModel(Operation *op) {
   return op ? op->getParentOfType<ModelOp>() : ModelOp();
 }
 
-ModuleOpInterface mlir::nnx::resolveAlias(Operation *op) {
-  if (!op)
-    return {};
-  if (auto m = dyn_cast<ModuleOpInterface>(op))
+namespace {
+/// Alias resolution that follows each alias at most once: `active` holds the
+/// aliases whose resolution is under way, and meeting one of them again is a
+/// cycle (recorded in `cycle`) that resolves to nothing.
+struct AliasResolver {
+  llvm::SmallPtrSet<Operation *, 4> active;
+  AliasOp cycle;
+
+  ModuleOpInterface followAlias(Operation *op);
+  Operation *followReference(Operation *scope, SymbolRefAttr ref);
+};
+} // namespace
+
+ModuleOpInterface AliasResolver::followAlias(Operation *op) {
+  if (auto m = dyn_cast_or_null<ModuleOpInterface>(op))
     return m;
-  auto alias = dyn_cast<AliasOp>(op);
+  auto alias = dyn_cast_or_null<AliasOp>(op);
   ModelOp model = getParentModel(alias);
   if (!alias || !model || !model.getRootModule())
     return {};
-  return dyn_cast_or_null<ModuleOpInterface>(
-      resolveReference(model.getRootModule(), alias.getTarget()));
+  if (!active.insert(alias).second) {
+    if (!cycle)
+      cycle = alias;
+    return {};
+  }
+  Operation *target = followReference(model.getRootModule(), alias.getTarget());
+  active.erase(alias);
+  return dyn_cast_or_null<ModuleOpInterface>(target);
 }
 
-Operation *mlir::nnx::resolveReference(Operation *scope, SymbolRefAttr ref) {
+Operation *AliasResolver::followReference(Operation *scope, SymbolRefAttr ref) {
   Operation *current = lookupChild(scope, ref.getRootReference().getValue());
   for (FlatSymbolRefAttr nested : ref.getNestedReferences()) {
-    ModuleOpInterface m = resolveAlias(current);
+    ModuleOpInterface m = followAlias(current);
     if (!m)
       return nullptr;
     current = lookupChild(m, nested.getValue());
   }
   return current;
+}
+
+ModuleOpInterface mlir::nnx::resolveAlias(Operation *op, AliasOp *cycle) {
+  AliasResolver resolver;
+  ModuleOpInterface m = resolver.followAlias(op);
+  if (cycle)
+    *cycle = resolver.cycle;
+  return m;
+}
+
+Operation *mlir::nnx::resolveReference(Operation *scope, SymbolRefAttr ref,
+                                       AliasOp *cycle) {
+  AliasResolver resolver;
+  Operation *found = resolver.followReference(scope, ref);
+  if (cycle)
+    *cycle = resolver.cycle;
+  return found;
+}
+
+ModuleOpInterface mlir::nnx::findContainerReachableFrom(ModuleOpInterface from,
+                                                        Operation *op) {
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  SmallVector<ModuleOpInterface> worklist{from};
+  while (!worklist.empty()) {
+    ModuleOpInterface m = worklist.pop_back_val();
+    if (!m || !seen.insert(m).second)
+      continue;
+    if (m->isAncestor(op))
+      return m;
+    if (!m->hasTrait<OpTrait::SymbolTable>())
+      continue;
+    for (Operation &child : m->getRegion(0).front())
+      if (isRegisteredChild(&child))
+        worklist.push_back(resolveAlias(&child));
+  }
+  return {};
 }
 
 Operation *mlir::nnx::lookupRegistered(ModuleOpInterface root, StringRef path,
@@ -163,14 +217,21 @@ static std::optional<int64_t> staticLastDim(Type t) {
   return rt.getDimSize(rt.getRank() - 1);
 }
 
-static FeatureSignature foldSignatures(ArrayRef<Operation *> children) {
+/// Modules whose signature is being computed: a sequential that contains
+/// itself through an alias (rejected by the alias verifier) is cut there.
+using ActiveSet = llvm::SmallPtrSetImpl<Operation *>;
+
+static FeatureSignature signatureOf(Operation *module, ActiveSet &active);
+
+static FeatureSignature foldSignatures(ArrayRef<Operation *> children,
+                                       ActiveSet &active) {
   FeatureSignature s;
   bool seenIn = false;
   for (Operation *child : children) {
     ModuleOpInterface m = resolveAlias(child);
     if (!m)
       continue;
-    FeatureSignature c = getFeatureSignature(m);
+    FeatureSignature c = signatureOf(m, active);
     if (!seenIn && (c.in || c.integerInput || c.out)) {
       s.in = c.in;
       s.integerInput = c.integerInput;
@@ -185,6 +246,21 @@ static FeatureSignature foldSignatures(ArrayRef<Operation *> children) {
 }
 
 FeatureSignature mlir::nnx::getFeatureSignature(Operation *module) {
+  llvm::SmallPtrSet<Operation *, 8> active;
+  return signatureOf(module, active);
+}
+
+static FeatureSignature signatureOfKind(Operation *module, ActiveSet &active);
+
+static FeatureSignature signatureOf(Operation *module, ActiveSet &active) {
+  if (!active.insert(module).second)
+    return FeatureSignature();
+  FeatureSignature s = signatureOfKind(module, active);
+  active.erase(module);
+  return s;
+}
+
+static FeatureSignature signatureOfKind(Operation *module, ActiveSet &active) {
   return llvm::TypeSwitch<Operation *, FeatureSignature>(module)
       .Case([](LinearOp op) {
         FeatureSignature s;
@@ -211,11 +287,11 @@ FeatureSignature mlir::nnx::getFeatureSignature(Operation *module) {
             cast<ShapedType>(op.getRunningMean().getType()).getDimSize(0);
         return s;
       })
-      .Case([](SequentialOp op) {
+      .Case([&](SequentialOp op) {
         SmallVector<Operation *> children;
         for (Operation &c : op.getBody().front())
           children.push_back(&c);
-        return foldSignatures(children);
+        return foldSignatures(children, active);
       })
       .Case([](FeedFwdOp op) {
         FeatureSignature s;
@@ -368,23 +444,49 @@ static FailureOr<SmallVector<Type>> inferLeaf(Operation *op, Type input,
       });
 }
 
+static FailureOr<SmallVector<Type>> inferTypes(Operation *module,
+                                               TypeRange inputs,
+                                               std::optional<Location> loc,
+                                               ActiveSet &active);
+
+/// A sequential applies its children in order; `active` holds the
+/// sequentials being typed, so one that contains itself through an alias
+/// (rejected by the alias verifier) fails instead of recursing forever.
+static FailureOr<SmallVector<Type>> inferSequential(SequentialOp seq,
+                                                    TypeRange inputs,
+                                                    std::optional<Location> loc,
+                                                    ActiveSet &active) {
+  TypeChecker tc{seq, loc};
+  if (!active.insert(seq).second)
+    return tc.fail("contains itself through an alias");
+  SmallVector<Type> current(inputs);
+  for (Operation &child : seq.getBody().front()) {
+    ModuleOpInterface m = resolveAlias(&child);
+    if (!m)
+      return tc.fail("holds an alias whose target does not exist");
+    FailureOr<SmallVector<Type>> next = inferTypes(m, current, loc, active);
+    if (failed(next))
+      return failure();
+    current = std::move(*next);
+  }
+  active.erase(seq);
+  return current;
+}
+
 FailureOr<SmallVector<Type>>
 mlir::nnx::inferForwardTypes(Operation *module, TypeRange inputs,
                              std::optional<Location> loc) {
+  llvm::SmallPtrSet<Operation *, 8> active;
+  return inferTypes(module, inputs, loc, active);
+}
+
+static FailureOr<SmallVector<Type>> inferTypes(Operation *module,
+                                               TypeRange inputs,
+                                               std::optional<Location> loc,
+                                               ActiveSet &active) {
   TypeChecker tc{module, loc};
-  if (auto seq = dyn_cast<SequentialOp>(module)) {
-    SmallVector<Type> current(inputs);
-    for (Operation &child : seq.getBody().front()) {
-      ModuleOpInterface m = resolveAlias(&child);
-      if (!m)
-        return tc.fail("holds an alias whose target does not exist"), failure();
-      FailureOr<SmallVector<Type>> next = inferForwardTypes(m, current, loc);
-      if (failed(next))
-        return failure();
-      current = std::move(*next);
-    }
-    return current;
-  }
+  if (auto seq = dyn_cast<SequentialOp>(module))
+    return inferSequential(seq, inputs, loc, active);
   if (auto ff = dyn_cast<FeedFwdOp>(module)) {
     if (inputs.size() != 1)
       return tc.fail("takes exactly one input"), failure();
@@ -393,7 +495,8 @@ mlir::nnx::inferForwardTypes(Operation *module, TypeRange inputs,
     if (!layers)
       return tc.fail("has no 'layers'"), failure();
     for (Operation &layer : layers.getBody().front()) {
-      FailureOr<SmallVector<Type>> next = inferForwardTypes(&layer, current, loc);
+      FailureOr<SmallVector<Type>> next =
+          inferTypes(&layer, current, loc, active);
       if (failed(next))
         return failure();
       current = std::move(*next);

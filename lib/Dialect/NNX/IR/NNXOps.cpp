@@ -36,6 +36,12 @@ static InFlightDiagnostic emitModuleError(Operation *op) {
   return diag;
 }
 
+/// "body.fc", or "<root>" for the root module.
+static std::string displayPath(Operation *op) {
+  std::string path = getModulePath(op);
+  return path.empty() ? std::string("<root>") : path;
+}
+
 /// Inside an `nnx.module` the key `forward` names the module's `nnx.forward`,
 /// so no child may use it.
 static LogicalResult verifyKeyNotReserved(Operation *op) {
@@ -533,7 +539,15 @@ Operation *CallOp::resolveCallableInTable(SymbolTableCollection *) {
 static FailureOr<ModuleOpInterface> verifyCallee(CallOp call,
                                                  CustomModuleOp module) {
   SymbolRefAttr ref = call.getCallee();
-  Operation *slot = resolveReference(module, ref);
+  AliasOp cycle;
+  Operation *slot = resolveReference(module, ref, &cycle);
+  ModuleOpInterface target =
+      slot ? resolveAlias(slot, &cycle) : ModuleOpInterface();
+  if (cycle)
+    return call.emitOpError()
+           << "callee " << ref
+           << " cannot be resolved: its path runs into an alias cycle at '"
+           << displayPath(cycle) << "'";
   if (!slot && ref.getNestedReferences().empty() &&
       ref.getRootReference().getValue() == ForwardOp::getForwardSymbolName())
     return call.emitOpError()
@@ -543,10 +557,12 @@ static FailureOr<ModuleOpInterface> verifyCallee(CallOp call,
     return call.emitOpError()
            << "callee " << ref << " is not a child of module '"
            << module.getSymName() << "'";
-  ModuleOpInterface target = resolveAlias(slot);
   if (!target)
     return call.emitOpError()
            << "callee " << ref << " is an alias whose target does not exist";
+  // A callee that contains this call would need an alias cycle (the path
+  // steps down from this module's children), which the aliases' verifiers
+  // report first: a table's aliases are checked before its forward's calls.
   return target;
 }
 
@@ -579,10 +595,41 @@ LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &) {
 
 LogicalResult AliasOp::verify() { return verifyKeyNotReserved(*this); }
 
+/// An alias may not make a module contain itself: its target may be neither
+/// an ancestor of the alias nor lead back to one through other aliases.
+static LogicalResult verifyAcyclic(AliasOp alias, ModuleOpInterface target) {
+  ModuleOpInterface loop = findContainerReachableFrom(target, alias);
+  if (!loop)
+    return success();
+  InFlightDiagnostic diag = alias.emitOpError() << "'" << displayPath(alias)
+                                                << "' = " << alias.getTarget();
+  if (loop == target)
+    return diag << " names its own ancestor '" << displayPath(target)
+                << "': the module would contain itself";
+  diag << " closes a cycle: '" << displayPath(target) << "' reaches '"
+       << displayPath(loop)
+       << "', which holds this alias, through aliases: the module would "
+          "contain itself";
+  diag.attachNote(loop.getLoc())
+      << "module '" << displayPath(loop) << "' is here";
+  return diag;
+}
+
 LogicalResult AliasOp::verifySymbolUses(SymbolTableCollection &) {
   ModelOp model = getParentModel(*this);
   if (!model)
     return success();
+  AliasOp cycle;
+  (void)resolveAlias(*this, &cycle);
+  if (cycle == *this)
+    return emitOpError() << "'" << displayPath(*this) << "' = " << getTarget()
+                         << " is an alias cycle: resolving the target leads "
+                            "back to the alias";
+  if (cycle)
+    return emitOpError() << "'" << displayPath(*this) << "' = " << getTarget()
+                         << " cannot be resolved: its path runs into an alias "
+                            "cycle at '"
+                         << displayPath(cycle) << "'";
   Operation *target = resolveReference(model.getRootModule(), getTarget());
   if (!target)
     return emitOpError() << "target " << getTarget()
@@ -590,7 +637,7 @@ LogicalResult AliasOp::verifySymbolUses(SymbolTableCollection &) {
   if (isa<AliasOp>(target))
     return emitOpError() << "target " << getTarget()
                          << " is itself an alias; name the module";
-  return success();
+  return verifyAcyclic(*this, cast<ModuleOpInterface>(target));
 }
 
 //===----------------------------------------------------------------------===//

@@ -303,7 +303,8 @@ def NNX_CallOp : NNX_Op<"call", [
     `callee` is resolved in the enclosing `nnx.module` (nested references such
     as `@h::@"0"` step into child containers; aliases resolve to their target).
     Operand and result types must match what the callee computes. A forward
-    cannot call itself: `@forward` is not a callee.
+    cannot call itself: `@forward` is not a callee, and a callee that
+    contains the call would need an alias cycle, which `nnx.alias` rejects.
 
     As a `CallOpInterface`, the callable it resolves to is the callee's
     `nnx.forward` when the callee is an `nnx.module`; other modules have no
@@ -340,6 +341,12 @@ def NNX_AliasOp : NNX_Op<"alias", [Symbol,
     e.g. `@body::@fc`) is also registered here under `sym_name`: one object,
     several paths. Surgery that would have to duplicate or retarget the
     object refuses aliased modules.
+
+    The target must be a module, not another alias, and the module graph
+    (children plus aliases) must stay acyclic: a target path that runs
+    through the alias itself (`@a = @a::@r`), a target that is an ancestor of
+    the alias (`@up = @sub` inside `@sub`), or a target whose subtree leads
+    back to the alias's container through other aliases is an error.
 
     ```mlir
     nnx.alias @tied = @embed
