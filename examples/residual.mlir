@@ -36,7 +36,7 @@ nnx.model @residual inputs(tensor<?x8xf32>) {
                                     [-0.121, -0.247, -0.043, 0.157, -0.399, -0.119, -0.366, 0.162, 0.331, -0.123, -0.128, 0.040, -0.285, -0.253, -0.170, -0.043],
                                     [-0.418, 0.253, 0.079, -0.200, -0.422, 0.263, -0.369, -0.367, -0.369, -0.419, 0.406, -0.231, -0.194, 0.333, 0.120, -0.313]]> : tensor<8x16xf32>,
                         bias = dense<[-0.026, 0.154, -0.050, 0.084, -0.161, 0.091, 0.111, 0.130]> : tensor<8xf32>}
-      nnx.forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+      nnx.forward @forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
         %h = nnx.call @norm(%x) : (tensor<?x8xf32>) -> tensor<?x8xf32>
         %u = nnx.call @up(%h) : (tensor<?x8xf32>) -> tensor<?x16xf32>
         %a = nnx.call @act(%u) : (tensor<?x16xf32>) -> tensor<?x16xf32>

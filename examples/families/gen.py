@@ -96,7 +96,7 @@ def attention_interface():
     m = "affine_map<(b, h, i, j, d) -> "
     m4 = "affine_map<(b, h, i, j) -> "
     fwd = [
-        f"nnx.forward(%q: {THEADS}, %k: {THEADS}, %v: {THEADS}, %mask: {TMASK}) -> ({TCTX}, {TPROBS}) {{",
+        f"nnx.forward @forward(%q: {THEADS}, %k: {THEADS}, %v: {THEADS}, %mask: {TMASK}) -> ({TCTX}, {TPROBS}) {{",
         "  %c0 = arith.constant 0 : index",
         f"  %b = tensor.dim %q, %c0 : {THEADS}",
         "  %zero = arith.constant 0.0 : f32",
@@ -161,7 +161,7 @@ def attention(g, name, cls, q, k, v, o, residual=False, bias=True):
                 g.linear(v, D, D, bias) + g.linear(o, D, D, bias) +
                 attention_interface())
     args = f"%x: {T3}" + (f", %residual: {T3}" if residual else "")
-    fwd = [f"nnx.forward({args}) -> ({T3}, {TPROBS}) {{",
+    fwd = [f"nnx.forward @forward({args}) -> ({T3}, {TPROBS}) {{",
            "  %c0 = arith.constant 0 : index",
            f"  %b = tensor.dim %x, %c0 : {T3}",
            f"  %e = tensor.empty(%b) : {THEADS}"]
@@ -193,7 +193,7 @@ def gated_mlp(g, name, cls):
     children = (g.linear("gate_proj", D, F, False) + g.linear("up_proj", D, F, False) +
                 g.linear("down_proj", F, D, False) + ["nnx.silu @act_fn"])
     TF = f"tensor<?x{S}x{F}x{ELT}>"
-    fwd = [f"nnx.forward(%x: {T3}) -> {T3} {{",
+    fwd = [f"nnx.forward @forward(%x: {T3}) -> {T3} {{",
            f"  %g = nnx.call @gate_proj(%x) : ({T3}) -> {TF}",
            f"  %a = nnx.call @act_fn(%g) : ({TF}) -> {TF}",
            f"  %u = nnx.call @up_proj(%x) : ({T3}) -> {TF}",
@@ -207,7 +207,7 @@ def plain_mlp(g, name, cls, up, act, down, residual=False):
     TF = f"tensor<?x{S}x{F}x{ELT}>"
     children = g.linear(up, D, F) + [f'nnx.gelu @{act} {{approximate = #nnx.gelu_approximation<tanh>}}'] + g.linear(down, F, D)
     args = f"%x: {T3}" + (f", %residual: {T3}" if residual else "")
-    fwd = [f"nnx.forward({args}) -> {T3} {{",
+    fwd = [f"nnx.forward @forward({args}) -> {T3} {{",
            f"  %h = nnx.call @{up}(%x) : ({T3}) -> {TF}",
            f"  %a = nnx.call @{act}(%h) : ({TF}) -> {TF}",
            f"  %d = nnx.call @{down}(%a) : ({TF}) -> {T3}"]
@@ -233,7 +233,7 @@ def decoder(g, name, cls, embed, layers_key, norm_fn, norm_name, block_fn, posit
     for i in range(L):
         children += indent(block_fn(g, i))
     children += ["}"] + norm_fn(norm_name)
-    fwd = [f"nnx.forward(%ids: {TIDS}) -> {T3} {{",
+    fwd = [f"nnx.forward @forward(%ids: {TIDS}) -> {T3} {{",
            call("%h_in", f"@{embed}", ["%ids"], [TIDS], T3)]
     cur = "%h_in"
     if position:
@@ -260,7 +260,7 @@ def decoder(g, name, cls, embed, layers_key, norm_fn, norm_name, block_fn, posit
 
 def causal_lm(g, model_name, cls, base_key, base_fn, config):
     children = base_fn() + g.linear("lm_head", D, V, bias=False)
-    fwd = [f"nnx.forward(%ids: {TIDS}) -> {TLOGITS} {{",
+    fwd = [f"nnx.forward @forward(%ids: {TIDS}) -> {TLOGITS} {{",
            call("%h", f"@{base_key}", ["%ids"], [TIDS], T3),
            call("%logits", "@lm_head", ["%h"], [T3], TLOGITS),
            f"  nnx.return %logits : {TLOGITS}", "}"]
@@ -280,7 +280,7 @@ def gpt2(g):
                     ["nnx.sequential @mlp keying = named {"] +
                     indent(g.linear("c_fc", D, F) + ['nnx.gelu @act {approximate = #nnx.gelu_approximation<tanh>}'] +
                            g.linear("c_proj", F, D) + ["nnx.dropout @dropout {p = 0.1 : f64}"]) + ["}"])
-        fwd = [f"nnx.forward(%x: {T3}) -> {T3} {{",
+        fwd = [f"nnx.forward @forward(%x: {T3}) -> {T3} {{",
                call("%h", "@ln_1", ["%x"], [T3], T3),
                call("%a, %probs", "@attn", ["%h"], [T3], [T3, TPROBS]),
                f'  %x1 = arith.addf %x, %a {{nnx.source = "add_0"}} : {T3}',
@@ -299,7 +299,7 @@ def llama_block(g, i, cls="LlamaDecoderLayer", attn_cls="LlamaAttention", mlp_cl
     children = (g.rms_norm("input_layernorm") +
                 attention(g, "self_attn", attn_cls, "q_proj", "k_proj", "v_proj", "o_proj", bias=False) +
                 g.rms_norm("post_attention_layernorm") + gated_mlp(g, "mlp", mlp_cls))
-    fwd = [f"nnx.forward(%x: {T3}) -> {T3} {{",
+    fwd = [f"nnx.forward @forward(%x: {T3}) -> {T3} {{",
            call("%h", "@input_layernorm", ["%x"], [T3], T3),
            call("%a, %probs", "@self_attn", ["%h"], [T3], [T3, TPROBS]),
            f'  %x1 = arith.addf %x, %a {{nnx.source = "add_0"}} : {T3}',
@@ -323,7 +323,7 @@ def gemma2(g):
                     attention(g, "self_attn", "Gemma2Attention", "q_proj", "k_proj", "v_proj", "o_proj", bias=False) +
                     g.rms_norm("post_attention_layernorm") + g.rms_norm("pre_feedforward_layernorm") +
                     gated_mlp(g, "mlp", "Gemma2MLP") + g.rms_norm("post_feedforward_layernorm"))
-        fwd = [f"nnx.forward(%x: {T3}) -> {T3} {{",
+        fwd = [f"nnx.forward @forward(%x: {T3}) -> {T3} {{",
                call("%h", "@input_layernorm", ["%x"], [T3], T3),
                call("%a, %probs", "@self_attn", ["%h"], [T3], [T3, TPROBS]),
                call("%a2", "@post_attention_layernorm", ["%a"], [T3], T3),
@@ -348,7 +348,7 @@ def bloom(g):
                     g.layer_norm("post_attention_layernorm") +
                     plain_mlp(g, "mlp", "BloomMLP", "dense_h_to_4h", "gelu_impl", "dense_4h_to_h",
                               residual=True))
-        fwd = [f"nnx.forward(%x: {T3}) -> {T3} {{",
+        fwd = [f"nnx.forward @forward(%x: {T3}) -> {T3} {{",
                call("%h", "@input_layernorm", ["%x"], [T3], T3),
                # The sublayers add the residual themselves (dropout_add).
                call("%a, %probs", "@self_attention", ["%h", "%x"], [T3, T3], [T3, TPROBS]),
@@ -367,7 +367,7 @@ def cohere(g):
         children = (g.layer_norm("input_layernorm", bias=False) +
                     attention(g, "self_attn", "CohereAttention", "q_proj", "k_proj", "v_proj", "o_proj", bias=False) +
                     gated_mlp(g, "mlp", "CohereMLP"))
-        fwd = [f"nnx.forward(%x: {T3}) -> {T3} {{",
+        fwd = [f"nnx.forward @forward(%x: {T3}) -> {T3} {{",
                call("%h", "@input_layernorm", ["%x"], [T3], T3),
                call("%a, %probs", "@self_attn", ["%h"], [T3], [T3, TPROBS]),
                call("%m", "@mlp", ["%h"], [T3], T3),
@@ -387,7 +387,7 @@ def falcon(g):
                     attention(g, "self_attention", "FalconAttention", "query", "key", "value", "dense",
                               bias=False) +
                     plain_mlp(g, "mlp", "FalconMLP", "dense_h_to_4h", "act", "dense_4h_to_h"))
-        fwd = [f"nnx.forward(%x: {T3}) -> {T3} {{",
+        fwd = [f"nnx.forward @forward(%x: {T3}) -> {T3} {{",
                call("%h", "@input_layernorm", ["%x"], [T3], T3),
                call("%a, %probs", "@self_attention", ["%h"], [T3], [T3, TPROBS]),
                call("%m", "@mlp", ["%h"], [T3], T3),

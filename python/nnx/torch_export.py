@@ -728,7 +728,7 @@ class Exporter:
         arg_text = ", ".join(f"{a.name}: {a.type}" for a in args)
         res_types = [r.type for r in results]
         arrow = res_types[0] if len(res_types) == 1 else f"({', '.join(res_types)})"
-        lines.append(f"{pad}  nnx.forward({arg_text}) -> {arrow} {{")
+        lines.append(f"{pad}  nnx.forward @forward({arg_text}) -> {arrow} {{")
         for l in F._lines:
             lines.append(f"{pad}    {l}")
         lines.append(f"{pad}    nnx.return {', '.join(r.name for r in results)} : "

@@ -258,9 +258,8 @@ public:
     py::list children;
     if (mod->hasTrait<OpTrait::SymbolTable>())
       for (Operation &child : mod->getRegion(0).front())
-        if (auto sym = child.getAttrOfType<StringAttr>(
-                SymbolTable::getSymbolAttrName()))
-          children.append(sym.getValue().str());
+        if (nx::isRegisteredChild(&child))
+          children.append(SymbolTable::getSymbolName(&child).getValue().str());
     d["children"] = children;
     py::list tensors;
     for (StringRef t : mod.getParameterNames())

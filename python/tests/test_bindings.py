@@ -19,7 +19,7 @@ nnx.model @res inputs(tensor<?x8xf32>) {
       nnx.linear @"0" {weight = dense<1.0> : tensor<8x8xf32>}
     }
     nnx.alias @tied = @h::@"0"
-    nnx.forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+    nnx.forward @forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
       %h = nnx.call @norm(%x) : (tensor<?x8xf32>) -> tensor<?x8xf32>
       %p = nnx.call @tied(%h) : (tensor<?x8xf32>) -> tensor<?x8xf32>
       %y = arith.addf %x, %p {nnx.source = "add_0"} : tensor<?x8xf32>

@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Parser/Parser.h"
 #include <gtest/gtest.h>
 
@@ -79,5 +80,96 @@ TEST_F(ModuleTreeTest, InfersForwardTypes) {
   EXPECT_EQ((*out)[0], RankedTensorType::get({ShapedType::kDynamic, 2}, f32));
   Type bad = RankedTensorType::get({ShapedType::kDynamic, 5}, f32);
   EXPECT_TRUE(failed(inferForwardTypes(model.getRootModule(), bad, std::nullopt)));
+}
+
+constexpr const char *kCalls = R"mlir(
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @top class = "Top" {
+    nnx.module @inner class = "Inner" {
+      nnx.relu @act
+      nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+        %y = nnx.call @act(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+        nnx.return %y : tensor<?x4xf32>
+      }
+    }
+    nnx.alias @again = @inner
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      %a = nnx.call @again(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+      %b = nnx.call @inner::@act(%a) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+      nnx.return %b : tensor<?x4xf32>
+    }
+  }
+}
+)mlir";
+
+TEST(ForwardAndCallTest, AreFunctionAndCallOps) {
+  MLIRContext ctx;
+  ctx.loadDialect<NNXDialect, arith::ArithDialect>();
+  OwningOpRef<mlir::ModuleOp> module =
+      parseSourceString<mlir::ModuleOp>(kCalls, &ctx);
+  ASSERT_TRUE(module);
+  auto model = cast<ModelOp>(module->getBody()->front());
+  auto top = cast<CustomModuleOp>(model.getRootModule().getOperation());
+  auto fn = cast<FunctionOpInterface>(top.getForward().getOperation());
+  EXPECT_EQ(fn.getName(), "forward");
+  EXPECT_EQ(fn.getArgumentTypes().size(), 1u);
+  // The forward is a symbol of the module's table, but not a child.
+  EXPECT_EQ(lookupChild(top, "forward"), nullptr);
+  EXPECT_TRUE(failed(lookupModule(model, "forward")));
+
+  auto calls = llvm::to_vector(top.getForward().getOps<CallOp>());
+  ASSERT_EQ(calls.size(), 2u);
+  auto inner = cast<CustomModuleOp>(lookupChild(top, "inner"));
+  // Through the alias: the module, its forward as the callable.
+  EXPECT_TRUE(isa<AliasOp>(calls[0].lookupCalleeSlot()));
+  EXPECT_EQ(calls[0].resolveCalleeModule(), inner);
+  auto call = cast<CallOpInterface>(calls[0].getOperation());
+  EXPECT_EQ(call.resolveCallable(), inner.getForward().getOperation());
+  EXPECT_EQ(call.getArgOperands().size(), 1u);
+  // A leaf has no callable region.
+  EXPECT_TRUE(isa<ReLUOp>(calls[1].resolveCalleeModule()));
+  EXPECT_EQ(cast<CallOpInterface>(calls[1].getOperation()).resolveCallable(),
+            nullptr);
+  // Paths never include the forward.
+  EXPECT_EQ(getModulePath(calls[1]), "");
+  EXPECT_EQ(getModulePath(inner.getForward()), "inner");
+}
+
+// Rejected by the verifier, but the walks must still terminate on it.
+constexpr const char *kCycles = R"mlir(
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.sequential @sub keying = named {
+      nnx.linear @fc {weight = dense<1.0> : tensor<4x4xf32>}
+      nnx.alias @up = @sub
+    }
+    nnx.alias @self = @self::@r
+  }
+}
+)mlir";
+
+TEST(AliasCycleTest, WalksTerminateOnUnverifiedIR) {
+  MLIRContext ctx;
+  ctx.loadDialect<NNXDialect, arith::ArithDialect>();
+  ParserConfig config(&ctx, /*verifyAfterParse=*/false);
+  OwningOpRef<mlir::ModuleOp> module =
+      parseSourceString<mlir::ModuleOp>(kCycles, config);
+  ASSERT_TRUE(module);
+  auto model = cast<ModelOp>(module->getBody()->front());
+  ModuleOpInterface root = model.getRootModule();
+  auto self = cast<AliasOp>(lookupChild(root, "self"));
+  AliasOp cycle;
+  EXPECT_FALSE(resolveAlias(self, &cycle));
+  EXPECT_EQ(cycle, self);
+
+  auto sub = cast<SequentialOp>(lookupChild(root, "sub"));
+  auto up = cast<AliasOp>(lookupChild(sub, "up"));
+  EXPECT_EQ(resolveAlias(up), sub);
+  EXPECT_EQ(findContainerReachableFrom(sub, up), sub);
+  EXPECT_EQ(getParameterCount(root), 16);
+  EXPECT_EQ(getFeatureSignature(sub).in, 4);
+  auto f32 = Float32Type::get(&ctx);
+  Type in = RankedTensorType::get({ShapedType::kDynamic, 4}, f32);
+  EXPECT_TRUE(failed(inferForwardTypes(sub, in, std::nullopt)));
 }
 } // namespace

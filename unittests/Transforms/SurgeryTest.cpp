@@ -99,7 +99,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
     nnx.linear @t {weight = dense<1.0> : tensor<4x4xf32>}
     nnx.relu @r
     nnx.linear @c {weight = dense<1.0> : tensor<4x4xf32>}
-    nnx.forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
       %h = nnx.call @t(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
       %a = nnx.call @r(%h) : (tensor<?x4xf32>) -> tensor<?x4xf32>
       %y = nnx.call @c(%a) : (tensor<?x4xf32>) -> tensor<?x4xf32>

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/ScopeExit.h"
 
 namespace mlir::nnx {
 #define GEN_PASS_DEF_NNXBUILDFORWARDPASS
@@ -97,16 +98,17 @@ public:
 private:
   OpBuilder &b;
   LayerEmitter layers;
+  /// The modules whose forward is being emitted (the current call chain).
+  llvm::SmallPtrSet<Operation *, 8> active;
 
   FailureOr<SmallVector<Value>> emitModule(ModuleOpInterface m,
                                            ValueRange inputs);
   FailureOr<Value> emitLeaf(ModuleOpInterface m, Value x);
   FailureOr<SmallVector<Value>> emitCustom(CustomModuleOp m,
                                            ValueRange inputs);
-  FailureOr<SmallVector<Value>> emitForwardOp(CustomModuleOp m, Operation &op,
+  FailureOr<SmallVector<Value>> emitForwardOp(Operation &op,
                                               IRMapping &mapping);
-  FailureOr<SmallVector<Value>> emitCall(CustomModuleOp m, CallOp call,
-                                         ValueRange operands);
+  FailureOr<SmallVector<Value>> emitCall(CallOp call, ValueRange operands);
   FailureOr<Value> emitFeedFwd(FeedFwdOp ff, Value x);
 
   Value castTo(Value v, Type type) {
@@ -133,6 +135,12 @@ FailureOr<SmallVector<Value>> ForwardEmitter::emit(Operation *op,
   ModuleOpInterface m = resolveAlias(op);
   if (!m)
     return emitModuleError(op) << "alias names no module";
+  // The verifier rejects a module reachable from itself; this guard keeps
+  // unverified IR from recursing forever.
+  if (!active.insert(m).second)
+    return emitModuleError(m) << "runs itself in its own forward (through an "
+                                 "alias or a call)";
+  llvm::scope_exit leave([&] { active.erase(m); });
   LocGuard guard(layers, m->getLoc());
   SmallVector<Value> ins(inputs);
   if (failed(emitProbes(b, m, "input", ins)))
@@ -224,19 +232,6 @@ FailureOr<Value> ForwardEmitter::emitLeaf(ModuleOpInterface m, Value x) {
 // nnx.module: clone the forward region
 //===----------------------------------------------------------------------===//
 
-/// The module `callee` names inside `m` (nested references step into child
-/// containers; aliases resolve to their target).
-static Operation *resolveCallee(CustomModuleOp m, SymbolRefAttr callee) {
-  Operation *cur = lookupChild(m, callee.getRootReference().getValue());
-  for (FlatSymbolRefAttr nested : callee.getNestedReferences()) {
-    ModuleOpInterface mod = resolveAlias(cur);
-    if (!mod)
-      return nullptr;
-    cur = lookupChild(mod, nested.getValue());
-  }
-  return cur;
-}
-
 static bool isForwardLevelOp(Operation *op) {
   if (isa<ProbeOp>(op))
     return true;
@@ -271,8 +266,8 @@ static LogicalResult checkForwardRegionOp(Operation &op) {
 }
 
 FailureOr<SmallVector<Value>>
-ForwardEmitter::emitCall(CustomModuleOp m, CallOp call, ValueRange operands) {
-  Operation *callee = resolveCallee(m, call.getCallee());
+ForwardEmitter::emitCall(CallOp call, ValueRange operands) {
+  Operation *callee = call.resolveCalleeModule();
   if (!callee)
     return emitModuleError(call)
            << "callee " << call.getCallee() << " names no module";
@@ -296,7 +291,7 @@ ForwardEmitter::emitCall(CustomModuleOp m, CallOp call, ValueRange operands) {
 /// Emits one op of `m`'s forward region; `mapping` maps the region's values
 /// to the emitted ones.
 FailureOr<SmallVector<Value>>
-ForwardEmitter::emitForwardOp(CustomModuleOp m, Operation &op,
+ForwardEmitter::emitForwardOp(Operation &op,
                               IRMapping &mapping) {
   LocGuard guard(layers, op.getLoc());
   if (failed(checkForwardRegionOp(op)))
@@ -308,7 +303,7 @@ ForwardEmitter::emitForwardOp(CustomModuleOp m, Operation &op,
     return failure();
   SmallVector<Value> results;
   if (auto call = dyn_cast<CallOp>(op)) {
-    FailureOr<SmallVector<Value>> outs = emitCall(m, call, ins);
+    FailureOr<SmallVector<Value>> outs = emitCall(call, ins);
     if (failed(outs))
       return failure();
     results = std::move(*outs);
@@ -339,7 +334,7 @@ ForwardEmitter::emitCustom(CustomModuleOp m, ValueRange inputs) {
     if (isa<ReturnOp>(op))
       return llvm::map_to_vector(op.getOperands(),
                                  [&](Value v) { return mapping.lookup(v); });
-    FailureOr<SmallVector<Value>> results = emitForwardOp(m, op, mapping);
+    FailureOr<SmallVector<Value>> results = emitForwardOp(op, mapping);
     if (failed(results))
       return failure();
     mapping.map(op.getResults(), *results);

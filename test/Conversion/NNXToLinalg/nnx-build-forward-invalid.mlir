@@ -24,7 +24,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 nnx.model @m inputs(tensor<?x8xf32>) {
   nnx.sequential @body keying = named {
     nnx.module @block class = "Weird" {
-      nnx.forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+      nnx.forward @forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
         // expected-error @+1 {{'ub.poison' op in the forward of 'block': only upstream arith/math/tensor/linalg ops and 'nnx.call' can be lowered}}
         %u = ub.poison : tensor<?x8xf32>
         nnx.return %u : tensor<?x8xf32>
@@ -38,7 +38,7 @@ nnx.model @m inputs(tensor<?x8xf32>) {
 nnx.model @m inputs(tensor<?x8xf32>) {
   nnx.module @block class = "Nested" {
     nnx.relu @act
-    nnx.forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+    nnx.forward @forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
       %c = arith.constant 0.0 : f32
       %e = tensor.empty() : tensor<8xf32>
       %y = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%e : tensor<8xf32>) {
@@ -87,7 +87,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 nnx.model @m inputs(tensor<?x4xf32>) {
   nnx.module @block class = "Block" {
     nnx.relu @act
-    nnx.forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
       // expected-error @+1 {{'arith.addf' op in the forward of '<root>': probe 's' asks for output #1, but there are 1 outputs}}
       %y = arith.addf %x, %x {nnx.probes = [{name = "s", point = "output", index = 1 : i64, kind = "read"}]} : tensor<?x4xf32>
       nnx.return %y : tensor<?x4xf32>

@@ -321,7 +321,7 @@ nnx.model @m inputs(tensor<?x8xf32>) {
   nnx.module @block class = "ResidualBlock" {
     nnx.layer_norm @norm {normalized_shape = array<i64: 8>}
     nnx.linear @proj {weight = dense<1.0> : tensor<8x8xf32>}
-    nnx.forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+    nnx.forward @forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
       %h = nnx.call @norm(%x) : (tensor<?x8xf32>) -> tensor<?x8xf32>
       %p = nnx.call @proj(%h) : (tensor<?x8xf32>) -> tensor<?x8xf32>
       %y = arith.addf %x, %p {nnx.source = "add_0"} : tensor<?x8xf32>
@@ -355,7 +355,7 @@ nnx.model @m inputs(tensor<?x8xf32>) {
       {name = "block.output", point = "output", index = 0 : i64, kind = "read"}]} {
     nnx.rms_norm @norm {normalized_shape = array<i64: 8>}
     nnx.linear @proj {weight = dense<1.0> : tensor<8x8xf32>}
-    nnx.forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+    nnx.forward @forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
       %h = nnx.call @norm(%x) : (tensor<?x8xf32>) -> tensor<?x8xf32>
       %p = nnx.call @proj(%h) {nnx.probes = [{name = "proj.out", point = "output", index = 0 : i64, kind = "read"}]} : (tensor<?x8xf32>) -> tensor<?x8xf32>
       %y = arith.addf %x, %p {nnx.source = "add_0", nnx.probes = [

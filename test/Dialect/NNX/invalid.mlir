@@ -184,7 +184,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 
 nnx.model @m inputs(tensor<?x4xf32>) {
   nnx.module @block class = "Block" {
-    nnx.forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
       // expected-error @+1 {{operand types do not match the forward's result types}}
       nnx.return
     }
@@ -195,7 +195,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 
 nnx.model @m inputs(tensor<?x4xf32>) {
   nnx.module @block class = "Block" {
-    nnx.forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
       %a = arith.addf %x, %x {nnx.source = "add_0"} : tensor<?x4xf32>
       // expected-error @+1 {{reuses source label "add_0" within one forward}}
       %b = arith.addf %a, %x {nnx.source = "add_0"} : tensor<?x4xf32>
@@ -209,7 +209,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 nnx.model @m inputs(tensor<?x4xf32>) {
   nnx.module @block class = "Block" {
     nnx.relu @act
-    nnx.forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
       // expected-error @+1 {{callee @missing is not a child of module 'block'}}
       %a = nnx.call @missing(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
       nnx.return %a : tensor<?x4xf32>
@@ -222,7 +222,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 nnx.model @m inputs(tensor<?x4xf32>) {
   nnx.module @block class = "Block" {
     nnx.linear @fc {weight = dense<1.0> : tensor<8x4xf32>}
-    nnx.forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
       // expected-error @+1 {{result type 'tensor<?x4xf32>' does not match what callee @fc computes: 'tensor<?x8xf32>'}}
       %a = nnx.call @fc(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
       nnx.return %a : tensor<?x4xf32>
@@ -237,7 +237,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
     nnx.module_list @h {
       nnx.relu @"0"
     }
-    nnx.forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
       // expected-error @+1 {{callee @h is a module_list, which has no forward}}
       %a = nnx.call @h(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
       nnx.return %a : tensor<?x4xf32>
@@ -263,6 +263,188 @@ nnx.model @m inputs(tensor<?x4xf32>) {
     nnx.alias @a1 = @act
     // expected-error @+1 {{target @a1 is itself an alias; name the module}}
     nnx.alias @a2 = @a1
+  }
+}
+
+// -----
+
+// An alias whose target path runs through the alias itself.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.relu @act
+    // expected-error @+1 {{'a' = @a::@r is an alias cycle: resolving the target leads back to the alias}}
+    nnx.alias @a = @a::@r
+  }
+}
+
+// -----
+
+// An alias whose path passes through another alias's cycle.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.relu @act
+    // expected-error @+1 {{'c' = @a::@act cannot be resolved: its path runs into an alias cycle at 'a'}}
+    nnx.alias @c = @a::@act
+    nnx.alias @a = @a::@r
+  }
+}
+
+// -----
+
+// Two aliases whose target paths run through each other: a -> b -> a.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.relu @act
+    // expected-error @+1 {{'a' = @b::@x is an alias cycle: resolving the target leads back to the alias}}
+    nnx.alias @a = @b::@x
+    nnx.alias @b = @a::@y
+  }
+}
+
+// -----
+
+// An alias of its own ancestor: 'sub' would contain itself.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.sequential @sub keying = named {
+      nnx.relu @act
+      // expected-error @+1 {{'sub.up' = @sub names its own ancestor 'sub': the module would contain itself}}
+      nnx.alias @up = @sub
+    }
+  }
+}
+
+// -----
+
+// Containment through aliases: a holds b, b holds a.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-note @+1 {{module 'a' is here}}
+    nnx.sequential @a keying = named {
+      nnx.relu @act
+      // expected-error @+1 {{'a.x' = @b closes a cycle: 'b' reaches 'a', which holds this alias, through aliases: the module would contain itself}}
+      nnx.alias @x = @b
+    }
+    nnx.sequential @b keying = named {
+      nnx.relu @act
+      nnx.alias @y = @a
+    }
+  }
+}
+
+// -----
+
+// A forward that calls its own module through an alias of it.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.module @block class = "Block" {
+      // expected-error @+1 {{'block.up' = @block names its own ancestor 'block': the module would contain itself}}
+      nnx.alias @up = @block
+      nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+        %a = nnx.call @up(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+        nnx.return %a : tensor<?x4xf32>
+      }
+    }
+  }
+}
+
+// -----
+
+// A forward that calls a module which leads back to its caller through
+// another alias.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-note @+1 {{module 'block' is here}}
+    nnx.module @block class = "Block" {
+      // expected-error @+1 {{'block.helper' = @other closes a cycle: 'other' reaches 'block', which holds this alias, through aliases: the module would contain itself}}
+      nnx.alias @helper = @other
+      nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+        %a = nnx.call @helper(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+        nnx.return %a : tensor<?x4xf32>
+      }
+    }
+    nnx.sequential @other keying = named {
+      nnx.alias @back = @block
+    }
+  }
+}
+
+// -----
+
+// A callee whose path runs through a cyclic alias that is verified later.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.module @block class = "Block" {
+      nnx.alias @helper = @other
+      nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+        // expected-error @+1 {{callee @helper::@loop::@act cannot be resolved: its path runs into an alias cycle at 'other.loop'}}
+        %a = nnx.call @helper::@loop::@act(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+        nnx.return %a : tensor<?x4xf32>
+      }
+    }
+    nnx.sequential @other keying = named {
+      nnx.relu @act
+      nnx.alias @loop = @other::@loop::@act
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @block class = "Block" {
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      // expected-error @+1 {{callee @forward names the module's own forward: a forward cannot call itself}}
+      %a = nnx.call @forward(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+      nnx.return %a : tensor<?x4xf32>
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @block class = "Block" {
+    // expected-error @+1 {{at 'forward': the key 'forward' is reserved in an 'nnx.module' for its 'nnx.forward' (PyTorch reserves it too)}}
+    nnx.relu @forward
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      nnx.return %x : tensor<?x4xf32>
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @block class = "Block" {
+    nnx.relu @act
+    // expected-error @+1 {{the key 'forward' is reserved in an 'nnx.module' for its 'nnx.forward'}}
+    nnx.alias @forward = @act
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      nnx.return %x : tensor<?x4xf32>
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @block class = "Block" {
+    // expected-error @+1 {{must be named @forward, not @fwd}}
+    nnx.forward @fwd(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      nnx.return %x : tensor<?x4xf32>
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @block class = "Block" {
+    // expected-error @+1 {{has no visibility: it is always its module's forward}}
+    nnx.forward private @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      nnx.return %x : tensor<?x4xf32>
+    }
   }
 }
 

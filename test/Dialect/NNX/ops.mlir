@@ -86,7 +86,7 @@ nnx.model @lazy inputs(tensor<?x4xf32>) {
 // CHECK-LABEL: nnx.model @res inputs(tensor<?x8xf32>)
 // CHECK:      nnx.module @block class = "ResidualBlock" {
 // CHECK:        nnx.alias @again = @inner::@proj
-// CHECK:        nnx.forward(%[[X:.*]]: tensor<?x8xf32>) -> tensor<?x8xf32> {
+// CHECK:        nnx.forward @forward(%[[X:.*]]: tensor<?x8xf32>) -> tensor<?x8xf32> {
 // CHECK-NEXT:     %[[H:.*]] = nnx.call @norm(%[[X]]) : (tensor<?x8xf32>) -> tensor<?x8xf32>
 // CHECK-NEXT:     %[[P:.*]] = nnx.call @inner::@proj(%[[H]]) : (tensor<?x8xf32>) -> tensor<?x8xf32>
 // CHECK-NEXT:     %[[Q:.*]] = nnx.call @again(%[[P]]) : (tensor<?x8xf32>) -> tensor<?x8xf32>
@@ -99,12 +99,47 @@ nnx.model @res inputs(tensor<?x8xf32>) {
       nnx.linear @proj {weight = dense<1.0> : tensor<8x8xf32>}
     }
     nnx.alias @again = @inner::@proj
-    nnx.forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+    nnx.forward @forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
       %h = nnx.call @norm(%x) : (tensor<?x8xf32>) -> tensor<?x8xf32>
       %p = nnx.call @inner::@proj(%h) : (tensor<?x8xf32>) -> tensor<?x8xf32>
       %q = nnx.call @again(%p) : (tensor<?x8xf32>) -> tensor<?x8xf32>
       %y = arith.addf %x, %q {nnx.source = "add_0"} : tensor<?x8xf32>
       nnx.return %y : tensor<?x8xf32>
+    }
+  }
+}
+
+// The forward is a function op (printed like func.func, always @forward):
+// argument and result attributes, a function attribute dictionary and several
+// results survive the round trip.
+// CHECK-LABEL: nnx.model @fn inputs(tensor<?x4xf32>, tensor<?x4xf32>)
+// CHECK-NEXT:    nnx.module @pair class = "Pair" {
+// CHECK-NEXT:      nnx.relu @act
+// CHECK-NEXT:      nnx.forward @forward(%[[A:.*]]: tensor<?x4xf32> {user.name = "a"}, %[[B:.*]]: tensor<?x4xf32>) -> (tensor<?x4xf32> {user.name = "sum"}, tensor<?x4xf32>) attributes {user.note = "pair"} {
+// CHECK-NEXT:        %[[R:.*]] = nnx.call @act(%[[A]]) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+// CHECK-NEXT:        %[[S:.*]] = arith.addf %[[R]], %[[B]] : tensor<?x4xf32>
+// CHECK-NEXT:        nnx.return %[[S]], %[[R]] : tensor<?x4xf32>, tensor<?x4xf32>
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
+nnx.model @fn inputs(tensor<?x4xf32>, tensor<?x4xf32>) {
+  nnx.module @pair class = "Pair" {
+    nnx.relu @act
+    nnx.forward @forward(%a: tensor<?x4xf32> {user.name = "a"}, %b: tensor<?x4xf32>) -> (tensor<?x4xf32> {user.name = "sum"}, tensor<?x4xf32>) attributes {user.note = "pair"} {
+      %r = nnx.call @act(%a) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+      %s = arith.addf %r, %b : tensor<?x4xf32>
+      nnx.return %s, %r : tensor<?x4xf32>, tensor<?x4xf32>
+    }
+  }
+}
+
+// A forward with no results.
+// CHECK-LABEL: nnx.model @sink inputs(tensor<?x4xf32>)
+// CHECK:         nnx.forward @forward(%{{.*}}: tensor<?x4xf32>) {
+// CHECK-NEXT:      nnx.return{{$}}
+nnx.model @sink inputs(tensor<?x4xf32>) {
+  nnx.module @drop class = "Sink" {
+    nnx.forward @forward(%x: tensor<?x4xf32>) {
+      nnx.return
     }
   }
 }

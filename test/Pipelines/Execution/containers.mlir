@@ -52,7 +52,7 @@ nnx.model @res inputs(tensor<?x2xf32>) {
   nnx.module @block class = "ResidualBlock" {
     nnx.layer_norm @norm {normalized_shape = array<i64: 2>, eps = 1.0e-12 : f64}
     nnx.linear @proj {weight = dense<[[1.0, 0.0], [1.0, 1.0]]> : tensor<2x2xf32>}
-    nnx.forward(%x: tensor<?x2xf32>) -> tensor<?x2xf32> {
+    nnx.forward @forward(%x: tensor<?x2xf32>) -> tensor<?x2xf32> {
       %h = nnx.call @norm(%x) : (tensor<?x2xf32>) -> tensor<?x2xf32>
       %p = nnx.call @proj(%h) : (tensor<?x2xf32>) -> tensor<?x2xf32>
       %y = arith.addf %x, %p {nnx.source = "add_0"} : tensor<?x2xf32>

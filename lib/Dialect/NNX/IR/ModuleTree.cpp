@@ -4,6 +4,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -17,11 +18,16 @@ SmallVector<StringRef> mlir::nnx::splitPath(StringRef path) {
   return segments;
 }
 
+bool mlir::nnx::isRegisteredChild(Operation *op) {
+  return isa_and_nonnull<ModuleOpInterface, AliasOp>(op);
+}
+
 Operation *mlir::nnx::lookupChild(Operation *container, StringRef key) {
   if (!container || !container->hasTrait<OpTrait::SymbolTable>())
     return nullptr;
-  return SymbolTable::lookupSymbolIn(
+  Operation *found = SymbolTable::lookupSymbolIn(
       container, StringAttr::get(container->getContext(), key));
+  return isRegisteredChild(found) ? found : nullptr;
 }
 
 ModelOp mlir::nnx::getParentModel(Operation *op) {
@@ -30,10 +36,40 @@ ModelOp mlir::nnx::getParentModel(Operation *op) {
   return op ? op->getParentOfType<ModelOp>() : ModelOp();
 }
 
-static Operation *resolveFromRoot(ModuleOpInterface root, SymbolRefAttr ref) {
-  Operation *current = lookupChild(root, ref.getRootReference().getValue());
+namespace {
+/// Alias resolution that follows each alias at most once: `active` holds the
+/// aliases whose resolution is under way, and meeting one of them again is a
+/// cycle (recorded in `cycle`) that resolves to nothing.
+struct AliasResolver {
+  llvm::SmallPtrSet<Operation *, 4> active;
+  AliasOp cycle;
+
+  ModuleOpInterface followAlias(Operation *op);
+  Operation *followReference(Operation *scope, SymbolRefAttr ref);
+};
+} // namespace
+
+ModuleOpInterface AliasResolver::followAlias(Operation *op) {
+  if (auto m = dyn_cast_or_null<ModuleOpInterface>(op))
+    return m;
+  auto alias = dyn_cast_or_null<AliasOp>(op);
+  ModelOp model = getParentModel(alias);
+  if (!alias || !model || !model.getRootModule())
+    return {};
+  if (!active.insert(alias).second) {
+    if (!cycle)
+      cycle = alias;
+    return {};
+  }
+  Operation *target = followReference(model.getRootModule(), alias.getTarget());
+  active.erase(alias);
+  return dyn_cast_or_null<ModuleOpInterface>(target);
+}
+
+Operation *AliasResolver::followReference(Operation *scope, SymbolRefAttr ref) {
+  Operation *current = lookupChild(scope, ref.getRootReference().getValue());
   for (FlatSymbolRefAttr nested : ref.getNestedReferences()) {
-    ModuleOpInterface m = resolveAlias(current);
+    ModuleOpInterface m = followAlias(current);
     if (!m)
       return nullptr;
     current = lookupChild(m, nested.getValue());
@@ -41,17 +77,40 @@ static Operation *resolveFromRoot(ModuleOpInterface root, SymbolRefAttr ref) {
   return current;
 }
 
-ModuleOpInterface mlir::nnx::resolveAlias(Operation *op) {
-  if (!op)
-    return {};
-  if (auto m = dyn_cast<ModuleOpInterface>(op))
-    return m;
-  auto alias = dyn_cast<AliasOp>(op);
-  ModelOp model = getParentModel(alias);
-  if (!alias || !model || !model.getRootModule())
-    return {};
-  return dyn_cast_or_null<ModuleOpInterface>(
-      resolveFromRoot(model.getRootModule(), alias.getTarget()));
+ModuleOpInterface mlir::nnx::resolveAlias(Operation *op, AliasOp *cycle) {
+  AliasResolver resolver;
+  ModuleOpInterface m = resolver.followAlias(op);
+  if (cycle)
+    *cycle = resolver.cycle;
+  return m;
+}
+
+Operation *mlir::nnx::resolveReference(Operation *scope, SymbolRefAttr ref,
+                                       AliasOp *cycle) {
+  AliasResolver resolver;
+  Operation *found = resolver.followReference(scope, ref);
+  if (cycle)
+    *cycle = resolver.cycle;
+  return found;
+}
+
+ModuleOpInterface mlir::nnx::findContainerReachableFrom(ModuleOpInterface from,
+                                                        Operation *op) {
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  SmallVector<ModuleOpInterface> worklist{from};
+  while (!worklist.empty()) {
+    ModuleOpInterface m = worklist.pop_back_val();
+    if (!m || !seen.insert(m).second)
+      continue;
+    if (m->isAncestor(op))
+      return m;
+    if (!m->hasTrait<OpTrait::SymbolTable>())
+      continue;
+    for (Operation &child : m->getRegion(0).front())
+      if (isRegisteredChild(&child))
+        worklist.push_back(resolveAlias(&child));
+  }
+  return {};
 }
 
 Operation *mlir::nnx::lookupRegistered(ModuleOpInterface root, StringRef path,
@@ -103,6 +162,8 @@ std::string mlir::nnx::getModulePath(Operation *op) {
        cur = cur->getParentOp()) {
     if (isa<ModelOp>(cur->getParentOp() ? cur->getParentOp() : cur))
       break; // the root module's own key is not part of paths
+    if (!isRegisteredChild(cur))
+      continue; // ops of a forward, the forward itself
     if (auto name = cur->getAttrOfType<StringAttr>(
             SymbolTable::getSymbolAttrName()))
       keys.push_back(name.getValue());
@@ -157,14 +218,21 @@ static std::optional<int64_t> staticLastDim(Type t) {
   return rt.getDimSize(rt.getRank() - 1);
 }
 
-static FeatureSignature foldSignatures(ArrayRef<Operation *> children) {
+/// Modules whose signature is being computed: a sequential that contains
+/// itself through an alias (rejected by the alias verifier) is cut there.
+using ActiveSet = llvm::SmallPtrSetImpl<Operation *>;
+
+static FeatureSignature signatureOf(Operation *module, ActiveSet &active);
+
+static FeatureSignature foldSignatures(ArrayRef<Operation *> children,
+                                       ActiveSet &active) {
   FeatureSignature s;
   bool seenIn = false;
   for (Operation *child : children) {
     ModuleOpInterface m = resolveAlias(child);
     if (!m)
       continue;
-    FeatureSignature c = getFeatureSignature(m);
+    FeatureSignature c = signatureOf(m, active);
     if (!seenIn && (c.in || c.integerInput || c.out)) {
       s.in = c.in;
       s.integerInput = c.integerInput;
@@ -179,37 +247,55 @@ static FeatureSignature foldSignatures(ArrayRef<Operation *> children) {
 }
 
 FeatureSignature mlir::nnx::getFeatureSignature(Operation *module) {
+  llvm::SmallPtrSet<Operation *, 8> active;
+  return signatureOf(module, active);
+}
+
+static FeatureSignature signatureOfKind(Operation *module, ActiveSet &active);
+
+static FeatureSignature signatureOf(Operation *module, ActiveSet &active) {
+  if (!active.insert(module).second)
+    return FeatureSignature();
+  FeatureSignature s = signatureOfKind(module, active);
+  active.erase(module);
+  return s;
+}
+
+/// A custom module's sizes, read off its forward's signature.
+static FeatureSignature customSignature(CustomModuleOp op) {
+  FeatureSignature s;
+  ForwardOp fwd = op.getForward();
+  if (!fwd)
+    return s;
+  FunctionType ft = fwd.getFunctionType();
+  if (ft.getNumInputs() == 1) {
+    s.integerInput = isa<IntegerType>(getElementTypeOrSelf(ft.getInput(0)));
+    if (!s.integerInput)
+      s.in = staticLastDim(ft.getInput(0));
+  }
+  if (ft.getNumResults() == 1)
+    s.out = staticLastDim(ft.getResult(0));
+  return s;
+}
+
+static FeatureSignature signatureOfKind(Operation *module, ActiveSet &active) {
   if (auto layer = dyn_cast<LayerOpInterface>(module))
     return layer.getFeatureSignature();
-  return llvm::TypeSwitch<Operation *, FeatureSignature>(module)
-      .Case([](SequentialOp op) {
-        SmallVector<Operation *> children;
-        for (Operation &c : op.getBody().front())
-          children.push_back(&c);
-        return foldSignatures(children);
-      })
-      .Case([](FeedFwdOp op) {
-        FeatureSignature s;
-        s.in = op.getInputDim();
-        s.out = op.getOutputDim();
-        return s;
-      })
-      .Case([](CustomModuleOp op) {
-        FeatureSignature s;
-        ForwardOp fwd = op.getForward();
-        if (!fwd)
-          return s;
-        FunctionType ft = fwd.getFunctionType();
-        if (ft.getNumInputs() == 1) {
-          s.integerInput = isa<IntegerType>(getElementTypeOrSelf(ft.getInput(0)));
-          if (!s.integerInput)
-            s.in = staticLastDim(ft.getInput(0));
-        }
-        if (ft.getNumResults() == 1)
-          s.out = staticLastDim(ft.getResult(0));
-        return s;
-      })
-      .Default([](Operation *) { return FeatureSignature(); });
+  if (auto seq = dyn_cast<SequentialOp>(module)) {
+    SmallVector<Operation *> children;
+    for (Operation &c : seq.getBody().front())
+      children.push_back(&c);
+    return foldSignatures(children, active);
+  }
+  if (auto ff = dyn_cast<FeedFwdOp>(module)) {
+    FeatureSignature s;
+    s.in = ff.getInputDim();
+    s.out = ff.getOutputDim();
+    return s;
+  }
+  if (auto custom = dyn_cast<CustomModuleOp>(module))
+    return customSignature(custom);
+  return FeatureSignature();
 }
 
 //===----------------------------------------------------------------------===//
@@ -228,21 +314,42 @@ static FailureOr<SmallVector<Type>> inferLeaf(LayerOpInterface layer,
   return SmallVector<Type>{*out};
 }
 
+static FailureOr<SmallVector<Type>> inferTypes(Operation *module,
+                                               TypeRange inputs,
+                                               std::optional<Location> loc,
+                                               ActiveSet &active);
+
 /// Threads `inputs` through `children` in order.
 static FailureOr<SmallVector<Type>>
 inferChain(Block &children, TypeRange inputs, std::optional<Location> loc,
-           const ModuleTypeError &fail) {
+           ActiveSet &active, const ModuleTypeError &fail) {
   SmallVector<Type> current(inputs);
   for (Operation &child : children) {
     ModuleOpInterface m = resolveAlias(&child);
     if (!m)
       return fail("holds an alias whose target does not exist");
-    FailureOr<SmallVector<Type>> next = inferForwardTypes(m, current, loc);
+    FailureOr<SmallVector<Type>> next = inferTypes(m, current, loc, active);
     if (failed(next))
       return failure();
     current = std::move(*next);
   }
   return current;
+}
+
+/// A sequential applies its children in order; `active` holds the
+/// sequentials being typed, so one that contains itself through an alias
+/// (rejected by the alias verifier) fails instead of recursing forever.
+static FailureOr<SmallVector<Type>> inferSequential(SequentialOp seq,
+                                                    TypeRange inputs,
+                                                    std::optional<Location> loc,
+                                                    ActiveSet &active) {
+  ModuleTypeError fail(seq, loc);
+  if (!active.insert(seq).second)
+    return fail("contains itself through an alias");
+  FailureOr<SmallVector<Type>> out =
+      inferChain(seq.getBody().front(), inputs, loc, active, fail);
+  active.erase(seq);
+  return out;
 }
 
 /// A custom module returns what its forward declares, for inputs compatible
@@ -266,14 +373,22 @@ inferCustom(CustomModuleOp custom, TypeRange inputs,
 FailureOr<SmallVector<Type>>
 mlir::nnx::inferForwardTypes(Operation *module, TypeRange inputs,
                              std::optional<Location> loc) {
+  llvm::SmallPtrSet<Operation *, 8> active;
+  return inferTypes(module, inputs, loc, active);
+}
+
+static FailureOr<SmallVector<Type>> inferTypes(Operation *module,
+                                               TypeRange inputs,
+                                               std::optional<Location> loc,
+                                               ActiveSet &active) {
   ModuleTypeError fail(module, loc);
   if (auto seq = dyn_cast<SequentialOp>(module))
-    return inferChain(seq.getBody().front(), inputs, loc, fail);
+    return inferSequential(seq, inputs, loc, active);
   if (auto ff = dyn_cast<FeedFwdOp>(module)) {
     if (inputs.size() != 1)
       return fail("takes exactly one input");
     if (ModuleListOp layers = ff.getLayers())
-      return inferChain(layers.getBody().front(), inputs, loc, fail);
+      return inferChain(layers.getBody().front(), inputs, loc, active, fail);
     return fail("has no 'layers'");
   }
   if (isa<ModuleListOp>(module))

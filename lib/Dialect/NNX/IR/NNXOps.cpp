@@ -5,6 +5,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionImplementation.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
@@ -35,6 +36,24 @@ static InFlightDiagnostic emitModuleError(Operation *op) {
   return diag;
 }
 
+/// "body.fc", or "<root>" for the root module.
+static std::string displayPath(Operation *op) {
+  std::string path = getModulePath(op);
+  return path.empty() ? std::string("<root>") : path;
+}
+
+/// Inside an `nnx.module` the key `forward` names the module's `nnx.forward`,
+/// so no child may use it.
+static LogicalResult verifyKeyNotReserved(Operation *op) {
+  auto key = op->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
+  if (!key || key.getValue() != ForwardOp::getForwardSymbolName() ||
+      !isa_and_nonnull<CustomModuleOp>(op->getParentOp()))
+    return success();
+  return emitModuleError(op)
+         << "the key 'forward' is reserved in an 'nnx.module' for its "
+            "'nnx.forward' (PyTorch reserves it too)";
+}
+
 static SmallVector<StringRef> tensorNamesOf(ModuleOpInterface m) {
   SmallVector<StringRef> names = m.getParameterNames();
   llvm::append_range(names, m.getBufferNames());
@@ -42,6 +61,8 @@ static SmallVector<StringRef> tensorNamesOf(ModuleOpInterface m) {
 }
 
 LogicalResult mlir::nnx::detail::verifyModuleOpInterface(Operation *op) {
+  if (failed(verifyKeyNotReserved(op)))
+    return failure();
   auto m = cast<ModuleOpInterface>(op);
   SmallVector<StringRef> names = tensorNamesOf(m);
   auto known = [&](StringRef n) { return llvm::is_contained(names, n); };
@@ -396,6 +417,8 @@ LogicalResult CustomModuleOp::verifyRegions() {
 
 void ForwardOp::build(OpBuilder &builder, OperationState &state,
                       FunctionType type) {
+  state.addAttribute(SymbolTable::getSymbolAttrName(),
+                     builder.getStringAttr(getForwardSymbolName()));
   state.addAttribute(getFunctionTypeAttrName(state.name), TypeAttr::get(type));
   Region *body = state.addRegion();
   Block *block = new Block();
@@ -405,53 +428,35 @@ void ForwardOp::build(OpBuilder &builder, OperationState &state,
 }
 
 ParseResult ForwardOp::parse(OpAsmParser &parser, OperationState &result) {
-  SmallVector<OpAsmParser::Argument> args;
-  SmallVector<Type> resultTypes;
-  if (parser.parseArgumentList(args, OpAsmParser::Delimiter::Paren,
-                               /*allowType=*/true) ||
-      parser.parseOptionalArrowTypeList(resultTypes) ||
-      parser.parseOptionalAttrDictWithKeyword(result.attributes))
+  auto buildType = [](Builder &builder, ArrayRef<Type> inputs,
+                      ArrayRef<Type> results,
+                      function_interface_impl::VariadicFlag, std::string &) {
+    return builder.getFunctionType(inputs, results);
+  };
+  if (function_interface_impl::parseFunctionOp(
+          parser, result, /*allowVariadic=*/false,
+          getFunctionTypeAttrName(result.name), buildType,
+          getArgAttrsAttrName(result.name), getResAttrsAttrName(result.name)))
     return failure();
-  SmallVector<Type> argTypes;
-  for (auto &arg : args)
-    argTypes.push_back(arg.type);
-  auto type = parser.getBuilder().getFunctionType(argTypes, resultTypes);
-  result.addAttribute(getFunctionTypeAttrName(result.name),
-                      TypeAttr::get(type));
-  Region *body = result.addRegion();
-  if (parser.parseRegion(*body, args))
-    return failure();
-  ForwardOp::ensureTerminator(*body, parser.getBuilder(), result.location);
+  Region &body = *result.regions.front();
+  if (!body.empty())
+    ForwardOp::ensureTerminator(body, parser.getBuilder(), result.location);
   return success();
 }
 
 void ForwardOp::print(OpAsmPrinter &p) {
-  p << "(";
-  llvm::interleaveComma(getBodyBlock().getArguments(), p,
-                        [&](BlockArgument arg) { p.printRegionArgument(arg); });
-  p << ")";
-  ArrayRef<Type> results = getFunctionType().getResults();
-  if (!results.empty()) {
-    p << " -> ";
-    if (results.size() == 1)
-      p << results.front();
-    else {
-      p << "(";
-      llvm::interleaveComma(results, p);
-      p << ")";
-    }
-  }
-  p.printOptionalAttrDictWithKeyword((*this)->getAttrs(),
-                                     {getFunctionTypeAttrName()});
-  p << " ";
-  p.printRegion(getBody(), /*printEntryBlockArgs=*/false,
-                /*printBlockTerminators=*/true);
+  function_interface_impl::printFunctionOp(
+      p, *this, /*isVariadic=*/false, getFunctionTypeAttrName(),
+      getArgAttrsAttrName(), getResAttrsAttrName());
 }
 
 LogicalResult ForwardOp::verify() {
-  FunctionType type = getFunctionType();
-  if (getBodyBlock().getArgumentTypes() != TypeRange(type.getInputs()))
-    return emitOpError("block arguments do not match the function type");
+  // The block arguments are checked against the type by FunctionOpInterface.
+  if (getSymName() != getForwardSymbolName())
+    return emitOpError() << "must be named @" << getForwardSymbolName()
+                         << ", not @" << getSymName();
+  if ((*this)->hasAttr(SymbolTable::getVisibilityAttrName()))
+    return emitOpError("has no visibility: it is always its module's forward");
   llvm::StringMap<Operation *> labels;
   WalkResult walk = getBody().walk([&](Operation *op) {
     auto label = op->getAttrOfType<StringAttr>(kSourceAttrName);
@@ -482,39 +487,82 @@ LogicalResult ReturnOp::verify() {
   return success();
 }
 
-/// Resolves a (possibly nested) reference relative to `scope`'s children,
-/// following aliases at every step.
-static Operation *resolveRelative(Operation *scope, SymbolRefAttr ref) {
-  Operation *current = lookupChild(scope, ref.getRootReference().getValue());
-  for (FlatSymbolRefAttr nested : ref.getNestedReferences()) {
-    if (!current)
-      return nullptr;
-    ModuleOpInterface m = resolveAlias(current);
-    if (!m)
-      return nullptr;
-    current = lookupChild(m, nested.getValue());
-  }
-  return current;
+Operation *CallOp::lookupCalleeSlot() {
+  auto module = (*this)->getParentOfType<CustomModuleOp>();
+  return module ? resolveReference(module, getCallee()) : nullptr;
+}
+
+ModuleOpInterface CallOp::resolveCalleeModule() {
+  return resolveAlias(lookupCalleeSlot());
+}
+
+CallInterfaceCallable CallOp::getCallableForCallee() { return getCalleeAttr(); }
+
+void CallOp::setCalleeFromCallable(CallInterfaceCallable callee) {
+  setCalleeAttr(cast<SymbolRefAttr>(callee));
+}
+
+Operation::operand_range CallOp::getArgOperands() { return getOperands(); }
+
+MutableOperandRange CallOp::getArgOperandsMutable() {
+  return getOperandsMutable();
+}
+
+/// The callable of a call to an `nnx.module` is its forward; other modules
+/// have no callable region.
+Operation *CallOp::resolveCallable() {
+  ModuleOpInterface callee = resolveCalleeModule();
+  auto custom = dyn_cast_or_null<CustomModuleOp>(callee.getOperation());
+  return custom ? custom.getForward().getOperation() : nullptr;
+}
+
+Operation *CallOp::resolveCallableInTable(SymbolTableCollection *) {
+  return resolveCallable();
+}
+
+/// The callee a call names, aliases followed, or an error.
+static FailureOr<ModuleOpInterface> verifyCallee(CallOp call,
+                                                 CustomModuleOp module) {
+  SymbolRefAttr ref = call.getCallee();
+  AliasOp cycle;
+  Operation *slot = resolveReference(module, ref, &cycle);
+  ModuleOpInterface target =
+      slot ? resolveAlias(slot, &cycle) : ModuleOpInterface();
+  if (cycle)
+    return call.emitOpError()
+           << "callee " << ref
+           << " cannot be resolved: its path runs into an alias cycle at '"
+           << displayPath(cycle) << "'";
+  if (!slot && ref.getNestedReferences().empty() &&
+      ref.getRootReference().getValue() == ForwardOp::getForwardSymbolName())
+    return call.emitOpError()
+           << "callee " << ref
+           << " names the module's own forward: a forward cannot call itself";
+  if (!slot)
+    return call.emitOpError()
+           << "callee " << ref << " is not a child of module '"
+           << module.getSymName() << "'";
+  if (!target)
+    return call.emitOpError()
+           << "callee " << ref << " is an alias whose target does not exist";
+  // A callee that contains this call would need an alias cycle (the path
+  // steps down from this module's children), which the aliases' verifiers
+  // report first: a table's aliases are checked before its forward's calls.
+  return target;
 }
 
 LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &) {
   auto module = (*this)->getParentOfType<CustomModuleOp>();
   if (!module)
     return emitOpError("must be inside the forward of an 'nnx.module'");
-  Operation *callee = resolveRelative(module, getCallee());
-  if (!callee)
-    return emitOpError() << "callee " << getCallee()
-                         << " is not a child of module '"
-                         << module.getSymName() << "'";
-  ModuleOpInterface target = resolveAlias(callee);
-  if (!target)
-    return emitOpError() << "callee " << getCallee()
-                         << " is an alias whose target does not exist";
-  if (isa<ModuleListOp>(target))
+  FailureOr<ModuleOpInterface> target = verifyCallee(*this, module);
+  if (failed(target))
+    return failure();
+  if (isa<ModuleListOp>(*target))
     return emitOpError() << "callee " << getCallee()
                          << " is a module_list, which has no forward";
   FailureOr<SmallVector<Type>> inferred =
-      inferForwardTypes(target, getOperandTypes(), getLoc());
+      inferForwardTypes(*target, getOperandTypes(), getLoc());
   if (failed(inferred))
     return failure();
   if (inferred->size() != getNumResults())
@@ -530,19 +578,51 @@ LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &) {
   return success();
 }
 
+LogicalResult AliasOp::verify() { return verifyKeyNotReserved(*this); }
+
+/// An alias may not make a module contain itself: its target may be neither
+/// an ancestor of the alias nor lead back to one through other aliases.
+static LogicalResult verifyAcyclic(AliasOp alias, ModuleOpInterface target) {
+  ModuleOpInterface loop = findContainerReachableFrom(target, alias);
+  if (!loop)
+    return success();
+  InFlightDiagnostic diag = alias.emitOpError() << "'" << displayPath(alias)
+                                                << "' = " << alias.getTarget();
+  if (loop == target)
+    return diag << " names its own ancestor '" << displayPath(target)
+                << "': the module would contain itself";
+  diag << " closes a cycle: '" << displayPath(target) << "' reaches '"
+       << displayPath(loop)
+       << "', which holds this alias, through aliases: the module would "
+          "contain itself";
+  diag.attachNote(loop.getLoc())
+      << "module '" << displayPath(loop) << "' is here";
+  return diag;
+}
+
 LogicalResult AliasOp::verifySymbolUses(SymbolTableCollection &) {
   ModelOp model = getParentModel(*this);
   if (!model)
     return success();
-  ModuleOpInterface root = model.getRootModule();
-  Operation *target = resolveRelative(root, getTarget());
+  AliasOp cycle;
+  (void)resolveAlias(*this, &cycle);
+  if (cycle == *this)
+    return emitOpError() << "'" << displayPath(*this) << "' = " << getTarget()
+                         << " is an alias cycle: resolving the target leads "
+                            "back to the alias";
+  if (cycle)
+    return emitOpError() << "'" << displayPath(*this) << "' = " << getTarget()
+                         << " cannot be resolved: its path runs into an alias "
+                            "cycle at '"
+                         << displayPath(cycle) << "'";
+  Operation *target = resolveReference(model.getRootModule(), getTarget());
   if (!target)
     return emitOpError() << "target " << getTarget()
                          << " does not name a module";
   if (isa<AliasOp>(target))
     return emitOpError() << "target " << getTarget()
                          << " is itself an alias; name the module";
-  return success();
+  return verifyAcyclic(*this, cast<ModuleOpInterface>(target));
 }
 
 //===----------------------------------------------------------------------===//

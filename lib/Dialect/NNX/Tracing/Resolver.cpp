@@ -40,21 +40,6 @@ std::string ProbeLocation::describe() const {
   return s + describeOp(op);
 }
 
-ModuleOpInterface mlir::nnx::tracing::getCallee(CallOp call) {
-  auto module = call->getParentOfType<CustomModuleOp>();
-  if (!module)
-    return {};
-  SymbolRefAttr ref = call.getCallee();
-  Operation *cur = lookupChild(module, ref.getRootReference().getValue());
-  for (FlatSymbolRefAttr nested : ref.getNestedReferences()) {
-    ModuleOpInterface m = resolveAlias(cur);
-    if (!m)
-      return {};
-    cur = lookupChild(m, nested.getValue());
-  }
-  return resolveAlias(cur);
-}
-
 //===----------------------------------------------------------------------===//
 // ExecutionOrder
 //===----------------------------------------------------------------------===//
@@ -96,7 +81,7 @@ void ExecutionOrder::visitOp(Operation *op) {
   unsigned pre = next++;
   counts[op]++;
   if (auto call = dyn_cast<CallOp>(op)) {
-    if (ModuleOpInterface callee = getCallee(call))
+    if (ModuleOpInterface callee = call.resolveCalleeModule())
       visitModule(callee, op);
   } else {
     for (Region &r : op->getRegions())
@@ -441,7 +426,7 @@ Resolution Resolver::resolvePath(ModuleOpInterface host, StringRef path,
                           ") is not an nnx.call: only a call has a source")
                              ,
                          {{curOp, "this op"}});
-      scope = getCallee(call);
+      scope = call.resolveCalleeModule();
     }
     source += (source.empty() ? "" : ".") + ("source." + label).str();
     auto custom = dyn_cast_or_null<CustomModuleOp>(scope.getOperation());

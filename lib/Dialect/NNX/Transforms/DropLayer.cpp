@@ -76,7 +76,7 @@ LogicalResult mlir::nnx::dropLayer(ModelOp model, StringRef layer) {
     if (reaching || badCall)
       return;
     if (auto call = dyn_cast<CallOp>(user)) {
-      if (lookupCalleeSlot(call) == op &&
+      if (call.lookupCalleeSlot() == op &&
           (call.getNumOperands() != 1 || call.getNumResults() != 1 ||
            call.getOperand(0).getType() != call.getResult(0).getType())) {
         badCall = call;
@@ -89,7 +89,7 @@ LogicalResult mlir::nnx::dropLayer(ModelOp model, StringRef layer) {
     if (auto alias = dyn_cast<AliasOp>(user))
       target = resolveAlias(alias);
     else if (auto call = dyn_cast<CallOp>(user))
-      target = resolveCallee(call);
+      target = call.resolveCalleeModule();
     if (target && target != op && op->isProperAncestor(target) &&
         !op->isAncestor(user)) {
       reaching = user;

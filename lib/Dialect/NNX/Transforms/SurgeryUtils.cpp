@@ -91,7 +91,7 @@ LogicalResult surgery::checkRefusable(Operation *op, unsigned properties,
     CallOp caller;
     if (ModelOp model = getParentModel(op))
       model.walk([&](CallOp call) {
-        if (!caller && resolveCallee(call) == op)
+        if (!caller && call.resolveCalleeModule() == op)
           caller = call;
       });
     if (caller) {
@@ -294,13 +294,6 @@ FailureOr<ConsumerChain> surgery::findConsumer(LinearOp target,
 // References
 //===----------------------------------------------------------------------===//
 
-static std::string refToPath(SymbolRefAttr ref) {
-  std::string path = ref.getRootReference().getValue().str();
-  for (FlatSymbolRefAttr nested : ref.getNestedReferences())
-    path += "." + nested.getValue().str();
-  return path;
-}
-
 static SymbolRefAttr pathToRef(MLIRContext *ctx, StringRef path) {
   SmallVector<StringRef> segs = splitPath(path);
   SmallVector<FlatSymbolRefAttr> nested;
@@ -309,24 +302,12 @@ static SymbolRefAttr pathToRef(MLIRContext *ctx, StringRef path) {
   return SymbolRefAttr::get(StringAttr::get(ctx, segs.front()), nested);
 }
 
-Operation *surgery::lookupCalleeSlot(CallOp call) {
-  auto scope = call->getParentOfType<CustomModuleOp>();
-  if (!scope)
-    return nullptr;
-  return lookupRegistered(cast<ModuleOpInterface>(scope.getOperation()),
-                          refToPath(call.getCallee()));
-}
-
-Operation *surgery::resolveCallee(CallOp call) {
-  return resolveAlias(lookupCalleeSlot(call));
-}
-
 ReferenceSnapshot::ReferenceSnapshot(ModelOp model) {
   model.walk([&](Operation *op) {
     if (auto alias = dyn_cast<AliasOp>(op))
       aliases.push_back({alias, resolveAlias(alias)});
     else if (auto call = dyn_cast<CallOp>(op))
-      calls.push_back({call, resolveCallee(call)});
+      calls.push_back({call, call.resolveCalleeModule()});
   });
 }
 
@@ -337,7 +318,7 @@ void ReferenceSnapshot::retarget() {
     alias.setTargetAttr(pathToRef(alias.getContext(), getModulePath(target)));
   }
   for (auto [call, callee] : calls) {
-    if (!callee || resolveCallee(call) == callee)
+    if (!callee || call.resolveCalleeModule() == callee)
       continue;
     auto scope = call->getParentOfType<CustomModuleOp>();
     std::string scopePath = getModulePath(scope);

@@ -105,13 +105,6 @@ private:
   llvm::SmallVector<std::pair<CallOp, Operation *>> calls;
 };
 
-/// The op an `nnx.call` names in its enclosing `nnx.module` (a module or an
-/// `nnx.alias`, not followed), or null.
-Operation *lookupCalleeSlot(CallOp call);
-
-/// What an `nnx.call` resolves to (aliases followed), or null.
-Operation *resolveCallee(CallOp call);
-
 /// Reads a float tensor; refuses `op` (as `role`) if its data is unavailable.
 FailureOr<std::vector<double>>
 readTensorOrRefuse(Operation *op, ElementsAttr attr, llvm::StringRef name,

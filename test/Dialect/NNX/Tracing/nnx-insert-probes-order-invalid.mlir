@@ -20,13 +20,13 @@ nnx.model @tiny inputs(tensor<?x4xf32>, tensor<?x4xf32>) {
         nnx.module @attn class = "Attn" {
           nnx.linear @proj {weight = dense<0.5> : tensor<4x4xf32>}
           nnx.module @attention_interface class = "attention_interface" {
-            nnx.forward(%q: tensor<?x4xf32>, %k: tensor<?x4xf32>) -> tensor<?x4xf32> {
+            nnx.forward @forward(%q: tensor<?x4xf32>, %k: tensor<?x4xf32>) -> tensor<?x4xf32> {
               // expected-note @+1 {{'layers.0.p_call_source' is computed here}}
               %s = arith.mulf %q, %k {nnx.source = "mul_0"} : tensor<?x4xf32>
               nnx.return %s : tensor<?x4xf32>
             }
           }
-          nnx.forward(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+          nnx.forward @forward(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
             %p = nnx.call @proj(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
             %c = nnx.call @attention_interface(%p, %x) {nnx.source = "attention_interface_0", nnx.kwargs = ["key"]} : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
             nnx.return %c, %p : tensor<?x4xf32>, tensor<?x4xf32>
@@ -34,7 +34,7 @@ nnx.model @tiny inputs(tensor<?x4xf32>, tensor<?x4xf32>) {
         }
         nnx.layer_norm @ln_2 {normalized_shape = array<i64: 4>}
         nnx.linear @mlp {weight = dense<0.25> : tensor<4x4xf32>}
-        nnx.forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+        nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
           %h = nnx.call @ln_1(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
           %a, %w = nnx.call @attn(%h) {nnx.source = "attn_0"} : (tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>)
           %x1 = arith.addf %x, %a {nnx.source = "add_0"} : tensor<?x4xf32>
@@ -47,7 +47,7 @@ nnx.model @tiny inputs(tensor<?x4xf32>, tensor<?x4xf32>) {
       }
     }
     nnx.alias @first = @h::@"0"
-    nnx.forward(%x: tensor<?x4xf32>, %bias: tensor<?x4xf32>) -> tensor<?x4xf32> {
+    nnx.forward @forward(%x: tensor<?x4xf32>, %bias: tensor<?x4xf32>) -> tensor<?x4xf32> {
       %x0 = arith.addf %x, %bias {nnx.source = "add_0"} : tensor<?x4xf32>
       %h0 = nnx.call @h::@"0"(%x0) : (tensor<?x4xf32>) -> tensor<?x4xf32>
       nnx.return %h0 : tensor<?x4xf32>

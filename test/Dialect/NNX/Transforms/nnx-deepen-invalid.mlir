@@ -217,7 +217,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
       // expected-error @+1 {{nnx-deepen: site 'h.0' (nnx.relu) is in an 'nnx.module_list' that is not the 'layers' of a stock 'nnx.feed_fwd'}}
       nnx.relu @"0"
     }
-    nnx.forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
       %a = nnx.call @h::@"0"(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
       nnx.return %a : tensor<?x4xf32>
     }
@@ -234,7 +234,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
       nnx.linear @l {weight = dense<1.0> : tensor<4x4xf32>}
       // expected-error @+1 {{nnx-deepen: site 'h.0' (nnx.relu) is a child of 'nnx.module': only 'nnx.sequential' and a feed_fwd's 'layers' are rebuilt}}
       nnx.relu @"0"
-      nnx.forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
         %a = nnx.call @l(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
         %b = nnx.call @"0"(%a) : (tensor<?x4xf32>) -> tensor<?x4xf32>
         nnx.return %b : tensor<?x4xf32>

@@ -75,7 +75,7 @@ nnx.model @call inputs(tensor<?x2xf32>) {
       nnx.relu @"1"
       nnx.linear @"2" {weight = dense<2.0> : tensor<2x2xf32>}
     }
-    nnx.forward(%x: tensor<?x2xf32>) -> tensor<?x2xf32> {
+    nnx.forward @forward(%x: tensor<?x2xf32>) -> tensor<?x2xf32> {
       %a = nnx.call @s(%x) : (tensor<?x2xf32>) -> tensor<?x2xf32>
       %b = nnx.call @s::@"2"(%a) : (tensor<?x2xf32>) -> tensor<?x2xf32>
       nnx.return %b : tensor<?x2xf32>

@@ -59,12 +59,12 @@ nnx.model @m inputs(tensor<?x4xf32>) {
   nnx.module @net class = "Outer" {
     // expected-error @+1 {{nnx-drop-layer: layer 't' (nnx.module) is called with types an identity cannot produce}}
     nnx.module @t class = "Half" {
-      nnx.forward(%x: tensor<?x4xf32>) -> tensor<?x4xf16> {
+      nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf16> {
         %h = arith.truncf %x : tensor<?x4xf32> to tensor<?x4xf16>
         nnx.return %h : tensor<?x4xf16>
       }
     }
-    nnx.forward(%x: tensor<?x4xf32>) -> tensor<?x4xf16> {
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf16> {
       // expected-note @+1 {{call is here}}
       %y = nnx.call @t(%x) : (tensor<?x4xf32>) -> tensor<?x4xf16>
       nnx.return %y : tensor<?x4xf16>

@@ -38,7 +38,7 @@ nnx.model @flags inputs(tensor<?x3xf32>) {
   nnx.sequential @net keying = named {
     nnx.module @blk class = "Block" {
       nnx.linear @proj {weight = dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.5], [1.0, 0.0, 1.0]]> : tensor<4x3xf32>, bias = dense<1.0> : tensor<4xf32>, requires_grad = {bias = false}}
-      nnx.forward(%x: tensor<?x3xf32>) -> tensor<?x4xf32> {
+      nnx.forward @forward(%x: tensor<?x3xf32>) -> tensor<?x4xf32> {
         %y = nnx.call @proj(%x) : (tensor<?x3xf32>) -> tensor<?x4xf32>
         nnx.return %y : tensor<?x4xf32>
       }

@@ -67,7 +67,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
     // expected-error @+1 {{nnx-widen: target 't' (nnx.linear) is a child of 'nnx.module', whose registration order is not data flow}}
     nnx.linear @t {weight = dense<1.0> : tensor<4x4xf32>}
     nnx.linear @c {weight = dense<1.0> : tensor<4x4xf32>}
-    nnx.forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
       %h = nnx.call @t(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
       %y = nnx.call @c(%h) : (tensor<?x4xf32>) -> tensor<?x4xf32>
       nnx.return %y : tensor<?x4xf32>
@@ -409,7 +409,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
       nnx.linear @"0" {weight = dense<1.0> : tensor<4x4xf32>}
       nnx.linear @"1" {weight = dense<1.0> : tensor<4x4xf32>}
     }
-    nnx.forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
       %a = nnx.call @h::@"0"(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
       %b = nnx.call @h::@"1"(%a) : (tensor<?x4xf32>) -> tensor<?x4xf32>
       nnx.return %b : tensor<?x4xf32>
@@ -428,7 +428,7 @@ nnx.model @m inputs(tensor<?x2xf32>) {
       // expected-error @+1 {{nnx-widen: consumer 's.2' (nnx.linear) is also run by an 'nnx.call' outside its container's order}}
       nnx.linear @"2" {weight = dense<1.0> : tensor<2x2xf32>}
     }
-    nnx.forward(%x: tensor<?x2xf32>) -> tensor<?x2xf32> {
+    nnx.forward @forward(%x: tensor<?x2xf32>) -> tensor<?x2xf32> {
       %a = nnx.call @s(%x) : (tensor<?x2xf32>) -> tensor<?x2xf32>
       // expected-note @+1 {{call is here}}
       %b = nnx.call @s::@"2"(%a) : (tensor<?x2xf32>) -> tensor<?x2xf32>
@@ -448,7 +448,7 @@ nnx.model @m inputs(tensor<?x2xf32>) {
       nnx.relu @"1"
       nnx.linear @"2" {weight = dense<1.0> : tensor<2x2xf32>}
     }
-    nnx.forward(%x: tensor<?x2xf32>) -> tensor<?x2xf32> {
+    nnx.forward @forward(%x: tensor<?x2xf32>) -> tensor<?x2xf32> {
       // expected-note @+1 {{call is here}}
       %a = nnx.call @s::@"0"(%x) : (tensor<?x2xf32>) -> tensor<?x2xf32>
       %b = nnx.call @s(%a) : (tensor<?x2xf32>) -> tensor<?x2xf32>

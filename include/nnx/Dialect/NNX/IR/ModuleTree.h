@@ -17,13 +17,36 @@ namespace mlir::nnx {
 /// Splits a dotted path ("layers.0") into its segments; "" gives none.
 llvm::SmallVector<llvm::StringRef> splitPath(llvm::StringRef path);
 
-/// The op registered under `key` directly inside `container` (a module or an
-/// `nnx.alias`), or null.
+/// True for what a container registers under a key: modules and aliases.
+/// An `nnx.module`'s `nnx.forward` is a symbol of the same table (named
+/// `@forward`) but not a child.
+bool isRegisteredChild(Operation *op);
+
+/// The module or `nnx.alias` registered under `key` directly inside
+/// `container`, or null.
 Operation *lookupChild(Operation *container, llvm::StringRef key);
 
 /// Follows an alias to the module it names (paths from the root module);
-/// returns `op` itself if it is a module, null if the alias dangles.
-ModuleOpInterface resolveAlias(Operation *op);
+/// returns `op` itself if it is a module, null if the alias dangles. Each
+/// alias is followed at most once per resolution, so this terminates on any
+/// IR: when the target path runs through an alias that is being resolved (an
+/// alias cycle, e.g. `@a = @a::@r`), returns null and sets `*cycle` to that
+/// alias.
+ModuleOpInterface resolveAlias(Operation *op, AliasOp *cycle = nullptr);
+
+/// The op `ref` names below `scope`: the root reference is a child of
+/// `scope`, each nested reference a child of the module before it (aliases on
+/// the way are followed as `resolveAlias` does; a final alias is returned as
+/// is). Null if a step names nothing; `*cycle` as for `resolveAlias`.
+Operation *resolveReference(Operation *scope, SymbolRefAttr ref,
+                            AliasOp *cycle = nullptr);
+
+/// A module reachable from `from` (`from` itself, its children and theirs,
+/// aliases followed, each module visited once) that is `op` or one of its
+/// ancestors, or null. Non-null means that `op` running or registering
+/// `from` would make a module contain (or run) itself.
+ModuleOpInterface findContainerReachableFrom(ModuleOpInterface from,
+                                             Operation *op);
 
 /// The op registered at `path` below `root` (aliases inside the path are
 /// followed; the last segment may name an alias, which is returned as is).

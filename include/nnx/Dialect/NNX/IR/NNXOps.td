@@ -12,6 +12,7 @@ include "mlir/IR/RegionKindInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/CallInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/FunctionInterfaces.td"
 
 //===----------------------------------------------------------------------===//
 // Enums
@@ -218,7 +219,7 @@ def NNX_CustomModuleOp : NNX_ContainerOp<"module"> {
     nnx.module @block class = "ResidualBlock" {
       nnx.layer_norm @norm {normalized_shape = array<i64: 8>}
       nnx.linear @proj {weight = dense<1.0> : tensor<8x8xf32>}
-      nnx.forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+      nnx.forward @forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
         %h = nnx.call @norm(%x) : (tensor<?x8xf32>) -> tensor<?x8xf32>
         %p = nnx.call @proj(%h) : (tensor<?x8xf32>) -> tensor<?x8xf32>
         %y = arith.addf %x, %p {nnx.source = "add_0"} : tensor<?x8xf32>
@@ -239,22 +240,55 @@ def NNX_CustomModuleOp : NNX_ContainerOp<"module"> {
 }
 
 def NNX_ForwardOp : NNX_Op<"forward", [
-    HasParent<"CustomModuleOp">, IsolatedFromAbove, AutomaticAllocationScope,
-    SingleBlockImplicitTerminator<"ReturnOp">]> {
+    HasParent<"CustomModuleOp">, FunctionOpInterface, IsolatedFromAbove,
+    AutomaticAllocationScope, SingleBlockImplicitTerminator<"ReturnOp">]> {
   let summary = "The forward computation of a custom module";
   let description = [{
-    Block arguments are the forward's inputs; `nnx.return` yields its outputs.
+    A function (`FunctionOpInterface`, printed and parsed like `func.func`):
+    block arguments are the forward's inputs, `nnx.return` yields its outputs.
     Ops may carry an `nnx.source` label (unique within the forward), which
     tracing paths (`source.<label>.output`) address.
+
+    Its symbol name is always `@forward`: each `nnx.module` has exactly one,
+    registered in the module's symbol table beside the children. The key
+    `forward` is therefore reserved inside an `nnx.module` (PyTorch reserves it
+    too: `add_module` refuses a name that is an attribute, and every
+    `nn.Module` has `forward`); the module-tree lookups (`lookupChild`, dotted
+    paths, `nnx.call` callees) only ever see modules and aliases, never the
+    forward. It has no visibility.
+
+    ```mlir
+    nnx.forward @forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+      %h = nnx.call @norm(%x) : (tensor<?x8xf32>) -> tensor<?x8xf32>
+      nnx.return %h : tensor<?x8xf32>
+    }
+    ```
   }];
-  let arguments = (ins TypeAttrOf<FunctionType>:$function_type);
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<FunctionType>:$function_type,
+                       OptionalAttr<DictArrayAttr>:$arg_attrs,
+                       OptionalAttr<DictArrayAttr>:$res_attrs);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
   let skipDefaultBuilders = 1;
   let builders = [OpBuilder<(ins "::mlir::FunctionType":$type)>];
   let extraClassDeclaration = [{
+    /// The symbol name of every forward.
+    static ::llvm::StringRef getForwardSymbolName() { return "forward"; }
+
     ::mlir::Block &getBodyBlock() { return getBody().front(); }
+
+    //===------------------------------------------------------------------===//
+    // CallableOpInterface / FunctionOpInterface
+    //===------------------------------------------------------------------===//
+    ::mlir::Region *getCallableRegion() { return &getBody(); }
+    ::llvm::ArrayRef<::mlir::Type> getArgumentTypes() {
+      return getFunctionType().getInputs();
+    }
+    ::llvm::ArrayRef<::mlir::Type> getResultTypes() {
+      return getFunctionType().getResults();
+    }
   }];
 }
 
@@ -268,21 +302,40 @@ def NNX_ReturnOp : NNX_Op<"return", [Pure, HasParent<"ForwardOp">, Terminator,
 }
 
 def NNX_CallOp : NNX_Op<"call", [
-    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    DeclareOpInterfaceMethods<CallOpInterface,
+                              ["resolveCallable", "resolveCallableInTable"]>]> {
   let summary = "Runs a child module's forward inside a forward region";
   let description = [{
     `callee` is resolved in the enclosing `nnx.module` (nested references such
     as `@h::@"0"` step into child containers; aliases resolve to their target).
-    Operand and result types must match what the callee computes.
+    Operand and result types must match what the callee computes. A forward
+    cannot call itself: `@forward` is not a callee, and a callee that
+    contains the call would need an alias cycle, which `nnx.alias` rejects.
+
+    As a `CallOpInterface`, the callable it resolves to is the callee's
+    `nnx.forward` when the callee is an `nnx.module`; other modules have no
+    callable region (their computation is implied by their kind).
 
     ```mlir
     %h = nnx.call @norm(%x) : (tensor<?x8xf32>) -> tensor<?x8xf32>
     ```
   }];
-  let arguments = (ins SymbolRefAttr:$callee, Variadic<AnyType>:$operands);
+  let arguments = (ins SymbolRefAttr:$callee, Variadic<AnyType>:$operands,
+                       OptionalAttr<DictArrayAttr>:$arg_attrs,
+                       OptionalAttr<DictArrayAttr>:$res_attrs);
   let results = (outs Variadic<AnyType>:$results);
   let assemblyFormat = [{
     $callee `(` $operands `)` attr-dict `:` functional-type($operands, $results)
+  }];
+  let extraClassDeclaration = [{
+    /// The op the callee names among the enclosing `nnx.module`'s children
+    /// (aliases on the way are followed, a final alias is returned as is),
+    /// or null.
+    ::mlir::Operation *lookupCalleeSlot();
+    /// The module this call runs (aliases followed), or null if the callee
+    /// names nothing.
+    ModuleOpInterface resolveCalleeModule();
   }];
 }
 
@@ -296,12 +349,19 @@ def NNX_AliasOp : NNX_Op<"alias", [Symbol,
     several paths. Surgery that would have to duplicate or retarget the
     object refuses aliased modules.
 
+    The target must be a module, not another alias, and the module graph
+    (children plus aliases) must stay acyclic: a target path that runs
+    through the alias itself (`@a = @a::@r`), a target that is an ancestor of
+    the alias (`@up = @sub` inside `@sub`), or a target whose subtree leads
+    back to the alias's container through other aliases is an error.
+
     ```mlir
     nnx.alias @tied = @embed
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, SymbolRefAttr:$target);
   let assemblyFormat = "$sym_name `=` $target attr-dict";
+  let hasVerifier = 1; // the key `forward` is reserved in an nnx.module
 }
 
 //===----------------------------------------------------------------------===//

@@ -67,9 +67,6 @@ struct Resolution {
   bool ok() const { return kind == Available; }
 };
 
-/// The callee module of an `nnx.call` (aliases resolved), or null.
-ModuleOpInterface getCallee(CallOp call);
-
 class Resolver {
 public:
   Resolver(const Family &family, ModelOp model);
