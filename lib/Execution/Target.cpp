@@ -1,4 +1,5 @@
-//===- Target.cpp - target names and dispatch ------------------------------===//
+//===- Target.cpp - target names and dispatch
+//------------------------------===//
 #include "nnx/Execution/Target.h"
 
 #include "llvm/ADT/StringSwitch.h"

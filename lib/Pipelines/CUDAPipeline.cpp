@@ -4,11 +4,11 @@
 // host side to the LLVM dialect calling the mgpu* runtime.
 //
 //===----------------------------------------------------------------------===//
-#include "nnx/Pipelines/Pipelines.h"
 #include "Stages.h"
 #include "nnx/Conversion/LinalgToGPU/Passes.h"
 #include "nnx/Conversion/Passes.h"
 #include "nnx/Dialect/NNX/Tracing/Passes.h"
+#include "nnx/Pipelines/Pipelines.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -128,9 +128,8 @@ void mlir::nnx::buildNNXCUDAPipeline(OpPassManager &pm,
   pm.addPass(memref::createExpandStridedMetadataPass());
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
-  target.features = options.features.empty()
-                        ? defaultCUDAFeatures(options.chip)
-                        : options.features.getValue();
+  target.features = options.features.empty() ? defaultCUDAFeatures(options.chip)
+                                             : options.features.getValue();
   target.optLevel = options.optLevel;
   std::string libdevice = options.cudaPath + "/nvvm/libdevice/libdevice.10.bc";
   if (llvm::sys::fs::exists(libdevice))

@@ -14,7 +14,7 @@
 using namespace mlir;
 
 void mlir::nnx::pipeline::addForwardPrologue(OpPassManager &pm,
-                                       bool fuseElementwise) {
+                                             bool fuseElementwise) {
   pm.addPass(createNNXLowerProbesPass());
   pm.addPass(createNNXCheckNoProbesPass());
   pm.addPass(createNNXDecomposeAggregatesPass());

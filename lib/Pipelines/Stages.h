@@ -1,4 +1,5 @@
-//===- Stages.h - pass sequences the CPU and CUDA pipelines share -*- C++ -*-===//
+//===- Stages.h - pass sequences the CPU and CUDA pipelines share -*- C++
+//-*-===//
 #ifndef NNX_LIB_PIPELINES_STAGES_H
 #define NNX_LIB_PIPELINES_STAGES_H
 

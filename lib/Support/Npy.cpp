@@ -125,15 +125,14 @@ static std::optional<DType> parseDescr(StringRef descr, bool &bigEndian) {
     return std::nullopt;
   char order = descr[0];
   StringRef kind = descr.drop_front();
-  std::optional<DType> dtype =
-      llvm::StringSwitch<std::optional<DType>>(kind)
-          .Case("f2", DType::F16)
-          .Case("f4", DType::F32)
-          .Case("f8", DType::F64)
-          .Case("i4", DType::I32)
-          .Case("i8", DType::I64)
-          .Case("b1", DType::Bool)
-          .Default(std::nullopt);
+  std::optional<DType> dtype = llvm::StringSwitch<std::optional<DType>>(kind)
+                                   .Case("f2", DType::F16)
+                                   .Case("f4", DType::F32)
+                                   .Case("f8", DType::F64)
+                                   .Case("i4", DType::I32)
+                                   .Case("i8", DType::I64)
+                                   .Case("b1", DType::Bool)
+                                   .Default(std::nullopt);
   if (!dtype)
     return std::nullopt;
   if (getDTypeSize(*dtype) == 1)
@@ -368,17 +367,15 @@ llvm::Expected<NpyArray> mlir::nnx::parseNpy(StringRef bytes, StringRef name) {
   else if (major == 2 || major == 3)
     lenBytes = 4;
   else
-    return makeError(name, "unsupported .npy format version " +
-                               Twine(unsigned(major)) + "." +
-                               Twine(unsigned(minor)) +
-                               " (supported: 1.0, 2.0, 3.0)");
+    return makeError(
+        name, "unsupported .npy format version " + Twine(unsigned(major)) +
+                  "." + Twine(unsigned(minor)) + " (supported: 1.0, 2.0, 3.0)");
   size_t prefix = kMagic.size() + 2 + lenBytes;
   if (bytes.size() < prefix)
     return makeError(name, "truncated .npy header");
-  uint64_t headerLen =
-      lenBytes == 2
-          ? llvm::support::endian::read16le(bytes.data() + 8)
-          : llvm::support::endian::read32le(bytes.data() + 8);
+  uint64_t headerLen = lenBytes == 2
+                           ? llvm::support::endian::read16le(bytes.data() + 8)
+                           : llvm::support::endian::read32le(bytes.data() + 8);
   if (bytes.size() - prefix < headerLen)
     return makeError(name, "truncated .npy header (declares " +
                                Twine(headerLen) + " bytes, the file holds " +
@@ -411,14 +408,13 @@ llvm::Expected<NpyArray> mlir::nnx::parseNpy(StringRef bytes, StringRef name) {
   if (!numElements ||
       static_cast<uint64_t>(*numElements) >
           std::numeric_limits<uint64_t>::max() / getDTypeSize(*dtype))
-    return makeError(name, "shape " + formatShape(array.shape) +
-                               " is too large");
+    return makeError(name,
+                     "shape " + formatShape(array.shape) + " is too large");
   uint64_t needed = static_cast<uint64_t>(*numElements) * getDTypeSize(*dtype);
   StringRef payload = bytes.drop_front(prefix + headerLen);
   if (payload.size() < needed)
-    return makeError(name, "truncated data: a " + array.describe() +
-                               " needs " + Twine(needed) +
-                               " bytes, the file holds " +
+    return makeError(name, "truncated data: a " + array.describe() + " needs " +
+                               Twine(needed) + " bytes, the file holds " +
                                Twine(payload.size()));
   if (payload.size() > needed)
     return makeError(name, Twine(payload.size() - needed) +
@@ -447,10 +443,11 @@ llvm::Expected<NpyArray> mlir::nnx::readNpy(StringRef path) {
 //===----------------------------------------------------------------------===//
 
 std::string mlir::nnx::serializeNpy(const NpyArray &array) {
-  std::string dict = ("{'descr': '" + getDTypeDescr(array.dtype) +
-                      "', 'fortran_order': False, 'shape': " +
-                      formatShape(array.shape) + ", }")
-                         .str();
+  std::string dict =
+      ("{'descr': '" + getDTypeDescr(array.dtype) +
+       "', 'fortran_order': False, 'shape': " + formatShape(array.shape) +
+       ", }")
+          .str();
   // NumPy pads magic + version + length + dict + '\n' to a multiple of 64.
   auto padded = [&](size_t lenBytes) {
     size_t total = kMagic.size() + 2 + lenBytes + dict.size() + 1;

@@ -97,9 +97,8 @@ LogicalResult addPipeline(StringRef text, OpPassManager &pm,
                           llvm::raw_ostream &es) {
   text = text.trim();
   if (text.starts_with("builtin.module(") && text.ends_with(")"))
-    return parsePassPipeline(text.drop_front(strlen("builtin.module("))
-                                 .drop_back(),
-                             pm, es);
+    return parsePassPipeline(
+        text.drop_front(strlen("builtin.module(")).drop_back(), pm, es);
   SmallVector<StringRef> elements;
   int depth = 0;
   size_t start = 0;
@@ -218,7 +217,7 @@ public:
   }
 
   nx::ModuleOpInterface lookupModule(const std::string &path,
-                                      const std::string &model) {
+                                     const std::string &model) {
     nx::ModelOp m = getModel(model);
     std::string why;
     FailureOr<nx::ModuleOpInterface> found = nx::lookupModule(m, path, &why);

@@ -13,7 +13,8 @@ int main(int argc, char **argv) {
   nnx::registerNNXDialects(registry);
   nnx::registerNNXPasses();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "nnx optimizer driver: structure-level surgery, forward "
-                  "lowering and the CPU / CUDA pipelines\n",
+      argc, argv,
+      "nnx optimizer driver: structure-level surgery, forward "
+      "lowering and the CPU / CUDA pipelines\n",
       registry));
 }

@@ -79,7 +79,8 @@ TEST_F(ModuleTreeTest, InfersForwardTypes) {
   ASSERT_EQ(out->size(), 1u);
   EXPECT_EQ((*out)[0], RankedTensorType::get({ShapedType::kDynamic, 2}, f32));
   Type bad = RankedTensorType::get({ShapedType::kDynamic, 5}, f32);
-  EXPECT_TRUE(failed(inferForwardTypes(model.getRootModule(), bad, std::nullopt)));
+  EXPECT_TRUE(
+      failed(inferForwardTypes(model.getRootModule(), bad, std::nullopt)));
 }
 
 constexpr const char *kCalls = R"mlir(

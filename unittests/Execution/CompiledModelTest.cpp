@@ -146,11 +146,12 @@ TEST_F(CompiledModelTest, ValidatesInputsBeforeRunning) {
   EXPECT_EQ(errorOf({NpyArray(DType::F32, {2})}),
             "input 0: expected tensor<?x2xf32>, got float32 array of shape "
             "(2,)");
-  EXPECT_EQ(errorOf({}),
-            "the forward takes 1 input (tensor<?x2xf32>), got 0");
-  EXPECT_EQ(errorOf({NpyArray(DType::F32, {1, 2}), NpyArray(DType::F32, {1, 2})}),
-            "the forward takes 1 input (tensor<?x2xf32>), got 2");
-  EXPECT_FALSE(static_cast<bool>(model.validate({NpyArray(DType::F32, {7, 2})}, {})));
+  EXPECT_EQ(errorOf({}), "the forward takes 1 input (tensor<?x2xf32>), got 0");
+  EXPECT_EQ(
+      errorOf({NpyArray(DType::F32, {1, 2}), NpyArray(DType::F32, {1, 2})}),
+      "the forward takes 1 input (tensor<?x2xf32>), got 2");
+  EXPECT_FALSE(
+      static_cast<bool>(model.validate({NpyArray(DType::F32, {7, 2})}, {})));
 }
 
 TEST_F(CompiledModelTest, ReportsModelsThatDoNotLower) {
@@ -164,8 +165,7 @@ nnx.model @lazy inputs(tensor<?x2xf32>) {
   ASSERT_FALSE(static_cast<bool>(compiled));
   EXPECT_EQ(llvm::toString(compiled.takeError()),
             "failed to build the forward of nnx.model @lazy");
-  EXPECT_NE(diags.find("uninitialized lazy layer"), std::string::npos)
-      << diags;
+  EXPECT_NE(diags.find("uninitialized lazy layer"), std::string::npos) << diags;
 }
 
 TEST_F(CompiledModelTest, RefusesModulesWithoutForward) {
@@ -212,14 +212,12 @@ TEST_F(CompiledModelTest, PassesProbesAsTrailingArgumentsAndResults) {
   ASSERT_TRUE(static_cast<bool>(result)) << llvm::toString(result.takeError());
   ASSERT_EQ(result->outputs.size(), 1u);
   ASSERT_EQ(result->readProbes.size(), 1u);
-  EXPECT_EQ(valuesOf(result->outputs[0]),
-            (std::vector<float>{1, 4, 0.25f, 9}));
-  EXPECT_EQ(valuesOf(result->readProbes[0]),
-            (std::vector<float>{2, 4, 6, 8}));
+  EXPECT_EQ(valuesOf(result->outputs[0]), (std::vector<float>{1, 4, 0.25f, 9}));
+  EXPECT_EQ(valuesOf(result->readProbes[0]), (std::vector<float>{2, 4, 6, 8}));
 
   // A write probe must come with the inputs' batch size and its own type.
-  llvm::Error batch = model.validate({floats({2, 2}, {1, 2, 3, 4})},
-                                     {floats({1, 2}, {0, 0})});
+  llvm::Error batch =
+      model.validate({floats({2, 2}, {1, 2, 3, 4})}, {floats({1, 2}, {0, 0})});
   EXPECT_EQ(llvm::toString(std::move(batch)),
             "write probe 'w': batch dimension is 1, but input 0 has batch 2");
   llvm::Error dtype = model.validate({floats({2, 2}, {1, 2, 3, 4})},

@@ -65,9 +65,9 @@ TEST_F(CUDARuntimeTest, MissingDriverIsReported) {
   nnx::cuda::setDriverPath("/nonexistent/libcuda.so.1");
   std::string error;
   EXPECT_FALSE(nnx::cuda::initialize(error));
-  EXPECT_EQ(error.rfind("no CUDA driver (/nonexistent/libcuda.so.1 not found)",
-                        0),
-            0u)
+  EXPECT_EQ(
+      error.rfind("no CUDA driver (/nonexistent/libcuda.so.1 not found)", 0),
+      0u)
       << error;
   EXPECT_EQ(nnx::cuda::describeDevice(), "");
 }
@@ -90,8 +90,7 @@ TEST_F(CUDARuntimeTest, LibraryWithoutDriverSymbolsIsRejected) {
   nnx::cuda::setDriverPath("libm.so.6");
   std::string error;
   EXPECT_FALSE(nnx::cuda::initialize(error));
-  EXPECT_NE(error.find("CUDA driver libm.so.6 lacks cuInit"),
-            std::string::npos)
+  EXPECT_NE(error.find("CUDA driver libm.so.6 lacks cuInit"), std::string::npos)
       << error;
 }
 
@@ -145,15 +144,27 @@ TEST_F(CUDARuntimeTest, WorkingDriverRoundTripsMemory) {
 }
 
 TEST_F(CUDARuntimeTest, ExportsEveryEntryPointTheLoweringCalls) {
-  const char *expected[] = {
-      "mgpuModuleLoad",      "mgpuModuleLoadJIT",   "mgpuModuleUnload",
-      "mgpuModuleGetFunction", "mgpuLaunchKernel",  "mgpuStreamCreate",
-      "mgpuStreamDestroy",   "mgpuStreamSynchronize", "mgpuStreamWaitEvent",
-      "mgpuEventCreate",     "mgpuEventDestroy",    "mgpuEventSynchronize",
-      "mgpuEventRecord",     "mgpuMemAlloc",        "mgpuMemFree",
-      "mgpuMemcpy",          "mgpuMemset32",        "mgpuMemset16",
-      "mgpuMemHostRegisterMemRef", "mgpuMemHostUnregisterMemRef",
-      "mgpuSetDefaultDevice"};
+  const char *expected[] = {"mgpuModuleLoad",
+                            "mgpuModuleLoadJIT",
+                            "mgpuModuleUnload",
+                            "mgpuModuleGetFunction",
+                            "mgpuLaunchKernel",
+                            "mgpuStreamCreate",
+                            "mgpuStreamDestroy",
+                            "mgpuStreamSynchronize",
+                            "mgpuStreamWaitEvent",
+                            "mgpuEventCreate",
+                            "mgpuEventDestroy",
+                            "mgpuEventSynchronize",
+                            "mgpuEventRecord",
+                            "mgpuMemAlloc",
+                            "mgpuMemFree",
+                            "mgpuMemcpy",
+                            "mgpuMemset32",
+                            "mgpuMemset16",
+                            "mgpuMemHostRegisterMemRef",
+                            "mgpuMemHostUnregisterMemRef",
+                            "mgpuSetDefaultDevice"};
   const auto &symbols = nnx::cuda::runtimeSymbols();
   for (const char *name : expected) {
     bool found = false;

@@ -128,17 +128,16 @@ TEST(NpyTest, RefusesTruncatedHeader) {
 }
 
 TEST(NpyTest, RefusesMalformedHeader) {
-  EXPECT_EQ(errorText(parseNpy(
-                makeNpy("{'descr': '<f4', 'shape': (2,), }", ""), "x.npy")),
+  EXPECT_EQ(errorText(parseNpy(makeNpy("{'descr': '<f4', 'shape': (2,), }", ""),
+                               "x.npy")),
             "x.npy: malformed .npy header: missing key 'fortran_order'");
-  EXPECT_EQ(
-      errorText(parseNpy(
-          makeNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, "
-                  "-1), }",
-                  ""),
-          "x.npy")),
-      "x.npy: malformed .npy header: expected a non-negative integer in "
-      "'shape'");
+  EXPECT_EQ(errorText(parseNpy(
+                makeNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, "
+                        "-1), }",
+                        ""),
+                "x.npy")),
+            "x.npy: malformed .npy header: expected a non-negative integer in "
+            "'shape'");
 }
 
 TEST(NpyTest, RefusesFortranOrder) {

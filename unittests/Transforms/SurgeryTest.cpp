@@ -309,7 +309,8 @@ Batch evaluate(Operation *op, Batch x) {
     for (Operation &layer : ff.getLayers().getBody().front()) {
       x = evaluate(&layer, x);
       if (i < n)
-        x = map(stringifyEnum(ff.activationFor(i))); // dropout: eval mode is the identity
+        x = map(stringifyEnum(
+            ff.activationFor(i))); // dropout: eval mode is the identity
       ++i;
     }
     return x;

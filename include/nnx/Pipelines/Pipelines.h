@@ -63,9 +63,9 @@ struct NNXCUDAPipelineOptions
       llvm::cl::desc("Embedded object: isa (PTX, JIT-compiled by the "
                      "driver), bin (cubin, via ptxas) or fatbin (both)"),
       llvm::cl::init("fatbin")};
-  PassOptions::Option<int> optLevel{
-      *this, "opt-level", llvm::cl::desc("NVPTX optimization level"),
-      llvm::cl::init(3)};
+  PassOptions::Option<int> optLevel{*this, "opt-level",
+                                    llvm::cl::desc("NVPTX optimization level"),
+                                    llvm::cl::init(3)};
   PassOptions::Option<std::string> cudaPath{
       *this, "cuda-path",
       llvm::cl::desc("CUDA toolkit: ptxas and fatbinary in bin/, libdevice "

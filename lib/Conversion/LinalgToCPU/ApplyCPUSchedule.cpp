@@ -8,17 +8,17 @@
 //===----------------------------------------------------------------------===//
 #include "nnx/Conversion/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/TransformOps/DialectExtension.h"
 #include "mlir/Dialect/SCF/TransformOps/SCFTransformOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/SubsetInsertionOpInterfaceImpl.h"
 #include "mlir/Dialect/Transform/IR/TransformOps.h"
 #include "mlir/Dialect/Transform/LoopExtension/LoopExtension.h"
 #include "mlir/Dialect/Transform/Transforms/TransformInterpreterUtils.h"
 #include "mlir/Dialect/Vector/TransformOps/VectorTransformOps.h"
 #include "mlir/Dialect/Vector/Transforms/SubsetOpInterfaceImpl.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -166,8 +166,8 @@ struct MatmulToDefaultLayout : public OpRewritePattern<linalg::MatmulOp> {
     } else {
       SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, b);
       std::swap(sizes[0], sizes[1]);
-      Value init = tensor::EmptyOp::create(
-          rewriter, loc, sizes, getElementTypeOrSelf(b.getType()));
+      Value init = tensor::EmptyOp::create(rewriter, loc, sizes,
+                                           getElementTypeOrSelf(b.getType()));
       kn = linalg::TransposeOp::create(rewriter, loc, b, init,
                                        ArrayRef<int64_t>{1, 0})
                .getResult()[0];
@@ -225,8 +225,8 @@ struct NNXApplyCPUSchedulePass
       return signalPassFailure();
     }
     transform::TransformOptions options;
-    if (failed(transform::applyTransformNamedSequence(
-            getOperation(), sequence, lib, options)))
+    if (failed(transform::applyTransformNamedSequence(getOperation(), sequence,
+                                                      lib, options)))
       signalPassFailure();
   }
 

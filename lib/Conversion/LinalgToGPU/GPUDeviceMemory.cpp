@@ -94,8 +94,8 @@ struct NNXGPUDeviceMemoryPass
     func.walk([&](memref::DeallocOp d) { deallocs.push_back(d); });
     for (memref::DeallocOp d : deallocs) {
       b.setInsertionPoint(d);
-      gpu::DeallocOp::create(b, d.getLoc(), /*asyncToken=*/Type(),
-                             ValueRange(), d.getMemref());
+      gpu::DeallocOp::create(b, d.getLoc(), /*asyncToken=*/Type(), ValueRange(),
+                             d.getMemref());
       device.remove(d.getMemref());
       d.erase();
     }
@@ -130,8 +130,7 @@ struct NNXGPUDeviceMemoryPass
       b.setInsertionPoint(first);
       Location loc = host.getLoc();
       auto dev = gpu::AllocOp::create(b, loc, type, Type(), ValueRange(),
-                                      dynamicSizes(b, loc, host),
-                                      ValueRange());
+                                      dynamicSizes(b, loc, host), ValueRange());
       auto copy = gpu::MemcpyOp::create(b, loc, Type(), ValueRange(),
                                         dev.getMemref(), host);
       host.replaceUsesWithIf(dev.getMemref(), [&](OpOperand &use) {
@@ -207,8 +206,7 @@ struct NNXGPUDeviceMemoryPass
             if (Operation *def = size.getDefiningOp())
               if (def->getBlock() == &entry &&
                   (early.getInsertionPoint() == entry.begin() ||
-                   std::prev(early.getInsertionPoint())
-                       ->isBeforeInBlock(def)))
+                   std::prev(early.getInsertionPoint())->isBeforeInBlock(def)))
                 early.setInsertionPointAfter(def);
         } else {
           sizes = dynamicSizes(b, loc, v);

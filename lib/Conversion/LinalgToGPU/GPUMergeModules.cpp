@@ -47,16 +47,16 @@ struct NNXGPUMergeModulesPass
         if (isa<gpu::GPUFuncOp>(op))
           sym.setName(from.getSymNameAttr());
         Block *body = into.getBody();
-        StringAttr newName = intoTable.insert(
-            op, body->mightHaveTerminator()
-                    ? Block::iterator(body->getTerminator())
-                    : body->end());
+        StringAttr newName =
+            intoTable.insert(op, body->mightHaveTerminator()
+                                     ? Block::iterator(body->getTerminator())
+                                     : body->end());
         renamed[{from.getSymNameAttr(), oldName}] = newName;
       }
     }
     module.walk([&](gpu::LaunchFuncOp launch) {
-      auto it = renamed.find(
-          {launch.getKernelModuleName(), launch.getKernelName()});
+      auto it =
+          renamed.find({launch.getKernelModuleName(), launch.getKernelName()});
       if (it == renamed.end())
         return;
       launch.setKernelAttr(SymbolRefAttr::get(

@@ -72,10 +72,10 @@ struct KernelBuilder {
       if (auto fm = dyn_cast<arith::ArithFastMathInterface>(clone);
           fm && contract) {
         arith::FastMathFlags flags = fm.getFastMathFlagsAttr().getValue();
-        clone->setAttr(fm.getFastMathAttrName(),
-                       arith::FastMathFlagsAttr::get(
-                           clone->getContext(),
-                           flags | arith::FastMathFlags::contract));
+        clone->setAttr(
+            fm.getFastMathAttrName(),
+            arith::FastMathFlagsAttr::get(
+                clone->getContext(), flags | arith::FastMathFlags::contract));
       }
     }
     return llvm::map_to_vector(body->getTerminator()->getOperands(),
@@ -127,10 +127,10 @@ LogicalResult lowerPointwise(linalg::LinalgOp op, int64_t blockSize) {
     total = kb.mul(total, sizes[p]);
   Value c1 = kb.idx(1);
   Value threads = kb.idx(blockSize);
-  gpu::LaunchOp launch = kb.launch(kb.gridSize(total, blockSize), c1, c1,
-                                   threads, c1, c1);
-  Value linear = kb.add(kb.mul(launch.getBlockIds().x, threads),
-                        launch.getThreadIds().x);
+  gpu::LaunchOp launch =
+      kb.launch(kb.gridSize(total, blockSize), c1, c1, threads, c1, c1);
+  Value linear =
+      kb.add(kb.mul(launch.getBlockIds().x, threads), launch.getThreadIds().x);
   auto inRange = scf::IfOp::create(b, loc, kb.ult(linear, total),
                                    /*withElseRegion=*/false);
   b.setInsertionPoint(inRange.thenBlock()->getTerminator());
@@ -169,8 +169,7 @@ LogicalResult lowerPointwise(linalg::LinalgOp op, int64_t blockSize) {
               inner.indices(op.getMatchingIndexingMap(&operand), ivs)));
         }
         SmallVector<Value> results = inner.payload(op, args, ivs);
-        for (auto [init, result] :
-             llvm::zip(op.getDpsInitsMutable(), results))
+        for (auto [init, result] : llvm::zip(op.getDpsInitsMutable(), results))
           memref::StoreOp::create(
               nb, nloc, result, init.get(),
               inner.indices(op.getMatchingIndexingMap(&init), ivs));
@@ -290,9 +289,9 @@ LogicalResult lowerContraction(linalg::LinalgOp op,
   for (int64_t i = 0; i < rm; ++i)
     for (int64_t j = 0; j < rn; ++j) {
       auto [p, ok] = outPoint(i, j);
-      acc.push_back(guardedLoad(
-          ok, opC->get(), kb.indices(op.getMatchingIndexingMap(opC), p),
-          zeroC));
+      acc.push_back(guardedLoad(ok, opC->get(),
+                                kb.indices(op.getMatchingIndexingMap(opC), p),
+                                zeroC));
     }
 
   // Stages one operand tile: `rows` x `cols` elements of the operand at
@@ -322,8 +321,8 @@ LogicalResult lowerContraction(linalg::LinalgOp op,
     }
   };
 
-  Value numKTiles = arith::CeilDivUIOp::create(b, loc, sizes[dk],
-                                               kb.idx(tileK));
+  Value numKTiles =
+      arith::CeilDivUIOp::create(b, loc, sizes[dk], kb.idx(tileK));
   auto kLoop = scf::ForOp::create(
       b, loc, kb.idx(0), numKTiles, c1, acc,
       [&](OpBuilder &nb, Location nloc, Value kt, ValueRange accIn) {
@@ -354,9 +353,9 @@ LogicalResult lowerContraction(linalg::LinalgOp op,
               point[dk] = kb.add(k0, kk);
               for (int64_t i = 0; i < rm; ++i)
                 for (int64_t j = 0; j < rn; ++j)
-                  next.push_back(kb.payload(
-                      op, {a[i], bv[j], accK[i * rn + j]}, point,
-                      /*contract=*/true)[0]);
+                  next.push_back(kb.payload(op, {a[i], bv[j], accK[i * rn + j]},
+                                            point,
+                                            /*contract=*/true)[0]);
               scf::YieldOp::create(b, loc, next);
             });
         gpu::BarrierOp::create(b, loc);
@@ -369,8 +368,7 @@ LogicalResult lowerContraction(linalg::LinalgOp op,
       auto ifOp = scf::IfOp::create(b, loc, ok, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-      memref::StoreOp::create(b, loc, kLoop.getResult(i * rn + j),
-                              opC->get(),
+      memref::StoreOp::create(b, loc, kLoop.getResult(i * rn + j), opC->get(),
                               kb.indices(op.getMatchingIndexingMap(opC), p));
     }
   return success();
@@ -389,8 +387,7 @@ tiledContraction(linalg::LinalgOp op) {
       return std::nullopt;
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
-  if (failed(dims) || dims->m.empty() || dims->n.empty() ||
-      dims->k.size() != 1)
+  if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.size() != 1)
     return std::nullopt;
   if (op.getBlock()->getTerminator()->getNumOperands() != 1)
     return std::nullopt;

@@ -6,8 +6,8 @@
 // per-family Lower*.cpp files beside this one).
 //
 //===----------------------------------------------------------------------===//
-#include "nnx/Conversion/NNXToLinalg/NNXToLinalg.h"
 #include "nnx/Conversion/NNXToLinalg/LayerLowering.h"
+#include "nnx/Conversion/NNXToLinalg/NNXToLinalg.h"
 #include "nnx/Conversion/Passes.h"
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
 
@@ -50,8 +50,8 @@ LogicalResult emitProbes(OpBuilder &b, Operation *op, StringRef point,
     return success();
   auto list = dyn_cast<ArrayAttr>(attr);
   if (!list)
-    return emitModuleError(op) << "'" << kProbesAttrName
-                               << "' must be an array of dictionaries";
+    return emitModuleError(op)
+           << "'" << kProbesAttrName << "' must be an array of dictionaries";
   for (auto [i, entry] : llvm::enumerate(list)) {
     auto dict = dyn_cast<DictionaryAttr>(entry);
     auto name = dict ? dict.getAs<StringAttr>("name") : StringAttr();
@@ -71,9 +71,9 @@ LogicalResult emitProbes(OpBuilder &b, Operation *op, StringRef point,
     int64_t idx = index.getInt();
     if (idx < 0 || idx >= (int64_t)values.size())
       return emitModuleError(op)
-             << "probe '" << name.getValue() << "' asks for " << point
-             << " #" << idx << ", but there are " << values.size() << " "
-             << point << "s";
+             << "probe '" << name.getValue() << "' asks for " << point << " #"
+             << idx << ", but there are " << values.size() << " " << point
+             << "s";
     Value &v = values[idx];
     if (!isa<RankedTensorType>(v.getType()))
       return emitModuleError(op) << "probe '" << name.getValue() << "' is on "
@@ -104,8 +104,7 @@ private:
   FailureOr<SmallVector<Value>> emitModule(ModuleOpInterface m,
                                            ValueRange inputs);
   FailureOr<Value> emitLeaf(ModuleOpInterface m, Value x);
-  FailureOr<SmallVector<Value>> emitCustom(CustomModuleOp m,
-                                           ValueRange inputs);
+  FailureOr<SmallVector<Value>> emitCustom(CustomModuleOp m, ValueRange inputs);
   FailureOr<SmallVector<Value>> emitForwardOp(Operation &op,
                                               IRMapping &mapping);
   FailureOr<SmallVector<Value>> emitCall(CallOp call, ValueRange operands);
@@ -151,13 +150,13 @@ FailureOr<SmallVector<Value>> ForwardEmitter::emit(Operation *op,
   return outs;
 }
 
-FailureOr<SmallVector<Value>>
-ForwardEmitter::emitModule(ModuleOpInterface m, ValueRange inputs) {
+FailureOr<SmallVector<Value>> ForwardEmitter::emitModule(ModuleOpInterface m,
+                                                         ValueRange inputs) {
   if (StringAttr sub = m.getSubclassAttr())
-    return emitModuleError(m) << "is an instance of subclass '"
-                              << sub.getValue()
-                              << "' with its own forward, which nnx cannot "
-                                 "lower";
+    return emitModuleError(m)
+           << "is an instance of subclass '" << sub.getValue()
+           << "' with its own forward, which nnx cannot "
+              "lower";
   if (auto seq = dyn_cast<SequentialOp>(m.getOperation())) {
     SmallVector<Value> cur(inputs);
     for (Operation &child : seq.getBody().front()) {
@@ -174,8 +173,8 @@ ForwardEmitter::emitModule(ModuleOpInterface m, ValueRange inputs) {
   if (auto custom = dyn_cast<CustomModuleOp>(m.getOperation()))
     return emitCustom(custom, inputs);
   if (inputs.size() != 1)
-    return emitModuleError(m) << "takes exactly one input, got "
-                              << inputs.size();
+    return emitModuleError(m)
+           << "takes exactly one input, got " << inputs.size();
   FailureOr<Value> out =
       isa<FeedFwdOp>(m.getOperation())
           ? emitFeedFwd(cast<FeedFwdOp>(m.getOperation()), inputs.front())
@@ -265,8 +264,8 @@ static LogicalResult checkForwardRegionOp(Operation &op) {
   return failure(nested.wasInterrupted());
 }
 
-FailureOr<SmallVector<Value>>
-ForwardEmitter::emitCall(CallOp call, ValueRange operands) {
+FailureOr<SmallVector<Value>> ForwardEmitter::emitCall(CallOp call,
+                                                       ValueRange operands) {
   Operation *callee = call.resolveCalleeModule();
   if (!callee)
     return emitModuleError(call)
@@ -275,14 +274,14 @@ ForwardEmitter::emitCall(CallOp call, ValueRange operands) {
   if (failed(outs))
     return failure();
   if (outs->size() != call.getNumResults())
-    return emitModuleError(call) << "callee returns " << outs->size()
-                                 << " values, the call "
-                                 << call.getNumResults();
+    return emitModuleError(call)
+           << "callee returns " << outs->size() << " values, the call "
+           << call.getNumResults();
   SmallVector<Value> results;
   for (auto [v, t] : llvm::zip(*outs, call.getResultTypes())) {
     if (!tensor::CastOp::areCastCompatible(v.getType(), t))
-      return emitModuleError(call) << "callee returns " << v.getType()
-                                   << ", the call expects " << t;
+      return emitModuleError(call)
+             << "callee returns " << v.getType() << ", the call expects " << t;
     results.push_back(castTo(v, t));
   }
   return results;
@@ -291,8 +290,7 @@ ForwardEmitter::emitCall(CallOp call, ValueRange operands) {
 /// Emits one op of `m`'s forward region; `mapping` maps the region's values
 /// to the emitted ones.
 FailureOr<SmallVector<Value>>
-ForwardEmitter::emitForwardOp(Operation &op,
-                              IRMapping &mapping) {
+ForwardEmitter::emitForwardOp(Operation &op, IRMapping &mapping) {
   LocGuard guard(layers, op.getLoc());
   if (failed(checkForwardRegionOp(op)))
     return failure();
@@ -318,8 +316,8 @@ ForwardEmitter::emitForwardOp(Operation &op,
   return results;
 }
 
-FailureOr<SmallVector<Value>>
-ForwardEmitter::emitCustom(CustomModuleOp m, ValueRange inputs) {
+FailureOr<SmallVector<Value>> ForwardEmitter::emitCustom(CustomModuleOp m,
+                                                         ValueRange inputs) {
   ForwardOp fwd = m.getForward();
   if (!fwd)
     return emitModuleError(m) << "has no 'nnx.forward'";
@@ -369,14 +367,15 @@ FailureOr<func::FuncOp> mlir::nnx::buildForward(ModelOp model,
   // A declaration of the function (e.g. for a test `main` that calls it) is
   // replaced by the definition; any other symbol of that name is a clash.
   func::FuncOp declaration;
-  if (Operation *table = SymbolTable::getNearestSymbolTable(model->getParentOp()))
+  if (Operation *table =
+          SymbolTable::getNearestSymbolTable(model->getParentOp()))
     if (Operation *existing = SymbolTable::lookupSymbolIn(
             table, StringAttr::get(model.getContext(), funcName));
         existing && !isa<ModelOp>(existing)) {
       declaration = dyn_cast<func::FuncOp>(existing);
       if (!declaration || !declaration.isDeclaration())
         return model.emitOpError("cannot build '@")
-                   << funcName << "': the symbol already exists";
+               << funcName << "': the symbol already exists";
     }
   SmallVector<Type> inputs = model.getInputTypes();
   for (Type t : inputs)
@@ -389,7 +388,8 @@ FailureOr<func::FuncOp> mlir::nnx::buildForward(ModelOp model,
   Block *entry = fn.addEntryBlock();
   OpBuilder fb = OpBuilder::atBlockBegin(entry);
   ForwardEmitter emitter(fb);
-  FailureOr<SmallVector<Value>> outs = emitter.emit(root, entry->getArguments());
+  FailureOr<SmallVector<Value>> outs =
+      emitter.emit(root, entry->getArguments());
   if (failed(outs)) {
     fn.erase();
     return failure();

@@ -44,7 +44,8 @@ FailureOr<Value> LayerEmitter::getOptionalTensor(Operation *layer,
 }
 
 Value LayerEmitter::scalar(OpBuilder &b, Location l, Type elt, double v) {
-  return arith::ConstantOp::create(b, l, cast<TypedAttr>(b.getFloatAttr(elt, v)));
+  return arith::ConstantOp::create(b, l,
+                                   cast<TypedAttr>(b.getFloatAttr(elt, v)));
 }
 
 Value LayerEmitter::empty(ArrayRef<OpFoldResult> sizes, Type elt) {
@@ -79,11 +80,10 @@ SmallVector<OpFoldResult> LayerEmitter::sizesOf(Value x) {
 Value LayerEmitter::map(Value x, ScalarFn f) {
   auto t = cast<RankedTensorType>(x.getType());
   AffineMap id = builder.getMultiDimIdentityMap(t.getRank());
-  return generic(x, {id}, empty(sizesOf(x), t.getElementType()), id,
-                 SmallVector<IT>(t.getRank(), IT::parallel),
-                 [&](OpBuilder &nb, Location l, ValueRange a) {
-                   return f(nb, l, a[0]);
-                 });
+  return generic(
+      x, {id}, empty(sizesOf(x), t.getElementType()), id,
+      SmallVector<IT>(t.getRank(), IT::parallel),
+      [&](OpBuilder &nb, Location l, ValueRange a) { return f(nb, l, a[0]); });
 }
 
 AffineMap LayerEmitter::keptDims(unsigned rank, ArrayRef<bool> keep) {
@@ -122,8 +122,7 @@ Value LayerEmitter::reduce(Value x, ArrayRef<bool> keep, double init,
                  });
 }
 
-void mlir::nnx::registerLayerLoweringExternalModels(
-    DialectRegistry &registry) {
+void mlir::nnx::registerLayerLoweringExternalModels(DialectRegistry &registry) {
   registerProjectionLowerings(registry);
   registerNormLowerings(registry);
   registerActivationLowerings(registry);

@@ -57,10 +57,10 @@ Value scalarForward(SiLUOp, const Consts &c, Value v) {
 }
 
 Value scalarForward(LeakyReLUOp op, const Consts &c, Value v) {
-  Value pos = arith::CmpFOp::create(c.b, c.l, arith::CmpFPredicate::OGT, v,
-                                    c(0.0));
-  Value neg = arith::MulFOp::create(
-      c.b, c.l, v, c(op.getNegativeSlope().convertToDouble()));
+  Value pos =
+      arith::CmpFOp::create(c.b, c.l, arith::CmpFPredicate::OGT, v, c(0.0));
+  Value neg = arith::MulFOp::create(c.b, c.l, v,
+                                    c(op.getNegativeSlope().convertToDouble()));
   return arith::SelectOp::create(c.b, c.l, pos, v, neg);
 }
 
@@ -71,8 +71,8 @@ Value scalarForward(GELUOp op, const Consts &c, Value v) {
   Value inner;
   if (op.getApproximate() == GeluApproximation::none) {
     // x/2 * (1 + erf(x / sqrt(2)))
-    inner = math::ErfOp::create(b, l,
-                                arith::MulFOp::create(b, l, v, c(M_SQRT1_2)));
+    inner =
+        math::ErfOp::create(b, l, arith::MulFOp::create(b, l, v, c(M_SQRT1_2)));
   } else {
     // x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
     Value cube =
@@ -168,15 +168,16 @@ Value emitTrainDropout(LayerEmitter &e, Value x, double p, uint64_t seed) {
   return e.map(x, [&](OpBuilder &nb, Location l, Value v) -> Value {
     Value lin = linalg::IndexOp::create(nb, l, 0);
     for (unsigned d = 1; d < r; ++d)
-      lin = arith::AddIOp::create(
-          nb, l, arith::MulIOp::create(nb, l, lin, dims[d]),
-          linalg::IndexOp::create(nb, l, d));
+      lin = arith::AddIOp::create(nb, l,
+                                  arith::MulIOp::create(nb, l, lin, dims[d]),
+                                  linalg::IndexOp::create(nb, l, d));
     auto i64 = nb.getI64Type();
     Value z = arith::IndexCastOp::create(nb, l, i64, lin);
     z = arith::AddIOp::create(
         nb, l, z, arith::ConstantIntOp::create(nb, l, i64, (int64_t)offset));
-    Value u = arith::ShRUIOp::create(nb, l, splitmix64(nb, l, z),
-                                     arith::ConstantIntOp::create(nb, l, i64, 40));
+    Value u =
+        arith::ShRUIOp::create(nb, l, splitmix64(nb, l, z),
+                               arith::ConstantIntOp::create(nb, l, i64, 40));
     Value keepIt = arith::CmpIOp::create(
         nb, l, arith::CmpIPredicate::uge, u,
         arith::ConstantIntOp::create(nb, l, i64, (int64_t)threshold));

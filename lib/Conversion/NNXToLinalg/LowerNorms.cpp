@@ -29,8 +29,8 @@ Value addSquareCombine(OpBuilder &b, Location l, ValueRange a, Value acc) {
 
 /// 1 / sqrt(v + eps).
 Value rsqrtPlusEps(OpBuilder &b, Location l, Type elt, Value v, double eps) {
-  Value var = arith::AddFOp::create(b, l, v,
-                                    LayerEmitter::scalar(b, l, elt, eps));
+  Value var =
+      arith::AddFOp::create(b, l, v, LayerEmitter::scalar(b, l, elt, eps));
   return arith::DivFOp::create(b, l, LayerEmitter::scalar(b, l, elt, 1.0),
                                math::SqrtOp::create(b, l, var));
 }
@@ -52,8 +52,8 @@ FailureOr<Value> emitTrailingNorm(LayerEmitter &e, Operation *op, Value x,
   for (unsigned d = 0; d < r; ++d)
     (d < lead ? keep : keepParam)[d] = true;
   FailureOr<Value> w = e.getOptionalTensor(op, "weight");
-  FailureOr<Value> bias = rms ? FailureOr<Value>(Value())
-                              : e.getOptionalTensor(op, "bias");
+  FailureOr<Value> bias =
+      rms ? FailureOr<Value>(Value()) : e.getOptionalTensor(op, "bias");
   if (failed(w) || failed(bias))
     return failure();
   auto divCount = [&](OpBuilder &nb, Location l, Value v) -> Value {
@@ -192,14 +192,14 @@ FailureOr<Value> BatchNormLowering::emitForward(Operation *layer,
   ins = {stats->mean, alpha};
   if (*bias)
     ins.push_back(*bias);
-  Value beta = e.generic(
-      ins, SmallVector<AffineMap>(ins.size(), id1), e.empty(csize, elt), id1,
-      {IT::parallel}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value ma = arith::MulFOp::create(nb, l, a[0], a[1]);
-        if (a.size() > 3)
-          return arith::SubFOp::create(nb, l, a[2], ma);
-        return arith::NegFOp::create(nb, l, ma);
-      });
+  Value beta = e.generic(ins, SmallVector<AffineMap>(ins.size(), id1),
+                         e.empty(csize, elt), id1, {IT::parallel},
+                         [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                           Value ma = arith::MulFOp::create(nb, l, a[0], a[1]);
+                           if (a.size() > 3)
+                             return arith::SubFOp::create(nb, l, a[2], ma);
+                           return arith::NegFOp::create(nb, l, ma);
+                         });
   AffineMap id = b.getMultiDimIdentityMap(r), ch = e.keptDims(r, keep);
   return e.generic({x, alpha, beta}, {id, ch, ch}, e.empty(e.sizesOf(x), elt),
                    id, SmallVector<IT>(r, IT::parallel),

@@ -27,8 +27,8 @@ NamedAttribute linalgMatmulTransposedB(OpBuilder &b) {
   auto map = [&](AffineExpr r, AffineExpr c) {
     return AffineMapAttr::get(AffineMap::get(3, 0, {r, c}, b.getContext()));
   };
-  return b.getNamedAttr("indexing_maps", b.getArrayAttr({map(m, k), map(n, k),
-                                                         map(m, n)}));
+  return b.getNamedAttr("indexing_maps",
+                        b.getArrayAttr({map(m, k), map(n, k), map(m, n)}));
 }
 
 /// The matmul's accumulator: the bias broadcast over the rows, or zeros.
@@ -47,8 +47,7 @@ FailureOr<Value> emitLinearInit(LayerEmitter &e, LinearOp op, Type elt,
 }
 
 struct LinearLowering
-    : public LayerLoweringOpInterface::ExternalModel<LinearLowering,
-                                                     LinearOp> {
+    : public LayerLoweringOpInterface::ExternalModel<LinearLowering, LinearOp> {
   FailureOr<Value> emitForward(Operation *layer, LayerEmitter &e,
                                Value x) const {
     auto op = cast<LinearOp>(layer);
@@ -121,8 +120,7 @@ struct EmbeddingLowering
         b.getMultiDimIdentityMap(rank + 1),
         SmallVector<IT>(rank + 1, IT::parallel),
         [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-          Value id =
-              arith::IndexCastOp::create(nb, l, nb.getIndexType(), a[0]);
+          Value id = arith::IndexCastOp::create(nb, l, nb.getIndexType(), a[0]);
           Value zero = arith::ConstantIndexOp::create(nb, l, 0);
           Value last = arith::ConstantIndexOp::create(nb, l, rows - 1);
           id = arith::MaxSIOp::create(nb, l, id, zero);

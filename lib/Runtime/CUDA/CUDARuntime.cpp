@@ -341,24 +341,23 @@ NNX_EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
   return function;
 }
 
-NNX_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX,
-                                 intptr_t gridY, intptr_t gridZ,
-                                 intptr_t blockX, intptr_t blockY,
-                                 intptr_t blockZ, int32_t smem, void *stream,
-                                 void **params, void **extra,
+NNX_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                                 intptr_t gridZ, intptr_t blockX,
+                                 intptr_t blockY, intptr_t blockZ, int32_t smem,
+                                 void *stream, void **params, void **extra,
                                  size_t /*paramsCount*/) {
   const Driver *d = acquire();
   if (!d || !function)
     return;
   auto f = static_cast<CUfunction>(function);
   if (smem > 48 * 1024 &&
-      !NNX_CHECK(d, cuFuncSetAttribute(
-                        f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                        smem)))
+      !NNX_CHECK(d,
+                 cuFuncSetAttribute(
+                     f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem)))
     return;
-  NNX_CHECK(d, cuLaunchKernel(f, gridX, gridY, gridZ, blockX, blockY, blockZ,
-                              smem, static_cast<CUstream>(stream), params,
-                              extra));
+  NNX_CHECK(d,
+            cuLaunchKernel(f, gridX, gridY, gridZ, blockX, blockY, blockZ, smem,
+                           static_cast<CUstream>(stream), params, extra));
 }
 
 NNX_EXPORT void *mgpuStreamCreate() {
@@ -415,10 +414,9 @@ NNX_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, void * /*stream*/,
   if (!d || sizeBytes == 0) // an empty batch: no memory, no kernel reads it
     return nullptr;
   CUdeviceptr ptr = 0;
-  bool ok = isHostShared
-                ? NNX_CHECK(d, cuMemAllocManaged(&ptr, sizeBytes,
-                                                 CU_MEM_ATTACH_GLOBAL))
-                : NNX_CHECK(d, cuMemAlloc(&ptr, sizeBytes));
+  bool ok = isHostShared ? NNX_CHECK(d, cuMemAllocManaged(&ptr, sizeBytes,
+                                                          CU_MEM_ATTACH_GLOBAL))
+                         : NNX_CHECK(d, cuMemAlloc(&ptr, sizeBytes));
   return ok ? reinterpret_cast<void *>(ptr) : nullptr;
 }
 
@@ -526,7 +524,10 @@ NNX_EXPORT void mgpuSetDefaultDevice(int32_t device) {
 }
 
 const std::vector<nnx::cuda::RuntimeSymbol> &nnx::cuda::runtimeSymbols() {
-#define NNX_SYMBOL(name) {#name, reinterpret_cast<void *>(&name)}
+#define NNX_SYMBOL(name)                                                       \
+  {                                                                            \
+    #name, reinterpret_cast<void *>(&name)                                     \
+  }
   static const std::vector<RuntimeSymbol> symbols = {
       NNX_SYMBOL(mgpuModuleLoad),
       NNX_SYMBOL(mgpuModuleLoadJIT),

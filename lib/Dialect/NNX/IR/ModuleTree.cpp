@@ -128,9 +128,8 @@ Operation *mlir::nnx::lookupRegistered(ModuleOpInterface root, StringRef path,
   return current;
 }
 
-FailureOr<ModuleOpInterface> mlir::nnx::lookupModule(ModelOp model,
-                                                     StringRef path,
-                                                     std::string *whyNot) {
+FailureOr<ModuleOpInterface>
+mlir::nnx::lookupModule(ModelOp model, StringRef path, std::string *whyNot) {
   ModuleOpInterface root = model.getRootModule();
   unsigned failed = 0;
   Operation *found = root ? lookupRegistered(root, path, &failed) : nullptr;
@@ -138,8 +137,8 @@ FailureOr<ModuleOpInterface> mlir::nnx::lookupModule(ModelOp model,
     if (whyNot) {
       SmallVector<StringRef> segs = splitPath(path);
       std::string parent = llvm::join(ArrayRef(segs).take_front(failed), ".");
-      *whyNot = (Twine("no module '") + (failed < segs.size() ? segs[failed] : "") +
-                 "' in " +
+      *whyNot = (Twine("no module '") +
+                 (failed < segs.size() ? segs[failed] : "") + "' in " +
                  (parent.empty() ? Twine("the root module")
                                  : Twine("'") + parent + "'") +
                  " (path '" + path + "', segment " + Twine(failed) + ")")
@@ -164,8 +163,8 @@ std::string mlir::nnx::getModulePath(Operation *op) {
       break; // the root module's own key is not part of paths
     if (!isRegisteredChild(cur))
       continue; // ops of a forward, the forward itself
-    if (auto name = cur->getAttrOfType<StringAttr>(
-            SymbolTable::getSymbolAttrName()))
+    if (auto name =
+            cur->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName()))
       keys.push_back(name.getValue());
   }
   std::reverse(keys.begin(), keys.end());
@@ -302,9 +301,8 @@ static FeatureSignature signatureOfKind(Operation *module, ActiveSet &active) {
 // Forward type function
 //===----------------------------------------------------------------------===//
 
-static FailureOr<SmallVector<Type>> inferLeaf(LayerOpInterface layer,
-                                              Type input,
-                                              const ModuleTypeError &error) {
+static FailureOr<SmallVector<Type>>
+inferLeaf(LayerOpInterface layer, Type input, const ModuleTypeError &error) {
   auto in = dyn_cast<RankedTensorType>(input);
   if (!in || in.getRank() == 0)
     return error("needs a ranked tensor of rank >= 1 as input");
@@ -354,9 +352,9 @@ static FailureOr<SmallVector<Type>> inferSequential(SequentialOp seq,
 
 /// A custom module returns what its forward declares, for inputs compatible
 /// with the declared ones.
-static FailureOr<SmallVector<Type>>
-inferCustom(CustomModuleOp custom, TypeRange inputs,
-            const ModuleTypeError &fail) {
+static FailureOr<SmallVector<Type>> inferCustom(CustomModuleOp custom,
+                                                TypeRange inputs,
+                                                const ModuleTypeError &fail) {
   ForwardOp fwd = custom.getForward();
   if (!fwd)
     return fail("has no 'nnx.forward'");

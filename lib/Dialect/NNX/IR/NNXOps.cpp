@@ -83,9 +83,9 @@ LogicalResult mlir::nnx::detail::verifyModuleOpInterface(Operation *op) {
   if (DictionaryAttr d = m.getRequiresGradAttr())
     for (NamedAttribute na : d)
       if (!isa<BoolAttr>(na.getValue()))
-        return emitModuleError(op) << "'requires_grad' of '"
-                                   << na.getName().getValue()
-                                   << "' must be a bool";
+        return emitModuleError(op)
+               << "'requires_grad' of '" << na.getName().getValue()
+               << "' must be a bool";
   if (DictionaryAttr d = m.getParametrizationsAttr())
     for (NamedAttribute na : d)
       if (!isa<StringAttr>(na.getValue()))
@@ -102,13 +102,14 @@ LogicalResult mlir::nnx::detail::verifyModuleOpInterface(Operation *op) {
 }
 
 static LogicalResult verifyFloatTensor(Operation *op, ElementsAttr t,
-                                       StringRef name, ArrayRef<int64_t> shape) {
+                                       StringRef name,
+                                       ArrayRef<int64_t> shape) {
   if (!t)
     return success();
   auto type = dyn_cast<RankedTensorType>(t.getType());
   if (!type || !isa<FloatType>(type.getElementType()))
-    return emitModuleError(op) << "'" << name
-                               << "' must be a ranked float tensor";
+    return emitModuleError(op)
+           << "'" << name << "' must be a ranked float tensor";
   if (type.getShape() != shape) {
     auto diag = emitModuleError(op) << "'" << name << "' has shape ";
     llvm::interleave(type.getShape(), diag, "x");
@@ -127,8 +128,8 @@ static LogicalResult verifySameElementType(Operation *op,
       continue;
     Type e = cast<ShapedType>(t.getType()).getElementType();
     if (elt && e != elt)
-      return emitModuleError(op) << "tensors mix element types " << elt
-                                 << " and " << e;
+      return emitModuleError(op)
+             << "tensors mix element types " << elt << " and " << e;
     elt = e;
   }
   return success();
@@ -141,8 +142,8 @@ static LogicalResult verifyChildren(Operation *container, bool positional) {
   for (Operation &child : container->getRegion(0).front()) {
     if (!isa<ModuleOpInterface, AliasOp>(child))
       return emitModuleError(container)
-             << "may only hold modules and aliases, found '"
-             << child.getName() << "'";
+             << "may only hold modules and aliases, found '" << child.getName()
+             << "'";
     if (positional) {
       StringRef key = SymbolTable::getSymbolName(&child).getValue();
       if (key != std::to_string(index)) {
@@ -659,8 +660,8 @@ LogicalResult LinearOp::verify() {
            << "'weight' must be a 2-D float tensor (out x in)";
   if (getOutFeatures() && (int64_t)*getOutFeatures() != wt.getDimSize(0))
     return emitModuleError(*this) << "'out_features' disagrees with 'weight'";
-  if (failed(verifyFloatTensor(*this, getBiasAttr(), "bias",
-                               {wt.getDimSize(0)})))
+  if (failed(
+          verifyFloatTensor(*this, getBiasAttr(), "bias", {wt.getDimSize(0)})))
     return failure();
   return verifySameElementType(*this, {w, getBiasAttr()});
 }
@@ -673,14 +674,13 @@ LogicalResult EmbeddingOp::verify() {
   int64_t num = wt.getDimSize(0);
   if (std::optional<int64_t> pad = getPaddingIdx())
     if (*pad < -num || *pad >= num)
-      return emitModuleError(*this) << "padding_idx " << *pad
-                                    << " is outside the table of " << num
-                                    << " rows";
+      return emitModuleError(*this)
+             << "padding_idx " << *pad << " is outside the table of " << num
+             << " rows";
   if (std::optional<ArrayRef<bool>> mask = getFrozenRows())
     if ((int64_t)mask->size() != num)
-      return emitModuleError(*this)
-             << "frozen_rows has " << mask->size() << " entries for " << num
-             << " rows";
+      return emitModuleError(*this) << "frozen_rows has " << mask->size()
+                                    << " entries for " << num << " rows";
   return success();
 }
 
@@ -833,8 +833,7 @@ static FailureOr<Type> inferNormType(NormOp norm, RankedTensorType input,
   return Type(input);
 }
 
-template <typename NormOp>
-static FeatureSignature normSignature(NormOp norm) {
+template <typename NormOp> static FeatureSignature normSignature(NormOp norm) {
   FeatureSignature s;
   s.in = s.out = norm.getNormalizedShape().back();
   return s;

@@ -1,9 +1,9 @@
 //===- TensorUtils.cpp - reading and making parameter tensors ---*- C++ -*-===//
 #include "nnx/Dialect/NNX/IR/TensorUtils.h"
 
+#include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
-#include "mlir/IR/BuiltinDialect.h"
 
 using namespace mlir;
 

@@ -75,8 +75,8 @@ struct Loader {
       auto config = o->getString("config");
       auto reason = o->getString("reason");
       if (!config || !reason)
-        return fail(file, where +
-                              ": a condition needs \"config\" and \"reason\"");
+        return fail(file,
+                    where + ": a condition needs \"config\" and \"reason\"");
       c.config = config->str();
       c.reason = reason->str();
       if (const json::Value *eq = o->get("equals"))
@@ -203,8 +203,8 @@ struct Loader {
         for (const auto &e : *m) {
           auto s = e.second.getAsString();
           if (!s)
-            return fail(file, "\"" + key + "\": entry \"" +
-                                  StringRef(e.first) + "\" must be a string");
+            return fail(file, "\"" + key + "\": entry \"" + StringRef(e.first) +
+                                  "\" must be a string");
           if (key == "rename")
             family.renames[e.first.str()] = s->str();
           else
@@ -220,9 +220,8 @@ struct Loader {
             return fail(file, "condition list \"" + StringRef(e.first) +
                                   "\" must be an array");
           std::vector<Condition> list;
-          if (!parseConditions(file, *arr,
-                               "condition list \"" + e.first.str() + "\"",
-                               list))
+          if (!parseConditions(
+                  file, *arr, "condition list \"" + e.first.str() + "\"", list))
             return false;
           family.conditions[e.first.str()] = std::move(list);
         }
@@ -249,8 +248,8 @@ struct Loader {
   bool check(Family &family) {
     for (auto &[name, v] : family.values) {
       if (!family.hosts.count(v.host))
-        return fail(family.file, "value \"" + name + "\": unknown host \"" +
-                                     v.host + "\"");
+        return fail(family.file,
+                    "value \"" + name + "\": unknown host \"" + v.host + "\"");
       if (!v.conditionRef.empty() && !family.conditions.count(v.conditionRef))
         return fail(family.file, "value \"" + name +
                                      "\": unknown condition list \"" +
@@ -258,8 +257,8 @@ struct Loader {
     }
     for (auto &[host, pattern] : family.hosts)
       if (llvm::count(pattern, '*') > 1)
-        return fail(family.file, "host \"" + host +
-                                     "\": at most one '*' segment");
+        return fail(family.file,
+                    "host \"" + host + "\": at most one '*' segment");
     return true;
   }
 };

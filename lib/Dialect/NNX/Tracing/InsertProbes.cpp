@@ -66,11 +66,10 @@ struct NNXInsertProbesPass
       if (latest && pos < latestPos) {
         InFlightDiagnostic diag =
             model.emitError()
-            << "nnx-insert-probes: '" << name << "' ("
-            << r.location.describe() << ") is computed before '"
-            << latest->name << "' (" << latest->location.describe()
-            << "), which comes first in '" << option
-            << "': list values in execution order";
+            << "nnx-insert-probes: '" << name << "' (" << r.location.describe()
+            << ") is computed before '" << latest->name << "' ("
+            << latest->location.describe() << "), which comes first in '"
+            << option << "': list values in execution order";
         diag.attachNote(r.location.op->getLoc())
             << "'" << name << "' is computed here";
         diag.attachNote(latest->location.op->getLoc())
@@ -95,8 +94,8 @@ struct NNXInsertProbesPass
         loadFamily(family, getFamiliesDir(familiesDir), error);
     if (!fam) {
       auto models = getOperation().getOps<ModelOp>();
-      Location loc = models.empty() ? getOperation().getLoc()
-                                    : (*models.begin()).getLoc();
+      Location loc =
+          models.empty() ? getOperation().getLoc() : (*models.begin()).getLoc();
       emitError(loc) << "nnx-insert-probes: " << error;
       return signalPassFailure();
     }
@@ -127,9 +126,9 @@ struct NNXInsertProbesPass
         probes.append(existing.begin(), existing.end());
       NamedAttribute fields[] = {
           b.getNamedAttr("name", b.getStringAttr(req.name)),
-          b.getNamedAttr("point",
-                         b.getStringAttr(req.location.output ? "output"
-                                                             : "input")),
+          b.getNamedAttr(
+              "point",
+              b.getStringAttr(req.location.output ? "output" : "input")),
           b.getNamedAttr("index", b.getI64IntegerAttr(req.location.index)),
           b.getNamedAttr("kind", b.getStringAttr(req.write ? "write" : "read")),
       };

@@ -33,9 +33,9 @@ struct NNXLowerProbesPass
       return diag;
     }
     if (!func.getBody().hasOneBlock())
-      return func.emitError() << "nnx-lower-probes: function @"
-                              << func.getSymName()
-                              << " has more than one block";
+      return func.emitError()
+             << "nnx-lower-probes: function @" << func.getSymName()
+             << " has more than one block";
     llvm::StringSet<> names;
     auto collect = [&](StringRef attr) {
       if (auto a = func->getAttrOfType<ArrayAttr>(attr))
@@ -51,9 +51,8 @@ struct NNXLowerProbesPass
                              << "\" is nested in a region; only probes in "
                                 "the function body can be lowered";
       if (!names.insert(p.getName()).second)
-        return p.emitError() << "nnx-lower-probes: probe name \""
-                             << p.getName() << "\" is used twice in @"
-                             << func.getSymName();
+        return p.emitError() << "nnx-lower-probes: probe name \"" << p.getName()
+                             << "\" is used twice in @" << func.getSymName();
     }
     return success();
   }
@@ -82,16 +81,15 @@ struct NNXLowerProbesPass
           // argument, and it is what the caller receives.
           OpBuilder b(p);
           auto copy = bufferization::AllocTensorOp::create(
-              b, p.getLoc(), cast<RankedTensorType>(v.getType()),
-              ValueRange(), v);
+              b, p.getLoc(), cast<RankedTensorType>(v.getType()), ValueRange(),
+              v);
           readValues.push_back(copy);
           readNames.push_back(p.getNameAttr());
           p.getResult().replaceAllUsesWith(v);
         } else {
           unsigned idx = func.getNumArguments();
-          if (failed(func.insertArgument(idx, v.getType(),
-                                         DictionaryAttr::get(ctx),
-                                         p.getLoc()))) {
+          if (failed(func.insertArgument(
+                  idx, v.getType(), DictionaryAttr::get(ctx), p.getLoc()))) {
             p.emitError() << "nnx-lower-probes: cannot add an argument";
             return signalPassFailure();
           }

@@ -33,8 +33,8 @@ static std::string describeOp(Operation *op) {
 std::string ProbeLocation::describe() const {
   if (!op)
     return "<nothing>";
-  std::string s = (output ? "output " : "input ") + std::to_string(index) +
-                  " of ";
+  std::string s =
+      (output ? "output " : "input ") + std::to_string(index) + " of ";
   if (onModule)
     return s + "module '" + displayPath(op) + "' (" + opName(op) + ")";
   return s + describeOp(op);
@@ -155,7 +155,8 @@ static bool configMatches(Attribute a, const llvm::json::Value &v) {
     return v.getAsBoolean() == std::optional<bool>(true);
   if (auto i = dyn_cast<IntegerAttr>(a)) {
     if (i.getType().isInteger(1))
-      return v.getAsBoolean() == std::optional<bool>(i.getValue().getBoolValue());
+      return v.getAsBoolean() ==
+             std::optional<bool>(i.getValue().getBoolValue());
     return v.getAsInteger() == std::optional<int64_t>(i.getInt());
   }
   if (auto f = dyn_cast<FloatAttr>(a))
@@ -217,8 +218,8 @@ std::vector<std::string> Resolver::listNames(std::string &error) {
     }
     SmallVector<StringRef> segs = splitPath(prefix);
     unsigned failed = 0;
-    ModuleOpInterface list = walkStandard(
-        model.getRootModule(), ArrayRef(segs).drop_back(), failed);
+    ModuleOpInterface list =
+        walkStandard(model.getRootModule(), ArrayRef(segs).drop_back(), failed);
     if (!list) {
       error = ("host pattern '" + prefix + ".…': no module '" + segs[failed] +
                "' (segment " + Twine(failed) + ")")
@@ -228,8 +229,8 @@ std::vector<std::string> Resolver::listNames(std::string &error) {
     std::string base = llvm::join(ArrayRef(segs).drop_back(), ".");
     if (list->getNumRegions() == 1 && !list->getRegion(0).empty())
       for (Operation &child : list->getRegion(0).front()) {
-        auto key = child.getAttrOfType<StringAttr>(
-            SymbolTable::getSymbolAttrName());
+        auto key =
+            child.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
         if (!key || !resolveAlias(&child))
           continue;
         for (const std::string &v : values)
@@ -239,8 +240,7 @@ std::vector<std::string> Resolver::listNames(std::string &error) {
   return names;
 }
 
-static Resolution makeError(std::string msg,
-                            SmallVector<Note> notes = {}) {
+static Resolution makeError(std::string msg, SmallVector<Note> notes = {}) {
   Resolution r;
   r.kind = Resolution::Error;
   r.message = std::move(msg);
@@ -253,8 +253,8 @@ Resolution Resolver::resolve(StringRef name, bool forWrite) {
   for (const auto &[vname, def] : family.values) {
     HostPattern p = parsePattern(family.hosts.at(def.host));
     unsigned k = p.prefixLen();
-    if (segs.size() <= k || llvm::join(ArrayRef(segs).drop_front(k), ".") !=
-                                vname)
+    if (segs.size() <= k ||
+        llvm::join(ArrayRef(segs).drop_front(k), ".") != vname)
       continue;
     bool match = true;
     for (unsigned i = 0; i < k; ++i)
@@ -277,14 +277,15 @@ Resolution Resolver::resolve(StringRef name, bool forWrite) {
     ModuleOpInterface host =
         walkStandard(model.getRootModule(), hostSegs, failed);
     if (!host) {
-      std::string parent = llvm::join(ArrayRef(hostSegs).take_front(failed), ".");
-      Resolution r = makeError(
-          ("'" + name + "': its host '" + def.host + "' is '" +
-           llvm::join(hostSegs, ".") + "', and segment '" + hostSegs[failed] +
-           "' names no module in " +
-           (parent.empty() ? std::string("the root module")
-                           : "'" + parent + "'"))
-              .str());
+      std::string parent =
+          llvm::join(ArrayRef(hostSegs).take_front(failed), ".");
+      Resolution r =
+          makeError(("'" + name + "': its host '" + def.host + "' is '" +
+                     llvm::join(hostSegs, ".") + "', and segment '" +
+                     hostSegs[failed] + "' names no module in " +
+                     (parent.empty() ? std::string("the root module")
+                                     : "'" + parent + "'"))
+                        .str());
       r.def = &def;
       return r;
     }
@@ -340,8 +341,8 @@ static bool isTerminal(StringRef s) {
 }
 
 Resolution Resolver::resolvePath(ModuleOpInterface host, StringRef path,
-                                 const std::optional<Select> &select,
-                                 bool copy, bool forWrite) {
+                                 const std::optional<Select> &select, bool copy,
+                                 bool forWrite) {
   ModuleOpInterface root = model.getRootModule();
   StringRef rest = path;
   ModuleOpInterface cur = host;
@@ -397,11 +398,11 @@ Resolution Resolver::resolvePath(ModuleOpInterface host, StringRef path,
     unsigned failed = 0;
     m = walkStandard(cur, modSegs, failed);
     if (!m) {
-      ModuleOpInterface parent = walkStandard(
-          cur, ArrayRef(modSegs).take_front(failed), failed);
-      return makeError(("segment '" + modSegs[failed] +
-                        "' names no module: '" + displayPath(parent) +
-                        "' has no child or alias '" + modSegs[failed] + "'")
+      ModuleOpInterface parent =
+          walkStandard(cur, ArrayRef(modSegs).take_front(failed), failed);
+      return makeError(("segment '" + modSegs[failed] + "' names no module: '" +
+                        displayPath(parent) + "' has no child or alias '" +
+                        modSegs[failed] + "'")
                            .str(),
                        {{parent, "looked in this module"}});
     }
@@ -423,8 +424,7 @@ Resolution Resolver::resolvePath(ModuleOpInterface host, StringRef path,
       auto call = dyn_cast<CallOp>(curOp);
       if (!call)
         return makeError(("'" + source + "' (" + opName(curOp) +
-                          ") is not an nnx.call: only a call has a source")
-                             ,
+                          ") is not an nnx.call: only a call has a source"),
                          {{curOp, "this op"}});
       scope = call.resolveCalleeModule();
     }
@@ -434,8 +434,7 @@ Resolution Resolver::resolvePath(ModuleOpInterface host, StringRef path,
     if (!fwd)
       return makeError(("module '" + displayPath(scope) + "' (" +
                         opName(scope) + ") has no forward region to take '" +
-                        source + "' from")
-                           ,
+                        source + "' from"),
                        {{scope, "this module"}});
     Operation *found = nullptr;
     SmallVector<std::string> labels;
@@ -447,44 +446,41 @@ Resolution Resolver::resolvePath(ModuleOpInterface host, StringRef path,
       }
     });
     if (!found)
-      return makeError(("segment 'source." + label +
-                        "' names no op: the forward of '" + displayPath(scope) +
-                        "' has no op labeled '" + label + "' (labels: " +
-                        (labels.empty() ? std::string("none")
-                                        : llvm::join(labels, ", ")) +
-                        ")")
-                           .str(),
-                       {{scope, "this module"}});
+      return makeError(
+          ("segment 'source." + label + "' names no op: the forward of '" +
+           displayPath(scope) + "' has no op labeled '" + label +
+           "' (labels: " +
+           (labels.empty() ? std::string("none") : llvm::join(labels, ", ")) +
+           ")")
+              .str(),
+          {{scope, "this module"}});
     curOp = found;
     onModule = false;
     if (t >= tokens.size())
       return makeError(("the path ends after '" + source +
-                        "': add 'output', 'input' or 'inputs'")
-                           );
+                        "': add 'output', 'input' or 'inputs'"));
   }
   StringRef terminal = tokens[t++];
   if (!isTerminal(terminal))
-    return makeError(("unexpected segment '" + terminal + "' after '" +
-                      source + "'")
-                         .str());
+    return makeError(
+        ("unexpected segment '" + terminal + "' after '" + source + "'").str());
   if (t < tokens.size())
-    return makeError(("unexpected segment '" + tokens[t] + "' after '" +
-                      terminal + "'")
-                         .str());
+    return makeError(
+        ("unexpected segment '" + tokens[t] + "' after '" + terminal + "'")
+            .str());
 
   bool out = terminal == "output";
-  std::string what = onModule ? "module '" + displayPath(m) + "' (" +
-                                    opName(m) + ")"
-                              : describeOp(curOp);
-  unsigned count = onModule ? numModuleValues(m, out)
-                            : (out ? curOp->getNumResults()
-                                   : curOp->getNumOperands());
+  std::string what = onModule
+                         ? "module '" + displayPath(m) + "' (" + opName(m) + ")"
+                         : describeOp(curOp);
+  unsigned count =
+      onModule ? numModuleValues(m, out)
+               : (out ? curOp->getNumResults() : curOp->getNumOperands());
   if (count == 0)
     return makeError((what + " has no " + (out ? "outputs" : "inputs") +
                       (isa<ModuleListOp>(curOp)
                            ? std::string(" (a module_list has no forward)")
-                           : std::string()))
-                         ,
+                           : std::string())),
                      {{curOp, "this op"}});
   if (terminal == "inputs" && !select)
     return makeError("'inputs' is the whole (args, kwargs) pair, not one "
@@ -510,21 +506,21 @@ Resolution Resolver::resolvePath(ModuleOpInterface host, StringRef path,
             pos = i;
         }
     if (!pos || numKw > curOp->getNumOperands())
-      return makeError((what + " has no keyword argument '" +
-                        select->keyword + "' (keywords: " +
-                        (names.empty() ? std::string("none")
-                                       : llvm::join(names, ", ")) +
-                        ")")
-                           ,
-                       {{curOp, "this op"}});
+      return makeError(
+          (what + " has no keyword argument '" + select->keyword +
+           "' (keywords: " +
+           (names.empty() ? std::string("none") : llvm::join(names, ", ")) +
+           ")"),
+          {{curOp, "this op"}});
     index = curOp->getNumOperands() - numKw + *pos;
   } else {
     index = select ? *select->index : 0;
     unsigned limit = out ? count : count - std::min(count, numKw);
     if (index >= limit)
       return makeError((what + " has " + Twine(limit) + " " +
-                        (out ? "output(s)"
-                             : numKw ? "positional input(s)" : "input(s)") +
+                        (out     ? "output(s)"
+                         : numKw ? "positional input(s)"
+                                 : "input(s)") +
                         ": select=" + Twine(index) + " is out of range")
                            .str(),
                        {{curOp, "this op"}});
@@ -538,8 +534,7 @@ Resolution Resolver::resolvePath(ModuleOpInterface host, StringRef path,
   if (runs == 0)
     return makeError((r.location.describe() +
                       " is never computed: the model's forward does not "
-                      "run it")
-                         ,
+                      "run it"),
                      {{curOp, "this op"}});
   if (runs > 1)
     return makeError((r.location.describe() + " is computed " + Twine(runs) +
@@ -569,10 +564,10 @@ Resolution Resolver::resolvePath(ModuleOpInterface host, StringRef path,
         if (!a || a.getInt() != use.getOperandNumber() ||
             u->getNumResults() == 0)
           continue;
-        r.notes.push_back(
-            {u, "overwrites the value in place; the read sees the "
-                "updated tensor (a family value with \"copy\": true "
-                "reads it before)"});
+        r.notes.push_back({u,
+                           "overwrites the value in place; the read sees the "
+                           "updated tensor (a family value with \"copy\": true "
+                           "reads it before)"});
         r.location = {u, false, true, 0};
         v = u->getResult(0);
         moved = true;

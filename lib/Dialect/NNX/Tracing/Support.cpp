@@ -15,7 +15,8 @@ using namespace mlir::nnx;
 using namespace mlir::nnx::tracing;
 
 namespace {
-struct NNXSupportPass : public mlir::nnx::impl::NNXSupportPassBase<NNXSupportPass> {
+struct NNXSupportPass
+    : public mlir::nnx::impl::NNXSupportPassBase<NNXSupportPass> {
   using Base::Base;
 
   void runOnOperation() override {
@@ -24,8 +25,8 @@ struct NNXSupportPass : public mlir::nnx::impl::NNXSupportPassBase<NNXSupportPas
         loadFamily(family, getFamiliesDir(familiesDir), error);
     if (!fam) {
       auto models = getOperation().getOps<ModelOp>();
-      Location loc = models.empty() ? getOperation().getLoc()
-                                    : (*models.begin()).getLoc();
+      Location loc =
+          models.empty() ? getOperation().getLoc() : (*models.begin()).getLoc();
       emitError(loc) << "nnx-support: " << error;
       return signalPassFailure();
     }
@@ -34,8 +35,7 @@ struct NNXSupportPass : public mlir::nnx::impl::NNXSupportPassBase<NNXSupportPas
     for (ModelOp model : getOperation().getOps<ModelOp>()) {
       anyModel = true;
       Resolver resolver(*fam, model);
-      os << "model @" << model.getSymName() << " family " << fam->name
-         << "\n";
+      os << "model @" << model.getSymName() << " family " << fam->name << "\n";
       std::vector<std::string> names = resolver.listNames(error);
       if (names.empty() && !error.empty()) {
         model.emitError() << "nnx-support: family '" << fam->name

@@ -56,8 +56,7 @@ struct NNXParamCountPass
         os << "  " << llvm::left_justify(r.path, pathWidth) << "  "
            << llvm::left_justify(r.op, opWidth) << "  "
            << llvm::right_justify(std::to_string(r.params), 10) << "\n";
-      os << "  " << llvm::left_justify("total", pathWidth + opWidth + 2)
-         << "  "
+      os << "  " << llvm::left_justify("total", pathWidth + opWidth + 2) << "  "
          << llvm::right_justify(
                 std::to_string(getParameterCount(model.getRootModule())), 10)
          << "\n";
