@@ -88,7 +88,7 @@ def _sym(key):
 # Parameterless torch.nn activations and the nnx leaf op each exports to.
 _ACTIVATION_LEAVES = [
     (nn.ReLU, "relu"), (nn.Tanh, "tanh"), (nn.Sigmoid, "sigmoid"),
-    (nn.SiLU, "silu"), (nn.Identity, "identity"),
+    (nn.SiLU, "silu"), (nn.Identity, "identity"), (nn.Hardswish, "hardswish"),
 ]
 
 

@@ -69,6 +69,7 @@ ACTIVATIONS = {
     "softmax": nn.Softmax(dim=-1),
     "softmax_dim1": nn.Softmax(dim=1),
     "identity": nn.Identity(),
+    "hardswish": nn.Hardswish(),
 }
 
 

@@ -86,6 +86,15 @@ Value scalarForward(GELUOp op, const Consts &c, Value v) {
                                arith::AddFOp::create(b, l, c(1.0), inner));
 }
 
+/// x * relu6(x + 3) / 6.
+Value scalarForward(HardswishOp, const Consts &c, Value v) {
+  Value shifted = arith::AddFOp::create(c.b, c.l, v, c(3.0));
+  Value relu6 = arith::MinimumFOp::create(
+      c.b, c.l, arith::MaximumFOp::create(c.b, c.l, shifted, c(0.0)), c(6.0));
+  return arith::DivFOp::create(
+      c.b, c.l, arith::MulFOp::create(c.b, c.l, v, relu6), c(6.0));
+}
+
 /// An elementwise layer: its scalar function mapped over the input.
 template <typename OpT>
 struct ElementwiseLowering
@@ -236,6 +245,7 @@ void mlir::nnx::registerActivationLowerings(DialectRegistry &registry) {
     SiLUOp::attachInterface<ElementwiseLowering<SiLUOp>>(*ctx);
     LeakyReLUOp::attachInterface<ElementwiseLowering<LeakyReLUOp>>(*ctx);
     GELUOp::attachInterface<ElementwiseLowering<GELUOp>>(*ctx);
+    HardswishOp::attachInterface<ElementwiseLowering<HardswishOp>>(*ctx);
     IdentityOp::attachInterface<IdentityLowering>(*ctx);
     SoftmaxOp::attachInterface<SoftmaxLowering>(*ctx);
     DropoutOp::attachInterface<DropoutLowering>(*ctx);

@@ -185,6 +185,14 @@ nnx.model @m inputs(tensor<?x2x3xf32>) {
 // CHECK:           %[[SL:.*]] = arith.constant 2.000000e-01 : f32
 // CHECK:           %[[N:.*]] = arith.mulf %{{.*}}, %[[SL]] : f32
 // CHECK:           arith.select %[[P]], %{{.*}}, %[[N]] : f32
+// hardswish: x * min(max(x + 3, 0), 6) / 6
+// CHECK:         linalg.generic
+// CHECK-NEXT:    ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+// CHECK:           %[[S:.*]] = arith.addf %[[IN]], %{{.*}} : f32
+// CHECK:           %[[LO:.*]] = arith.maximumf %[[S]], %{{.*}} : f32
+// CHECK:           %[[R6:.*]] = arith.minimumf %[[LO]], %{{.*}} : f32
+// CHECK:           %[[P:.*]] = arith.mulf %[[IN]], %[[R6]] : f32
+// CHECK:           arith.divf %[[P]], %{{.*}} : f32
 // identity: nothing
 // CHECK-NOT:     linalg.generic
 // CHECK:         return
@@ -197,6 +205,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
     nnx.sigmoid @sigmoid
     nnx.silu @silu
     nnx.leaky_relu @leaky {negative_slope = 0.2 : f64}
+    nnx.hardswish @hs
     nnx.identity @id
   }
 }

@@ -12,6 +12,7 @@ nnx.model @silu inputs(tensor<?x5xf32>) { nnx.silu @a }
 nnx.model @gelu inputs(tensor<?x5xf32>) { nnx.gelu @a }
 nnx.model @gelu_tanh inputs(tensor<?x5xf32>) { nnx.gelu @a {approximate = #nnx.gelu_approximation<tanh>} }
 nnx.model @identity inputs(tensor<?x5xf32>) { nnx.identity @a }
+nnx.model @hardswish inputs(tensor<?x5xf32>) { nnx.hardswish @a }
 nnx.model @softmax inputs(tensor<?x5xf32>) { nnx.softmax @a {dim = 1 : i64} }
 
 func.func private @relu_forward(tensor<?x5xf32>) -> tensor<?x5xf32>
@@ -22,6 +23,7 @@ func.func private @silu_forward(tensor<?x5xf32>) -> tensor<?x5xf32>
 func.func private @gelu_forward(tensor<?x5xf32>) -> tensor<?x5xf32>
 func.func private @gelu_tanh_forward(tensor<?x5xf32>) -> tensor<?x5xf32>
 func.func private @identity_forward(tensor<?x5xf32>) -> tensor<?x5xf32>
+func.func private @hardswish_forward(tensor<?x5xf32>) -> tensor<?x5xf32>
 func.func private @softmax_forward(tensor<?x5xf32>) -> tensor<?x5xf32>
 func.func private @printMemrefF32(tensor<*xf32>)
 
@@ -64,6 +66,10 @@ func.func @main() {
   // CHECK: {{\[\[}}-2, -0.5, 0, 1, 3]]
   %7 = call @identity_forward(%x) : (tensor<?x5xf32>) -> tensor<?x5xf32>
   call @print(%7) : (tensor<?x5xf32>) -> ()
+  // x * min(max(x + 3, 0), 6) / 6:
+  // CHECK: {{\[\[}}-0.333333, -0.208333, 0, 0.666667, 3]]
+  %hs = call @hardswish_forward(%x) : (tensor<?x5xf32>) -> tensor<?x5xf32>
+  call @print(%hs) : (tensor<?x5xf32>) -> ()
   // e^x / (1 + e + 3 e^2) per row (25.8854); a row of zeros gives 1/5 each.
   // CHECK: sizes = [2, 5]
   // CHECK-NEXT: {{\[\[}}0.0386317, 0.105012, 0.285452, 0.285452, 0.285452],

@@ -477,6 +477,7 @@ def NNX_TanhOp : NNX_ActivationOp<"tanh", "Tanh">;
 def NNX_SigmoidOp : NNX_ActivationOp<"sigmoid", "Sigmoid">;
 def NNX_SiLUOp : NNX_ActivationOp<"silu", "SiLU">;
 def NNX_IdentityOp : NNX_ActivationOp<"identity", "Identity">;
+def NNX_HardswishOp : NNX_ActivationOp<"hardswish", "Hardswish">;
 
 def NNX_GELUOp : NNX_LeafOp<"gelu"> {
   let summary = "Elementwise `torch.nn.GELU` (exact erf or tanh approximation)";
