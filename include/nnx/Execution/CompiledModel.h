@@ -31,6 +31,7 @@
 #ifndef NNX_EXECUTION_COMPILEDMODEL_H
 #define NNX_EXECUTION_COMPILEDMODEL_H
 
+#include "nnx/Dialect/NNX/IR/NNXOps.h"
 #include "nnx/Dialect/NNX/Tracing/Passes.h"
 #include "nnx/Execution/Target.h"
 #include "nnx/Support/Npy.h"
@@ -51,10 +52,6 @@ class ExecutionEngine;
 
 namespace mlir::nnx {
 
-/// Names of the func attributes that list the probes `nnx-lower-probes`
-/// turned into trailing arguments (writes) and trailing results (reads).
-inline constexpr llvm::StringLiteral kWriteProbesAttrName = "nnx.write_probes";
-inline constexpr llvm::StringLiteral kReadProbesAttrName = "nnx.read_probes";
 /// The function compile() adds to compute the forward's dynamic result
 /// dimensions.
 inline constexpr llvm::StringLiteral kResultShapesFuncName =

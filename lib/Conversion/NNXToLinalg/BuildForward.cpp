@@ -38,48 +38,32 @@ InFlightDiagnostic emitModuleError(Operation *op) {
 // Probes
 //===----------------------------------------------------------------------===//
 
-/// Emits the `nnx.probes` requests of `op` at `point` ("input" or "output")
-/// on `values` (the inputs the op consumes, or the results it produces):
-/// each request on `values[index]` becomes an `nnx.probe` whose result
-/// replaces that value (what the op then consumes, or what all later uses
-/// see). Used for modules and for ops of forward regions alike.
-LogicalResult emitProbes(OpBuilder &b, Operation *op, StringRef point,
+/// Emits the `nnx.probes` requests of `op` at `point` on `values` (the
+/// inputs the op consumes, or the results it produces): each request on
+/// `values[index]` becomes an `nnx.probe` whose result replaces that value
+/// (what the op then consumes, or what all later uses see). Used for modules
+/// and for ops of forward regions alike. The dialect has verified the list
+/// holds #nnx.probe attributes.
+LogicalResult emitProbes(OpBuilder &b, Operation *op, ProbePoint point,
                          MutableArrayRef<Value> values) {
-  Attribute attr = op->getAttr(kProbesAttrName);
-  if (!attr)
-    return success();
-  auto list = dyn_cast<ArrayAttr>(attr);
+  auto list = op->getAttrOfType<ArrayAttr>(kProbesAttrName);
   if (!list)
-    return emitModuleError(op)
-           << "'" << kProbesAttrName << "' must be an array of dictionaries";
-  for (auto [i, entry] : llvm::enumerate(list)) {
-    auto dict = dyn_cast<DictionaryAttr>(entry);
-    auto name = dict ? dict.getAs<StringAttr>("name") : StringAttr();
-    auto pointAttr = dict ? dict.getAs<StringAttr>("point") : StringAttr();
-    auto index = dict ? dict.getAs<IntegerAttr>("index") : IntegerAttr();
-    auto kindAttr = dict ? dict.getAs<StringAttr>("kind") : StringAttr();
-    std::optional<ProbeKind> kind =
-        kindAttr ? symbolizeProbeKind(kindAttr.getValue()) : std::nullopt;
-    if (!name || !pointAttr || !index || !kind ||
-        !llvm::is_contained({"input", "output"}, pointAttr.getValue()))
-      return emitModuleError(op)
-             << "probe request #" << i
-             << " must be {name = \"...\", point = \"input\"|\"output\", "
-                "index = <int>, kind = \"read\"|\"write\"}";
-    if (pointAttr.getValue() != point)
+    return success();
+  for (auto probe : list.getAsRange<ProbeAttr>()) {
+    if (probe.getPoint() != point)
       continue;
-    int64_t idx = index.getInt();
-    if (idx < 0 || idx >= (int64_t)values.size())
+    StringRef name = probe.getName().getValue();
+    int64_t idx = probe.getIndex();
+    if (idx >= (int64_t)values.size())
       return emitModuleError(op)
-             << "probe '" << name.getValue() << "' asks for " << point << " #"
-             << idx << ", but there are " << values.size() << " " << point
-             << "s";
+             << "probe '" << name << "' asks for " << stringifyEnum(point)
+             << " #" << idx << ", but there are " << values.size() << " "
+             << stringifyEnum(point) << "s";
     Value &v = values[idx];
     if (!isa<RankedTensorType>(v.getType()))
-      return emitModuleError(op) << "probe '" << name.getValue() << "' is on "
+      return emitModuleError(op) << "probe '" << name << "' is on "
                                  << v.getType() << ", not a ranked tensor";
-    v = ProbeOp::create(b, op->getLoc(), v.getType(), *kind, name.getValue(),
-                        v);
+    v = ProbeOp::create(b, op->getLoc(), v.getType(), probe.getKind(), name, v);
   }
   return success();
 }
@@ -142,10 +126,10 @@ FailureOr<SmallVector<Value>> ForwardEmitter::emit(Operation *op,
   llvm::scope_exit leave([&] { active.erase(m); });
   LocGuard guard(layers, m->getLoc());
   SmallVector<Value> ins(inputs);
-  if (failed(emitProbes(b, m, "input", ins)))
+  if (failed(emitProbes(b, m, ProbePoint::input, ins)))
     return failure();
   FailureOr<SmallVector<Value>> outs = emitModule(m, ins);
-  if (failed(outs) || failed(emitProbes(b, m, "output", *outs)))
+  if (failed(outs) || failed(emitProbes(b, m, ProbePoint::output, *outs)))
     return failure();
   return outs;
 }
@@ -297,7 +281,7 @@ ForwardEmitter::emitForwardOp(Operation &op, IRMapping &mapping) {
   SmallVector<Value> ins;
   for (Value v : op.getOperands())
     ins.push_back(mapping.lookup(v));
-  if (failed(emitProbes(b, &op, "input", ins)))
+  if (failed(emitProbes(b, &op, ProbePoint::input, ins)))
     return failure();
   SmallVector<Value> results;
   if (auto call = dyn_cast<CallOp>(op)) {
@@ -311,7 +295,7 @@ ForwardEmitter::emitForwardOp(Operation &op, IRMapping &mapping) {
     clone->removeAttr(kProbesAttrName);
     llvm::append_range(results, clone->getResults());
   }
-  if (failed(emitProbes(b, &op, "output", results)))
+  if (failed(emitProbes(b, &op, ProbePoint::output, results)))
     return failure();
   return results;
 }

@@ -57,29 +57,8 @@ nnx.model @m inputs(tensor<?x8xf32>) {
 nnx.model @m inputs(tensor<?x4xf32>) {
   nnx.sequential @body keying = named {
     // expected-error @+1 {{'nnx.relu' op at 'r': probe 'x' asks for input #1, but there are 1 inputs}}
-    nnx.relu @r {nnx.probes = [{name = "x", point = "input", index = 1 : i64, kind = "read"}]}
+    nnx.relu @r {nnx.probes = [#nnx.probe<name = "x", point = input, index = 1, kind = read>]}
   }
-}
-
-// -----
-
-nnx.model @m inputs(tensor<?x4xf32>) {
-  // expected-error @+1 {{'nnx.relu' op at '<root>': probe request #0 must be {name = "...", point = "input"|"output", index = <int>, kind = "read"|"write"}}}
-  nnx.relu @r {nnx.probes = [{name = "x", point = "middle", index = 0 : i64, kind = "read"}]}
-}
-
-// -----
-
-nnx.model @m inputs(tensor<?x4xf32>) {
-  // expected-error @+1 {{'nnx.relu' op at '<root>': probe request #0 must be {name = "...", point = "input"|"output", index = <int>, kind = "read"|"write"}}}
-  nnx.relu @r {nnx.probes = [{name = "x", point = "output", index = 0 : i64, kind = "peek"}]}
-}
-
-// -----
-
-nnx.model @m inputs(tensor<?x4xf32>) {
-  // expected-error @+1 {{'nnx.relu' op at '<root>': 'nnx.probes' must be an array of dictionaries}}
-  nnx.relu @r {nnx.probes = "everything"}
 }
 
 // -----
@@ -89,7 +68,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
     nnx.relu @act
     nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
       // expected-error @+1 {{'arith.addf' op in the forward of '<root>': probe 's' asks for output #1, but there are 1 outputs}}
-      %y = arith.addf %x, %x {nnx.probes = [{name = "s", point = "output", index = 1 : i64, kind = "read"}]} : tensor<?x4xf32>
+      %y = arith.addf %x, %x {nnx.probes = [#nnx.probe<name = "s", point = output, index = 1, kind = read>]} : tensor<?x4xf32>
       nnx.return %y : tensor<?x4xf32>
     }
   }

@@ -360,16 +360,16 @@ nnx.model @m inputs(tensor<?x8xf32>) {
 // CHECK-NOT:     nnx.probes
 nnx.model @m inputs(tensor<?x8xf32>) {
   nnx.module @block class = "ResidualBlock" attributes {nnx.probes = [
-      {name = "block.input", point = "input", index = 0 : i64, kind = "read"},
-      {name = "block.output", point = "output", index = 0 : i64, kind = "read"}]} {
+      #nnx.probe<name = "block.input", point = input, index = 0, kind = read>,
+      #nnx.probe<name = "block.output", point = output, index = 0, kind = read>]} {
     nnx.rms_norm @norm {normalized_shape = array<i64: 8>}
     nnx.linear @proj {weight = dense<1.0> : tensor<8x8xf32>}
     nnx.forward @forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
       %h = nnx.call @norm(%x) : (tensor<?x8xf32>) -> tensor<?x8xf32>
-      %p = nnx.call @proj(%h) {nnx.probes = [{name = "proj.out", point = "output", index = 0 : i64, kind = "read"}]} : (tensor<?x8xf32>) -> tensor<?x8xf32>
+      %p = nnx.call @proj(%h) {nnx.probes = [#nnx.probe<name = "proj.out", point = output, index = 0, kind = read>]} : (tensor<?x8xf32>) -> tensor<?x8xf32>
       %y = arith.addf %x, %p {nnx.source = "add_0", nnx.probes = [
-          {name = "add.rhs", point = "input", index = 1 : i64, kind = "write"},
-          {name = "add.out", point = "output", index = 0 : i64, kind = "write"}]} : tensor<?x8xf32>
+          #nnx.probe<name = "add.rhs", point = input, index = 1, kind = write>,
+          #nnx.probe<name = "add.out", point = output, index = 0, kind = write>]} : tensor<?x8xf32>
       %z = arith.mulf %y, %p : tensor<?x8xf32>
       nnx.return %z : tensor<?x8xf32>
     }

@@ -630,3 +630,93 @@ nnx.model @m inputs(tensor<?x4xf32>) {
     nnx.gelu @g {approximate = "tanh"}
   }
 }
+
+// -----
+
+// The discardable attributes of the dialect are typed and verified.
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+2 {{expected ::mlir::nnx::ProbePoint to be one of: input, output}}
+  // expected-error @+1 {{failed to parse NNX_ProbeAttr parameter 'point'}}
+  nnx.relu @r {nnx.probes = [#nnx.probe<name = "x", point = middle, index = 0, kind = read>]}
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+2 {{expected ::mlir::nnx::ProbeKind to be one of: read, write}}
+  // expected-error @+1 {{failed to parse NNX_ProbeAttr parameter 'kind'}}
+  nnx.relu @r {nnx.probes = [#nnx.probe<name = "x", point = output, index = 0, kind = peek>]}
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{probe 'x' has index -1, which is negative}}
+  nnx.relu @r {nnx.probes = [#nnx.probe<name = "x", point = output, index = -1, kind = read>]}
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{a probe needs a non-empty name}}
+  nnx.relu @r {nnx.probes = [#nnx.probe<name = "", point = output, index = 0, kind = read>]}
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{'nnx.relu' op 'nnx.probes' must be an array of #nnx.probe, got "everything"}}
+  nnx.relu @r {nnx.probes = "everything"}
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{'nnx.probes' must be an array of #nnx.probe, got [{index = 0 : i64, kind = "read", name = "x", point = "output"}]}}
+  nnx.relu @r {nnx.probes = [{name = "x", point = "output", index = 0 : i64, kind = "read"}]}
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{'nnx.relu' op 'nnx.probe_list' is not an attribute of the nnx dialect}}
+  nnx.relu @r {nnx.probe_list = []}
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @b class = "B" {
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      // expected-error @+1 {{'arith.addf' op 'nnx.source' must be a string}}
+      %y = arith.addf %x, %x {nnx.source = 3 : i64} : tensor<?x4xf32>
+      nnx.return %y : tensor<?x4xf32>
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @b class = "B" {
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      // expected-error @+1 {{'arith.addf' op 'nnx.in_place' = 2 names no operand of this op (it has 2 operands and 1 results)}}
+      %y = arith.addf %x, %x {nnx.source = "iadd_0", nnx.in_place = 2 : i64} : tensor<?x4xf32>
+      nnx.return %y : tensor<?x4xf32>
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @b class = "B" {
+    nnx.relu @act
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      // expected-error @+1 {{'nnx.call' op 'nnx.kwargs' must be an array of strings, got [1]}}
+      %y = nnx.call @act(%x) {nnx.kwargs = [1]} : (tensor<?x4xf32>) -> tensor<?x4xf32>
+      nnx.return %y : tensor<?x4xf32>
+    }
+  }
+}

@@ -32,7 +32,7 @@ nnx.model @mlp inputs(tensor<?x4xf32>) {
 // CHECK-NEXT: nnx.silu @silu
 // CHECK-NEXT: nnx.leaky_relu @leaky {negative_slope = 2.000000e-01 : f64}
 // CHECK-NEXT: nnx.identity @id
-// CHECK-NEXT: nnx.hardswish @hs
+// CHECK-NEXT: nnx.hardswish @hs {nnx.probes = [#nnx.probe<name = "hs.out", point = output, index = 0, kind = read>, #nnx.probe<name = "hs.in", point = input, index = 0, kind = write>]}
 // CHECK-NEXT: nnx.softmax @sm{{$}}
 nnx.model @leaves inputs(tensor<?x3xi64>) {
   nnx.sequential @net keying = named {
@@ -45,7 +45,8 @@ nnx.model @leaves inputs(tensor<?x3xi64>) {
     nnx.silu @silu
     nnx.leaky_relu @leaky {negative_slope = 0.2 : f64}
     nnx.identity @id
-    nnx.hardswish @hs
+    nnx.hardswish @hs {nnx.probes = [#nnx.probe<name = "hs.out", point = output, index = 0, kind = read>,
+                                     #nnx.probe<name = "hs.in", point = input, index = 0, kind = write>]}
     nnx.softmax @sm {dim = -1 : i64}
   }
 }

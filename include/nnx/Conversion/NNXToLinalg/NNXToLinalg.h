@@ -12,12 +12,6 @@
 
 namespace mlir::nnx {
 
-/// Name of the discardable attribute that requests tracing probes on a
-/// module op or on an op inside a forward region: an array of dictionaries
-/// `{name = "<str>", point = "input"|"output", index = <i64>,
-///   kind = "read"|"write"}`.
-inline constexpr llvm::StringLiteral kProbesAttrName = "nnx.probes";
-
 /// Builds `func.func @<funcName>` (on tensors, `llvm.emit_c_interface`) that
 /// computes the forward of `model`, inserted right before `model` in its
 /// parent block. The model itself is left in place. On failure a diagnostic

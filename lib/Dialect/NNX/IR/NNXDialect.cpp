@@ -23,3 +23,68 @@ void NNXDialect::initialize() {
 #include "nnx/Dialect/NNX/IR/NNXOps.cpp.inc"
       >();
 }
+
+//===----------------------------------------------------------------------===//
+// Discardable attributes
+//===----------------------------------------------------------------------===//
+
+LogicalResult ProbeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                StringAttr name, ProbePoint, int64_t index,
+                                ProbeKind) {
+  if (!name || name.getValue().empty())
+    return emitError() << "a probe needs a non-empty name";
+  if (index < 0)
+    return emitError() << "probe '" << name.getValue() << "' has index "
+                       << index << ", which is negative";
+  return success();
+}
+
+/// `attr` is an array whose elements are all `T`; else an error naming
+/// `what` the elements must be.
+template <typename T>
+static LogicalResult verifyArrayOf(Operation *op, NamedAttribute attr,
+                                   StringRef what) {
+  auto array = dyn_cast<ArrayAttr>(attr.getValue());
+  if (!array || !llvm::all_of(array, [](Attribute a) { return isa<T>(a); }))
+    return op->emitOpError()
+           << "'" << attr.getName().getValue() << "' must be an array of "
+           << what << ", got " << attr.getValue();
+  return success();
+}
+
+/// `nnx.in_place`: the index of an operand of `op`.
+static LogicalResult verifyInPlace(Operation *op, NamedAttribute attr) {
+  auto index = dyn_cast<IntegerAttr>(attr.getValue());
+  if (!index)
+    return op->emitOpError() << "'" << attr.getName().getValue()
+                             << "' must be an integer operand index";
+  int64_t i = index.getInt();
+  if (i < 0 || i >= (int64_t)op->getNumOperands() || op->getNumResults() == 0)
+    return op->emitOpError()
+           << "'" << attr.getName().getValue() << "' = " << i
+           << " names no operand of this op (it has " << op->getNumOperands()
+           << " operands and " << op->getNumResults() << " results)";
+  return success();
+}
+
+LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
+                                                   NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name == kProbesAttrName)
+    return verifyArrayOf<ProbeAttr>(op, attr, "#nnx.probe");
+  if (name == kKwargsAttrName || name == kReadProbesAttrName ||
+      name == kWriteProbesAttrName)
+    return verifyArrayOf<StringAttr>(op, attr, "strings");
+  if (name == kInPlaceAttrName)
+    return verifyInPlace(op, attr);
+  if (name == kSourceAttrName) {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitOpError() << "'" << name << "' must be a string";
+    return success();
+  }
+  return op->emitOpError() << "'" << name
+                           << "' is not an attribute of the nnx dialect "
+                              "(known: nnx.probes, nnx.source, nnx.kwargs, "
+                              "nnx.in_place, nnx.read_probes, "
+                              "nnx.write_probes)";
+}

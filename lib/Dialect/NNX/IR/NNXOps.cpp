@@ -460,14 +460,10 @@ LogicalResult ForwardOp::verify() {
     return emitOpError("has no visibility: it is always its module's forward");
   llvm::StringMap<Operation *> labels;
   WalkResult walk = getBody().walk([&](Operation *op) {
+    // The dialect's attribute verifier has checked the label is a string.
     auto label = op->getAttrOfType<StringAttr>(kSourceAttrName);
-    if (!label) {
-      if (op->hasAttr(kSourceAttrName)) {
-        op->emitOpError() << "'" << kSourceAttrName << "' must be a string";
-        return WalkResult::interrupt();
-      }
+    if (!label)
       return WalkResult::advance();
-    }
     auto [it, inserted] = labels.try_emplace(label.getValue(), op);
     if (!inserted) {
       op->emitOpError() << "reuses source label " << label

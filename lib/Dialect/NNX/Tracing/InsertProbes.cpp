@@ -124,15 +124,10 @@ struct NNXInsertProbesPass
       SmallVector<Attribute> probes;
       if (auto existing = op->getAttrOfType<ArrayAttr>(kProbesAttrName))
         probes.append(existing.begin(), existing.end());
-      NamedAttribute fields[] = {
-          b.getNamedAttr("name", b.getStringAttr(req.name)),
-          b.getNamedAttr(
-              "point",
-              b.getStringAttr(req.location.output ? "output" : "input")),
-          b.getNamedAttr("index", b.getI64IntegerAttr(req.location.index)),
-          b.getNamedAttr("kind", b.getStringAttr(req.write ? "write" : "read")),
-      };
-      probes.push_back(b.getDictionaryAttr(fields));
+      probes.push_back(ProbeAttr::get(
+          ctx, b.getStringAttr(req.name),
+          req.location.output ? ProbePoint::output : ProbePoint::input,
+          req.location.index, req.write ? ProbeKind::write : ProbeKind::read));
       op->setAttr(kProbesAttrName, b.getArrayAttr(probes));
     }
   }

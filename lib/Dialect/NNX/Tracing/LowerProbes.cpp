@@ -1,4 +1,5 @@
 //===- LowerProbes.cpp - probes to extra results and arguments --*- C++ -*-===//
+#include "nnx/Dialect/NNX/IR/NNXOps.h"
 #include "nnx/Dialect/NNX/Tracing/Passes.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -15,9 +16,6 @@ using namespace mlir;
 using namespace mlir::nnx;
 
 namespace {
-constexpr llvm::StringLiteral kReadProbes = "nnx.read_probes";
-constexpr llvm::StringLiteral kWriteProbes = "nnx.write_probes";
-
 struct NNXLowerProbesPass
     : public mlir::nnx::impl::NNXLowerProbesPassBase<NNXLowerProbesPass> {
 
@@ -43,8 +41,8 @@ struct NNXLowerProbesPass
           if (auto s = dyn_cast<StringAttr>(n))
             names.insert(s.getValue());
     };
-    collect(kReadProbes);
-    collect(kWriteProbes);
+    collect(kReadProbesAttrName);
+    collect(kWriteProbesAttrName);
     for (ProbeOp p : probes) {
       if (p->getParentOp() != func.getOperation())
         return p.emitError() << "nnx-lower-probes: probe \"" << p.getName()
@@ -68,9 +66,9 @@ struct NNXLowerProbesPass
         return signalPassFailure();
 
       SmallVector<Attribute> readNames, writeNames;
-      if (auto a = func->getAttrOfType<ArrayAttr>(kReadProbes))
+      if (auto a = func->getAttrOfType<ArrayAttr>(kReadProbesAttrName))
         readNames.append(a.begin(), a.end());
-      if (auto a = func->getAttrOfType<ArrayAttr>(kWriteProbes))
+      if (auto a = func->getAttrOfType<ArrayAttr>(kWriteProbesAttrName))
         writeNames.append(a.begin(), a.end());
       SmallVector<Value> readValues;
       for (ProbeOp p : probes) {
@@ -111,8 +109,8 @@ struct NNXLowerProbesPass
             return signalPassFailure();
           }
       }
-      func->setAttr(kReadProbes, ArrayAttr::get(ctx, readNames));
-      func->setAttr(kWriteProbes, ArrayAttr::get(ctx, writeNames));
+      func->setAttr(kReadProbesAttrName, ArrayAttr::get(ctx, readNames));
+      func->setAttr(kWriteProbesAttrName, ArrayAttr::get(ctx, writeNames));
     }
   }
 };

@@ -12,22 +12,22 @@
 // RUN: nnx-opt %S/Inputs/tiny.mlir | diff - %t.mlir
 
 // CHECK-LABEL: nnx.model @tiny
-// CHECK:       nnx.module @net class = "Tiny" attributes {config = {flag = true}, nnx.probes = [{index = 1 : i64, kind = "read", name = "p_inputs_select", point = "input"}]}
-// CHECK:       nnx.module @"0" class = "Block" attributes {nnx.probes = [{index = 0 : i64, kind = "read", name = "layers.0.p_input", point = "input"}]}
-// CHECK-NEXT:  nnx.layer_norm @ln_1 {nnx.probes = [{index = 0 : i64, kind = "write", name = "layers.0.p_child_output", point = "output"}]
-// CHECK-NEXT:  nnx.module @attn class = "Attn" attributes {nnx.probes = [{index = 1 : i64, kind = "read", name = "layers.0.p_output_select", point = "output"}, {index = 1 : i64, kind = "write", name = "layers.0.p_output_select", point = "output"}]}
-// CHECK:       arith.mulf {{.*}} {nnx.probes = [{index = 0 : i64, kind = "read", name = "layers.0.p_call_source", point = "output"}], nnx.source = "mul_0"}
-// CHECK:       nnx.call @attention_interface({{.*}}) {nnx.kwargs = ["key"], nnx.probes = [{index = 1 : i64, kind = "read", name = "layers.0.p_call_inputs_keyword", point = "input"}], nnx.source = "attention_interface_0"}
-// CHECK:       arith.addf {{.*}} {nnx.probes = [{index = 1 : i64, kind = "read", name = "layers.0.p_source_input", point = "input"}], nnx.source = "add_0"}
+// CHECK:       nnx.module @net class = "Tiny" attributes {config = {flag = true}, nnx.probes = [#nnx.probe<name = "p_inputs_select", point = input, index = 1, kind = read>]}
+// CHECK:       nnx.module @"0" class = "Block" attributes {nnx.probes = [#nnx.probe<name = "layers.0.p_input", point = input, index = 0, kind = read>]}
+// CHECK-NEXT:  nnx.layer_norm @ln_1 {nnx.probes = [#nnx.probe<name = "layers.0.p_child_output", point = output, index = 0, kind = write>]
+// CHECK-NEXT:  nnx.module @attn class = "Attn" attributes {nnx.probes = [#nnx.probe<name = "layers.0.p_output_select", point = output, index = 1, kind = read>, #nnx.probe<name = "layers.0.p_output_select", point = output, index = 1, kind = write>]}
+// CHECK:       arith.mulf {{.*}} {nnx.probes = [#nnx.probe<name = "layers.0.p_call_source", point = output, index = 0, kind = read>], nnx.source = "mul_0"}
+// CHECK:       nnx.call @attention_interface({{.*}}) {nnx.kwargs = ["key"], nnx.probes = [#nnx.probe<name = "layers.0.p_call_inputs_keyword", point = input, index = 1, kind = read>], nnx.source = "attention_interface_0"}
+// CHECK:       arith.addf {{.*}} {nnx.probes = [#nnx.probe<name = "layers.0.p_source_input", point = input, index = 1, kind = read>], nnx.source = "add_0"}
 // Without "copy", the read of the MLP output moves past the in-place add.
-// CHECK:       arith.addf {{.*}} {nnx.in_place = 0 : i64, nnx.probes = [{index = 0 : i64, kind = "read", name = "layers.0.p_inplace", point = "output"}], nnx.source = "iadd_0"}
-// CHECK:       nnx.module @"1" class = "Block" attributes {nnx.probes = [{index = 0 : i64, kind = "read", name = "layers.1.p_output", point = "output"}]}
+// CHECK:       arith.addf {{.*}} {nnx.in_place = 0 : i64, nnx.probes = [#nnx.probe<name = "layers.0.p_inplace", point = output, index = 0, kind = read>], nnx.source = "iadd_0"}
+// CHECK:       nnx.module @"1" class = "Block" attributes {nnx.probes = [#nnx.probe<name = "layers.1.p_output", point = output, index = 0, kind = read>]}
 // With "copy", it stays on the MLP's output; a write always does.
-// CHECK:       nnx.linear @mlp {nnx.probes = [{index = 0 : i64, kind = "read", name = "layers.1.p_inplace_copy", point = "output"}, {index = 0 : i64, kind = "write", name = "layers.1.p_inplace", point = "output"}]
+// CHECK:       nnx.linear @mlp {nnx.probes = [#nnx.probe<name = "layers.1.p_inplace_copy", point = output, index = 0, kind = read>, #nnx.probe<name = "layers.1.p_inplace", point = output, index = 0, kind = write>]
 
 // BLOOM-LABEL: nnx.module @"1" class = "BloomBlock"
 // BLOOM:       nnx.module @self_attention class = "BloomAttention"
-// BLOOM:       arith.addf {{.*}} {nnx.probes = [{index = 0 : i64, kind = "read", name = "layers.1.attention_output", point = "input"}], nnx.source = "dropout_add_0"}
+// BLOOM:       arith.addf {{.*}} {nnx.probes = [#nnx.probe<name = "layers.1.attention_output", point = input, index = 0, kind = read>], nnx.source = "dropout_add_0"}
 
 // GEMMA2-LABEL: nnx.module @"0" class = "Gemma2DecoderLayer"
-// GEMMA2:       nnx.rms_norm @post_attention_layernorm {nnx.probes = [{index = 0 : i64, kind = "write", name = "layers.0.attention_output", point = "output"}]
+// GEMMA2:       nnx.rms_norm @post_attention_layernorm {nnx.probes = [#nnx.probe<name = "layers.0.attention_output", point = output, index = 0, kind = write>]

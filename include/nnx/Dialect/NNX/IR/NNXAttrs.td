@@ -41,4 +41,43 @@ def NNX_GeluApproximationAttr : EnumAttr<NNX_Dialect, NNX_GeluApproximation,
   let assemblyFormat = "`<` $value `>`";
 }
 
+//===----------------------------------------------------------------------===//
+// Tracing
+//===----------------------------------------------------------------------===//
+
+def NNX_ProbeKind : I32EnumAttr<"ProbeKind", "what a probe does", [
+    I32EnumAttrCase<"read", 0>, I32EnumAttrCase<"write", 1>]> {
+  let cppNamespace = "::mlir::nnx";
+}
+
+def NNX_ProbePoint : I32EnumAttr<"ProbePoint",
+    "which side of an op a probe sits on", [
+      I32EnumAttrCase<"input", 0>, I32EnumAttrCase<"output", 1>]> {
+  let cppNamespace = "::mlir::nnx";
+  let genSpecializedAttr = 0;
+}
+
+def NNX_ProbeAttr : AttrDef<NNX_Dialect, "Probe"> {
+  let mnemonic = "probe";
+  let summary = "A tracing request on one input or output of a module or op";
+  let description = [{
+    One entry of the discardable `nnx.probes` list that `nnx-insert-probes`
+    puts on a module (or an op of a forward region) and `nnx-build-forward`
+    turns into an `nnx.probe` op: `read` copies input/output `index` out
+    under `name`, `write` substitutes the caller's tensor for it.
+
+    ```mlir
+    nnx.linear @fc {nnx.probes = [#nnx.probe<name = "mlp_output",
+                                              point = output, index = 0,
+                                              kind = read>], ...}
+    ```
+  }];
+  let parameters = (ins "::mlir::StringAttr":$name,
+                        EnumParameter<NNX_ProbePoint>:$point,
+                        "int64_t":$index,
+                        EnumParameter<NNX_ProbeKind>:$kind);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // NNX_ATTRS_TD

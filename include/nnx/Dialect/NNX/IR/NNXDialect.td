@@ -23,6 +23,24 @@ def NNX_Dialect : Dialect {
     `nnx-build-forward` lowers it to `func.func @forward` on tensors.
   }];
   let useDefaultAttributePrinterParser = 1;
+  // The discardable attributes nnx puts on ops of other dialects (and its
+  // own): each name is defined here once, typed and verified by
+  // `verifyOperationAttribute` (NNXDialect.cpp).
+  let discardableAttrs = (ins
+    // Tracing requests on a module or a forward-region op: #nnx.probe<...>.
+    "::mlir::ArrayAttr":$probes,
+    // The label of an op in a forward region (`add_0`), unique per forward.
+    "::mlir::StringAttr":$source,
+    // The keyword arguments of a call, by name, for tracing paths.
+    "::mlir::ArrayAttr":$kwargs,
+    // The operand an in-place op (`x += y`) writes.
+    "::mlir::IntegerAttr":$in_place,
+    // On the forward function: the names of its read / write probes, in the
+    // order of the extra results / arguments nnx-lower-probes added.
+    "::mlir::ArrayAttr":$read_probes,
+    "::mlir::ArrayAttr":$write_probes
+  );
+  let hasOperationAttrVerify = 1;
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 

@@ -96,9 +96,32 @@ class ForwardOp;
 #include "nnx/Dialect/NNX/IR/NNXOps.h.inc"
 
 namespace mlir::nnx {
-/// Name of the discardable attribute that labels an op inside a forward
-/// region for tracing paths (`source.<label>.output`).
-inline constexpr llvm::StringLiteral kSourceAttrName = "nnx.source";
+// The discardable attributes of the dialect, declared (and verified) once in
+// NNXDialect.td; these are their names.
+
+/// Labels an op inside a forward region for tracing paths
+/// (`source.<label>.output`): StringAttr, unique within the forward.
+inline constexpr llvm::StringLiteral kSourceAttrName =
+    NNXDialect::SourceAttrHelper::getNameStr();
+/// Tracing requests `nnx-build-forward` turns into `nnx.probe` ops: an
+/// ArrayAttr of #nnx.probe.
+inline constexpr llvm::StringLiteral kProbesAttrName =
+    NNXDialect::ProbesAttrHelper::getNameStr();
+/// Names the trailing operands of an op (usually an `nnx.call`) as keyword
+/// arguments: ArrayAttr of StringAttr.
+inline constexpr llvm::StringLiteral kKwargsAttrName =
+    NNXDialect::KwargsAttrHelper::getNameStr();
+/// Marks an op that overwrites one of its operands in place (the Python
+/// `t += u`): the operand index. Its result 0 is the new state of that
+/// operand's tensor.
+inline constexpr llvm::StringLiteral kInPlaceAttrName =
+    NNXDialect::InPlaceAttrHelper::getNameStr();
+/// On a forward function: the probes `nnx-lower-probes` turned into trailing
+/// results (reads) and trailing arguments (writes), in order.
+inline constexpr llvm::StringLiteral kReadProbesAttrName =
+    NNXDialect::ReadProbesAttrHelper::getNameStr();
+inline constexpr llvm::StringLiteral kWriteProbesAttrName =
+    NNXDialect::WriteProbesAttrHelper::getNameStr();
 } // namespace mlir::nnx
 
 #endif // NNX_DIALECT_NNX_IR_NNXOPS_H

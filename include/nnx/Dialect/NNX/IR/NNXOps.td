@@ -536,11 +536,6 @@ def NNX_DropoutOp : NNX_LeafOp<"dropout"> {
 // Forward level
 //===----------------------------------------------------------------------===//
 
-def NNX_ProbeKind : I32EnumAttr<"ProbeKind", "what a probe does", [
-    I32EnumAttrCase<"read", 0>, I32EnumAttrCase<"write", 1>]> {
-  let cppNamespace = "::mlir::nnx";
-}
-
 def NNX_ProbeOp : NNX_Op<"probe", [AllTypesMatch<["value", "result"]>]> {
   let summary = "A tracing point on a value of the forward";
   let description = [{

@@ -15,16 +15,6 @@
 
 namespace mlir::nnx::tracing {
 
-/// Discardable attribute naming the trailing operands of an op (usually an
-/// `nnx.call`) as keyword arguments: ArrayAttr of StringAttr.
-inline constexpr llvm::StringLiteral kKwargsAttrName = "nnx.kwargs";
-/// Discardable attribute marking an op that overwrites one of its operands
-/// in place (the Python `t += u`): I64Attr, the operand index. Its result 0
-/// is the new state of that operand's tensor.
-inline constexpr llvm::StringLiteral kInPlaceAttrName = "nnx.in_place";
-/// The attribute `nnx-build-forward` turns into `nnx.probe` ops.
-inline constexpr llvm::StringLiteral kProbesAttrName = "nnx.probes";
-
 /// Where a value lives at structure level.
 struct ProbeLocation {
   Operation *op = nullptr; // a module op, or an op in a forward region
