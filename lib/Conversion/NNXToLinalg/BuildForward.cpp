@@ -10,6 +10,7 @@
 #include "nnx/Conversion/NNXToLinalg/NNXToLinalg.h"
 #include "nnx/Conversion/Passes.h"
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
+#include "nnx/Dialect/NNX/IR/ModuleVisitor.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -72,7 +73,9 @@ LogicalResult emitProbes(OpBuilder &b, Operation *op, ProbePoint point,
 // Emitter
 //===----------------------------------------------------------------------===//
 
-class ForwardEmitter {
+class ForwardEmitter
+    : public ModuleVisitor<ForwardEmitter, FailureOr<SmallVector<Value>>,
+                           ValueRange> {
 public:
   explicit ForwardEmitter(OpBuilder &b) : b(b), layers(b) {}
 
@@ -87,7 +90,23 @@ private:
 
   FailureOr<SmallVector<Value>> emitModule(ModuleOpInterface m,
                                            ValueRange inputs);
-  FailureOr<Value> emitLeaf(ModuleOpInterface m, Value x);
+  FailureOr<Value> emitLeaf(LayerOpInterface layer, Value x);
+
+  // ModuleVisitor: one case per container kind, one for every leaf layer.
+  friend class ModuleVisitor<ForwardEmitter, FailureOr<SmallVector<Value>>,
+                             ValueRange>;
+  FailureOr<SmallVector<Value>> visit(SequentialOp seq, ValueRange inputs);
+  FailureOr<SmallVector<Value>> visit(FeedFwdOp ff, ValueRange inputs);
+  FailureOr<SmallVector<Value>> visit(ModuleListOp list, ValueRange inputs);
+  FailureOr<SmallVector<Value>> visit(CustomModuleOp custom, ValueRange inputs);
+  FailureOr<SmallVector<Value>> visitLayer(LayerOpInterface layer,
+                                           ValueRange inputs);
+  FailureOr<SmallVector<Value>> visitNotAModule(Operation *op,
+                                                ValueRange inputs);
+  /// Runs `body` on the single input of `m` (leaves and feed_fwd).
+  FailureOr<SmallVector<Value>>
+  single(Operation *m, ValueRange inputs,
+         function_ref<FailureOr<Value>(Value)> body);
   FailureOr<SmallVector<Value>> emitCustom(CustomModuleOp m, ValueRange inputs);
   FailureOr<SmallVector<Value>> emitForwardOp(Operation &op,
                                               IRMapping &mapping);
@@ -141,28 +160,54 @@ FailureOr<SmallVector<Value>> ForwardEmitter::emitModule(ModuleOpInterface m,
            << "is an instance of subclass '" << sub.getValue()
            << "' with its own forward, which nnx cannot "
               "lower";
-  if (auto seq = dyn_cast<SequentialOp>(m.getOperation())) {
-    SmallVector<Value> cur(inputs);
-    for (Operation &child : seq.getBody().front()) {
-      FailureOr<SmallVector<Value>> next = emit(&child, cur);
-      if (failed(next))
-        return failure();
-      cur = std::move(*next);
-    }
-    return cur;
+  return dispatchModuleVisitor(m, inputs);
+}
+
+FailureOr<SmallVector<Value>> ForwardEmitter::visit(SequentialOp seq,
+                                                    ValueRange inputs) {
+  SmallVector<Value> cur(inputs);
+  for (Operation &child : seq.getBody().front()) {
+    FailureOr<SmallVector<Value>> next = emit(&child, cur);
+    if (failed(next))
+      return failure();
+    cur = std::move(*next);
   }
-  if (isa<ModuleListOp>(m.getOperation()))
-    return emitModuleError(m) << "is a module_list, which has no forward of "
-                                 "its own";
-  if (auto custom = dyn_cast<CustomModuleOp>(m.getOperation()))
-    return emitCustom(custom, inputs);
+  return cur;
+}
+
+FailureOr<SmallVector<Value>> ForwardEmitter::visit(ModuleListOp list,
+                                                    ValueRange) {
+  return emitModuleError(list)
+         << "is a module_list, which has no forward of its own";
+}
+
+FailureOr<SmallVector<Value>> ForwardEmitter::visit(CustomModuleOp custom,
+                                                    ValueRange inputs) {
+  return emitCustom(custom, inputs);
+}
+
+FailureOr<SmallVector<Value>> ForwardEmitter::visit(FeedFwdOp ff,
+                                                    ValueRange inputs) {
+  return single(ff, inputs, [&](Value x) { return emitFeedFwd(ff, x); });
+}
+
+FailureOr<SmallVector<Value>> ForwardEmitter::visitLayer(LayerOpInterface layer,
+                                                         ValueRange inputs) {
+  return single(layer, inputs, [&](Value x) { return emitLeaf(layer, x); });
+}
+
+FailureOr<SmallVector<Value>> ForwardEmitter::visitNotAModule(Operation *op,
+                                                              ValueRange) {
+  return emitModuleError(op) << "is not a module with a forward";
+}
+
+FailureOr<SmallVector<Value>>
+ForwardEmitter::single(Operation *m, ValueRange inputs,
+                       function_ref<FailureOr<Value>(Value)> body) {
   if (inputs.size() != 1)
     return emitModuleError(m)
            << "takes exactly one input, got " << inputs.size();
-  FailureOr<Value> out =
-      isa<FeedFwdOp>(m.getOperation())
-          ? emitFeedFwd(cast<FeedFwdOp>(m.getOperation()), inputs.front())
-          : emitLeaf(m, inputs.front());
+  FailureOr<Value> out = body(inputs.front());
   if (failed(out))
     return failure();
   return SmallVector<Value>{*out};
@@ -198,7 +243,7 @@ FailureOr<Value> ForwardEmitter::emitFeedFwd(FeedFwdOp ff, Value x) {
   return x;
 }
 
-FailureOr<Value> ForwardEmitter::emitLeaf(ModuleOpInterface m, Value x) {
+FailureOr<Value> ForwardEmitter::emitLeaf(LayerOpInterface m, Value x) {
   if (auto lin = dyn_cast<LinearOp>(m.getOperation()); lin && lin.getLazy())
     return emitModuleError(m) << "is an uninitialized lazy layer (in_features "
                                  "unknown) and cannot be lowered";

@@ -1,5 +1,6 @@
 //===- ModuleTree.cpp - dotted paths, aliases, shapes, counts ---*- C++ -*-===//
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
+#include "nnx/Dialect/NNX/IR/ModuleVisitor.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -312,44 +313,6 @@ inferLeaf(LayerOpInterface layer, Type input, const ModuleTypeError &error) {
   return SmallVector<Type>{*out};
 }
 
-static FailureOr<SmallVector<Type>> inferTypes(Operation *module,
-                                               TypeRange inputs,
-                                               std::optional<Location> loc,
-                                               ActiveSet &active);
-
-/// Threads `inputs` through `children` in order.
-static FailureOr<SmallVector<Type>>
-inferChain(Block &children, TypeRange inputs, std::optional<Location> loc,
-           ActiveSet &active, const ModuleTypeError &fail) {
-  SmallVector<Type> current(inputs);
-  for (Operation &child : children) {
-    ModuleOpInterface m = resolveAlias(&child);
-    if (!m)
-      return fail("holds an alias whose target does not exist");
-    FailureOr<SmallVector<Type>> next = inferTypes(m, current, loc, active);
-    if (failed(next))
-      return failure();
-    current = std::move(*next);
-  }
-  return current;
-}
-
-/// A sequential applies its children in order; `active` holds the
-/// sequentials being typed, so one that contains itself through an alias
-/// (rejected by the alias verifier) fails instead of recursing forever.
-static FailureOr<SmallVector<Type>> inferSequential(SequentialOp seq,
-                                                    TypeRange inputs,
-                                                    std::optional<Location> loc,
-                                                    ActiveSet &active) {
-  ModuleTypeError fail(seq, loc);
-  if (!active.insert(seq).second)
-    return fail("contains itself through an alias");
-  FailureOr<SmallVector<Type>> out =
-      inferChain(seq.getBody().front(), inputs, loc, active, fail);
-  active.erase(seq);
-  return out;
-}
-
 /// A custom module returns what its forward declares, for inputs compatible
 /// with the declared ones.
 static FailureOr<SmallVector<Type>> inferCustom(CustomModuleOp custom,
@@ -368,35 +331,84 @@ static FailureOr<SmallVector<Type>> inferCustom(CustomModuleOp custom,
   return SmallVector<Type>(ft.getResults());
 }
 
-FailureOr<SmallVector<Type>>
-mlir::nnx::inferForwardTypes(Operation *module, TypeRange inputs,
-                             std::optional<Location> loc) {
-  llvm::SmallPtrSet<Operation *, 8> active;
-  return inferTypes(module, inputs, loc, active);
-}
+namespace {
+/// The forward type function, one case per module kind. `active` holds the
+/// sequentials being typed, so one that contains itself through an alias
+/// (rejected by the alias verifier) fails instead of recursing forever.
+class TypeInference
+    : public ModuleVisitor<TypeInference, FailureOr<SmallVector<Type>>,
+                           TypeRange> {
+public:
+  explicit TypeInference(std::optional<Location> loc) : loc(loc) {}
 
-static FailureOr<SmallVector<Type>> inferTypes(Operation *module,
-                                               TypeRange inputs,
-                                               std::optional<Location> loc,
-                                               ActiveSet &active) {
-  ModuleTypeError fail(module, loc);
-  if (auto seq = dyn_cast<SequentialOp>(module))
-    return inferSequential(seq, inputs, loc, active);
-  if (auto ff = dyn_cast<FeedFwdOp>(module)) {
+  FailureOr<SmallVector<Type>> infer(Operation *module, TypeRange inputs) {
+    return dispatchModuleVisitor(module, inputs);
+  }
+
+  FailureOr<SmallVector<Type>> visit(SequentialOp seq, TypeRange inputs) {
+    ModuleTypeError fail(seq, loc);
+    if (!active.insert(seq).second)
+      return fail("contains itself through an alias");
+    FailureOr<SmallVector<Type>> out =
+        chain(seq.getBody().front(), inputs, fail);
+    active.erase(seq);
+    return out;
+  }
+
+  FailureOr<SmallVector<Type>> visit(FeedFwdOp ff, TypeRange inputs) {
+    ModuleTypeError fail(ff, loc);
     if (inputs.size() != 1)
       return fail("takes exactly one input");
     if (ModuleListOp layers = ff.getLayers())
-      return inferChain(layers.getBody().front(), inputs, loc, active, fail);
+      return chain(layers.getBody().front(), inputs, fail);
     return fail("has no 'layers'");
   }
-  if (isa<ModuleListOp>(module))
-    return fail("is a module_list, which has no forward of its own");
-  if (auto custom = dyn_cast<CustomModuleOp>(module))
-    return inferCustom(custom, inputs, fail);
-  if (inputs.size() != 1)
-    return fail("takes exactly one input, got ", inputs.size());
-  auto layer = dyn_cast<LayerOpInterface>(module);
-  if (!layer)
-    return fail("is not a module with a forward");
-  return inferLeaf(layer, inputs.front(), fail);
+
+  FailureOr<SmallVector<Type>> visit(ModuleListOp list, TypeRange) {
+    return ModuleTypeError(list, loc)(
+        "is a module_list, which has no forward of its own");
+  }
+
+  FailureOr<SmallVector<Type>> visit(CustomModuleOp custom, TypeRange inputs) {
+    return inferCustom(custom, inputs, ModuleTypeError(custom, loc));
+  }
+
+  FailureOr<SmallVector<Type>> visitLayer(LayerOpInterface layer,
+                                          TypeRange inputs) {
+    ModuleTypeError fail(layer, loc);
+    if (inputs.size() != 1)
+      return fail("takes exactly one input, got ", inputs.size());
+    return inferLeaf(layer, inputs.front(), fail);
+  }
+
+  FailureOr<SmallVector<Type>> visitNotAModule(Operation *op, TypeRange) {
+    return ModuleTypeError(op, loc)("is not a module with a forward");
+  }
+
+private:
+  /// Threads `inputs` through `children` in order.
+  FailureOr<SmallVector<Type>> chain(Block &children, TypeRange inputs,
+                                     const ModuleTypeError &fail) {
+    SmallVector<Type> current(inputs);
+    for (Operation &child : children) {
+      ModuleOpInterface m = resolveAlias(&child);
+      if (!m)
+        return fail("holds an alias whose target does not exist");
+      FailureOr<SmallVector<Type>> next = infer(m, current);
+      if (failed(next))
+        return failure();
+      current = std::move(*next);
+    }
+    return current;
+  }
+
+  std::optional<Location> loc;
+  llvm::SmallPtrSet<Operation *, 8> active;
+};
+} // namespace
+
+FailureOr<SmallVector<Type>>
+mlir::nnx::inferForwardTypes(Operation *module, TypeRange inputs,
+                             std::optional<Location> loc) {
+  return TypeInference(loc).infer(module, inputs);
 }
