@@ -188,6 +188,21 @@ def test_dynamic_batch_one_model():
         np.testing.assert_allclose(got, reference(model, x), **TOL)
 
 
+def test_dynamic_batch_and_sequence_one_model():
+    """Batch and sequence both dynamic: the Linears lower without reshapes
+    (collapsing two dynamic dims crashes MLIR 22.1's expand-strided-metadata)."""
+    torch.manual_seed(37)
+    model = nn.Sequential(nn.Linear(6, 12), nn.GELU(), nn.LayerNorm(12),
+                          nn.Linear(12, 4, bias=False)).eval()
+    text = export(model, [(None, None, 6)], name="seq")
+    assert "inputs(tensor<?x?x6xf32>)" in text
+    for batch, seq in ((1, 1), (2, 5), (3, 17)):
+        x = randn(batch, seq, 6, seed=batch * seq)
+        got, _ = tools.nnx_run(text, [x])
+        assert got.shape == (batch, seq, 4)
+        np.testing.assert_allclose(got, reference(model, x), **TOL)
+
+
 try:
     from hypothesis import given, settings, strategies as st
 except ImportError:  # pragma: no cover - hypothesis is in scripts/setup.sh

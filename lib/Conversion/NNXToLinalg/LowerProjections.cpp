@@ -31,7 +31,8 @@ NamedAttribute linalgMatmulTransposedB(OpBuilder &b) {
                         b.getArrayAttr({map(m, k), map(n, k), map(m, n)}));
 }
 
-/// The matmul's accumulator: the bias broadcast over the rows, or zeros.
+/// The accumulator of sizes `outSizes` (features last): the bias broadcast
+/// over the leading dims, or zeros.
 FailureOr<Value> emitLinearInit(LayerEmitter &e, LinearOp op, Type elt,
                                 ArrayRef<OpFoldResult> outSizes) {
   FailureOr<Value> bias = e.getOptionalTensor(op, "bias");
@@ -39,11 +40,44 @@ FailureOr<Value> emitLinearInit(LayerEmitter &e, LinearOp op, Type elt,
     return failure();
   if (!*bias)
     return e.filled(outSizes, elt, 0.0);
-  OpBuilder &b = e.getBuilder();
-  return e.generic(*bias, {e.keptDims(2, {false, true})},
-                   e.empty(outSizes, elt), b.getMultiDimIdentityMap(2),
-                   {IT::parallel, IT::parallel},
+  unsigned rank = outSizes.size();
+  SmallVector<bool> featuresOnly(rank, false);
+  featuresOnly.back() = true;
+  return e.generic(*bias, {e.keptDims(rank, featuresOnly)},
+                   e.empty(outSizes, elt),
+                   e.getBuilder().getMultiDimIdentityMap(rank),
+                   SmallVector<IT>(rank, IT::parallel),
                    [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+}
+
+/// x (..., K) times W^T (W is N x K) accumulated into `init` (..., N), as one
+/// `linalg.generic` contraction over the input's own shape. Used where more
+/// than one leading dim is dynamic: collapsing them into one and expanding
+/// back runs into an MLIR 22.1 bug in `expand-strided-metadata`
+/// (llvm-project #186830, SIGSEGV), so no reshape is emitted.
+Value emitContraction(LayerEmitter &e, Value x, Value w, Value init) {
+  OpBuilder &b = e.getBuilder();
+  unsigned r = cast<RankedTensorType>(x.getType()).getRank();
+  // Iteration space: the leading dims, n, k.
+  unsigned n = r - 1, k = r;
+  SmallVector<AffineExpr> lead;
+  for (unsigned d = 0; d + 1 < r; ++d)
+    lead.push_back(b.getAffineDimExpr(d));
+  auto map = [&](ArrayRef<AffineExpr> tail) {
+    SmallVector<AffineExpr> exprs(lead);
+    exprs.append(tail.begin(), tail.end());
+    return AffineMap::get(r + 1, 0, exprs, b.getContext());
+  };
+  AffineMap xMap = map({b.getAffineDimExpr(k)});
+  AffineMap wMap = AffineMap::get(
+      r + 1, 0, {b.getAffineDimExpr(n), b.getAffineDimExpr(k)}, b.getContext());
+  SmallVector<IT> iters(r, IT::parallel);
+  iters.push_back(IT::reduction);
+  return e.generic({x, w}, {xMap, wMap}, init, map({b.getAffineDimExpr(n)}),
+                   iters, [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                     Value p = arith::MulFOp::create(nb, l, a[0], a[1]);
+                     return arith::AddFOp::create(nb, l, a[2], p);
+                   });
 }
 
 struct LinearLowering
@@ -62,6 +96,16 @@ struct LinearLowering
     FailureOr<Value> w = e.getTensor(op, "weight");
     if (failed(w))
       return failure();
+
+    if (llvm::count_if(xt.getShape().drop_back(), ShapedType::isDynamic) > 1) {
+      SmallVector<OpFoldResult> outSizes = e.sizesOf(x);
+      outSizes.back() = b.getIndexAttr(out);
+      FailureOr<Value> init =
+          emitLinearInit(e, op, xt.getElementType(), outSizes);
+      if (failed(init))
+        return failure();
+      return emitContraction(e, x, *w, *init);
+    }
 
     // Rank > 2: fold the leading dims into one and back.
     SmallVector<ReassociationIndices> reassoc;

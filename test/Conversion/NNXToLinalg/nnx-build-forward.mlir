@@ -39,6 +39,28 @@ nnx.model @m inputs(tensor<?x3x4xf64>) {
 
 // -----
 
+// Linear with two dynamic leading dims: one linalg.generic contraction over
+// the input's own shape, no collapse/expand (MLIR 22.1's
+// expand-strided-metadata crashes on two dynamic dims folded into one).
+// CHECK-DAG:   #[[$X:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG:   #[[$W:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+// CHECK-DAG:   #[[$Y:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @forward(
+// CHECK-SAME:      %[[X:.*]]: tensor<?x?x4xf32>) -> tensor<?x?x2xf32>
+// CHECK-NOT:     tensor.collapse_shape
+// CHECK:         %[[W:.*]] = arith.constant dense<1.000000e+00> : tensor<2x4xf32>
+// CHECK:         %[[Z:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<?x?x2xf32>)
+// CHECK:         %[[Y:.*]] = linalg.generic {indexing_maps = [#[[$X]], #[[$W]], #[[$Y]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[X]], %[[W]] : tensor<?x?x4xf32>, tensor<2x4xf32>) outs(%[[Z]] : tensor<?x?x2xf32>)
+// CHECK:           arith.mulf
+// CHECK:           arith.addf
+// CHECK-NOT:     tensor.expand_shape
+// CHECK:         return %[[Y]]
+nnx.model @m inputs(tensor<?x?x4xf32>) {
+  nnx.linear @fc {weight = dense<1.0> : tensor<2x4xf32>}
+}
+
+// -----
+
 // Embedding: a gather of rows by (clamped) integer ids.
 // CHECK-LABEL: func.func @forward(
 // CHECK-SAME:      %[[IDS:.*]]: tensor<?x5xi64>) -> tensor<?x5x3xf32>
