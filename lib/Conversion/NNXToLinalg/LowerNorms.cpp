@@ -11,6 +11,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 
+#include <type_traits>
+
 using namespace mlir;
 using namespace mlir::nnx;
 using IT = utils::IteratorType;
@@ -96,25 +98,16 @@ FailureOr<Value> emitTrailingNorm(LayerEmitter &e, Operation *op, Value x,
                    });
 }
 
-struct LayerNormLowering
-    : public LayerLoweringOpInterface::ExternalModel<LayerNormLowering,
-                                                     LayerNormOp> {
+/// LayerNorm and RMSNorm: the same lowering, RMSNorm without centring.
+template <typename NormOp>
+struct TrailingNormLowering : public LayerLoweringOpInterface::ExternalModel<
+                                  TrailingNormLowering<NormOp>, NormOp> {
   FailureOr<Value> emitForward(Operation *layer, LayerEmitter &e,
                                Value x) const {
-    auto op = cast<LayerNormOp>(layer);
+    auto op = cast<NormOp>(layer);
     return emitTrailingNorm(e, op, x, op.getNormalizedShape(),
-                            op.getEps().convertToDouble(), /*rms=*/false);
-  }
-};
-
-struct RMSNormLowering
-    : public LayerLoweringOpInterface::ExternalModel<RMSNormLowering,
-                                                     RMSNormOp> {
-  FailureOr<Value> emitForward(Operation *layer, LayerEmitter &e,
-                               Value x) const {
-    auto op = cast<RMSNormOp>(layer);
-    return emitTrailingNorm(e, op, x, op.getNormalizedShape(),
-                            op.getEps().convertToDouble(), /*rms=*/true);
+                            op.getEps().convertToDouble(),
+                            /*rms=*/std::is_same_v<NormOp, RMSNormOp>);
   }
 };
 
@@ -213,8 +206,8 @@ FailureOr<Value> BatchNormLowering::emitForward(Operation *layer,
 
 void mlir::nnx::registerNormLowerings(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, NNXDialect *) {
-    LayerNormOp::attachInterface<LayerNormLowering>(*ctx);
-    RMSNormOp::attachInterface<RMSNormLowering>(*ctx);
+    LayerNormOp::attachInterface<TrailingNormLowering<LayerNormOp>>(*ctx);
+    RMSNormOp::attachInterface<TrailingNormLowering<RMSNormOp>>(*ctx);
     BatchNormOp::attachInterface<BatchNormLowering>(*ctx);
   });
 }
