@@ -3,22 +3,22 @@
 output under bench/results/<date>-<host>.txt."""
 
 import argparse
-import contextlib
 import io
 import os
 import socket
+import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
 
-import cuda_vs_cpu  # noqa: E402
-import mlp_vs_torch  # noqa: E402
-
+# Each benchmark runs in its own process: OpenBLAS reads OPENBLAS_CORETYPE and
+# OPENBLAS_NUM_THREADS once, when it is first loaded, so a benchmark that sets
+# them must be the first to load numpy (in one process, an earlier import
+# left the PyTorch peer on 2 threads and the generic kernels).
 BENCHMARKS = [
-    ("mlp_vs_torch", mlp_vs_torch.main, []),
-    ("cuda_vs_cpu", cuda_vs_cpu.main, ["--no-record"]),
+    ("mlp_vs_torch", []),
+    ("cuda_vs_cpu", ["--no-record"]),
 ]
 
 
@@ -30,19 +30,19 @@ def main():
     args = p.parse_args()
     out = io.StringIO()
     status = 0
-    for name, fn, extra in BENCHMARKS:
-        buf = io.StringIO()
+    for name, extra in BENCHMARKS:
         header = f"== {name} =="
-        print(header)
-        try:
-            with contextlib.redirect_stdout(buf):
-                rc = fn(["--build", args.build] + extra)
-        except Exception as e:  # report and go on with the next benchmark
-            buf.write(f"FAILED: {type(e).__name__}: {e}\n")
-            rc = 1
-        print(buf.getvalue(), end="")
-        out.write(header + "\n" + buf.getvalue())
-        status |= rc or 0
+        print(header, flush=True)
+        proc = subprocess.run(
+            [sys.executable, os.path.join(HERE, name + ".py"), "--build",
+             args.build] + extra, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True)
+        text = proc.stdout
+        if proc.returncode:
+            text += f"FAILED: exit status {proc.returncode}\n"
+        print(text, end="")
+        out.write(header + "\n" + text)
+        status |= proc.returncode
     if args.record:
         os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
         path = os.path.join(HERE, "results", time.strftime("%Y-%m-%d") + "-"
