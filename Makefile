@@ -10,7 +10,7 @@ FORMAT_SOURCES = $(shell find lib include tools unittests python/src -type f \
   \( -name '*.c' -o -name '*.cpp' -o -name '*.h' -o -name '*.hpp' \) | sort)
 
 .PHONY: setup configure build run test check-lit check-unit check-python bench clean \
-  format-check format
+  format-check format length-check
 
 setup:
 	./scripts/setup.sh
@@ -44,6 +44,11 @@ format-check: setup
 
 format: setup
 	$(CLANG_FORMAT) -i $(FORMAT_SOURCES)
+
+# Functions that fit on a screen: lists any function in lib/, tools/ or
+# python/src longer than 100 lines (signature to closing brace) and fails.
+length-check:
+	$(PY) utils/nnx-function-length.py
 
 # The format check first: it fails in seconds, the build takes minutes.
 test: format-check build

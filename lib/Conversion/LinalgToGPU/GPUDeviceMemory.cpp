@@ -58,6 +58,180 @@ SmallVector<Value> dynamicSizes(OpBuilder &b, Location loc, Value memref) {
   return sizes;
 }
 
+/// Whether `v` views a device allocation.
+bool isDeviceMemory(Value v) {
+  return isa_and_nonnull<gpu::AllocOp>(rootOf(v).getDefiningOp());
+}
+
+/// Allocations become device allocations, deallocations device
+/// deallocations. The entry block's allocations that are not freed are this
+/// call's buffers: they are added to `device`.
+void allocateOnDevice(func::FuncOp func, Block &entry,
+                      llvm::SetVector<Value> &device) {
+  OpBuilder b(func.getContext());
+  SmallVector<memref::AllocOp> allocs;
+  func.walk([&](memref::AllocOp alloc) { allocs.push_back(alloc); });
+  for (memref::AllocOp alloc : allocs) {
+    b.setInsertionPoint(alloc);
+    auto dev = gpu::AllocOp::create(
+        b, alloc.getLoc(), alloc.getType(), /*asyncToken=*/Type(),
+        /*asyncDependencies=*/ValueRange(), alloc.getDynamicSizes(),
+        alloc.getSymbolOperands());
+    alloc.replaceAllUsesWith(dev.getMemref());
+    alloc.erase();
+    if (dev->getBlock() == &entry)
+      device.insert(dev.getMemref());
+  }
+  SmallVector<memref::DeallocOp> deallocs;
+  func.walk([&](memref::DeallocOp d) { deallocs.push_back(d); });
+  for (memref::DeallocOp d : deallocs) {
+    b.setInsertionPoint(d);
+    gpu::DeallocOp::create(b, d.getLoc(), /*asyncToken=*/Type(), ValueRange(),
+                           d.getMemref());
+    device.remove(d.getMemref());
+    d.erase();
+  }
+}
+
+/// The op of `entry` that holds the first use of `host` (memref.dim aside).
+Operation *firstUseInEntry(Value host, Block &entry) {
+  Operation *first = nullptr;
+  for (Operation *user : host.getUsers()) {
+    if (isa<memref::DimOp>(user))
+      continue;
+    Operation *inEntry = entry.findAncestorOpInBlock(*user);
+    if (inEntry && (!first || inEntry->isBeforeInBlock(first)))
+      first = inEntry;
+  }
+  return first;
+}
+
+/// Host buffers that reach a kernel (memref arguments and globals) are copied
+/// into device memory once, right before their first use: host work before
+/// it (such as allocating the results) stays ahead of the stream. The copies
+/// in the entry block are added to `device`.
+LogicalResult copyInputsToDevice(func::FuncOp func, Block &entry,
+                                 llvm::SetVector<Value> &device) {
+  OpBuilder b(func.getContext());
+  SmallVector<Value> hostRoots;
+  for (BlockArgument arg : func.getArguments())
+    if (isa<MemRefType>(arg.getType()))
+      hostRoots.push_back(arg);
+  func.walk([&](memref::GetGlobalOp g) { hostRoots.push_back(g.getResult()); });
+  for (Value host : hostRoots) {
+    if (!reachesKernel(host))
+      continue;
+    auto type = cast<MemRefType>(host.getType());
+    if (!type.getLayout().isIdentity())
+      return emitError(host.getLoc(),
+                       "nnx-gpu-device-memory: a host buffer with "
+                       "a non-identity layout reaches a kernel: ")
+             << type;
+    b.setInsertionPoint(firstUseInEntry(host, entry));
+    Location loc = host.getLoc();
+    auto dev = gpu::AllocOp::create(b, loc, type, Type(), ValueRange(),
+                                    dynamicSizes(b, loc, host), ValueRange());
+    auto copy = gpu::MemcpyOp::create(b, loc, Type(), ValueRange(),
+                                      dev.getMemref(), host);
+    host.replaceUsesWithIf(dev.getMemref(), [&](OpOperand &use) {
+      Operation *user = use.getOwner();
+      return user != copy && !isa<memref::DimOp>(user);
+    });
+    if (dev->getBlock() == &entry)
+      device.insert(dev.getMemref());
+  }
+  return success();
+}
+
+/// Refuses `op` if it is host code that touches device memory: a call that
+/// passes it, or an op that reads or writes it.
+LogicalResult checkHostOp(Operation *op) {
+  if (isa<CallOpInterface>(op) && llvm::any_of(op->getOperands(), [](Value v) {
+        return isa<MemRefType>(v.getType()) && isDeviceMemory(v);
+      }))
+    return op->emitOpError("nnx-gpu-device-memory: a call from a function "
+                           "that launches kernels passes device memory to "
+                           "host code");
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects)
+    return success();
+  SmallVector<MemoryEffects::EffectInstance> list;
+  effects.getEffects(list);
+  for (const MemoryEffects::EffectInstance &e : list) {
+    Value v = e.getValue();
+    if (!v || !isa<MemRefType>(v.getType()) || !isDeviceMemory(v))
+      continue;
+    if (!isa<MemoryEffects::Read, MemoryEffects::Write>(e.getEffect()))
+      continue;
+    return op->emitOpError("nnx-gpu-device-memory: this host op accesses "
+                           "device memory; it must run inside a kernel");
+  }
+  return success();
+}
+
+/// No host op may touch device memory: only kernels, gpu ops and the return.
+LogicalResult checkNoHostAccess(func::FuncOp func) {
+  WalkResult touched = func.walk([](Operation *op) {
+    if (isa<gpu::GPUDialect>(op->getDialect()) || isa<func::ReturnOp>(op))
+      return WalkResult::advance();
+    return failed(checkHostOp(op)) ? WalkResult::interrupt()
+                                   : WalkResult::advance();
+  });
+  return failure(touched.wasInterrupted());
+}
+
+/// A host buffer of `type` for the returned device buffer `v`, allocated as
+/// early as its sizes allow: a host allocation between kernels would
+/// synchronize the stream. `b` is at the return.
+Value allocateHostResult(OpBuilder &b, Block &entry, Value v, MemRefType type,
+                         Location loc) {
+  SmallVector<Value> sizes;
+  OpBuilder early(b);
+  if (auto dev = v.getDefiningOp<gpu::AllocOp>()) {
+    sizes = llvm::to_vector(dev.getDynamicSizes());
+    early.setInsertionPointToStart(&entry);
+    for (Value size : sizes)
+      if (Operation *def = size.getDefiningOp())
+        if (def->getBlock() == &entry &&
+            (early.getInsertionPoint() == entry.begin() ||
+             std::prev(early.getInsertionPoint())->isBeforeInBlock(def)))
+          early.setInsertionPointAfter(def);
+  } else {
+    sizes = dynamicSizes(b, loc, v);
+  }
+  return memref::AllocOp::create(early, loc, type, sizes,
+                                 b.getI64IntegerAttr(64));
+}
+
+/// Results in device memory are copied out to host buffers, and this call's
+/// `device` buffers are freed, at each return.
+LogicalResult copyResultsToHost(func::FuncOp func, Block &entry,
+                                ArrayRef<Value> device) {
+  OpBuilder b(func.getContext());
+  SmallVector<func::ReturnOp> returns;
+  func.walk([&](func::ReturnOp r) { returns.push_back(r); });
+  for (func::ReturnOp ret : returns) {
+    b.setInsertionPoint(ret);
+    for (OpOperand &operand : ret->getOpOperands()) {
+      Value v = operand.get();
+      if (!isa<MemRefType>(v.getType()) || !isDeviceMemory(v))
+        continue;
+      auto type = cast<MemRefType>(v.getType());
+      if (!type.getLayout().isIdentity())
+        return ret.emitOpError("nnx-gpu-device-memory: a returned device "
+                               "buffer needs an identity layout, got ")
+               << type;
+      Location loc = ret.getLoc();
+      Value host = allocateHostResult(b, entry, v, type, loc);
+      gpu::MemcpyOp::create(b, loc, Type(), ValueRange(), host, v);
+      operand.set(host);
+    }
+    for (Value d : device)
+      gpu::DeallocOp::create(b, ret.getLoc(), Type(), ValueRange(), d);
+  }
+  return success();
+}
+
 struct NNXGPUDeviceMemoryPass
     : public mlir::nnx::impl::NNXGPUDeviceMemoryPassBase<
           NNXGPUDeviceMemoryPass> {
@@ -73,152 +247,12 @@ struct NNXGPUDeviceMemoryPass
       return signalPassFailure();
     }
     Block &entry = func.getBody().front();
-    OpBuilder b(func.getContext());
     llvm::SetVector<Value> device; // buffers of this call, freed at return
-
-    // Allocations become device allocations.
-    SmallVector<memref::AllocOp> allocs;
-    func.walk([&](memref::AllocOp alloc) { allocs.push_back(alloc); });
-    for (memref::AllocOp alloc : allocs) {
-      b.setInsertionPoint(alloc);
-      auto dev = gpu::AllocOp::create(
-          b, alloc.getLoc(), alloc.getType(), /*asyncToken=*/Type(),
-          /*asyncDependencies=*/ValueRange(), alloc.getDynamicSizes(),
-          alloc.getSymbolOperands());
-      alloc.replaceAllUsesWith(dev.getMemref());
-      alloc.erase();
-      if (dev->getBlock() == &entry)
-        device.insert(dev.getMemref());
-    }
-    SmallVector<memref::DeallocOp> deallocs;
-    func.walk([&](memref::DeallocOp d) { deallocs.push_back(d); });
-    for (memref::DeallocOp d : deallocs) {
-      b.setInsertionPoint(d);
-      gpu::DeallocOp::create(b, d.getLoc(), /*asyncToken=*/Type(), ValueRange(),
-                             d.getMemref());
-      device.remove(d.getMemref());
-      d.erase();
-    }
-
-    // Host buffers that reach a kernel: copied in once.
-    SmallVector<Value> hostRoots;
-    for (BlockArgument arg : func.getArguments())
-      if (isa<MemRefType>(arg.getType()))
-        hostRoots.push_back(arg);
-    func.walk(
-        [&](memref::GetGlobalOp g) { hostRoots.push_back(g.getResult()); });
-    for (Value host : hostRoots) {
-      if (!reachesKernel(host))
-        continue;
-      auto type = cast<MemRefType>(host.getType());
-      if (!type.getLayout().isIdentity()) {
-        emitError(host.getLoc(), "nnx-gpu-device-memory: a host buffer with "
-                                 "a non-identity layout reaches a kernel: ")
-            << type;
-        return signalPassFailure();
-      }
-      // Copied in right before its first use: host work before it (such as
-      // allocating the results) stays ahead of the stream.
-      Operation *first = nullptr;
-      for (Operation *user : host.getUsers()) {
-        if (isa<memref::DimOp>(user))
-          continue;
-        Operation *inEntry = entry.findAncestorOpInBlock(*user);
-        if (inEntry && (!first || inEntry->isBeforeInBlock(first)))
-          first = inEntry;
-      }
-      b.setInsertionPoint(first);
-      Location loc = host.getLoc();
-      auto dev = gpu::AllocOp::create(b, loc, type, Type(), ValueRange(),
-                                      dynamicSizes(b, loc, host), ValueRange());
-      auto copy = gpu::MemcpyOp::create(b, loc, Type(), ValueRange(),
-                                        dev.getMemref(), host);
-      host.replaceUsesWithIf(dev.getMemref(), [&](OpOperand &use) {
-        Operation *user = use.getOwner();
-        return user != copy && !isa<memref::DimOp>(user);
-      });
-      if (dev->getBlock() == &entry)
-        device.insert(dev.getMemref());
-    }
-
-    auto isDevice = [](Value v) {
-      return isa_and_nonnull<gpu::AllocOp>(rootOf(v).getDefiningOp());
-    };
-
-    // No host op may touch device memory.
-    WalkResult touched = func.walk([&](Operation *op) {
-      if (isa<gpu::GPUDialect>(op->getDialect()) || isa<func::ReturnOp>(op))
-        return WalkResult::advance();
-      if (isa<CallOpInterface>(op) &&
-          llvm::any_of(op->getOperands(), [&](Value v) {
-            return isa<MemRefType>(v.getType()) && isDevice(v);
-          })) {
-        op->emitOpError("nnx-gpu-device-memory: a call from a function that "
-                        "launches kernels passes device memory to host code");
-        return WalkResult::interrupt();
-      }
-      auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-      if (!effects)
-        return WalkResult::advance();
-      SmallVector<MemoryEffects::EffectInstance> list;
-      effects.getEffects(list);
-      for (const MemoryEffects::EffectInstance &e : list) {
-        Value v = e.getValue();
-        if (!v || !isa<MemRefType>(v.getType()) || !isDevice(v))
-          continue;
-        if (!isa<MemoryEffects::Read, MemoryEffects::Write>(e.getEffect()))
-          continue;
-        op->emitOpError("nnx-gpu-device-memory: this host op accesses device "
-                        "memory; it must run inside a kernel");
-        return WalkResult::interrupt();
-      }
-      return WalkResult::advance();
-    });
-    if (touched.wasInterrupted())
+    allocateOnDevice(func, entry, device);
+    if (failed(copyInputsToDevice(func, entry, device)) ||
+        failed(checkNoHostAccess(func)) ||
+        failed(copyResultsToHost(func, entry, device.getArrayRef())))
       return signalPassFailure();
-
-    // Results in device memory are copied out; this call's buffers freed.
-    SmallVector<func::ReturnOp> returns;
-    func.walk([&](func::ReturnOp r) { returns.push_back(r); });
-    for (func::ReturnOp ret : returns) {
-      b.setInsertionPoint(ret);
-      llvm::SmallPtrSet<Value, 4> returnedDevice;
-      for (OpOperand &operand : ret->getOpOperands()) {
-        Value v = operand.get();
-        if (!isa<MemRefType>(v.getType()) || !isDevice(v))
-          continue;
-        auto type = cast<MemRefType>(v.getType());
-        if (!type.getLayout().isIdentity()) {
-          ret.emitOpError("nnx-gpu-device-memory: a returned device buffer "
-                          "needs an identity layout, got ")
-              << type;
-          return signalPassFailure();
-        }
-        Location loc = ret.getLoc();
-        // The host buffer is allocated as early as its sizes allow: a host
-        // allocation between kernels would synchronize the stream.
-        SmallVector<Value> sizes;
-        OpBuilder early(b);
-        if (auto dev = v.getDefiningOp<gpu::AllocOp>()) {
-          sizes = llvm::to_vector(dev.getDynamicSizes());
-          early.setInsertionPointToStart(&entry);
-          for (Value size : sizes)
-            if (Operation *def = size.getDefiningOp())
-              if (def->getBlock() == &entry &&
-                  (early.getInsertionPoint() == entry.begin() ||
-                   std::prev(early.getInsertionPoint())->isBeforeInBlock(def)))
-                early.setInsertionPointAfter(def);
-        } else {
-          sizes = dynamicSizes(b, loc, v);
-        }
-        auto host = memref::AllocOp::create(early, loc, type, sizes,
-                                            b.getI64IntegerAttr(64));
-        gpu::MemcpyOp::create(b, loc, Type(), ValueRange(), host, v);
-        operand.set(host);
-      }
-      for (Value d : device)
-        gpu::DeallocOp::create(b, ret.getLoc(), Type(), ValueRange(), d);
-    }
   }
 };
 

@@ -177,19 +177,88 @@ LogicalResult lowerPointwise(linalg::LinalgOp op, int64_t blockSize) {
   return success();
 }
 
-/// The shared-memory tiled kernel of a contraction C[b,m,n] += A[b,m,k] *
-/// B[b,k,n] (operand layouts as the indexing maps say).
-LogicalResult lowerContraction(linalg::LinalgOp op,
-                               const linalg::ContractionDimensions &dims,
-                               int64_t tileM, int64_t tileN, int64_t tileK) {
-  OpBuilder b(op);
-  Location loc = op.getLoc();
-  KernelBuilder kb{b, loc};
-  // Several M (or N) dimensions form one logical M (N) dimension, e.g.
-  // batch and sequence of a Linear on 3-D activations.
-  ArrayRef<unsigned> mDims = dims.m, nDims = dims.n;
-  unsigned dk = dims.k.front();
+/// One side of an operand tile to stage: the loop dimensions that form one
+/// logical dimension, their total size, the tile's first index along it and
+/// the tile's extent.
+struct TileSide {
+  ArrayRef<unsigned> dims;
+  Value size;
+  Value start;
+  int64_t extent;
+};
+
+/// Emits the shared-memory tiled kernel of a contraction C[b,m,n] +=
+/// A[b,m,k] * B[b,k,n] (operand layouts as the indexing maps say) in place of
+/// `op`: a 16x16 thread block per tileM x tileN output tile, a grid z per
+/// batch point, and a register tile of (tileM/16) x (tileN/16) accumulators
+/// per thread. Several M (or N) dimensions form one logical M (N) dimension,
+/// e.g. batch and sequence of a Linear on 3-D activations.
+class ContractionKernel {
+public:
+  ContractionKernel(linalg::LinalgOp op,
+                    const linalg::ContractionDimensions &dims, int64_t tileM,
+                    int64_t tileN, int64_t tileK)
+      : op(op), b(op), loc(op.getLoc()), kb{b, loc}, mDims(dims.m),
+        nDims(dims.n), batchDims(dims.batch), dk(dims.k.front()), tileM(tileM),
+        tileN(tileN), tileK(tileK), opA(op.getDpsInputOperand(0)),
+        opB(op.getDpsInputOperand(1)), opC(op.getDpsInitOperand(0)),
+        elemA(getElementTypeOrSelf(opA->get().getType())),
+        elemB(getElementTypeOrSelf(opB->get().getType())),
+        elemC(getElementTypeOrSelf(opC->get().getType())), rm(tileM / kThreads),
+        rn(tileN / kThreads) {}
+  ContractionKernel(const ContractionKernel &) = delete;
+  ContractionKernel &operator=(const ContractionKernel &) = delete;
+
+  void emit() {
+    computeSizes();
+    gpu::LaunchOp launch = createLaunch();
+    setUpKernel(launch);
+    SmallVector<Value> acc = loadAccumulators();
+    scf::ForOp kLoop = emitKLoop(acc);
+    storeAccumulators(kLoop);
+  }
+
+private:
+  // Host side.
+  void computeSizes();
+  gpu::LaunchOp createLaunch();
+  // Kernel side.
+  void setUpKernel(gpu::LaunchOp launch);
+  void setDims(SmallVectorImpl<Value> &p, ArrayRef<unsigned> ds, Value linear);
+  std::pair<SmallVector<Value>, Value> outPoint(int64_t i, int64_t j);
+  Value guardedLoad(Value ok, Value memref, ValueRange indices, Value zero);
+  SmallVector<Value> loadAccumulators();
+  void stage(OpOperand *operand, Value tile, const TileSide &rows,
+             const TileSide &cols, Value zero);
+  scf::ForOp emitKLoop(ValueRange acc);
+  void emitKTile(Value kt, ValueRange accIn);
+  SmallVector<Value> multiplyTiles(Value k0, Value kk, ValueRange accK);
+  void storeAccumulators(scf::ForOp kLoop);
+
+  linalg::LinalgOp op;
+  OpBuilder b;
+  Location loc;
+  KernelBuilder kb;
+  ArrayRef<unsigned> mDims, nDims, batchDims;
+  unsigned dk;
+  int64_t tileM, tileN, tileK;
+  OpOperand *opA, *opB, *opC;
+  Type elemA, elemB, elemC;
+  /// Accumulators per thread along M and N.
+  int64_t rm, rn;
+
+  // Host values: the loop sizes, the logical M and N sizes, the batch size.
   SmallVector<Value> sizes;
+  Value sizeM, sizeN, batch;
+
+  // Kernel values.
+  Value c1, tileA, tileB, tx, ty, tid, m0, n0;
+  /// The loop point of this block: batch dimensions set, the others 0.
+  SmallVector<Value> ivs;
+  Value zeroA, zeroB, zeroC;
+};
+
+void ContractionKernel::computeSizes() {
   for (Range r : op.createLoopRanges(b, loc))
     sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
   auto product = [&](ArrayRef<unsigned> ds) {
@@ -198,93 +267,96 @@ LogicalResult lowerContraction(linalg::LinalgOp op,
       v = kb.mul(v, sizes[d]);
     return v;
   };
-  Value sizeM = mDims.size() == 1 ? sizes[mDims[0]] : product(mDims);
-  Value sizeN = nDims.size() == 1 ? sizes[nDims[0]] : product(nDims);
-  OpOperand *opA = op.getDpsInputOperand(0);
-  OpOperand *opB = op.getDpsInputOperand(1);
-  OpOperand *opC = op.getDpsInitOperand(0);
-  Type elemA = getElementTypeOrSelf(opA->get().getType());
-  Type elemB = getElementTypeOrSelf(opB->get().getType());
-  Type elemC = getElementTypeOrSelf(opC->get().getType());
-  Value batch = kb.idx(1);
-  for (unsigned d : dims.batch)
+  sizeM = mDims.size() == 1 ? sizes[mDims[0]] : product(mDims);
+  sizeN = nDims.size() == 1 ? sizes[nDims[0]] : product(nDims);
+  batch = kb.idx(1);
+  for (unsigned d : batchDims)
     batch = kb.mul(batch, sizes[d]);
+}
 
-  // One padding column keeps both the staging stores and the compute loads
-  // free of bank conflicts whichever operand dimension is contiguous.
+/// The launch, with the two operand tiles in workgroup memory. One padding
+/// column keeps both the staging stores and the compute loads free of bank
+/// conflicts whichever operand dimension is contiguous.
+gpu::LaunchOp ContractionKernel::createLaunch() {
   auto workgroup = gpu::AddressSpaceAttr::get(
       b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
   auto tileAType =
       MemRefType::get({tileM, tileK + 1}, elemA, AffineMap(), workgroup);
   auto tileBType =
       MemRefType::get({tileK, tileN + 1}, elemB, AffineMap(), workgroup);
-  Value c1 = kb.idx(1);
-  Value t16 = kb.idx(kThreads);
-  gpu::LaunchOp launch =
-      kb.launch(kb.gridSize(sizeN, tileN), kb.gridSize(sizeM, tileM),
-                arith::MaxUIOp::create(b, loc, batch, c1), t16, t16, c1,
-                {tileAType, tileBType});
-  // Constants of the kernel itself (not captured as kernel arguments).
+  Value one = kb.idx(1);
+  Value threads = kb.idx(kThreads);
+  return kb.launch(kb.gridSize(sizeN, tileN), kb.gridSize(sizeM, tileM),
+                   arith::MaxUIOp::create(b, loc, batch, one), threads, threads,
+                   one, {tileAType, tileBType});
+}
+
+/// The kernel's own constants (not captured as kernel arguments), the thread
+/// and tile indices, and the batch point of the block.
+void ContractionKernel::setUpKernel(gpu::LaunchOp launch) {
   c1 = kb.idx(1);
-  t16 = kb.idx(kThreads);
-  Value tileA = launch.getWorkgroupAttributions()[0];
-  Value tileB = launch.getWorkgroupAttributions()[1];
+  Value t16 = kb.idx(kThreads);
+  tileA = launch.getWorkgroupAttributions()[0];
+  tileB = launch.getWorkgroupAttributions()[1];
 
-  // Inside the kernel.
-  Value tx = launch.getThreadIds().x, ty = launch.getThreadIds().y;
-  Value tid = kb.add(kb.mul(ty, t16), tx);
-  Value m0 = kb.mul(launch.getBlockIds().y, kb.idx(tileM));
-  Value n0 = kb.mul(launch.getBlockIds().x, kb.idx(tileN));
-  SmallVector<Value> ivs(op.getNumLoops(), kb.idx(0));
-  {
-    Value rest = launch.getBlockIds().z;
-    for (unsigned d : llvm::reverse(dims.batch)) {
-      ivs[d] = kb.rem(rest, sizes[d]);
-      rest = kb.div(rest, sizes[d]);
-    }
+  tx = launch.getThreadIds().x;
+  ty = launch.getThreadIds().y;
+  tid = kb.add(kb.mul(ty, t16), tx);
+  m0 = kb.mul(launch.getBlockIds().y, kb.idx(tileM));
+  n0 = kb.mul(launch.getBlockIds().x, kb.idx(tileN));
+  ivs.assign(op.getNumLoops(), kb.idx(0));
+  Value rest = launch.getBlockIds().z;
+  for (unsigned d : llvm::reverse(batchDims)) {
+    ivs[d] = kb.rem(rest, sizes[d]);
+    rest = kb.div(rest, sizes[d]);
   }
-  Value zeroA = arith::ConstantOp::create(b, loc, b.getZeroAttr(elemA));
-  Value zeroB = arith::ConstantOp::create(b, loc, b.getZeroAttr(elemB));
-  Value zeroC = arith::ConstantOp::create(b, loc, b.getZeroAttr(elemC));
-  int64_t rm = tileM / kThreads, rn = tileN / kThreads;
-  // Sets the loop indices of `ds` from a logical index over them.
-  auto setDims = [&](SmallVectorImpl<Value> &p, ArrayRef<unsigned> ds,
-                     Value linear) {
-    if (ds.size() == 1) {
-      p[ds[0]] = linear;
-      return;
-    }
-    for (unsigned d : llvm::reverse(ds)) {
-      p[d] = kb.rem(linear, sizes[d]);
-      linear = kb.div(linear, sizes[d]);
-    }
-  };
+  zeroA = arith::ConstantOp::create(b, loc, b.getZeroAttr(elemA));
+  zeroB = arith::ConstantOp::create(b, loc, b.getZeroAttr(elemB));
+  zeroC = arith::ConstantOp::create(b, loc, b.getZeroAttr(elemC));
+}
 
-  // The output point of accumulator (i, j) and whether it is in bounds.
-  auto outPoint = [&](int64_t i, int64_t j) {
-    SmallVector<Value> p = ivs;
-    Value m = kb.add(m0, kb.add(ty, kb.idx(i * kThreads)));
-    Value n = kb.add(n0, kb.add(tx, kb.idx(j * kThreads)));
-    setDims(p, mDims, m);
-    setDims(p, nDims, n);
-    Value ok = kb.land(kb.ult(m, sizeM), kb.ult(n, sizeN));
-    return std::make_pair(p, ok);
-  };
-  // A guarded load: `zero` outside the operand.
-  auto guardedLoad = [&](Value ok, Value memref, ValueRange indices,
-                         Value zero) -> Value {
-    auto ifOp = scf::IfOp::create(
-        b, loc, ok,
-        [&](OpBuilder &nb, Location nloc) {
-          Value v = memref::LoadOp::create(nb, nloc, memref, indices);
-          scf::YieldOp::create(nb, nloc, v);
-        },
-        [&](OpBuilder &nb, Location nloc) {
-          scf::YieldOp::create(nb, nloc, zero);
-        });
-    return ifOp.getResult(0);
-  };
+/// Sets the loop indices of `ds` in `p` from a logical index over them.
+void ContractionKernel::setDims(SmallVectorImpl<Value> &p,
+                                ArrayRef<unsigned> ds, Value linear) {
+  if (ds.size() == 1) {
+    p[ds[0]] = linear;
+    return;
+  }
+  for (unsigned d : llvm::reverse(ds)) {
+    p[d] = kb.rem(linear, sizes[d]);
+    linear = kb.div(linear, sizes[d]);
+  }
+}
 
+/// The output point of accumulator (i, j) and whether it is in bounds.
+std::pair<SmallVector<Value>, Value> ContractionKernel::outPoint(int64_t i,
+                                                                 int64_t j) {
+  SmallVector<Value> p = ivs;
+  Value m = kb.add(m0, kb.add(ty, kb.idx(i * kThreads)));
+  Value n = kb.add(n0, kb.add(tx, kb.idx(j * kThreads)));
+  setDims(p, mDims, m);
+  setDims(p, nDims, n);
+  Value ok = kb.land(kb.ult(m, sizeM), kb.ult(n, sizeN));
+  return std::make_pair(p, ok);
+}
+
+/// A guarded load: `zero` outside the operand.
+Value ContractionKernel::guardedLoad(Value ok, Value memref, ValueRange indices,
+                                     Value zero) {
+  auto ifOp = scf::IfOp::create(
+      b, loc, ok,
+      [&](OpBuilder &nb, Location nloc) {
+        Value v = memref::LoadOp::create(nb, nloc, memref, indices);
+        scf::YieldOp::create(nb, nloc, v);
+      },
+      [&](OpBuilder &nb, Location nloc) {
+        scf::YieldOp::create(nb, nloc, zero);
+      });
+  return ifOp.getResult(0);
+}
+
+/// The thread's accumulators, loaded from C.
+SmallVector<Value> ContractionKernel::loadAccumulators() {
   SmallVector<Value> acc;
   for (int64_t i = 0; i < rm; ++i)
     for (int64_t j = 0; j < rn; ++j) {
@@ -293,75 +365,93 @@ LogicalResult lowerContraction(linalg::LinalgOp op,
                                 kb.indices(op.getMatchingIndexingMap(opC), p),
                                 zeroC));
     }
+  return acc;
+}
 
-  // Stages one operand tile: `rows` x `cols` elements of the operand at
-  // (rowDims = r0 + row, colDims = c0 + col), spread over the 256 threads so
-  // that consecutive threads read consecutive addresses of the operand.
-  auto stage = [&](OpOperand *operand, Value tile, ArrayRef<unsigned> rowDims,
-                   Value rowSize, Value r0, int64_t rows,
-                   ArrayRef<unsigned> colDims, Value colSize, Value c0,
-                   int64_t cols, Value zero) {
-    AffineMap map = op.getMatchingIndexingMap(operand);
-    // Contiguous in memory: the dimension of the operand's last index.
-    bool colFast = true;
-    if (auto last = dyn_cast<AffineDimExpr>(map.getResults().back()))
-      colFast = !llvm::is_contained(rowDims, last.getPosition());
-    int64_t perThread = rows * cols / (kThreads * kThreads);
-    for (int64_t s = 0; s < perThread; ++s) {
-      Value e = kb.add(tid, kb.idx(s * kThreads * kThreads));
-      Value row = colFast ? kb.div(e, kb.idx(cols)) : kb.rem(e, kb.idx(rows));
-      Value col = colFast ? kb.rem(e, kb.idx(cols)) : kb.div(e, kb.idx(rows));
-      SmallVector<Value> p = ivs;
-      Value r = kb.add(r0, row), c = kb.add(c0, col);
-      setDims(p, rowDims, r);
-      setDims(p, colDims, c);
-      Value ok = kb.land(kb.ult(r, rowSize), kb.ult(c, colSize));
-      Value v = guardedLoad(ok, operand->get(), kb.indices(map, p), zero);
-      memref::StoreOp::create(b, loc, v, tile, ValueRange{row, col});
-    }
-  };
+/// Stages one operand tile: `rows.extent` x `cols.extent` elements of the
+/// operand at (rows.dims = rows.start + row, cols.dims = cols.start + col),
+/// spread over the 256 threads so that consecutive threads read consecutive
+/// addresses of the operand.
+void ContractionKernel::stage(OpOperand *operand, Value tile,
+                              const TileSide &rows, const TileSide &cols,
+                              Value zero) {
+  AffineMap map = op.getMatchingIndexingMap(operand);
+  // Contiguous in memory: the dimension of the operand's last index.
+  bool colFast = true;
+  if (auto last = dyn_cast<AffineDimExpr>(map.getResults().back()))
+    colFast = !llvm::is_contained(rows.dims, last.getPosition());
+  int64_t perThread = rows.extent * cols.extent / (kThreads * kThreads);
+  for (int64_t s = 0; s < perThread; ++s) {
+    Value e = kb.add(tid, kb.idx(s * kThreads * kThreads));
+    Value row = colFast ? kb.div(e, kb.idx(cols.extent))
+                        : kb.rem(e, kb.idx(rows.extent));
+    Value col = colFast ? kb.rem(e, kb.idx(cols.extent))
+                        : kb.div(e, kb.idx(rows.extent));
+    SmallVector<Value> p = ivs;
+    Value r = kb.add(rows.start, row), c = kb.add(cols.start, col);
+    setDims(p, rows.dims, r);
+    setDims(p, cols.dims, c);
+    Value ok = kb.land(kb.ult(r, rows.size), kb.ult(c, cols.size));
+    Value v = guardedLoad(ok, operand->get(), kb.indices(map, p), zero);
+    memref::StoreOp::create(b, loc, v, tile, ValueRange{row, col});
+  }
+}
 
+/// The loop over K tiles, carrying the accumulators.
+scf::ForOp ContractionKernel::emitKLoop(ValueRange acc) {
   Value numKTiles =
       arith::CeilDivUIOp::create(b, loc, sizes[dk], kb.idx(tileK));
-  auto kLoop = scf::ForOp::create(
+  return scf::ForOp::create(
       b, loc, kb.idx(0), numKTiles, c1, acc,
       [&](OpBuilder &nb, Location nloc, Value kt, ValueRange accIn) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        Value k0 = kb.mul(kt, kb.idx(tileK));
-        stage(opA, tileA, mDims, sizeM, m0, tileM, {dk}, sizes[dk], k0, tileK,
-              zeroA);
-        stage(opB, tileB, {dk}, sizes[dk], k0, tileK, nDims, sizeN, n0, tileN,
-              zeroB);
-        gpu::BarrierOp::create(b, loc);
-        auto inner = scf::ForOp::create(
-            b, loc, kb.idx(0), kb.idx(tileK), c1, accIn,
-            [&](OpBuilder &ib, Location iloc, Value kk, ValueRange accK) {
-              OpBuilder::InsertionGuard guard2(b);
-              b.setInsertionPoint(ib.getInsertionBlock(),
-                                  ib.getInsertionPoint());
-              SmallVector<Value> a, bv, next;
-              for (int64_t i = 0; i < rm; ++i)
-                a.push_back(memref::LoadOp::create(
-                    b, loc, tileA,
-                    ValueRange{kb.add(ty, kb.idx(i * kThreads)), kk}));
-              for (int64_t j = 0; j < rn; ++j)
-                bv.push_back(memref::LoadOp::create(
-                    b, loc, tileB,
-                    ValueRange{kk, kb.add(tx, kb.idx(j * kThreads))}));
-              SmallVector<Value> point = ivs;
-              point[dk] = kb.add(k0, kk);
-              for (int64_t i = 0; i < rm; ++i)
-                for (int64_t j = 0; j < rn; ++j)
-                  next.push_back(kb.payload(op, {a[i], bv[j], accK[i * rn + j]},
-                                            point,
-                                            /*contract=*/true)[0]);
-              scf::YieldOp::create(b, loc, next);
-            });
-        gpu::BarrierOp::create(b, loc);
-        scf::YieldOp::create(b, loc, inner.getResults());
+        emitKTile(kt, accIn);
       });
+}
 
+/// One K tile: both operand tiles staged in workgroup memory, then a loop
+/// over its K that updates the accumulators.
+void ContractionKernel::emitKTile(Value kt, ValueRange accIn) {
+  Value k0 = kb.mul(kt, kb.idx(tileK));
+  stage(opA, tileA, {mDims, sizeM, m0, tileM}, {dk, sizes[dk], k0, tileK},
+        zeroA);
+  stage(opB, tileB, {dk, sizes[dk], k0, tileK}, {nDims, sizeN, n0, tileN},
+        zeroB);
+  gpu::BarrierOp::create(b, loc);
+  auto inner = scf::ForOp::create(
+      b, loc, kb.idx(0), kb.idx(tileK), c1, accIn,
+      [&](OpBuilder &ib, Location iloc, Value kk, ValueRange accK) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(ib.getInsertionBlock(), ib.getInsertionPoint());
+        scf::YieldOp::create(b, loc, multiplyTiles(k0, kk, accK));
+      });
+  gpu::BarrierOp::create(b, loc);
+  scf::YieldOp::create(b, loc, inner.getResults());
+}
+
+/// One step `kk` of a K tile: the thread's column of A and row of B from
+/// workgroup memory, and the payload applied to every accumulator.
+SmallVector<Value> ContractionKernel::multiplyTiles(Value k0, Value kk,
+                                                    ValueRange accK) {
+  SmallVector<Value> a, bv, next;
+  for (int64_t i = 0; i < rm; ++i)
+    a.push_back(memref::LoadOp::create(
+        b, loc, tileA, ValueRange{kb.add(ty, kb.idx(i * kThreads)), kk}));
+  for (int64_t j = 0; j < rn; ++j)
+    bv.push_back(memref::LoadOp::create(
+        b, loc, tileB, ValueRange{kk, kb.add(tx, kb.idx(j * kThreads))}));
+  SmallVector<Value> point = ivs;
+  point[dk] = kb.add(k0, kk);
+  for (int64_t i = 0; i < rm; ++i)
+    for (int64_t j = 0; j < rn; ++j)
+      next.push_back(kb.payload(op, {a[i], bv[j], accK[i * rn + j]}, point,
+                                /*contract=*/true)[0]);
+  return next;
+}
+
+/// The accumulators, stored back to C where in bounds.
+void ContractionKernel::storeAccumulators(scf::ForOp kLoop) {
   for (int64_t i = 0; i < rm; ++i)
     for (int64_t j = 0; j < rn; ++j) {
       auto [p, ok] = outPoint(i, j);
@@ -371,6 +461,13 @@ LogicalResult lowerContraction(linalg::LinalgOp op,
       memref::StoreOp::create(b, loc, kLoop.getResult(i * rn + j), opC->get(),
                               kb.indices(op.getMatchingIndexingMap(opC), p));
     }
+}
+
+/// The shared-memory tiled kernel of a contraction (ContractionKernel).
+LogicalResult lowerContraction(linalg::LinalgOp op,
+                               const linalg::ContractionDimensions &dims,
+                               int64_t tileM, int64_t tileN, int64_t tileK) {
+  ContractionKernel(op, dims, tileM, tileN, tileK).emit();
   return success();
 }
 

@@ -340,16 +340,136 @@ static bool isTerminal(StringRef s) {
   return s == "output" || s == "input" || s == "inputs";
 }
 
-Resolution Resolver::resolvePath(ModuleOpInterface host, StringRef path,
-                                 const std::optional<Select> &select, bool copy,
-                                 bool forWrite) {
-  ModuleOpInterface root = model.getRootModule();
-  StringRef rest = path;
-  ModuleOpInterface cur = host;
+/// The op of `fwd` labeled `label` (null if none); every label of `fwd` is
+/// collected in `labels`.
+static Operation *findLabeledOp(ForwardOp fwd, StringRef label,
+                                SmallVectorImpl<std::string> &labels) {
+  Operation *found = nullptr;
+  fwd.walk([&](Operation *op) {
+    if (auto l = op->getAttrOfType<StringAttr>(kSourceAttrName)) {
+      labels.push_back(l.getValue().str());
+      if (l.getValue() == label)
+        found = op;
+    }
+  });
+  return found;
+}
+
+/// The use of `v` by an op that overwrites it in place (Python's `t += u`),
+/// or null.
+static OpOperand *findInPlaceUpdate(Value v) {
+  for (OpOperand &use : v.getUses()) {
+    Operation *u = use.getOwner();
+    auto a = u->getAttrOfType<IntegerAttr>(kInPlaceAttrName);
+    if (a && a.getInt() == use.getOperandNumber() && u->getNumResults() != 0)
+      return &use;
+  }
+  return nullptr;
+}
+
+/// The SSA value at `loc`: an operand or result of the op, or for a module
+/// the operand or result of the `nnx.call` that runs it (null without one).
+static Value valueAt(const ProbeLocation &loc, const ExecutionOrder &order) {
+  if (!loc.onModule)
+    return loc.output ? loc.op->getResult(loc.index)
+                      : loc.op->getOperand(loc.index);
+  Operation *call = order.callSite(loc.op);
+  if (!call)
+    return Value();
+  if (loc.output)
+    return loc.index < call->getNumResults() ? call->getResult(loc.index)
+                                             : Value();
+  return loc.index < call->getNumOperands() ? call->getOperand(loc.index)
+                                            : Value();
+}
+
+/// A read without a copy sees the tensor's final state when a later op
+/// overwrites it in place (Python's `t += u`): moves the location of `r` to
+/// the last such update, with a note at each.
+static void followInPlaceUpdates(Resolution &r, const ExecutionOrder &order) {
+  Value v = valueAt(r.location, order);
+  if (!v)
+    return;
+  while (OpOperand *update = findInPlaceUpdate(v)) {
+    Operation *u = update->getOwner();
+    r.notes.push_back({u, "overwrites the value in place; the read sees the "
+                          "updated tensor (a family value with \"copy\": true "
+                          "reads it before)"});
+    r.location = {u, false, true, 0};
+    v = u->getResult(0);
+  }
+}
+
+/// One walk of a path (the grammar of docs/Tracing.md) from a host module,
+/// step by step: where it starts ('/', '../' or the host), the module
+/// segments, the 'source.<label>' steps into forward regions, the terminal
+/// and the selected value. A step that fails sets `error` and returns
+/// failure.
+class Resolver::PathWalk {
+public:
+  PathWalk(Resolver &resolver, ModuleOpInterface host)
+      : resolver(resolver), root(resolver.model.getRootModule()), host(host),
+        start(host) {}
+
+  /// Consumes a leading '/' (the root) or '../'s (native keys above the
+  /// host) and splits the rest of `path` into tokens.
+  LogicalResult parseStart(StringRef path);
+  /// Resolves the module segments to `module`.
+  LogicalResult resolveModule();
+  /// Follows the 'source.<label>' steps from `module` to `op`.
+  LogicalResult followSources();
+  /// Consumes the terminal ('output', 'input' or 'inputs'), the last token.
+  LogicalResult parseTerminal();
+  /// The index of the value `select` names among the location's inputs or
+  /// outputs.
+  FailureOr<unsigned> selectIndex(const std::optional<Select> &select);
+  /// Refuses a location the model's forward runs never or more than once.
+  LogicalResult checkRunsOnce(const ProbeLocation &loc);
+
+  /// The module the module segments name.
+  ModuleOpInterface module;
+  /// That module, or the op that the 'source.<label>' steps name.
+  Operation *op = nullptr;
+  /// Whether `op` is the module (no 'source.<label>' step).
+  bool onModule = true;
+  /// Whether the terminal is 'output'.
+  bool output = false;
+  /// Why the last step failed.
+  Resolution error;
+
+private:
+  LogicalResult fail(std::string msg, SmallVector<Note> notes = {}) {
+    error = makeError(std::move(msg), std::move(notes));
+    return failure();
+  }
+  LogicalResult resolveNativeModule(ArrayRef<StringRef> segs);
+  LogicalResult resolveStandardModule(ArrayRef<StringRef> segs);
+  LogicalResult stepIntoSource(StringRef label);
+  FailureOr<unsigned> selectKeyword(const std::string &keyword);
+  FailureOr<unsigned> selectPositional(unsigned index, unsigned count);
+  /// "module '<path>' (<op>)" or the labeled op, for messages.
+  std::string describeTarget() const;
+
+  Resolver &resolver;
+  ModuleOpInterface root;
+  ModuleOpInterface host;
+  /// Where standardized module segments start: the host or the root.
+  ModuleOpInterface start;
+  /// After '../': the module segments are native keys below `base`.
   bool native = false;
   std::string base;
+  SmallVector<StringRef> tokens;
+  /// The next token to consume.
+  size_t next = 0;
+  StringRef terminal;
+  /// "source.a.source.b" so far, for messages.
+  std::string source;
+};
+
+LogicalResult Resolver::PathWalk::parseStart(StringRef path) {
+  StringRef rest = path;
   if (rest.consume_front("/")) {
-    cur = root;
+    start = root;
   } else {
     unsigned ups = 0;
     while (rest.consume_front("../"))
@@ -358,222 +478,236 @@ Resolution Resolver::resolvePath(ModuleOpInterface host, StringRef path,
       std::string hostPath = getModulePath(host);
       SmallVector<StringRef> hs = splitPath(hostPath);
       if (ups > hs.size())
-        return makeError(("'../' steps above the root: the host '" +
-                          displayPath(host) + "' is " + Twine(hs.size()) +
-                          " level(s) deep")
-                             .str());
+        return fail(("'../' steps above the root: the host '" +
+                     displayPath(host) + "' is " + Twine(hs.size()) +
+                     " level(s) deep")
+                        .str());
       native = true;
       base = llvm::join(ArrayRef(hs).drop_back(ups), ".");
     }
   }
-  SmallVector<StringRef> tokens = splitPath(rest);
+  tokens = splitPath(rest);
   if (tokens.empty())
-    return makeError("the path is empty");
-  size_t t = 0;
+    return fail("the path is empty");
+  return success();
+}
+
+LogicalResult Resolver::PathWalk::resolveModule() {
   SmallVector<StringRef> modSegs;
-  while (t < tokens.size() && !isTerminal(tokens[t]) && tokens[t] != "source")
-    modSegs.push_back(tokens[t++]);
+  while (next < tokens.size() && !isTerminal(tokens[next]) &&
+         tokens[next] != "source")
+    modSegs.push_back(tokens[next++]);
+  return native ? resolveNativeModule(modSegs) : resolveStandardModule(modSegs);
+}
 
-  ModuleOpInterface m;
-  if (native) {
-    std::string full = base;
-    for (StringRef s : modSegs)
-      full += (full.empty() ? "" : ".") + s.str();
-    unsigned failed = 0;
-    SmallVector<StringRef> fullSegs = splitPath(full);
-    m = resolveAlias(lookupRegistered(root, full, &failed));
-    if (!m) {
-      std::string parent =
-          llvm::join(ArrayRef(fullSegs).take_front(failed), ".");
-      return makeError(
-          ("segment '../" + (failed < fullSegs.size() ? fullSegs[failed] : "") +
-           "' names no module: '" + (parent.empty() ? "<root>" : parent) +
-           "' has no child '" +
-           (failed < fullSegs.size() ? fullSegs[failed] : "") +
-           "' (above the host, paths use native names)")
-              .str(),
-          {{host, "the host is here"}});
-    }
+LogicalResult
+Resolver::PathWalk::resolveNativeModule(ArrayRef<StringRef> segs) {
+  std::string full = base;
+  for (StringRef s : segs)
+    full += (full.empty() ? "" : ".") + s.str();
+  unsigned failed = 0;
+  SmallVector<StringRef> fullSegs = splitPath(full);
+  module = resolveAlias(lookupRegistered(root, full, &failed));
+  if (module)
+    return success();
+  std::string parent = llvm::join(ArrayRef(fullSegs).take_front(failed), ".");
+  return fail(
+      ("segment '../" + (failed < fullSegs.size() ? fullSegs[failed] : "") +
+       "' names no module: '" + (parent.empty() ? "<root>" : parent) +
+       "' has no child '" + (failed < fullSegs.size() ? fullSegs[failed] : "") +
+       "' (above the host, paths use native names)")
+          .str(),
+      {{host, "the host is here"}});
+}
+
+LogicalResult
+Resolver::PathWalk::resolveStandardModule(ArrayRef<StringRef> segs) {
+  unsigned failed = 0;
+  module = resolver.walkStandard(start, segs, failed);
+  if (module)
+    return success();
+  ModuleOpInterface parent =
+      resolver.walkStandard(start, segs.take_front(failed), failed);
+  return fail(("segment '" + segs[failed] + "' names no module: '" +
+               displayPath(parent) + "' has no child or alias '" +
+               segs[failed] + "'")
+                  .str(),
+              {{parent, "looked in this module"}});
+}
+
+LogicalResult Resolver::PathWalk::followSources() {
+  op = module;
+  while (next < tokens.size() && tokens[next] == "source") {
+    if (++next >= tokens.size())
+      return fail("'source' must be followed by an op label");
+    if (failed(stepIntoSource(tokens[next++])))
+      return failure();
+    if (next >= tokens.size())
+      return fail(("the path ends after '" + source +
+                   "': add 'output', 'input' or 'inputs'"));
+  }
+  return success();
+}
+
+/// Steps from the module, or from the `nnx.call` reached so far, into its
+/// forward region, to the op labeled `label`.
+LogicalResult Resolver::PathWalk::stepIntoSource(StringRef label) {
+  ModuleOpInterface scope;
+  if (onModule) {
+    scope = module;
   } else {
-    unsigned failed = 0;
-    m = walkStandard(cur, modSegs, failed);
-    if (!m) {
-      ModuleOpInterface parent =
-          walkStandard(cur, ArrayRef(modSegs).take_front(failed), failed);
-      return makeError(("segment '" + modSegs[failed] + "' names no module: '" +
-                        displayPath(parent) + "' has no child or alias '" +
-                        modSegs[failed] + "'")
-                           .str(),
-                       {{parent, "looked in this module"}});
-    }
+    auto call = dyn_cast<CallOp>(op);
+    if (!call)
+      return fail(("'" + source + "' (" + opName(op) +
+                   ") is not an nnx.call: only a call has a source"),
+                  {{op, "this op"}});
+    scope = call.resolveCalleeModule();
   }
-  if (t == tokens.size())
-    return makeError("the path ends without 'output', 'input' or 'inputs'");
+  source += (source.empty() ? "" : ".") + ("source." + label).str();
+  auto custom = dyn_cast_or_null<CustomModuleOp>(scope.getOperation());
+  ForwardOp fwd = custom ? custom.getForward() : ForwardOp();
+  if (!fwd)
+    return fail(("module '" + displayPath(scope) + "' (" + opName(scope) +
+                 ") has no forward region to take '" + source + "' from"),
+                {{scope, "this module"}});
+  SmallVector<std::string> labels;
+  Operation *found = findLabeledOp(fwd, label, labels);
+  if (!found)
+    return fail(
+        ("segment 'source." + label + "' names no op: the forward of '" +
+         displayPath(scope) + "' has no op labeled '" + label + "' (labels: " +
+         (labels.empty() ? std::string("none") : llvm::join(labels, ", ")) +
+         ")")
+            .str(),
+        {{scope, "this module"}});
+  op = found;
+  onModule = false;
+  return success();
+}
 
-  Operation *curOp = m;
-  bool onModule = true;
-  std::string source; // "source.a.source.b" so far, for messages
-  while (tokens[t] == "source") {
-    if (++t >= tokens.size())
-      return makeError("'source' must be followed by an op label");
-    StringRef label = tokens[t++];
-    ModuleOpInterface scope;
-    if (onModule) {
-      scope = m;
-    } else {
-      auto call = dyn_cast<CallOp>(curOp);
-      if (!call)
-        return makeError(("'" + source + "' (" + opName(curOp) +
-                          ") is not an nnx.call: only a call has a source"),
-                         {{curOp, "this op"}});
-      scope = call.resolveCalleeModule();
-    }
-    source += (source.empty() ? "" : ".") + ("source." + label).str();
-    auto custom = dyn_cast_or_null<CustomModuleOp>(scope.getOperation());
-    ForwardOp fwd = custom ? custom.getForward() : ForwardOp();
-    if (!fwd)
-      return makeError(("module '" + displayPath(scope) + "' (" +
-                        opName(scope) + ") has no forward region to take '" +
-                        source + "' from"),
-                       {{scope, "this module"}});
-    Operation *found = nullptr;
-    SmallVector<std::string> labels;
-    fwd.walk([&](Operation *op) {
-      if (auto l = op->getAttrOfType<StringAttr>(kSourceAttrName)) {
-        labels.push_back(l.getValue().str());
-        if (l.getValue() == label)
-          found = op;
-      }
-    });
-    if (!found)
-      return makeError(
-          ("segment 'source." + label + "' names no op: the forward of '" +
-           displayPath(scope) + "' has no op labeled '" + label +
-           "' (labels: " +
-           (labels.empty() ? std::string("none") : llvm::join(labels, ", ")) +
-           ")")
-              .str(),
-          {{scope, "this module"}});
-    curOp = found;
-    onModule = false;
-    if (t >= tokens.size())
-      return makeError(("the path ends after '" + source +
-                        "': add 'output', 'input' or 'inputs'"));
-  }
-  StringRef terminal = tokens[t++];
+LogicalResult Resolver::PathWalk::parseTerminal() {
+  if (next == tokens.size())
+    return fail("the path ends without 'output', 'input' or 'inputs'");
+  terminal = tokens[next++];
   if (!isTerminal(terminal))
-    return makeError(
+    return fail(
         ("unexpected segment '" + terminal + "' after '" + source + "'").str());
-  if (t < tokens.size())
-    return makeError(
-        ("unexpected segment '" + tokens[t] + "' after '" + terminal + "'")
+  if (next < tokens.size())
+    return fail(
+        ("unexpected segment '" + tokens[next] + "' after '" + terminal + "'")
             .str());
+  output = terminal == "output";
+  return success();
+}
 
-  bool out = terminal == "output";
-  std::string what = onModule
-                         ? "module '" + displayPath(m) + "' (" + opName(m) + ")"
-                         : describeOp(curOp);
-  unsigned count =
-      onModule ? numModuleValues(m, out)
-               : (out ? curOp->getNumResults() : curOp->getNumOperands());
+std::string Resolver::PathWalk::describeTarget() const {
+  return onModule
+             ? "module '" + displayPath(module) + "' (" + opName(module) + ")"
+             : describeOp(op);
+}
+
+FailureOr<unsigned>
+Resolver::PathWalk::selectIndex(const std::optional<Select> &select) {
+  unsigned count = onModule
+                       ? numModuleValues(module, output)
+                       : (output ? op->getNumResults() : op->getNumOperands());
   if (count == 0)
-    return makeError((what + " has no " + (out ? "outputs" : "inputs") +
-                      (isa<ModuleListOp>(curOp)
-                           ? std::string(" (a module_list has no forward)")
-                           : std::string())),
-                     {{curOp, "this op"}});
+    return fail(
+        (describeTarget() + " has no " + (output ? "outputs" : "inputs") +
+         (isa<ModuleListOp>(op) ? std::string(" (a module_list has no forward)")
+                                : std::string())),
+        {{op, "this op"}});
   if (terminal == "inputs" && !select)
-    return makeError("'inputs' is the whole (args, kwargs) pair, not one "
-                     "tensor: give \"select\" (an index or a keyword)");
-  unsigned index = 0;
-  auto kwargs = curOp->getAttrOfType<ArrayAttr>(kKwargsAttrName);
+    return fail("'inputs' is the whole (args, kwargs) pair, not one "
+                "tensor: give \"select\" (an index or a keyword)");
+  if (select && select->isKeyword())
+    return selectKeyword(select->keyword);
+  return selectPositional(select ? *select->index : 0, count);
+}
+
+/// The operand of the op's keyword argument `keyword` (its trailing operands
+/// are named by `nnx.kwargs`).
+FailureOr<unsigned>
+Resolver::PathWalk::selectKeyword(const std::string &keyword) {
+  if (output)
+    return fail("'output' takes an index as \"select\", not a "
+                "keyword");
+  if (onModule)
+    return fail("keyword \"select\" on a module's inputs: take the "
+                "argument at its call instead, "
+                "'source.<call>.inputs'");
+  auto kwargs = op->getAttrOfType<ArrayAttr>(kKwargsAttrName);
+  unsigned numKw = kwargs ? kwargs.size() : 0;
+  SmallVector<std::string> names;
+  std::optional<unsigned> pos;
+  if (kwargs)
+    for (auto [i, a] : llvm::enumerate(kwargs))
+      if (auto s = dyn_cast<StringAttr>(a)) {
+        names.push_back(s.getValue().str());
+        if (s.getValue() == keyword)
+          pos = i;
+      }
+  if (!pos || numKw > op->getNumOperands())
+    return fail(
+        (describeTarget() + " has no keyword argument '" + keyword +
+         "' (keywords: " +
+         (names.empty() ? std::string("none") : llvm::join(names, ", ")) + ")"),
+        {{op, "this op"}});
+  return op->getNumOperands() - numKw + *pos;
+}
+
+/// Output `index`, or positional input `index` (before any keyword
+/// arguments) of the `count` inputs.
+FailureOr<unsigned> Resolver::PathWalk::selectPositional(unsigned index,
+                                                         unsigned count) {
+  auto kwargs = op->getAttrOfType<ArrayAttr>(kKwargsAttrName);
   unsigned numKw = (!onModule && kwargs) ? kwargs.size() : 0;
-  if (select && select->isKeyword()) {
-    if (out)
-      return makeError("'output' takes an index as \"select\", not a "
-                       "keyword");
-    if (onModule)
-      return makeError("keyword \"select\" on a module's inputs: take the "
-                       "argument at its call instead, "
-                       "'source.<call>.inputs'");
-    SmallVector<std::string> names;
-    std::optional<unsigned> pos;
-    if (kwargs)
-      for (auto [i, a] : llvm::enumerate(kwargs))
-        if (auto s = dyn_cast<StringAttr>(a)) {
-          names.push_back(s.getValue().str());
-          if (s.getValue() == select->keyword)
-            pos = i;
-        }
-    if (!pos || numKw > curOp->getNumOperands())
-      return makeError(
-          (what + " has no keyword argument '" + select->keyword +
-           "' (keywords: " +
-           (names.empty() ? std::string("none") : llvm::join(names, ", ")) +
-           ")"),
-          {{curOp, "this op"}});
-    index = curOp->getNumOperands() - numKw + *pos;
-  } else {
-    index = select ? *select->index : 0;
-    unsigned limit = out ? count : count - std::min(count, numKw);
-    if (index >= limit)
-      return makeError((what + " has " + Twine(limit) + " " +
-                        (out     ? "output(s)"
-                         : numKw ? "positional input(s)"
-                                 : "input(s)") +
-                        ": select=" + Twine(index) + " is out of range")
-                           .str(),
-                       {{curOp, "this op"}});
-  }
+  unsigned limit = output ? count : count - std::min(count, numKw);
+  if (index >= limit)
+    return fail((describeTarget() + " has " + Twine(limit) + " " +
+                 (output  ? "output(s)"
+                  : numKw ? "positional input(s)"
+                          : "input(s)") +
+                 ": select=" + Twine(index) + " is out of range")
+                    .str(),
+                {{op, "this op"}});
+  return index;
+}
+
+LogicalResult Resolver::PathWalk::checkRunsOnce(const ProbeLocation &loc) {
+  unsigned runs = resolver.order.count(loc.op);
+  if (runs == 0)
+    return fail((loc.describe() +
+                 " is never computed: the model's forward does not "
+                 "run it"),
+                {{loc.op, "this op"}});
+  if (runs > 1)
+    return fail((loc.describe() + " is computed " + Twine(runs) +
+                 " times in one forward (a shared module, e.g. "
+                 "through an alias): a probe there would fire at "
+                 "every call")
+                    .str(),
+                {{loc.op, "this op"}});
+  return success();
+}
+
+Resolution Resolver::resolvePath(ModuleOpInterface host, StringRef path,
+                                 const std::optional<Select> &select, bool copy,
+                                 bool forWrite) {
+  PathWalk walk(*this, host);
+  if (failed(walk.parseStart(path)) || failed(walk.resolveModule()) ||
+      failed(walk.followSources()) || failed(walk.parseTerminal()))
+    return walk.error;
+  FailureOr<unsigned> index = walk.selectIndex(select);
+  if (failed(index))
+    return walk.error;
 
   Resolution r;
   r.kind = Resolution::Available;
-  r.location = {curOp, onModule, out, index};
-
-  unsigned runs = order.count(curOp);
-  if (runs == 0)
-    return makeError((r.location.describe() +
-                      " is never computed: the model's forward does not "
-                      "run it"),
-                     {{curOp, "this op"}});
-  if (runs > 1)
-    return makeError((r.location.describe() + " is computed " + Twine(runs) +
-                      " times in one forward (a shared module, e.g. "
-                      "through an alias): a probe there would fire at "
-                      "every call")
-                         .str(),
-                     {{curOp, "this op"}});
-
-  // A read without a copy sees the tensor's final state when a later op
-  // overwrites it in place (Python's `t += u`): follow such updates.
-  if (!forWrite && !copy) {
-    Value v;
-    if (!onModule)
-      v = out ? curOp->getResult(index) : curOp->getOperand(index);
-    else if (Operation *call = order.callSite(curOp))
-      v = out ? (index < call->getNumResults() ? call->getResult(index)
-                                               : Value())
-              : (index < call->getNumOperands() ? call->getOperand(index)
-                                                : Value());
-    bool moved = true;
-    while (v && moved) {
-      moved = false;
-      for (OpOperand &use : v.getUses()) {
-        Operation *u = use.getOwner();
-        auto a = u->getAttrOfType<IntegerAttr>(kInPlaceAttrName);
-        if (!a || a.getInt() != use.getOperandNumber() ||
-            u->getNumResults() == 0)
-          continue;
-        r.notes.push_back({u,
-                           "overwrites the value in place; the read sees the "
-                           "updated tensor (a family value with \"copy\": true "
-                           "reads it before)"});
-        r.location = {u, false, true, 0};
-        v = u->getResult(0);
-        moved = true;
-        break;
-      }
-    }
-  }
+  r.location = {walk.op, walk.onModule, walk.output, *index};
+  if (failed(walk.checkRunsOnce(r.location)))
+    return walk.error;
+  if (!forWrite && !copy)
+    followInPlaceUpdates(r, order);
   return r;
 }

@@ -166,118 +166,162 @@ static LogicalResult checkOrderingContainer(Operation *container,
   return checkRefusable(container, Subclass | Hooks, pass, "container");
 }
 
+/// What a rebuild of the consumer may not drop or change.
+static constexpr unsigned kConsumerProperties = AllRebuildProperties | Called;
+/// What a module between a widen target and its consumer may not carry.
+static constexpr unsigned kPathProperties = Hooks | Subclass | Aliases;
+
+/// The sibling that ends the walk from a widen target through its
+/// `nnx.sequential`: the consumer if it is a Linear a rebuild may change;
+/// refused if it is an alias or a module the consumer cannot be proven
+/// through.
+static LogicalResult acceptConsumer(Operation *s, LinearOp target,
+                                    StringRef pass, ConsumerChain &chain) {
+  if (auto alias = dyn_cast<AliasOp>(s))
+    return refuseAliasSlot(alias, pass, "module on the path");
+  if (auto lin = dyn_cast<LinearOp>(s)) {
+    if (failed(checkRefusable(lin, kConsumerProperties, pass, "consumer")))
+      return failure();
+    chain.consumer = lin;
+    return success();
+  }
+  InFlightDiagnostic diag = refuse(s, pass, "module on the path");
+  if (isWidthDependent(s))
+    diag << "is width-dependent: duplicating units through it changes "
+            "the output";
+  else
+    diag << "is not elementwise: the consumer of '" << displayPath(target)
+         << "' cannot be proven through it";
+  diag.attachNote(target.getLoc()) << "widen target is here";
+  return diag;
+}
+
+/// The consumer of `target` in `seq`: the next Linear, through elementwise
+/// modules (the chain's path).
+static FailureOr<ConsumerChain>
+findSequentialConsumer(LinearOp target, SequentialOp seq, StringRef pass) {
+  if (failed(checkOrderingContainer(seq, pass)))
+    return failure();
+  ConsumerChain chain;
+  chain.container = seq;
+  LogicalResult result = success();
+  Operation *stopAt = walkSiblings(target, /*forward=*/true, [&](Operation *s) {
+    if (isa<AliasOp, LinearOp>(s) || !isElementwiseModule(s))
+      return true;
+    result = checkRefusable(s, kPathProperties, pass, "module on the path");
+    if (failed(result))
+      return true;
+    chain.path.push_back(s);
+    return false;
+  });
+  if (failed(result))
+    return failure();
+  if (!stopAt) {
+    InFlightDiagnostic diag = refuse(target, pass, "target")
+                              << "has no consumer: no 'nnx.linear' follows "
+                                 "it in its sequential '"
+                              << displayPath(seq) << "'";
+    diag.attachNote(seq.getLoc()) << "container is here";
+    return diag;
+  }
+  if (failed(acceptConsumer(stopAt, target, pass, chain)))
+    return failure();
+  return chain;
+}
+
+/// The position of `layer` in `list`.
+static unsigned layerIndex(ModuleListOp list, Operation *layer) {
+  unsigned index = 0;
+  for (Operation &op : list.getBody().front()) {
+    if (&op == layer)
+      break;
+    ++index;
+  }
+  return index;
+}
+
+/// Refuses `layers.index` of `ff` unless it is a hidden layer whose
+/// activation keeps duplicated units duplicated.
+static LogicalResult checkHiddenLayer(LinearOp target, FeedFwdOp ff,
+                                      unsigned index, StringRef pass) {
+  size_t numHidden = ff.getHiddenDims().size();
+  if (index >= numHidden) {
+    InFlightDiagnostic diag = refuse(target, pass, "target")
+                              << "has no consumer: it is the output layer "
+                                 "of feed_fwd '"
+                              << displayPath(ff) << "'";
+    diag.attachNote(ff.getLoc()) << "container is here";
+    return diag;
+  }
+  if (ff.activationFor(index) == ActivationKind::softmax) {
+    InFlightDiagnostic diag =
+        refuse(ff, pass, "container")
+        << "applies activation_for(" << index << ") = 'softmax' after 'layers."
+        << index
+        << "', which is width-dependent: duplicating units through it "
+           "changes the output";
+    diag.attachNote(target.getLoc()) << "widen target is here";
+    return diag;
+  }
+  return success();
+}
+
+/// The consumer of `target` (`layers.index` of a stock `nnx.feed_fwd`):
+/// `layers.(index+1)`, which must be a Linear a rebuild may change.
+static FailureOr<LinearOp> nextLayerConsumer(LinearOp target, unsigned index,
+                                             StringRef pass) {
+  Operation *next = target->getNextNode();
+  auto consumer = dyn_cast_or_null<LinearOp>(next);
+  if (!consumer) {
+    InFlightDiagnostic diag = refuse(target, pass, "target")
+                              << "has no consumer: 'layers." << index + 1
+                              << "' is not an 'nnx.linear'";
+    if (next)
+      diag.attachNote(next->getLoc()) << "'layers." << index + 1 << "' is here";
+    return diag;
+  }
+  if (failed(checkRefusable(consumer, kConsumerProperties, pass, "consumer")))
+    return failure();
+  return consumer;
+}
+
+/// The consumer of `target` in `list`, which must be the `layers` of a stock
+/// `nnx.feed_fwd`: `layers.(i+1)` through `activation_for(i)` /
+/// `dropout_for(i)`.
+static FailureOr<ConsumerChain>
+findFeedFwdConsumer(LinearOp target, ModuleListOp list, StringRef pass) {
+  auto ff = dyn_cast<FeedFwdOp>(list->getParentOp());
+  if (!ff || ff.getLayers() != list) {
+    InFlightDiagnostic diag =
+        refuse(target, pass, "target")
+        << "is in an 'nnx.module_list' that is not the 'layers' of a stock "
+           "'nnx.feed_fwd': registration order is not data flow";
+    diag.attachNote(list.getLoc()) << "container is here";
+    return diag;
+  }
+  if (failed(checkOrderingContainer(ff, pass)) ||
+      failed(checkOrderingContainer(list, pass)))
+    return failure();
+  unsigned index = layerIndex(list, target);
+  if (failed(checkHiddenLayer(target, ff, index, pass)))
+    return failure();
+  FailureOr<LinearOp> consumer = nextLayerConsumer(target, index, pass);
+  if (failed(consumer))
+    return failure();
+  ConsumerChain chain;
+  chain.container = ff;
+  chain.hiddenIndex = index;
+  chain.consumer = *consumer;
+  return chain;
+}
+
 FailureOr<ConsumerChain> surgery::findConsumer(LinearOp target,
                                                StringRef pass) {
   Operation *parent = target->getParentOp();
-  ConsumerChain chain;
-  const unsigned consumerProps = AllRebuildProperties | Called;
-  const unsigned pathProps = Hooks | Subclass | Aliases;
-
-  if (auto seq = dyn_cast<SequentialOp>(parent)) {
-    if (failed(checkOrderingContainer(seq, pass)))
-      return failure();
-    chain.container = seq;
-    LogicalResult result = success();
-    Operation *stopAt =
-        walkSiblings(target, /*forward=*/true, [&](Operation *s) {
-          if (auto alias = dyn_cast<AliasOp>(s)) {
-            result = refuseAliasSlot(alias, pass, "module on the path");
-            return true;
-          }
-          if (auto lin = dyn_cast<LinearOp>(s)) {
-            result = checkRefusable(lin, consumerProps, pass, "consumer");
-            if (succeeded(result))
-              chain.consumer = lin;
-            return true;
-          }
-          if (isElementwiseModule(s)) {
-            result = checkRefusable(s, pathProps, pass, "module on the path");
-            if (failed(result))
-              return true;
-            chain.path.push_back(s);
-            return false;
-          }
-          InFlightDiagnostic diag = refuse(s, pass, "module on the path");
-          if (isWidthDependent(s))
-            diag << "is width-dependent: duplicating units through it changes "
-                    "the output";
-          else
-            diag << "is not elementwise: the consumer of '"
-                 << displayPath(target) << "' cannot be proven through it";
-          diag.attachNote(target.getLoc()) << "widen target is here";
-          result = diag;
-          return true;
-        });
-    if (failed(result))
-      return failure();
-    if (!stopAt) {
-      InFlightDiagnostic diag = refuse(target, pass, "target")
-                                << "has no consumer: no 'nnx.linear' follows "
-                                   "it in its sequential '"
-                                << displayPath(seq) << "'";
-      diag.attachNote(seq.getLoc()) << "container is here";
-      return diag;
-    }
-    return chain;
-  }
-
-  if (auto list = dyn_cast<ModuleListOp>(parent)) {
-    auto ff = dyn_cast<FeedFwdOp>(list->getParentOp());
-    if (!ff || ff.getLayers() != list) {
-      InFlightDiagnostic diag =
-          refuse(target, pass, "target")
-          << "is in an 'nnx.module_list' that is not the 'layers' of a stock "
-             "'nnx.feed_fwd': registration order is not data flow";
-      diag.attachNote(list.getLoc()) << "container is here";
-      return diag;
-    }
-    if (failed(checkOrderingContainer(ff, pass)) ||
-        failed(checkOrderingContainer(list, pass)))
-      return failure();
-    chain.container = ff;
-    unsigned index = 0;
-    for (Operation &op : list.getBody().front()) {
-      if (&op == target.getOperation())
-        break;
-      ++index;
-    }
-    size_t numHidden = ff.getHiddenDims().size();
-    if (index >= numHidden) {
-      InFlightDiagnostic diag = refuse(target, pass, "target")
-                                << "has no consumer: it is the output layer "
-                                   "of feed_fwd '"
-                                << displayPath(ff) << "'";
-      diag.attachNote(ff.getLoc()) << "container is here";
-      return diag;
-    }
-    chain.hiddenIndex = index;
-    if (ff.activationFor(index) == ActivationKind::softmax) {
-      InFlightDiagnostic diag =
-          refuse(ff, pass, "container")
-          << "applies activation_for(" << index
-          << ") = 'softmax' after 'layers." << index
-          << "', which is width-dependent: duplicating units through it "
-             "changes the output";
-      diag.attachNote(target.getLoc()) << "widen target is here";
-      return diag;
-    }
-    Operation *next = target->getNextNode();
-    auto consumer = dyn_cast_or_null<LinearOp>(next);
-    if (!consumer) {
-      InFlightDiagnostic diag = refuse(target, pass, "target")
-                                << "has no consumer: 'layers." << index + 1
-                                << "' is not an 'nnx.linear'";
-      if (next)
-        diag.attachNote(next->getLoc())
-            << "'layers." << index + 1 << "' is here";
-      return diag;
-    }
-    if (failed(checkRefusable(consumer, consumerProps, pass, "consumer")))
-      return failure();
-    chain.consumer = consumer;
-    return chain;
-  }
-
+  if (auto seq = dyn_cast<SequentialOp>(parent))
+    return findSequentialConsumer(target, seq, pass);
+  if (auto list = dyn_cast<ModuleListOp>(parent))
+    return findFeedFwdConsumer(target, list, pass);
   if (isa<ModelOp>(parent))
     return refuse(target, pass, "target")
            << "is the root module: it has no consumer";

@@ -78,6 +78,9 @@ public:
   const ExecutionOrder &getOrder() const { return order; }
 
 private:
+  /// The steps of one resolvePath, with the error that stops it.
+  class PathWalk;
+
   /// Steps from `from` along standardized segments (renames, then native
   /// keys, then `nnx.alias`es). Returns the module, or null with `failed`
   /// set to the index of the segment that named nothing.
