@@ -51,7 +51,7 @@ length-check:
 	$(PY) utils/nnx-function-length.py
 
 # The format check first: it fails in seconds, the build takes minutes.
-test: format-check build
+test: format-check length-check build
 	ninja -C $(BUILD_DIR) check-nnx
 	cd $(BUILD_DIR) && ctest --output-on-failure
 
