@@ -47,14 +47,16 @@ llvm::Error mlir::nnx::configureCUDATarget(TargetConfig &config) {
                                        "; use --target=cpu");
   NNXCUDAPipelineOptions options;
   options.chip = deviceChip();
-  // SASS for the device plus PTX the driver can JIT when ptxas is there;
-  // PTX alone otherwise. NNX_CUDA_FORMAT overrides.
+  // SASS for the device plus PTX the driver can JIT when the toolkit's ptxas
+  // (cuda-path, by default the one CMake found) is there; PTX alone
+  // otherwise. NNX_CUDA_FORMAT overrides.
   if (const char *env = std::getenv("NNX_CUDA_FORMAT"); env && *env)
     options.format = env;
   else
-    options.format = llvm::sys::fs::can_execute("/usr/local/cuda/bin/ptxas")
-                         ? "fatbin"
-                         : "isa";
+    options.format =
+        llvm::sys::fs::can_execute(options.cudaPath.getValue() + "/bin/ptxas")
+            ? "fatbin"
+            : "isa";
   std::string message;
   llvm::raw_string_ostream os(message);
   if (failed(verifyNNXCUDAPipelineOptions(options, os)))
