@@ -201,10 +201,15 @@ int64_t mlir::nnx::getParameterCount(ModuleOpInterface module) {
   return countParameters(module, seen);
 }
 
+std::optional<FeatureDependence>
+mlir::nnx::getFeatureDependence(Operation *op) {
+  if (auto layer = dyn_cast_or_null<LayerOpInterface>(op))
+    return layer.getFeatureDependence();
+  return std::nullopt;
+}
+
 bool mlir::nnx::isElementwiseModule(Operation *op) {
-  auto layer = dyn_cast_or_null<LayerOpInterface>(op);
-  return layer &&
-         layer.getFeatureDependence() == FeatureDependence::Elementwise;
+  return getFeatureDependence(op) == FeatureDependence::Elementwise;
 }
 
 //===----------------------------------------------------------------------===//

@@ -145,16 +145,11 @@ Operation *surgery::walkSiblings(Operation *slot, bool forward,
 }
 
 bool surgery::isNormModule(Operation *op) {
-  auto layer = dyn_cast_or_null<LayerOpInterface>(op);
-  return layer &&
-         layer.getFeatureDependence() == FeatureDependence::Normalizing;
+  return getFeatureDependence(op) == FeatureDependence::Normalizing;
 }
 
 bool surgery::isWidthDependent(Operation *op) {
-  auto layer = dyn_cast_or_null<LayerOpInterface>(op);
-  if (!layer)
-    return false;
-  FeatureDependence dep = layer.getFeatureDependence();
+  std::optional<FeatureDependence> dep = getFeatureDependence(op);
   return dep == FeatureDependence::Normalizing ||
          dep == FeatureDependence::Mixing;
 }

@@ -85,8 +85,12 @@ inferForwardTypes(Operation *module, TypeRange inputs,
 /// the module fixes them (leaves answer through LayerOpInterface).
 FeatureSignature getFeatureSignature(Operation *module);
 
-/// True for modules applied elementwise that keep the width: the built-in
-/// activations except softmax, dropout, identity.
+/// How a leaf layer's output features depend on its input features
+/// (LayerOpInterface); std::nullopt for containers and aliases.
+std::optional<FeatureDependence> getFeatureDependence(Operation *op);
+
+/// True for layers whose FeatureDependence is Elementwise (activations
+/// except softmax, dropout, identity).
 bool isElementwiseModule(Operation *op);
 
 } // namespace mlir::nnx
