@@ -38,6 +38,7 @@ ptxas = os.path.join(config.cuda_toolkit_dir, "bin", "ptxas")
 if os.access(ptxas, os.X_OK):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+    config.substitutions.append(("%cuda_toolkit", config.cuda_toolkit_dir))
     config.environment["NNX_PTXAS"] = ptxas
 if shutil.which("nvidia-smi") and os.path.exists("/dev/nvidia0"):
     config.available_features.add("cuda-device")

@@ -6,7 +6,7 @@
 // The forward below, to PTX for sm_90: host code on one stream, one
 // gpu.binary holding every kernel, the matmul as a shared-memory tiled kernel.
 // RUN: nnx-opt %s --nnx-cuda-pipeline='chip=sm_90 format=isa' -o %t.sm90.mlir
-// RUN: FileCheck %s --check-prefix=HOST < %t.sm90.mlir
+// RUN: FileCheck %s --check-prefix=HOST -D'$CUDA=%cuda_toolkit' < %t.sm90.mlir
 // RUN: rm -rf %t.o && %python %nnx_src/utils/nnx-gpu-objects.py %t.sm90.mlir %t.o | FileCheck %s --check-prefix=OBJ
 // RUN: %ptxas -arch=sm_90 %t.o/forward_kernel.sm_90.ptx -o %t.o/sm90.cubin
 // RUN: FileCheck %s --check-prefix=PTX < %t.o/forward_kernel.sm_90.ptx
@@ -16,7 +16,7 @@
 // RUN: rm -rf %t.o80 && %python %nnx_src/utils/nnx-gpu-objects.py %t.sm80.mlir %t.o80
 // RUN: %ptxas -arch=sm_80 %t.o80/forward_kernel.sm_80.ptx -o %t.o80/sm80.cubin
 // RUN: FileCheck %s --check-prefix=PTX80 < %t.o80/forward_kernel.sm_80.ptx
-// RUN: nnx-opt %s --nnx-cuda-pipeline='chip=sm_90 format=bin' | FileCheck %s --check-prefix=BIN
+// RUN: nnx-opt %s --nnx-cuda-pipeline='chip=sm_90 format=bin' | FileCheck %s --check-prefix=BIN -D'$CUDA=%cuda_toolkit'
 // With out-params (nnx-run's ABI) the result goes from device memory straight
 // into the host buffer the caller passes.
 // RUN: nnx-opt %s --nnx-cuda-pipeline='chip=sm_90 format=isa out-params=true' | FileCheck %s --check-prefix=OUT
@@ -42,7 +42,7 @@
 // HOST: llvm.call @mgpuStreamSynchronize(%[[S]])
 // HOST-NEXT: llvm.call @mgpuStreamDestroy(%[[S]])
 // HOST-LABEL: llvm.func @_mlir_ciface_forward(
-// HOST: gpu.binary @forward_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80", link = ["/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"]>
+// HOST: gpu.binary @forward_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80", link = ["[[$CUDA]]/nvvm/libdevice/libdevice.10.bc"]>
 // HOST-NOT: gpu.binary
 
 // OBJ: forward_kernel.sm_90.ptx ptx sm_90
@@ -75,7 +75,7 @@
 // PTX80: .target sm_80
 // PTX80: bar.sync 0;
 
-// BIN: gpu.binary @forward_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80", link = ["/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"]>, properties = {{.*}}, bin = "\7FELF
+// BIN: gpu.binary @forward_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80", link = ["[[$CUDA]]/nvvm/libdevice/libdevice.10.bc"]>, properties = {{.*}}, bin = "\7FELF
 
 // EX: OK {{.*}}examples/mlp.mlir chip=sm_{{[89]}}0 format=isa objects=1 kernels={{[0-9]+}} shared-tiles={{[1-9][0-9]*}}
 // EX: OK {{.*}}examples/residual.mlir chip=sm_{{[89]}}0 format=isa objects=1 kernels={{[0-9]+}} shared-tiles={{[1-9][0-9]*}}
