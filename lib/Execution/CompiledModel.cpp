@@ -7,7 +7,9 @@
 #include "nnx/Conversion/NNXToLinalg/NNXToLinalg.h"
 #include "nnx/Dialect/NNX/IR/NNXDialect.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
+#include "nnx/Dialect/NNX/IR/Weights.h"
 #include "nnx/Dialect/NNX/Tracing/Passes.h"
+#include "nnx/Support/SafeTensors.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -264,11 +266,18 @@ llvm::Error CompiledModel::readSignature(func::FuncOp forward) {
   if (!readNames)
     return readNames.takeError();
   FunctionType type = forward.getFunctionType();
-  if (writeNames->size() > type.getNumInputs() ||
+  size_t numParams = 0;
+  if (auto names = forward->getAttrOfType<ArrayAttr>(kParameterNamesAttrName))
+    numParams = names.size();
+  if (writeNames->size() + numParams > type.getNumInputs() ||
       readNames->size() > type.getNumResults())
-    return makeError("@forward lists more probes than it has arguments or "
-                     "results");
-  auto args = makeSpecs(type.getInputs(), *writeNames, "input", "write probe");
+    return makeError("@forward lists more parameters and probes than it has "
+                     "arguments or results");
+  // <inputs>..., <parameters>..., <write probes>...
+  size_t numInputs = type.getNumInputs() - numParams - writeNames->size();
+  SmallVector<Type> argTypes(type.getInputs().take_front(numInputs));
+  llvm::append_range(argTypes, type.getInputs().take_back(writeNames->size()));
+  auto args = makeSpecs(argTypes, *writeNames, "input", "write probe");
   if (!args)
     return args.takeError();
   auto results =
@@ -278,6 +287,118 @@ llvm::Error CompiledModel::readSignature(func::FuncOp forward) {
   std::tie(inputs, writeProbes) = std::move(*args);
   std::tie(outputs, readProbes) = std::move(*results);
   return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Parameters
+//===----------------------------------------------------------------------===//
+
+/// The safetensors dtype of an nnx array dtype.
+static StringRef getSafeTensorsName(DType dtype) {
+  switch (dtype) {
+  case DType::F16:
+    return "F16";
+  case DType::F32:
+    return "F32";
+  case DType::F64:
+    return "F64";
+  case DType::I32:
+    return "I32";
+  case DType::I64:
+    return "I64";
+  case DType::Bool:
+    return "BOOL";
+  }
+  llvm_unreachable("unknown dtype");
+}
+
+/// Whether `data` holds the bytes of `spec` (count and element alignment).
+static bool fitsSpec(const TensorData &data, const TensorSpec &spec) {
+  int64_t n = 1;
+  for (int64_t d : spec.shape)
+    n *= d;
+  size_t size = getDTypeSize(spec.dtype);
+  return data.bytes.size() == static_cast<size_t>(n) * size &&
+         reinterpret_cast<uintptr_t>(data.bytes.data()) % size == 0;
+}
+
+llvm::Error CompiledModel::bindModelParameters(func::FuncOp forward) {
+  auto values = forward->getAttrOfType<ArrayAttr>(kParametersAttrName);
+  auto names = forward->getAttrOfType<ArrayAttr>(kParameterNamesAttrName);
+  if (!values && !names)
+    return llvm::Error::success();
+  if (!values || !names || values.size() != names.size())
+    return makeError("@forward: 'nnx.parameters' and 'nnx.parameter_names' "
+                     "must list the same number of tensors");
+  StringRef weightsPath;
+  if (auto weights = forward->getAttrOfType<StringAttr>(kWeightsAttrName))
+    weightsPath = weights.getValue();
+  for (auto [value, nameAttr] : llvm::zip_equal(values, names)) {
+    auto attr = cast<ElementsAttr>(value);
+    std::string name = cast<StringAttr>(nameAttr).str();
+    llvm::Expected<TensorSpec> spec =
+        makeSpec(attr.getType(), "parameter '" + name + "'");
+    if (!spec)
+      return spec.takeError();
+    spec->name = name;
+    FailureOr<TensorData> data = getTensorData(
+        attr, weightsPath, forward.getLoc(), "parameter '" + name + "'");
+    if (failed(data))
+      return makeError("failed to read parameter '" + name + "'");
+    // Inline tensors live in the MLIRContext, which may go before this
+    // model does: keep a copy (a mapped file is shared instead).
+    if (!data->owner) {
+      auto copy = std::make_shared<std::vector<char>>(data->bytes.begin(),
+                                                      data->bytes.end());
+      *data = TensorData{ArrayRef<char>(*copy), copy};
+    }
+    if (!fitsSpec(*data, *spec))
+      return makeError("parameter '" + name + "': the stored bytes do not "
+                       "hold a " + spec->typeString);
+    auto ext = dyn_cast<ExternalTensorAttr>(attr);
+    parameterKeys.push_back(ext ? ext.getKey().str() : name);
+    parameters.push_back(std::move(*spec));
+    parameterData.push_back(std::move(*data));
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error CompiledModel::bindWeights(StringRef path) {
+  llvm::Expected<std::unique_ptr<SafeTensorsFile>> opened =
+      SafeTensorsFile::open(path);
+  if (!opened)
+    return opened.takeError();
+  std::shared_ptr<SafeTensorsFile> file = std::move(*opened);
+  std::vector<TensorData> bound;
+  for (auto [spec, key] : llvm::zip_equal(parameters, parameterKeys)) {
+    const SafeTensorInfo *info = file->lookup(key);
+    if (!info)
+      return makeError(path + ": no tensor '" + key + "' (parameter '" +
+                       spec.name + "', " + spec.typeString + ")");
+    StringRef expected = getSafeTensorsName(spec.dtype);
+    if (info->dtype != expected ||
+        ArrayRef<int64_t>(info->shape) != ArrayRef<int64_t>(spec.shape))
+      return makeError(path + ": tensor '" + key + "' is " + info->dtype +
+                       " of shape " + formatShape(info->shape) +
+                       ", parameter '" + spec.name + "' is " +
+                       spec.typeString);
+    TensorData data{file->getData(*info), file};
+    if (!fitsSpec(data, spec)) {
+      auto copy = std::make_shared<std::vector<char>>(data.bytes.begin(),
+                                                      data.bytes.end());
+      data = TensorData{ArrayRef<char>(*copy), copy};
+    }
+    bound.push_back(std::move(data));
+  }
+  parameterData = std::move(bound);
+  return llvm::Error::success();
+}
+
+void CompiledModel::appendParameterArguments(
+    std::vector<std::unique_ptr<MemRefArgument>> &args) const {
+  for (auto [spec, data] : llvm::zip_equal(parameters, parameterData))
+    args.push_back(
+        viewAsReadOnlyMemRef(spec.dtype, spec.shape, data.bytes.data()));
 }
 
 /// JIT-compiles `module` (LLVM dialect) for the host and the target's
@@ -351,6 +472,11 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
   compiled->target = options.target;
   if (llvm::Error err = compiled->readSignature(*forward))
     return std::move(err);
+  if (llvm::Error err = compiled->bindModelParameters(*forward))
+    return std::move(err);
+  if (!options.weightsFile.empty())
+    if (llvm::Error err = compiled->bindWeights(options.weightsFile))
+      return std::move(err);
   copyRepeatedResults(*forward);
   FailureOr<func::FuncOp> shapes =
       buildResultShapesFunction(*forward, kResultShapesFuncName);
@@ -441,13 +567,19 @@ llvm::Error CompiledModel::validate(ArrayRef<NpyArray> inputArrays,
 //===----------------------------------------------------------------------===//
 
 /// Descriptors of `arrays`: views (read only) or 64-byte aligned copies.
-static std::vector<std::unique_ptr<MemRefArgument>>
-makeArguments(ArrayRef<NpyArray> inputs, ArrayRef<NpyArray> writeProbes,
-              bool copy) {
+static void appendArguments(std::vector<std::unique_ptr<MemRefArgument>> &args,
+                            ArrayRef<NpyArray> arrays, bool copy) {
+  for (const NpyArray &array : arrays)
+    args.push_back(copy ? copyToMemRef(array) : viewAsReadOnlyMemRef(array));
+}
+
+std::vector<std::unique_ptr<MemRefArgument>>
+CompiledModel::makeArguments(ArrayRef<NpyArray> inputArrays,
+                             ArrayRef<NpyArray> writeArrays, bool copy) const {
   std::vector<std::unique_ptr<MemRefArgument>> args;
-  for (ArrayRef<NpyArray> arrays : {inputs, writeProbes})
-    for (const NpyArray &array : arrays)
-      args.push_back(copy ? copyToMemRef(array) : viewAsReadOnlyMemRef(array));
+  appendArguments(args, inputArrays, copy);
+  appendParameterArguments(args);
+  appendArguments(args, writeArrays, copy);
   return args;
 }
 

@@ -35,50 +35,59 @@ private:
 /// A descriptor over an array's storage (contiguous, offset 0).
 template <typename T, unsigned Rank> class View final : public MemRefArgument {
 public:
-  explicit View(const NpyArray &array) {
+  View(const void *bytes, ArrayRef<int64_t> shape) {
     // The compiled code writes only into views of caller-owned results.
-    T *data = reinterpret_cast<T *>(const_cast<uint8_t *>(array.data.data()));
-    descriptor = mlir::detail::makeStridedMemRefDescriptor<Rank>(
-        data, data, array.shape, array.shape);
+    T *data = reinterpret_cast<T *>(const_cast<void *>(bytes));
+    descriptor =
+        mlir::detail::makeStridedMemRefDescriptor<Rank>(data, data, shape, shape);
   }
+  explicit View(const NpyArray &array)
+      : View(array.data.data(), array.shape) {}
   void *getDescriptor() override { return &descriptor; }
 
 private:
   StridedMemRefType<T, Rank> descriptor;
 };
 
-/// `Argument<T, rank>` of `array`, for `rank` in `Ranks`; null otherwise.
+/// `Argument<T, rank>(args...)`, for `rank` in `Ranks`; null otherwise.
 template <template <typename, unsigned> class Argument, typename T,
-          unsigned... Ranks>
+          unsigned... Ranks, typename... Args>
 std::unique_ptr<MemRefArgument>
-makeForRank(const NpyArray &array, std::integer_sequence<unsigned, Ranks...>) {
+makeForRank(int64_t rank, std::integer_sequence<unsigned, Ranks...>,
+            Args &&...args) {
   std::unique_ptr<MemRefArgument> result;
-  (void)((array.rank() == Ranks &&
-          (result = std::make_unique<Argument<T, Ranks>>(array), true)) ||
+  (void)((rank == Ranks &&
+          (result = std::make_unique<Argument<T, Ranks>>(args...), true)) ||
          ...);
   return result;
 }
 
-/// `Argument<T, Rank>` of `array`, T the C++ type of its elements.
-template <template <typename, unsigned> class Argument>
-std::unique_ptr<MemRefArgument> makeArgument(const NpyArray &array) {
-  assert(array.rank() <= kMaxMemRefRank && "rank beyond kMaxMemRefRank");
+/// `Argument<T, Rank>(args...)`, T the C++ type of `dtype`'s elements.
+template <template <typename, unsigned> class Argument, typename... Args>
+std::unique_ptr<MemRefArgument> makeArgument(DType dtype, int64_t rank,
+                                             Args &&...args) {
+  assert(rank <= kMaxMemRefRank && "rank beyond kMaxMemRefRank");
   auto ranks = std::make_integer_sequence<unsigned, kMaxMemRefRank + 1>();
-  switch (array.dtype) {
+  switch (dtype) {
   case DType::F16: // Only the size matters: 16 bits, passed through.
-    return makeForRank<Argument, uint16_t>(array, ranks);
+    return makeForRank<Argument, uint16_t>(rank, ranks, args...);
   case DType::F32:
-    return makeForRank<Argument, float>(array, ranks);
+    return makeForRank<Argument, float>(rank, ranks, args...);
   case DType::F64:
-    return makeForRank<Argument, double>(array, ranks);
+    return makeForRank<Argument, double>(rank, ranks, args...);
   case DType::I32:
-    return makeForRank<Argument, int32_t>(array, ranks);
+    return makeForRank<Argument, int32_t>(rank, ranks, args...);
   case DType::I64:
-    return makeForRank<Argument, int64_t>(array, ranks);
+    return makeForRank<Argument, int64_t>(rank, ranks, args...);
   case DType::Bool: // memref<...xi1> stores a byte per element.
-    return makeForRank<Argument, uint8_t>(array, ranks);
+    return makeForRank<Argument, uint8_t>(rank, ranks, args...);
   }
   llvm_unreachable("unknown dtype");
+}
+
+template <template <typename, unsigned> class Argument>
+std::unique_ptr<MemRefArgument> makeArgument(const NpyArray &array) {
+  return makeArgument<Argument>(array.dtype, array.rank(), array);
 }
 
 } // namespace
@@ -94,4 +103,11 @@ std::unique_ptr<MemRefArgument> mlir::nnx::viewAsMemRef(NpyArray &array) {
 std::unique_ptr<MemRefArgument>
 mlir::nnx::viewAsReadOnlyMemRef(const NpyArray &array) {
   return makeArgument<View>(array);
+}
+
+std::unique_ptr<MemRefArgument>
+mlir::nnx::viewAsReadOnlyMemRef(DType dtype, ArrayRef<int64_t> shape,
+                                const void *data) {
+  return makeArgument<View>(dtype, static_cast<int64_t>(shape.size()), data,
+                            shape);
 }

@@ -42,6 +42,12 @@ std::unique_ptr<MemRefArgument> viewAsMemRef(NpyArray &array);
 /// code only reads (`bufferization.writable = false`).
 std::unique_ptr<MemRefArgument> viewAsReadOnlyMemRef(const NpyArray &array);
 
+/// A read-only descriptor over `data`, a contiguous row-major tensor of
+/// `dtype` and `shape` that the caller keeps alive (a parameter's bytes).
+std::unique_ptr<MemRefArgument>
+viewAsReadOnlyMemRef(DType dtype, llvm::ArrayRef<int64_t> shape,
+                     const void *data);
+
 } // namespace mlir::nnx
 
 #endif // NNX_LIB_EXECUTION_MEMREFARGUMENTS_H

@@ -141,6 +141,7 @@ compileModelFile(const RunnerOptions &options, llvm::raw_ostream &errs) {
   compileOptions.target = options.target;
   compileOptions.modelName = options.modelName;
   compileOptions.optLevel = options.optLevel;
+  compileOptions.weightsFile = options.weightsFile;
   compileOptions.probes.family = options.family;
   compileOptions.probes.familiesDir = options.familiesDir;
   for (const NamedFile &read : options.reads)

@@ -1,12 +1,22 @@
-// RUN: nnx-opt %s --nnx-build-forward --nnx-cpu-pipeline | FileCheck %s
+// RUN: nnx-opt %s --nnx-build-forward --nnx-cpu-pipeline \
+// RUN: | FileCheck %s --implicit-check-not=llvm.mlir.global
+// RUN: nnx-opt %s --nnx-build-forward=parameters=constants --nnx-cpu-pipeline \
+// RUN: | FileCheck %s --check-prefix=CONST
 
-// A whole model through nnx-build-forward and the pipeline: the weights
-// become LLVM globals, tanh goes through libm.
-// CHECK-DAG:   llvm.mlir.global private constant @{{.*}}(dense<{{.*}}> : tensor<4x3xf32>)
+// A whole model through nnx-build-forward and the pipeline. By default the
+// weight is an argument of the compiled forward (after the input, before
+// the result): no global holds it, the code does not depend on its values.
 // CHECK-DAG:   llvm.func @tanhf(f32) -> f32 attributes
 // CHECK-LABEL: llvm.func @forward(
 // CHECK:         llvm.call @tanhf
-// CHECK-LABEL: llvm.func @_mlir_ciface_forward(
+// CHECK-LABEL: llvm.func @_mlir_ciface_forward(%{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr)
+
+// With parameters=constants the weights become LLVM globals.
+// CONST-DAG:   llvm.mlir.global private constant @{{.*}}(dense<{{.*}}> : tensor<4x3xf32>)
+// CONST-DAG:   llvm.func @tanhf(f32) -> f32 attributes
+// CONST-LABEL: llvm.func @forward(
+// CONST:         llvm.call @tanhf
+// CONST-LABEL: llvm.func @_mlir_ciface_forward(%{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr)
 nnx.model @mlp inputs(tensor<?x4xf32>) {
   nnx.sequential @net keying = positional {
     nnx.linear @"0" {weight = dense<[[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0], [9.0, 1.0, 2.0, 3.0]]> : tensor<3x4xf32>}

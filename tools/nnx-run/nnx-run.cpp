@@ -51,6 +51,12 @@ static cl::opt<std::string>
     modelName("model",
               cl::desc("The nnx.model to run when the file holds several"),
               cl::value_desc("name"), cl::cat(runCategory));
+static cl::opt<std::string> weightsFile(
+    "weights",
+    cl::desc("Run with the tensors of this safetensors file instead of the "
+             "model's own (each parameter by its #nnx.external key, else its "
+             "dotted name; dtypes and shapes are checked before running)"),
+    cl::value_desc("file.safetensors"), cl::cat(runCategory));
 static cl::list<std::string> probeArgs(
     "probe",
     cl::desc("Read the tracing point NAME (a standardized name of --family) "
@@ -112,6 +118,7 @@ int main(int argc, char **argv) {
   options.writes = std::move(*writes);
   options.modelFile = modelFile;
   options.modelName = modelName;
+  options.weightsFile = weightsFile;
   options.inputFiles.assign(inputFiles.begin(), inputFiles.end());
   options.outputFiles.assign(outputFiles.begin(), outputFiles.end());
   options.family = family;

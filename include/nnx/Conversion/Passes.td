@@ -11,8 +11,18 @@ def NNXBuildForwardPass : Pass<"nnx-build-forward", "::mlir::ModuleOp"> {
     `linalg`, `arith`, `math` and `tensor` ops, and erases the model. The
     function is `@forward` when the module holds one model and
     `@<model>_forward` when it holds several; it carries
-    `llvm.emit_c_interface`. Parameters become `arith.constant` tensors; the
-    batch dimension stays dynamic; element types come from the parameters.
+    `llvm.emit_c_interface`. The batch dimension stays dynamic; element
+    types come from the parameters.
+
+    Parameters and buffers (`parameters=arguments`, the default) become
+    arguments after the inputs, one per distinct tensor, marked
+    `bufferization.writable = false`; the function lists their tensor
+    attributes in `nnx.parameters`, their dotted names (`body.fc.weight`) in
+    `nnx.parameter_names`, and the weights file of `#nnx.external` tensors
+    in `nnx.weights`. The compiled code then depends on the architecture
+    only: the runner binds the stored bytes (a mapped safetensors file, a
+    resource blob) at call time. `parameters=constants` embeds inline
+    tensors as `arith.constant`s instead, for a self-contained function.
     Train/eval mode is per module (dropout, batch_norm).
 
     A module (or an op of a forward region) carrying `nnx.probes` gets
@@ -37,9 +47,12 @@ def NNXBuildForwardPass : Pass<"nnx-build-forward", "::mlir::ModuleOp"> {
     After:
 
     ```mlir
-    func.func @forward(%x: tensor<?x4xf32>) -> tensor<?x2xf32>
-        attributes {llvm.emit_c_interface} {
-      %w = arith.constant dense<5.0e-01> : tensor<2x4xf32>
+    func.func @forward(%x: tensor<?x4xf32>,
+                       %w: tensor<2x4xf32> {bufferization.writable = false})
+        -> tensor<?x2xf32>
+        attributes {llvm.emit_c_interface,
+                    nnx.parameter_names = ["0.weight"],
+                    nnx.parameters = [dense<5.0e-01> : tensor<2x4xf32>]} {
       ...
       %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
                                           affine_map<(m, n, k) -> (n, k)>,
@@ -51,10 +64,21 @@ def NNXBuildForwardPass : Pass<"nnx-build-forward", "::mlir::ModuleOp"> {
     }
     ```
   }];
+  let options = [
+    Option<"parameters", "parameters", "::mlir::nnx::ParameterMode",
+           /*default=*/"::mlir::nnx::ParameterMode::Arguments",
+           "How the forward gets the parameters and buffers",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::nnx::ParameterMode::Arguments, "arguments",
+                        "trailing arguments the runner binds (the default)"),
+             clEnumValN(::mlir::nnx::ParameterMode::Constants, "constants",
+                        "arith.constant tensors (inline tensors only)"))}]>
+  ];
   let dependentDialects = [
     "::mlir::func::FuncDialect", "::mlir::arith::ArithDialect",
     "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect",
-    "::mlir::linalg::LinalgDialect"
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::bufferization::BufferizationDialect"
   ];
 }
 

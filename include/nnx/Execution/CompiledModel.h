@@ -6,17 +6,24 @@
 //
 // The forward's signature, after `nnx-build-forward` and `nnx-lower-probes`:
 //
-//   func.func @forward(<inputs>..., <write probes>...)
+//   func.func @forward(<inputs>..., <parameters>..., <write probes>...)
 //       -> (<outputs>..., <read probes>...)
 //       attributes {llvm.emit_c_interface,
+//                   nnx.parameters = [<tensor attribute>, ...],
+//                   nnx.parameter_names = ["body.fc.weight", ...],
 //                   nnx.write_probes = ["name", ...],
 //                   nnx.read_probes = ["name", ...]}
+//
+// The parameters (nnx-build-forward's default) are runtime values: the
+// compiled code depends on the architecture only. The model binds each to
+// the stored bytes (no copy for a mapped weights file) when compiled, or to
+// another checkpoint's with bindWeights(); they are passed read only.
 //
 // Compiled, on upstream's memref ABI: the results become trailing arguments
 // (buffer-results-to-out-params) that the caller allocates, every memref is
 // passed as a `StridedMemRefType<T, Rank> *`:
 //
-//   void _mlir_ciface_forward(<inputs>..., <write probes>...,
+//   void _mlir_ciface_forward(<inputs>..., <parameters>..., <write probes>...,
 //                             <outputs>..., <read probes>...)
 //
 // A result's dynamic dimensions (the batch, ...) are computed before the
@@ -32,6 +39,7 @@
 #define NNX_EXECUTION_COMPILEDMODEL_H
 
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
+#include "nnx/Dialect/NNX/IR/Weights.h"
 #include "nnx/Dialect/NNX/Tracing/Passes.h"
 #include "nnx/Execution/Target.h"
 #include "nnx/Support/Npy.h"
@@ -51,6 +59,8 @@ class ExecutionEngine;
 } // namespace mlir
 
 namespace mlir::nnx {
+
+class MemRefArgument;
 
 /// The function compile() adds to compute the forward's dynamic result
 /// dimensions.
@@ -82,6 +92,9 @@ struct CompileOptions {
   NNXInsertProbesPassOptions probes;
   /// LLVM optimization level of the JIT (0-3).
   unsigned optLevel = 3;
+  /// A safetensors file whose tensors the forward runs with instead of the
+  /// model's own (CompiledModel::bindWeights); empty: the model's.
+  std::string weightsFile;
 };
 
 struct RunOptions {
@@ -122,6 +135,20 @@ public:
 
   Target getTarget() const { return target; }
   llvm::ArrayRef<TensorSpec> getInputs() const { return inputs; }
+  /// The parameters the forward takes after its inputs; `name` is the
+  /// dotted name (`body.fc.weight`).
+  llvm::ArrayRef<TensorSpec> getParameters() const { return parameters; }
+  /// The key each parameter is looked up by in a weights file: its
+  /// #nnx.external key, else its dotted name.
+  llvm::ArrayRef<std::string> getParameterKeys() const {
+    return parameterKeys;
+  }
+  /// Runs the forward with the tensors of the safetensors file at `path`
+  /// instead of the model's own: every parameter's key must be there with
+  /// the parameter's dtype and shape (checked before anything changes; the
+  /// error names the tensor and the file). The file stays mapped, never
+  /// copied whole.
+  llvm::Error bindWeights(llvm::StringRef path);
   llvm::ArrayRef<TensorSpec> getOutputs() const { return outputs; }
   llvm::ArrayRef<TensorSpec> getWriteProbes() const { return writeProbes; }
   llvm::ArrayRef<TensorSpec> getReadProbes() const { return readProbes; }
@@ -179,6 +206,21 @@ private:
   std::unique_ptr<ExecutionEngine> engine;
   std::function<llvm::Error()> checkRuntime;
   std::vector<TensorSpec> inputs, outputs, writeProbes, readProbes;
+  std::vector<TensorSpec> parameters;
+  std::vector<std::string> parameterKeys;
+  /// The bytes bound to each parameter, kept alive here.
+  std::vector<TensorData> parameterData;
+  /// Reads `nnx.parameters` of `forward` and binds their stored bytes.
+  llvm::Error bindModelParameters(func::FuncOp forward);
+  /// The leading arguments of a call: the inputs, the parameters (read
+  /// only), the write probes; the arrays are copied when `copy` (the
+  /// compiled code may write its inputs), else viewed read only.
+  std::vector<std::unique_ptr<MemRefArgument>>
+  makeArguments(llvm::ArrayRef<NpyArray> inputs,
+                llvm::ArrayRef<NpyArray> writeProbes, bool copy) const;
+  /// Read-only descriptors of the bound parameters, appended to `args`.
+  void appendParameterArguments(
+      std::vector<std::unique_ptr<MemRefArgument>> &args) const;
   /// Whether the module has `@forward_result_shapes` (a result has a
   /// dynamic dimension).
   bool hasResultShapesFunction = false;

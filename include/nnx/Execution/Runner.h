@@ -33,6 +33,9 @@ struct RunnerOptions {
   std::string modelFile;
   /// The nnx.model to run when the file holds several.
   std::string modelName;
+  /// A safetensors checkpoint to run the model with instead of its own
+  /// tensors (names, dtypes and shapes checked first); empty: the model's.
+  std::string weightsFile;
   /// One .npy file per input of the forward, in order.
   std::vector<std::string> inputFiles;
   /// Where to write each output as .npy, in order (one per output, or none).

@@ -11,6 +11,7 @@
 #include "nnx/Conversion/Passes.h"
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
 #include "nnx/Dialect/NNX/IR/ModuleVisitor.h"
+#include "nnx/Dialect/NNX/IR/Weights.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -77,7 +78,9 @@ class ForwardEmitter
     : public ModuleVisitor<ForwardEmitter, FailureOr<SmallVector<Value>>,
                            ValueRange> {
 public:
-  explicit ForwardEmitter(OpBuilder &b) : b(b), layers(b) {}
+  ForwardEmitter(OpBuilder &b, ParameterArguments *params) : b(b), layers(b) {
+    layers.setParameterArguments(params);
+  }
 
   /// Emits the forward of `op` (a module, or an alias of one) on `inputs`.
   FailureOr<SmallVector<Value>> emit(Operation *op, ValueRange inputs);
@@ -388,7 +391,8 @@ static void loadLayerLowerings(MLIRContext *ctx) {
 }
 
 FailureOr<func::FuncOp> mlir::nnx::buildForward(ModelOp model,
-                                                StringRef funcName) {
+                                                StringRef funcName,
+                                                ParameterMode mode) {
   loadLayerLowerings(model.getContext());
   ModuleOpInterface root = model.getRootModule();
   if (!root)
@@ -416,15 +420,19 @@ FailureOr<func::FuncOp> mlir::nnx::buildForward(ModelOp model,
                                  b.getFunctionType(inputs, {}));
   Block *entry = fn.addEntryBlock();
   OpBuilder fb = OpBuilder::atBlockBegin(entry);
-  ForwardEmitter emitter(fb);
-  FailureOr<SmallVector<Value>> outs =
-      emitter.emit(root, entry->getArguments());
+  ParameterArguments params(fn);
+  ForwardEmitter emitter(
+      fb, mode == ParameterMode::Arguments ? &params : nullptr);
+  SmallVector<Value> inputArgs(entry->getArguments());
+  FailureOr<SmallVector<Value>> outs = emitter.emit(root, inputArgs);
   if (failed(outs)) {
     fn.erase();
     return failure();
   }
   func::ReturnOp::create(fb, model.getLoc(), *outs);
-  fn.setFunctionType(b.getFunctionType(inputs, ValueRange(*outs).getTypes()));
+  fn.setFunctionType(b.getFunctionType(entry->getArgumentTypes(),
+                                       ValueRange(*outs).getTypes()));
+  params.annotate(resolveWeightsPath(model).value_or(""));
   if (declaration) {
     if (declaration.getFunctionType() != fn.getFunctionType()) {
       InFlightDiagnostic diag = model.emitOpError("computes ")
@@ -441,13 +449,14 @@ FailureOr<func::FuncOp> mlir::nnx::buildForward(ModelOp model,
   return fn;
 }
 
-LogicalResult mlir::nnx::buildAllForwards(Operation *root) {
+LogicalResult mlir::nnx::buildAllForwards(Operation *root,
+                                          ParameterMode mode) {
   SmallVector<ModelOp> models;
   root->walk([&](ModelOp m) { models.push_back(m); });
   SmallVector<func::FuncOp> built;
   for (ModelOp m : models) {
     FailureOr<func::FuncOp> fn =
-        buildForward(m, getForwardFuncName(m, models.size()));
+        buildForward(m, getForwardFuncName(m, models.size()), mode);
     if (failed(fn)) {
       for (func::FuncOp f : built)
         f.erase();
@@ -463,12 +472,13 @@ LogicalResult mlir::nnx::buildAllForwards(Operation *root) {
 namespace {
 struct NNXBuildForwardPass
     : public mlir::nnx::impl::NNXBuildForwardPassBase<NNXBuildForwardPass> {
+  using NNXBuildForwardPassBase::NNXBuildForwardPassBase;
   void getDependentDialects(DialectRegistry &registry) const override {
     NNXBuildForwardPassBase::getDependentDialects(registry);
     registerLayerLoweringExternalModels(registry);
   }
   void runOnOperation() override {
-    if (failed(buildAllForwards(getOperation())))
+    if (failed(buildAllForwards(getOperation(), parameters)))
       signalPassFailure();
   }
 };

@@ -4,6 +4,7 @@
 #include "nnx/Dialect/NNX/IR/TensorUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 
@@ -25,10 +26,54 @@ InFlightDiagnostic LayerEmitter::emitModuleError(Operation *op) {
   return diag;
 }
 
+Value ParameterArguments::get(Operation *layer, StringRef name,
+                              ElementsAttr attr) {
+  MLIRContext *context = func.getContext();
+  auto key = std::make_pair(layer, Attribute(StringAttr::get(context, name)));
+  if (Value arg = arguments.lookup(key))
+    return arg;
+  std::string path = getModulePath(layer);
+  std::string dotted = path.empty() ? name.str() : path + "." + name.str();
+  Builder b(context);
+  auto writable = b.getNamedAttr(
+      bufferization::BufferizationDialect::kWritableAttrName,
+      b.getBoolAttr(false));
+  unsigned index = func.getNumArguments();
+  if (failed(func.insertArgument(index, attr.getType(),
+                                 b.getDictionaryAttr({writable}),
+                                 layer->getLoc())))
+    llvm_unreachable("a func.func takes any argument type");
+  values.push_back(attr);
+  names.push_back(b.getStringAttr(dotted));
+  Value arg = func.getArgument(index);
+  arguments[key] = arg;
+  return arg;
+}
+
+void ParameterArguments::annotate(StringRef weightsPath) {
+  if (values.empty())
+    return;
+  Builder b(func.getContext());
+  func->setAttr(kParametersAttrName, b.getArrayAttr(values));
+  func->setAttr(kParameterNamesAttrName, b.getArrayAttr(names));
+  bool external = llvm::any_of(
+      values, [](Attribute a) { return isa<ExternalTensorAttr>(a); });
+  if (external && !weightsPath.empty())
+    func->setAttr(kWeightsAttrName, b.getStringAttr(weightsPath));
+}
+
 FailureOr<Value> LayerEmitter::getTensor(Operation *layer, StringRef name) {
   auto attr = layer->getAttrOfType<ElementsAttr>(name);
   if (!attr)
     return emitModuleError(layer) << "has no '" << name << "' tensor";
+  if (params)
+    return params->get(layer, name, attr);
+  if (isa<ExternalTensorAttr>(attr))
+    return emitModuleError(layer)
+           << "tensor '" << name
+           << "' is in the weights file; a forward with constant parameters "
+              "needs it inline (nnx-internalize-weights), or build the "
+              "forward with parameters=arguments";
   DenseElementsAttr dense = toDenseElements(attr);
   if (!dense)
     return emitModuleError(layer)

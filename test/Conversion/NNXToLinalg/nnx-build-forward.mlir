@@ -1,4 +1,4 @@
-// RUN: nnx-opt %s -split-input-file --nnx-build-forward | FileCheck %s
+// RUN: nnx-opt %s -split-input-file --nnx-build-forward=parameters=constants | FileCheck %s
 
 // Linear: a linalg.matmul reading the weight as stored (out x in) through
 // its indexing maps, the bias broadcast into the matmul's init; the batch

@@ -2,7 +2,7 @@
 // alias), feed_fwd (per-layer activations, dropout in eval and train mode)
 // and a custom nnx.module with a residual add; the expected numbers were
 // computed by hand.
-// RUN: nnx-opt %s --nnx-build-forward --nnx-cpu-pipeline \
+// RUN: nnx-opt %s --nnx-build-forward=parameters=constants --nnx-cpu-pipeline \
 // RUN: | mlir-runner -e main -entry-point-result=void --shared-libs=%mlir_runner_libs \
 // RUN: | FileCheck %s
 

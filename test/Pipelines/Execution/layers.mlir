@@ -1,7 +1,7 @@
 // Executes the lowered forward of the parameterized leaves (linear,
 // embedding, the norms in both modes, dropout in both modes); the expected
 // numbers were computed by hand.
-// RUN: nnx-opt %s --nnx-build-forward --nnx-cpu-pipeline \
+// RUN: nnx-opt %s --nnx-build-forward=parameters=constants --nnx-cpu-pipeline \
 // RUN: | mlir-runner -e main -entry-point-result=void --shared-libs=%mlir_runner_libs \
 // RUN: | FileCheck %s
 

@@ -11,6 +11,7 @@
 
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
 
@@ -19,6 +20,28 @@ class DialectRegistry;
 } // namespace mlir
 
 namespace mlir::nnx {
+
+/// The trailing arguments of a forward built with its parameters as
+/// runtime values: one per distinct tensor of a layer (a module reached
+/// twice, through an alias or a call, shares its arguments), in the order
+/// the forward first reads them.
+class ParameterArguments {
+public:
+  explicit ParameterArguments(func::FuncOp func) : func(func) {}
+  /// The argument of tensor `name` (`attr`) of `layer`, added on first use.
+  Value get(Operation *layer, StringRef name, ElementsAttr attr);
+  /// Records the arguments on the function: `nnx.parameters` (the tensor
+  /// attributes), `nnx.parameter_names` (their dotted names), `nnx.weights`
+  /// (the file #nnx.external tensors come from, if any), and
+  /// `bufferization.writable = false` on each argument (the runner passes
+  /// the stored bytes, which the forward must never write).
+  void annotate(StringRef weightsPath);
+
+private:
+  func::FuncOp func;
+  llvm::DenseMap<std::pair<Operation *, Attribute>, Value> arguments;
+  SmallVector<Attribute> values, names;
+};
 
 /// Builder state and helpers shared by the lowerings of all layer kinds:
 /// where to insert, the location of the layer being lowered, how its tensors
@@ -40,9 +63,13 @@ public:
   /// "'nnx.linear' op at 'body.fc': ", the prefix of every refusal.
   static InFlightDiagnostic emitModuleError(Operation *op);
 
-  /// The value of tensor `name` (a parameter or buffer) of `layer`. Fails
-  /// with a diagnostic if the layer has no such tensor or its data is not
-  /// available.
+  /// Parameters become arguments of the forward (`params` set) or
+  /// `arith.constant`s (null: the default).
+  void setParameterArguments(ParameterArguments *p) { params = p; }
+
+  /// The value of tensor `name` (a parameter or buffer) of `layer`: its
+  /// argument of the forward, or a constant. Fails with a diagnostic if the
+  /// layer has no such tensor or (as a constant) its data is not available.
   FailureOr<Value> getTensor(Operation *layer, StringRef name);
   /// As getTensor, but a layer without tensor `name` gives a null Value.
   FailureOr<Value> getOptionalTensor(Operation *layer, StringRef name);
@@ -73,6 +100,7 @@ public:
 private:
   OpBuilder &builder;
   Location loc;
+  ParameterArguments *params = nullptr;
 };
 
 /// Attaches LayerLoweringOpInterface to every leaf layer op of the nnx

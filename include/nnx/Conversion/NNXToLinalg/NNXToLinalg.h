@@ -12,16 +12,30 @@
 
 namespace mlir::nnx {
 
+/// How a built forward gets the model's parameters and buffers.
+enum class ParameterMode {
+  /// As arguments after the inputs, listed by the function's
+  /// `nnx.parameters` / `nnx.parameter_names`: the compiled code does not
+  /// depend on the weights' values, and the runner binds the stored bytes.
+  Arguments,
+  /// As `arith.constant`s (inline tensors only): a self-contained function,
+  /// e.g. for a test `main` that calls it.
+  Constants,
+};
+
 /// Builds `func.func @<funcName>` (on tensors, `llvm.emit_c_interface`) that
 /// computes the forward of `model`, inserted right before `model` in its
 /// parent block. The model itself is left in place. On failure a diagnostic
 /// has been emitted on the offending module and nothing was created.
-FailureOr<func::FuncOp> buildForward(ModelOp model, StringRef funcName);
+FailureOr<func::FuncOp>
+buildForward(ModelOp model, StringRef funcName,
+             ParameterMode mode = ParameterMode::Arguments);
 
 /// What `nnx-build-forward` does: replaces every `nnx.model` under `root` by
 /// its forward function (`@forward` for a single model, `@<model>_forward`
 /// otherwise). On failure nothing is changed.
-LogicalResult buildAllForwards(Operation *root);
+LogicalResult buildAllForwards(Operation *root,
+                               ParameterMode mode = ParameterMode::Arguments);
 
 /// The name `nnx-build-forward` gives the function of `model` when the
 /// module holds `numModels` models.

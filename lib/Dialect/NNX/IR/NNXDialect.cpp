@@ -1,6 +1,8 @@
 //===- NNXDialect.cpp - nnx dialect -----------------------------*- C++ -*-===//
 #include "nnx/Dialect/NNX/IR/NNXDialect.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
+#include "nnx/Dialect/NNX/IR/Weights.h"
+#include "nnx/Support/SafeTensors.h"
 
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -14,6 +16,7 @@ using namespace mlir::nnx;
 #include "nnx/Dialect/NNX/IR/NNXAttrs.cpp.inc"
 
 void NNXDialect::initialize() {
+  weightsFiles = std::make_unique<WeightsFileCache>();
   addAttributes<
 #define GET_ATTRDEF_LIST
 #include "nnx/Dialect/NNX/IR/NNXAttrs.cpp.inc"
@@ -36,6 +39,17 @@ LogicalResult ProbeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (index < 0)
     return emitError() << "probe '" << name.getValue() << "' has index "
                        << index << ", which is negative";
+  return success();
+}
+
+LogicalResult
+ExternalTensorAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                           ShapedType type, StringRef key) {
+  if (key.empty())
+    return emitError() << "an external tensor needs a non-empty key";
+  if (!type.hasStaticShape())
+    return emitError() << "external tensor '" << key
+                       << "' needs a static shape, got " << type;
   return success();
 }
 
@@ -73,11 +87,13 @@ LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
   if (name == kProbesAttrName)
     return verifyArrayOf<ProbeAttr>(op, attr, "#nnx.probe");
   if (name == kKwargsAttrName || name == kReadProbesAttrName ||
-      name == kWriteProbesAttrName)
+      name == kWriteProbesAttrName || name == kParameterNamesAttrName)
     return verifyArrayOf<StringAttr>(op, attr, "strings");
+  if (name == kParametersAttrName)
+    return verifyArrayOf<ElementsAttr>(op, attr, "tensor attributes");
   if (name == kInPlaceAttrName)
     return verifyInPlace(op, attr);
-  if (name == kSourceAttrName) {
+  if (name == kSourceAttrName || name == kWeightsAttrName) {
     if (!isa<StringAttr>(attr.getValue()))
       return op->emitOpError() << "'" << name << "' must be a string";
     return success();
@@ -86,5 +102,6 @@ LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
                            << "' is not an attribute of the nnx dialect "
                               "(known: nnx.probes, nnx.source, nnx.kwargs, "
                               "nnx.in_place, nnx.read_probes, "
-                              "nnx.write_probes)";
+                              "nnx.write_probes, nnx.parameters, "
+                              "nnx.parameter_names, nnx.weights)";
 }

@@ -24,14 +24,45 @@ static std::optional<ArrayRef<char>> resourceData(ElementsAttr attr) {
   return blob->getData();
 }
 
+FailureOr<std::vector<double>>
+mlir::nnx::decodeFloatTensor(ArrayRef<char> data, ShapedType type) {
+  auto fty = dyn_cast<FloatType>(type.getElementType());
+  if (!fty)
+    return failure();
+  unsigned bits = fty.getWidth();
+  int64_t n = type.getNumElements();
+  if ((bits != 16 && bits != 32 && bits != 64) ||
+      (int64_t)data.size() != n * (int64_t)(bits / 8))
+    return failure();
+  std::vector<double> out;
+  out.reserve(n);
+  const char *p = data.data();
+  for (int64_t i = 0; i < n; ++i) {
+    if (bits == 32) {
+      float f;
+      std::memcpy(&f, p + 4 * i, 4);
+      out.push_back(f);
+    } else if (bits == 64) {
+      double d;
+      std::memcpy(&d, p + 8 * i, 8);
+      out.push_back(d);
+    } else {
+      uint16_t raw;
+      std::memcpy(&raw, p + 2 * i, 2);
+      out.push_back(toDouble(APFloat(fty.getFloatSemantics(), APInt(16, raw))));
+    }
+  }
+  return out;
+}
+
 FailureOr<std::vector<double>> mlir::nnx::readTensor(ElementsAttr attr) {
   auto type = cast<ShapedType>(attr.getType());
   auto fty = dyn_cast<FloatType>(type.getElementType());
   if (!fty)
     return failure();
-  std::vector<double> out;
-  out.reserve(type.getNumElements());
   if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    std::vector<double> out;
+    out.reserve(type.getNumElements());
     if (fty.isF32() && !dense.isSplat()) {
       for (float v : dense.getValues<float>())
         out.push_back(v);
@@ -44,29 +75,7 @@ FailureOr<std::vector<double>> mlir::nnx::readTensor(ElementsAttr attr) {
   std::optional<ArrayRef<char>> data = resourceData(attr);
   if (!data)
     return failure();
-  unsigned bits = fty.getWidth();
-  int64_t n = type.getNumElements();
-  if ((int64_t)data->size() != n * (int64_t)(bits / 8))
-    return failure();
-  const char *p = data->data();
-  for (int64_t i = 0; i < n; ++i) {
-    if (bits == 32) {
-      float f;
-      std::memcpy(&f, p + 4 * i, 4);
-      out.push_back(f);
-    } else if (bits == 64) {
-      double d;
-      std::memcpy(&d, p + 8 * i, 8);
-      out.push_back(d);
-    } else if (bits == 16) {
-      uint16_t raw;
-      std::memcpy(&raw, p + 2 * i, 2);
-      out.push_back(toDouble(APFloat(fty.getFloatSemantics(), APInt(16, raw))));
-    } else {
-      return failure();
-    }
-  }
-  return out;
+  return decodeFloatTensor(*data, type);
 }
 
 ElementsAttr mlir::nnx::makeTensor(ShapedType type, ArrayRef<double> values) {

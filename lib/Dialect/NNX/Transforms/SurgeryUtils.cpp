@@ -2,6 +2,7 @@
 #include "SurgeryUtils.h"
 
 #include "nnx/Dialect/NNX/IR/TensorUtils.h"
+#include "nnx/Dialect/NNX/IR/Weights.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -378,6 +379,20 @@ void ReferenceSnapshot::retarget() {
 FailureOr<std::vector<double>>
 surgery::readTensorOrRefuse(Operation *op, ElementsAttr attr, StringRef name,
                             StringRef pass, StringRef role) {
+  if (isa<ExternalTensorAttr>(attr)) {
+    // In the weights file: a missing file or tensor is its own diagnostic.
+    FailureOr<TensorData> data =
+        getTensorData(attr, getEnclosingWeightsPath(op), op->getLoc(),
+                      "tensor '" + name + "' of '" + getModulePath(op) + "'");
+    if (failed(data))
+      return failure();
+    FailureOr<std::vector<double>> values =
+        decodeFloatTensor(data->bytes, cast<ShapedType>(attr.getType()));
+    if (failed(values))
+      return refuse(op, pass, role)
+             << "has tensor '" << name << "' of a non-float type";
+    return values;
+  }
   FailureOr<std::vector<double>> values = readTensor(attr);
   if (failed(values))
     return refuse(op, pass, role)

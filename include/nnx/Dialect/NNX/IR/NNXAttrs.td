@@ -5,6 +5,7 @@
 include "nnx/Dialect/NNX/IR/NNXDialect.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
 
 // The activations a built-in FeedFwdNN applies between its Linears. Each
 // case is named after the leaf op that computes it (`nnx.<case>`, with that
@@ -77,6 +78,36 @@ def NNX_ProbeAttr : AttrDef<NNX_Dialect, "Probe"> {
                         "int64_t":$index,
                         EnumParameter<NNX_ProbeKind>:$kind);
   let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Weights
+//===----------------------------------------------------------------------===//
+
+def NNX_ExternalTensorAttr : AttrDef<NNX_Dialect, "ExternalTensor",
+                                     [ElementsAttrInterface]> {
+  let mnemonic = "external";
+  let summary = "A tensor whose data lives in the model's weights file";
+  let description = [{
+    A parameter or buffer stored outside the IR: `key` names the tensor in
+    the safetensors file the enclosing `nnx.model` names in its `weights`
+    attribute (or the file a tool is given, e.g. `nnx-run --weights`). The
+    attribute carries the type only, so shape checks, parameter counts and
+    surgery verifiers work without reading the file; tools that need the
+    values (the runner, surgery that computes new tensors) map the file and
+    check the tensor's dtype and shape against this type.
+
+    ```mlir
+    nnx.model @mlp inputs(tensor<?x4xf32>) attributes {weights = "mlp.safetensors"} {
+      nnx.linear @fc {weight = #nnx.external<"fc.weight"> : tensor<8x4xf32>,
+                      bias = #nnx.external<"fc.bias"> : tensor<8xf32>}
+    }
+    ```
+  }];
+  let parameters = (ins AttributeSelfTypeParameter<"", "::mlir::ShapedType">:$type,
+                        StringRefParameter<"the tensor's key in the file">:$key);
+  let assemblyFormat = "`<` $key `>`";
   let genVerifyDecl = 1;
 }
 

@@ -38,9 +38,28 @@ def NNX_Dialect : Dialect {
     // On the forward function: the names of its read / write probes, in the
     // order of the extra results / arguments nnx-lower-probes added.
     "::mlir::ArrayAttr":$read_probes,
-    "::mlir::ArrayAttr":$write_probes
+    "::mlir::ArrayAttr":$write_probes,
+    // On a forward built with parameters as arguments: the tensor attribute
+    // (dense, dense_resource or #nnx.external) and the dotted name
+    // (`body.fc.weight`) of each parameter argument, in order; they follow
+    // the model's inputs.
+    "::mlir::ArrayAttr":$parameters,
+    "::mlir::ArrayAttr":$parameter_names,
+    // The weights file (absolute path) the #nnx.external parameters of a
+    // forward are read from.
+    "::mlir::StringAttr":$weights
   );
   let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// The safetensors files opened in this context, by absolute path
+    /// (Weights.cpp): each is mapped once and shared by its users.
+    WeightsFileCache &getWeightsFiles() { return *weightsFiles; }
+
+  private:
+    std::unique_ptr<WeightsFileCache> weightsFiles;
+
+  public:
+  }];
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 

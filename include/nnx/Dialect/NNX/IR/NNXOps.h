@@ -122,6 +122,16 @@ inline constexpr llvm::StringLiteral kReadProbesAttrName =
     NNXDialect::ReadProbesAttrHelper::getNameStr();
 inline constexpr llvm::StringLiteral kWriteProbesAttrName =
     NNXDialect::WriteProbesAttrHelper::getNameStr();
+/// On a forward function built with parameters as arguments: the tensor
+/// attribute and the dotted name of each parameter argument (they follow the
+/// inputs), and the absolute path of the weights file its #nnx.external
+/// tensors come from.
+inline constexpr llvm::StringLiteral kParametersAttrName =
+    NNXDialect::ParametersAttrHelper::getNameStr();
+inline constexpr llvm::StringLiteral kParameterNamesAttrName =
+    NNXDialect::ParameterNamesAttrHelper::getNameStr();
+inline constexpr llvm::StringLiteral kWeightsAttrName =
+    NNXDialect::WeightsAttrHelper::getNameStr();
 } // namespace mlir::nnx
 
 #endif // NNX_DIALECT_NNX_IR_NNXOPS_H

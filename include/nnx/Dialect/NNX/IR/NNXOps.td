@@ -104,6 +104,10 @@ def NNX_ModelOp : NNX_Op<"model", [
 
     `descriptor` optionally records the built-in net the model was built from.
 
+    `weights` names the safetensors file the model's `#nnx.external` tensors
+    are read from. A relative path is relative to the directory of the file
+    the model was parsed from (its location), else to the current directory.
+
     ```mlir
     nnx.model @mlp inputs(tensor<?x4xf32>) {
       nnx.sequential @net keying = positional {
@@ -117,7 +121,8 @@ def NNX_ModelOp : NNX_Op<"model", [
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        TypeArrayAttr:$inputs,
-                       OptionalAttr<DictionaryAttr>:$descriptor);
+                       OptionalAttr<DictionaryAttr>:$descriptor,
+                       OptionalAttr<StrAttr>:$weights);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `inputs` `(` custom<TypeList>($inputs) `)` attr-dict-with-keyword $body

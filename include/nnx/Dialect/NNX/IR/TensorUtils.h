@@ -9,8 +9,16 @@
 namespace mlir::nnx {
 
 /// The values of a floating-point tensor attribute (dense, splat or
-/// dense_resource), widened to double, in row-major order.
+/// dense_resource), widened to double, in row-major order. An
+/// #nnx.external tensor needs its model's weights file: read its bytes with
+/// getTensorData (Weights.h) and decode them with decodeFloatTensor.
 FailureOr<std::vector<double>> readTensor(ElementsAttr attr);
+
+/// The values of the row-major little-endian bytes `data` of a float
+/// tensor of `type` (f16, bf16, f32, f64), widened to double; failure if
+/// the size does not match.
+FailureOr<std::vector<double>> decodeFloatTensor(ArrayRef<char> data,
+                                                 ShapedType type);
 
 /// A dense tensor attribute of `type` holding `values` (rounded to the
 /// element type, which may be any float type).

@@ -1,0 +1,84 @@
+//===- Weights.h - where a parameter tensor's bytes come from ---*- C++ -*-===//
+//
+// A parameter or buffer of a model is a tensor attribute of one of three
+// kinds: `dense<...>` (small tensors written inline), `dense_resource<...>`
+// (a blob in the file's resource section) or `#nnx.external<"key">` (a
+// tensor of the model's safetensors weights file). This header gives every
+// tool one way to reach the bytes of any of them without copying: the
+// runner passes them to the compiled forward, surgery reads their values.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NNX_DIALECT_NNX_IR_WEIGHTS_H
+#define NNX_DIALECT_NNX_IR_WEIGHTS_H
+
+#include "mlir/IR/BuiltinAttributeInterfaces.h"
+#include "mlir/IR/Location.h"
+#include "mlir/Support/LLVM.h"
+
+#include "llvm/ADT/StringMap.h"
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace mlir::nnx {
+
+class ModelOp;
+class SafeTensorsFile;
+
+/// The weights files open in a context (NNXDialect::getWeightsFiles()), by
+/// absolute path.
+class WeightsFileCache {
+public:
+  std::shared_ptr<SafeTensorsFile> lookup(StringRef path);
+  void insert(StringRef path, std::shared_ptr<SafeTensorsFile> file);
+  void erase(StringRef path);
+
+private:
+  std::mutex mutex;
+  llvm::StringMap<std::shared_ptr<SafeTensorsFile>> files;
+};
+
+/// The bytes of a tensor, row-major and little-endian, as stored: a view of
+/// the attribute's storage, of the mapped weights file, or of a copy that
+/// `owner` keeps alive (a splat expanded, a misaligned tensor realigned).
+/// `bytes.data()` is aligned to the element size.
+struct TensorData {
+  ArrayRef<char> bytes;
+  std::shared_ptr<const void> owner;
+};
+
+/// The absolute path of `model`'s weights file: its `weights` attribute, a
+/// relative path taken relative to the directory of the file the model was
+/// parsed from (its location), else to the current directory. nullopt if
+/// the model names none.
+std::optional<std::string> resolveWeightsPath(ModelOp model);
+
+/// The safetensors file at `path`, mapped once per context and shared; a
+/// missing or malformed file is a diagnostic at `loc`.
+FailureOr<std::shared_ptr<SafeTensorsFile>>
+openWeightsFile(MLIRContext *context, StringRef path, Location loc);
+
+/// Drops `path` from the context's cache of open weights files (a tool that
+/// rewrites the file calls this first).
+void forgetWeightsFile(MLIRContext *context, StringRef path);
+
+/// The bytes of `attr`. An #nnx.external tensor is looked up in
+/// `weightsPath` (empty: there is no weights file, an error) and its dtype
+/// and shape checked against the attribute's type. Problems are diagnostics
+/// at `loc` naming `what` ("tensor 'weight' of 'body.fc'").
+FailureOr<TensorData> getTensorData(ElementsAttr attr, StringRef weightsPath,
+                                    Location loc, const Twine &what);
+
+/// getTensorData for the tensor `name` of `op`, an op inside an nnx.model
+/// whose weights file holds its #nnx.external tensors.
+FailureOr<TensorData> getTensorData(Operation *op, StringRef name);
+
+/// The weights file of the nnx.model enclosing `op` (resolveWeightsPath),
+/// or "" when there is no model or it names no file.
+std::string getEnclosingWeightsPath(Operation *op);
+
+} // namespace mlir::nnx
+
+#endif // NNX_DIALECT_NNX_IR_WEIGHTS_H

@@ -1,0 +1,202 @@
+//===- Weights.cpp - where a parameter tensor's bytes come from -*- C++ -*-===//
+#include "nnx/Dialect/NNX/IR/Weights.h"
+
+#include "nnx/Dialect/NNX/IR/NNXDialect.h"
+#include "nnx/Dialect/NNX/IR/NNXOps.h"
+#include "nnx/Support/SafeTensors.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::nnx;
+
+//===----------------------------------------------------------------------===//
+// The context's open files
+//===----------------------------------------------------------------------===//
+
+std::shared_ptr<SafeTensorsFile> WeightsFileCache::lookup(StringRef path) {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = files.find(path);
+  return it == files.end() ? nullptr : it->second;
+}
+
+void WeightsFileCache::insert(StringRef path,
+                              std::shared_ptr<SafeTensorsFile> file) {
+  std::lock_guard<std::mutex> lock(mutex);
+  files[path] = std::move(file);
+}
+
+void WeightsFileCache::erase(StringRef path) {
+  std::lock_guard<std::mutex> lock(mutex);
+  files.erase(path);
+}
+
+static WeightsFileCache &getCache(MLIRContext *context) {
+  return context->getOrLoadDialect<NNXDialect>()->getWeightsFiles();
+}
+
+FailureOr<std::shared_ptr<SafeTensorsFile>>
+mlir::nnx::openWeightsFile(MLIRContext *context, StringRef path,
+                           Location loc) {
+  WeightsFileCache &cache = getCache(context);
+  if (std::shared_ptr<SafeTensorsFile> file = cache.lookup(path))
+    return file;
+  llvm::Expected<std::unique_ptr<SafeTensorsFile>> opened =
+      SafeTensorsFile::open(path);
+  if (!opened)
+    return emitError(loc) << "cannot read the weights file: "
+                          << llvm::toString(opened.takeError());
+  std::shared_ptr<SafeTensorsFile> file = std::move(*opened);
+  cache.insert(path, file);
+  return file;
+}
+
+void mlir::nnx::forgetWeightsFile(MLIRContext *context, StringRef path) {
+  getCache(context).erase(path);
+}
+
+std::optional<std::string> mlir::nnx::resolveWeightsPath(ModelOp model) {
+  std::optional<StringRef> weights = model.getWeights();
+  if (!weights)
+    return std::nullopt;
+  SmallString<256> path(*weights);
+  if (llvm::sys::path::is_relative(path)) {
+    // Relative to the directory of the file the model was parsed from.
+    if (auto fileLoc = dyn_cast<FileLineColLoc>(model.getLoc())) {
+      StringRef dir = llvm::sys::path::parent_path(fileLoc.getFilename());
+      if (!dir.empty() && fileLoc.getFilename() != "-") {
+        SmallString<256> joined(dir);
+        llvm::sys::path::append(joined, path);
+        path = joined;
+      }
+    }
+  }
+  (void)llvm::sys::fs::make_absolute(path);
+  llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
+  return std::string(path);
+}
+
+std::string mlir::nnx::getEnclosingWeightsPath(Operation *op) {
+  auto model = isa<ModelOp>(op) ? cast<ModelOp>(op)
+                                : op->getParentOfType<ModelOp>();
+  if (!model)
+    return "";
+  return resolveWeightsPath(model).value_or("");
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor bytes
+//===----------------------------------------------------------------------===//
+
+/// A copy of `bytes` that the result owns.
+static TensorData ownedCopy(ArrayRef<char> bytes) {
+  auto storage = std::make_shared<std::vector<char>>(bytes.begin(), bytes.end());
+  return TensorData{ArrayRef<char>(*storage), storage};
+}
+
+/// The bytes of a dense attribute: its storage, or an expanded copy for a
+/// splat and for i1 (stored packed).
+static TensorData denseData(DenseElementsAttr dense) {
+  auto type = cast<ShapedType>(dense.getType());
+  if (type.getElementType().isInteger(1)) {
+    auto storage = std::make_shared<std::vector<char>>();
+    for (bool b : dense.getValues<bool>())
+      storage->push_back(b ? 1 : 0);
+    return TensorData{ArrayRef<char>(*storage), storage};
+  }
+  ArrayRef<char> raw = dense.getRawData();
+  if (!dense.isSplat())
+    return TensorData{raw, nullptr};
+  auto storage = std::make_shared<std::vector<char>>();
+  storage->reserve(raw.size() * type.getNumElements());
+  for (int64_t i = 0, e = type.getNumElements(); i < e; ++i)
+    storage->insert(storage->end(), raw.begin(), raw.end());
+  return TensorData{ArrayRef<char>(*storage), storage};
+}
+
+/// The byte size of `type`'s data as nnx stores it (i1 as one byte).
+static int64_t storedBytes(ShapedType type) {
+  Type elt = type.getElementType();
+  int64_t eltBytes = elt.isInteger(1) ? 1 : (elt.getIntOrFloatBitWidth() / 8);
+  return type.getNumElements() * eltBytes;
+}
+
+/// The tensor `key` of the weights file at `path`, checked against `type`.
+static FailureOr<TensorData> externalData(ExternalTensorAttr ext,
+                                          StringRef path, Location loc,
+                                          const Twine &what) {
+  if (path.empty())
+    return emitError(loc) << what << " is #nnx.external<\"" << ext.getKey()
+                          << "\">, but the model names no weights file (give "
+                             "it one: its 'weights' attribute, or a tool's "
+                             "--weights)";
+  FailureOr<std::shared_ptr<SafeTensorsFile>> file =
+      openWeightsFile(loc.getContext(), path, loc);
+  if (failed(file))
+    return failure();
+  const SafeTensorInfo *info = (*file)->lookup(ext.getKey());
+  if (!info)
+    return emitError(loc) << what << ": the weights file '" << path
+                          << "' has no tensor '" << ext.getKey() << "'";
+  ShapedType type = ext.getType();
+  StringRef dtype = getSafeTensorsDTypeName(type.getElementType());
+  if (info->dtype != dtype || ArrayRef<int64_t>(info->shape) != type.getShape())
+    return emitError(loc) << what << ": tensor '" << ext.getKey() << "' of '"
+                          << path << "' is " << info->dtype << " of shape ["
+                          << llvm::make_range(info->shape.begin(),
+                                              info->shape.end())
+                          << "], the model expects " << type;
+  ArrayRef<char> bytes = (*file)->getData(*info);
+  size_t align = std::max<size_t>(1, getSafeTensorsDTypeSize(info->dtype));
+  if (reinterpret_cast<uintptr_t>(bytes.data()) % align != 0)
+    return ownedCopy(bytes);
+  return TensorData{bytes, *file};
+}
+
+FailureOr<TensorData> mlir::nnx::getTensorData(ElementsAttr attr,
+                                               StringRef weightsPath,
+                                               Location loc,
+                                               const Twine &what) {
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr))
+    return denseData(dense);
+  if (auto ext = dyn_cast<ExternalTensorAttr>(attr))
+    return externalData(ext, weightsPath, loc, what);
+  auto type = cast<ShapedType>(attr.getType());
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return emitError(loc) << what << ": dense_resource<"
+                            << resource.getRawHandle().getKey()
+                            << "> has no data (its blob is not in the file)";
+    ArrayRef<char> bytes = blob->getData();
+    if ((int64_t)bytes.size() != storedBytes(type))
+      return emitError(loc) << what << ": dense_resource<"
+                            << resource.getRawHandle().getKey() << "> holds "
+                            << bytes.size() << " bytes, " << type << " needs "
+                            << storedBytes(type);
+    size_t align = std::max<int64_t>(1, storedBytes(type) /
+                                            std::max<int64_t>(
+                                                1, type.getNumElements()));
+    if (reinterpret_cast<uintptr_t>(bytes.data()) % align != 0)
+      return ownedCopy(bytes);
+    return TensorData{bytes, nullptr};
+  }
+  return emitError(loc) << what << " is " << attr
+                        << ", whose data nnx cannot read";
+}
+
+FailureOr<TensorData> mlir::nnx::getTensorData(Operation *op, StringRef name) {
+  auto attr = op->getAttrOfType<ElementsAttr>(name);
+  if (!attr)
+    return op->emitOpError() << "has no tensor '" << name << "'";
+  return getTensorData(attr, getEnclosingWeightsPath(op), op->getLoc(),
+                       "tensor '" + name + "'");
+}
