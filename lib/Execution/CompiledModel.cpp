@@ -322,18 +322,41 @@ static bool fitsSpec(const TensorData &data, const TensorSpec &spec) {
          reinterpret_cast<uintptr_t>(data.bytes.data()) % size == 0;
 }
 
-llvm::Error CompiledModel::bindModelParameters(func::FuncOp forward) {
+/// The stored bytes of parameter `name` (`attr`), owned by the result.
+static llvm::Expected<TensorData> readParameter(ElementsAttr attr,
+                                                StringRef name,
+                                                StringRef weightsPath,
+                                                Location loc) {
+  FailureOr<TensorData> data =
+      getTensorData(attr, weightsPath, loc, "parameter '" + name + "'");
+  if (failed(data))
+    return makeError("failed to read parameter '" + name + "'");
+  // Inline tensors live in the MLIRContext, which may go before the
+  // compiled model does: keep a copy (a mapped file is shared instead).
+  if (!data->owner) {
+    auto copy = std::make_shared<std::vector<char>>(data->bytes.begin(),
+                                                    data->bytes.end());
+    *data = TensorData{ArrayRef<char>(*copy), copy};
+  }
+  return *data;
+}
+
+llvm::Error CompiledModel::bindModelParameters(func::FuncOp forward,
+                                               bool readData) {
   auto values = forward->getAttrOfType<ArrayAttr>(kParametersAttrName);
   auto names = forward->getAttrOfType<ArrayAttr>(kParameterNamesAttrName);
   if (!values && !names)
     return llvm::Error::success();
-  if (!values || !names || values.size() != names.size())
+  size_t numInputs = inputs.size();
+  if (!values || !names || values.size() != names.size() ||
+      numInputs + values.size() > forward.getNumArguments())
     return makeError("@forward: 'nnx.parameters' and 'nnx.parameter_names' "
-                     "must list the same number of tensors");
+                     "must list the same number of tensors, one per "
+                     "argument after the inputs");
   StringRef weightsPath;
   if (auto weights = forward->getAttrOfType<StringAttr>(kWeightsAttrName))
     weightsPath = weights.getValue();
-  for (auto [value, nameAttr] : llvm::zip_equal(values, names)) {
+  for (auto [i, value, nameAttr] : llvm::enumerate(values, names)) {
     auto attr = cast<ElementsAttr>(value);
     std::string name = cast<StringAttr>(nameAttr).str();
     llvm::Expected<TensorSpec> spec =
@@ -341,24 +364,22 @@ llvm::Error CompiledModel::bindModelParameters(func::FuncOp forward) {
     if (!spec)
       return spec.takeError();
     spec->name = name;
-    FailureOr<TensorData> data = getTensorData(
-        attr, weightsPath, forward.getLoc(), "parameter '" + name + "'");
-    if (failed(data))
-      return makeError("failed to read parameter '" + name + "'");
-    // Inline tensors live in the MLIRContext, which may go before this
-    // model does: keep a copy (a mapped file is shared instead).
-    if (!data->owner) {
-      auto copy = std::make_shared<std::vector<char>>(data->bytes.begin(),
-                                                      data->bytes.end());
-      *data = TensorData{ArrayRef<char>(*copy), copy};
-    }
-    if (!fitsSpec(*data, *spec))
-      return makeError("parameter '" + name + "': the stored bytes do not "
-                       "hold a " + spec->typeString);
     auto ext = dyn_cast<ExternalTensorAttr>(attr);
     parameterKeys.push_back(ext ? ext.getKey().str() : name);
+    if (readData) {
+      // The argument's location is the layer's: diagnostics point there.
+      Location loc = forward.getArgument(numInputs + i).getLoc();
+      llvm::Expected<TensorData> data =
+          readParameter(attr, name, weightsPath, loc);
+      if (!data)
+        return data.takeError();
+      if (!fitsSpec(*data, *spec))
+        return makeError("parameter '" + name +
+                         "': the stored bytes do not hold a " +
+                         spec->typeString);
+      parameterData.push_back(std::move(*data));
+    }
     parameters.push_back(std::move(*spec));
-    parameterData.push_back(std::move(*data));
   }
   return llvm::Error::success();
 }
@@ -380,8 +401,7 @@ llvm::Error CompiledModel::bindWeights(StringRef path) {
         ArrayRef<int64_t>(info->shape) != ArrayRef<int64_t>(spec.shape))
       return makeError(path + ": tensor '" + key + "' is " + info->dtype +
                        " of shape " + formatShape(info->shape) +
-                       ", parameter '" + spec.name + "' is " +
-                       spec.typeString);
+                       ", parameter '" + spec.name + "' is " + spec.typeString);
     TensorData data{file->getData(*info), file};
     if (!fitsSpec(data, spec)) {
       auto copy = std::make_shared<std::vector<char>>(data.bytes.begin(),
@@ -472,7 +492,9 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
   compiled->target = options.target;
   if (llvm::Error err = compiled->readSignature(*forward))
     return std::move(err);
-  if (llvm::Error err = compiled->bindModelParameters(*forward))
+  // Another checkpoint replaces the model's tensors: they are not read.
+  if (llvm::Error err = compiled->bindModelParameters(
+          *forward, /*readData=*/options.weightsFile.empty()))
     return std::move(err);
   if (!options.weightsFile.empty())
     if (llvm::Error err = compiled->bindWeights(options.weightsFile))

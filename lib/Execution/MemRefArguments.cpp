@@ -38,11 +38,10 @@ public:
   View(const void *bytes, ArrayRef<int64_t> shape) {
     // The compiled code writes only into views of caller-owned results.
     T *data = reinterpret_cast<T *>(const_cast<void *>(bytes));
-    descriptor =
-        mlir::detail::makeStridedMemRefDescriptor<Rank>(data, data, shape, shape);
+    descriptor = mlir::detail::makeStridedMemRefDescriptor<Rank>(data, data,
+                                                                 shape, shape);
   }
-  explicit View(const NpyArray &array)
-      : View(array.data.data(), array.shape) {}
+  explicit View(const NpyArray &array) : View(array.data.data(), array.shape) {}
   void *getDescriptor() override { return &descriptor; }
 
 private:

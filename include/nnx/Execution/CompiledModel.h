@@ -140,9 +140,7 @@ public:
   llvm::ArrayRef<TensorSpec> getParameters() const { return parameters; }
   /// The key each parameter is looked up by in a weights file: its
   /// #nnx.external key, else its dotted name.
-  llvm::ArrayRef<std::string> getParameterKeys() const {
-    return parameterKeys;
-  }
+  llvm::ArrayRef<std::string> getParameterKeys() const { return parameterKeys; }
   /// Runs the forward with the tensors of the safetensors file at `path`
   /// instead of the model's own: every parameter's key must be there with
   /// the parameter's dtype and shape (checked before anything changes; the
@@ -210,8 +208,9 @@ private:
   std::vector<std::string> parameterKeys;
   /// The bytes bound to each parameter, kept alive here.
   std::vector<TensorData> parameterData;
-  /// Reads `nnx.parameters` of `forward` and binds their stored bytes.
-  llvm::Error bindModelParameters(func::FuncOp forward);
+  /// Reads the parameters `nnx.parameters` of `forward` lists and, with
+  /// `readData`, binds their stored bytes.
+  llvm::Error bindModelParameters(func::FuncOp forward, bool readData);
   /// The leading arguments of a call: the inputs, the parameters (read
   /// only), the write probes; the arrays are copied when `copy` (the
   /// compiled code may write its inputs), else viewed read only.

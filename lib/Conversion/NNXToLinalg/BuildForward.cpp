@@ -390,9 +390,8 @@ static void loadLayerLowerings(MLIRContext *ctx) {
   ctx->appendDialectRegistry(registry);
 }
 
-FailureOr<func::FuncOp> mlir::nnx::buildForward(ModelOp model,
-                                                StringRef funcName,
-                                                ParameterMode mode) {
+FailureOr<func::FuncOp>
+mlir::nnx::buildForward(ModelOp model, StringRef funcName, ParameterMode mode) {
   loadLayerLowerings(model.getContext());
   ModuleOpInterface root = model.getRootModule();
   if (!root)
@@ -421,8 +420,8 @@ FailureOr<func::FuncOp> mlir::nnx::buildForward(ModelOp model,
   Block *entry = fn.addEntryBlock();
   OpBuilder fb = OpBuilder::atBlockBegin(entry);
   ParameterArguments params(fn);
-  ForwardEmitter emitter(
-      fb, mode == ParameterMode::Arguments ? &params : nullptr);
+  ForwardEmitter emitter(fb,
+                         mode == ParameterMode::Arguments ? &params : nullptr);
   SmallVector<Value> inputArgs(entry->getArguments());
   FailureOr<SmallVector<Value>> outs = emitter.emit(root, inputArgs);
   if (failed(outs)) {
@@ -449,8 +448,7 @@ FailureOr<func::FuncOp> mlir::nnx::buildForward(ModelOp model,
   return fn;
 }
 
-LogicalResult mlir::nnx::buildAllForwards(Operation *root,
-                                          ParameterMode mode) {
+LogicalResult mlir::nnx::buildAllForwards(Operation *root, ParameterMode mode) {
   SmallVector<ModelOp> models;
   root->walk([&](ModelOp m) { models.push_back(m); });
   SmallVector<func::FuncOp> built;

@@ -35,9 +35,9 @@ Value ParameterArguments::get(Operation *layer, StringRef name,
   std::string path = getModulePath(layer);
   std::string dotted = path.empty() ? name.str() : path + "." + name.str();
   Builder b(context);
-  auto writable = b.getNamedAttr(
-      bufferization::BufferizationDialect::kWritableAttrName,
-      b.getBoolAttr(false));
+  auto writable =
+      b.getNamedAttr(bufferization::BufferizationDialect::kWritableAttrName,
+                     b.getBoolAttr(false));
   unsigned index = func.getNumArguments();
   if (failed(func.insertArgument(index, attr.getType(),
                                  b.getDictionaryAttr({writable}),

@@ -160,6 +160,14 @@ nnx.model @ff inputs(tensor<?x4xf32>) {
   }
 }
 
+// Tensors in the model's weights file: only the type is in the IR.
+// CHECK-LABEL: nnx.model @external inputs(tensor<?x4xf32>) attributes {weights = "external.safetensors"}
+// CHECK-NEXT:    nnx.linear @fc {bias = dense<0.000000e+00> : tensor<2xf32>, weight = #nnx.external<"fc.weight"> : tensor<2x4xf32>}
+nnx.model @external inputs(tensor<?x4xf32>) attributes {weights = "external.safetensors"} {
+  nnx.linear @fc {weight = #nnx.external<"fc.weight"> : tensor<2x4xf32>,
+                  bias = dense<0.0> : tensor<2xf32>}
+}
+
 // CHECK-LABEL: func.func @probes
 // CHECK: nnx.probe read "layers.0.attention_output" %{{.*}} : tensor<?x8xf32>
 // CHECK: nnx.probe write "layers.0.mlp_output" %{{.*}} : tensor<?x8xf32>

@@ -24,8 +24,8 @@ static std::optional<ArrayRef<char>> resourceData(ElementsAttr attr) {
   return blob->getData();
 }
 
-FailureOr<std::vector<double>>
-mlir::nnx::decodeFloatTensor(ArrayRef<char> data, ShapedType type) {
+FailureOr<std::vector<double>> mlir::nnx::decodeFloatTensor(ArrayRef<char> data,
+                                                            ShapedType type) {
   auto fty = dyn_cast<FloatType>(type.getElementType());
   if (!fty)
     return failure();

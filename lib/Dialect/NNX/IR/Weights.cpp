@@ -3,6 +3,7 @@
 
 #include "nnx/Dialect/NNX/IR/NNXDialect.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
+#include "nnx/Support/Npy.h"
 #include "nnx/Support/SafeTensors.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -44,8 +45,7 @@ static WeightsFileCache &getCache(MLIRContext *context) {
 }
 
 FailureOr<std::shared_ptr<SafeTensorsFile>>
-mlir::nnx::openWeightsFile(MLIRContext *context, StringRef path,
-                           Location loc) {
+mlir::nnx::openWeightsFile(MLIRContext *context, StringRef path, Location loc) {
   WeightsFileCache &cache = getCache(context);
   if (std::shared_ptr<SafeTensorsFile> file = cache.lookup(path))
     return file;
@@ -85,8 +85,8 @@ std::optional<std::string> mlir::nnx::resolveWeightsPath(ModelOp model) {
 }
 
 std::string mlir::nnx::getEnclosingWeightsPath(Operation *op) {
-  auto model = isa<ModelOp>(op) ? cast<ModelOp>(op)
-                                : op->getParentOfType<ModelOp>();
+  auto model =
+      isa<ModelOp>(op) ? cast<ModelOp>(op) : op->getParentOfType<ModelOp>();
   if (!model)
     return "";
   return resolveWeightsPath(model).value_or("");
@@ -98,7 +98,8 @@ std::string mlir::nnx::getEnclosingWeightsPath(Operation *op) {
 
 /// A copy of `bytes` that the result owns.
 static TensorData ownedCopy(ArrayRef<char> bytes) {
-  auto storage = std::make_shared<std::vector<char>>(bytes.begin(), bytes.end());
+  auto storage =
+      std::make_shared<std::vector<char>>(bytes.begin(), bytes.end());
   return TensorData{ArrayRef<char>(*storage), storage};
 }
 
@@ -150,10 +151,10 @@ static FailureOr<TensorData> externalData(ExternalTensorAttr ext,
   StringRef dtype = getSafeTensorsDTypeName(type.getElementType());
   if (info->dtype != dtype || ArrayRef<int64_t>(info->shape) != type.getShape())
     return emitError(loc) << what << ": tensor '" << ext.getKey() << "' of '"
-                          << path << "' is " << info->dtype << " of shape ["
-                          << llvm::make_range(info->shape.begin(),
-                                              info->shape.end())
-                          << "], the model expects " << type;
+                          << path << "' is " << info->dtype << " of shape "
+                          << formatShape(info->shape) << ", the model expects "
+                          << dtype << " of shape "
+                          << formatShape(type.getShape());
   ArrayRef<char> bytes = (*file)->getData(*info);
   size_t align = std::max<size_t>(1, getSafeTensorsDTypeSize(info->dtype));
   if (reinterpret_cast<uintptr_t>(bytes.data()) % align != 0)
@@ -173,18 +174,17 @@ FailureOr<TensorData> mlir::nnx::getTensorData(ElementsAttr attr,
   if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
     AsmResourceBlob *blob = resource.getRawHandle().getBlob();
     if (!blob)
-      return emitError(loc) << what << ": dense_resource<"
-                            << resource.getRawHandle().getKey()
-                            << "> has no data (its blob is not in the file)";
+      return emitError(loc)
+             << what << ": dense_resource<" << resource.getRawHandle().getKey()
+             << "> has no data (its blob is not in the file)";
     ArrayRef<char> bytes = blob->getData();
     if ((int64_t)bytes.size() != storedBytes(type))
-      return emitError(loc) << what << ": dense_resource<"
-                            << resource.getRawHandle().getKey() << "> holds "
-                            << bytes.size() << " bytes, " << type << " needs "
-                            << storedBytes(type);
-    size_t align = std::max<int64_t>(1, storedBytes(type) /
-                                            std::max<int64_t>(
-                                                1, type.getNumElements()));
+      return emitError(loc)
+             << what << ": dense_resource<" << resource.getRawHandle().getKey()
+             << "> holds " << bytes.size() << " bytes, " << type << " needs "
+             << storedBytes(type);
+    size_t align = std::max<int64_t>(
+        1, storedBytes(type) / std::max<int64_t>(1, type.getNumElements()));
     if (reinterpret_cast<uintptr_t>(bytes.data()) % align != 0)
       return ownedCopy(bytes);
     return TensorData{bytes, nullptr};
