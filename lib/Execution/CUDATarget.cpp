@@ -78,6 +78,19 @@ llvm::Error mlir::nnx::configureCUDATarget(TargetConfig &config) {
                                llvm::JITSymbolFlags::Exported};
     return map;
   };
+  // Parameters live in device memory for the compiled model's lifetime.
+  config.uploadParameter =
+      [](llvm::ArrayRef<char> bytes) -> llvm::Expected<std::shared_ptr<void>> {
+    void *device = ::nnx::cuda::uploadToDevice(bytes.data(), bytes.size());
+    std::string error = ::nnx::cuda::lastError();
+    if (!error.empty()) {
+      ::nnx::cuda::clearError();
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "CUDA runtime: uploading to the device: " +
+                                         error);
+    }
+    return std::shared_ptr<void>(device, ::nnx::cuda::freeOnDevice);
+  };
   config.checkRuntime = []() -> llvm::Error {
     std::string error = ::nnx::cuda::lastError();
     if (error.empty())

@@ -24,6 +24,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/LLVMTranslationInterface.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
@@ -110,6 +111,13 @@ void mlir::nnx::registerExecutionDialects(DialectRegistry &registry) {
                   tensor::TensorDialect>();
 }
 
+namespace {
+/// The default hooks: every nnx attribute on lowered code is dropped.
+struct NNXLLVMTranslationInterface : LLVMTranslationDialectInterface {
+  using LLVMTranslationDialectInterface::LLVMTranslationDialectInterface;
+};
+} // namespace
+
 void mlir::nnx::registerExecutionTranslations(DialectRegistry &registry) {
   static bool nativeTargetInitialized = [] {
     llvm::InitializeNativeTarget();
@@ -120,6 +128,11 @@ void mlir::nnx::registerExecutionTranslations(DialectRegistry &registry) {
   (void)nativeTargetInitialized;
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  // nnx's attributes (the parameter names on arguments of the lowered
+  // forward) mean nothing to LLVM IR: dropped without a warning.
+  registry.addExtension(+[](MLIRContext *, NNXDialect *dialect) {
+    dialect->addInterfaces<NNXLLVMTranslationInterface>();
+  });
 }
 
 /// Selects the model to compile and drops the others.
@@ -411,14 +424,32 @@ llvm::Error CompiledModel::bindWeights(StringRef path) {
     bound.push_back(std::move(data));
   }
   parameterData = std::move(bound);
+  return uploadParameters();
+}
+
+llvm::Error CompiledModel::uploadParameters() {
+  residentParameters.clear();
+  if (!uploadParameter)
+    return llvm::Error::success();
+  for (auto [spec, data] : llvm::zip_equal(parameters, parameterData)) {
+    llvm::Expected<std::shared_ptr<void>> resident =
+        uploadParameter(data.bytes);
+    if (!resident)
+      return makeError("parameter '" + spec.name + "' (" + spec.typeString +
+                       "): " + llvm::toString(resident.takeError()));
+    residentParameters.push_back(std::move(*resident));
+  }
   return llvm::Error::success();
 }
 
 void CompiledModel::appendParameterArguments(
     std::vector<std::unique_ptr<MemRefArgument>> &args) const {
-  for (auto [spec, data] : llvm::zip_equal(parameters, parameterData))
-    args.push_back(
-        viewAsReadOnlyMemRef(spec.dtype, spec.shape, data.bytes.data()));
+  for (auto [i, spec, data] : llvm::enumerate(parameters, parameterData)) {
+    const void *address = residentParameters.empty()
+                              ? data.bytes.data()
+                              : residentParameters[i].get();
+    args.push_back(viewAsReadOnlyMemRef(spec.dtype, spec.shape, address));
+  }
 }
 
 /// JIT-compiles `module` (LLVM dialect) for the host and the target's
@@ -493,12 +524,16 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
   if (llvm::Error err = compiled->readSignature(*forward))
     return std::move(err);
   // Another checkpoint replaces the model's tensors: they are not read.
+  compiled->uploadParameter = config.uploadParameter;
   if (llvm::Error err = compiled->bindModelParameters(
           *forward, /*readData=*/options.weightsFile.empty()))
     return std::move(err);
-  if (!options.weightsFile.empty())
-    if (llvm::Error err = compiled->bindWeights(options.weightsFile))
-      return std::move(err);
+  // Checked (and placed where the compiled code reads them: device memory
+  // on CUDA, once) before anything is compiled.
+  if (llvm::Error err = options.weightsFile.empty()
+                            ? compiled->uploadParameters()
+                            : compiled->bindWeights(options.weightsFile))
+    return std::move(err);
   copyRepeatedResults(*forward);
   FailureOr<func::FuncOp> shapes =
       buildResultShapesFunction(*forward, kResultShapesFuncName);

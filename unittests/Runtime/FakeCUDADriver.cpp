@@ -4,11 +4,13 @@
 // chosen by NNX_FAKE_CUDA_MODE: "no-device" (cuInit fails with
 // CUDA_ERROR_NO_DEVICE), "zero-devices" (cuDeviceGetCount reports 0),
 // "oom" (cuMemAlloc fails with CUDA_ERROR_OUT_OF_MEMORY), anything else: a
-// device whose calls succeed.
+// device whose calls succeed. With NNX_FAKE_CUDA_LOG=<file>, every copy is
+// appended to the file as a line "cuMemcpyAsync <bytes>" (tests count them).
 //
 //===----------------------------------------------------------------------===//
 #include <cuda.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -123,6 +125,11 @@ CUresult cuMemFree(CUdeviceptr dptr) {
   return CUDA_SUCCESS;
 }
 CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream) {
+  if (const char *log = std::getenv("NNX_FAKE_CUDA_LOG"))
+    if (std::FILE *f = std::fopen(log, "a")) {
+      std::fprintf(f, "cuMemcpyAsync %zu\n", n);
+      std::fclose(f);
+    }
   std::memcpy(reinterpret_cast<void *>(dst), reinterpret_cast<void *>(src), n);
   return CUDA_SUCCESS;
 }

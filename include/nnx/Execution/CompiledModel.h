@@ -217,6 +217,13 @@ private:
   std::vector<std::unique_ptr<MemRefArgument>>
   makeArguments(llvm::ArrayRef<NpyArray> inputs,
                 llvm::ArrayRef<NpyArray> writeProbes, bool copy) const;
+  /// Copies the bound parameters to the target's memory when it has its own
+  /// (TargetConfig::uploadParameter); they stay there until rebound.
+  llvm::Error uploadParameters();
+  std::function<llvm::Expected<std::shared_ptr<void>>(llvm::ArrayRef<char>)>
+      uploadParameter;
+  /// The parameters in the target's memory, when uploaded.
+  std::vector<std::shared_ptr<void>> residentParameters;
   /// Read-only descriptors of the bound parameters, appended to `args`.
   void appendParameterArguments(
       std::vector<std::unique_ptr<MemRefArgument>> &args) const;

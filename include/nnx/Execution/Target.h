@@ -13,12 +13,14 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ExecutionEngine/Orc/Core.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/Error.h"
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -52,6 +54,13 @@ struct TargetConfig {
   /// failed CUDA driver call inside the compiled code); called after the
   /// JIT's initializers and after every call of the forward. Null: none.
   std::function<llvm::Error()> checkRuntime;
+  /// Where the compiled code reads parameters (`nnx.parameter` arguments)
+  /// when not from host memory: copies `bytes` there once and returns the
+  /// address the forward is passed instead, released with the handle (the
+  /// CUDA target: device memory, resident across calls). Null: the host
+  /// bytes are passed as they are.
+  std::function<llvm::Expected<std::shared_ptr<void>>(llvm::ArrayRef<char>)>
+      uploadParameter;
 };
 
 /// Fills `config` for `target`; an error when the target cannot be used in

@@ -50,6 +50,13 @@ void clearError();
 /// logs and benchmark records; empty when no device is usable.
 std::string describeDevice();
 
+/// Copies `bytes` of host memory at `host` into a new device buffer and
+/// waits for the copy: memory the compiled code reads across calls (the
+/// parameters). Null on failure (the error is lastError()) or when `bytes`
+/// is 0.
+void *uploadToDevice(const void *host, size_t bytes);
+/// Frees a buffer of uploadToDevice().
+void freeOnDevice(void *device);
 /// Unloads the driver and forgets every state (tests).
 void reset();
 

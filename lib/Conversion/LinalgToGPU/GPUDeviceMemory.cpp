@@ -1,7 +1,9 @@
 //===- GPUDeviceMemory.cpp - host buffers to device memory ------*- C++ -*-===//
 //
 // Kernel arguments must be device memory: allocations become gpu.alloc,
-// host inputs and weights are copied in once, results are copied out.
+// host inputs and constant weights are copied in once per call, results
+// are copied out. Parameter arguments (`nnx.parameter`) are already device
+// memory: the runtime uploads them once per compiled model.
 //
 //===----------------------------------------------------------------------===//
 #include "nnx/Conversion/LinalgToGPU/Passes.h"
@@ -58,9 +60,23 @@ SmallVector<Value> dynamicSizes(OpBuilder &b, Location loc, Value memref) {
   return sizes;
 }
 
-/// Whether `v` views a device allocation.
+/// Whether `v` is a parameter argument (nnx-build-forward's
+/// `nnx.parameter`): the runtime passes it in device memory, uploaded once
+/// per compiled model.
+bool isParameterArgument(Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg)
+    return false;
+  auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  return func && arg.getOwner()->isEntryBlock() &&
+         func.getArgAttr(arg.getArgNumber(), "nnx.parameter");
+}
+
+/// Whether `v` views a device allocation or a resident parameter.
 bool isDeviceMemory(Value v) {
-  return isa_and_nonnull<gpu::AllocOp>(rootOf(v).getDefiningOp());
+  Value root = rootOf(v);
+  return isa_and_nonnull<gpu::AllocOp>(root.getDefiningOp()) ||
+         isParameterArgument(root);
 }
 
 /// Allocations become device allocations, deallocations device
@@ -115,7 +131,7 @@ LogicalResult copyInputsToDevice(func::FuncOp func, Block &entry,
   OpBuilder b(func.getContext());
   SmallVector<Value> hostRoots;
   for (BlockArgument arg : func.getArguments())
-    if (isa<MemRefType>(arg.getType()))
+    if (isa<MemRefType>(arg.getType()) && !isParameterArgument(arg))
       hostRoots.push_back(arg);
   func.walk([&](memref::GetGlobalOp g) { hostRoots.push_back(g.getResult()); });
   for (Value host : hostRoots) {

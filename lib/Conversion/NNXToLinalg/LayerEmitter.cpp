@@ -35,12 +35,13 @@ Value ParameterArguments::get(Operation *layer, StringRef name,
   std::string path = getModulePath(layer);
   std::string dotted = path.empty() ? name.str() : path + "." + name.str();
   Builder b(context);
-  auto writable =
+  NamedAttribute argAttrs[] = {
       b.getNamedAttr(bufferization::BufferizationDialect::kWritableAttrName,
-                     b.getBoolAttr(false));
+                     b.getBoolAttr(false)),
+      b.getNamedAttr(kParameterArgAttrName, b.getStringAttr(dotted))};
   unsigned index = func.getNumArguments();
   if (failed(func.insertArgument(index, attr.getType(),
-                                 b.getDictionaryAttr({writable}),
+                                 b.getDictionaryAttr(argAttrs),
                                  layer->getLoc())))
     llvm_unreachable("a func.func takes any argument type");
   values.push_back(attr);

@@ -441,6 +441,25 @@ NNX_EXPORT void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
                              static_cast<CUstream>(stream)));
 }
 
+void *nnx::cuda::uploadToDevice(const void *host, size_t bytes) {
+  void *device = mgpuMemAlloc(bytes, /*stream=*/nullptr, false);
+  const Driver *d = acquire();
+  if (!d || !device)
+    return nullptr;
+  // The legacy default stream, then a wait: the forward's own stream may
+  // read the buffer as soon as this returns.
+  if (!NNX_CHECK(d, cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(device),
+                                  reinterpret_cast<CUdeviceptr>(host), bytes,
+                                  nullptr)) ||
+      !NNX_CHECK(d, cuStreamSynchronize(nullptr))) {
+    mgpuMemFree(device, nullptr);
+    return nullptr;
+  }
+  return device;
+}
+
+void nnx::cuda::freeOnDevice(void *device) { mgpuMemFree(device, nullptr); }
+
 NNX_EXPORT void mgpuMemset32(void *dst, unsigned int value, size_t count,
                              void *stream) {
   const Driver *d = acquire();

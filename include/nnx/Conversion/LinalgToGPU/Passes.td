@@ -81,9 +81,13 @@ def NNXGPUDeviceMemoryPass
 
     - `memref.alloc` / `memref.dealloc` become `gpu.alloc` / `gpu.dealloc`;
     - a host buffer that reaches a kernel (a function argument, a
-      `memref.get_global` of the weights), directly or through a view, is
-      copied once into a `gpu.alloc` and every use is redirected to the
+      `memref.get_global` of constant weights), directly or through a view,
+      is copied once into a `gpu.alloc` and every use is redirected to the
       copy;
+    - an argument marked `nnx.parameter` (a parameter of a forward built
+      with `parameters=arguments`) is taken to be device memory already:
+      the runtime uploads each parameter once per compiled model and keeps
+      it resident across calls, so no copy is made;
     - a returned buffer that lives in device memory is copied into a fresh
       host `memref.alloc` before the return, so callers see host memory as on
       the CPU target;

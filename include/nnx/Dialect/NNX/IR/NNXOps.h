@@ -132,6 +132,10 @@ inline constexpr llvm::StringLiteral kParameterNamesAttrName =
     NNXDialect::ParameterNamesAttrHelper::getNameStr();
 inline constexpr llvm::StringLiteral kWeightsAttrName =
     NNXDialect::WeightsAttrHelper::getNameStr();
+/// On each parameter argument of such a forward: its dotted name. A target
+/// may keep these arguments resident in its memory (the CUDA pipeline
+/// expects them in device memory, uploaded once by the runtime).
+inline constexpr llvm::StringLiteral kParameterArgAttrName = "nnx.parameter";
 } // namespace mlir::nnx
 
 #endif // NNX_DIALECT_NNX_IR_NNXOPS_H
