@@ -197,7 +197,9 @@ def main(argv=None):
     print(f"nnx weights-vs-size benchmark  {time.strftime('%Y-%m-%d %H:%M:%S %Z')}")
     print(f"machine: {cpu_model()}, {os.cpu_count()} cpus, "
           f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
-    print(f"python {platform.python_version()}, torch {torch.__version__}")
+    from nnx import tools
+    print(f"python {platform.python_version()}, torch {torch.__version__}, "
+          f"nnx-run {tools.tool_path('nnx-run')}")
     print(f"model: {args.layers} x Linear(width, width), ReLU between, f32, "
           f"batch {args.batch}; {args.runs} fresh nnx-run processes each "
           "(--repeat 2), medians")
