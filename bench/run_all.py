@@ -19,6 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 BENCHMARKS = [
     ("mlp_vs_torch", []),
     ("cuda_vs_cpu", ["--no-record"]),
+    ("weights_vs_size", []),
 ]
 
 

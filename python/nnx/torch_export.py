@@ -3,12 +3,25 @@
     from nnx.torch_export import export
     text = export(torch_model, inputs=[(None, 4)], name="mlp")
 
-Parameters and buffers are written as ``dense_resource<...>`` blobs in a
-``{-# dialect_resources ... #-}`` section (raw little-endian bytes, so they
-round-trip bit-exactly), per-tensor ``requires_grad`` and per-module train /
-eval mode are carried, and the recorded properties surgery must refuse
-(hooks, parametrizations, prune masks, a subclass with its own forward, an
-uninitialized lazy layer) are written as the dialect's attributes.
+Parameters and buffers are written either inline, as ``dense_resource<...>``
+blobs in a ``{-# dialect_resources ... #-}`` section (raw little-endian bytes,
+so they round-trip bit-exactly), or to a safetensors weights file, as
+``#nnx.external<"key">`` with the model's ``weights`` attribute naming the
+file; keys are the tensors' state_dict names (``fc1.weight``), prefixed with
+``<model name>.`` when one file holds several models::
+
+    write(torch_model, "mlp.mlir", inputs=[(None, 4)], weights="mlp.safetensors")
+
+``weights=None`` (the default) inlines models whose tensors take at most
+:data:`INLINE_WEIGHTS_LIMIT` (64 MiB) and writes larger ones to
+``<stem>.safetensors`` next to the .mlir; ``weights=False`` always inlines.
+:func:`export` returns a string, which has no directory: above the limit it
+raises unless given ``weights=False`` or a path (then written absolute).
+
+Per-tensor ``requires_grad`` and per-module train / eval mode are carried,
+and the recorded properties surgery must refuse (hooks, parametrizations,
+prune masks, a subclass with its own forward, an uninitialized lazy layer)
+are written as the dialect's attributes.
 
 Supported modules: ``nn.Sequential`` (positional or OrderedDict-named),
 ``nn.ModuleList``, :class:`nnx.nets.FeedFwdNN` (``nnx.feed_fwd``),
@@ -26,15 +39,33 @@ is a function ``spec(F, *xs)`` over a :class:`ForwardBuilder`::
 
 import collections
 import operator
+import os
 import re
 
 import torch
 from torch import nn
 
 from .nets import FeedFwdNN
+from .safetensors import write_safetensors
 
 __all__ = ["ExportError", "Input", "ForwardBuilder", "Exporter", "export",
-           "write"]
+           "write", "INLINE_WEIGHTS_LIMIT"]
+
+#: In the automatic weights mode (``weights=None``), models whose tensors take
+#: at most this many bytes are written inline, larger ones to a weights file.
+INLINE_WEIGHTS_LIMIT = 64 << 20
+
+
+class _TensorEntry:
+    """One parameter or buffer of the models being exported."""
+
+    def __init__(self, source, tensor, type_str, resource, key, model):
+        self.source = source  # the object given, kept alive (its id is a key)
+        self.tensor = tensor  # detached, on the CPU, contiguous
+        self.type = type_str
+        self.resource = resource  # its dense_resource name when inline
+        self.key = key  # its name in a weights file, within its model
+        self.model = model  # the name of the model it first appeared in
 
 
 class ExportError(ValueError):
@@ -361,8 +392,10 @@ class Exporter:
 
     def __init__(self, forward_specs=None):
         self._forward_specs = dict(forward_specs or {})
-        self._models = []
-        self._resources = collections.OrderedDict()
+        self._models = []  # [(name, header text, body lines)]
+        self._tensors = []  # [_TensorEntry], in order of first use
+        self._tensor_index = {}  # id(tensor object) -> index in _tensors
+        self._resource_names = set()
 
     # -- tensors --------------------------------------------------------------
     def _resource_name(self, hint):
@@ -370,24 +403,57 @@ class Exporter:
         if not re.match(r"[A-Za-z_]", base):
             base = "t_" + base
         name, n = base, 1
-        while name in self._resources:
+        while name in self._resource_names:
             name, n = f"{base}_{n}", n + 1
+        self._resource_names.add(name)
         return name
 
-    def tensor(self, t, hint, where):
-        """``dense_resource<name> : tensor<...>`` for `t` (bytes kept exact)."""
+    def tensor(self, t, hint, where, key=None):
+        """A placeholder for tensor `t` in the model text, replaced when the
+        text is printed by ``dense_resource<name> : tensor<...>`` (bytes kept
+        exact) or ``#nnx.external<"key"> : tensor<...>``. `key` is its name
+        in a weights file (default: `hint`). The same tensor object given
+        twice (tied weights) is one entry, printed the same way both times."""
+        src = t
         t = t.detach().cpu().contiguous()
         ty = _tensor_type(t.shape, t.dtype, where)
+        index = self._tensor_index.get(id(src))
+        if index is None:
+            index = len(self._tensors)
+            # `src` is kept so that its id is not reused by another object.
+            self._tensors.append(_TensorEntry(
+                src, t, ty, self._resource_name(hint), key or hint,
+                getattr(self, "_model_name", None)))
+            self._tensor_index[id(src)] = index
+        return f"\0{index}\0"
+
+    def tensor_bytes(self):
+        """Bytes of all the tensors added so far (a tied tensor once)."""
+        return sum(e.tensor.numel() * e.tensor.element_size()
+                   for e in self._tensors)
+
+    def state_dict(self):
+        """{key: tensor} of what a weights file of these models holds, in
+        order: keys are PyTorch state_dict names relative to the model
+        (``fc1.weight``, ``0.bias``), prefixed with ``<model name>.`` when
+        the exporter holds several models."""
+        return collections.OrderedDict(
+            (self._key(e), e.tensor) for e in self._tensors)
+
+    def _key(self, e):
+        if len(self._models) > 1:
+            return f"{e.model}.{e.key}"
+        return e.key
+
+    @staticmethod
+    def _resource_hex(t):
         if t.dtype == torch.bfloat16:
             raw = t.view(torch.int16).numpy().astype("<i2").tobytes()
         else:
             arr = t.numpy()
             raw = arr.astype(arr.dtype.newbyteorder("<"), copy=False).tobytes()
-        align = t.element_size()
-        header = align.to_bytes(4, "little").hex()
-        name = self._resource_name(hint)
-        self._resources[name] = "0x" + header + raw.hex().upper()
-        return f"dense_resource<{name}> : {ty}"
+        header = t.element_size().to_bytes(4, "little").hex()
+        return "0x" + header + raw.hex().upper()
 
     # -- models ---------------------------------------------------------------
     def add_model(self, model, inputs, name="model", root="net"):
@@ -411,13 +477,17 @@ class Exporter:
             types.append(_tensor_type(inp.shape, dtype, f"input {i}"))
             examples.append(tuple(self._example(inp.shape, dtype, k)
                                   for k in range(2)))
+        if any(m[0] == name for m in self._models):
+            raise ExportError(f"a model named '{name}' was already added")
+        self._model_name = name
         self._model_prefix = re.sub(r"[^A-Za-z0-9_]", "_", name)
         self._examples = self._record_examples(model, examples)
         self._emitted = {}
-        lines = [f"nnx.model {_sym(name)} inputs({', '.join(types)}) {{"]
+        lines = []
         self._emit(model, root, "", 1, lines)
         lines.append("}")
-        self._models.append("\n".join(lines))
+        self._models.append((name, f"nnx.model {_sym(name)} inputs("
+                             f"{', '.join(types)})", lines))
         return self
 
     @staticmethod
@@ -463,14 +533,74 @@ class Exporter:
             return torch.randn(dims, generator=gen).to(dtype)
         return torch.zeros(dims, dtype=dtype)
 
-    def text(self):
-        out = "\n\n".join(self._models) + "\n"
-        if self._resources:
+    def text(self, weights=False):
+        """The IR text of the models added so far.
+
+        `weights` False: every tensor inline, as a ``dense_resource`` blob.
+        A string: every tensor as ``#nnx.external<"key">`` and each model
+        with ``attributes {weights = "<the string>"}``; the caller writes
+        the file (:meth:`state_dict` gives its contents, :meth:`write` does
+        both). None: inline if :meth:`tensor_bytes` is at most
+        :data:`INLINE_WEIGHTS_LIMIT`, else an :class:`ExportError` (a string
+        has no directory to put a weights file in)."""
+        if weights is None:
+            if self.tensor_bytes() > INLINE_WEIGHTS_LIMIT:
+                raise ExportError(
+                    f"the models' tensors take {self.tensor_bytes()} bytes, "
+                    f"more than INLINE_WEIGHTS_LIMIT ({INLINE_WEIGHTS_LIMIT}) "
+                    "to inline automatically: write() them with a weights "
+                    "file, give export() weights=<path>, or weights=False "
+                    "to inline them anyway")
+            weights = False
+        if weights is True:
+            raise ExportError("weights=True needs a file name: use write()")
+        external = weights is not False
+        if external:
+            subst = [f"#nnx.external<{_string(self._key(e))}> : {e.type}"
+                     for e in self._tensors]
+            attrs = f" attributes {{weights = {_string(os.fspath(weights))}}}"
+        else:
+            subst = [f"dense_resource<{e.resource}> : {e.type}"
+                     for e in self._tensors]
+            attrs = ""
+        placeholder = re.compile(r"\0([0-9]+)\0")
+        models = []
+        for _, header, lines in self._models:
+            body = "\n".join(lines)
+            body = placeholder.sub(lambda m: subst[int(m.group(1))], body)
+            models.append(f"{header}{attrs} {{\n{body}")
+        out = "\n\n".join(models) + "\n"
+        if self._tensors and not external:
             out += "\n{-#\n  dialect_resources: {\n    builtin: {\n"
-            out += ",\n".join(f"      {k}: \"{v}\""
-                              for k, v in self._resources.items())
+            out += ",\n".join(f"      {e.resource}: \"{self._resource_hex(e.tensor)}\""
+                               for e in self._tensors)
             out += "\n    }\n  }\n#-}\n"
         return out
+
+    def write(self, path, weights=None):
+        """Writes the models' IR to `path` and, when the tensors go to a
+        weights file, that file first. Returns the IR text.
+
+        `weights`: None (automatic: inline when :meth:`tensor_bytes` is at
+        most :data:`INLINE_WEIGHTS_LIMIT`, else ``<stem>.safetensors`` next
+        to `path`), False (inline), True (``<stem>.safetensors``), or a path
+        of the safetensors file; a relative one is relative to the directory
+        of `path` and written into the IR as given."""
+        path = os.fspath(path)
+        stem = os.path.splitext(os.path.basename(path))[0]
+        if weights is None:
+            weights = self.tensor_bytes() > INLINE_WEIGHTS_LIMIT
+        if weights is True:
+            weights = stem + ".safetensors"
+        text = self.text(weights)
+        if weights is not False:
+            target = os.path.join(os.path.dirname(os.path.abspath(path)),
+                                  os.fspath(weights))
+            write_safetensors(target, self.state_dict(),
+                              metadata={"format": "pt", "producer": "nnx.torch_export"})
+        with open(path, "w") as f:
+            f.write(text)
+        return text
 
     # -- modules --------------------------------------------------------------
     def _common(self, m, path, tensor_names):
@@ -528,7 +658,8 @@ class Exporter:
         return self.tensor(getattr(m, tname),
                            f"{self._model_prefix}.{path}.{tname}"
                            if path else f"{self._model_prefix}.{tname}",
-                           f"{_where(path)}, tensor '{tname}'")
+                           f"{_where(path)}, tensor '{tname}'",
+                           key=_path(path, tname))
 
     @staticmethod
     def _own_forward(m, base):
@@ -737,14 +868,37 @@ class Exporter:
         lines.append(f"{pad}}}")
 
 
-def export(model, inputs, name="model", root="net", forward_specs=None):
-    """`model` as nnx IR text (one ``nnx.model``)."""
-    return Exporter(forward_specs).add_model(model, inputs, name, root).text()
+def export(model, inputs, name="model", root="net", forward_specs=None,
+           weights=None):
+    """`model` as nnx IR text (one ``nnx.model``).
 
-
-def write(model, path, inputs, name="model", root="net", forward_specs=None):
-    """Writes `model` as nnx IR to `path`; returns the text."""
-    text = export(model, inputs, name, root, forward_specs)
-    with open(path, "w") as f:
-        f.write(text)
+    `weights`: None (inline ``dense_resource`` blobs if the tensors take at
+    most :data:`INLINE_WEIGHTS_LIMIT` bytes, else an :class:`ExportError`:
+    a string has no directory for a weights file), False (always inline), or
+    a path: the tensors are written there as safetensors and the IR refers
+    to them as ``#nnx.external`` with the file's absolute path (the text may
+    be saved anywhere). :func:`write` keeps relative paths."""
+    ex = Exporter(forward_specs).add_model(model, inputs, name, root)
+    if weights is None or weights is False:
+        return ex.text(weights)
+    if weights is True:
+        raise ExportError("export(weights=True) needs a file name: give a "
+                          "path, or use write()")
+    target = os.path.abspath(os.fspath(weights))
+    text = ex.text(target)
+    write_safetensors(target, ex.state_dict(),
+                      metadata={"format": "pt", "producer": "nnx.torch_export"})
     return text
+
+
+def write(model, path, inputs, name="model", root="net", forward_specs=None,
+          weights=None):
+    """Writes `model` as nnx IR to `path`; returns the text.
+
+    `weights` (see :meth:`Exporter.write`): None (automatic: inline up to
+    :data:`INLINE_WEIGHTS_LIMIT` bytes of tensors, else
+    ``<stem>.safetensors`` next to `path`), False (inline), True
+    (``<stem>.safetensors``), or the weights file's path, relative to the
+    directory of `path`."""
+    return Exporter(forward_specs).add_model(model, inputs, name, root).write(
+        path, weights)
