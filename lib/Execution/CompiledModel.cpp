@@ -2,6 +2,7 @@
 #include "nnx/Execution/CompiledModel.h"
 
 #include "MemRefArguments.h"
+#include "Parameters.h"
 #include "ResultShapes.h"
 
 #include "nnx/Conversion/NNXToLinalg/NNXToLinalg.h"
@@ -55,8 +56,8 @@ bool TensorSpec::accepts(const NpyArray &array) const {
   return true;
 }
 
-/// The spec of a forward argument or result of type `type`.
-static llvm::Expected<TensorSpec> makeSpec(Type type, std::string name) {
+llvm::Expected<TensorSpec> mlir::nnx::makeTensorSpec(Type type,
+                                                     std::string name) {
   std::string typeString;
   llvm::raw_string_ostream(typeString) << type;
   auto tensorType = dyn_cast<RankedTensorType>(type);
@@ -256,7 +257,7 @@ makeSpecs(TypeRange types, ArrayRef<std::string> probeNames,
   size_t numPlain = types.size() - probeNames.size();
   for (auto [i, type] : llvm::enumerate(types)) {
     bool isProbe = i >= numPlain;
-    llvm::Expected<TensorSpec> spec = makeSpec(
+    llvm::Expected<TensorSpec> spec = makeTensorSpec(
         type, isProbe
                   ? (probeKind + " '" + probeNames[i - numPlain] + "'").str()
                   : (plainKind + " " + Twine(i)).str());
@@ -300,156 +301,6 @@ llvm::Error CompiledModel::readSignature(func::FuncOp forward) {
   std::tie(inputs, writeProbes) = std::move(*args);
   std::tie(outputs, readProbes) = std::move(*results);
   return llvm::Error::success();
-}
-
-//===----------------------------------------------------------------------===//
-// Parameters
-//===----------------------------------------------------------------------===//
-
-/// The safetensors dtype of an nnx array dtype.
-static StringRef getSafeTensorsName(DType dtype) {
-  switch (dtype) {
-  case DType::F16:
-    return "F16";
-  case DType::F32:
-    return "F32";
-  case DType::F64:
-    return "F64";
-  case DType::I32:
-    return "I32";
-  case DType::I64:
-    return "I64";
-  case DType::Bool:
-    return "BOOL";
-  }
-  llvm_unreachable("unknown dtype");
-}
-
-/// Whether `data` holds the bytes of `spec` (count and element alignment).
-static bool fitsSpec(const TensorData &data, const TensorSpec &spec) {
-  int64_t n = 1;
-  for (int64_t d : spec.shape)
-    n *= d;
-  size_t size = getDTypeSize(spec.dtype);
-  return data.bytes.size() == static_cast<size_t>(n) * size &&
-         reinterpret_cast<uintptr_t>(data.bytes.data()) % size == 0;
-}
-
-/// The stored bytes of parameter `name` (`attr`), owned by the result.
-static llvm::Expected<TensorData> readParameter(ElementsAttr attr,
-                                                StringRef name,
-                                                StringRef weightsPath,
-                                                Location loc) {
-  FailureOr<TensorData> data =
-      getTensorData(attr, weightsPath, loc, "parameter '" + name + "'");
-  if (failed(data))
-    return makeError("failed to read parameter '" + name + "'");
-  // Inline tensors live in the MLIRContext, which may go before the
-  // compiled model does: keep a copy (a mapped file is shared instead).
-  if (!data->owner) {
-    auto copy = std::make_shared<std::vector<char>>(data->bytes.begin(),
-                                                    data->bytes.end());
-    *data = TensorData{ArrayRef<char>(*copy), copy};
-  }
-  return *data;
-}
-
-llvm::Error CompiledModel::bindModelParameters(func::FuncOp forward,
-                                               bool readData) {
-  auto values = forward->getAttrOfType<ArrayAttr>(kParametersAttrName);
-  auto names = forward->getAttrOfType<ArrayAttr>(kParameterNamesAttrName);
-  if (!values && !names)
-    return llvm::Error::success();
-  size_t numInputs = inputs.size();
-  if (!values || !names || values.size() != names.size() ||
-      numInputs + values.size() > forward.getNumArguments())
-    return makeError("@forward: 'nnx.parameters' and 'nnx.parameter_names' "
-                     "must list the same number of tensors, one per "
-                     "argument after the inputs");
-  StringRef weightsPath;
-  if (auto weights = forward->getAttrOfType<StringAttr>(kWeightsAttrName))
-    weightsPath = weights.getValue();
-  for (auto [i, value, nameAttr] : llvm::enumerate(values, names)) {
-    auto attr = cast<ElementsAttr>(value);
-    std::string name = cast<StringAttr>(nameAttr).str();
-    llvm::Expected<TensorSpec> spec =
-        makeSpec(attr.getType(), "parameter '" + name + "'");
-    if (!spec)
-      return spec.takeError();
-    spec->name = name;
-    auto ext = dyn_cast<ExternalTensorAttr>(attr);
-    parameterKeys.push_back(ext ? ext.getKey().str() : name);
-    if (readData) {
-      // The argument's location is the layer's: diagnostics point there.
-      Location loc = forward.getArgument(numInputs + i).getLoc();
-      llvm::Expected<TensorData> data =
-          readParameter(attr, name, weightsPath, loc);
-      if (!data)
-        return data.takeError();
-      if (!fitsSpec(*data, *spec))
-        return makeError("parameter '" + name +
-                         "': the stored bytes do not hold a " +
-                         spec->typeString);
-      parameterData.push_back(std::move(*data));
-    }
-    parameters.push_back(std::move(*spec));
-  }
-  return llvm::Error::success();
-}
-
-llvm::Error CompiledModel::bindWeights(StringRef path) {
-  llvm::Expected<std::unique_ptr<SafeTensorsFile>> opened =
-      SafeTensorsFile::open(path);
-  if (!opened)
-    return opened.takeError();
-  std::shared_ptr<SafeTensorsFile> file = std::move(*opened);
-  std::vector<TensorData> bound;
-  for (auto [spec, key] : llvm::zip_equal(parameters, parameterKeys)) {
-    const SafeTensorInfo *info = file->lookup(key);
-    if (!info)
-      return makeError(path + ": no tensor '" + key + "' (parameter '" +
-                       spec.name + "', " + spec.typeString + ")");
-    StringRef expected = getSafeTensorsName(spec.dtype);
-    if (info->dtype != expected ||
-        ArrayRef<int64_t>(info->shape) != ArrayRef<int64_t>(spec.shape))
-      return makeError(path + ": tensor '" + key + "' is " + info->dtype +
-                       " of shape " + formatShape(info->shape) +
-                       ", parameter '" + spec.name + "' is " + spec.typeString);
-    TensorData data{file->getData(*info), file};
-    if (!fitsSpec(data, spec)) {
-      auto copy = std::make_shared<std::vector<char>>(data.bytes.begin(),
-                                                      data.bytes.end());
-      data = TensorData{ArrayRef<char>(*copy), copy};
-    }
-    bound.push_back(std::move(data));
-  }
-  parameterData = std::move(bound);
-  return uploadParameters();
-}
-
-llvm::Error CompiledModel::uploadParameters() {
-  residentParameters.clear();
-  if (!uploadParameter)
-    return llvm::Error::success();
-  for (auto [spec, data] : llvm::zip_equal(parameters, parameterData)) {
-    llvm::Expected<std::shared_ptr<void>> resident =
-        uploadParameter(data.bytes);
-    if (!resident)
-      return makeError("parameter '" + spec.name + "' (" + spec.typeString +
-                       "): " + llvm::toString(resident.takeError()));
-    residentParameters.push_back(std::move(*resident));
-  }
-  return llvm::Error::success();
-}
-
-void CompiledModel::appendParameterArguments(
-    std::vector<std::unique_ptr<MemRefArgument>> &args) const {
-  for (auto [i, spec, data] : llvm::enumerate(parameters, parameterData)) {
-    const void *address = residentParameters.empty()
-                              ? data.bytes.data()
-                              : residentParameters[i].get();
-    args.push_back(viewAsReadOnlyMemRef(spec.dtype, spec.shape, address));
-  }
 }
 
 /// JIT-compiles `module` (LLVM dialect) for the host and the target's
@@ -523,17 +374,17 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
   compiled->target = options.target;
   if (llvm::Error err = compiled->readSignature(*forward))
     return std::move(err);
-  // Another checkpoint replaces the model's tensors: they are not read.
+  // The weights, checked before anything is compiled: the model's own, or
+  // another checkpoint's (the model's tensors are then not read).
+  compiled->parameters = std::make_unique<ParameterBindings>();
   compiled->uploadParameter = config.uploadParameter;
-  if (llvm::Error err = compiled->bindModelParameters(
-          *forward, /*readData=*/options.weightsFile.empty()))
+  ParameterBindings &params = *compiled->parameters;
+  if (llvm::Error err = params.readForward(*forward, compiled->inputs.size(),
+                                           options.weightsFile.empty()))
     return std::move(err);
-  // Checked (and placed where the compiled code reads them: device memory
-  // on CUDA, once) before anything is compiled.
-  if (llvm::Error err = options.weightsFile.empty()
-                            ? compiled->uploadParameters()
-                            : compiled->bindWeights(options.weightsFile))
-    return std::move(err);
+  if (!options.weightsFile.empty())
+    if (llvm::Error err = params.readWeightsFile(options.weightsFile))
+      return std::move(err);
   copyRepeatedResults(*forward);
   FailureOr<func::FuncOp> shapes =
       buildResultShapesFunction(*forward, kResultShapesFuncName);
@@ -547,6 +398,12 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
   if (failed(pm.run(module)))
     return makeError("failed to lower the forward for target '" +
                      stringifyTarget(options.target) + "'");
+  // Permuted into the layouts the compiled code asks for and placed where
+  // it reads them (device memory on CUDA), once.
+  if (llvm::Error err = params.readLayouts(module.lookupSymbol("forward")))
+    return std::move(err);
+  if (llvm::Error err = params.prepare(config.uploadParameter))
+    return std::move(err);
   std::string shapesName = ("_mlir_ciface_" + kResultShapesFuncName).str();
   SmallVector<StringRef> names = {"_mlir_ciface_forward"};
   if (compiled->hasResultShapesFunction)
@@ -561,6 +418,20 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
 }
 
 CompiledModel::~CompiledModel() = default;
+
+ArrayRef<TensorSpec> CompiledModel::getParameters() const {
+  return parameters ? parameters->getSpecs() : ArrayRef<TensorSpec>();
+}
+
+ArrayRef<std::string> CompiledModel::getParameterKeys() const {
+  return parameters ? parameters->getKeys() : ArrayRef<std::string>();
+}
+
+llvm::Error CompiledModel::bindWeights(StringRef path) {
+  if (llvm::Error err = parameters->readWeightsFile(path))
+    return err;
+  return parameters->prepare(uploadParameter);
+}
 
 //===----------------------------------------------------------------------===//
 // Validation
@@ -635,7 +506,7 @@ CompiledModel::makeArguments(ArrayRef<NpyArray> inputArrays,
                              ArrayRef<NpyArray> writeArrays, bool copy) const {
   std::vector<std::unique_ptr<MemRefArgument>> args;
   appendArguments(args, inputArrays, copy);
-  appendParameterArguments(args);
+  parameters->appendArguments(args);
   appendArguments(args, writeArrays, copy);
   return args;
 }

@@ -6,10 +6,13 @@
 // A whole model through nnx-build-forward and the pipeline. By default the
 // weight is an argument of the compiled forward (after the input, before
 // the result): no global holds it, the code does not depend on its values.
+// The matmul's schedule reads it as K x N: the forward records that the
+// argument holds the stored weight transposed (the runner transposes once).
 // CHECK-DAG:   llvm.func @tanhf(f32) -> f32 attributes
 // CHECK-LABEL: llvm.func @forward(
 // CHECK:         llvm.call @tanhf
-// CHECK-LABEL: llvm.func @_mlir_ciface_forward(%{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr)
+// CHECK-LABEL: llvm.func @_mlir_ciface_forward(%{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr {nnx.parameter = "0.weight"})
+// CHECK-SAME:    nnx.parameter_layouts = {"0.weight" = array<i64: 1, 0>}
 
 // With parameters=constants the weights become LLVM globals.
 // CONST-DAG:   llvm.mlir.global private constant @{{.*}}(dense<{{.*}}> : tensor<4x3xf32>)

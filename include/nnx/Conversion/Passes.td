@@ -123,8 +123,13 @@ def NNXApplyCPUSchedulePass : Pass<"nnx-apply-cpu-schedule", "::mlir::ModuleOp">
     * `tile-matmul` (on tensors, before bufferization): a `linalg.matmul`
       that reads B transposed (`indexing_maps` (m, k), (n, k), (m, n): a
       Linear's weight as `nnx-build-forward` emits it) first gets B in
-      K x N layout, folded into a new constant when B is constant, else
-      through a `linalg.transpose`. Then every `linalg.matmul` is tiled
+      K x N layout: folded into a new constant when B is constant; when B
+      is a parameter argument (`nnx.parameter`) that only such matmuls
+      read, the argument itself is asked for transposed (its type becomes
+      K x N and the function's `nnx.parameter_layouts` maps the
+      parameter's name to the permutation `array<i64: 1, 0>`, which the
+      runner applies once when it binds the weights); else through a
+      `linalg.transpose` per call. Then every `linalg.matmul` is tiled
       for the caches (48x128x128, loops ordered
       N, K, M so a 128x128 block of the weight stays in L2), then for
       registers (6x16x4); the register-tile loops are peeled so the main

@@ -61,6 +61,7 @@ class ExecutionEngine;
 namespace mlir::nnx {
 
 class MemRefArgument;
+class ParameterBindings;
 
 /// The function compile() adds to compute the forward's dynamic result
 /// dimensions.
@@ -135,17 +136,18 @@ public:
 
   Target getTarget() const { return target; }
   llvm::ArrayRef<TensorSpec> getInputs() const { return inputs; }
-  /// The parameters the forward takes after its inputs; `name` is the
-  /// dotted name (`body.fc.weight`).
-  llvm::ArrayRef<TensorSpec> getParameters() const { return parameters; }
+  /// The parameters the forward takes after its inputs, as stored (the
+  /// model's dtype and shape); `name` is the dotted name (`body.fc.weight`).
+  llvm::ArrayRef<TensorSpec> getParameters() const;
   /// The key each parameter is looked up by in a weights file: its
   /// #nnx.external key, else its dotted name.
-  llvm::ArrayRef<std::string> getParameterKeys() const { return parameterKeys; }
+  llvm::ArrayRef<std::string> getParameterKeys() const;
   /// Runs the forward with the tensors of the safetensors file at `path`
   /// instead of the model's own: every parameter's key must be there with
   /// the parameter's dtype and shape (checked before anything changes; the
   /// error names the tensor and the file). The file stays mapped, never
-  /// copied whole.
+  /// copied whole; a tensor the compiled code wants in another layout is
+  /// permuted once, here.
   llvm::Error bindWeights(llvm::StringRef path);
   llvm::ArrayRef<TensorSpec> getOutputs() const { return outputs; }
   llvm::ArrayRef<TensorSpec> getWriteProbes() const { return writeProbes; }
@@ -204,29 +206,17 @@ private:
   std::unique_ptr<ExecutionEngine> engine;
   std::function<llvm::Error()> checkRuntime;
   std::vector<TensorSpec> inputs, outputs, writeProbes, readProbes;
-  std::vector<TensorSpec> parameters;
-  std::vector<std::string> parameterKeys;
-  /// The bytes bound to each parameter, kept alive here.
-  std::vector<TensorData> parameterData;
-  /// Reads the parameters `nnx.parameters` of `forward` lists and, with
-  /// `readData`, binds their stored bytes.
-  llvm::Error bindModelParameters(func::FuncOp forward, bool readData);
+  /// The weights the forward runs with (Parameters.h).
+  std::unique_ptr<ParameterBindings> parameters;
+  /// Where the target keeps parameters (TargetConfig::uploadParameter).
+  std::function<llvm::Expected<std::shared_ptr<void>>(llvm::ArrayRef<char>)>
+      uploadParameter;
   /// The leading arguments of a call: the inputs, the parameters (read
   /// only), the write probes; the arrays are copied when `copy` (the
   /// compiled code may write its inputs), else viewed read only.
   std::vector<std::unique_ptr<MemRefArgument>>
   makeArguments(llvm::ArrayRef<NpyArray> inputs,
                 llvm::ArrayRef<NpyArray> writeProbes, bool copy) const;
-  /// Copies the bound parameters to the target's memory when it has its own
-  /// (TargetConfig::uploadParameter); they stay there until rebound.
-  llvm::Error uploadParameters();
-  std::function<llvm::Expected<std::shared_ptr<void>>(llvm::ArrayRef<char>)>
-      uploadParameter;
-  /// The parameters in the target's memory, when uploaded.
-  std::vector<std::shared_ptr<void>> residentParameters;
-  /// Read-only descriptors of the bound parameters, appended to `args`.
-  void appendParameterArguments(
-      std::vector<std::unique_ptr<MemRefArgument>> &args) const;
   /// Whether the module has `@forward_result_shapes` (a result has a
   /// dynamic dimension).
   bool hasResultShapesFunction = false;

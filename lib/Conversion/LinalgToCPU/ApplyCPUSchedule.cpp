@@ -7,8 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "nnx/Conversion/Passes.h"
+#include "nnx/Dialect/NNX/IR/NNXOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/TransformOps/DialectExtension.h"
 #include "mlir/Dialect/SCF/TransformOps/SCFTransformOps.h"
@@ -138,6 +140,69 @@ DenseElementsAttr transpose2D(DenseElementsAttr w) {
   return DenseElementsAttr::get(newType, out);
 }
 
+/// The indexing maps of `linalg.matmul` computing A * B^T.
+static SmallVector<AffineMap> transposedBMaps(MLIRContext *ctx) {
+  AffineExpr m, n, k;
+  bindDims(ctx, m, n, k);
+  auto map = [&](AffineExpr r, AffineExpr c) {
+    return AffineMap::get(3, 0, {r, c}, ctx);
+  };
+  return {map(m, k), map(n, k), map(m, n)};
+}
+
+/// Whether `use` is operand B of a `linalg.matmul` computing A * B^T.
+static bool isTransposedB(OpOperand &use) {
+  auto mm = dyn_cast<linalg::MatmulOp>(use.getOwner());
+  return mm && mm.hasPureTensorSemantics() && use.getOperandNumber() == 1 &&
+         mm.getIndexingMapsArray() == transposedBMaps(mm.getContext());
+}
+
+/// A parameter argument (`nnx.parameter`) that only A * B^T matmuls read is
+/// asked for in K x N layout instead: the argument's type is transposed and
+/// the function's `nnx.parameter_layouts` records the permutation for the
+/// runner, which transposes the stored tensor once when it binds it. The
+/// matmuls then read it in the register tiles' layout, with no transpose
+/// per call.
+static void transposeParameterArguments(func::FuncOp func) {
+  if (func.isExternal())
+    return;
+  MLIRContext *ctx = func.getContext();
+  NamedAttrList layouts;
+  if (auto existing =
+          func->getAttrOfType<DictionaryAttr>(nnx::kParameterLayoutsAttrName))
+    layouts.append(existing.getValue());
+  SmallVector<Type> argTypes(func.getArgumentTypes());
+  for (BlockArgument arg : func.getArguments()) {
+    auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                  nnx::kParameterArgAttrName);
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!name || !type || type.getRank() != 2 || arg.use_empty() ||
+        layouts.get(name) || !llvm::all_of(arg.getUses(), [](OpOperand &use) {
+          return isTransposedB(use);
+        }))
+      continue;
+    auto kn = RankedTensorType::get({type.getDimSize(1), type.getDimSize(0)},
+                                    type.getElementType());
+    arg.setType(kn);
+    argTypes[arg.getArgNumber()] = kn;
+    layouts.set(name, DenseI64ArrayAttr::get(ctx, {1, 0}));
+    for (OpOperand &use : llvm::make_early_inc_range(arg.getUses())) {
+      auto mm = cast<linalg::MatmulOp>(use.getOwner());
+      OpBuilder b(mm);
+      auto plain = linalg::MatmulOp::create(
+          b, mm.getLoc(), mm.getResultTypes(),
+          ValueRange{mm.getDpsInputOperand(0)->get(), arg}, mm.getDpsInits());
+      mm->replaceAllUsesWith(plain);
+      mm->erase();
+    }
+  }
+  if (layouts.empty())
+    return;
+  func.setFunctionType(
+      FunctionType::get(ctx, argTypes, func.getFunctionType().getResults()));
+  func->setAttr(nnx::kParameterLayoutsAttrName, layouts.getDictionary(ctx));
+}
+
 /// The schedule's register tiles read B as K x N rows. A `linalg.matmul`
 /// computing A * B^T (a Linear's weight as nnx-build-forward emits it, N x K)
 /// gets B transposed once: into a new constant when B is one (at compile
@@ -147,15 +212,8 @@ struct MatmulToDefaultLayout : public OpRewritePattern<linalg::MatmulOp> {
 
   LogicalResult matchAndRewrite(linalg::MatmulOp op,
                                 PatternRewriter &rewriter) const override {
-    MLIRContext *ctx = op.getContext();
-    AffineExpr m, n, k;
-    bindDims(ctx, m, n, k);
-    auto map = [&](AffineExpr r, AffineExpr c) {
-      return AffineMap::get(3, 0, {r, c}, ctx);
-    };
     if (!op.hasPureTensorSemantics() ||
-        op.getIndexingMapsArray() !=
-            SmallVector<AffineMap>{map(m, k), map(n, k), map(m, n)})
+        op.getIndexingMapsArray() != transposedBMaps(op.getContext()))
       return rewriter.notifyMatchFailure(op, "not A * B^T on tensors");
     Location loc = op.getLoc();
     Value b = op.getDpsInputOperand(1)->get();
@@ -212,6 +270,8 @@ struct NNXApplyCPUSchedulePass
   void runOnOperation() override {
     StringRef entry = stage == "tile-matmul" ? "tile_matmul" : "lower_vectors";
     if (stage == "tile-matmul") {
+      for (auto func : getOperation().getOps<func::FuncOp>())
+        transposeParameterArguments(func);
       RewritePatternSet patterns(&getContext());
       patterns.add<MatmulToDefaultLayout>(&getContext());
       if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

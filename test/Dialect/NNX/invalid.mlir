@@ -731,20 +731,20 @@ nnx.model @m inputs(tensor<?x4xf32>) attributes {weights = "w.safetensors"} {
 // -----
 
 nnx.model @m inputs(tensor<?x4xf32>) attributes {weights = "w.safetensors"} {
-  // expected-error @+1 {{external tensor 'fc.weight' needs a static shape, got tensor<?x4xf32>}}
+  // expected-error @+1 {{external tensor 'fc.weight' needs a static shape, got 'tensor<?x4xf32>'}}
   nnx.linear @fc {weight = #nnx.external<"fc.weight"> : tensor<?x4xf32>}
 }
 
 // -----
 
 nnx.model @m inputs(tensor<?x4xf32>) attributes {weights = "w.safetensors"} {
-  // expected-error @+1 {{'nnx.linear' op at 'fc': weight must be [out, in], got tensor<8xf32>}}
+  // expected-error @+1 {{'nnx.linear' op at '<root>': 'weight' must be a 2-D float tensor (out x in)}}
   nnx.linear @fc {weight = #nnx.external<"fc.weight"> : tensor<8xf32>}
 }
 
 // -----
 
-// expected-error @+1 {{'nnx.parameters' must be an array of tensor attributes, got [1 : i64]}}
+// expected-error @+1 {{'func.func' op 'nnx.parameters' must be an array of tensor attributes, got [1]}}
 func.func @f() attributes {nnx.parameters = [1]} {
   return
 }

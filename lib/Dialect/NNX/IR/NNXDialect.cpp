@@ -81,6 +81,29 @@ static LogicalResult verifyInPlace(Operation *op, NamedAttribute attr) {
   return success();
 }
 
+/// `nnx.parameter_layouts`: each entry a permutation of its rank.
+static LogicalResult verifyParameterLayouts(Operation *op,
+                                            NamedAttribute attr) {
+  auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
+  if (!dict)
+    return op->emitOpError() << "'" << attr.getName().getValue()
+                             << "' must be a dictionary of permutations";
+  for (NamedAttribute entry : dict) {
+    auto perm = dyn_cast<DenseI64ArrayAttr>(entry.getValue());
+    SmallVector<int64_t> sorted(perm ? perm.asArrayRef() : ArrayRef<int64_t>());
+    llvm::sort(sorted);
+    bool isPermutation =
+        perm && llvm::equal(sorted, llvm::seq<int64_t>(0, sorted.size()));
+    if (!isPermutation)
+      return op->emitOpError()
+             << "'" << attr.getName().getValue() << "': the layout of '"
+             << entry.getName().getValue()
+             << "' must be a permutation (array<i64: ...>), got "
+             << entry.getValue();
+  }
+  return success();
+}
+
 LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
@@ -89,6 +112,8 @@ LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
   if (name == kKwargsAttrName || name == kReadProbesAttrName ||
       name == kWriteProbesAttrName || name == kParameterNamesAttrName)
     return verifyArrayOf<StringAttr>(op, attr, "strings");
+  if (name == kParameterLayoutsAttrName)
+    return verifyParameterLayouts(op, attr);
   if (name == kParametersAttrName)
     return verifyArrayOf<ElementsAttr>(op, attr, "tensor attributes");
   if (name == kInPlaceAttrName)
@@ -103,5 +128,6 @@ LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
                               "(known: nnx.probes, nnx.source, nnx.kwargs, "
                               "nnx.in_place, nnx.read_probes, "
                               "nnx.write_probes, nnx.parameters, "
-                              "nnx.parameter_names, nnx.weights)";
+                              "nnx.parameter_names, nnx.weights, "
+                              "nnx.parameter_layouts)";
 }

@@ -159,7 +159,7 @@ static FailureOr<TensorData> externalData(ExternalTensorAttr ext,
   size_t align = std::max<size_t>(1, getSafeTensorsDTypeSize(info->dtype));
   if (reinterpret_cast<uintptr_t>(bytes.data()) % align != 0)
     return ownedCopy(bytes);
-  return TensorData{bytes, *file};
+  return TensorData{bytes, *file, /*mapped=*/true};
 }
 
 FailureOr<TensorData> mlir::nnx::getTensorData(ElementsAttr attr,

@@ -47,7 +47,11 @@ def NNX_Dialect : Dialect {
     "::mlir::ArrayAttr":$parameter_names,
     // The weights file (absolute path) the #nnx.external parameters of a
     // forward are read from.
-    "::mlir::StringAttr":$weights
+    "::mlir::StringAttr":$weights,
+    // On a forward whose schedule wants parameters in another layout: the
+    // permutation of the stored tensor each parameter argument holds, by
+    // parameter name (the runner permutes once when it binds the weights).
+    "::mlir::DictionaryAttr":$parameter_layouts
   );
   let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{

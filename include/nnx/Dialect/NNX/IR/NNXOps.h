@@ -132,6 +132,11 @@ inline constexpr llvm::StringLiteral kParameterNamesAttrName =
     NNXDialect::ParameterNamesAttrHelper::getNameStr();
 inline constexpr llvm::StringLiteral kWeightsAttrName =
     NNXDialect::WeightsAttrHelper::getNameStr();
+/// On a forward: {parameter name = array<i64: permutation>} for parameter
+/// arguments that hold the stored tensor permuted (the CPU schedule asks
+/// for a Linear's weight as K x N).
+inline constexpr llvm::StringLiteral kParameterLayoutsAttrName =
+    NNXDialect::ParameterLayoutsAttrHelper::getNameStr();
 /// On each parameter argument of such a forward: its dotted name. A target
 /// may keep these arguments resident in its memory (the CUDA pipeline
 /// expects them in device memory, uploaded once by the runtime).

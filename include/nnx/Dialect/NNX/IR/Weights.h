@@ -47,6 +47,8 @@ private:
 struct TensorData {
   ArrayRef<char> bytes;
   std::shared_ptr<const void> owner;
+  /// Whether `bytes` view a read-only file mapping (a weights file).
+  bool mapped = false;
 };
 
 /// The absolute path of `model`'s weights file: its `weights` attribute, a

@@ -1,0 +1,267 @@
+//===- Parameters.cpp - the weights a compiled forward is bound to --------===//
+#include "Parameters.h"
+
+#include "nnx/Dialect/NNX/IR/NNXOps.h"
+#include "nnx/Support/SafeTensors.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include "llvm/Support/MathExtras.h"
+
+#include <cstring>
+
+#if defined(__unix__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
+using namespace mlir;
+using namespace mlir::nnx;
+
+static llvm::Error makeError(const Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+/// The safetensors dtype of an nnx array dtype.
+static StringRef getSafeTensorsName(DType dtype) {
+  switch (dtype) {
+  case DType::F16:
+    return "F16";
+  case DType::F32:
+    return "F32";
+  case DType::F64:
+    return "F64";
+  case DType::I32:
+    return "I32";
+  case DType::I64:
+    return "I64";
+  case DType::Bool:
+    return "BOOL";
+  }
+  llvm_unreachable("unknown dtype");
+}
+
+/// Whether `data` holds the bytes of `spec` (count and element alignment).
+static bool fitsSpec(const TensorData &data, const TensorSpec &spec) {
+  int64_t n = 1;
+  for (int64_t d : spec.shape)
+    n *= d;
+  size_t size = getDTypeSize(spec.dtype);
+  return data.bytes.size() == static_cast<size_t>(n) * size &&
+         reinterpret_cast<uintptr_t>(data.bytes.data()) % size == 0;
+}
+
+/// The stored bytes of parameter `name` (`attr`), owned by the result.
+static llvm::Expected<TensorData> readParameter(ElementsAttr attr,
+                                                StringRef name,
+                                                StringRef weightsPath,
+                                                Location loc) {
+  FailureOr<TensorData> data =
+      getTensorData(attr, weightsPath, loc, "parameter '" + name + "'");
+  if (failed(data))
+    return makeError("failed to read parameter '" + name + "'");
+  // Inline tensors live in the MLIRContext, which may go before the
+  // compiled model does: keep a copy (a mapped file is shared instead).
+  if (!data->owner) {
+    auto copy = std::make_shared<std::vector<char>>(data->bytes.begin(),
+                                                    data->bytes.end());
+    *data = TensorData{ArrayRef<char>(*copy), copy};
+  }
+  return *data;
+}
+
+//===----------------------------------------------------------------------===//
+// Binding
+//===----------------------------------------------------------------------===//
+
+llvm::Error ParameterBindings::readForward(func::FuncOp forward,
+                                           size_t numInputs, bool readData) {
+  auto values = forward->getAttrOfType<ArrayAttr>(kParametersAttrName);
+  auto names = forward->getAttrOfType<ArrayAttr>(kParameterNamesAttrName);
+  if (!values && !names)
+    return llvm::Error::success();
+  if (!values || !names || values.size() != names.size() ||
+      numInputs + values.size() > forward.getNumArguments())
+    return makeError("@forward: 'nnx.parameters' and 'nnx.parameter_names' "
+                     "must list the same number of tensors, one per "
+                     "argument after the inputs");
+  StringRef weightsPath;
+  if (auto weights = forward->getAttrOfType<StringAttr>(kWeightsAttrName))
+    weightsPath = weights.getValue();
+  for (auto [i, value, nameAttr] : llvm::enumerate(values, names)) {
+    auto attr = cast<ElementsAttr>(value);
+    std::string name = cast<StringAttr>(nameAttr).str();
+    llvm::Expected<TensorSpec> spec =
+        makeTensorSpec(attr.getType(), "parameter '" + name + "'");
+    if (!spec)
+      return spec.takeError();
+    spec->name = name;
+    auto ext = dyn_cast<ExternalTensorAttr>(attr);
+    keys.push_back(ext ? ext.getKey().str() : name);
+    if (readData) {
+      // The argument's location is the layer's: diagnostics point there.
+      Location loc = forward.getArgument(numInputs + i).getLoc();
+      llvm::Expected<TensorData> data =
+          readParameter(attr, name, weightsPath, loc);
+      if (!data)
+        return data.takeError();
+      if (!fitsSpec(*data, *spec))
+        return makeError("parameter '" + name +
+                         "': the stored bytes do not hold a " +
+                         spec->typeString);
+      stored.push_back(std::move(*data));
+    }
+    specs.push_back(std::move(*spec));
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error ParameterBindings::readWeightsFile(StringRef path) {
+  llvm::Expected<std::unique_ptr<SafeTensorsFile>> opened =
+      SafeTensorsFile::open(path);
+  if (!opened)
+    return opened.takeError();
+  std::shared_ptr<SafeTensorsFile> file = std::move(*opened);
+  std::vector<TensorData> bound;
+  for (auto [spec, key] : llvm::zip_equal(specs, keys)) {
+    const SafeTensorInfo *info = file->lookup(key);
+    if (!info)
+      return makeError(path + ": no tensor '" + key + "' (parameter '" +
+                       spec.name + "', " + spec.typeString + ")");
+    StringRef expected = getSafeTensorsName(spec.dtype);
+    if (info->dtype != expected ||
+        ArrayRef<int64_t>(info->shape) != ArrayRef<int64_t>(spec.shape))
+      return makeError(path + ": tensor '" + key + "' is " + info->dtype +
+                       " of shape " + formatShape(info->shape) +
+                       ", parameter '" + spec.name + "' is " + spec.typeString);
+    TensorData data{file->getData(*info), file, /*mapped=*/true};
+    if (!fitsSpec(data, spec)) {
+      auto copy = std::make_shared<std::vector<char>>(data.bytes.begin(),
+                                                      data.bytes.end());
+      data = TensorData{ArrayRef<char>(*copy), copy};
+    }
+    bound.push_back(std::move(data));
+  }
+  stored = std::move(bound);
+  return llvm::Error::success();
+}
+
+llvm::Error ParameterBindings::readLayouts(Operation *forward) {
+  layouts.assign(specs.size(), {});
+  auto dict =
+      forward
+          ? forward->getAttrOfType<DictionaryAttr>(kParameterLayoutsAttrName)
+          : DictionaryAttr();
+  if (!dict)
+    return llvm::Error::success();
+  for (auto [spec, layout] : llvm::zip_equal(specs, layouts)) {
+    auto perm = dict.getAs<DenseI64ArrayAttr>(spec.name);
+    if (!perm)
+      continue;
+    if (perm.asArrayRef() != ArrayRef<int64_t>{1, 0} || spec.shape.size() != 2)
+      return makeError("parameter '" + spec.name +
+                       "': the compiled forward asks for a layout nnx cannot "
+                       "prepare (only the transpose of a 2-D tensor)");
+    layout.assign(perm.asArrayRef().begin(), perm.asArrayRef().end());
+  }
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Preparing
+//===----------------------------------------------------------------------===//
+
+/// `rows` x `cols` elements of `T` at `in`, transposed into `out`, in
+/// cache-sized blocks.
+template <typename T>
+static void transposeBlocked(const char *in, char *out, int64_t rows,
+                             int64_t cols) {
+  const T *src = reinterpret_cast<const T *>(in);
+  T *dst = reinterpret_cast<T *>(out);
+  constexpr int64_t kBlock = 32;
+  for (int64_t i0 = 0; i0 < rows; i0 += kBlock)
+    for (int64_t j0 = 0; j0 < cols; j0 += kBlock)
+      for (int64_t i = i0, ie = std::min(rows, i0 + kBlock); i < ie; ++i)
+        for (int64_t j = j0, je = std::min(cols, j0 + kBlock); j < je; ++j)
+          dst[j * rows + i] = src[i * cols + j];
+}
+
+/// The transpose of the row-major `rows` x `cols` matrix `data`.
+static TensorData transposed(ArrayRef<char> data, int64_t rows, int64_t cols,
+                             size_t elementSize) {
+  auto copy = std::make_shared<std::vector<char>>(data.size());
+  const char *in = data.data();
+  char *out = copy->data();
+  switch (elementSize) {
+  case 1:
+    transposeBlocked<uint8_t>(in, out, rows, cols);
+    break;
+  case 2:
+    transposeBlocked<uint16_t>(in, out, rows, cols);
+    break;
+  case 4:
+    transposeBlocked<uint32_t>(in, out, rows, cols);
+    break;
+  default:
+    transposeBlocked<uint64_t>(in, out, rows, cols);
+    break;
+  }
+  return TensorData{ArrayRef<char>(*copy), copy};
+}
+
+/// Tells the kernel the whole pages of `data`, a read-only file mapping, are
+/// not needed any more: they leave this process's memory (and come back
+/// from the file if read again).
+static void dropMappedPages(ArrayRef<char> data) {
+#if defined(__unix__) && defined(MADV_DONTNEED)
+  uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  uintptr_t begin =
+      llvm::alignTo(reinterpret_cast<uintptr_t>(data.data()), page);
+  uintptr_t end = llvm::alignDown(
+      reinterpret_cast<uintptr_t>(data.data()) + data.size(), page);
+  if (end > begin)
+    (void)madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
+#else
+  (void)data;
+#endif
+}
+
+llvm::Error ParameterBindings::prepare(const UploadFn &upload) {
+  if (layouts.size() != specs.size())
+    layouts.assign(specs.size(), {});
+  prepared.clear();
+  preparedShapes.clear();
+  resident.clear();
+  for (auto [spec, data, layout] : llvm::zip_equal(specs, stored, layouts)) {
+    llvm::SmallVector<int64_t, 4> shape(spec.shape);
+    if (layout.empty()) {
+      prepared.push_back(data);
+    } else {
+      prepared.push_back(
+          transposed(data.bytes, shape[0], shape[1], getDTypeSize(spec.dtype)));
+      std::swap(shape[0], shape[1]);
+      // The compiled code reads only the transposed copy.
+      if (data.mapped)
+        dropMappedPages(data.bytes);
+    }
+    preparedShapes.push_back(std::move(shape));
+    if (!upload)
+      continue;
+    llvm::Expected<std::shared_ptr<void>> copy = upload(prepared.back().bytes);
+    if (!copy)
+      return makeError("parameter '" + spec.name + "' (" + spec.typeString +
+                       "): " + llvm::toString(copy.takeError()));
+    resident.push_back(std::move(*copy));
+  }
+  return llvm::Error::success();
+}
+
+void ParameterBindings::appendArguments(
+    std::vector<std::unique_ptr<MemRefArgument>> &args) const {
+  for (auto [i, spec, data] : llvm::enumerate(specs, prepared)) {
+    const void *address =
+        resident.empty() ? data.bytes.data() : resident[i].get();
+    args.push_back(
+        viewAsReadOnlyMemRef(spec.dtype, preparedShapes[i], address));
+  }
+}

@@ -1,0 +1,76 @@
+//===- Parameters.h - the weights a compiled forward is bound to -*- C++
+//-*-===//
+//
+// A forward built with parameters as arguments (nnx-build-forward's
+// default) takes each parameter after its inputs. ParameterBindings holds
+// what the compiled model passes there: the stored bytes of each tensor (a
+// mapped safetensors file, shared; inline tensors copied once), permuted
+// once into the layout the compiled code asked for (`nnx.parameter_layouts`:
+// the CPU schedule reads a Linear's weight as K x N), and placed once in
+// the target's memory when it has its own (CUDA: resident on the device).
+//
+//===----------------------------------------------------------------------===//
+#ifndef NNX_LIB_EXECUTION_PARAMETERS_H
+#define NNX_LIB_EXECUTION_PARAMETERS_H
+
+#include "MemRefArguments.h"
+
+#include "nnx/Dialect/NNX/IR/Weights.h"
+#include "nnx/Execution/CompiledModel.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir::nnx {
+
+/// The spec of a forward argument or result of type `type` (CompiledModel.cpp).
+llvm::Expected<TensorSpec> makeTensorSpec(Type type, std::string name);
+
+class ParameterBindings {
+public:
+  using UploadFn = std::function<llvm::Expected<std::shared_ptr<void>>(
+      llvm::ArrayRef<char>)>;
+
+  /// Reads the parameters `forward` lists (`nnx.parameters`, arguments
+  /// `numInputs`... of it) and, with `readData`, binds their stored bytes
+  /// (diagnostics at the layer, through the forward's argument locations).
+  llvm::Error readForward(func::FuncOp forward, size_t numInputs,
+                          bool readData);
+  /// Binds the tensors of the safetensors file at `path` instead: each
+  /// parameter's key must be there with its dtype and shape.
+  llvm::Error readWeightsFile(llvm::StringRef path);
+  /// Reads the layouts the lowered forward asks for (`nnx.parameter_layouts`
+  /// of `forward`, any function-like op).
+  llvm::Error readLayouts(Operation *forward);
+  /// Permutes the bound bytes into the asked layouts (once) and, with
+  /// `upload`, places them in the target's memory. A permuted tensor of a
+  /// mapped file is dropped from memory afterwards (madvise).
+  llvm::Error prepare(const UploadFn &upload);
+
+  llvm::ArrayRef<TensorSpec> getSpecs() const { return specs; }
+  llvm::ArrayRef<std::string> getKeys() const { return keys; }
+  /// Read-only descriptors of the prepared parameters, appended to `args`.
+  void
+  appendArguments(std::vector<std::unique_ptr<MemRefArgument>> &args) const;
+
+private:
+  /// As stored: dtype, shape (the model's), dotted name.
+  std::vector<TensorSpec> specs;
+  /// The key of each parameter in a weights file.
+  std::vector<std::string> keys;
+  /// The bound bytes, as stored.
+  std::vector<TensorData> stored;
+  /// The permutation each argument wants (empty: as stored).
+  std::vector<llvm::SmallVector<int64_t, 2>> layouts;
+  /// What the compiled code reads: the permuted bytes and their shape, and
+  /// the copy in the target's memory when uploaded.
+  std::vector<TensorData> prepared;
+  std::vector<llvm::SmallVector<int64_t, 4>> preparedShapes;
+  std::vector<std::shared_ptr<void>> resident;
+};
+
+} // namespace mlir::nnx
+
+#endif // NNX_LIB_EXECUTION_PARAMETERS_H
