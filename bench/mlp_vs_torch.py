@@ -102,9 +102,12 @@ def cpu_model():
 
 
 # nnx-run --repeat N prints, on stderr:
-#   nnx-run: compile C ms; forward xN (excluding compilation): mean M ms, min m ms
-TIMING = re.compile(r"compile ([0-9.]+) ms; forward x([0-9]+) \(excluding "
-                    r"compilation\): mean ([0-9.]+) ms, min ([0-9.]+) ms")
+#   nnx-run: compile C ms, weights W ms; forward xN (excluding compilation):
+#   mean M ms, min m ms
+# (C: parsing, lowering and JIT; W: reading, checking, permuting the weights)
+TIMING = re.compile(r"compile ([0-9.]+) ms, weights [0-9.]+ ms; forward "
+                    r"x([0-9]+) \(excluding compilation\): mean ([0-9.]+) ms, "
+                    r"min ([0-9.]+) ms")
 
 
 def parse_nnx_timing(stderr):

@@ -10,7 +10,9 @@ in its default, automatic weights mode: the small one inline
 
 Each model then runs `--runs` times, each time in a fresh nnx-run process
 (`--input x.npy --output y.npy --repeat 2`): nnx-run prints its compile
-time, and the child's own peak RSS is read from `os.wait4` (the rusage of
+time (parsing, lowering, JIT) and, apart, the time it spent on the weights
+(reading, checking, transposing a Linear's weight once into the layout the
+compiled code reads), and the child's own peak RSS is read from `os.wait4` (the rusage of
 that one child, so the maxima of different runs never mix). The output is
 compared with PyTorch's (atol = rtol = 1e-5).
 
@@ -27,6 +29,7 @@ other benchmarks it exits non-zero only if outputs disagree.
 
 import argparse
 import os
+import re
 import platform
 import statistics
 import subprocess
@@ -149,7 +152,7 @@ def measure(width, args, workdir, weights=None):
         want = model(torch.from_numpy(x)).numpy()
     del model
 
-    compiles, rss, walls, helpers = [], [], [], []
+    compiles, weight_times, rss, walls, helpers = [], [], [], [], []
     for _ in range(args.runs):
         if os.path.exists(yout):
             os.unlink(yout)
@@ -160,6 +163,8 @@ def measure(width, args, workdir, weights=None):
             raise RuntimeError(f"nnx-run on {mlir} exited {rc}:\n{stderr}")
         np.testing.assert_allclose(np.load(yout), want, atol=1e-5, rtol=1e-5)
         compiles.append(parse_nnx_timing(stderr)[0])
+        weight_times.append(
+            float(re.search(r"weights ([0-9.]+) ms;", stderr).group(1)) * 1e-3)
         rss.append(peak)
         walls.append(wall)
         helpers.append(helper)
@@ -171,6 +176,7 @@ def measure(width, args, workdir, weights=None):
         "file_bytes": os.path.getsize(weights_file) if external else 0,
         "export_s": export_s, "compiles": compiles, "rss": rss, "walls": walls,
         "compile": statistics.median(compiles), "peak": statistics.median(rss),
+        "weights_s": statistics.median(weight_times),
         "wall": statistics.median(walls), "last_stderr": stderr.strip(),
         "helper_peak": max(helpers),
     }
@@ -209,13 +215,15 @@ def main(argv=None):
             if args.compare_inline else []
     print("outputs agree with PyTorch (atol=rtol=1e-5) in every run")
     print(f"  {'width':>6} {'weights MiB':>12} {'mode':>17} {'.mlir MiB':>10} "
-          f"{'export s':>9} {'compile ms':>11} {'peak RSS MiB':>13} "
+          f"{'export s':>9} {'compile ms':>11} {'weights ms':>11} "
+          f"{'peak RSS MiB':>13} "
           f"{'process s':>10}")
     for r in results + extra:
         print(f"  {r['width']:6d} {r['weight_bytes'] / mib:12.2f} "
               f"{r['mode']:>17} "
               f"{r['mlir_bytes'] / mib:10.2f} {r['export_s']:9.2f} "
-              f"{r['compile'] * 1e3:11.0f} {r['peak'] / mib:13.1f} "
+              f"{r['compile'] * 1e3:11.0f} {r['weights_s'] * 1e3:11.0f} "
+              f"{r['peak'] / mib:13.1f} "
               f"{r['wall']:10.2f}")
     for r in results + extra:
         print(f"  width {r['width']} {r['mode']}: weight bytes {r['weight_bytes']}"

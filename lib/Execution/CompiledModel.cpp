@@ -42,6 +42,11 @@ static llvm::Error makeError(const Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
+static double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
 //===----------------------------------------------------------------------===//
 // TensorSpec
 //===----------------------------------------------------------------------===//
@@ -379,12 +384,14 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
   compiled->parameters = std::make_unique<ParameterBindings>();
   compiled->uploadParameter = config.uploadParameter;
   ParameterBindings &params = *compiled->parameters;
+  auto weightsStart = std::chrono::steady_clock::now();
   if (llvm::Error err = params.readForward(*forward, compiled->inputs.size(),
                                            options.weightsFile.empty()))
     return std::move(err);
   if (!options.weightsFile.empty())
     if (llvm::Error err = params.readWeightsFile(options.weightsFile))
       return std::move(err);
+  compiled->weightsSeconds += secondsSince(weightsStart);
   copyRepeatedResults(*forward);
   FailureOr<func::FuncOp> shapes =
       buildResultShapesFunction(*forward, kResultShapesFuncName);
@@ -400,10 +407,12 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
                      stringifyTarget(options.target) + "'");
   // Permuted into the layouts the compiled code asks for and placed where
   // it reads them (device memory on CUDA), once.
+  weightsStart = std::chrono::steady_clock::now();
   if (llvm::Error err = params.readLayouts(module.lookupSymbol("forward")))
     return std::move(err);
   if (llvm::Error err = params.prepare(config.uploadParameter))
     return std::move(err);
+  compiled->weightsSeconds += secondsSince(weightsStart);
   std::string shapesName = ("_mlir_ciface_" + kResultShapesFuncName).str();
   SmallVector<StringRef> names = {"_mlir_ciface_forward"};
   if (compiled->hasResultShapesFunction)
@@ -428,9 +437,12 @@ ArrayRef<std::string> CompiledModel::getParameterKeys() const {
 }
 
 llvm::Error CompiledModel::bindWeights(StringRef path) {
+  auto start = std::chrono::steady_clock::now();
   if (llvm::Error err = parameters->readWeightsFile(path))
     return err;
-  return parameters->prepare(uploadParameter);
+  llvm::Error err = parameters->prepare(uploadParameter);
+  weightsSeconds = secondsSince(start);
+  return err;
 }
 
 //===----------------------------------------------------------------------===//

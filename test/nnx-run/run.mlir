@@ -15,7 +15,7 @@
 // time per forward on stderr.
 // RUN: nnx-run %s --input %t/x3.npy --repeat 3 --print 2>%t/timing.txt | FileCheck %s
 // RUN: FileCheck %s --check-prefix=TIME < %t/timing.txt
-// TIME: nnx-run: compile {{[0-9.]+}} ms; forward x3 (excluding compilation): mean {{[0-9.]+}} ms, min {{[0-9.]+}} ms
+// TIME: nnx-run: compile {{[0-9.]+}} ms, weights {{[0-9.]+}} ms; forward x3 (excluding compilation): mean {{[0-9.]+}} ms, min {{[0-9.]+}} ms
 
 // CHECK:      output 0: float32 array of shape (3, 2)
 // CHECK-NEXT: {{^\[\[}}6.5, 10],

@@ -149,6 +149,10 @@ public:
   /// copied whole; a tensor the compiled code wants in another layout is
   /// permuted once, here.
   llvm::Error bindWeights(llvm::StringRef path);
+  /// Seconds spent reading, checking, permuting and uploading the weights
+  /// when the model was compiled (or last rebound); part of compile()'s
+  /// time, not of compilation proper.
+  double getWeightsSeconds() const { return weightsSeconds; }
   llvm::ArrayRef<TensorSpec> getOutputs() const { return outputs; }
   llvm::ArrayRef<TensorSpec> getWriteProbes() const { return writeProbes; }
   llvm::ArrayRef<TensorSpec> getReadProbes() const { return readProbes; }
@@ -206,6 +210,7 @@ private:
   std::unique_ptr<ExecutionEngine> engine;
   std::function<llvm::Error()> checkRuntime;
   std::vector<TensorSpec> inputs, outputs, writeProbes, readProbes;
+  double weightsSeconds = 0;
   /// The weights the forward runs with (Parameters.h).
   std::unique_ptr<ParameterBindings> parameters;
   /// Where the target keeps parameters (TargetConfig::uploadParameter).
