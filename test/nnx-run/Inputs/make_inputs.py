@@ -15,6 +15,7 @@ def save(name, array):
 x = np.array([[1, 2], [-1, 0.5], [0, 0]], dtype=np.float32)
 save("x3.npy", x)
 save("x1.npy", np.array([[2, -3]], dtype=np.float32))
+save("x8.npy", np.linspace(-2, 2, 24, dtype=np.float32).reshape(3, 8))
 save("x5.npy", np.arange(10, dtype=np.float32).reshape(5, 2) / 4 - 1)
 save("x3_f64.npy", x.astype(np.float64))
 save("x3_i64.npy", x.astype(np.int64))

@@ -78,23 +78,43 @@ FailureOr<std::vector<double>> mlir::nnx::readTensor(ElementsAttr attr) {
   return decodeFloatTensor(*data, type);
 }
 
-ElementsAttr mlir::nnx::makeTensor(ShapedType type, ArrayRef<double> values) {
-  auto fty = cast<FloatType>(type.getElementType());
-  if (fty.isF32()) {
-    std::vector<float> f(values.begin(), values.end());
-    return DenseElementsAttr::get(type, ArrayRef<float>(f));
-  }
-  if (fty.isF64())
-    return DenseElementsAttr::get(type, values);
-  SmallVector<APFloat> converted;
-  converted.reserve(values.size());
-  for (double v : values) {
+/// The row-major little-endian bytes of `values` rounded to `fty`.
+static std::vector<char> encodeFloats(FloatType fty, ArrayRef<double> values) {
+  std::vector<char> raw;
+  unsigned bytes = fty.getWidth() / 8;
+  raw.resize(values.size() * bytes);
+  for (auto [i, v] : llvm::enumerate(values)) {
+    if (fty.isF64()) {
+      std::memcpy(&raw[i * 8], &v, 8);
+      continue;
+    }
+    if (fty.isF32()) {
+      float f = static_cast<float>(v);
+      std::memcpy(&raw[i * 4], &f, 4);
+      continue;
+    }
     APFloat a(v);
     bool lost = false;
     a.convert(fty.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
-    converted.push_back(a);
+    uint64_t word = a.bitcastToAPInt().getZExtValue();
+    std::memcpy(&raw[i * bytes], &word, bytes);
   }
-  return DenseElementsAttr::get(type, converted);
+  return raw;
+}
+
+ElementsAttr mlir::nnx::makeTensor(ShapedType type, ArrayRef<double> values) {
+  auto fty = cast<FloatType>(type.getElementType());
+  std::vector<char> raw = encodeFloats(fty, values);
+  bool splat = llvm::all_equal(values);
+  if (splat || raw.size() <= kMaxDenseTensorBytes) {
+    if (splat && !values.empty())
+      raw.resize(fty.getWidth() / 8);
+    return DenseElementsAttr::getFromRawBuffer(type, raw);
+  }
+  // A blob in the resource section, never a uniqued DenseElementsAttr.
+  return DenseResourceElementsAttr::get(
+      type, "nnx_tensor",
+      HeapAsmResourceBlob::allocateAndCopyWithAlign(raw, fty.getWidth() / 8));
 }
 
 DenseElementsAttr mlir::nnx::toDenseElements(ElementsAttr attr) {

@@ -4,6 +4,14 @@
 // RUN: nnx-opt %t/call.mlir --nnx-deepen="after=s.1" | FileCheck %t/call.mlir
 // RUN: nnx-opt %t/ff.mlir --nnx-deepen="after=layers.0" | FileCheck %t/ff.mlir
 // RUN: nnx-opt %t/ff2.mlir --nnx-deepen="after=layers.1" | FileCheck %t/ff2.mlir
+// RUN: nnx-opt %t/wide.mlir --nnx-deepen="after=relu" | FileCheck %t/wide.mlir
+// The blob holds the exact identity: the deepened model computes what the
+// original does, bit for bit.
+// RUN: %python %S/../../../nnx-run/Inputs/make_inputs.py %t/in
+// RUN: nnx-opt %t/wide.mlir --nnx-deepen="after=relu" -o %t/wide-deep.mlir
+// RUN: nnx-run %t/wide.mlir --input %t/in/x8.npy --output %t/y.npy
+// RUN: nnx-run %t/wide-deep.mlir --input %t/in/x8.npy --output %t/y-deep.npy
+// RUN: cmp %t/y.npy %t/y-deep.npy
 
 //--- pos.mlir
 // A positional container is rebuilt by position: the identity Linear and the
@@ -121,5 +129,21 @@ nnx.model @ff2 inputs(tensor<?x4xf32>) {
       nnx.linear @"1" {weight = dense<1.0> : tensor<2x3xf32>}
       nnx.linear @"2" {weight = dense<1.0> : tensor<2x2xf32>}
     }
+  }
+}
+
+//--- wide.mlir
+// A new tensor above 1 KiB (the 24 x 24 identity) is a dense_resource blob,
+// not a uniqued dense literal; the zero bias (a splat) stays dense.
+// CHECK-LABEL: nnx.model @wide
+// CHECK:      nnx.linear @{{[^ ]+}} {bias = dense<0.000000e+00> : tensor<24xf32>, weight = dense_resource<nnx_tensor{{[_0-9]*}}> : tensor<24x24xf32>}
+// CHECK:      dialect_resources
+// CHECK-NEXT:   builtin: {
+// CHECK-NEXT:     nnx_tensor{{[_0-9]*}}: "0x04000000
+nnx.model @wide inputs(tensor<?x8xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.linear @fc {weight = dense<0.5> : tensor<24x8xf32>, bias = dense<-1.0> : tensor<24xf32>}
+    nnx.relu @relu
+    nnx.linear @head {weight = dense<0.25> : tensor<2x24xf32>}
   }
 }

@@ -20,8 +20,14 @@ FailureOr<std::vector<double>> readTensor(ElementsAttr attr);
 FailureOr<std::vector<double>> decodeFloatTensor(ArrayRef<char> data,
                                                  ShapedType type);
 
-/// A dense tensor attribute of `type` holding `values` (rounded to the
-/// element type, which may be any float type).
+/// Tensors up to this size that surgery creates are `dense<...>` literals,
+/// readable in the IR; larger ones are `dense_resource` blobs.
+inline constexpr size_t kMaxDenseTensorBytes = 1024;
+
+/// A tensor attribute of `type` holding `values` (rounded to the element
+/// type, which may be any float type): `dense<...>` when it is a splat or at
+/// most kMaxDenseTensorBytes, else a `dense_resource` blob (never a large
+/// uniqued DenseElementsAttr).
 ElementsAttr makeTensor(ShapedType type, ArrayRef<double> values);
 
 /// `attr` as a DenseElementsAttr (copying a dense_resource blob if needed);
