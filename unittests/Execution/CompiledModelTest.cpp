@@ -5,6 +5,9 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "nnx/Support/SafeTensors.h"
+
+#include "llvm/Support/FileSystem.h"
 
 #include "gtest/gtest.h"
 
@@ -115,6 +118,71 @@ TEST_F(CompiledModelTest, RunsTinyModelOnAnyBatch) {
       << llvm::toString(repeated.takeError());
   EXPECT_EQ(repeated->seconds.size(), 4u);
   EXPECT_EQ(valuesOf(repeated->outputs[0]), (std::vector<float>{6.5f, 10}));
+}
+
+/// Writes the tiny model's tensors, scaled by `scale`, as a checkpoint.
+std::string writeTinyCheckpoint(StringRef name, float scale,
+                                StringRef headKey = "head.weight") {
+  std::vector<float> fcW = {1, 2, -1, 0.5f, 0, 1}, fcB = {0.5f, 0, -1},
+                     headW = {1, 1, 1, 2, 0, -1};
+  for (std::vector<float> *t : {&fcW, &fcB, &headW})
+    for (float &v : *t)
+      v *= scale;
+  auto bytes = [](const std::vector<float> &v) {
+    return ArrayRef<char>(reinterpret_cast<const char *>(v.data()),
+                          v.size() * sizeof(float));
+  };
+  SmallString<128> path;
+  llvm::sys::fs::createTemporaryFile(name, "safetensors", path);
+  llvm::Error err = writeSafeTensorsFile(
+      path, {{"fc.weight", "F32", {3, 2}, bytes(fcW)},
+             {"fc.bias", "F32", {3}, bytes(fcB)},
+             {headKey.str(), "F32", {2, 3}, bytes(headW)}});
+  EXPECT_FALSE(static_cast<bool>(err)) << llvm::toString(std::move(err));
+  return std::string(path);
+}
+
+TEST_F(CompiledModelTest, BindsParametersAtRunTime) {
+  auto compiled = compile(kTinyModel);
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError()) << diags;
+  CompiledModel &model = **compiled;
+  // The parameters, as stored, by dotted name (the root's key is not in it).
+  ASSERT_EQ(model.getParameters().size(), 3u);
+  EXPECT_EQ(model.getParameters()[0].name, "fc.weight");
+  EXPECT_EQ(model.getParameters()[0].typeString, "tensor<3x2xf32>");
+  EXPECT_EQ(model.getParameters()[2].name, "head.weight");
+  EXPECT_EQ(model.getParameterKeys()[1], "fc.bias");
+  NpyArray x = floats({3, 2}, {1, 2, -1, 0.5f, 0, 0});
+
+  // Doubled weights: every layer is linear and positively homogeneous, so
+  // the output is 4x the model's own (6.5, 10, 1.75, 1, 0.5, 1).
+  std::string doubled = writeTinyCheckpoint("doubled", 2);
+  ASSERT_FALSE(static_cast<bool>(model.bindWeights(doubled)));
+  auto y = model.run({x});
+  ASSERT_TRUE(static_cast<bool>(y)) << llvm::toString(y.takeError());
+  EXPECT_EQ(valuesOf(y->outputs[0]), (std::vector<float>{26, 40, 7, 4, 2, 4}));
+
+  // A checkpoint that does not fit changes nothing.
+  std::string wrong = writeTinyCheckpoint("wrongkey", 1, "head.w");
+  llvm::Error err = model.bindWeights(wrong);
+  ASSERT_TRUE(static_cast<bool>(err));
+  EXPECT_EQ(llvm::toString(std::move(err)),
+            wrong + ": no tensor 'head.weight' (parameter 'head.weight', "
+                    "tensor<2x3xf32>)");
+  auto same = model.run({x});
+  ASSERT_TRUE(static_cast<bool>(same)) << llvm::toString(same.takeError());
+  EXPECT_EQ(valuesOf(same->outputs[0]), valuesOf(y->outputs[0]));
+
+  // The original tensors again, from a file: the model's own output.
+  std::string original = writeTinyCheckpoint("original", 1);
+  ASSERT_FALSE(static_cast<bool>(model.bindWeights(original)));
+  auto back = model.run({x});
+  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(valuesOf(back->outputs[0]),
+            (std::vector<float>{6.5f, 10, 1.75f, 1, 0.5f, 1}));
+  for (const std::string &path : {doubled, wrong, original})
+    llvm::sys::fs::remove(path);
 }
 
 TEST_F(CompiledModelTest, ValidatesInputsBeforeRunning) {
