@@ -335,4 +335,45 @@ def NNXExternalizeWeightsPass
   ];
 }
 
+def NNXInternalizeWeightsPass
+    : Pass<"nnx-internalize-weights", "::mlir::ModuleOp"> {
+  let summary = "Bring a model's external tensors back into the IR";
+  let description = [{
+    The inverse of `nnx-externalize-weights`: every `#nnx.external<"key">`
+    tensor of every `nnx.model` becomes a `dense_resource` blob holding the
+    bytes of `key` in the model's weights file (its `weights` attribute,
+    a relative path taken relative to the IR file), and the `weights`
+    attribute is removed. The blob is named after the key (MLIR makes the
+    name unique if it is taken), aligned to the element size, and shared by
+    the tensors of one model that name the same key. The bytes are copied
+    exactly, so externalizing again writes the same file.
+
+    Refused, before anything changes, with an error on the module that
+    names the tensor, the key and the file: a model with external tensors
+    but no `weights`; a weights file that is missing or malformed; a key
+    that is not in the file; a tensor of the file whose dtype or shape
+    differs from the attribute's type.
+
+    Before (`mlp.safetensors` holds `fc.weight`):
+    ```mlir
+    nnx.model @mlp inputs(tensor<?x4xf32>) attributes {weights = "mlp.safetensors"} {
+      nnx.linear @fc {weight = #nnx.external<"fc.weight"> : tensor<8x4xf32>}
+    }
+    ```
+    After:
+    ```mlir
+    nnx.model @mlp inputs(tensor<?x4xf32>) {
+      nnx.linear @fc {weight = dense_resource<"fc.weight"> : tensor<8x4xf32>}
+    }
+    {-#
+      dialect_resources: {
+        builtin: {
+          "fc.weight": "0x04000000..."
+        }
+      }
+    #-}
+    ```
+  }];
+}
+
 #endif // NNX_DIALECT_NNX_TRANSFORMS_PASSES_TD
