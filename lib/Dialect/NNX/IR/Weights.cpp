@@ -1,6 +1,7 @@
 //===- Weights.cpp - where a parameter tensor's bytes come from -*- C++ -*-===//
 #include "nnx/Dialect/NNX/IR/Weights.h"
 
+#include "nnx/Dialect/NNX/IR/ModuleTree.h"
 #include "nnx/Dialect/NNX/IR/NNXDialect.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
 #include "nnx/Support/Npy.h"
@@ -44,19 +45,30 @@ static WeightsFileCache &getCache(MLIRContext *context) {
   return context->getOrLoadDialect<NNXDialect>()->getWeightsFiles();
 }
 
-FailureOr<std::shared_ptr<SafeTensorsFile>>
-mlir::nnx::openWeightsFile(MLIRContext *context, StringRef path, Location loc) {
+/// The file at `path` from the context's cache, opened and cached on the
+/// first request.
+static llvm::Expected<std::shared_ptr<SafeTensorsFile>>
+openCached(MLIRContext *context, StringRef path) {
   WeightsFileCache &cache = getCache(context);
   if (std::shared_ptr<SafeTensorsFile> file = cache.lookup(path))
     return file;
   llvm::Expected<std::unique_ptr<SafeTensorsFile>> opened =
       SafeTensorsFile::open(path);
   if (!opened)
-    return emitError(loc) << "cannot read the weights file: "
-                          << llvm::toString(opened.takeError());
+    return opened.takeError();
   std::shared_ptr<SafeTensorsFile> file = std::move(*opened);
   cache.insert(path, file);
   return file;
+}
+
+FailureOr<std::shared_ptr<SafeTensorsFile>>
+mlir::nnx::openWeightsFile(MLIRContext *context, StringRef path, Location loc) {
+  llvm::Expected<std::shared_ptr<SafeTensorsFile>> file =
+      openCached(context, path);
+  if (!file)
+    return emitError(loc) << "cannot read the weights file: "
+                          << llvm::toString(file.takeError());
+  return std::move(*file);
 }
 
 void mlir::nnx::forgetWeightsFile(MLIRContext *context, StringRef path) {
@@ -130,17 +142,31 @@ static int64_t storedBytes(ShapedType type) {
   return type.getNumElements() * eltBytes;
 }
 
-/// The tensor `key` of the weights file at `path`, checked against `type`.
-static FailureOr<TensorData> externalData(ExternalTensorAttr ext,
-                                          StringRef path, Location loc,
-                                          const Twine &what) {
+/// The weights file at `path` that `ext` is read from; no path or a file
+/// that cannot be read is a diagnostic at `loc` naming `what` and the key.
+static FailureOr<std::shared_ptr<SafeTensorsFile>>
+openExternalFile(ExternalTensorAttr ext, StringRef path, Location loc,
+                 const Twine &what) {
   if (path.empty())
     return emitError(loc) << what << " is #nnx.external<\"" << ext.getKey()
                           << "\">, but the model names no weights file (give "
                              "it one: its 'weights' attribute, or a tool's "
                              "--weights)";
+  llvm::Expected<std::shared_ptr<SafeTensorsFile>> file =
+      openCached(loc.getContext(), path);
+  if (!file)
+    return emitError(loc) << what << " is #nnx.external<\"" << ext.getKey()
+                          << "\">, but the weights file cannot be read: "
+                          << llvm::toString(file.takeError());
+  return std::move(*file);
+}
+
+/// The tensor `key` of the weights file at `path`, checked against `type`.
+static FailureOr<TensorData> externalData(ExternalTensorAttr ext,
+                                          StringRef path, Location loc,
+                                          const Twine &what) {
   FailureOr<std::shared_ptr<SafeTensorsFile>> file =
-      openWeightsFile(loc.getContext(), path, loc);
+      openExternalFile(ext, path, loc, what);
   if (failed(file))
     return failure();
   const SafeTensorInfo *info = (*file)->lookup(ext.getKey());
@@ -199,4 +225,71 @@ FailureOr<TensorData> mlir::nnx::getTensorData(Operation *op, StringRef name) {
     return op->emitOpError() << "has no tensor '" << name << "'";
   return getTensorData(attr, getEnclosingWeightsPath(op), op->getLoc(),
                        "tensor '" + name + "'");
+}
+
+//===----------------------------------------------------------------------===//
+// The tensors of a model
+//===----------------------------------------------------------------------===//
+
+std::string ModelTensor::describe() const {
+  std::string path = getModulePath(module);
+  return ("tensor '" + name.getValue() + "' of '" +
+          (path.empty() ? "<root>" : path) + "'")
+      .str();
+}
+
+std::string ModelTensor::getDottedName() const {
+  std::string path = getModulePath(module);
+  return path.empty() ? name.str() : path + "." + name.str();
+}
+
+/// The tensors `m` holds itself, in the order getModelTensors promises.
+static void appendOwnTensors(ModuleOpInterface m,
+                             SmallVectorImpl<ModelTensor> &tensors) {
+  Operation *op = m.getOperation();
+  if (op->hasTrait<OpTrait::SymbolTable>()) {
+    if (auto state = op->getAttrOfType<DictionaryAttr>("state"))
+      for (NamedAttribute entry : state)
+        if (auto value = dyn_cast<ElementsAttr>(entry.getValue()))
+          tensors.push_back({op, entry.getName(), value, /*inState=*/true});
+    return;
+  }
+  SmallVector<StringRef> names = m.getParameterNames();
+  llvm::append_range(names, m.getBufferNames());
+  for (StringRef name : names) {
+    auto nameAttr = StringAttr::get(op->getContext(), name);
+    if (auto value = op->getAttrOfType<ElementsAttr>(nameAttr))
+      tensors.push_back({op, nameAttr, value, /*inState=*/false});
+  }
+}
+
+SmallVector<ModelTensor> mlir::nnx::getModelTensors(ModelOp model) {
+  SmallVector<ModelTensor> tensors;
+  model.walk<WalkOrder::PreOrder>(
+      [&](ModuleOpInterface m) { appendOwnTensors(m, tensors); });
+  return tensors;
+}
+
+void mlir::nnx::setModelTensor(const ModelTensor &tensor, ElementsAttr value) {
+  Operation *op = tensor.module;
+  if (!tensor.inState) {
+    op->setAttr(tensor.name, value);
+    return;
+  }
+  NamedAttrList state(op->getAttrOfType<DictionaryAttr>("state"));
+  state.set(tensor.name, value);
+  op->setAttr("state", state.getDictionary(op->getContext()));
+}
+
+LogicalResult mlir::nnx::checkWeightsFile(ModelOp model,
+                                          ArrayRef<ModelTensor> tensors,
+                                          StringRef prefix) {
+  const ModelTensor *first = llvm::find_if(tensors, [](const ModelTensor &t) {
+    return isa<ExternalTensorAttr>(t.value);
+  });
+  if (first == tensors.end())
+    return success();
+  return openExternalFile(cast<ExternalTensorAttr>(first->value),
+                          resolveWeightsPath(model).value_or(""),
+                          first->module->getLoc(), prefix + first->describe());
 }

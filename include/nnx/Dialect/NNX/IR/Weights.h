@@ -6,12 +6,15 @@
 // tensor of the model's safetensors weights file). This header gives every
 // tool one way to reach the bytes of any of them without copying: the
 // runner passes them to the compiled forward, surgery reads their values.
+// It also lists a model's tensors (getModelTensors), the one enumeration the
+// weights passes (nnx-externalize-weights, nnx-internalize-weights) share.
 //
 //===----------------------------------------------------------------------===//
 #ifndef NNX_DIALECT_NNX_IR_WEIGHTS_H
 #define NNX_DIALECT_NNX_IR_WEIGHTS_H
 
 #include "mlir/IR/BuiltinAttributeInterfaces.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Location.h"
 #include "mlir/Support/LLVM.h"
 
@@ -80,6 +83,46 @@ FailureOr<TensorData> getTensorData(Operation *op, StringRef name);
 /// The weights file of the nnx.model enclosing `op` (resolveWeightsPath),
 /// or "" when there is no model or it names no file.
 std::string getEnclosingWeightsPath(Operation *op);
+
+//===----------------------------------------------------------------------===//
+// The tensors of a model
+//===----------------------------------------------------------------------===//
+
+/// One tensor attribute of a module: a leaf's parameter or buffer (an
+/// attribute of the op), or an entry of a container's `state`.
+struct ModelTensor {
+  Operation *module;
+  StringAttr name;
+  ElementsAttr value;
+  /// True for an entry of the container's `state` dictionary.
+  bool inState;
+
+  /// "tensor 'weight' of 'body.fc'" (the root module is '<root>').
+  std::string describe() const;
+  /// The dotted name: the module's path, ".", the tensor's name (just the
+  /// name for the root module's tensors), as nnx-build-forward names
+  /// parameters.
+  std::string getDottedName() const;
+};
+
+/// Every tensor of the modules of `model`: modules in pre-order (a module
+/// reached through an alias is listed once, at its own path), a leaf's
+/// parameters then buffers in declaration order, a container's `state` in
+/// name order. Tensors a leaf does not set are not listed.
+SmallVector<ModelTensor> getModelTensors(ModelOp model);
+
+/// Checks that the external tensors among `tensors` (of `model`) have a
+/// weights file to be read from: when the model names none or its file is
+/// missing or malformed, emits one error, on the module of the first
+/// external tensor, naming that tensor (after `prefix`), its key and the
+/// file, so that a tool reading every tensor reports the file once.
+/// Succeeds when no tensor is external.
+LogicalResult checkWeightsFile(ModelOp model, ArrayRef<ModelTensor> tensors,
+                               StringRef prefix);
+
+/// Replaces the value of `tensor` (the attribute of a leaf, the entry of a
+/// container's `state`) by `value`.
+void setModelTensor(const ModelTensor &tensor, ElementsAttr value);
 
 } // namespace mlir::nnx
 

@@ -264,4 +264,116 @@ def NNXExpandEmbeddingPass : Pass<"nnx-expand-embedding", "::mlir::nnx::ModelOp"
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// Weights: where a model's tensors are stored (nnx/Dialect/NNX/IR/Weights.h).
+// Both passes read everything first and only then write and edit: a refused
+// pass leaves the IR unchanged and writes no file.
+//===----------------------------------------------------------------------===//
+
+def NNXExternalizeWeightsPass
+    : Pass<"nnx-externalize-weights", "::mlir::ModuleOp"> {
+  let summary = "Move a model's tensors into a safetensors file";
+  let description = [{
+    For every `nnx.model`, every tensor of every module (a leaf's parameters
+    and buffers, a container's `state` entries) stored inline (`dense`,
+    `dense_resource`) with at least `min-bytes` bytes becomes
+    `#nnx.external<"key">` of the same type, and its bytes, exactly as
+    stored, go to the safetensors file `file`. Tensors that already are
+    `#nnx.external` are copied from the model's old weights file into the
+    new one, whatever their size, so the model then references `file` only;
+    its `weights` attribute is set to `file` as given.
+
+    Keys are dotted names, as `nnx-build-forward` names parameters: the
+    module's path from the root, `.`, the tensor's name (`layers.0.weight`; the root
+    module's tensors by name alone). When the IR holds several models, each
+    key is prefixed with `<model>/` (`mlp/layers.0.weight`) and every model
+    names the same file. Tied tensors stay tied: tensors of one model that
+    share a `dense_resource` blob or an external key share the first one's
+    key, stored once (equal `dense` values are not tied: MLIR uniques them
+    by value). Tensors are written in module pre-order, a leaf's parameters
+    then buffers, with the metadata `{"format": "pt"}`. Booleans are stored
+    one byte each (safetensors `BOOL`).
+
+    `file` is written relative to the current directory, while a relative
+    `weights` attribute is read relative to the IR file: run from the
+    directory the IR is written to, or give an absolute path. The file is
+    written through a temporary beside it and renamed into place after all
+    tensors were read, so `file` may be the model's current weights file.
+
+    Refused, before anything is written or changed: no `file`; a tensor of
+    an element type safetensors cannot store; a tensor whose bytes cannot
+    be read (an elided `dense_resource`, an external tensor missing from
+    the old file or of another dtype or shape); a file that cannot be
+    written.
+
+    Before (`--nnx-externalize-weights="file=mlp.safetensors"`):
+    ```mlir
+    nnx.model @mlp inputs(tensor<?x4xf32>) {
+      nnx.sequential @body keying = named {
+        nnx.linear @fc {weight = dense<0.5> : tensor<8x4xf32>,
+                        bias = dense_resource<fc_bias> : tensor<8xf32>}
+        nnx.relu @act
+      }
+    }
+    ```
+    After (`mlp.safetensors` holds `fc.weight` and `fc.bias`):
+    ```mlir
+    nnx.model @mlp inputs(tensor<?x4xf32>) attributes {weights = "mlp.safetensors"} {
+      nnx.sequential @body keying = named {
+        nnx.linear @fc {bias = #nnx.external<"fc.bias"> : tensor<8xf32>,
+                        weight = #nnx.external<"fc.weight"> : tensor<8x4xf32>}
+        nnx.relu @act
+      }
+    }
+    ```
+  }];
+  let options = [
+    Option<"file", "file", "std::string", "",
+           "the safetensors file to write (required)">,
+    Option<"minBytes", "min-bytes", "uint64_t", "0",
+           "move only inline tensors of at least this many bytes">,
+  ];
+}
+
+def NNXInternalizeWeightsPass
+    : Pass<"nnx-internalize-weights", "::mlir::ModuleOp"> {
+  let summary = "Bring a model's external tensors back into the IR";
+  let description = [{
+    The inverse of `nnx-externalize-weights`: every `#nnx.external<"key">`
+    tensor of every `nnx.model` becomes a `dense_resource` blob holding the
+    bytes of `key` in the model's weights file (its `weights` attribute,
+    a relative path taken relative to the IR file), and the `weights`
+    attribute is removed. The blob is named after the key (MLIR makes the
+    name unique if it is taken), aligned to the element size, and shared by
+    the tensors of one model that name the same key. The bytes are copied
+    exactly, so externalizing again writes the same file.
+
+    Refused, before anything changes, with an error on the module that
+    names the tensor, the key and the file: a model with external tensors
+    but no `weights`; a weights file that is missing or malformed; a key
+    that is not in the file; a tensor of the file whose dtype or shape
+    differs from the attribute's type.
+
+    Before (`mlp.safetensors` holds `fc.weight`):
+    ```mlir
+    nnx.model @mlp inputs(tensor<?x4xf32>) attributes {weights = "mlp.safetensors"} {
+      nnx.linear @fc {weight = #nnx.external<"fc.weight"> : tensor<8x4xf32>}
+    }
+    ```
+    After:
+    ```mlir
+    nnx.model @mlp inputs(tensor<?x4xf32>) {
+      nnx.linear @fc {weight = dense_resource<"fc.weight"> : tensor<8x4xf32>}
+    }
+    {-#
+      dialect_resources: {
+        builtin: {
+          "fc.weight": "0x04000000..."
+        }
+      }
+    #-}
+    ```
+  }];
+}
+
 #endif // NNX_DIALECT_NNX_TRANSFORMS_PASSES_TD
