@@ -8,7 +8,8 @@ blobs in a ``{-# dialect_resources ... #-}`` section (raw little-endian bytes,
 so they round-trip bit-exactly), or to a safetensors weights file, as
 ``#nnx.external<"key">`` with the model's ``weights`` attribute naming the
 file; keys are the tensors' state_dict names (``fc1.weight``), prefixed with
-``<model name>.`` when one file holds several models::
+``<model name>/`` when one file holds several models (as
+``nnx-externalize-weights`` writes them)::
 
     write(torch_model, "mlp.mlir", inputs=[(None, 4)], weights="mlp.safetensors")
 
@@ -435,14 +436,14 @@ class Exporter:
     def state_dict(self):
         """{key: tensor} of what a weights file of these models holds, in
         order: keys are PyTorch state_dict names relative to the model
-        (``fc1.weight``, ``0.bias``), prefixed with ``<model name>.`` when
+        (``fc1.weight``, ``0.bias``), prefixed with ``<model name>/`` when
         the exporter holds several models."""
         return collections.OrderedDict(
             (self._key(e), e.tensor) for e in self._tensors)
 
     def _key(self, e):
         if len(self._models) > 1:
-            return f"{e.model}.{e.key}"
+            return f"{e.model}/{e.key}"
         return e.key
 
     @staticmethod

@@ -386,9 +386,9 @@ def test_several_models_share_one_file_with_prefixed_keys(tmp_path):
     ex = Exporter().add_model(a, spec(x), name="a").add_model(b, spec(x), name="b")
     text = ex.write(tmp_path / "two.mlir", weights="two.safetensors")
     assert text.count('attributes {weights = "two.safetensors"}') == 2
-    assert '#nnx.external<"a.0.weight">' in text and '#nnx.external<"b.2.bias">' in text
+    assert '#nnx.external<"a/0.weight">' in text and '#nnx.external<"b/2.bias">' in text
     stored = read_safetensors(tmp_path / "two.safetensors")
-    assert set(stored) == {f"{m}.{k}" for m in "ab" for k in a.state_dict()}
+    assert set(stored) == {f"{m}/{k}" for m in "ab" for k in a.state_dict()}
     for name, model in (("a", a), ("b", b)):
         got, _ = nnx_run(tmp_path / "two.mlir", x, "--model", name)
         np.testing.assert_allclose(got, reference(model, x), **TOL)
