@@ -15,6 +15,8 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <cstring>
 
 using namespace mlir;
@@ -135,11 +137,23 @@ static TensorData denseData(DenseElementsAttr dense) {
   return TensorData{ArrayRef<char>(*storage), storage};
 }
 
-/// The byte size of `type`'s data as nnx stores it (i1 as one byte).
-static int64_t storedBytes(ShapedType type) {
+std::optional<uint64_t> mlir::nnx::getStoredByteSize(ShapedType type) {
   Type elt = type.getElementType();
-  int64_t eltBytes = elt.isInteger(1) ? 1 : (elt.getIntOrFloatBitWidth() / 8);
-  return type.getNumElements() * eltBytes;
+  if (!type.hasStaticShape() || !elt.isIntOrFloat())
+    return std::nullopt;
+  int64_t bytes = elt.isInteger(1) ? 1 : elt.getIntOrFloatBitWidth() / 8;
+  for (int64_t dim : type.getShape())
+    if (llvm::MulOverflow(bytes, dim, bytes))
+      return std::nullopt;
+  return static_cast<uint64_t>(bytes);
+}
+
+/// The byte size of `type`'s data as nnx stores it (i1 as one byte), or -1
+/// when it overflows.
+static int64_t storedBytes(ShapedType type) {
+  std::optional<uint64_t> bytes = getStoredByteSize(type);
+  return bytes && *bytes <= uint64_t(INT64_MAX) ? static_cast<int64_t>(*bytes)
+                                                : -1;
 }
 
 /// The weights file at `path` that `ext` is read from; no path or a file
@@ -192,8 +206,16 @@ FailureOr<TensorData> mlir::nnx::getTensorData(ElementsAttr attr,
                                                StringRef weightsPath,
                                                Location loc,
                                                const Twine &what) {
-  if (auto dense = dyn_cast<DenseElementsAttr>(attr))
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    // A splat is one element in the IR; its bytes are all of them.
+    auto type = cast<ShapedType>(attr.getType());
+    std::optional<uint64_t> bytes = getStoredByteSize(type);
+    if (!bytes || *bytes > kMaxExpandedTensorBytes)
+      return emitError(loc) << what << " is " << type << ", more than "
+                            << (kMaxExpandedTensorBytes >> 30)
+                            << " GiB: too large to hold in memory";
     return denseData(dense);
+  }
   if (auto ext = dyn_cast<ExternalTensorAttr>(attr))
     return externalData(ext, weightsPath, loc, what);
   auto type = cast<ShapedType>(attr.getType());

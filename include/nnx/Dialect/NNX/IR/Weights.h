@@ -69,6 +69,14 @@ openWeightsFile(MLIRContext *context, StringRef path, Location loc);
 /// rewrites the file calls this first).
 void forgetWeightsFile(MLIRContext *context, StringRef path);
 
+/// The bytes a tensor of `type` takes as nnx stores it (row-major, i1 as a
+/// byte), or nullopt when the shape is dynamic or the size overflows.
+std::optional<uint64_t> getStoredByteSize(ShapedType type);
+
+/// The largest inline tensor (a `dense<...>` splat is one element in the IR)
+/// whose bytes getTensorData materializes.
+inline constexpr uint64_t kMaxExpandedTensorBytes = uint64_t(16) << 30;
+
 /// The bytes of `attr`. An #nnx.external tensor is looked up in
 /// `weightsPath` (empty: there is no weights file, an error) and its dtype
 /// and shape checked against the attribute's type. Problems are diagnostics
