@@ -32,6 +32,9 @@ LogicalResult mlir::nnx::widen(ModelOp model, StringRef layer, int64_t width,
   if (failed(checkRefusable(target, AllRebuildProperties, kPass, "target")))
     return failure();
   int64_t oldWidth = target.getOutFeaturesCount();
+  if (oldWidth == 0)
+    return refuse(target, kPass, "target")
+           << "has out_features = 0: there is no unit to replicate";
   if (width <= oldWidth)
     return refuse(target, kPass, "target")
            << "has out_features = " << oldWidth << "; option width=" << width

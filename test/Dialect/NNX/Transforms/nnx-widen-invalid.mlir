@@ -205,6 +205,17 @@ nnx.model @m inputs(tensor<?x8xf32>) {
 
 // -----
 
+// A Linear with no output unit has nothing to replicate (was: SIGFPE).
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{nnx-widen: target 't' (nnx.linear) has out_features = 0: there is no unit to replicate}}
+    nnx.linear @t {weight = dense<1.0> : tensor<0x4xf32>}
+    nnx.linear @c {weight = dense<1.0> : tensor<2x0xf32>}
+  }
+}
+
+// -----
+
 // The new width is not larger than the old.
 nnx.model @m inputs(tensor<?x4xf32>) {
   nnx.sequential @net keying = named {
