@@ -748,3 +748,10 @@ nnx.model @m inputs(tensor<?x4xf32>) attributes {weights = "w.safetensors"} {
 func.func @f() attributes {nnx.parameters = [1]} {
   return
 }
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{'nnx.linear' op at '<root>': tensor 'weight' of type 'tensor<4611686018427387904x4xf32>' holds more bytes than 64 bits can count}}
+  nnx.linear @fc {weight = dense<1.0> : tensor<4611686018427387904x4xf32>}
+}

@@ -1,6 +1,7 @@
 //===- NNXOps.cpp - nnx operations: verifiers and syntax --------*- C++ -*-===//
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
+#include "nnx/Dialect/NNX/IR/Weights.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -98,6 +99,14 @@ LogicalResult mlir::nnx::detail::verifyModuleOpInterface(Operation *op) {
         return emitModuleError(op)
                << "'pruned' names '" << cast<StringAttr>(a).getValue()
                << "', which is not a tensor of this module";
+  // Counts and sizes are int64: a tensor too large for them is no tensor.
+  for (StringRef name : names)
+    if (ElementsAttr t = m.getTensor(name))
+      if (auto type = dyn_cast<ShapedType>(t.getType());
+          type && type.hasStaticShape() && !getStoredByteSize(type))
+        return emitModuleError(op)
+               << "tensor '" << name << "' of type " << type
+               << " holds more bytes than 64 bits can count";
   return success();
 }
 
