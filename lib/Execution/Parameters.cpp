@@ -7,6 +7,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/MemAlloc.h"
 
 #include <cstring>
 
@@ -20,6 +21,20 @@ using namespace mlir::nnx;
 
 static llvm::Error makeError(const Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+/// `size` bytes of storage aligned to a cache line (the compiled code's
+/// vector loads prefer it), owned by the result; filled from `from` when
+/// given.
+static TensorData alignedCopy(size_t size, const char *from = nullptr) {
+  constexpr size_t kAlign = 64;
+  size_t rounded = std::max<size_t>(kAlign, llvm::alignTo(size, kAlign));
+  std::shared_ptr<char> storage(
+      static_cast<char *>(llvm::allocate_buffer(rounded, kAlign)),
+      [rounded](char *p) { llvm::deallocate_buffer(p, rounded, kAlign); });
+  if (from && size)
+    std::memcpy(storage.get(), from, size);
+  return TensorData{ArrayRef<char>(storage.get(), size), storage};
 }
 
 /// The safetensors dtype of an nnx array dtype.
@@ -63,9 +78,7 @@ static llvm::Expected<TensorData> readParameter(ElementsAttr attr,
   // Inline tensors live in the MLIRContext, which may go before the
   // compiled model does: keep a copy (a mapped file is shared instead).
   if (!data->owner) {
-    auto copy = std::make_shared<std::vector<char>>(data->bytes.begin(),
-                                                    data->bytes.end());
-    *data = TensorData{ArrayRef<char>(*copy), copy};
+    *data = alignedCopy(data->bytes.size(), data->bytes.data());
   }
   return *data;
 }
@@ -136,9 +149,7 @@ llvm::Error ParameterBindings::readWeightsFile(StringRef path) {
                        ", parameter '" + spec.name + "' is " + spec.typeString);
     TensorData data{file->getData(*info), file, /*mapped=*/true};
     if (!fitsSpec(data, spec)) {
-      auto copy = std::make_shared<std::vector<char>>(data.bytes.begin(),
-                                                      data.bytes.end());
-      data = TensorData{ArrayRef<char>(*copy), copy};
+      data = alignedCopy(data.bytes.size(), data.bytes.data());
     }
     bound.push_back(std::move(data));
   }
@@ -193,9 +204,9 @@ static void transposeBlocked(const char *in, char *out, int64_t rows,
 /// The transpose of the row-major `rows` x `cols` matrix `data`.
 static TensorData transposed(ArrayRef<char> data, int64_t rows, int64_t cols,
                              size_t elementSize) {
-  auto copy = std::make_shared<std::vector<char>>(data.size());
+  TensorData copy = alignedCopy(data.size());
   const char *in = data.data();
-  char *out = copy->data();
+  char *out = const_cast<char *>(copy.bytes.data());
   switch (elementSize) {
   case 1:
     transposeBlocked<uint8_t>(in, out, rows, cols);
@@ -210,7 +221,7 @@ static TensorData transposed(ArrayRef<char> data, int64_t rows, int64_t cols,
     transposeBlocked<uint64_t>(in, out, rows, cols);
     break;
   }
-  return TensorData{ArrayRef<char>(*copy), copy};
+  return copy;
 }
 
 /// Tells the kernel the whole pages of `data`, a read-only file mapping, are
