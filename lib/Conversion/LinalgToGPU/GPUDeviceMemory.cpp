@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "nnx/Conversion/LinalgToGPU/Passes.h"
+#include "nnx/Dialect/NNX/IR/NNXOps.h"
 
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -69,7 +70,7 @@ bool isParameterArgument(Value v) {
     return false;
   auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
   return func && arg.getOwner()->isEntryBlock() &&
-         func.getArgAttr(arg.getArgNumber(), "nnx.parameter");
+         func.getArgAttr(arg.getArgNumber(), nnx::kParameterArgAttrName);
 }
 
 /// Whether `v` views a device allocation or a resident parameter.

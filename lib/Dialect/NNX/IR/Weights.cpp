@@ -137,23 +137,20 @@ static TensorData denseData(DenseElementsAttr dense) {
   return TensorData{ArrayRef<char>(*storage), storage};
 }
 
+/// Bytes per element as nnx stores them (i1 as one byte).
+static int64_t storedElementSize(Type elt) {
+  return elt.isInteger(1) ? 1 : elt.getIntOrFloatBitWidth() / 8;
+}
+
 std::optional<uint64_t> mlir::nnx::getStoredByteSize(ShapedType type) {
   Type elt = type.getElementType();
   if (!type.hasStaticShape() || !elt.isIntOrFloat())
     return std::nullopt;
-  int64_t bytes = elt.isInteger(1) ? 1 : elt.getIntOrFloatBitWidth() / 8;
+  int64_t bytes = storedElementSize(elt);
   for (int64_t dim : type.getShape())
     if (llvm::MulOverflow(bytes, dim, bytes))
       return std::nullopt;
   return static_cast<uint64_t>(bytes);
-}
-
-/// The byte size of `type`'s data as nnx stores it (i1 as one byte), or -1
-/// when it overflows.
-static int64_t storedBytes(ShapedType type) {
-  std::optional<uint64_t> bytes = getStoredByteSize(type);
-  return bytes && *bytes <= uint64_t(INT64_MAX) ? static_cast<int64_t>(*bytes)
-                                                : -1;
 }
 
 /// The weights file at `path` that `ext` is read from; no path or a file
@@ -226,13 +223,13 @@ FailureOr<TensorData> mlir::nnx::getTensorData(ElementsAttr attr,
              << what << ": dense_resource<" << resource.getRawHandle().getKey()
              << "> has no data (its blob is not in the file)";
     ArrayRef<char> bytes = blob->getData();
-    if ((int64_t)bytes.size() != storedBytes(type))
+    std::optional<uint64_t> needed = getStoredByteSize(type);
+    if (!needed || bytes.size() != *needed)
       return emitError(loc)
              << what << ": dense_resource<" << resource.getRawHandle().getKey()
-             << "> holds " << bytes.size() << " bytes, " << type << " needs "
-             << storedBytes(type);
-    size_t align = std::max<int64_t>(
-        1, storedBytes(type) / std::max<int64_t>(1, type.getNumElements()));
+             << "> holds " << bytes.size()
+             << " bytes, which is not the size of " << type;
+    size_t align = storedElementSize(type.getElementType());
     if (reinterpret_cast<uintptr_t>(bytes.data()) % align != 0)
       return ownedCopy(bytes);
     return TensorData{bytes, nullptr};
