@@ -39,13 +39,15 @@ is a function ``spec(F, *xs)`` over a :class:`ForwardBuilder`::
 """
 
 import collections
-import operator
+import inspect
 import os
 import re
 
 import torch
 from torch import nn
 
+from .fx_export import (ExportError, FxForward, Size, Value, _flat as fx_flat,
+                        mlir_element_type, tensor_type, trace_forward)
 from .nets import FeedFwdNN
 from .safetensors import write_safetensors
 
@@ -69,10 +71,6 @@ class _TensorEntry:
         self.model = model  # the name of the model it first appeared in
 
 
-class ExportError(ValueError):
-    """A module (named by its path) that nnx IR cannot describe."""
-
-
 class Input:
     """One forward input: a shape with ``None`` for dynamic dims, a dtype."""
 
@@ -90,19 +88,14 @@ class Input:
         return Input(spec)
 
 
-_ELEMENT_TYPES = {
-    torch.float32: "f32", torch.float64: "f64", torch.float16: "f16",
-    torch.bfloat16: "bf16", torch.int64: "i64", torch.int32: "i32",
-}
-
 _BARE_ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*$")
 
 
 def _element_type(dtype, where):
     try:
-        return _ELEMENT_TYPES[dtype]
-    except KeyError:
-        raise ExportError(f"{where}: unsupported dtype {dtype}") from None
+        return mlir_element_type(dtype)
+    except ExportError as e:
+        raise ExportError(f"{where}: {e}") from None
 
 
 def _tensor_type(shape, dtype, where):
@@ -194,6 +187,18 @@ _PARAMETRIZATION_NAMES = {
 }
 
 
+class _NoGrad:
+    """Gradient recording off while a kept function is interpreted."""
+
+    def __enter__(self):
+        self._grad = torch.is_grad_enabled()
+        torch.set_grad_enabled(False)
+
+    def __exit__(self, *exc):
+        torch.set_grad_enabled(self._grad)
+        return False
+
+
 class _Frozen:
     """Runs a model for shapes without changing it: every module in eval
     mode (no running-statistics updates), buffers restored afterwards."""
@@ -220,25 +225,8 @@ class _Frozen:
         return False
 
 
-class Value:
-    """An SSA value of a forward region being built, with example tensors
-    (two runs with different sizes of the dynamic dims) that give its type."""
-
-    def __init__(self, name, examples, type_str):
-        self.name = name
-        self.examples = examples
-        self.type = type_str
-
-
 def _type_of_examples(examples, where):
-    a, b = examples
-    if not isinstance(a, torch.Tensor):
-        raise ExportError(f"{where}: forward produced a {type(a).__name__}, "
-                          "not a tensor")
-    if a.dim() != b.dim():
-        raise ExportError(f"{where}: rank depends on the input sizes")
-    shape = [da if da == db else None for da, db in zip(a.shape, b.shape)]
-    return _tensor_type(shape, a.dtype, where)
+    return tensor_type(examples, where)
 
 
 class ForwardBuilder:
@@ -329,70 +317,12 @@ class ForwardBuilder:
         return v
 
 
-def _fx_spec(module, path):
-    """A forward spec read off a torch.fx trace of `module.forward` in which
-    every child module is a call."""
-    import torch.fx as fx
-
-    class ChildTracer(fx.Tracer):
-        def is_leaf_module(self, m, qualname):
-            return True
-
-    try:
-        graph = ChildTracer().trace(module)
-    except Exception as e:  # fx raises many kinds on untraceable code
-        raise ExportError(
-            f"{_where(path)}: class {type(module).__name__} needs a forward "
-            f"spec (torch.fx could not trace it: {e})") from None
-
-    binary = {operator.add: "add", torch.add: "add", operator.sub: "sub",
-              torch.sub: "sub", operator.mul: "mul", torch.mul: "mul"}
-
-    def spec(F, *xs):
-        env = {}
-        placeholders = iter(xs)
-        for node in graph.nodes:
-            if node.op == "placeholder":
-                try:
-                    env[node.name] = next(placeholders)
-                except StopIteration:
-                    raise ExportError(f"{_where(path)}: forward takes more "
-                                      "inputs than the model gives it") from None
-            elif node.op == "call_module":
-                if node.kwargs:
-                    raise ExportError(f"{_where(path)}: keyword arguments in "
-                                      f"the call of '{node.target}'")
-                env[node.name] = F.call(node.target,
-                                        *[env[a.name] for a in node.args],
-                                        source=None)
-            elif node.op == "call_function" and node.target in binary:
-                a, b = node.args
-                if not isinstance(a, fx.Node) or not isinstance(b, fx.Node) \
-                        or node.kwargs:
-                    raise ExportError(f"{_where(path)}: '{node.name}' mixes "
-                                      "tensors and constants")
-                env[node.name] = getattr(F, binary[node.target])(
-                    env[a.name], env[b.name])
-            elif node.op == "output":
-                out = node.args[0]
-                if isinstance(out, (tuple, list)):
-                    return [env[o.name] for o in out]
-                return env[out.name]
-            else:
-                raise ExportError(
-                    f"{_where(path)}: forward op '{node.name}' "
-                    f"({node.op} {getattr(node.target, '__name__', node.target)}) "
-                    "has no nnx form; give a forward spec")
-        raise ExportError(f"{_where(path)}: forward has no output")
-
-    return spec
-
-
 class Exporter:
     """Collects one or more models and prints them as one nnx IR file."""
 
-    def __init__(self, forward_specs=None):
+    def __init__(self, forward_specs=None, functions=()):
         self._forward_specs = dict(forward_specs or {})
+        self._functions = tuple(functions)
         self._models = []  # [(name, header text, body lines)]
         self._tensors = []  # [_TensorEntry], in order of first use
         self._tensor_index = {}  # id(tensor object) -> index in _tensors
@@ -484,6 +414,7 @@ class Exporter:
         self._model_prefix = re.sub(r"[^A-Za-z0-9_]", "_", name)
         self._examples = self._record_examples(model, examples)
         self._emitted = {}
+        self._calls = {}
         lines = []
         self._emit(model, root, "", 1, lines)
         lines.append("}")
@@ -529,7 +460,16 @@ class Exporter:
     @staticmethod
     def _example(shape, dtype, k):
         gen = torch.Generator().manual_seed(1234 + k)
-        dims = [(2 + k) if d is None else int(d) for d in shape]
+        # Each dynamic dim gets its own size, different in the two runs, so
+        # the traced sizes tell batch from sequence (run 0: 2, 3, 4, ...;
+        # run 1: 3, 5, 7, ...).
+        dims, i = [], 0
+        for d in shape:
+            if d is None:
+                dims.append(2 + i if k == 0 else 3 + 2 * i)
+                i += 1
+            else:
+                dims.append(int(d))
         if dtype.is_floating_point:
             return torch.randn(dims, generator=gen).to(dtype)
         return torch.zeros(dims, dtype=dtype)
@@ -830,23 +770,58 @@ class Exporter:
         return None
 
     def _custom(self, m, key, path, ind, lines):
-        where = _where(path)
-        examples = self._examples.get(path)
-        if examples is None:
-            raise ExportError(
-                f"{where}: custom module {type(m).__name__} is never called by "
-                "the model's forward, so its forward types are unknown")
+        """`m` as ``nnx.module`` with its forward: from a spec (``forward_specs``
+        or an ``nnx_forward`` method), else from a torch.fx trace."""
         spec = self._spec_for(m, path)
         if spec is None and hasattr(m, "nnx_forward"):
             spec = lambda F, *xs: m.nnx_forward(F, *xs)  # noqa: E731
-        if spec is None:
-            spec = _fx_spec(m, path)
         pad = "  " * ind
         attrs = self._common(m, path, self._own_names(m))
         self._state(m, path, attrs)
         head = f"{pad}nnx.module {_sym(key)} class = {_string(type(m).__name__)}"
         lines.append(head + (f" attributes {{{', '.join(attrs)}}}" if attrs else "")
                      + " {")
+        if spec is not None:
+            args, results, body, kept = self._spec_forward(m, path, spec)
+        else:
+            args, results, body, kept = self._traced_forward(m, m, path)
+        for ckey, child in m._modules.items():
+            if child is not None:
+                self._emit(child, ckey, _path(path, ckey), ind + 1, lines)
+        for fname, (fn, call) in kept.items():
+            self._function_module(fn, fname, _path(path, fname), call,
+                                  ind + 1, lines)
+        self._forward(lines, ind + 1, args, results, body)
+        lines.append(f"{pad}}}")
+
+    def _forward(self, lines, ind, args, results, body):
+        pad = "  " * ind
+        arg_text = ", ".join(f"{a.name}: {a.type}" for a in args)
+        res_types = [r.type for r in results]
+        arrow = res_types[0] if len(res_types) == 1 else f"({', '.join(res_types)})"
+        lines.append(f"{pad}nnx.forward @forward({arg_text}) -> {arrow} {{")
+        for line in body:
+            lines.append(f"{pad}  {line}")
+        lines.append(f"{pad}  nnx.return {', '.join(r.name for r in results)} : "
+                     f"{', '.join(res_types)}")
+        lines.append(f"{pad}}}")
+
+    def _call_record(self, m, path):
+        """(example pairs of the tensor arguments, constant arguments, names
+        of the tensor arguments or None for the first ones) of the first
+        call of the module at `path`."""
+        call = self._calls.get(path)
+        if call is not None:
+            return call
+        examples = self._examples.get(path)
+        if examples is None:
+            raise ExportError(
+                f"{_where(path)}: custom module {type(m).__name__} is never "
+                "called by the model's forward, so its forward types are unknown")
+        return examples, {}, None
+
+    def _spec_forward(self, m, path, spec):
+        examples = self._call_record(m, path)[0]
         F = ForwardBuilder(m, path)
         args = [F.argument(i, ex) for i, ex in enumerate(examples)]
         with _Frozen(m):
@@ -854,23 +829,126 @@ class Exporter:
         results = list(result) if isinstance(result, (list, tuple)) else [result]
         for r in results:
             F._check(r)
-        for ckey, child in m._modules.items():
-            if child is not None:
-                self._emit(child, ckey, _path(path, ckey), ind + 1, lines)
-        arg_text = ", ".join(f"{a.name}: {a.type}" for a in args)
-        res_types = [r.type for r in results]
-        arrow = res_types[0] if len(res_types) == 1 else f"({', '.join(res_types)})"
-        lines.append(f"{pad}  nnx.forward @forward({arg_text}) -> {arrow} {{")
-        for l in F._lines:
-            lines.append(f"{pad}    {l}")
-        lines.append(f"{pad}    nnx.return {', '.join(r.name for r in results)} : "
-                     f"{', '.join(res_types)}")
-        lines.append(f"{pad}  }}")
+        return args, results, F._lines, {}
+
+    def _traced_forward(self, m, root, path):
+        """Traces `root` (module `m`'s forward, or a kept function) and
+        interprets it on the recorded example inputs."""
+        examples, concrete, tensor_names = self._call_record(m, path)
+        where = _where(path)
+        fn = root.forward if isinstance(root, nn.Module) else root
+        params = [p for p in inspect.signature(fn).parameters.values()]
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+            raise ExportError(f"{where}: a forward taking *args or **kwargs "
+                              "cannot be traced; give it named parameters")
+        if tensor_names is None:
+            tensor_names = [p.name for p in params][:len(examples)]
+        concrete = dict(concrete)
+        for p in params:
+            if p.name in tensor_names or p.name in concrete:
+                continue
+            if p.default is p.empty:
+                raise ExportError(f"{where}: forward parameter '{p.name}' is "
+                                  "not given by the call")
+            concrete[p.name] = p.default
+        graph = trace_forward(root, concrete, self._functions, where)
+        fxf = FxForward(m if isinstance(root, nn.Module) else None, path,
+                        self._functions, self._on_call)
+        names = [p.name for p in params]
+        args = [Size(fxf.name(n), ex) if isinstance(ex[0], int) else
+                Value(fxf.name(n), ex, tensor_type(ex, f"{where}, input '{n}'"))
+                for n, ex in zip(tensor_names, examples)]
+        fxf.known_sizes([a for a in args if isinstance(a, Size)])
+        with _Frozen(m) if isinstance(m, nn.Module) else _NoGrad():
+            results = fxf.run(graph, names, args, concrete)
+        return args, results, fxf.lines, fxf.kept
+
+    def _function_module(self, fn, key, path, call, ind, lines):
+        """A kept function as a parameterless child module."""
+        self._calls[path] = call
+        pad = "  " * ind
+        lines.append(f"{pad}nnx.module {_sym(key)} class = {_string(key)} {{")
+        args, results, body, kept = self._traced_forward(None, fn, path)
+        for fname, (kfn, kcall) in kept.items():
+            self._function_module(kfn, fname, _path(path, fname), kcall,
+                                  ind + 1, lines)
+        self._forward(lines, ind + 1, args, results, body)
         lines.append(f"{pad}}}")
+
+    def _on_call(self, fxf, target, fn, args, kwargs, label):
+        """Emits the call of child `target` (a dotted path) or of kept
+        function `fn` from the forward `fxf` is building."""
+        if fn is None:
+            callee = fxf.module.get_submodule(target)
+            sig = inspect.signature(callee.forward)
+            run = callee
+            key_path = target
+        else:
+            sig = inspect.signature(fn)
+            run = fn
+            key_path = fn.__name__
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise fxf.error(f"call does not match the signature: {e}") from None
+        operands, concrete, keywords = [], {}, []
+        for i, (name, v) in enumerate(bound.arguments.items()):
+            if isinstance(v, (Value, Size)):  # a tensor or a run-time size
+                operands.append(v)
+                if name in kwargs:
+                    keywords.append(name)
+                elif keywords:
+                    raise fxf.error(f"argument '{name}' is positional after a "
+                                    "keyword tensor argument")
+            elif any(isinstance(a, (Value, Size)) for a in fx_flat(v)):
+                raise fxf.error(f"argument '{name}' mixes tensors or run-time "
+                                "sizes into a container; pass tensors directly")
+            else:
+                concrete[name] = v
+        outs = []
+        for k in range(2):
+            a = [o.examples[k].clone() if isinstance(o, Value) else
+                 o.examples[k] for o in operands]
+            kw = dict(concrete)
+            kw.update(zip([n for n in bound.arguments if n not in concrete], a))
+            with torch.no_grad():
+                outs.append(run(**kw))
+        names = [n for n in bound.arguments if n not in concrete]
+        call = ([o.examples for o in operands], concrete, names)
+        path = _path(fxf.path, key_path)
+        if fn is None:
+            self._calls.setdefault(path, call)
+        else:
+            fxf.kept.setdefault(fn.__name__, (fn, call))
+        return self._emit_call(fxf, key_path, operands, keywords, outs, label)
+
+    def _emit_call(self, fxf, key_path, operands, keywords, outs, label):
+        tup = isinstance(outs[0], (tuple, list))
+        pairs = list(zip(outs[0], outs[1])) if tup else [(outs[0], outs[1])]
+        results = []
+        for i, ex in enumerate(pairs):
+            if not all(isinstance(e, torch.Tensor) for e in ex):
+                raise fxf.error(f"the callee's result {i} is a "
+                                f"{type(ex[0]).__name__}, not a tensor")
+            results.append(Value(fxf.name(label.removeprefix("self_")), ex,
+                                 tensor_type(ex, fxf.where())))
+        callee = "::".join(_sym(s) for s in key_path.split("."))
+        attrs = []
+        if keywords:
+            attrs.append("nnx.kwargs = [" + ", ".join(_string(k) for k in keywords)
+                         + "]")
+        in_types = ", ".join(o.type for o in operands)
+        out_types = ", ".join(r.type for r in results)
+        if len(results) != 1:
+            out_types = f"({out_types})"
+        fxf.emit([r.name for r in results],
+                 f"nnx.call {callee}({', '.join(o.name for o in operands)})",
+                 f"({in_types}) -> {out_types}", attrs, label)
+        return tuple(results) if tup else results[0]
 
 
 def export(model, inputs, name="model", root="net", forward_specs=None,
-           weights=None):
+           weights=None, functions=()):
     """`model` as nnx IR text (one ``nnx.model``).
 
     `weights`: None (inline ``dense_resource`` blobs if the tensors take at
@@ -879,7 +957,7 @@ def export(model, inputs, name="model", root="net", forward_specs=None,
     a path: the tensors are written there as safetensors and the IR refers
     to them as ``#nnx.external`` with the file's absolute path (the text may
     be saved anywhere). :func:`write` keeps relative paths."""
-    ex = Exporter(forward_specs).add_model(model, inputs, name, root)
+    ex = Exporter(forward_specs, functions).add_model(model, inputs, name, root)
     if weights is None or weights is False:
         return ex.text(weights)
     if weights is True:
@@ -893,7 +971,7 @@ def export(model, inputs, name="model", root="net", forward_specs=None,
 
 
 def write(model, path, inputs, name="model", root="net", forward_specs=None,
-          weights=None):
+          weights=None, functions=()):
     """Writes `model` as nnx IR to `path`; returns the text.
 
     `weights` (see :meth:`Exporter.write`): None (automatic: inline up to
@@ -901,5 +979,6 @@ def write(model, path, inputs, name="model", root="net", forward_specs=None,
     ``<stem>.safetensors`` next to `path`), False (inline), True
     (``<stem>.safetensors``), or the weights file's path, relative to the
     directory of `path`."""
-    return Exporter(forward_specs).add_model(model, inputs, name, root).write(
+    return Exporter(forward_specs, functions).add_model(
+        model, inputs, name, root).write(
         path, weights)
