@@ -93,8 +93,9 @@ class FalconAttention(nn.Module):
         key_layer = repeat_kv(key_layer, self.num_key_value_groups)
         value_layer = repeat_kv(value_layer, self.num_key_value_groups)
 
-        causal = torch.triu(torch.ones(query_length, query_length, dtype=torch.bool, device=hidden_states.device), diagonal=1)
-        causal_mask = torch.zeros(query_length, query_length, dtype=hidden_states.dtype, device=hidden_states.device)
+        t = query_length
+        causal = torch.triu(torch.ones(t, t, dtype=torch.bool, device=hidden_states.device), diagonal=1)
+        causal_mask = torch.zeros(t, t, dtype=hidden_states.dtype, device=hidden_states.device)
         causal_mask = causal_mask.masked_fill(causal, float("-inf"))
 
         attn_output, attention_probs = attention_interface(

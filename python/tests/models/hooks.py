@@ -39,7 +39,7 @@ import json
 import os
 import sys
 from dataclasses import dataclass
-from typing import Optional, Tuple, Union
+from typing import Tuple, Union
 
 import torch
 
