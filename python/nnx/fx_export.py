@@ -79,16 +79,35 @@ class _Tracer(fx.Tracer):
                 return orig(*args, **kwargs)
             return call
 
-        proxy_iter = fx.Proxy.__iter__
+        saved = {m: fx.Proxy.__dict__.get(m) for m in ("__iter__",) +
+                 tuple(_IN_PLACE)}
         try:
             for name, orig in originals.items():
                 setattr(torch, name, recorder(orig))
             fx.Proxy.__iter__ = _proxy_iter
+            for method, op in _IN_PLACE.items():
+                setattr(fx.Proxy, method, _in_place_method(op))
             return self.trace(root, concrete_args=concrete_args)
         finally:
-            fx.Proxy.__iter__ = proxy_iter
+            for method, orig in saved.items():
+                if orig is None:
+                    delattr(fx.Proxy, method)
+                else:
+                    setattr(fx.Proxy, method, orig)
             for name, orig in originals.items():
                 setattr(torch, name, orig)
+
+
+# `a += b` on a Proxy falls back to `a = a + b`; recorded as the in-place
+# operator instead (Falcon adds the attention into the MLP output in place).
+_IN_PLACE = {"__iadd__": operator.iadd, "__isub__": operator.isub,
+             "__imul__": operator.imul, "__itruediv__": operator.itruediv}
+
+
+def _in_place_method(op):
+    def method(self, other):
+        return self.tracer.create_proxy("call_function", op, (self, other), {})
+    return method
 
 
 def _proxy_iter(self):

@@ -56,3 +56,32 @@ def nnx_run(model_text, inputs, extra_args=(), workdir=None):
         args += ["--output", out] + list(extra_args)
         proc = run_tool("nnx-run", args)
         return np.load(out), proc.stderr
+
+
+def nnx_run_traced(model_text, inputs, family, reads=(), patches=None,
+                   extra_args=(), workdir=None):
+    """Runs `model_text` through nnx-run with tracing: `reads` are
+    standardized names of `family` to read (``--probe``), `patches` maps
+    names to arrays written in (``--patch``). Returns ``(output, {name:
+    array read})``."""
+    patches = dict(patches or {})
+    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+        model = os.path.join(tmp, "model.mlir")
+        with open(model, "w") as f:
+            f.write(model_text)
+        args = [model, "--family", family]
+        for i, x in enumerate(inputs):
+            p = os.path.join(tmp, f"in{i}.npy")
+            np.save(p, x)
+            args += ["--input", p]
+        for i, name in enumerate(reads):
+            args += ["--probe", f"{name}={os.path.join(tmp, f'read{i}.npy')}"]
+        for i, (name, x) in enumerate(patches.items()):
+            p = os.path.join(tmp, f"patch{i}.npy")
+            np.save(p, x)
+            args += ["--patch", f"{name}={p}"]
+        out = os.path.join(tmp, "out.npy")
+        run_tool("nnx-run", args + ["--output", out] + list(extra_args))
+        values = {name: np.load(os.path.join(tmp, f"read{i}.npy"))
+                  for i, name in enumerate(reads)}
+        return np.load(out), values

@@ -39,6 +39,7 @@ is a function ``spec(F, *xs)`` over a :class:`ForwardBuilder`::
 """
 
 import collections
+import dataclasses
 import inspect
 import os
 import re
@@ -185,6 +186,38 @@ _PARAMETRIZATION_NAMES = {
     "_WeightNorm": "weight_norm", "_SpectralNorm": "spectral_norm",
     "_Orthogonal": "orthogonal",
 }
+
+
+def _config_value(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return f"{v} : i64"
+    if isinstance(v, float) and v == v and abs(v) != float("inf"):
+        return _f64(v)
+    if isinstance(v, str):
+        return _string(v)
+    return None
+
+
+def _config_attr(config):
+    """A module's ``config`` (a dataclass, a dict or an object with scalar
+    attributes, as HF models carry) as ``config = {...}``: the booleans,
+    ints, finite floats and strings, which family conditions can test."""
+    if config is None:
+        return None
+    if dataclasses.is_dataclass(config):
+        items = dataclasses.asdict(config)
+    elif isinstance(config, dict):
+        items = config
+    else:
+        items = {k: v for k, v in vars(config).items() if not k.startswith("_")}
+    entries = []
+    for k, v in sorted(items.items()):
+        text = _config_value(v)
+        if text is not None and _BARE_ID.match(str(k)):
+            entries.append(f"{k} = {text}")
+    return "config = {" + ", ".join(entries) + "}" if entries else None
 
 
 class _NoGrad:
@@ -778,6 +811,9 @@ class Exporter:
         pad = "  " * ind
         attrs = self._common(m, path, self._own_names(m))
         self._state(m, path, attrs)
+        config = _config_attr(getattr(m, "config", None))
+        if config:
+            attrs.append(config)
         head = f"{pad}nnx.module {_sym(key)} class = {_string(type(m).__name__)}"
         lines.append(head + (f" attributes {{{', '.join(attrs)}}}" if attrs else "")
                      + " {")
