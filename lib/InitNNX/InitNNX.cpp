@@ -14,6 +14,7 @@
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -34,5 +35,7 @@ void nnx::registerNNXPasses() {
   mlir::nnx::registerNNXCUDAPipeline();
   mlir::registerGpuKernelOutliningPass();
   mlir::registerGpuAsyncRegionPass();
+  // What nnx-run does to find result shapes, for tests of shape functions.
+  mlir::memref::registerResolveShapedTypeResultDimsPass();
   mlir::nnx::registerNNXTracingPasses();
 }

@@ -11,6 +11,7 @@
 #include "nnx/Conversion/Passes.h"
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
 #include "nnx/Dialect/NNX/IR/ModuleVisitor.h"
+#include "nnx/Dialect/NNX/IR/NNXFnOps.h"
 #include "nnx/Dialect/NNX/IR/Weights.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -264,7 +265,9 @@ FailureOr<Value> ForwardEmitter::emitLeaf(LayerOpInterface m, Value x) {
 //===----------------------------------------------------------------------===//
 
 static bool isForwardLevelOp(Operation *op) {
-  if (isa<ProbeOp>(op))
+  // nnx.fn ops are cloned like upstream ops; nnx-lower-functional lowers
+  // them.
+  if (isa<ProbeOp>(op) || isFunctionalOp(op))
     return true;
   StringRef ns = op->getName().getDialectNamespace();
   return op->isRegistered() &&
@@ -272,13 +275,13 @@ static bool isForwardLevelOp(Operation *op) {
 }
 
 /// Refuses ops of a forward region that cannot be lowered: anything but
-/// upstream arith/math/tensor/linalg ops and `nnx.call`, also nested in
-/// regions, where probes cannot be placed either.
+/// upstream arith/math/tensor/linalg ops, `nnx.fn` ops and `nnx.call`, also
+/// nested in regions, where probes cannot be placed either.
 static LogicalResult checkForwardRegionOp(Operation &op) {
   if (!isa<CallOp>(op) && !isForwardLevelOp(&op))
     return emitModuleError(&op)
-           << "only upstream arith/math/tensor/linalg ops and 'nnx.call' "
-              "can be lowered";
+           << "only upstream arith/math/tensor/linalg ops, 'nnx.fn' ops and "
+              "'nnx.call' can be lowered";
   WalkResult nested = op.walk([&](Operation *inner) {
     if (inner == &op)
       return WalkResult::advance();

@@ -25,7 +25,7 @@ nnx.model @m inputs(tensor<?x8xf32>) {
   nnx.sequential @body keying = named {
     nnx.module @block class = "Weird" {
       nnx.forward @forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
-        // expected-error @+1 {{'ub.poison' op in the forward of 'block': only upstream arith/math/tensor/linalg ops and 'nnx.call' can be lowered}}
+        // expected-error @+1 {{'ub.poison' op in the forward of 'block': only upstream arith/math/tensor/linalg ops, 'nnx.fn' ops and 'nnx.call' can be lowered}}
         %u = ub.poison : tensor<?x8xf32>
         nnx.return %u : tensor<?x8xf32>
       }

@@ -4,6 +4,7 @@
 #include "nnx/Dialect/NNX/IR/Weights.h"
 #include "nnx/Support/SafeTensors.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -25,6 +26,7 @@ void NNXDialect::initialize() {
 #define GET_OP_LIST
 #include "nnx/Dialect/NNX/IR/NNXOps.cpp.inc"
       >();
+  registerFunctionalOps();
 }
 
 //===----------------------------------------------------------------------===//

@@ -55,6 +55,9 @@ def NNX_Dialect : Dialect {
   );
   let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
+    /// Adds the `nnx.fn` ops (NNXFnOps.td, registered in NNXFnOps.cpp).
+    void registerFunctionalOps();
+
     /// The safetensors files opened in this context, by absolute path
     /// (Weights.cpp): each is mapped once and shared by its users.
     WeightsFileCache &getWeightsFiles() { return *weightsFiles; }
@@ -64,7 +67,9 @@ def NNX_Dialect : Dialect {
 
   public:
   }];
-  let dependentDialects = ["::mlir::func::FuncDialect"];
+  // tensor: the shape functions of the nnx.fn ops build tensor.dim.
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 #endif // NNX_DIALECT_TD

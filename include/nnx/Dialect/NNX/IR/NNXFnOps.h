@@ -1,0 +1,81 @@
+//===- NNXFnOps.h - nnx.fn functional ops -----------------------*- C++ -*-===//
+//
+// The functional ops of forward regions (NNXFnOps.td). Include this header,
+// not the generated ones.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NNX_DIALECT_NNX_IR_NNXFNOPS_H
+#define NNX_DIALECT_NNX_IR_NNXFNOPS_H
+
+#include "nnx/Dialect/NNX/IR/NNXOps.h"
+
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace mlir::nnx {
+
+/// Marks the `nnx.fn` ops: pure ops on ranked tensors that nnx-build-forward
+/// accepts in forward regions and nnx-lower-functional rewrites.
+template <typename ConcreteType>
+class FunctionalOpTrait
+    : public OpTrait::TraitBase<ConcreteType, FunctionalOpTrait> {};
+
+/// Whether `op` is an `nnx.fn` op.
+inline bool isFunctionalOp(Operation *op) {
+  return op->hasTrait<FunctionalOpTrait>();
+}
+
+/// The scalar operation of a broadcasting binary op.
+enum class FnBinaryKind {
+  add,
+  sub,
+  mul,
+  div,
+  pow,
+  maximum,
+  minimum,
+  eq,
+  ne,
+  lt,
+  le,
+  gt,
+  ge,
+};
+
+/// Whether `kind` compares (an i1 result).
+inline bool isComparison(FnBinaryKind kind) { return kind >= FnBinaryKind::eq; }
+
+/// The op mnemonic of `kind` (`add`, ..., `ge`).
+StringRef stringifyFnBinaryKind(FnBinaryKind kind);
+
+// The verifier and shape function of each family of ops (NNXFnOps.cpp).
+#define NNX_FN_FAMILY(Family)                                                  \
+  LogicalResult verifyFn##Family##Op(Operation *op);                           \
+  LogicalResult reifyFn##Family##Op(OpBuilder &builder, Operation *op,         \
+                                    ReifiedRankedShapedTypeDims &shapes);
+NNX_FN_FAMILY(Binary)
+NNX_FN_FAMILY(Where)
+NNX_FN_FAMILY(Matmul)
+NNX_FN_FAMILY(ShapeList)
+NNX_FN_FAMILY(Permute)
+NNX_FN_FAMILY(Softmax)
+NNX_FN_FAMILY(Reduce)
+NNX_FN_FAMILY(Activation)
+NNX_FN_FAMILY(Dropout)
+NNX_FN_FAMILY(Arange)
+NNX_FN_FAMILY(Triangle)
+#undef NNX_FN_FAMILY
+
+/// The custom directive `custom<I64List>` (`[0, 2, 1, 3]`).
+ParseResult parseI64List(OpAsmParser &parser, DenseI64ArrayAttr &values);
+void printI64List(OpAsmPrinter &printer, Operation *op,
+                  DenseI64ArrayAttr values);
+
+} // namespace mlir::nnx
+
+#include "nnx/Dialect/NNX/IR/NNXFnOpInterfaces.h.inc"
+
+#define GET_OP_CLASSES
+#include "nnx/Dialect/NNX/IR/NNXFnOps.h.inc"
+
+#endif // NNX_DIALECT_NNX_IR_NNXFNOPS_H

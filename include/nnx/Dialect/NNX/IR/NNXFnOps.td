@@ -1,0 +1,398 @@
+//===- NNXFnOps.td - nnx.fn functional ops -----------------*- tablegen -*-===//
+//
+// The functional code of a forward region (torch.* / F.* / Tensor methods),
+// mirroring `torch.nn.functional`: broadcasting arithmetic and comparisons,
+// where, matmul, reshape/expand/permute, row reductions, activations and
+// factories. Module (leaf) ops have a symbol; these do not. All are pure ops
+// on ranked tensors whose result shapes reify from the operands, and all are
+// lowered by `nnx-lower-functional`. Verifiers and shape reification live in
+// lib/Dialect/NNX/IR/NNXFnOps.cpp, the broadcasting rule in Broadcast.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NNX_FN_OPS_TD
+#define NNX_FN_OPS_TD
+
+include "nnx/Dialect/NNX/IR/NNXDialect.td"
+include "nnx/Dialect/NNX/IR/NNXAttrs.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Trait and interfaces
+//===----------------------------------------------------------------------===//
+
+// Marks the ops of this file: what nnx-build-forward accepts in a forward
+// region beside upstream ops, and what nnx-lower-functional rewrites.
+def NNX_FunctionalOpTrait : NativeOpTrait<"FunctionalOpTrait"> {
+  let cppNamespace = "::mlir::nnx";
+}
+
+def NNX_FnBinaryOpInterface : OpInterface<"FnBinaryOpInterface"> {
+  let cppNamespace = "::mlir::nnx";
+  let description = [{
+    The broadcasting elementwise binary ops (`nnx.fn.add`, ..., `nnx.fn.ge`):
+    one verifier, one shape function and one lowering for all of them; each
+    op only says which scalar operation it is.
+  }];
+  let methods = [
+    InterfaceMethod<"The scalar operation.", "::mlir::nnx::FnBinaryKind",
+      "getBinaryKind">,
+    InterfaceMethod<"The left operand.", "::mlir::Value", "getLhs">,
+    InterfaceMethod<"The right operand.", "::mlir::Value", "getRhs">,
+  ];
+}
+
+def NNX_FnActivationOpInterface : OpInterface<"FnActivationOpInterface"> {
+  let cppNamespace = "::mlir::nnx";
+  let description = [{
+    The functional activations (`nnx.fn.relu`, `nnx.fn.gelu`, ...): each is
+    the leaf activation `nnx.<kind>` applied to a value, with the leaf's
+    attributes of the same name (`approximate`), so both share one lowering.
+  }];
+  let methods = [
+    InterfaceMethod<"The leaf activation this op computes.",
+      "::mlir::nnx::ActivationKind", "getActivationKind">,
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// Base classes
+//===----------------------------------------------------------------------===//
+
+class NNX_FnOp<string mnemonic, list<Trait> traits = []>
+    : Op<NNX_Dialect, "fn." # mnemonic, !listconcat([
+        Pure, NNX_FunctionalOpTrait,
+        DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
+                                  ["reifyResultShapes"]>], traits)> {
+  let results = (outs AnyRankedTensor:$result);
+  let hasVerifier = 1;
+}
+
+// The verifier and shape function of a class of ops: one C++ function each
+// for the whole family (NNXFnOps.cpp), called by every op of the class.
+class NNX_FnFamily<string family> {
+  code definition = [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      return ::mlir::nnx::verifyFn}] # family # [{Op(getOperation());
+    }
+    ::llvm::LogicalResult $cppClass::reifyResultShapes(
+        ::mlir::OpBuilder &builder,
+        ::mlir::ReifiedRankedShapedTypeDims &shapes) {
+      return ::mlir::nnx::reifyFn}] # family # [{Op(builder, getOperation(),
+                                                   shapes);
+    }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Broadcasting elementwise binary ops
+//===----------------------------------------------------------------------===//
+
+class NNX_FnBinaryOp<string mnemonic, string kind, string what>
+    : NNX_FnOp<mnemonic, [NNX_FnBinaryOpInterface]> {
+  let summary = "Broadcasting elementwise `" # what # "`";
+  let description = [{
+    numpy/torch broadcasting: shapes are aligned from the right and a rank-0
+    operand is a scalar. An operand dim broadcasts only where it is a static
+    1 and the result's dim is not 1; elsewhere operand and result dims must
+    agree (static sizes are checked, a dynamic operand dim is assumed equal
+    to the result's at run time). The result has the larger rank, and each
+    of its dims is static exactly when the operands determine it: `?` only
+    where some operand dim is `?` and no operand fixes a static size.
+
+    Arithmetic ops (`add sub mul div pow maximum minimum`) keep the element
+    type of their operands (which must agree; `div` and `pow` need floats,
+    the others take floats or integers other than i1). Comparisons (`eq ne
+    lt le gt ge`) give i1: ordered float predicates except `ne` (unordered,
+    as torch), signed integer predicates, and i1 operands for `eq`/`ne`.
+
+    ```mlir
+    %r = nnx.fn.}] # mnemonic # [{ %a, %b : tensor<?x?x8xf32>, tensor<8xf32> -> tensor<?x?x8x}] #
+      !if(!eq(kind, "compare"), "i1", "f32") # [{>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$lhs, AnyRankedTensor:$rhs);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::nnx::FnBinaryKind getBinaryKind() {
+      return ::mlir::nnx::FnBinaryKind::}] # mnemonic # [{;
+    }
+  }];
+  let extraClassDefinition = NNX_FnFamily<"Binary">.definition;
+}
+
+def NNX_FnAddOp : NNX_FnBinaryOp<"add", "arith", "a + b">;
+def NNX_FnSubOp : NNX_FnBinaryOp<"sub", "arith", "a - b">;
+def NNX_FnMulOp : NNX_FnBinaryOp<"mul", "arith", "a * b">;
+def NNX_FnDivOp : NNX_FnBinaryOp<"div", "arith", "a / b">;
+def NNX_FnPowOp : NNX_FnBinaryOp<"pow", "arith", "a ** b">;
+def NNX_FnMaximumOp : NNX_FnBinaryOp<"maximum", "arith", "torch.maximum">;
+def NNX_FnMinimumOp : NNX_FnBinaryOp<"minimum", "arith", "torch.minimum">;
+def NNX_FnEqOp : NNX_FnBinaryOp<"eq", "compare", "a == b">;
+def NNX_FnNeOp : NNX_FnBinaryOp<"ne", "compare", "a != b">;
+def NNX_FnLtOp : NNX_FnBinaryOp<"lt", "compare", "a < b">;
+def NNX_FnLeOp : NNX_FnBinaryOp<"le", "compare", "a <= b">;
+def NNX_FnGtOp : NNX_FnBinaryOp<"gt", "compare", "a > b">;
+def NNX_FnGeOp : NNX_FnBinaryOp<"ge", "compare", "a >= b">;
+
+//===----------------------------------------------------------------------===//
+// where, matmul
+//===----------------------------------------------------------------------===//
+
+def NNX_FnWhereOp : NNX_FnOp<"where"> {
+  let summary = "`torch.where(cond, a, b)`, broadcasting all three";
+  let description = [{
+    Element of `a` where `cond` holds, of `b` elsewhere; the three operands
+    broadcast as for the binary ops. `cond` is i1, `a` and `b` have the
+    result's element type. `x.masked_fill(m, v)` is `where(m, v, x)`.
+
+    ```mlir
+    %r = nnx.fn.where %cond, %a, %b : tensor<1x1x?x?xi1>, tensor<?x4x?x?xf32>, tensor<f32> -> tensor<?x4x?x?xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$cond, AnyRankedTensor:$a,
+                       AnyRankedTensor:$b);
+  let assemblyFormat = [{
+    $cond `,` $a `,` $b attr-dict `:` type($cond) `,` type($a) `,` type($b)
+    `->` type($result)
+  }];
+  let extraClassDefinition = NNX_FnFamily<"Where">.definition;
+}
+
+def NNX_FnMatmulOp : NNX_FnOp<"matmul"> {
+  let summary = "`torch.matmul` on operands of rank >= 2";
+  let description = [{
+    `lhs[..., m, k] x rhs[..., k, n]`, or with `transpose_b`
+    `lhs[..., m, k] x rhs[..., n, k]^T`. The leading (batch) dims broadcast
+    as for the binary ops (right-aligned, static 1s broadcast, ranks may
+    differ). Floats only. The canonicalizer folds a `nnx.fn.permute` that
+    swaps the last two dims of `rhs` (and has no other use) into
+    `transpose_b`.
+
+    ```mlir
+    %s = nnx.fn.matmul %q, %k {transpose_b} : tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32> -> tensor<?x4x?x?xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$lhs, AnyRankedTensor:$rhs,
+                       UnitAttr:$transpose_b);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasCanonicalizer = 1;
+  let extraClassDefinition = NNX_FnFamily<"Matmul">.definition;
+}
+
+//===----------------------------------------------------------------------===//
+// Shape ops
+//===----------------------------------------------------------------------===//
+
+class NNX_FnShapeListOp<string mnemonic> : NNX_FnOp<mnemonic> {
+  let arguments = (ins AnyRankedTensor:$input, Variadic<Index>:$shape,
+                       DenseI64ArrayAttr:$static_shape);
+  let assemblyFormat = [{
+    $input custom<DynamicIndexList>($shape, $static_shape) attr-dict `:`
+    type($input) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The output shape: static sizes and `index` values.
+    ::llvm::SmallVector<::mlir::OpFoldResult> getMixedShape();
+  }];
+  let extraClassDefinition = NNX_FnFamily<"ShapeList">.definition # [{
+    ::llvm::SmallVector<::mlir::OpFoldResult> $cppClass::getMixedShape() {
+      return ::mlir::getMixedValues(getStaticShape(), getShape(),
+                                    getContext());
+    }
+  }];
+}
+
+def NNX_FnReshapeOp : NNX_FnShapeListOp<"reshape"> {
+  let summary = "`torch.reshape` / `view` / `flatten` / `(un)squeeze`";
+  let description = [{
+    The list is the full output shape: static sizes and `index` values; the
+    result type has `?` exactly where the list has a value. The elements are
+    read and written in row-major order, so the element count must not
+    change (checked when both shapes are static).
+
+    ```mlir
+    %v = nnx.fn.reshape %x [%b, %t, 4, 16] : tensor<?x?x64xf32> -> tensor<?x?x4x16xf32>
+    ```
+  }];
+}
+
+def NNX_FnExpandOp : NNX_FnShapeListOp<"expand"> {
+  let summary = "`Tensor.expand` / `torch.broadcast_to`";
+  let description = [{
+    The list is the full output shape, as for `nnx.fn.reshape`. Input dims
+    are right-aligned with it: an input dim of static size 1 may become any
+    size, any other dim must keep its size (a dynamic input dim stays
+    dynamic, assumed equal to the list's value at run time).
+
+    ```mlir
+    %e = nnx.fn.expand %kv [%b, 2, 2, %t, 16] : tensor<?x2x1x?x16xf32> -> tensor<?x2x2x?x16xf32>
+    ```
+  }];
+}
+
+def NNX_FnPermuteOp : NNX_FnOp<"permute"> {
+  let summary = "`Tensor.permute` / `transpose(i, j)`";
+  let description = [{
+    Result dim `i` is input dim `permutation[i]`.
+
+    ```mlir
+    %h = nnx.fn.permute %v [0, 2, 1, 3] : tensor<?x?x4x16xf32> -> tensor<?x4x?x16xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input,
+                       DenseI64ArrayAttr:$permutation);
+  let assemblyFormat = [{
+    $input custom<I64List>($permutation) attr-dict `:` type($input) `->`
+    type($result)
+  }];
+  let extraClassDefinition = NNX_FnFamily<"Permute">.definition;
+}
+
+//===----------------------------------------------------------------------===//
+// Row ops
+//===----------------------------------------------------------------------===//
+
+// An op whose result has the input's type.
+class NNX_FnSameTypeOp<string mnemonic, list<Trait> traits = []>
+    : NNX_FnOp<mnemonic, !listconcat(traits,
+                                     [AllTypesMatch<["input", "result"]>])>;
+
+def NNX_FnSoftmaxOp : NNX_FnSameTypeOp<"softmax"> {
+  let summary = "`F.softmax` along `dim` (negative counts from the end)";
+  let description = [{
+    Max-subtracted, so a row's `-inf` entries give exact zeros (as torch).
+    Floats only.
+
+    ```mlir
+    %p = nnx.fn.softmax %s {dim = -1 : i64} : tensor<?x4x?x?xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, I64Attr:$dim);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let extraClassDefinition = NNX_FnFamily<"Softmax">.definition;
+}
+
+class NNX_FnReduceOp<string mnemonic, string what> : NNX_FnOp<mnemonic> {
+  let summary = "`torch." # mnemonic # "` over `dims`";
+  let description = [{
+    The }] # what # [{ over `dims` (negative counts from the end, no
+    duplicates). The reduced dims are dropped, or kept as static 1s with
+    `keepdim`. `mean` needs floats; `sum` also takes integers.
+
+    ```mlir
+    %v = nnx.fn.}] # mnemonic # [{ %x {dims = array<i64: -1>, keepdim} : tensor<?x?x64xf32> -> tensor<?x?x1xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$dims,
+                       UnitAttr:$keepdim);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let extraClassDefinition = NNX_FnFamily<"Reduce">.definition;
+}
+
+def NNX_FnMeanOp : NNX_FnReduceOp<"mean", "mean">;
+def NNX_FnSumOp : NNX_FnReduceOp<"sum", "sum">;
+
+//===----------------------------------------------------------------------===//
+// Activations and dropout
+//===----------------------------------------------------------------------===//
+
+class NNX_FnActivationOp<string mnemonic, string kind, dag extraArgs = (ins)>
+    : NNX_FnSameTypeOp<mnemonic, [NNX_FnActivationOpInterface]> {
+  let summary = "`F." # mnemonic # "`: the leaf `nnx." # kind # "` as a function";
+  let description = [{
+    Same semantics and numerics as the leaf activation `nnx.}] # kind # [{`
+    (its attributes of the same name included). Floats only, except `relu`,
+    which also takes integers.
+
+    ```mlir
+    %y = nnx.fn.}] # mnemonic # [{ %x : tensor<?x?x64xf32>
+    ```
+  }];
+  let arguments = !con((ins AnyRankedTensor:$input), extraArgs);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let extraClassDeclaration = [{
+    ::mlir::nnx::ActivationKind getActivationKind() {
+      return ::mlir::nnx::ActivationKind::}] # kind # [{;
+    }
+  }];
+  let extraClassDefinition = NNX_FnFamily<"Activation">.definition;
+}
+
+def NNX_FnReluOp : NNX_FnActivationOp<"relu", "relu">;
+def NNX_FnSigmoidOp : NNX_FnActivationOp<"sigmoid", "sigmoid">;
+def NNX_FnSiluOp : NNX_FnActivationOp<"silu", "silu">;
+def NNX_FnGeluOp : NNX_FnActivationOp<"gelu", "gelu", (ins
+    DefaultValuedAttr<NNX_GeluApproximationAttr,
+                      "GeluApproximation::none">:$approximate)>;
+
+def NNX_FnDropoutOp : NNX_FnSameTypeOp<"dropout"> {
+  let summary = "`F.dropout`: the identity unless `train`";
+  let description = [{
+    Without `train` (or with `p = 0`) the op folds to its input. With
+    `train` it is the leaf `nnx.dropout` in train mode: each element is
+    zeroed with probability `p` (in [0, 1]) and the rest scaled by
+    `1/(1-p)`, with the counter-based hash of `seed` (docs/Lowering.md).
+    Floats only.
+
+    ```mlir
+    %d = nnx.fn.dropout %x {p = 1.000000e-01 : f64} : tensor<?x?x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input,
+                       DefaultValuedAttr<F64Attr, "0.5">:$p, UnitAttr:$train,
+                       DefaultValuedAttr<I64Attr, "0">:$seed);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasFolder = 1;
+  let extraClassDefinition = NNX_FnFamily<"Dropout">.definition;
+}
+
+//===----------------------------------------------------------------------===//
+// Factories
+//===----------------------------------------------------------------------===//
+
+def NNX_FnArangeOp : NNX_FnOp<"arange"> {
+  let summary = "`torch.arange(n)`: 0, 1, ..., n-1";
+  let description = [{
+    A rank-1 tensor of integers or floats. The size is `n`; a static result
+    size is allowed (then `n` must be that size at run time).
+
+    ```mlir
+    %i = nnx.fn.arange %t : tensor<?xi64>
+    ```
+  }];
+  let arguments = (ins Index:$n);
+  let assemblyFormat = "$n attr-dict `:` type($result)";
+  let extraClassDefinition = NNX_FnFamily<"Arange">.definition;
+}
+
+class NNX_FnTriangleOp<string mnemonic, string keep>
+    : NNX_FnSameTypeOp<mnemonic> {
+  let summary = "`torch." # mnemonic # "` over the last two dims";
+  let description = [{
+    Keeps the elements (row `i`, column `j` of the last two dims) with
+    `}] # keep # [{` and zeroes (false) the others. Rank >= 2, any element
+    type.
+
+    ```mlir
+    %l = nnx.fn.}] # mnemonic # [{ %m {diagonal = 0 : i64} : tensor<?x?xi1>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input,
+                       DefaultValuedAttr<I64Attr, "0">:$diagonal);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let extraClassDeclaration = [{
+    static constexpr bool isLower() { return }] #
+      !if(!eq(mnemonic, "tril"), "true", "false") # [{; }
+  }];
+  let extraClassDefinition = NNX_FnFamily<"Triangle">.definition;
+}
+
+def NNX_FnTrilOp : NNX_FnTriangleOp<"tril", "j - i <= diagonal">;
+def NNX_FnTriuOp : NNX_FnTriangleOp<"triu", "j - i >= diagonal">;
+
+#endif // NNX_FN_OPS_TD

@@ -1,0 +1,598 @@
+//===- NNXFnOps.cpp - nnx.fn functional ops ---------------------*- C++ -*-===//
+//
+// One verifier and one shape function per family of ops (NNXFnOps.td calls
+// them from every op of the family), the matmul canonicalization and the
+// dropout folder.
+//
+//===----------------------------------------------------------------------===//
+#include "nnx/Dialect/NNX/IR/NNXFnOps.h"
+#include "nnx/Dialect/NNX/IR/Broadcast.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::nnx;
+
+#include "nnx/Dialect/NNX/IR/NNXFnOpInterfaces.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "nnx/Dialect/NNX/IR/NNXFnOps.cpp.inc"
+
+void NNXDialect::registerFunctionalOps() {
+  addOperations<
+#define GET_OP_LIST
+#include "nnx/Dialect/NNX/IR/NNXFnOps.cpp.inc"
+      >();
+}
+
+StringRef mlir::nnx::stringifyFnBinaryKind(FnBinaryKind kind) {
+  static constexpr StringLiteral names[] = {
+      "add", "sub", "mul", "div", "pow", "maximum", "minimum",
+      "eq",  "ne",  "lt",  "le",  "gt",  "ge"};
+  return names[static_cast<unsigned>(kind)];
+}
+
+//===----------------------------------------------------------------------===//
+// Shared checks
+//===----------------------------------------------------------------------===//
+
+namespace {
+RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+ArrayRef<int64_t> shapeOf(Value v) { return tensorType(v).getShape(); }
+
+Type elementTypeOf(Value v) { return tensorType(v).getElementType(); }
+
+bool isIntegerNotBool(Type t) { return isa<IntegerType>(t) && !t.isInteger(1); }
+
+/// Fails with "<what> must be <kinds>, got <type>" unless `ok`.
+LogicalResult requireElementType(Operation *op, bool ok, StringRef what,
+                                 StringRef kinds, Type type) {
+  if (ok)
+    return success();
+  return op->emitOpError() << what << " must be " << kinds << ", got " << type;
+}
+
+LogicalResult requireFloat(Operation *op, Value v, StringRef what) {
+  Type t = elementTypeOf(v);
+  return requireElementType(op, isa<FloatType>(t), what, "floats", t);
+}
+
+/// Fails unless `a` and `b` have the same element type.
+LogicalResult requireSameElementType(Operation *op, Value a, StringRef aName,
+                                     Value b, StringRef bName) {
+  Type at = elementTypeOf(a), bt = elementTypeOf(b);
+  if (at == bt)
+    return success();
+  return op->emitOpError() << aName << " has element type " << at << ", but "
+                           << bName << " has " << bt;
+}
+
+/// `dim` in [-rank, rank), counted from the end when negative.
+FailureOr<int64_t> normalizeDim(Operation *op, int64_t dim, int64_t rank) {
+  if (dim < -rank || dim >= rank)
+    return op->emitOpError()
+           << "dim " << dim << " is out of range for rank " << rank;
+  return dim < 0 ? dim + rank : dim;
+}
+
+/// The sizes of every dim of `v` (constants where static).
+SmallVector<OpFoldResult> sizesOf(OpBuilder &b, Location loc, Value v) {
+  return tensor::getMixedSizes(b, loc, v);
+}
+
+/// Reifies the dims of a broadcast result of `type` over `operands` (the
+/// first `counts[i]` dims of each, or all of them when `counts` is empty).
+LogicalResult reifyBroadcast(OpBuilder &b, Location loc, ValueRange operands,
+                             ArrayRef<int64_t> resultShape,
+                             ArrayRef<unsigned> counts,
+                             SmallVectorImpl<OpFoldResult> &sizes) {
+  SmallVector<ArrayRef<int64_t>> shapes;
+  for (auto [i, v] : llvm::enumerate(operands))
+    shapes.push_back(counts.empty() ? shapeOf(v)
+                                    : shapeOf(v).take_front(counts[i]));
+  for (auto [d, size] : llvm::enumerate(resultShape)) {
+    if (!ShapedType::isDynamic(size)) {
+      sizes.push_back(b.getIndexAttr(size));
+      continue;
+    }
+    auto source = getBroadcastSizeSource(shapes, resultShape.size(), d);
+    if (!source)
+      return failure();
+    sizes.push_back(
+        tensor::getMixedSize(b, loc, operands[source->first], source->second));
+  }
+  return success();
+}
+
+/// The result's dims are the input's.
+LogicalResult reifySameShape(OpBuilder &b, Operation *op,
+                             ReifiedRankedShapedTypeDims &shapes) {
+  shapes.push_back(sizesOf(b, op->getLoc(), op->getOperand(0)));
+  return success();
+}
+
+/// The diagnostic of `op`, for the broadcast checks.
+auto opError(Operation *op) {
+  return [op]() { return op->emitOpError(); };
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Binary ops and where
+//===----------------------------------------------------------------------===//
+
+/// The element types `kind` accepts, or an error.
+static LogicalResult verifyBinaryElementType(Operation *op, FnBinaryKind kind,
+                                             Type t) {
+  StringRef what = "operand element types";
+  switch (kind) {
+  case FnBinaryKind::div:
+  case FnBinaryKind::pow:
+    return requireElementType(op, isa<FloatType>(t), what, "floats", t);
+  case FnBinaryKind::eq:
+  case FnBinaryKind::ne:
+    return requireElementType(op, isa<FloatType, IntegerType>(t), what,
+                              "floats or integers", t);
+  default:
+    return requireElementType(op, isa<FloatType>(t) || isIntegerNotBool(t),
+                              what, "floats or integers other than i1", t);
+  }
+}
+
+LogicalResult mlir::nnx::verifyFnBinaryOp(Operation *op) {
+  auto binary = cast<FnBinaryOpInterface>(op);
+  Value lhs = binary.getLhs(), rhs = binary.getRhs();
+  Value result = op->getResult(0);
+  if (failed(requireSameElementType(op, lhs, "lhs", rhs, "rhs")))
+    return failure();
+  FnBinaryKind kind = binary.getBinaryKind();
+  Type elt = elementTypeOf(lhs);
+  if (failed(verifyBinaryElementType(op, kind, elt)))
+    return failure();
+  Type expected =
+      isComparison(kind) ? IntegerType::get(op->getContext(), 1) : elt;
+  if (elementTypeOf(result) != expected)
+    return op->emitOpError() << "result element type must be " << expected
+                             << ", got " << elementTypeOf(result);
+  return verifyBroadcast({{"lhs", shapeOf(lhs)}, {"rhs", shapeOf(rhs)}},
+                         shapeOf(result), BroadcastResult::Derived,
+                         opError(op));
+}
+
+LogicalResult mlir::nnx::reifyFnBinaryOp(OpBuilder &b, Operation *op,
+                                         ReifiedRankedShapedTypeDims &shapes) {
+  auto binary = cast<FnBinaryOpInterface>(op);
+  SmallVector<OpFoldResult> sizes;
+  if (failed(reifyBroadcast(b, op->getLoc(), {binary.getLhs(), binary.getRhs()},
+                            shapeOf(op->getResult(0)), {}, sizes)))
+    return failure();
+  shapes.push_back(std::move(sizes));
+  return success();
+}
+
+LogicalResult mlir::nnx::verifyFnWhereOp(Operation *op) {
+  auto where = cast<FnWhereOp>(op);
+  Type condType = elementTypeOf(where.getCond());
+  if (failed(requireElementType(op, condType.isInteger(1),
+                                "the condition's elements", "i1", condType)) ||
+      failed(
+          requireSameElementType(op, where.getA(), "a", where.getB(), "b")) ||
+      failed(requireSameElementType(op, where.getA(), "a", where.getResult(),
+                                    "the result")))
+    return failure();
+  return verifyBroadcast({{"cond", shapeOf(where.getCond())},
+                          {"a", shapeOf(where.getA())},
+                          {"b", shapeOf(where.getB())}},
+                         shapeOf(where.getResult()), BroadcastResult::Derived,
+                         opError(op));
+}
+
+LogicalResult mlir::nnx::reifyFnWhereOp(OpBuilder &b, Operation *op,
+                                        ReifiedRankedShapedTypeDims &shapes) {
+  SmallVector<OpFoldResult> sizes;
+  if (failed(reifyBroadcast(b, op->getLoc(), op->getOperands(),
+                            shapeOf(op->getResult(0)), {}, sizes)))
+    return failure();
+  shapes.push_back(std::move(sizes));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// matmul
+//===----------------------------------------------------------------------===//
+
+/// Checks that `result`'s dim `rd` is `operand`'s dim `od` (the m or n dim).
+static LogicalResult requireMatmulDim(Operation *op, StringRef what,
+                                      Value operand, StringRef name,
+                                      unsigned od, unsigned rd) {
+  int64_t want = shapeOf(operand)[od], got = shapeOf(op->getResult(0))[rd];
+  if (want == got)
+    return success();
+  auto str = [](int64_t s) {
+    return ShapedType::isDynamic(s) ? std::string("?") : std::to_string(s);
+  };
+  return op->emitOpError() << "result dim " << rd << " (" << what
+                           << ") has size " << str(got) << ", but dim " << od
+                           << " of " << name << " has size " << str(want);
+}
+
+LogicalResult mlir::nnx::verifyFnMatmulOp(Operation *op) {
+  auto mm = cast<FnMatmulOp>(op);
+  Value lhs = mm.getLhs(), rhs = mm.getRhs(), result = mm.getResult();
+  Value operands[] = {lhs, rhs, result};
+  StringRef names[] = {"lhs", "rhs", "the result"};
+  for (auto [v, name] : llvm::zip(operands, names))
+    if (shapeOf(v).size() < 2)
+      return op->emitOpError()
+             << name << " must have rank >= 2, got " << v.getType();
+  if (failed(requireFloat(op, lhs, "operand element types")) ||
+      failed(requireSameElementType(op, lhs, "lhs", rhs, "rhs")) ||
+      failed(requireSameElementType(op, lhs, "lhs", result, "the result")))
+    return failure();
+  unsigned lr = shapeOf(lhs).size(), rr = shapeOf(rhs).size(),
+           r = shapeOf(result).size();
+  bool tb = mm.getTransposeB();
+  unsigned rhsK = tb ? rr - 1 : rr - 2, rhsN = tb ? rr - 2 : rr - 1;
+  int64_t k1 = shapeOf(lhs)[lr - 1], k2 = shapeOf(rhs)[rhsK];
+  if (!ShapedType::isDynamic(k1) && !ShapedType::isDynamic(k2) && k1 != k2)
+    return op->emitOpError()
+           << "contraction sizes differ: dim " << lr - 1 << " of lhs has size "
+           << k1 << ", dim " << rhsK << " of rhs has size " << k2;
+  if (failed(requireMatmulDim(op, "m", lhs, "lhs", lr - 2, r - 2)) ||
+      failed(requireMatmulDim(op, "n", rhs, "rhs", rhsN, r - 1)))
+    return failure();
+  return verifyBroadcast({{"lhs batch dims", shapeOf(lhs).drop_back(2)},
+                          {"rhs batch dims", shapeOf(rhs).drop_back(2)}},
+                         shapeOf(result).drop_back(2), BroadcastResult::Derived,
+                         opError(op));
+}
+
+LogicalResult mlir::nnx::reifyFnMatmulOp(OpBuilder &b, Operation *op,
+                                         ReifiedRankedShapedTypeDims &shapes) {
+  auto mm = cast<FnMatmulOp>(op);
+  Location loc = op->getLoc();
+  Value lhs = mm.getLhs(), rhs = mm.getRhs();
+  unsigned lr = shapeOf(lhs).size(), rr = shapeOf(rhs).size();
+  SmallVector<OpFoldResult> sizes;
+  if (failed(reifyBroadcast(b, loc, {lhs, rhs},
+                            shapeOf(mm.getResult()).drop_back(2),
+                            {lr - 2, rr - 2}, sizes)))
+    return failure();
+  sizes.push_back(tensor::getMixedSize(b, loc, lhs, lr - 2));
+  sizes.push_back(
+      tensor::getMixedSize(b, loc, rhs, mm.getTransposeB() ? rr - 2 : rr - 1));
+  shapes.push_back(std::move(sizes));
+  return success();
+}
+
+namespace {
+/// matmul(a, permute(b) swapping the last two dims) -> matmul(a, b) with
+/// `transpose_b` toggled, when the permute has no other use.
+struct FoldPermuteIntoMatmul : public OpRewritePattern<FnMatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(FnMatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    auto permute = op.getRhs().getDefiningOp<FnPermuteOp>();
+    if (!permute || !permute->hasOneUse())
+      return rewriter.notifyMatchFailure(op, "rhs is no single-use permute");
+    ArrayRef<int64_t> perm = permute.getPermutation();
+    int64_t n = perm.size();
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t want = i < n - 2 ? i : (i == n - 2 ? n - 1 : n - 2);
+      if (perm[i] != want)
+        return rewriter.notifyMatchFailure(op, "the permute does not swap "
+                                               "only the last two dims");
+    }
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getRhsMutable().assign(permute.getInput());
+      op.setTransposeB(!op.getTransposeB());
+    });
+    rewriter.eraseOp(permute);
+    return success();
+  }
+};
+} // namespace
+
+void FnMatmulOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                             MLIRContext *context) {
+  results.add<FoldPermuteIntoMatmul>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// reshape, expand, permute
+//===----------------------------------------------------------------------===//
+
+/// The size list against the result type: one entry per dim, `?` exactly
+/// where the list has a value, the static sizes equal and not negative.
+static LogicalResult verifyShapeList(Operation *op, ArrayRef<int64_t> list,
+                                     ArrayRef<int64_t> result) {
+  if (list.size() != result.size())
+    return op->emitOpError()
+           << "the size list has " << list.size()
+           << " entries, but the result has rank " << result.size();
+  for (auto [d, size] : llvm::enumerate(list)) {
+    if (size < 0 && !ShapedType::isDynamic(size))
+      return op->emitOpError() << "entry " << d << " of the size list is "
+                               << size << ", a negative size";
+    if (ShapedType::isDynamic(size) != ShapedType::isDynamic(result[d]))
+      return op->emitOpError()
+             << "result dim " << d << " must be "
+             << (ShapedType::isDynamic(size) ? "dynamic" : "static")
+             << ", as entry " << d << " of the size list is "
+             << (ShapedType::isDynamic(size) ? "a value" : "a constant");
+    if (!ShapedType::isDynamic(size) && size != result[d])
+      return op->emitOpError()
+             << "result dim " << d << " has size " << result[d]
+             << ", but the size list says " << size;
+  }
+  return success();
+}
+
+LogicalResult mlir::nnx::verifyFnShapeListOp(Operation *op) {
+  Value input = op->getOperand(0), result = op->getResult(0);
+  ArrayRef<int64_t> list = isa<FnReshapeOp>(op)
+                               ? cast<FnReshapeOp>(op).getStaticShape()
+                               : cast<FnExpandOp>(op).getStaticShape();
+  if (failed(requireSameElementType(op, input, "the input", result,
+                                    "the result")) ||
+      failed(verifyShapeList(op, list, shapeOf(result))))
+    return failure();
+  if (isa<FnExpandOp>(op))
+    return verifyBroadcast({{"the input", shapeOf(input)}}, shapeOf(result),
+                           BroadcastResult::Given, opError(op));
+  RankedTensorType in = tensorType(input), out = tensorType(result);
+  if (in.hasStaticShape() && out.hasStaticShape() &&
+      in.getNumElements() != out.getNumElements())
+    return op->emitOpError()
+           << "changes the element count from " << in.getNumElements() << " to "
+           << out.getNumElements();
+  return success();
+}
+
+LogicalResult
+mlir::nnx::reifyFnShapeListOp(OpBuilder &, Operation *op,
+                              ReifiedRankedShapedTypeDims &shapes) {
+  if (auto reshape = dyn_cast<FnReshapeOp>(op))
+    shapes.push_back(reshape.getMixedShape());
+  else
+    shapes.push_back(cast<FnExpandOp>(op).getMixedShape());
+  return success();
+}
+
+LogicalResult mlir::nnx::verifyFnPermuteOp(Operation *op) {
+  auto permute = cast<FnPermuteOp>(op);
+  ArrayRef<int64_t> perm = permute.getPermutation();
+  ArrayRef<int64_t> in = shapeOf(permute.getInput()),
+                    out = shapeOf(permute.getResult());
+  if (failed(requireSameElementType(op, permute.getInput(), "the input",
+                                    permute.getResult(), "the result")))
+    return failure();
+  if (perm.size() != in.size() || out.size() != in.size())
+    return op->emitOpError()
+           << "the permutation has " << perm.size() << " entries, the input "
+           << "rank " << in.size() << " and the result rank " << out.size()
+           << "; all three must agree";
+  SmallVector<bool> seen(in.size(), false);
+  for (auto [d, p] : llvm::enumerate(perm)) {
+    if (p < 0 || p >= (int64_t)in.size() || seen[p])
+      return op->emitOpError() << "entry " << d << " of the permutation (" << p
+                               << ") is out of range or repeated";
+    seen[p] = true;
+    if (out[d] != in[p])
+      return op->emitOpError()
+             << "result dim " << d << " must be input dim " << p << " ("
+             << (ShapedType::isDynamic(in[p]) ? std::string("?")
+                                              : std::to_string(in[p]))
+             << "), got " << tensorType(permute.getResult());
+  }
+  return success();
+}
+
+LogicalResult mlir::nnx::reifyFnPermuteOp(OpBuilder &b, Operation *op,
+                                          ReifiedRankedShapedTypeDims &shapes) {
+  auto permute = cast<FnPermuteOp>(op);
+  SmallVector<OpFoldResult> in = sizesOf(b, op->getLoc(), permute.getInput());
+  shapes.push_back(llvm::map_to_vector(permute.getPermutation(),
+                                       [&](int64_t p) { return in[p]; }));
+  return success();
+}
+
+ParseResult mlir::nnx::parseI64List(OpAsmParser &parser,
+                                    DenseI64ArrayAttr &values) {
+  SmallVector<int64_t> list;
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+        return parser.parseInteger(list.emplace_back());
+      }))
+    return failure();
+  values = parser.getBuilder().getDenseI64ArrayAttr(list);
+  return success();
+}
+
+void mlir::nnx::printI64List(OpAsmPrinter &printer, Operation *,
+                             DenseI64ArrayAttr values) {
+  printer << '[';
+  llvm::interleaveComma(values.asArrayRef(), printer);
+  printer << ']';
+}
+
+//===----------------------------------------------------------------------===//
+// softmax, mean, sum
+//===----------------------------------------------------------------------===//
+
+LogicalResult mlir::nnx::verifyFnSoftmaxOp(Operation *op) {
+  auto softmax = cast<FnSoftmaxOp>(op);
+  if (failed(requireFloat(op, softmax.getInput(), "the input's elements")))
+    return failure();
+  return normalizeDim(op, softmax.getDim(), shapeOf(softmax.getInput()).size());
+}
+
+LogicalResult mlir::nnx::reifyFnSoftmaxOp(OpBuilder &b, Operation *op,
+                                          ReifiedRankedShapedTypeDims &shapes) {
+  return reifySameShape(b, op, shapes);
+}
+
+/// Which dims of the input a reduction keeps (the verifier has checked the
+/// dims).
+static SmallVector<bool> keptDims(ArrayRef<int64_t> dims, int64_t rank) {
+  SmallVector<bool> keep(rank, true);
+  for (int64_t d : dims)
+    keep[d < 0 ? d + rank : d] = false;
+  return keep;
+}
+
+/// The result shape of a reduction of `in` keeping `keep`.
+static SmallVector<int64_t> reducedShape(ArrayRef<int64_t> in,
+                                         ArrayRef<bool> keep, bool keepdim) {
+  SmallVector<int64_t> out;
+  for (auto [d, size] : llvm::enumerate(in))
+    if (keep[d] || keepdim)
+      out.push_back(keep[d] ? size : 1);
+  return out;
+}
+
+/// The `dims` and `keepdim` of a mean or sum.
+static std::pair<ArrayRef<int64_t>, bool> getReduction(Operation *op) {
+  if (auto mean = dyn_cast<FnMeanOp>(op))
+    return {mean.getDims(), mean.getKeepdim()};
+  auto sum = cast<FnSumOp>(op);
+  return {sum.getDims(), sum.getKeepdim()};
+}
+
+LogicalResult mlir::nnx::verifyFnReduceOp(Operation *op) {
+  bool mean = isa<FnMeanOp>(op);
+  auto [dims, keepdim] = getReduction(op);
+  Value input = op->getOperand(0), result = op->getResult(0);
+  Type elt = elementTypeOf(input);
+  if (failed(requireElementType(
+          op, isa<FloatType>(elt) || (!mean && isIntegerNotBool(elt)),
+          "the input's elements",
+          mean ? "floats"
+               : "floats or integers other "
+                 "than i1",
+          elt)) ||
+      failed(
+          requireSameElementType(op, input, "the input", result, "the result")))
+    return failure();
+  int64_t rank = shapeOf(input).size();
+  SmallVector<bool> reduced(rank, false);
+  for (int64_t d : dims) {
+    FailureOr<int64_t> dim = normalizeDim(op, d, rank);
+    if (failed(dim))
+      return failure();
+    if (reduced[*dim])
+      return op->emitOpError() << "dim " << d << " is reduced twice";
+    reduced[*dim] = true;
+  }
+  SmallVector<int64_t> expected =
+      reducedShape(shapeOf(input), keptDims(dims, rank), keepdim);
+  if (ArrayRef<int64_t>(expected) != shapeOf(result))
+    return op->emitOpError()
+           << "result type must be " << RankedTensorType::get(expected, elt)
+           << ", got " << result.getType();
+  return success();
+}
+
+LogicalResult mlir::nnx::reifyFnReduceOp(OpBuilder &b, Operation *op,
+                                         ReifiedRankedShapedTypeDims &shapes) {
+  auto [dims, keepdim] = getReduction(op);
+  Value input = op->getOperand(0);
+  SmallVector<bool> keep = keptDims(dims, shapeOf(input).size());
+  SmallVector<OpFoldResult> sizes;
+  for (auto [d, size] : llvm::enumerate(sizesOf(b, op->getLoc(), input)))
+    if (keep[d] || keepdim)
+      sizes.push_back(keep[d] ? size : b.getIndexAttr(1));
+  shapes.push_back(std::move(sizes));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Activations, dropout
+//===----------------------------------------------------------------------===//
+
+LogicalResult mlir::nnx::verifyFnActivationOp(Operation *op) {
+  Type elt = elementTypeOf(op->getOperand(0));
+  if (isa<FnReluOp>(op))
+    return requireElementType(op, isa<FloatType>(elt) || isIntegerNotBool(elt),
+                              "the input's elements",
+                              "floats or integers other than i1", elt);
+  return requireElementType(op, isa<FloatType>(elt), "the input's elements",
+                            "floats", elt);
+}
+
+LogicalResult
+mlir::nnx::reifyFnActivationOp(OpBuilder &b, Operation *op,
+                               ReifiedRankedShapedTypeDims &shapes) {
+  return reifySameShape(b, op, shapes);
+}
+
+LogicalResult mlir::nnx::verifyFnDropoutOp(Operation *op) {
+  auto dropout = cast<FnDropoutOp>(op);
+  double p = dropout.getP().convertToDouble();
+  if (!(p >= 0.0 && p <= 1.0))
+    return op->emitOpError() << "p must be in [0, 1], got " << p;
+  return requireFloat(op, dropout.getInput(), "the input's elements");
+}
+
+LogicalResult mlir::nnx::reifyFnDropoutOp(OpBuilder &b, Operation *op,
+                                          ReifiedRankedShapedTypeDims &shapes) {
+  return reifySameShape(b, op, shapes);
+}
+
+OpFoldResult FnDropoutOp::fold(FoldAdaptor) {
+  if (!getTrain() || getP().isZero())
+    return getInput();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Factories
+//===----------------------------------------------------------------------===//
+
+LogicalResult mlir::nnx::verifyFnArangeOp(Operation *op) {
+  auto arange = cast<FnArangeOp>(op);
+  RankedTensorType type = tensorType(arange.getResult());
+  Type elt = type.getElementType();
+  if (type.getRank() != 1)
+    return op->emitOpError() << "result must have rank 1, got " << type;
+  if (failed(requireElementType(
+          op, isa<FloatType>(elt) || isIntegerNotBool(elt),
+          "the result's elements", "floats or integers other than i1", elt)))
+    return failure();
+  APInt n;
+  if (!type.isDynamicDim(0) && matchPattern(arange.getN(), m_ConstantInt(&n)) &&
+      n.getSExtValue() != type.getDimSize(0))
+    return op->emitOpError() << "result has size " << type.getDimSize(0)
+                             << ", but n is " << n.getSExtValue();
+  return success();
+}
+
+LogicalResult mlir::nnx::reifyFnArangeOp(OpBuilder &b, Operation *op,
+                                         ReifiedRankedShapedTypeDims &shapes) {
+  auto arange = cast<FnArangeOp>(op);
+  RankedTensorType type = tensorType(arange.getResult());
+  OpFoldResult size = type.isDynamicDim(0)
+                          ? OpFoldResult(arange.getN())
+                          : OpFoldResult(b.getIndexAttr(type.getDimSize(0)));
+  shapes.push_back({size});
+  return success();
+}
+
+LogicalResult mlir::nnx::verifyFnTriangleOp(Operation *op) {
+  Type type = op->getOperand(0).getType();
+  if (cast<RankedTensorType>(type).getRank() < 2)
+    return op->emitOpError() << "input must have rank >= 2, got " << type;
+  return success();
+}
+
+LogicalResult
+mlir::nnx::reifyFnTriangleOp(OpBuilder &b, Operation *op,
+                             ReifiedRankedShapedTypeDims &shapes) {
+  return reifySameShape(b, op, shapes);
+}
