@@ -17,6 +17,8 @@ void mlir::nnx::pipeline::addForwardPrologue(OpPassManager &pm,
                                              bool fuseElementwise) {
   pm.addPass(createNNXLowerProbesPass());
   pm.addPass(createNNXCheckNoProbesPass());
+  // nnx.fn ops to linalg/tensor (softmax as linalg.softmax, decomposed next).
+  pm.addPass(createNNXLowerFunctionalPass());
   pm.addPass(createNNXDecomposeAggregatesPass());
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   if (fuseElementwise)

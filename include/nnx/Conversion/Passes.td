@@ -82,6 +82,63 @@ def NNXBuildForwardPass : Pass<"nnx-build-forward", "::mlir::ModuleOp"> {
   ];
 }
 
+def NNXLowerFunctionalPass : Pass<"nnx-lower-functional"> {
+  let summary = "Lower the nnx.fn functional ops to linalg and tensor ops";
+  let description = [{
+    Rewrites every `nnx.fn` op (the functional code of forward regions) into
+    upstream ops on tensors, and makes the upstream ops the exporter emits
+    beside them fit both pipelines:
+
+    * broadcasting binary ops, comparisons, `where`, `expand`, `tril` /
+      `triu`, `arange`: one `linalg.generic` each, broadcast operand dims
+      read at index 0 (no `linalg.broadcast`, no reshape);
+    * `matmul`: one `linalg.generic` contraction (parallel batch, m, n;
+      reduction k) into a zero-filled init, batch dims broadcast the same
+      way, `transpose_b` in the indexing map;
+    * `reshape`: `tensor.expand_shape` / `tensor.collapse_shape` when the
+      reshape is a pure expansion or collapse whose every group holds at
+      most one dynamic dim, else `tensor.reshape` with a shape tensor
+      (never a reshape group with two dynamic dims: MLIR 22.1's
+      `expand-strided-metadata` crashes on it, llvm-project #186830);
+    * `permute`: `linalg.transpose`; `softmax`: `linalg.softmax` (the
+      lowering of `nnx.softmax`); `mean` / `sum`: a `linalg.generic`
+      reduction (plus `tensor.expand_shape` to unit dims for `keepdim`);
+    * activations and dropout: the lowerings of the leaf ops (`nnx.gelu`,
+      `nnx.dropout`, ...), so the numerics are the same;
+    * `tensor.concat` becomes `tensor.empty` + `tensor.insert_slice`s and a
+      ranked `tensor.splat` a `linalg.fill`, which both bufferize.
+
+    Dims the broadcasting rule assumes equal at run time (a dynamic operand
+    dim against the result's) are not checked; a `reshape` lowered to
+    expand/collapse takes each dynamic size of the list to be the dynamic
+    input dim of its group.
+
+    Before:
+
+    ```mlir
+    %s = nnx.fn.matmul %q, %k {transpose_b}
+        : tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32> -> tensor<?x4x?x?xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %z = linalg.fill ins(%cst : f32) outs(%e : tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32>
+    %s = linalg.generic {indexing_maps = [
+             affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>,
+             affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>,
+             affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>],
+           iterator_types = ["parallel", "parallel", "parallel", "parallel",
+                             "reduction"]}
+        ins(%q, %k : ...) outs(%z : tensor<?x4x?x?xf32>) { mulf, addf }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def NNXCheckNoProbesPass : Pass<"nnx-check-no-probes", "::mlir::ModuleOp"> {
   let summary = "Fail if nnx.probe ops remain (run nnx-lower-probes first)";
   let description = [{

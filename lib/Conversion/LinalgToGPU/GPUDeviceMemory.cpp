@@ -80,6 +80,17 @@ bool isDeviceMemory(Value v) {
          isParameterArgument(root);
 }
 
+/// Whether `alloc` only holds the sizes of a `memref.reshape` (the shape
+/// operand `tensor.reshape` bufferizes to): written by host stores and read
+/// by the reshape on the host, it stays in host memory.
+bool isHostShapeBuffer(memref::AllocOp alloc) {
+  return llvm::all_of(alloc->getUses(), [](OpOperand &use) {
+    auto reshape = dyn_cast<memref::ReshapeOp>(use.getOwner());
+    return isa<memref::StoreOp, memref::DeallocOp>(use.getOwner()) ||
+           (reshape && &use == &reshape.getShapeMutable());
+  });
+}
+
 /// Allocations become device allocations, deallocations device
 /// deallocations. The entry block's allocations that are not freed are this
 /// call's buffers: they are added to `device`.
@@ -87,7 +98,10 @@ void allocateOnDevice(func::FuncOp func, Block &entry,
                       llvm::SetVector<Value> &device) {
   OpBuilder b(func.getContext());
   SmallVector<memref::AllocOp> allocs;
-  func.walk([&](memref::AllocOp alloc) { allocs.push_back(alloc); });
+  func.walk([&](memref::AllocOp alloc) {
+    if (!isHostShapeBuffer(alloc))
+      allocs.push_back(alloc);
+  });
   for (memref::AllocOp alloc : allocs) {
     b.setInsertionPoint(alloc);
     auto dev = gpu::AllocOp::create(
@@ -100,7 +114,10 @@ void allocateOnDevice(func::FuncOp func, Block &entry,
       device.insert(dev.getMemref());
   }
   SmallVector<memref::DeallocOp> deallocs;
-  func.walk([&](memref::DeallocOp d) { deallocs.push_back(d); });
+  func.walk([&](memref::DeallocOp d) {
+    if (!isa_and_nonnull<memref::AllocOp>(d.getMemref().getDefiningOp()))
+      deallocs.push_back(d);
+  });
   for (memref::DeallocOp d : deallocs) {
     b.setInsertionPoint(d);
     gpu::DeallocOp::create(b, d.getLoc(), /*asyncToken=*/Type(), ValueRange(),

@@ -219,8 +219,15 @@ FailureOr<Value> mlir::nnx::emitDropout(LayerEmitter &emitter, Value input,
 FailureOr<Value> mlir::nnx::emitActivationKind(LayerEmitter &emitter,
                                                ActivationKind kind,
                                                Value input) {
-  // A detached `nnx.<kind>` with its default attributes stands for the
-  // activation, so the FeedFwdNN forward is the leaf's own lowering.
+  return emitActivationKind(emitter, kind, input, {});
+}
+
+FailureOr<Value> mlir::nnx::emitActivationKind(LayerEmitter &emitter,
+                                               ActivationKind kind, Value input,
+                                               ArrayRef<NamedAttribute> attrs) {
+  // A detached `nnx.<kind>` with its default attributes (overridden by
+  // `attrs`) stands for the activation, so the FeedFwdNN forward and the
+  // nnx.fn activations are the leaf's own lowering.
   MLIRContext *ctx = input.getContext();
   OperationState state(emitter.getLoc(),
                        ("nnx." + stringifyActivationKind(kind)).str());
@@ -230,6 +237,10 @@ FailureOr<Value> mlir::nnx::emitActivationKind(LayerEmitter &emitter,
   state.addAttribute(SymbolTable::getSymbolAttrName(),
                      StringAttr::get(ctx, stringifyActivationKind(kind)));
   name->populateDefaultAttrs(state.attributes);
+  for (NamedAttribute attr : attrs)
+    if (llvm::is_contained(name->getAttributeNames(), attr.getName()) &&
+        attr.getName() != SymbolTable::getSymbolAttrName())
+      state.attributes.set(attr.getName(), attr.getValue());
   Operation *op = Operation::create(state);
   FailureOr<Value> out =
       cast<LayerLoweringOpInterface>(op).emitForward(emitter, input);

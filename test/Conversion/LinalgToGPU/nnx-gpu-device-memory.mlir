@@ -39,6 +39,38 @@ func.func @scale(%x: memref<?x4xf32>) -> memref<?x4xf32> {
 
 // -----
 
+// The sizes of a memref.reshape (what tensor.reshape bufferizes to) are
+// written and read on the host: that buffer stays in host memory, the
+// reshaped data is a view of device memory.
+
+// CHECK-LABEL: func.func @reshape_shape_on_host
+// CHECK: %[[SHAPE:.*]] = memref.alloc() : memref<2xindex>
+// CHECK: memref.store %{{.*}}, %[[SHAPE]]
+// CHECK: %[[DX:.*]] = gpu.alloc
+// CHECK: memref.reshape %[[DX]](%[[SHAPE]])
+// CHECK: gpu.launch_func
+// CHECK: memref.dealloc %[[SHAPE]]
+func.func @reshape_shape_on_host(%x: memref<?x?x4xf32>, %n: index) -> memref<?x4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %shape = memref.alloc() : memref<2xindex>
+  memref.store %n, %shape[%c0] : memref<2xindex>
+  memref.store %c4, %shape[%c1] : memref<2xindex>
+  %r = memref.reshape %x(%shape) : (memref<?x?x4xf32>, memref<2xindex>) -> memref<?x4xf32>
+  %y = memref.alloc(%n) : memref<?x4xf32>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%r : memref<?x4xf32>) outs(%y : memref<?x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  memref.dealloc %shape : memref<2xindex>
+  return %y : memref<?x4xf32>
+}
+
+// -----
+
 // Functions without kernels are left alone.
 
 // CHECK-LABEL: func.func @host_only
@@ -59,3 +91,4 @@ func.func @host_read(%x: memref<4xf32>) -> f32 {
   %v = memref.load %y[%c0] : memref<4xf32>
   return %v : f32
 }
+

@@ -123,6 +123,12 @@ FailureOr<Value> emitDropout(LayerEmitter &emitter, Value input, double p,
 /// leaf op `nnx.<kind>` with its default attributes.
 FailureOr<Value> emitActivationKind(LayerEmitter &emitter, ActivationKind kind,
                                     Value input);
+/// As above, but the leaf's attributes named in `attrs` take their values
+/// from there (`approximate` of `nnx.fn.gelu`, `dim` of `nnx.fn.softmax`);
+/// other names are ignored.
+FailureOr<Value> emitActivationKind(LayerEmitter &emitter, ActivationKind kind,
+                                    Value input,
+                                    ArrayRef<NamedAttribute> attrs);
 
 } // namespace mlir::nnx
 

@@ -1,0 +1,105 @@
+//===- LowerFunctional.cpp - nnx.fn ops to linalg/tensor --------*- C++ -*-===//
+//
+// `nnx-lower-functional`: the pass, the helpers its pattern files share,
+// and the upstream tensor ops it rewrites for the pipelines (tensor.concat,
+// tensor.splat). The nnx.fn patterns are in LowerFunctionalElementwise.cpp
+// and LowerFunctionalStructured.cpp.
+//
+//===----------------------------------------------------------------------===//
+#include "FunctionalLowering.h"
+#include "nnx/Conversion/NNXToLinalg/LayerLowering.h"
+#include "nnx/Conversion/Passes.h"
+#include "nnx/Dialect/NNX/IR/Broadcast.h"
+#include "nnx/Dialect/NNX/IR/NNXFnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
+
+namespace mlir::nnx {
+#define GEN_PASS_DEF_NNXLOWERFUNCTIONALPASS
+#include "nnx/Conversion/Passes.h.inc"
+} // namespace mlir::nnx
+
+using namespace mlir;
+using namespace mlir::nnx;
+
+FailureOr<SmallVector<OpFoldResult>> mlir::nnx::getResultSizes(OpBuilder &b,
+                                                               Operation *op) {
+  ReifiedRankedShapedTypeDims shapes;
+  if (failed(reifyResultShapes(b, op, shapes)) || shapes.size() != 1)
+    return failure();
+  return shapes.front();
+}
+
+FailureOr<Value> mlir::nnx::emptyResult(OpBuilder &b, Operation *op) {
+  FailureOr<SmallVector<OpFoldResult>> sizes = getResultSizes(b, op);
+  if (failed(sizes))
+    return failure();
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  return tensor::EmptyOp::create(b, op->getLoc(), *sizes, type.getElementType())
+      .getResult();
+}
+
+Value mlir::nnx::zeroOf(OpBuilder &b, Location loc, Type type) {
+  return arith::ConstantOp::create(b, loc,
+                                   cast<TypedAttr>(b.getZeroAttr(type)));
+}
+
+AffineMap mlir::nnx::broadcastMap(ArrayRef<int64_t> operandShape,
+                                  ArrayRef<int64_t> resultShape,
+                                  unsigned numLoops, ArrayRef<AffineExpr> extra,
+                                  MLIRContext *context) {
+  SmallVector<AffineExpr> exprs =
+      getBroadcastExprs(operandShape, resultShape, context);
+  llvm::append_range(exprs, extra);
+  return AffineMap::get(numLoops, 0, exprs, context);
+}
+
+namespace {
+/// A ranked `tensor.splat` (ones/zeros/full with run-time sizes) becomes a
+/// `linalg.fill` of a `tensor.empty`, which both pipelines run as a loop.
+struct SplatToFill : public OpRewritePattern<tensor::SplatOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tensor::SplatOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = dyn_cast<RankedTensorType>(op.getType());
+    if (!type)
+      return rewriter.notifyMatchFailure(op, "not a ranked tensor");
+    Value empty = tensor::EmptyOp::create(rewriter, op.getLoc(), type,
+                                          op.getDynamicSizes());
+    rewriter.replaceOpWithNewOp<linalg::FillOp>(op, op.getInput(), empty);
+    return success();
+  }
+};
+
+struct NNXLowerFunctionalPass
+    : public mlir::nnx::impl::NNXLowerFunctionalPassBase<
+          NNXLowerFunctionalPass> {
+  void getDependentDialects(DialectRegistry &registry) const override {
+    NNXLowerFunctionalPassBase::getDependentDialects(registry);
+    // The activations and softmax lower as the leaf layers do.
+    registerLayerLoweringExternalModels(registry);
+  }
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateFunctionalElementwisePatterns(patterns);
+    populateFunctionalStructuredPatterns(patterns);
+    tensor::populateDecomposeTensorConcatPatterns(patterns);
+    patterns.add<SplatToFill>(&getContext());
+    walkAndApplyPatterns(getOperation(), std::move(patterns));
+    // Every nnx.fn op has a pattern that applies to any op that verifies.
+    WalkResult left = getOperation()->walk([](Operation *op) {
+      if (!isFunctionalOp(op))
+        return WalkResult::advance();
+      op->emitOpError("could not be lowered to linalg (nnx-lower-functional)");
+      return WalkResult::interrupt();
+    });
+    if (left.wasInterrupted())
+      signalPassFailure();
+  }
+};
+} // namespace
