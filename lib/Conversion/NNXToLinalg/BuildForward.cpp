@@ -278,7 +278,7 @@ static bool isForwardLevelOp(Operation *op) {
 /// upstream arith/math/tensor/linalg ops, `nnx.fn` ops and `nnx.call`, also
 /// nested in regions, where probes cannot be placed either.
 static LogicalResult checkForwardRegionOp(Operation &op) {
-  if (!isa<CallOp>(op) && !isForwardLevelOp(&op))
+  if (!isa<CallOp, StateOp>(op) && !isForwardLevelOp(&op))
     return emitModuleError(&op)
            << "only upstream arith/math/tensor/linalg ops, 'nnx.fn' ops and "
               "'nnx.call' can be lowered";
@@ -340,6 +340,11 @@ ForwardEmitter::emitForwardOp(Operation &op, IRMapping &mapping) {
     if (failed(outs))
       return failure();
     results = std::move(*outs);
+  } else if (auto state = dyn_cast<StateOp>(op)) {
+    FailureOr<Value> tensor = layers.getStateTensor(state);
+    if (failed(tensor))
+      return failure();
+    results.push_back(*tensor);
   } else {
     Operation *clone = b.clone(op, mapping);
     clone->setOperands(ins);

@@ -67,6 +67,20 @@ FailureOr<Value> LayerEmitter::getTensor(Operation *layer, StringRef name) {
   auto attr = layer->getAttrOfType<ElementsAttr>(name);
   if (!attr)
     return emitModuleError(layer) << "has no '" << name << "' tensor";
+  return materialize(layer, name, attr);
+}
+
+FailureOr<Value> LayerEmitter::getStateTensor(StateOp op) {
+  ElementsAttr attr = op.getTensor();
+  CustomModuleOp module = op.getModule();
+  if (!attr || !module)
+    return emitModuleError(op) << "reads '" << op.getName()
+                               << "', which its module's 'state' lacks";
+  return materialize(module, op.getName(), attr);
+}
+
+FailureOr<Value> LayerEmitter::materialize(Operation *layer, StringRef name,
+                                           ElementsAttr attr) {
   if (params)
     return params->get(layer, name, attr);
   if (isa<ExternalTensorAttr>(attr))

@@ -71,6 +71,9 @@ public:
   /// argument of the forward, or a constant. Fails with a diagnostic if the
   /// layer has no such tensor or (as a constant) its data is not available.
   FailureOr<Value> getTensor(Operation *layer, StringRef name);
+  /// The tensor an `nnx.state` op reads from its module's `state`,
+  /// materialized as getTensor does (named `<module path>.<name>`).
+  FailureOr<Value> getStateTensor(StateOp op);
   /// As getTensor, but a layer without tensor `name` gives a null Value.
   FailureOr<Value> getOptionalTensor(Operation *layer, StringRef name);
 
@@ -98,6 +101,10 @@ public:
   SmallVector<OpFoldResult> sizesOf(Value x);
 
 private:
+  /// `attr`, tensor `name` of `owner`: a forward argument or a constant.
+  FailureOr<Value> materialize(Operation *owner, StringRef name,
+                               ElementsAttr attr);
+
   OpBuilder &builder;
   Location loc;
   ParameterArguments *params = nullptr;

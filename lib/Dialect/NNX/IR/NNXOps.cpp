@@ -557,6 +557,33 @@ static FailureOr<ModuleOpInterface> verifyCallee(CallOp call,
   return target;
 }
 
+//===----------------------------------------------------------------------===//
+// StateOp
+//===----------------------------------------------------------------------===//
+
+CustomModuleOp StateOp::getModule() {
+  return (*this)->getParentOfType<CustomModuleOp>();
+}
+
+ElementsAttr StateOp::getTensor() {
+  CustomModuleOp module = getModule();
+  auto state = module ? module.getStateAttr() : DictionaryAttr();
+  return state ? state.getAs<ElementsAttr>(getName()) : ElementsAttr();
+}
+
+LogicalResult StateOp::verify() {
+  ElementsAttr tensor = getTensor();
+  if (!tensor)
+    return emitOpError() << "reads '" << getName()
+                         << "', which is not a tensor in the 'state' of "
+                            "the enclosing module";
+  if (tensor.getType() != getType())
+    return emitOpError() << "result type " << getType()
+                         << " differs from the type of state tensor '"
+                         << getName() << "', " << tensor.getType();
+  return success();
+}
+
 LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &) {
   auto module = (*this)->getParentOfType<CustomModuleOp>();
   if (!module)

@@ -306,6 +306,32 @@ def NNX_ReturnOp : NNX_Op<"return", [Pure, HasParent<"ForwardOp">, Terminator,
   let hasVerifier = 1;
 }
 
+def NNX_StateOp : NNX_Op<"state", [Pure, HasParent<"ForwardOp">]> {
+  let summary = "Reads a tensor the enclosing module registers on itself";
+  let description = [{
+    The value of entry `name` of the enclosing `nnx.module`'s `state`
+    dictionary: a parameter or buffer registered on the custom module itself,
+    as a forward reads `self.inv_freq` or `self.weight` in PyTorch. The result
+    type is the tensor's type. `nnx-build-forward` materializes it like a
+    layer's tensor (a runtime parameter named `<module path>.<name>`, or a
+    constant).
+
+    ```mlir
+    %f = nnx.state "inv_freq" : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The module whose `state` holds the tensor.
+    CustomModuleOp getModule();
+    /// The tensor it reads, or null if `state` has no such entry.
+    ::mlir::ElementsAttr getTensor();
+  }];
+}
+
 def NNX_CallOp : NNX_Op<"call", [
     DeclareOpInterfaceMethods<SymbolUserOpInterface>,
     DeclareOpInterfaceMethods<CallOpInterface,
