@@ -25,6 +25,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/AllInterfaces.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
@@ -86,8 +87,12 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
-  // To the LLVM dialect. erf/tanh/exp go to libm (exact to the ulp, as
-  // PyTorch's kernels); the rest of math to LLVM intrinsics.
+  // To the LLVM dialect. rsqrt becomes 1 / sqrt (what PyTorch's CPU kernel
+  // computes; libm has no rsqrtf); erf/tanh/exp go to libm (exact to the
+  // ulp, as PyTorch's kernels); the rest of math to LLVM intrinsics.
+  math::MathExpandOpsPassOptions expand;
+  expand.opMnemonics = {"rsqrt"};
+  pm.addPass(math::createMathExpandOpsPass(expand));
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertMathToLLVMPass());
