@@ -742,7 +742,8 @@ class _Ops:
             return self.value(name, ex, f"arith.constant dense<{lit}>",
                               label=None)
         c = self.name("fill")
-        self.lines.append(f"{c} = arith.constant {lit} : {elt}")
+        typed = lit if elt == "i1" else f"{lit} : {elt}"  # `true`: already i1
+        self.lines.append(f"{c} = arith.constant {typed}")
         dyn = [s.name for s in sizes if isinstance(s, Size)]
         return self.value(name, ex, f"tensor.splat {c}[{', '.join(dyn)}]",
                           label=label)

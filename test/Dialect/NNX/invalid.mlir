@@ -755,3 +755,35 @@ nnx.model @m inputs(tensor<?x4xf32>) {
   // expected-error @+1 {{'nnx.linear' op at '<root>': tensor 'weight' of type 'tensor<4611686018427387904x4xf32>' holds more bytes than 64 bits can count}}
   nnx.linear @fc {weight = dense<1.0> : tensor<4611686018427387904x4xf32>}
 }
+
+// -----
+
+nnx.model @state_missing inputs(tensor<?x4xf32>) {
+  nnx.module @m class = "M" attributes {state = {scale = dense<2.0> : tensor<4xf32>}} {
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      // expected-error @+1 {{'nnx.state' op reads 'inv_freq', which is not a tensor in the 'state' of the enclosing module}}
+      %f = nnx.state "inv_freq" : tensor<4xf32>
+      nnx.return %x : tensor<?x4xf32>
+    }
+  }
+}
+
+// -----
+
+nnx.model @state_type inputs(tensor<?x4xf32>) {
+  nnx.module @m class = "M" attributes {state = {scale = dense<2.0> : tensor<4xf32>}} {
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      // expected-error @+1 {{result type 'tensor<8xf32>' differs from the type of state tensor 'scale', 'tensor<4xf32>'}}
+      %f = nnx.state "scale" : tensor<8xf32>
+      nnx.return %x : tensor<?x4xf32>
+    }
+  }
+}
+
+// -----
+
+func.func @state_outside_forward() -> tensor<4xf32> {
+  // expected-error @+1 {{expects parent op 'nnx.forward'}}
+  %f = nnx.state "scale" : tensor<4xf32>
+  return %f : tensor<4xf32>
+}

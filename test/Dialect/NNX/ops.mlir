@@ -184,3 +184,18 @@ func.func @probes(%a: tensor<?x8xf32>) -> tensor<?x8xf32> {
     }
   }
 #-}
+
+// A forward reads the tensors its module registers on itself (nnx.state).
+// CHECK-LABEL: nnx.model @rms
+// CHECK:         nnx.module @norm class = "RMSNorm" attributes {state = {weight = dense<1.500000e+00> : tensor<4xf32>}}
+// CHECK:           %[[W:.*]] = nnx.state "weight" : tensor<4xf32>
+// CHECK:           nnx.fn.mul %{{.*}}, %[[W]]
+nnx.model @rms inputs(tensor<?x?x4xf32>) {
+  nnx.module @norm class = "RMSNorm" attributes {state = {weight = dense<1.5> : tensor<4xf32>}} {
+    nnx.forward @forward(%x: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
+      %w = nnx.state "weight" : tensor<4xf32>
+      %y = nnx.fn.mul %x, %w : tensor<?x?x4xf32>, tensor<4xf32> -> tensor<?x?x4xf32>
+      nnx.return %y : tensor<?x?x4xf32>
+    }
+  }
+}

@@ -58,7 +58,7 @@ for fam in FAMILIES:
     logits, ref = run(fam, stream(0) + stream(1))
     for layer in (0, 1):
         x, s, p, a, m, y = (ref[n] for n in stream(layer))
-        check(x.shape == (3, 4, 8) and x.dtype == np.float32, f"{fam}: probe shape {x.shape}")
+        check(x.shape == (3, 4, 32) and x.dtype == np.float32, f"{fam}: probe shape {x.shape}")
         check(not np.array_equal(a, 0 * a) and not np.array_equal(m, 0 * m),
               f"{fam} layer {layer}: empty contribution")
         if fam == "falcon":
@@ -69,7 +69,7 @@ for fam in FAMILIES:
                   f"{fam} layer {layer}: x + attn + mlp != out, max diff {np.abs(x + a + m - y).max()}")
         # Inside the shared attention call: causal probabilities that sum to
         # one over the keys, the softmax of the scores.
-        check(p.shape == (3, 2, 4, 4), f"{fam}: probabilities shape {p.shape}")
+        check(p.shape == (3, 4, 4, 4), f"{fam}: probabilities shape {p.shape}")
         check(np.abs(p.sum(-1) - 1).max() <= 1e-5, f"{fam}: probabilities do not sum to 1")
         check(np.all(np.triu(p, 1) == 0), f"{fam}: probabilities are not causal")
         e = np.exp(s - s.max(-1, keepdims=True))

@@ -27,7 +27,7 @@
 
 // BLOOM-LABEL: nnx.module @"1" class = "BloomBlock"
 // BLOOM:       nnx.module @self_attention class = "BloomAttention"
-// BLOOM:       arith.addf {{.*}} {nnx.probes = [#nnx.probe<name = "layers.1.attention_output", point = input, index = 0, kind = read>], nnx.source = "dropout_add_0"}
+// BLOOM:       nnx.call @dropout_add({{.*}}) {nnx.probes = [#nnx.probe<name = "layers.1.attention_output", point = input, index = 0, kind = read>], nnx.source = "dropout_add_0"}
 
 // GEMMA2-LABEL: nnx.module @"0" class = "Gemma2DecoderLayer"
-// GEMMA2:       nnx.rms_norm @post_attention_layernorm {nnx.probes = [#nnx.probe<name = "layers.0.attention_output", point = output, index = 0, kind = write>]
+// GEMMA2:       nnx.module @post_attention_layernorm class = "Gemma2RMSNorm" attributes {nnx.probes = [#nnx.probe<name = "layers.0.attention_output", point = output, index = 0, kind = write>]

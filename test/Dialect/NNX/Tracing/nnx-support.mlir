@@ -28,9 +28,9 @@
 // GPT2:      logits available output 0 of module '<root>' (nnx.module)
 // GPT2:      layers.0.attention_mask available input 3 of 'source.attention_interface_0' (nnx.call) in the forward of 'transformer.h.0.attn'
 // GPT2:      layers.0.attention_output available output 0 of module 'transformer.h.0.attn' (nnx.module)
-// GPT2:      layers.0.attention_probabilities available output 0 of 'source.softmax_0' (nnx.call) in the forward of 'transformer.h.0.attn.attention_interface'
+// GPT2:      layers.0.attention_probabilities available output 0 of 'source.softmax_0' (nnx.fn.softmax) in the forward of 'transformer.h.0.attn.attention_interface'
 // GPT2:      layers.0.attention_queries available input 0 of 'source.attention_interface_0' (nnx.call) in the forward of 'transformer.h.0.attn'
-// GPT2:      layers.0.attention_scores available input 0 of 'source.softmax_0' (nnx.call) in the forward of 'transformer.h.0.attn.attention_interface'
+// GPT2:      layers.0.attention_scores available input 0 of 'source.softmax_0' (nnx.fn.softmax) in the forward of 'transformer.h.0.attn.attention_interface'
 // GPT2:      layers.0.layer_input available input 0 of module 'transformer.h.0' (nnx.module)
 // GPT2:      layers.0.layer_mid available input 0 of module 'transformer.h.0.ln_2' (nnx.layer_norm)
 // GPT2:      layers.0.layer_output available output 0 of module 'transformer.h.0' (nnx.module)
@@ -42,23 +42,23 @@
 
 // LLAMA-LABEL: model @llama family llama
 // LLAMA:      embeddings available output 0 of module 'model.embed_tokens' (nnx.embedding)
-// LLAMA:      final_norm_output available output 0 of module 'model.norm' (nnx.rms_norm)
+// LLAMA:      final_norm_output available output 0 of module 'model.norm' (nnx.module)
 // LLAMA:      layers.0.attention_output available output 0 of module 'model.layers.0.self_attn' (nnx.module)
-// LLAMA:      layers.0.layer_mid available input 0 of module 'model.layers.0.post_attention_layernorm' (nnx.rms_norm)
+// LLAMA:      layers.0.layer_mid available input 0 of module 'model.layers.0.post_attention_layernorm' (nnx.module)
 // LLAMA:      layers.0.mlp_output available output 0 of module 'model.layers.0.mlp' (nnx.module)
 // LLAMA:      layers.1.layer_output available output 0 of module 'model.layers.1' (nnx.module)
 
 // GEMMA2-LABEL: model @gemma2 family gemma2
-// GEMMA2:      layers.0.attention_output available output 0 of module 'model.layers.0.post_attention_layernorm' (nnx.rms_norm)
-// GEMMA2:      layers.0.layer_mid available input 0 of module 'model.layers.0.pre_feedforward_layernorm' (nnx.rms_norm)
-// GEMMA2:      layers.0.mlp_norm_output available output 0 of module 'model.layers.0.pre_feedforward_layernorm' (nnx.rms_norm)
-// GEMMA2:      layers.0.mlp_output available output 0 of module 'model.layers.0.post_feedforward_layernorm' (nnx.rms_norm)
+// GEMMA2:      layers.0.attention_output available output 0 of module 'model.layers.0.post_attention_layernorm' (nnx.module)
+// GEMMA2:      layers.0.layer_mid available input 0 of module 'model.layers.0.pre_feedforward_layernorm' (nnx.module)
+// GEMMA2:      layers.0.mlp_norm_output available output 0 of module 'model.layers.0.pre_feedforward_layernorm' (nnx.module)
+// GEMMA2:      layers.0.mlp_output available output 0 of module 'model.layers.0.post_feedforward_layernorm' (nnx.module)
 
 // BLOOM-LABEL: model @bloom family bloom
 // BLOOM:      embeddings available output 0 of module 'transformer.word_embeddings' (nnx.embedding)
-// BLOOM:      layers.0.attention_output available input 0 of 'source.dropout_add_0' (arith.addf) in the forward of 'transformer.h.0.self_attention'
+// BLOOM:      layers.0.attention_output available input 0 of 'source.dropout_add_0' (nnx.call) in the forward of 'transformer.h.0.self_attention'
 // BLOOM:      layers.0.layer_mid available input 0 of module 'transformer.h.0.post_attention_layernorm' (nnx.layer_norm)
-// BLOOM:      layers.0.mlp_output available input 0 of 'source.dropout_add_0' (arith.addf) in the forward of 'transformer.h.0.mlp'
+// BLOOM:      layers.0.mlp_output available input 0 of 'source.dropout_add_0' (nnx.call) in the forward of 'transformer.h.0.mlp'
 
 // COHERE-LABEL: model @cohere family cohere
 // COHERE:      layers.0.attention_output available output 0 of module 'model.layers.0.self_attn' (nnx.module)
