@@ -144,7 +144,8 @@ def test_custom_module_forward_from_fx_and_spec():
     assert 'nnx.module @block class = "Residual"' in printed
     assert re.search(r"%(\d+) = nnx.call @norm\(%arg0\) \{nnx.source = \"self_norm_0\"\}",
                      printed)
-    assert re.search(r'arith.addf %arg0, %\d+ \{nnx.source = "add_0"\} : tensor<\?x8xf32>',
+    assert re.search(r'nnx.fn.add %arg0, %\d+ \{nnx.source = "add_0"\} : '
+                     r'tensor<\?x8xf32>, tensor<\?x8xf32> -> tensor<\?x8xf32>',
                      printed)
 
     # An explicit spec wins over the traced forward (here: computes x*y with
@@ -209,8 +210,9 @@ def test_refusals_name_the_module():
 
     class Odd(nn.Module):
         def forward(self, x):
-            return x.mean(dim=-1, keepdim=True)
-    with pytest.raises(ExportError, match=r"module at '<root>'.*has no nnx form"):
+            return x.cumsum(dim=-1)
+    with pytest.raises(ExportError, match=r"module at '<root>', node 'cumsum' "
+                       r"\(call_method cumsum\): has no nnx form"):
         export(Odd(), [(None, 4)])
 
 
