@@ -10,6 +10,7 @@
 #include "nnx/Conversion/NNXToLinalg/LayerLowering.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 
@@ -50,34 +51,31 @@ FailureOr<Value> emitLinearInit(LayerEmitter &e, LinearOp op, Type elt,
                    [](OpBuilder &, Location, ValueRange a) { return a[0]; });
 }
 
-/// x (..., K) times W^T (W is N x K) accumulated into `init` (..., N), as one
-/// `linalg.generic` contraction over the input's own shape. Used where more
-/// than one leading dim is dynamic: collapsing them into one and expanding
-/// back runs into an MLIR 22.1 bug in `expand-strided-metadata`
-/// (llvm-project #186830, SIGSEGV), so no reshape is emitted.
-Value emitContraction(LayerEmitter &e, Value x, Value w, Value init) {
-  OpBuilder &b = e.getBuilder();
-  unsigned r = cast<RankedTensorType>(x.getType()).getRank();
-  // Iteration space: the leading dims, n, k.
-  unsigned n = r - 1, k = r;
-  SmallVector<AffineExpr> lead;
-  for (unsigned d = 0; d + 1 < r; ++d)
-    lead.push_back(b.getAffineDimExpr(d));
-  auto map = [&](ArrayRef<AffineExpr> tail) {
-    SmallVector<AffineExpr> exprs(lead);
-    exprs.append(tail.begin(), tail.end());
-    return AffineMap::get(r + 1, 0, exprs, b.getContext());
-  };
-  AffineMap xMap = map({b.getAffineDimExpr(k)});
-  AffineMap wMap = AffineMap::get(
-      r + 1, 0, {b.getAffineDimExpr(n), b.getAffineDimExpr(k)}, b.getContext());
-  SmallVector<IT> iters(r, IT::parallel);
-  iters.push_back(IT::reduction);
-  return e.generic({x, w}, {xMap, wMap}, init, map({b.getAffineDimExpr(n)}),
-                   iters, [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                     Value p = arith::MulFOp::create(nb, l, a[0], a[1]);
-                     return arith::AddFOp::create(nb, l, a[2], p);
-                   });
+/// `x` reshaped to `type` with sizes `sizes`. A collapse or expansion whose
+/// group holds more than one dynamic dim (batch and sequence) is a
+/// `tensor.reshape` with a shape operand instead: MLIR 22.1's
+/// `expand-strided-metadata` crashes on a `memref.expand_shape` of two
+/// dynamic dims (llvm-project #186830).
+Value reshapeLeading(OpBuilder &b, Location loc, Value x, RankedTensorType type,
+                     ArrayRef<ReassociationIndices> groups,
+                     ArrayRef<OpFoldResult> sizes) {
+  auto xt = cast<RankedTensorType>(x.getType());
+  bool collapse = type.getRank() < xt.getRank();
+  ArrayRef<int64_t> wide = collapse ? xt.getShape() : type.getShape();
+  bool safe = llvm::all_of(groups, [&](const ReassociationIndices &g) {
+    return llvm::count_if(g, [&](int64_t d) {
+             return ShapedType::isDynamic(wide[d]);
+           }) <= 1;
+  });
+  if (safe && collapse)
+    return tensor::CollapseShapeOp::create(b, loc, type, x, groups);
+  if (safe)
+    return tensor::ExpandShapeOp::create(b, loc, type, x, groups, sizes);
+  SmallVector<Value> dims = llvm::map_to_vector(sizes, [&](OpFoldResult s) {
+    return getValueOrCreateConstantIndexOp(b, loc, s);
+  });
+  Value shape = tensor::FromElementsOp::create(b, loc, dims);
+  return tensor::ReshapeOp::create(b, loc, type, x, shape);
 }
 
 struct LinearLowering
@@ -97,27 +95,32 @@ struct LinearLowering
     if (failed(w))
       return failure();
 
-    if (llvm::count_if(xt.getShape().drop_back(), ShapedType::isDynamic) > 1) {
-      SmallVector<OpFoldResult> outSizes = e.sizesOf(x);
-      outSizes.back() = b.getIndexAttr(out);
-      FailureOr<Value> init =
-          emitLinearInit(e, op, xt.getElementType(), outSizes);
-      if (failed(init))
-        return failure();
-      return emitContraction(e, x, *w, *init);
-    }
-
-    // Rank > 2: fold the leading dims into one and back.
+    // Rank > 2: fold the leading dims into one and back, so every Linear is
+    // one 2-D `linalg.matmul` (the contraction the CPU schedule tiles).
     SmallVector<ReassociationIndices> reassoc;
-    SmallVector<OpFoldResult> outShape;
+    SmallVector<OpFoldResult> inSizes = e.sizesOf(x);
     Value x2 = x;
     if (rank > 2) {
-      outShape = e.sizesOf(x);
       ReassociationIndices lead;
       for (int64_t d = 0; d + 1 < rank; ++d)
         lead.push_back(d);
       reassoc = {lead, {rank - 1}};
-      x2 = tensor::CollapseShapeOp::create(b, loc, x, reassoc);
+      int64_t rows = 1;
+      for (int64_t d : xt.getShape().drop_back())
+        rows = ShapedType::isDynamic(d) || ShapedType::isDynamic(rows)
+                   ? ShapedType::kDynamic
+                   : rows * d;
+      auto flat = RankedTensorType::get({rows, xt.getShape().back()},
+                                        xt.getElementType());
+      OpFoldResult rowSize = b.getIndexAttr(rows);
+      if (ShapedType::isDynamic(rows)) {
+        Value n = getValueOrCreateConstantIndexOp(b, loc, inSizes[0]);
+        for (int64_t d = 1; d + 1 < rank; ++d)
+          n = arith::MulIOp::create(
+              b, loc, n, getValueOrCreateConstantIndexOp(b, loc, inSizes[d]));
+        rowSize = n;
+      }
+      x2 = reshapeLeading(b, loc, x, flat, reassoc, {rowSize, inSizes.back()});
     }
     SmallVector<OpFoldResult> outSizes{tensor::getMixedSize(b, loc, x2, 0),
                                        b.getIndexAttr(out)};
@@ -131,12 +134,10 @@ struct LinearLowering
                   .getResult(0);
     if (rank == 2)
       return y;
-    outShape.back() = b.getIndexAttr(out);
+    inSizes.back() = b.getIndexAttr(out);
     SmallVector<int64_t> staticShape(xt.getShape());
     staticShape.back() = out;
-    return tensor::ExpandShapeOp::create(b, loc, xt.clone(staticShape), y,
-                                         reassoc, outShape)
-        .getResult();
+    return reshapeLeading(b, loc, y, xt.clone(staticShape), reassoc, inSizes);
   }
 };
 
