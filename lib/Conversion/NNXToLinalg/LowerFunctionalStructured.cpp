@@ -269,14 +269,6 @@ struct SoftmaxLowering : public OpRewritePattern<FnSoftmaxOp> {
 // mean, sum
 //===----------------------------------------------------------------------===//
 
-/// Which input dims a reduction keeps.
-SmallVector<bool> keptDims(ArrayRef<int64_t> dims, int64_t rank) {
-  SmallVector<bool> keep(rank, true);
-  for (int64_t d : dims)
-    keep[d < 0 ? d + rank : d] = false;
-  return keep;
-}
-
 /// The product of the sizes of the reduced dims, as a scalar of float type
 /// `elt`.
 Value reducedCount(OpBuilder &b, Location loc, Value x, ArrayRef<bool> keep,
@@ -322,7 +314,7 @@ template <typename OpT> struct ReduceLowering : public OpRewritePattern<OpT> {
     Location loc = op.getLoc();
     Value x = op.getInput();
     int64_t rank = shapeOf(x).size();
-    SmallVector<bool> keep = keptDims(op.getDims(), rank);
+    SmallVector<bool> keep = op.getKeptDims();
     Type elt = tensorType(x).getElementType();
     bool isFloat = isa<FloatType>(elt);
     LayerEmitter e(rewriter);
@@ -348,7 +340,7 @@ template <typename OpT> struct ReduceLowering : public OpRewritePattern<OpT> {
         return arith::DivFOp::create(b, l, v, count);
       });
     }
-    if (op.getKeepdim()) {
+    if (op.getKeepdim() && llvm::is_contained(keep, false)) {
       FailureOr<SmallVector<OpFoldResult>> sizes = getResultSizes(rewriter, op);
       if (failed(sizes))
         return rewriter.notifyMatchFailure(op, "result sizes not reified");

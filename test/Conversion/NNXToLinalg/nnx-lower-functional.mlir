@@ -182,3 +182,18 @@ func.func @upstream(%x: tensor<?x?x8xf32>, %y: tensor<?x?x4xf32>, %t: index, %v:
   %s = tensor.splat %v[%t, %t] : tensor<?x?xf32>
   return %c, %s : tensor<?x?x12xf32>, tensor<?x?xf32>
 }
+
+// Rank 0 to and from unit dims (an empty reassociation); an empty `dims`
+// reduces everything (keepdim: unit dims from rank 0).
+// CHECK-LABEL: func.func @edge(
+// CHECK-SAME:      %[[X:[^:]*]]: tensor<?x4xf32>, %[[S:[^:]*]]: tensor<f32>, %[[U:[^:]*]]: tensor<1x1xf32>
+// CHECK:         tensor.expand_shape %[[S]] [] output_shape [1, 1] : tensor<f32> into tensor<1x1xf32>
+// CHECK:         tensor.collapse_shape %[[U]] [] : tensor<1x1xf32> into tensor<f32>
+// CHECK:         %[[ALL:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "reduction"]{{.*}} outs(%{{.*}} : tensor<f32>)
+// CHECK:         tensor.expand_shape %{{.*}} [] output_shape [1, 1] : tensor<f32> into tensor<1x1xf32>
+func.func @edge(%x: tensor<?x4xf32>, %s: tensor<f32>, %u: tensor<1x1xf32>) -> (tensor<1x1xf32>, tensor<f32>, tensor<1x1xf32>) {
+  %0 = nnx.fn.reshape %s [1, 1] : tensor<f32> -> tensor<1x1xf32>
+  %1 = nnx.fn.reshape %u [] : tensor<1x1xf32> -> tensor<f32>
+  %2 = nnx.fn.mean %x {dims = array<i64>, keepdim} : tensor<?x4xf32> -> tensor<1x1xf32>
+  return %0, %1, %2 : tensor<1x1xf32>, tensor<f32>, tensor<1x1xf32>
+}

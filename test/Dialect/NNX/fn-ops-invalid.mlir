@@ -399,3 +399,11 @@ func.func @f(%x: tensor<?x4xf32>) {
   %0 = "nnx.fn.triu"(%x) : (tensor<?x4xf32>) -> tensor<4x4xf32>
   return
 }
+
+// -----
+
+func.func @f(%x: tensor<?x64xf32>, %b: index) {
+  // expected-error @+1 {{'nnx.fn.reshape' op the size list has 0 dynamic entries for 1 index values}}
+  %0 = "nnx.fn.reshape"(%x, %b) <{static_shape = array<i64: 4, 16>}> : (tensor<?x64xf32>, index) -> tensor<4x16xf32>
+  return
+}

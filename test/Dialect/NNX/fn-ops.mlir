@@ -130,3 +130,13 @@ nnx.model @attn inputs(tensor<?x?x16xf32>) {
     }
   }
 }
+
+// An empty `dims` reduces every dim (torch's dim=[]).
+// CHECK-LABEL: func.func @reduce_all(
+// CHECK:         nnx.fn.sum %{{.*}} {dims = array<i64>} : tensor<?x4xf32> -> tensor<f32>
+// CHECK:         nnx.fn.mean %{{.*}} {dims = array<i64>, keepdim} : tensor<?x4xf32> -> tensor<1x1xf32>
+func.func @reduce_all(%x: tensor<?x4xf32>) {
+  %0 = nnx.fn.sum %x {dims = array<i64>} : tensor<?x4xf32> -> tensor<f32>
+  %1 = nnx.fn.mean %x {dims = array<i64>, keepdim} : tensor<?x4xf32> -> tensor<1x1xf32>
+  return
+}

@@ -340,6 +340,12 @@ LogicalResult mlir::nnx::verifyFnShapeListOp(Operation *op) {
   ArrayRef<int64_t> list = isa<FnReshapeOp>(op)
                                ? cast<FnReshapeOp>(op).getStaticShape()
                                : cast<FnExpandOp>(op).getStaticShape();
+  int64_t values = op->getNumOperands() - 1;
+  if (llvm::count_if(list, ShapedType::isDynamic) != values)
+    return op->emitOpError()
+           << "the size list has "
+           << llvm::count_if(list, ShapedType::isDynamic)
+           << " dynamic entries for " << values << " index values";
   if (failed(requireSameElementType(op, input, "the input", result,
                                     "the result")) ||
       failed(verifyShapeList(op, list, shapeOf(result))))
@@ -438,10 +444,9 @@ LogicalResult mlir::nnx::reifyFnSoftmaxOp(OpBuilder &b, Operation *op,
   return reifySameShape(b, op, shapes);
 }
 
-/// Which dims of the input a reduction keeps (the verifier has checked the
-/// dims).
-static SmallVector<bool> keptDims(ArrayRef<int64_t> dims, int64_t rank) {
-  SmallVector<bool> keep(rank, true);
+SmallVector<bool> mlir::nnx::getReductionKeptDims(ArrayRef<int64_t> dims,
+                                                  int64_t rank) {
+  SmallVector<bool> keep(rank, !dims.empty());
   for (int64_t d : dims)
     keep[d < 0 ? d + rank : d] = false;
   return keep;
@@ -491,7 +496,7 @@ LogicalResult mlir::nnx::verifyFnReduceOp(Operation *op) {
     reduced[*dim] = true;
   }
   SmallVector<int64_t> expected =
-      reducedShape(shapeOf(input), keptDims(dims, rank), keepdim);
+      reducedShape(shapeOf(input), getReductionKeptDims(dims, rank), keepdim);
   if (ArrayRef<int64_t>(expected) != shapeOf(result))
     return op->emitOpError()
            << "result type must be " << RankedTensorType::get(expected, elt)
@@ -503,7 +508,7 @@ LogicalResult mlir::nnx::reifyFnReduceOp(OpBuilder &b, Operation *op,
                                          ReifiedRankedShapedTypeDims &shapes) {
   auto [dims, keepdim] = getReduction(op);
   Value input = op->getOperand(0);
-  SmallVector<bool> keep = keptDims(dims, shapeOf(input).size());
+  SmallVector<bool> keep = getReductionKeptDims(dims, shapeOf(input).size());
   SmallVector<OpFoldResult> sizes;
   for (auto [d, size] : llvm::enumerate(sizesOf(b, op->getLoc(), input)))
     if (keep[d] || keepdim)

@@ -66,6 +66,11 @@ NNX_FN_FAMILY(Arange)
 NNX_FN_FAMILY(Triangle)
 #undef NNX_FN_FAMILY
 
+/// Which of `rank` dims a mean/sum over `dims` keeps: all but `dims`
+/// (negative ones count from the end), none when `dims` is empty. `dims`
+/// must be in range.
+SmallVector<bool> getReductionKeptDims(ArrayRef<int64_t> dims, int64_t rank);
+
 /// The custom directive `custom<I64List>` (`[0, 2, 1, 3]`).
 ParseResult parseI64List(OpAsmParser &parser, DenseI64ArrayAttr &values);
 void printI64List(OpAsmPrinter &printer, Operation *op,

@@ -281,8 +281,9 @@ class NNX_FnReduceOp<string mnemonic, string what> : NNX_FnOp<mnemonic> {
   let summary = "`torch." # mnemonic # "` over `dims`";
   let description = [{
     The }] # what # [{ over `dims` (negative counts from the end, no
-    duplicates). The reduced dims are dropped, or kept as static 1s with
-    `keepdim`. `mean` needs floats; `sum` also takes integers.
+    duplicates; empty: every dim, as torch's `dim=[]`). The reduced dims are
+    dropped, or kept as static 1s with `keepdim`. `mean` needs floats; `sum`
+    also takes integers.
 
     ```mlir
     %v = nnx.fn.}] # mnemonic # [{ %x {dims = array<i64: -1>, keepdim} : tensor<?x?x64xf32> -> tensor<?x?x1xf32>
@@ -291,6 +292,13 @@ class NNX_FnReduceOp<string mnemonic, string what> : NNX_FnOp<mnemonic> {
   let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$dims,
                        UnitAttr:$keepdim);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let extraClassDeclaration = [{
+    /// Which input dims the result keeps (the others are reduced).
+    ::llvm::SmallVector<bool> getKeptDims() {
+      return ::mlir::nnx::getReductionKeptDims(getDims(),
+                                               getInput().getType().getRank());
+    }
+  }];
   let extraClassDefinition = NNX_FnFamily<"Reduce">.definition;
 }
 
