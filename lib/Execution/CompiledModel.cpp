@@ -187,7 +187,7 @@ static std::string describeProbeRequest(const NNXInsertProbesPassOptions &o) {
 
 /// Builds `@forward` from the module's nnx.model (after resolving the probe
 /// requests), or finds the forward-level `@forward`; marks it for the C
-/// interface and lowers its probes to trailing arguments and results.
+/// interface. Its probes are still `nnx.probe` ops.
 static llvm::Expected<func::FuncOp>
 buildForwardFunction(ModuleOp module, const CompileOptions &options) {
   MLIRContext *context = module.getContext();
@@ -220,18 +220,33 @@ buildForwardFunction(ModuleOp module, const CompileOptions &options) {
     return makeError("the module holds neither an nnx.model nor a "
                      "func.func @forward with a body");
   forward->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
+  return forward;
+}
 
-  // Probes become trailing arguments and results.
-  if (forward.walk([](ProbeOp) { return WalkResult::interrupt(); })
-          .wasInterrupted()) {
-    PassManager pm(context);
-    pm.addPass(createNNXLowerProbesPass());
-    if (failed(pm.run(module)))
-      return makeError("failed to lower the probes of @forward");
-    forward = module.lookupSymbol<func::FuncOp>("forward");
-    if (!forward)
-      return makeError("nnx-lower-probes removed @forward");
-  }
+/// Adds `@forward_write_shapes` (the names of the write probes it measures
+/// go to `measuredWrites`) while `forward` still holds its probes, then
+/// lowers them to trailing arguments and results; the lowered forward.
+static llvm::Expected<func::FuncOp>
+lowerForwardProbes(ModuleOp module, func::FuncOp forward,
+                   SmallVectorImpl<std::string> &measuredWrites) {
+  measuredWrites.clear();
+  if (!forward.walk([](ProbeOp) { return WalkResult::interrupt(); })
+           .wasInterrupted())
+    return forward;
+  SmallVector<std::string> names;
+  FailureOr<func::FuncOp> writeShapes =
+      buildWriteShapesFunction(forward, kWriteShapesFuncName, names);
+  if (failed(writeShapes))
+    return makeError("failed to build @" + kWriteShapesFuncName);
+  if (*writeShapes)
+    measuredWrites.assign(names.begin(), names.end());
+  PassManager pm(module.getContext());
+  pm.addPass(createNNXLowerProbesPass());
+  if (failed(pm.run(module)))
+    return makeError("failed to lower the probes of @forward");
+  forward = module.lookupSymbol<func::FuncOp>("forward");
+  if (!forward)
+    return makeError("nnx-lower-probes removed @forward");
   return forward;
 }
 
@@ -308,6 +323,20 @@ llvm::Error CompiledModel::readSignature(func::FuncOp forward) {
   return llvm::Error::success();
 }
 
+llvm::Error
+CompiledModel::matchMeasuredWriteProbes(ArrayRef<std::string> names) {
+  measuredWriteProbes.clear();
+  for (const std::string &name : names) {
+    auto it = llvm::find_if(
+        writeProbes, [&](const TensorSpec &s) { return s.name == name; });
+    if (it == writeProbes.end())
+      return makeError("@" + kWriteShapesFuncName + " measures write probe '" +
+                       name + "', which @forward does not take");
+    measuredWriteProbes.push_back(it - writeProbes.begin());
+  }
+  return llvm::Error::success();
+}
+
 /// JIT-compiles `module` (LLVM dialect) for the host and the target's
 /// runtime, runs its initializers and checks that `names` are there.
 static llvm::Expected<std::unique_ptr<ExecutionEngine>>
@@ -371,13 +400,19 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
   // buildForward creates func/arith/tensor/linalg ops outside a pass manager.
   context->loadAllAvailableDialects();
 
-  // Structure level -> forward level; the signature.
+  // Structure level -> forward level, probes lowered; the signature.
   llvm::Expected<func::FuncOp> forward = buildForwardFunction(module, options);
+  if (!forward)
+    return forward.takeError();
+  SmallVector<std::string> measuredWrites;
+  forward = lowerForwardProbes(module, *forward, measuredWrites);
   if (!forward)
     return forward.takeError();
   std::unique_ptr<CompiledModel> compiled(new CompiledModel());
   compiled->target = options.target;
   if (llvm::Error err = compiled->readSignature(*forward))
+    return std::move(err);
+  if (llvm::Error err = compiled->matchMeasuredWriteProbes(measuredWrites))
     return std::move(err);
   // The weights, checked before anything is compiled: the model's own, or
   // another checkpoint's (the model's tensors are then not read).
@@ -414,9 +449,12 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
     return std::move(err);
   compiled->weightsSeconds += secondsSince(weightsStart);
   std::string shapesName = ("_mlir_ciface_" + kResultShapesFuncName).str();
+  std::string writeShapesName = ("_mlir_ciface_" + kWriteShapesFuncName).str();
   SmallVector<StringRef> names = {"_mlir_ciface_forward"};
   if (compiled->hasResultShapesFunction)
     names.push_back(shapesName);
+  if (!compiled->measuredWriteProbes.empty())
+    names.push_back(writeShapesName);
   llvm::Expected<std::unique_ptr<ExecutionEngine>> engine =
       createEngine(module, config, options.optLevel, names);
   if (!engine)
@@ -467,39 +505,83 @@ static std::string plural(size_t n, StringRef word) {
   return (Twine(n) + " " + word + (n == 1 ? "" : "s")).str();
 }
 
-llvm::Error CompiledModel::validate(ArrayRef<NpyArray> inputArrays,
-                                    ArrayRef<NpyArray> writeArrays,
-                                    const RunOptions &options) const {
+/// Checks `array`, given for `label` (`source`: " from x.npy" or empty),
+/// against `spec`: its dtype and rank, and each dimension against
+/// `expected` where that is not ShapedType::kDynamic; `why` says where
+/// `expected` comes from (the type, or what the run computes).
+static llvm::Error checkArray(const Twine &label, const TensorSpec &spec,
+                              const NpyArray &array, ArrayRef<int64_t> expected,
+                              const Twine &why, StringRef source) {
+  if (array.dtype != spec.dtype ||
+      array.rank() != static_cast<int64_t>(spec.shape.size()))
+    return makeError(label + ": expected " + spec.typeString + ", got " +
+                     array.describe() + source);
+  for (auto [d, want, given] : llvm::enumerate(expected, array.shape))
+    if (!ShapedType::isDynamic(want) && want != given)
+      return makeError(label + ": dimension " + Twine(d) + " is " +
+                       Twine(given) + ", expected " + Twine(want) + " (" + why +
+                       "); got " + array.describe() + source);
+  return llvm::Error::success();
+}
+
+llvm::Error CompiledModel::validateInputs(ArrayRef<NpyArray> inputArrays,
+                                          const RunOptions &options) const {
   if (inputArrays.size() != inputs.size())
     return makeError("the forward takes " + plural(inputs.size(), "input") +
                      " (" + listTypes(inputs) + "), got " +
                      Twine(inputArrays.size()));
+  for (auto [i, spec, array] : llvm::enumerate(inputs, inputArrays))
+    if (llvm::Error err =
+            checkArray(spec.name, spec, array, spec.shape, spec.typeString,
+                       sourceSuffix(options.inputSources, i)))
+      return err;
+  return llvm::Error::success();
+}
+
+llvm::Error CompiledModel::validate(ArrayRef<NpyArray> inputArrays,
+                                    ArrayRef<NpyArray> writeArrays,
+                                    const RunOptions &options) const {
+  if (llvm::Error err = validateInputs(inputArrays, options))
+    return err;
   if (writeArrays.size() != writeProbes.size())
     return makeError("the forward takes " +
                      plural(writeProbes.size(), "write probe") + ", got " +
                      Twine(writeArrays.size()));
-  for (auto [i, spec, array] : llvm::enumerate(inputs, inputArrays))
-    if (!spec.accepts(array))
-      return makeError(spec.name + ": expected " + spec.typeString + ", got " +
-                       array.describe() +
-                       sourceSuffix(options.inputSources, i));
-  for (auto [i, spec, array] : llvm::enumerate(writeProbes, writeArrays)) {
-    if (!spec.accepts(array))
-      return makeError("write probe '" + spec.name + "': expected " +
-                       spec.typeString + ", got " + array.describe() +
-                       sourceSuffix(options.writeProbeSources, i));
-    // The batch dimension is dynamic everywhere; a substituted value must
-    // agree with the inputs on it.
-    if (!inputs.empty() && !spec.shape.empty() &&
-        ShapedType::isDynamic(spec.shape[0]) && !inputs[0].shape.empty() &&
-        ShapedType::isDynamic(inputs[0].shape[0]) &&
-        array.shape[0] != inputArrays[0].shape[0])
-      return makeError(
-          "write probe '" + spec.name + "': batch dimension is " +
-          Twine(array.shape[0]) + sourceSuffix(options.writeProbeSources, i) +
-          ", but input 0 has batch " + Twine(inputArrays[0].shape[0]));
+  auto label = [](const TensorSpec &spec) {
+    return "write probe '" + spec.name + "'";
+  };
+  for (auto [i, spec, array] : llvm::enumerate(writeProbes, writeArrays))
+    if (llvm::Error err =
+            checkArray(label(spec), spec, array, spec.shape, spec.typeString,
+                       sourceSuffix(options.writeProbeSources, i)))
+      return err;
+  // Every dimension against the value each write replaces in this run.
+  llvm::Expected<std::vector<SmallVector<int64_t, 4>>> shapes =
+      computeWriteProbeShapes(inputArrays);
+  if (!shapes)
+    return shapes.takeError();
+  for (auto [i, spec, array, shape] :
+       llvm::enumerate(writeProbes, writeArrays, *shapes)) {
+    std::string why =
+        llvm::is_contained(measuredWriteProbes, i)
+            ? "this run computes " + spec.typeString + " as " +
+                  formatShape(shape)
+            : "the batch of input 0; nothing else constrains the argument "
+              "of a probe lowered by hand";
+    if (llvm::Error err =
+            checkArray(label(spec), spec, array, shape, why,
+                       sourceSuffix(options.writeProbeSources, i)))
+      return err;
   }
   return llvm::Error::success();
+}
+
+llvm::Expected<std::vector<SmallVector<int64_t, 4>>>
+CompiledModel::getWriteProbeShapes(ArrayRef<NpyArray> inputArrays,
+                                   const RunOptions &options) const {
+  if (llvm::Error err = validateInputs(inputArrays, options))
+    return std::move(err);
+  return computeWriteProbeShapes(inputArrays);
 }
 
 //===----------------------------------------------------------------------===//
@@ -538,34 +620,70 @@ packArguments(ArrayRef<std::unique_ptr<MemRefArgument>> args,
 }
 
 llvm::Expected<SmallVector<int64_t>>
-CompiledModel::computeDynamicDims(ArrayRef<NpyArray> inputArrays,
-                                  ArrayRef<NpyArray> writeArrays) const {
-  size_t count = 0;
-  for (ArrayRef<TensorSpec> specs : {ArrayRef(outputs), ArrayRef(readProbes)})
-    for (const TensorSpec &spec : specs)
-      count += llvm::count_if(spec.shape, ShapedType::isDynamic);
-  SmallVector<int64_t> dims(count, 0);
-  if (count == 0)
-    return dims;
-  assert(hasResultShapesFunction && "dynamic results without a shape function");
-  // @forward_result_shapes reads its arguments only: no copies.
+CompiledModel::callShapeFunction(StringRef name, ArrayRef<NpyArray> inputArrays,
+                                 ArrayRef<NpyArray> writeArrays,
+                                 size_t count) const {
+  // A shape function reads its arguments only: no copies.
   std::vector<std::unique_ptr<MemRefArgument>> args =
       makeArguments(inputArrays, writeArrays, /*copy=*/false);
   NpyArray packedDims(DType::I64, {static_cast<int64_t>(count)});
   args.push_back(viewAsMemRef(packedDims));
   SmallVector<void *> descriptors;
   SmallVector<void *> packed = packArguments(args, descriptors);
-  std::string name = ("_mlir_ciface_" + kResultShapesFuncName).str();
-  if (llvm::Error err = engine->invokePacked(name, packed))
+  if (llvm::Error err =
+          engine->invokePacked(("_mlir_ciface_" + name).str(), packed))
     return std::move(err);
   if (checkRuntime)
     if (llvm::Error err = checkRuntime())
       return std::move(err);
-  llvm::copy(packedDims.getValues<int64_t>(), dims.begin());
+  SmallVector<int64_t> dims(packedDims.getValues<int64_t>());
   if (llvm::any_of(dims, [](int64_t d) { return d < 0; }))
-    return makeError("@" + kResultShapesFuncName +
-                     " computed a negative result dimension");
+    return makeError("@" + name + " computed a negative dimension");
   return dims;
+}
+
+llvm::Expected<SmallVector<int64_t>>
+CompiledModel::computeDynamicDims(ArrayRef<NpyArray> inputArrays,
+                                  ArrayRef<NpyArray> writeArrays) const {
+  size_t count = 0;
+  for (ArrayRef<TensorSpec> specs : {ArrayRef(outputs), ArrayRef(readProbes)})
+    for (const TensorSpec &spec : specs)
+      count += llvm::count_if(spec.shape, ShapedType::isDynamic);
+  if (count == 0)
+    return SmallVector<int64_t>();
+  assert(hasResultShapesFunction && "dynamic results without a shape function");
+  return callShapeFunction(kResultShapesFuncName, inputArrays, writeArrays,
+                           count);
+}
+
+llvm::Expected<std::vector<SmallVector<int64_t, 4>>>
+CompiledModel::computeWriteProbeShapes(ArrayRef<NpyArray> inputArrays) const {
+  std::vector<SmallVector<int64_t, 4>> shapes;
+  for (auto [i, spec] : llvm::enumerate(writeProbes)) {
+    shapes.push_back(spec.shape);
+    // A probe lowered by hand: only the batch convention says anything (a
+    // dynamic leading dimension is input 0's).
+    if (!llvm::is_contained(measuredWriteProbes, i) && !spec.shape.empty() &&
+        ShapedType::isDynamic(spec.shape[0]) && !inputs.empty() &&
+        !inputs[0].shape.empty() && ShapedType::isDynamic(inputs[0].shape[0]))
+      shapes.back()[0] = inputArrays[0].shape[0];
+  }
+  if (measuredWriteProbes.empty())
+    return shapes;
+  size_t count = 0;
+  for (size_t i : measuredWriteProbes)
+    count += llvm::count_if(shapes[i], ShapedType::isDynamic);
+  // @forward_write_shapes takes the inputs and the parameters only.
+  llvm::Expected<SmallVector<int64_t>> dims =
+      callShapeFunction(kWriteShapesFuncName, inputArrays, {}, count);
+  if (!dims)
+    return dims.takeError();
+  const int64_t *next = dims->begin();
+  for (size_t i : measuredWriteProbes)
+    for (int64_t &dim : shapes[i])
+      if (ShapedType::isDynamic(dim))
+        dim = *next++;
+  return shapes;
 }
 
 llvm::Expected<ResultShapes>

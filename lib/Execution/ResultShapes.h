@@ -1,4 +1,4 @@
-//===- ResultShapes.h - the result-shape function of a forward --*- C++ -*-===//
+//===- ResultShapes.h - the shape functions of a forward --------*- C++ -*-===//
 //
 // The compiled forward writes its results into buffers the caller allocates
 // (buffer-results-to-out-params), so the caller must know every result's
@@ -18,11 +18,20 @@
 //     return %s : tensor<1xi64>
 //   }
 //
+// Likewise a write probe's argument must have the shape of the value it
+// replaces, which the inputs decide through the graph (a value of type
+// tensor<?x?x8xf32> whose dims are the batch and the sequence):
+// buildWriteShapesFunction adds `@forward_write_shapes`, computed from the
+// inputs before the call, so that a patch of another size is refused rather
+// than read past its end.
+//
 //===----------------------------------------------------------------------===//
 #ifndef NNX_LIB_EXECUTION_RESULTSHAPES_H
 #define NNX_LIB_EXECUTION_RESULTSHAPES_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <string>
 
 namespace mlir::nnx {
 
@@ -40,6 +49,23 @@ namespace mlir::nnx {
 /// and fails with a diagnostic when `@<name>` already exists.
 FailureOr<func::FuncOp> buildResultShapesFunction(func::FuncOp forward,
                                                   StringRef name);
+
+/// Adds `@<name>` after `forward`, which still holds its `nnx.probe` ops
+/// (before nnx-lower-probes): the same arguments (read only), one result
+/// `tensor<Nxi64>` holding the N dynamic dimensions of the values the write
+/// probes replace, probe by probe in op order (the order of the arguments
+/// nnx-lower-probes adds), outermost first; `probeNames` gets the write
+/// probes' names in that order. The clone has no probes (every value is the
+/// model's own), so the dimensions are those each write must have for every
+/// later value to have the shape the compiled code assumes; resolved as in
+/// buildResultShapesFunction.
+///
+/// Returns a null function when no written value has a dynamic dimension,
+/// and fails with a diagnostic when `@<name>` exists or a probe is nested in
+/// a region.
+FailureOr<func::FuncOp>
+buildWriteShapesFunction(func::FuncOp forward, StringRef name,
+                         SmallVectorImpl<std::string> &probeNames);
 
 } // namespace mlir::nnx
 
