@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/IR/TensorInferTypeOpInterfaceImpl.h"
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -115,6 +116,9 @@ void mlir::nnx::registerExecutionDialects(DialectRegistry &registry) {
                   bufferization::BufferizationDialect, func::FuncDialect,
                   linalg::LinalgDialect, math::MathDialect,
                   tensor::TensorDialect>();
+  // The shapes of tensor.expand_shape / collapse_shape results in terms of
+  // their operands': the shape functions resolve through them.
+  tensor::registerInferTypeOpInterfaceExternalModels(registry);
 }
 
 namespace {

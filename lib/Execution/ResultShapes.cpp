@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -76,9 +77,21 @@ static FailureOr<func::FuncOp> cloneAsShapeFunction(func::FuncOp forward,
 }
 
 /// Dimensions of op results in terms of their operands' dimensions, then
-/// away with what no dimension needs.
+/// away with what no dimension needs: only arithmetic on the argument
+/// shapes remains when the shapes depend on nothing else. Elementwise ops on
+/// tensors (the residual `arith.addf`) become `linalg.generic`s first, whose
+/// result shapes are their inits'.
 static LogicalResult simplifyShapeFunction(func::FuncOp shapes) {
+  // A copy (a read probe's, a repeated result's) has the shape of what it
+  // copies; as an allocation that reads it, it would keep it alive.
+  shapes.walk([](bufferization::AllocTensorOp alloc) {
+    if (Value copy = alloc.getCopy()) {
+      alloc.replaceAllUsesWith(copy);
+      alloc.erase();
+    }
+  });
   PassManager pm(shapes.getContext(), func::FuncOp::getOperationName());
+  pm.addPass(createConvertElementwiseToLinalgPass());
   pm.addPass(memref::createResolveShapedTypeResultDimsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

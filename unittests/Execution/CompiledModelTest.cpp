@@ -371,6 +371,47 @@ TEST_F(CompiledModelTest, ChecksEveryDimensionOfWriteProbes) {
             "tensor<?x?xf32> as (3, 2)); got float32 array of shape (3, 3)");
 }
 
+/// Batch and sequence dynamic, through a reshape pair, a read probe, a
+/// residual add on tensors and a write probe (ShapeFunctionsTest.cpp has
+/// the same forward).
+constexpr llvm::StringLiteral kBatchAndSequence = R"mlir(
+func.func @forward(%x: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = tensor.dim %x, %c0 : tensor<?x?x8xf32>
+  %s = tensor.dim %x, %c1 : tensor<?x?x8xf32>
+  %flat = tensor.collapse_shape %x [[0], [1, 2]]
+      : tensor<?x?x8xf32> into tensor<?x?xf32>
+  %e = tensor.expand_shape %flat [[0], [1, 2]] output_shape [%b, %s, 8]
+      : tensor<?x?xf32> into tensor<?x?x8xf32>
+  %r = nnx.probe read "e" %e : tensor<?x?x8xf32>
+  %y = arith.addf %x, %r : tensor<?x?x8xf32>
+  %w = nnx.probe write "y" %y : tensor<?x?x8xf32>
+  %z = arith.mulf %w, %y : tensor<?x?x8xf32>
+  return %z : tensor<?x?x8xf32>
+}
+)mlir";
+
+TEST_F(CompiledModelTest, RunsProbesOnBatchAndSequence) {
+  auto compiled = compile(kBatchAndSequence);
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError()) << diags;
+  CompiledModel &model = **compiled;
+  std::vector<float> ones(2 * 3 * 8, 1), twos(2 * 3 * 8, 2);
+  auto result = model.run({floats({2, 3, 8}, ones)}, {floats({2, 3, 8}, ones)});
+  ASSERT_TRUE(static_cast<bool>(result)) << llvm::toString(result.takeError());
+  EXPECT_EQ(result->outputs[0].shape, (SmallVector<int64_t>{2, 3, 8}));
+  EXPECT_EQ(valuesOf(result->outputs[0]), twos);
+  EXPECT_EQ(valuesOf(result->readProbes[0]), ones);
+  auto wrong =
+      model.run({floats({2, 3, 8}, ones)}, {NpyArray(DType::F32, {2, 4, 8})});
+  ASSERT_FALSE(static_cast<bool>(wrong));
+  EXPECT_EQ(llvm::toString(wrong.takeError()),
+            "write probe 'y': dimension 1 is 4, expected 3 (this run computes "
+            "tensor<?x?x8xf32> as (2, 3, 8)); got float32 array of shape (2, "
+            "4, 8)");
+}
+
 /// Results of every kind of shape: the batch, a flattened batch (2 * n), a
 /// static one, the dimension of the second input, and one whose size is a
 /// value of that input (data-dependent: the shape function keeps the read).
