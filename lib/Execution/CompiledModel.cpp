@@ -437,6 +437,9 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
   if (failed(shapes))
     return makeError("failed to build @" + kResultShapesFuncName);
   compiled->hasResultShapesFunction = static_cast<bool>(*shapes);
+  if (failed(buildShapeChecksFunction(*forward, kShapeChecksFuncName,
+                                      compiled->shapeChecks)))
+    return makeError("failed to build @" + kShapeChecksFuncName);
 
   // Forward level -> LLVM dialect -> machine code.
   PassManager pm(context);
@@ -459,6 +462,9 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
     names.push_back(shapesName);
   if (!compiled->measuredWriteProbes.empty())
     names.push_back(writeShapesName);
+  std::string checksName = ("_mlir_ciface_" + kShapeChecksFuncName).str();
+  if (!compiled->shapeChecks.empty())
+    names.push_back(checksName);
   llvm::Expected<std::unique_ptr<ExecutionEngine>> engine =
       createEngine(module, config, options.optLevel, names);
   if (!engine)
@@ -564,18 +570,69 @@ llvm::Error CompiledModel::validate(ArrayRef<NpyArray> inputArrays,
       computeWriteProbeShapes(inputArrays);
   if (!shapes)
     return shapes.takeError();
-  for (auto [i, spec, array, shape] :
-       llvm::enumerate(writeProbes, writeArrays, *shapes)) {
-    std::string why =
-        llvm::is_contained(measuredWriteProbes, i)
-            ? "this run computes " + spec.typeString + " as " +
-                  formatShape(shape)
-            : "the batch of input 0; nothing else constrains the argument "
-              "of a probe lowered by hand";
+  for (size_t i : measuredWriteProbes) {
+    const TensorSpec &spec = writeProbes[i];
     if (llvm::Error err =
-            checkArray(label(spec), spec, array, shape, why,
+            checkArray(label(spec), spec, writeArrays[i], (*shapes)[i],
+                       "this run computes " + spec.typeString + " as " +
+                           formatShape((*shapes)[i]),
                        sourceSuffix(options.writeProbeSources, i)))
       return err;
+  }
+  return checkShapesAgree(inputArrays, writeArrays, options);
+}
+
+llvm::Error CompiledModel::checkShapesAgree(ArrayRef<NpyArray> inputArrays,
+                                            ArrayRef<NpyArray> writeArrays,
+                                            const RunOptions &options) const {
+  if (shapeChecks.empty())
+    return llvm::Error::success();
+  llvm::Expected<SmallVector<int64_t>> sizes = callShapeFunction(
+      kShapeChecksFuncName, inputArrays, writeArrays, 2 * shapeChecks.size());
+  if (!sizes)
+    return sizes.takeError();
+  size_t numInputs = inputs.size(), numParams = getParameters().size();
+  // What argument `arg` is, the array given for it and where it came from;
+  // for another operand of the op, "operand <n>".
+  auto describe = [&](int64_t arg, unsigned operand)
+      -> std::tuple<std::string, const NpyArray *, std::string> {
+    size_t a = static_cast<size_t>(arg);
+    if (arg < 0)
+      return {"operand " + std::to_string(operand), nullptr, ""};
+    if (a < numInputs)
+      return {inputs[a].name, &inputArrays[a],
+              sourceSuffix(options.inputSources, a)};
+    if (a < numInputs + numParams)
+      return {"parameter '" + getParameters()[a - numInputs].name + "'",
+              nullptr, ""};
+    size_t w = a - numInputs - numParams;
+    return {"write probe '" + writeProbes[w].name + "'", &writeArrays[w],
+            sourceSuffix(options.writeProbeSources, w)};
+  };
+  for (auto [i, check] : llvm::enumerate(shapeChecks)) {
+    int64_t expected = (*sizes)[2 * i], given = (*sizes)[2 * i + 1];
+    if (expected == given)
+      continue;
+    // Blame an array the caller gave where one of the two is.
+    ShapeCheck c = check;
+    if (c.argument < 0 && c.sourceArgument >= 0) {
+      std::swap(c.argument, c.sourceArgument);
+      std::swap(c.operand, c.sourceOperand);
+      std::swap(c.dim, c.sourceDim);
+      std::swap(expected, given);
+    }
+    auto [name, array, source] = describe(c.argument, c.operand);
+    std::string as = "as dimension " + std::to_string(c.sourceDim) + " of " +
+                     std::get<0>(describe(c.sourceArgument, c.sourceOperand));
+    if (!array)
+      return makeError("the arguments' shapes disagree in " + c.op +
+                       ": dimension " + Twine(c.dim) + " of " + name + " is " +
+                       Twine(given) + ", expected " + Twine(expected) + " (" +
+                       as + ", in one loop)");
+    return makeError(name + ": dimension " + Twine(c.dim) + " is " +
+                     Twine(given) + ", expected " + Twine(expected) + " (" +
+                     as + ": " + c.op + " runs both in one loop); got " +
+                     array->describe() + source);
   }
   return llvm::Error::success();
 }
@@ -663,15 +720,8 @@ CompiledModel::computeDynamicDims(ArrayRef<NpyArray> inputArrays,
 llvm::Expected<std::vector<SmallVector<int64_t, 4>>>
 CompiledModel::computeWriteProbeShapes(ArrayRef<NpyArray> inputArrays) const {
   std::vector<SmallVector<int64_t, 4>> shapes;
-  for (auto [i, spec] : llvm::enumerate(writeProbes)) {
+  for (const TensorSpec &spec : writeProbes)
     shapes.push_back(spec.shape);
-    // A probe lowered by hand: only the batch convention says anything (a
-    // dynamic leading dimension is input 0's).
-    if (!llvm::is_contained(measuredWriteProbes, i) && !spec.shape.empty() &&
-        ShapedType::isDynamic(spec.shape[0]) && !inputs.empty() &&
-        !inputs[0].shape.empty() && ShapedType::isDynamic(inputs[0].shape[0]))
-      shapes.back()[0] = inputArrays[0].shape[0];
-  }
   if (measuredWriteProbes.empty())
     return shapes;
   size_t count = 0;

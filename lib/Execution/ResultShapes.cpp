@@ -5,10 +5,12 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -23,36 +25,49 @@ static int64_t countDynamicDims(TypeRange types) {
   return count;
 }
 
-/// Replaces `ret` by a return of the dynamic dimensions of `values` (the
-/// ranked tensors among them), packed into one tensor of `packedType`.
-static void returnDynamicDims(func::ReturnOp ret, ValueRange values,
-                              RankedTensorType packedType) {
+/// Replaces `ret` of `fn` by a return of `values` (index or i64) packed into
+/// one `tensor<Nxi64>`, which becomes `fn`'s only result.
+static void returnPacked(func::FuncOp fn, func::ReturnOp ret,
+                         ValueRange values) {
   OpBuilder b(ret);
   Location loc = ret.getLoc();
+  SmallVector<Value> packed;
+  for (Value v : values)
+    packed.push_back(v.getType().isIndex()
+                         ? arith::IndexCastOp::create(b, loc, b.getI64Type(), v)
+                         : v);
+  auto type = RankedTensorType::get({static_cast<int64_t>(packed.size())},
+                                    b.getI64Type());
+  func::ReturnOp::create(
+      b, loc, ValueRange{tensor::FromElementsOp::create(b, loc, type, packed)});
+  ret.erase();
+  fn.setFunctionTypeAttr(TypeAttr::get(
+      FunctionType::get(b.getContext(), fn.getArgumentTypes(), {type})));
+}
+
+/// Replaces `ret` of `fn` by a return of the dynamic dimensions of
+/// `values` (the ranked tensors among them), packed.
+static void returnDynamicDims(func::FuncOp fn, func::ReturnOp ret,
+                              ValueRange values) {
+  OpBuilder b(ret);
   SmallVector<Value> dims;
   for (Value value : values) {
     auto type = dyn_cast<RankedTensorType>(value.getType());
     if (!type)
       continue;
-    for (int64_t d = 0, e = type.getRank(); d < e; ++d) {
-      if (!type.isDynamicDim(d))
-        continue;
-      Value dim = tensor::DimOp::create(b, loc, value, d);
-      dims.push_back(arith::IndexCastOp::create(b, loc, b.getI64Type(), dim));
-    }
+    for (int64_t d = 0, e = type.getRank(); d < e; ++d)
+      if (type.isDynamicDim(d))
+        dims.push_back(tensor::DimOp::create(b, ret.getLoc(), value, d));
   }
-  Value packed = tensor::FromElementsOp::create(b, loc, packedType, dims);
-  func::ReturnOp::create(b, loc, packed);
-  ret.erase();
+  returnPacked(fn, ret, dims);
 }
 
 /// A clone of `forward` named `name`, added after it, with `forward`'s
-/// arguments (read only) and one result of `packedType`; its body is still
-/// `forward`'s. Fails with a diagnostic when `@<name>` exists.
-static FailureOr<func::FuncOp> cloneAsShapeFunction(func::FuncOp forward,
-                                                    StringRef name,
-                                                    RankedTensorType packedType,
-                                                    StringRef what) {
+/// arguments (read only); its body, results included, is still `forward`'s
+/// until a return is replaced (returnPacked). Fails with a diagnostic when
+/// `@<name>` exists.
+static FailureOr<func::FuncOp>
+cloneAsShapeFunction(func::FuncOp forward, StringRef name, StringRef what) {
   auto module = forward->getParentOfType<ModuleOp>();
   if (!module || SymbolTable::lookupSymbolIn(module, name))
     return forward.emitError()
@@ -68,34 +83,40 @@ static FailureOr<func::FuncOp> cloneAsShapeFunction(func::FuncOp forward,
   shapes.removeArgAttrsAttr();
   shapes.removeResAttrsAttr();
   shapes->setAttr("llvm.emit_c_interface", b.getUnitAttr());
-  shapes.setFunctionTypeAttr(TypeAttr::get(FunctionType::get(
-      b.getContext(), forward.getArgumentTypes(), {packedType})));
   for (unsigned i = 0, e = shapes.getNumArguments(); i < e; ++i)
     shapes.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
                       b.getBoolAttr(false));
   return shapes;
 }
 
-/// Dimensions of op results in terms of their operands' dimensions, then
-/// away with what no dimension needs: only arithmetic on the argument
-/// shapes remains when the shapes depend on nothing else. Elementwise ops on
-/// tensors (the residual `arith.addf`) become `linalg.generic`s first, whose
-/// result shapes are their inits'.
-static LogicalResult simplifyShapeFunction(func::FuncOp shapes) {
-  // A copy (a read probe's, a repeated result's) has the shape of what it
-  // copies; as an allocation that reads it, it would keep it alive.
-  shapes.walk([](bufferization::AllocTensorOp alloc) {
+/// Elementwise ops on tensors (the residual `arith.addf`) become
+/// `linalg.generic`s, whose result shapes are their inits' and whose
+/// operands meet in loops. A copy (a read probe's, a repeated result's) is
+/// replaced by what it copies: same shape, and as an allocation that reads
+/// it, it would keep it alive.
+static LogicalResult convertToLinalg(func::FuncOp fn) {
+  fn.walk([](bufferization::AllocTensorOp alloc) {
     if (Value copy = alloc.getCopy()) {
       alloc.replaceAllUsesWith(copy);
       alloc.erase();
     }
   });
-  PassManager pm(shapes.getContext(), func::FuncOp::getOperationName());
+  PassManager pm(fn.getContext(), func::FuncOp::getOperationName());
   pm.addPass(createConvertElementwiseToLinalgPass());
+  return pm.run(fn);
+}
+
+/// Dimensions of op results in terms of their operands' dimensions, then
+/// away with what no dimension needs: only arithmetic on the argument
+/// shapes remains when the shapes depend on nothing else.
+static LogicalResult simplifyShapeFunction(func::FuncOp fn) {
+  if (failed(convertToLinalg(fn)))
+    return failure();
+  PassManager pm(fn.getContext(), func::FuncOp::getOperationName());
   pm.addPass(memref::createResolveShapedTypeResultDimsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  return pm.run(shapes);
+  return pm.run(fn);
 }
 
 FailureOr<func::FuncOp>
@@ -103,16 +124,14 @@ mlir::nnx::buildResultShapesFunction(func::FuncOp forward, StringRef name) {
   int64_t numDynamic = countDynamicDims(forward.getResultTypes());
   if (numDynamic == 0)
     return func::FuncOp();
-  auto packedType = RankedTensorType::get(
-      {numDynamic}, IntegerType::get(forward.getContext(), 64));
-  FailureOr<func::FuncOp> shapes = cloneAsShapeFunction(
-      forward, name, packedType, "the shapes of the results");
+  FailureOr<func::FuncOp> shapes =
+      cloneAsShapeFunction(forward, name, "the shapes of the results");
   if (failed(shapes))
     return failure();
   SmallVector<func::ReturnOp> returns;
   shapes->walk([&](func::ReturnOp ret) { returns.push_back(ret); });
   for (func::ReturnOp ret : returns)
-    returnDynamicDims(ret, ret.getOperands(), packedType);
+    returnDynamicDims(*shapes, ret, ret.getOperands());
   if (failed(simplifyShapeFunction(*shapes)))
     return failure();
   return *shapes;
@@ -136,10 +155,8 @@ mlir::nnx::buildWriteShapesFunction(func::FuncOp forward, StringRef name,
     return forward.emitError()
            << "cannot compute the shapes of the write probes of @"
            << forward.getSymName() << ": it has more than one block";
-  auto packedType = RankedTensorType::get(
-      {numDynamic}, IntegerType::get(forward.getContext(), 64));
-  FailureOr<func::FuncOp> shapes = cloneAsShapeFunction(
-      forward, name, packedType, "the shapes of the write probes");
+  FailureOr<func::FuncOp> shapes =
+      cloneAsShapeFunction(forward, name, "the shapes of the write probes");
   if (failed(shapes))
     return failure();
 
@@ -164,8 +181,152 @@ mlir::nnx::buildWriteShapesFunction(func::FuncOp forward, StringRef name,
     probe.erase();
   }
   auto ret = cast<func::ReturnOp>(shapes->getBody().front().getTerminator());
-  returnDynamicDims(ret, written, packedType);
+  returnDynamicDims(*shapes, ret, written);
   if (failed(simplifyShapeFunction(*shapes)))
     return failure();
   return *shapes;
+}
+
+//===----------------------------------------------------------------------===//
+// Shape checks
+//===----------------------------------------------------------------------===//
+
+/// "'linalg.generic' (add_0) at model.mlir:5:8": the op, its label (a
+/// NameLoc), where.
+static std::string describeOp(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "'" << op->getName() << "'";
+  if (auto label = op->getLoc()->findInstanceOf<NameLoc>())
+    os << " (" << label.getName().getValue() << ")";
+  if (auto file = op->getLoc()->findInstanceOf<FileLineColLoc>())
+    os << " at " << file.getFilename().getValue() << ":" << file.getLine()
+       << ":" << file.getColumn();
+  return text;
+}
+
+/// The argument number of `v` in `fn`, or -1.
+static int64_t argumentNumber(Value v, func::FuncOp fn) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg || arg.getOwner()->getParentOp() != fn)
+    return -1;
+  return arg.getArgNumber();
+}
+
+/// The checks of `op`: each dimension that indexes a loop an earlier
+/// operand dimension indexes must equal it. Appends (that earlier
+/// dimension, the dimension) to `pairs`.
+static void addLoopChecks(linalg::LinalgOp op, func::FuncOp fn,
+                          SmallVectorImpl<Value> &pairs,
+                          std::vector<nnx::ShapeCheck> &checks) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  std::string where = describeOp(op);
+  llvm::DenseMap<unsigned, std::pair<OpOperand *, unsigned>> firsts;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+    if (!type)
+      continue;
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    for (auto [d, expr] : llvm::enumerate(map.getResults())) {
+      auto loop = dyn_cast<AffineDimExpr>(expr);
+      if (!loop)
+        continue;
+      auto [it, inserted] = firsts.try_emplace(loop.getPosition(), &operand, d);
+      auto [source, sourceDim] = it->second;
+      auto sourceType = cast<RankedTensorType>(source->get().getType());
+      if (inserted ||
+          (!type.isDynamicDim(d) && !sourceType.isDynamicDim(sourceDim)))
+        continue;
+      pairs.push_back(tensor::DimOp::create(b, loc, source->get(), sourceDim));
+      pairs.push_back(tensor::DimOp::create(b, loc, operand.get(), d));
+      checks.push_back({where, operand.getOperandNumber(),
+                        static_cast<unsigned>(d), source->getOperandNumber(),
+                        sourceDim, argumentNumber(operand.get(), fn),
+                        argumentNumber(source->get(), fn)});
+    }
+  }
+}
+
+/// Drops the checks of `fn` (the pairs it returns) that hold in every run:
+/// the same value twice, or two equal constants. Erases `fn` and returns
+/// null when none is left.
+static FailureOr<func::FuncOp>
+pruneChecks(func::FuncOp fn, std::vector<nnx::ShapeCheck> &checks) {
+  auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+  auto packed = ret.getOperand(0).getDefiningOp<tensor::FromElementsOp>();
+  if (!packed) {
+    // Every size a constant: the checks hold, or fail in every run (then
+    // they stay, for the error).
+    DenseIntElementsAttr sizes;
+    if (!matchPattern(ret.getOperand(0), m_Constant(&sizes)))
+      return fn.emitError() << "@" << fn.getSymName()
+                            << ": the checks did not simplify to a list";
+    SmallVector<APInt> values(sizes.getValues<APInt>());
+    for (size_t i = 0; i < checks.size(); ++i)
+      if (values[2 * i] != values[2 * i + 1])
+        return fn;
+    checks.clear();
+    fn.erase();
+    return func::FuncOp();
+  }
+  auto same = [](Value a, Value b) {
+    APInt x, y;
+    return a == b || (matchPattern(a, m_ConstantInt(&x)) &&
+                      matchPattern(b, m_ConstantInt(&y)) && x == y);
+  };
+  SmallVector<Value> kept;
+  std::vector<nnx::ShapeCheck> keptChecks;
+  OperandRange values = packed.getElements();
+  for (auto [i, check] : llvm::enumerate(checks)) {
+    if (same(values[2 * i], values[2 * i + 1]))
+      continue;
+    kept.append({values[2 * i], values[2 * i + 1]});
+    keptChecks.push_back(check);
+  }
+  checks = std::move(keptChecks);
+  if (checks.empty()) {
+    fn.erase();
+    return func::FuncOp();
+  }
+  returnPacked(fn, ret, kept);
+  if (failed(simplifyShapeFunction(fn)))
+    return failure();
+  return fn;
+}
+
+FailureOr<func::FuncOp>
+mlir::nnx::buildShapeChecksFunction(func::FuncOp forward, StringRef name,
+                                    std::vector<ShapeCheck> &checks) {
+  checks.clear();
+  if (!forward.getBody().hasOneBlock())
+    return func::FuncOp();
+  FailureOr<func::FuncOp> fn =
+      cloneAsShapeFunction(forward, name, "the shape checks");
+  if (failed(fn))
+    return failure();
+  // The labels (`add_0`) survive the conversion to linalg in the locations.
+  fn->walk([](Operation *op) {
+    if (auto label = op->getAttrOfType<StringAttr>(kSourceAttrName))
+      op->setLoc(NameLoc::get(label, op->getLoc()));
+  });
+  if (failed(convertToLinalg(*fn)))
+    return failure();
+  SmallVector<linalg::LinalgOp> ops;
+  for (Operation &op : fn->getBody().front())
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(&op);
+        linalgOp && linalgOp.hasPureTensorSemantics())
+      ops.push_back(linalgOp);
+  SmallVector<Value> pairs;
+  for (linalg::LinalgOp op : ops)
+    addLoopChecks(op, *fn, pairs, checks);
+  if (pairs.empty()) {
+    fn->erase();
+    return func::FuncOp();
+  }
+  returnPacked(*fn, cast<func::ReturnOp>(fn->getBody().front().getTerminator()),
+               pairs);
+  if (failed(simplifyShapeFunction(*fn)))
+    return failure();
+  return pruneChecks(*fn, checks);
 }

@@ -32,6 +32,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <string>
+#include <vector>
 
 namespace mlir::nnx {
 
@@ -66,6 +67,34 @@ FailureOr<func::FuncOp> buildResultShapesFunction(func::FuncOp forward,
 FailureOr<func::FuncOp>
 buildWriteShapesFunction(func::FuncOp forward, StringRef name,
                          SmallVectorImpl<std::string> &probeNames);
+
+/// Where the compiled code assumes two sizes agree: in `op`, a linalg op of
+/// the forward, dimension `dim` of operand `operand` and dimension
+/// `sourceDim` of operand `sourceOperand` index one loop (the loop runs over
+/// the source's size, the first operand dimension that indexes it).
+struct ShapeCheck {
+  /// "'linalg.generic' (add_0) at model.mlir:5:8".
+  std::string op;
+  unsigned operand, dim, sourceOperand, sourceDim;
+  /// The argument of the forward each operand is, or -1.
+  int64_t argument, sourceArgument;
+};
+
+/// Adds `@<name>` after `forward` (probes lowered): the same arguments (read
+/// only), one result `tensor<2Kxi64>` holding, for each of the K `checks`,
+/// the source's size and the operand's. It is a clone of `forward` whose
+/// linalg ops (elementwise ops on tensors become linalg ops) are replaced
+/// by the sizes of their operands' dimensions that index a loop, resolved
+/// as in buildResultShapesFunction; the checks that hold in every run (one
+/// value twice, equal constants) are dropped. A call whose arrays disagree
+/// where these checks do (two inputs of different batch added) would read
+/// past a buffer.
+///
+/// Returns a null function when no check is left (or the forward has more
+/// than one block), and fails with a diagnostic when `@<name>` exists.
+FailureOr<func::FuncOp>
+buildShapeChecksFunction(func::FuncOp forward, StringRef name,
+                         std::vector<ShapeCheck> &checks);
 
 } // namespace mlir::nnx
 

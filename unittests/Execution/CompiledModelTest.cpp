@@ -285,14 +285,15 @@ TEST_F(CompiledModelTest, PassesProbesAsTrailingArgumentsAndResults) {
   EXPECT_EQ(valuesOf(result->outputs[0]), (std::vector<float>{1, 4, 0.25f, 9}));
   EXPECT_EQ(valuesOf(result->readProbes[0]), (std::vector<float>{2, 4, 6, 8}));
 
-  // A write probe lowered by hand must come with the inputs' batch size and
-  // its own type.
+  // A write probe lowered by hand is an argument like the inputs: it must
+  // agree with them where the graph makes their dimensions meet (here the
+  // product's output, sized by the input's batch), and have its own type.
   llvm::Error batch =
       model.validate({floats({2, 2}, {1, 2, 3, 4})}, {floats({1, 2}, {0, 0})});
   EXPECT_EQ(llvm::toString(std::move(batch)),
-            "write probe 'w': dimension 0 is 1, expected 2 (the batch of "
-            "input 0; nothing else constrains the argument of a probe lowered "
-            "by hand); got float32 array of shape (1, 2)");
+            "write probe 'w': dimension 0 is 1, expected 2 (as dimension 0 of "
+            "operand 2: 'linalg.mul' at -:11:8 runs both in one loop); got "
+            "float32 array of shape (1, 2)");
   llvm::Error dtype = model.validate({floats({2, 2}, {1, 2, 3, 4})},
                                      {NpyArray(DType::F64, {2, 2})});
   EXPECT_EQ(llvm::toString(std::move(dtype)),

@@ -119,4 +119,52 @@ TEST_F(ShapeFunctionsTest, RefuseAnExistingSymbol) {
       << diags;
 }
 
+/// Two arguments added (their dims meet in one loop), one added to itself.
+constexpr llvm::StringLiteral kTwoInputs = R"mlir(
+func.func @forward(%x: tensor<?x4xf32>, %y: tensor<?x4xf32>)
+    -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+  %s = arith.addf %x, %y {nnx.source = "add_0"} : tensor<?x4xf32>
+  %d = arith.addf %x, %x : tensor<?x4xf32>
+  return %s, %d : tensor<?x4xf32>, tensor<?x4xf32>
+}
+)mlir";
+
+TEST_F(ShapeFunctionsTest, ChecksWhereArgumentsMeet) {
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(kTwoInputs, &context);
+  ASSERT_TRUE(module);
+  auto forward = module->lookupSymbol<func::FuncOp>("forward");
+  std::vector<ShapeCheck> checks;
+  FailureOr<func::FuncOp> fn =
+      buildShapeChecksFunction(forward, "checks", checks);
+  ASSERT_TRUE(succeeded(fn) && *fn) << diags;
+  // Only the batch of y against x's: the rest holds in every run.
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_EQ(checks[0].operand, 1u);
+  EXPECT_EQ(checks[0].dim, 0u);
+  EXPECT_EQ(checks[0].argument, 1);
+  EXPECT_EQ(checks[0].sourceOperand, 0u);
+  EXPECT_EQ(checks[0].sourceDim, 0u);
+  EXPECT_EQ(checks[0].sourceArgument, 0);
+  EXPECT_EQ(checks[0].op, "'linalg.generic' (add_0) at -:4:8");
+  EXPECT_EQ(nonShapeOps(*fn), std::vector<std::string>());
+
+  // A forward with one input has nothing to check.
+  OwningOpRef<ModuleOp> single = parseSourceString<ModuleOp>(R"mlir(
+func.func @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %d = arith.addf %x, %x : tensor<?x4xf32>
+  %e = arith.mulf %d, %x : tensor<?x4xf32>
+  return %e : tensor<?x4xf32>
+}
+)mlir",
+                                                             &context);
+  ASSERT_TRUE(single);
+  FailureOr<func::FuncOp> none = buildShapeChecksFunction(
+      single->lookupSymbol<func::FuncOp>("forward"), "checks", checks);
+  ASSERT_TRUE(succeeded(none)) << diags;
+  EXPECT_FALSE(*none);
+  EXPECT_TRUE(checks.empty());
+  EXPECT_FALSE(single->lookupSymbol("checks"));
+}
+
 } // namespace

@@ -37,9 +37,13 @@
 // replaces has in this run, which `@forward_write_shapes` (the inputs and
 // parameters; one `tensor<Nxi64>`) computes from the inputs before the
 // call. compile() adds it, before the probes are lowered, when a written
-// value has a dynamic dimension. (Of the write-probe arguments of a forward
-// lowered by hand only a dynamic leading dimension is checked, against
-// input 0's batch: nothing else says what their dimensions must be.)
+// value has a dynamic dimension. Last, the arguments must agree with each
+// other where the graph makes their dimensions meet (two inputs added: the
+// same batch): `@forward_shape_checks` returns, for each place where a
+// linalg op indexes one loop with dims of two operands that nothing makes
+// equal, both sizes; compile() adds it when such a place is left. (The
+// write-probe arguments of a forward lowered by hand have no computed
+// shape: they are checked like inputs, where they meet another argument.)
 //
 //===----------------------------------------------------------------------===//
 #ifndef NNX_EXECUTION_COMPILEDMODEL_H
@@ -69,6 +73,7 @@ namespace mlir::nnx {
 
 class MemRefArgument;
 class ParameterBindings;
+struct ShapeCheck;
 
 /// The function compile() adds to compute the forward's dynamic result
 /// dimensions.
@@ -78,6 +83,10 @@ inline constexpr llvm::StringLiteral kResultShapesFuncName =
 /// have.
 inline constexpr llvm::StringLiteral kWriteShapesFuncName =
     "forward_write_shapes";
+/// The function compile() adds to compute the sizes the compiled code
+/// assumes equal (where two dims of the arguments meet in a loop).
+inline constexpr llvm::StringLiteral kShapeChecksFuncName =
+    "forward_shape_checks";
 
 /// One argument or result of the compiled forward.
 struct TensorSpec {
@@ -171,8 +180,9 @@ public:
   /// Checks `inputs` and `writeProbes` against the signature: count, dtype,
   /// rank, static dimensions; then every dimension of every write probe
   /// against the shape of the value it replaces in a call on `inputs`
-  /// (getWriteProbeShapes()). An error names the array, the dimension, the
-  /// expected and the given size.
+  /// (getWriteProbeShapes()); then that the arrays agree where the graph
+  /// makes their dimensions meet (`@forward_shape_checks`). An error names
+  /// the array, the dimension, the expected and the given size.
   llvm::Error validate(llvm::ArrayRef<NpyArray> inputs,
                        llvm::ArrayRef<NpyArray> writeProbes,
                        const RunOptions &options = {}) const;
@@ -180,9 +190,8 @@ public:
   /// Validates `inputs`, then computes the shape each write probe must have
   /// in a call on them, in the order of getWriteProbes(): static dimensions
   /// from the signature, dynamic ones from the compiled
-  /// `@forward_write_shapes`. Of a probe lowered by hand only a dynamic
-  /// leading dimension is known (input 0's batch); the others stay
-  /// ShapedType::kDynamic.
+  /// `@forward_write_shapes`. Those of a probe lowered by hand stay
+  /// ShapedType::kDynamic (validate() checks it where it meets the inputs).
   llvm::Expected<std::vector<llvm::SmallVector<int64_t, 4>>>
   getWriteProbeShapes(llvm::ArrayRef<NpyArray> inputs,
                       const RunOptions &options = {}) const;
@@ -233,6 +242,11 @@ private:
   llvm::Expected<llvm::SmallVector<int64_t>>
   computeDynamicDims(llvm::ArrayRef<NpyArray> inputs,
                      llvm::ArrayRef<NpyArray> writeProbes) const;
+  /// Runs `@forward_shape_checks` on arrays whose signatures and write
+  /// shapes are checked; an error for the first check that fails.
+  llvm::Error checkShapesAgree(llvm::ArrayRef<NpyArray> inputs,
+                               llvm::ArrayRef<NpyArray> writeProbes,
+                               const RunOptions &options) const;
   /// getWriteProbeShapes() on validated inputs.
   llvm::Expected<std::vector<llvm::SmallVector<int64_t, 4>>>
   computeWriteProbeShapes(llvm::ArrayRef<NpyArray> inputs) const;
@@ -265,6 +279,9 @@ private:
   /// The write probes `@forward_write_shapes` measures, as indices into
   /// `writeProbes`, in the order of its dimensions; empty without it.
   std::vector<size_t> measuredWriteProbes;
+  /// What `@forward_shape_checks` checks, in the order of its pairs; empty
+  /// without it.
+  std::vector<ShapeCheck> shapeChecks;
 };
 
 /// Registers the dialects of the IR CompiledModel::compile takes: nnx (the
