@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/IR/TensorInferTypeOpInterfaceImpl.h"
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -115,6 +116,9 @@ void mlir::nnx::registerExecutionDialects(DialectRegistry &registry) {
                   bufferization::BufferizationDialect, func::FuncDialect,
                   linalg::LinalgDialect, math::MathDialect,
                   tensor::TensorDialect>();
+  // The shapes of tensor.expand_shape / collapse_shape results in terms of
+  // their operands': the shape functions resolve through them.
+  tensor::registerInferTypeOpInterfaceExternalModels(registry);
 }
 
 namespace {
@@ -187,7 +191,7 @@ static std::string describeProbeRequest(const NNXInsertProbesPassOptions &o) {
 
 /// Builds `@forward` from the module's nnx.model (after resolving the probe
 /// requests), or finds the forward-level `@forward`; marks it for the C
-/// interface and lowers its probes to trailing arguments and results.
+/// interface. Its probes are still `nnx.probe` ops.
 static llvm::Expected<func::FuncOp>
 buildForwardFunction(ModuleOp module, const CompileOptions &options) {
   MLIRContext *context = module.getContext();
@@ -220,18 +224,33 @@ buildForwardFunction(ModuleOp module, const CompileOptions &options) {
     return makeError("the module holds neither an nnx.model nor a "
                      "func.func @forward with a body");
   forward->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
+  return forward;
+}
 
-  // Probes become trailing arguments and results.
-  if (forward.walk([](ProbeOp) { return WalkResult::interrupt(); })
-          .wasInterrupted()) {
-    PassManager pm(context);
-    pm.addPass(createNNXLowerProbesPass());
-    if (failed(pm.run(module)))
-      return makeError("failed to lower the probes of @forward");
-    forward = module.lookupSymbol<func::FuncOp>("forward");
-    if (!forward)
-      return makeError("nnx-lower-probes removed @forward");
-  }
+/// Adds `@forward_write_shapes` (the names of the write probes it measures
+/// go to `measuredWrites`) while `forward` still holds its probes, then
+/// lowers them to trailing arguments and results; the lowered forward.
+static llvm::Expected<func::FuncOp>
+lowerForwardProbes(ModuleOp module, func::FuncOp forward,
+                   SmallVectorImpl<std::string> &measuredWrites) {
+  measuredWrites.clear();
+  if (!forward.walk([](ProbeOp) { return WalkResult::interrupt(); })
+           .wasInterrupted())
+    return forward;
+  SmallVector<std::string> names;
+  FailureOr<func::FuncOp> writeShapes =
+      buildWriteShapesFunction(forward, kWriteShapesFuncName, names);
+  if (failed(writeShapes))
+    return makeError("failed to build @" + kWriteShapesFuncName);
+  if (*writeShapes)
+    measuredWrites.assign(names.begin(), names.end());
+  PassManager pm(module.getContext());
+  pm.addPass(createNNXLowerProbesPass());
+  if (failed(pm.run(module)))
+    return makeError("failed to lower the probes of @forward");
+  forward = module.lookupSymbol<func::FuncOp>("forward");
+  if (!forward)
+    return makeError("nnx-lower-probes removed @forward");
   return forward;
 }
 
@@ -308,6 +327,20 @@ llvm::Error CompiledModel::readSignature(func::FuncOp forward) {
   return llvm::Error::success();
 }
 
+llvm::Error
+CompiledModel::matchMeasuredWriteProbes(ArrayRef<std::string> names) {
+  measuredWriteProbes.clear();
+  for (const std::string &name : names) {
+    auto it = llvm::find_if(
+        writeProbes, [&](const TensorSpec &s) { return s.name == name; });
+    if (it == writeProbes.end())
+      return makeError("@" + kWriteShapesFuncName + " measures write probe '" +
+                       name + "', which @forward does not take");
+    measuredWriteProbes.push_back(it - writeProbes.begin());
+  }
+  return llvm::Error::success();
+}
+
 /// JIT-compiles `module` (LLVM dialect) for the host and the target's
 /// runtime, runs its initializers and checks that `names` are there.
 static llvm::Expected<std::unique_ptr<ExecutionEngine>>
@@ -371,13 +404,19 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
   // buildForward creates func/arith/tensor/linalg ops outside a pass manager.
   context->loadAllAvailableDialects();
 
-  // Structure level -> forward level; the signature.
+  // Structure level -> forward level, probes lowered; the signature.
   llvm::Expected<func::FuncOp> forward = buildForwardFunction(module, options);
+  if (!forward)
+    return forward.takeError();
+  SmallVector<std::string> measuredWrites;
+  forward = lowerForwardProbes(module, *forward, measuredWrites);
   if (!forward)
     return forward.takeError();
   std::unique_ptr<CompiledModel> compiled(new CompiledModel());
   compiled->target = options.target;
   if (llvm::Error err = compiled->readSignature(*forward))
+    return std::move(err);
+  if (llvm::Error err = compiled->matchMeasuredWriteProbes(measuredWrites))
     return std::move(err);
   // The weights, checked before anything is compiled: the model's own, or
   // another checkpoint's (the model's tensors are then not read).
@@ -398,6 +437,9 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
   if (failed(shapes))
     return makeError("failed to build @" + kResultShapesFuncName);
   compiled->hasResultShapesFunction = static_cast<bool>(*shapes);
+  if (failed(buildShapeChecksFunction(*forward, kShapeChecksFuncName,
+                                      compiled->shapeChecks)))
+    return makeError("failed to build @" + kShapeChecksFuncName);
 
   // Forward level -> LLVM dialect -> machine code.
   PassManager pm(context);
@@ -414,9 +456,15 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
     return std::move(err);
   compiled->weightsSeconds += secondsSince(weightsStart);
   std::string shapesName = ("_mlir_ciface_" + kResultShapesFuncName).str();
+  std::string writeShapesName = ("_mlir_ciface_" + kWriteShapesFuncName).str();
   SmallVector<StringRef> names = {"_mlir_ciface_forward"};
   if (compiled->hasResultShapesFunction)
     names.push_back(shapesName);
+  if (!compiled->measuredWriteProbes.empty())
+    names.push_back(writeShapesName);
+  std::string checksName = ("_mlir_ciface_" + kShapeChecksFuncName).str();
+  if (!compiled->shapeChecks.empty())
+    names.push_back(checksName);
   llvm::Expected<std::unique_ptr<ExecutionEngine>> engine =
       createEngine(module, config, options.optLevel, names);
   if (!engine)
@@ -467,39 +515,134 @@ static std::string plural(size_t n, StringRef word) {
   return (Twine(n) + " " + word + (n == 1 ? "" : "s")).str();
 }
 
-llvm::Error CompiledModel::validate(ArrayRef<NpyArray> inputArrays,
-                                    ArrayRef<NpyArray> writeArrays,
-                                    const RunOptions &options) const {
+/// Checks `array`, given for `label` (`source`: " from x.npy" or empty),
+/// against `spec`: its dtype and rank, and each dimension against
+/// `expected` where that is not ShapedType::kDynamic; `why` says where
+/// `expected` comes from (the type, or what the run computes).
+static llvm::Error checkArray(const Twine &label, const TensorSpec &spec,
+                              const NpyArray &array, ArrayRef<int64_t> expected,
+                              const Twine &why, StringRef source) {
+  if (array.dtype != spec.dtype ||
+      array.rank() != static_cast<int64_t>(spec.shape.size()))
+    return makeError(label + ": expected " + spec.typeString + ", got " +
+                     array.describe() + source);
+  for (auto [d, want, given] : llvm::enumerate(expected, array.shape))
+    if (!ShapedType::isDynamic(want) && want != given)
+      return makeError(label + ": dimension " + Twine(d) + " is " +
+                       Twine(given) + ", expected " + Twine(want) + " (" + why +
+                       "); got " + array.describe() + source);
+  return llvm::Error::success();
+}
+
+llvm::Error CompiledModel::validateInputs(ArrayRef<NpyArray> inputArrays,
+                                          const RunOptions &options) const {
   if (inputArrays.size() != inputs.size())
     return makeError("the forward takes " + plural(inputs.size(), "input") +
                      " (" + listTypes(inputs) + "), got " +
                      Twine(inputArrays.size()));
+  for (auto [i, spec, array] : llvm::enumerate(inputs, inputArrays))
+    if (llvm::Error err =
+            checkArray(spec.name, spec, array, spec.shape, spec.typeString,
+                       sourceSuffix(options.inputSources, i)))
+      return err;
+  return llvm::Error::success();
+}
+
+llvm::Error CompiledModel::validate(ArrayRef<NpyArray> inputArrays,
+                                    ArrayRef<NpyArray> writeArrays,
+                                    const RunOptions &options) const {
+  if (llvm::Error err = validateInputs(inputArrays, options))
+    return err;
   if (writeArrays.size() != writeProbes.size())
     return makeError("the forward takes " +
                      plural(writeProbes.size(), "write probe") + ", got " +
                      Twine(writeArrays.size()));
-  for (auto [i, spec, array] : llvm::enumerate(inputs, inputArrays))
-    if (!spec.accepts(array))
-      return makeError(spec.name + ": expected " + spec.typeString + ", got " +
-                       array.describe() +
-                       sourceSuffix(options.inputSources, i));
-  for (auto [i, spec, array] : llvm::enumerate(writeProbes, writeArrays)) {
-    if (!spec.accepts(array))
-      return makeError("write probe '" + spec.name + "': expected " +
-                       spec.typeString + ", got " + array.describe() +
-                       sourceSuffix(options.writeProbeSources, i));
-    // The batch dimension is dynamic everywhere; a substituted value must
-    // agree with the inputs on it.
-    if (!inputs.empty() && !spec.shape.empty() &&
-        ShapedType::isDynamic(spec.shape[0]) && !inputs[0].shape.empty() &&
-        ShapedType::isDynamic(inputs[0].shape[0]) &&
-        array.shape[0] != inputArrays[0].shape[0])
-      return makeError(
-          "write probe '" + spec.name + "': batch dimension is " +
-          Twine(array.shape[0]) + sourceSuffix(options.writeProbeSources, i) +
-          ", but input 0 has batch " + Twine(inputArrays[0].shape[0]));
+  auto label = [](const TensorSpec &spec) {
+    return "write probe '" + spec.name + "'";
+  };
+  for (auto [i, spec, array] : llvm::enumerate(writeProbes, writeArrays))
+    if (llvm::Error err =
+            checkArray(label(spec), spec, array, spec.shape, spec.typeString,
+                       sourceSuffix(options.writeProbeSources, i)))
+      return err;
+  // Every dimension against the value each write replaces in this run.
+  llvm::Expected<std::vector<SmallVector<int64_t, 4>>> shapes =
+      computeWriteProbeShapes(inputArrays);
+  if (!shapes)
+    return shapes.takeError();
+  for (size_t i : measuredWriteProbes) {
+    const TensorSpec &spec = writeProbes[i];
+    if (llvm::Error err =
+            checkArray(label(spec), spec, writeArrays[i], (*shapes)[i],
+                       "this run computes " + spec.typeString + " as " +
+                           formatShape((*shapes)[i]),
+                       sourceSuffix(options.writeProbeSources, i)))
+      return err;
+  }
+  return checkShapesAgree(inputArrays, writeArrays, options);
+}
+
+llvm::Error CompiledModel::checkShapesAgree(ArrayRef<NpyArray> inputArrays,
+                                            ArrayRef<NpyArray> writeArrays,
+                                            const RunOptions &options) const {
+  if (shapeChecks.empty())
+    return llvm::Error::success();
+  llvm::Expected<SmallVector<int64_t>> sizes = callShapeFunction(
+      kShapeChecksFuncName, inputArrays, writeArrays, 2 * shapeChecks.size());
+  if (!sizes)
+    return sizes.takeError();
+  size_t numInputs = inputs.size(), numParams = getParameters().size();
+  // What argument `arg` is, the array given for it and where it came from;
+  // for another operand of the op, "operand <n>".
+  auto describe = [&](int64_t arg, unsigned operand)
+      -> std::tuple<std::string, const NpyArray *, std::string> {
+    size_t a = static_cast<size_t>(arg);
+    if (arg < 0)
+      return {"operand " + std::to_string(operand), nullptr, ""};
+    if (a < numInputs)
+      return {inputs[a].name, &inputArrays[a],
+              sourceSuffix(options.inputSources, a)};
+    if (a < numInputs + numParams)
+      return {"parameter '" + getParameters()[a - numInputs].name + "'",
+              nullptr, ""};
+    size_t w = a - numInputs - numParams;
+    return {"write probe '" + writeProbes[w].name + "'", &writeArrays[w],
+            sourceSuffix(options.writeProbeSources, w)};
+  };
+  for (auto [i, check] : llvm::enumerate(shapeChecks)) {
+    int64_t expected = (*sizes)[2 * i], given = (*sizes)[2 * i + 1];
+    if (expected == given)
+      continue;
+    // Blame an array the caller gave where one of the two is.
+    ShapeCheck c = check;
+    if (c.argument < 0 && c.sourceArgument >= 0) {
+      std::swap(c.argument, c.sourceArgument);
+      std::swap(c.operand, c.sourceOperand);
+      std::swap(c.dim, c.sourceDim);
+      std::swap(expected, given);
+    }
+    auto [name, array, source] = describe(c.argument, c.operand);
+    std::string as = "as dimension " + std::to_string(c.sourceDim) + " of " +
+                     std::get<0>(describe(c.sourceArgument, c.sourceOperand));
+    if (!array)
+      return makeError("the arguments' shapes disagree in " + c.op +
+                       ": dimension " + Twine(c.dim) + " of " + name + " is " +
+                       Twine(given) + ", expected " + Twine(expected) + " (" +
+                       as + ", in one loop)");
+    return makeError(name + ": dimension " + Twine(c.dim) + " is " +
+                     Twine(given) + ", expected " + Twine(expected) + " (" +
+                     as + ": " + c.op + " runs both in one loop); got " +
+                     array->describe() + source);
   }
   return llvm::Error::success();
+}
+
+llvm::Expected<std::vector<SmallVector<int64_t, 4>>>
+CompiledModel::getWriteProbeShapes(ArrayRef<NpyArray> inputArrays,
+                                   const RunOptions &options) const {
+  if (llvm::Error err = validateInputs(inputArrays, options))
+    return std::move(err);
+  return computeWriteProbeShapes(inputArrays);
 }
 
 //===----------------------------------------------------------------------===//
@@ -538,34 +681,63 @@ packArguments(ArrayRef<std::unique_ptr<MemRefArgument>> args,
 }
 
 llvm::Expected<SmallVector<int64_t>>
-CompiledModel::computeDynamicDims(ArrayRef<NpyArray> inputArrays,
-                                  ArrayRef<NpyArray> writeArrays) const {
-  size_t count = 0;
-  for (ArrayRef<TensorSpec> specs : {ArrayRef(outputs), ArrayRef(readProbes)})
-    for (const TensorSpec &spec : specs)
-      count += llvm::count_if(spec.shape, ShapedType::isDynamic);
-  SmallVector<int64_t> dims(count, 0);
-  if (count == 0)
-    return dims;
-  assert(hasResultShapesFunction && "dynamic results without a shape function");
-  // @forward_result_shapes reads its arguments only: no copies.
+CompiledModel::callShapeFunction(StringRef name, ArrayRef<NpyArray> inputArrays,
+                                 ArrayRef<NpyArray> writeArrays,
+                                 size_t count) const {
+  // A shape function reads its arguments only: no copies.
   std::vector<std::unique_ptr<MemRefArgument>> args =
       makeArguments(inputArrays, writeArrays, /*copy=*/false);
   NpyArray packedDims(DType::I64, {static_cast<int64_t>(count)});
   args.push_back(viewAsMemRef(packedDims));
   SmallVector<void *> descriptors;
   SmallVector<void *> packed = packArguments(args, descriptors);
-  std::string name = ("_mlir_ciface_" + kResultShapesFuncName).str();
-  if (llvm::Error err = engine->invokePacked(name, packed))
+  if (llvm::Error err =
+          engine->invokePacked(("_mlir_ciface_" + name).str(), packed))
     return std::move(err);
   if (checkRuntime)
     if (llvm::Error err = checkRuntime())
       return std::move(err);
-  llvm::copy(packedDims.getValues<int64_t>(), dims.begin());
+  SmallVector<int64_t> dims(packedDims.getValues<int64_t>());
   if (llvm::any_of(dims, [](int64_t d) { return d < 0; }))
-    return makeError("@" + kResultShapesFuncName +
-                     " computed a negative result dimension");
+    return makeError("@" + name + " computed a negative dimension");
   return dims;
+}
+
+llvm::Expected<SmallVector<int64_t>>
+CompiledModel::computeDynamicDims(ArrayRef<NpyArray> inputArrays,
+                                  ArrayRef<NpyArray> writeArrays) const {
+  size_t count = 0;
+  for (ArrayRef<TensorSpec> specs : {ArrayRef(outputs), ArrayRef(readProbes)})
+    for (const TensorSpec &spec : specs)
+      count += llvm::count_if(spec.shape, ShapedType::isDynamic);
+  if (count == 0)
+    return SmallVector<int64_t>();
+  assert(hasResultShapesFunction && "dynamic results without a shape function");
+  return callShapeFunction(kResultShapesFuncName, inputArrays, writeArrays,
+                           count);
+}
+
+llvm::Expected<std::vector<SmallVector<int64_t, 4>>>
+CompiledModel::computeWriteProbeShapes(ArrayRef<NpyArray> inputArrays) const {
+  std::vector<SmallVector<int64_t, 4>> shapes;
+  for (const TensorSpec &spec : writeProbes)
+    shapes.push_back(spec.shape);
+  if (measuredWriteProbes.empty())
+    return shapes;
+  size_t count = 0;
+  for (size_t i : measuredWriteProbes)
+    count += llvm::count_if(shapes[i], ShapedType::isDynamic);
+  // @forward_write_shapes takes the inputs and the parameters only.
+  llvm::Expected<SmallVector<int64_t>> dims =
+      callShapeFunction(kWriteShapesFuncName, inputArrays, {}, count);
+  if (!dims)
+    return dims.takeError();
+  const int64_t *next = dims->begin();
+  for (size_t i : measuredWriteProbes)
+    for (int64_t &dim : shapes[i])
+      if (ShapedType::isDynamic(dim))
+        dim = *next++;
+  return shapes;
 }
 
 llvm::Expected<ResultShapes>

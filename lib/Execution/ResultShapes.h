@@ -1,4 +1,4 @@
-//===- ResultShapes.h - the result-shape function of a forward --*- C++ -*-===//
+//===- ResultShapes.h - the shape functions of a forward --------*- C++ -*-===//
 //
 // The compiled forward writes its results into buffers the caller allocates
 // (buffer-results-to-out-params), so the caller must know every result's
@@ -18,11 +18,21 @@
 //     return %s : tensor<1xi64>
 //   }
 //
+// Likewise a write probe's argument must have the shape of the value it
+// replaces, which the inputs decide through the graph (a value of type
+// tensor<?x?x8xf32> whose dims are the batch and the sequence):
+// buildWriteShapesFunction adds `@forward_write_shapes`, computed from the
+// inputs before the call, so that a patch of another size is refused rather
+// than read past its end.
+//
 //===----------------------------------------------------------------------===//
 #ifndef NNX_LIB_EXECUTION_RESULTSHAPES_H
 #define NNX_LIB_EXECUTION_RESULTSHAPES_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <string>
+#include <vector>
 
 namespace mlir::nnx {
 
@@ -40,6 +50,51 @@ namespace mlir::nnx {
 /// and fails with a diagnostic when `@<name>` already exists.
 FailureOr<func::FuncOp> buildResultShapesFunction(func::FuncOp forward,
                                                   StringRef name);
+
+/// Adds `@<name>` after `forward`, which still holds its `nnx.probe` ops
+/// (before nnx-lower-probes): the same arguments (read only), one result
+/// `tensor<Nxi64>` holding the N dynamic dimensions of the values the write
+/// probes replace, probe by probe in op order (the order of the arguments
+/// nnx-lower-probes adds), outermost first; `probeNames` gets the write
+/// probes' names in that order. The clone has no probes (every value is the
+/// model's own), so the dimensions are those each write must have for every
+/// later value to have the shape the compiled code assumes; resolved as in
+/// buildResultShapesFunction.
+///
+/// Returns a null function when no written value has a dynamic dimension,
+/// and fails with a diagnostic when `@<name>` exists or a probe is nested in
+/// a region.
+FailureOr<func::FuncOp>
+buildWriteShapesFunction(func::FuncOp forward, StringRef name,
+                         SmallVectorImpl<std::string> &probeNames);
+
+/// Where the compiled code assumes two sizes agree: in `op`, a linalg op of
+/// the forward, dimension `dim` of operand `operand` and dimension
+/// `sourceDim` of operand `sourceOperand` index one loop (the loop runs over
+/// the source's size, the first operand dimension that indexes it).
+struct ShapeCheck {
+  /// "'linalg.generic' (add_0) at model.mlir:5:8".
+  std::string op;
+  unsigned operand, dim, sourceOperand, sourceDim;
+  /// The argument of the forward each operand is, or -1.
+  int64_t argument, sourceArgument;
+};
+
+/// Adds `@<name>` after `forward` (probes lowered): the same arguments (read
+/// only), one result `tensor<2Kxi64>` holding, for each of the K `checks`,
+/// the source's size and the operand's. It is a clone of `forward` whose
+/// linalg ops (elementwise ops on tensors become linalg ops) are replaced
+/// by the sizes of their operands' dimensions that index a loop, resolved
+/// as in buildResultShapesFunction; the checks that hold in every run (one
+/// value twice, equal constants) are dropped. A call whose arrays disagree
+/// where these checks do (two inputs of different batch added) would read
+/// past a buffer.
+///
+/// Returns a null function when no check is left (or the forward has more
+/// than one block), and fails with a diagnostic when `@<name>` exists.
+FailureOr<func::FuncOp>
+buildShapeChecksFunction(func::FuncOp forward, StringRef name,
+                         std::vector<ShapeCheck> &checks);
 
 } // namespace mlir::nnx
 

@@ -28,6 +28,15 @@
 // RUN: %python %nnx_src/utils/nnx-cuda-check.py --nnx-opt %nnx_bin/bin/nnx-opt --chip sm_80 --format bin --workdir %t.ex %nnx_src/examples/mlp.mlir %nnx_src/examples/residual.mlir | FileCheck %s --check-prefix=EXBIN
 // RUN: %python %nnx_src/utils/nnx-cuda-check.py --nnx-opt %nnx_bin/bin/nnx-opt --chip sm_90 --format bin --workdir %t.ex %nnx_src/examples/mlp.mlir %nnx_src/examples/residual.mlir | FileCheck %s --check-prefix=EXBIN
 
+// Batch AND sequence dynamic (ids tensor<?x?xi64>, a causal mask built from
+// the run's length), with a read and two writes: PTX for both chips that
+// ptxas assembles; the probes are trailing arguments and results.
+// RUN: %python %nnx_src/utils/nnx-cuda-check.py --nnx-opt %nnx_bin/bin/nnx-opt --chip sm_80 --format isa --workdir %t.bs %nnx_src/test/nnx-run/Inputs/llama_bs.mlir | FileCheck %s --check-prefix=BS
+// RUN: nnx-opt %nnx_src/test/nnx-run/Inputs/llama_bs.mlir --nnx-insert-probes="family=llama reads=layers.0.attention_output writes=layers.0.attention_probabilities,layers.0.attention_output" --nnx-build-forward --nnx-cuda-pipeline='chip=sm_90 format=isa out-params=true' -o %t.bs90.mlir
+// RUN: FileCheck %s --check-prefix=BSPROBES < %t.bs90.mlir
+// RUN: rm -rf %t.bs90 && %python %nnx_src/utils/nnx-gpu-objects.py %t.bs90.mlir %t.bs90
+// RUN: %ptxas -arch=sm_90 %t.bs90/forward_kernel.sm_90.ptx -o %t.bs90/sm90.cubin
+
 // Bad options are refused before anything runs.
 // RUN: not nnx-opt %s --nnx-cuda-pipeline='chip=gfx90a' 2>&1 | FileCheck %s --check-prefix=BADCHIP
 // RUN: not nnx-opt %s --nnx-cuda-pipeline='format=elf' 2>&1 | FileCheck %s --check-prefix=BADFMT
@@ -83,6 +92,12 @@
 // EXBIN: OK {{.*}}examples/mlp.mlir chip=sm_{{[89]}}0 format=bin objects=1
 // EXBIN: OK {{.*}}examples/residual.mlir chip=sm_{{[89]}}0 format=bin objects=1
 // EXBIN: checked 2 models, 0 failed
+
+// BS: OK {{.*}}llama_bs.mlir chip=sm_80 format=isa objects=1 kernels={{[0-9]+}} shared-tiles={{[1-9][0-9]*}}
+// BS: checked 1 models, 0 failed
+// BSPROBES: llvm.func @forward(
+// BSPROBES-SAME: nnx.read_probes = ["layers.0.attention_output"]
+// BSPROBES-SAME: nnx.write_probes = ["layers.0.attention_probabilities", "layers.0.attention_output"]
 
 // BADCHIP: nnx-cuda-pipeline: option 'chip' must name an NVIDIA compute capability like sm_80 or sm_90a, got 'gfx90a'
 // BADFMT: nnx-cuda-pipeline: option 'format' must be isa, bin or fatbin, got 'elf'

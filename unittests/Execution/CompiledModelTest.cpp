@@ -79,6 +79,8 @@ NpyArray floats(ArrayRef<int64_t> shape, ArrayRef<float> values) {
   return NpyArray::fromValues<float>(DType::F32, shape, values);
 }
 
+using Shapes = std::vector<SmallVector<int64_t, 4>>;
+
 std::vector<float> valuesOf(const NpyArray &array) {
   ArrayRef<float> values = array.getValues<float>();
   return {values.begin(), values.end()};
@@ -209,8 +211,8 @@ TEST_F(CompiledModelTest, ValidatesInputsBeforeRunning) {
             "input 0: expected tensor<?x2xf32>, got float64 array of shape "
             "(3, 5) from x.npy");
   EXPECT_EQ(errorOf({NpyArray(DType::F32, {3, 5})}),
-            "input 0: expected tensor<?x2xf32>, got float32 array of shape "
-            "(3, 5)");
+            "input 0: dimension 1 is 5, expected 2 (tensor<?x2xf32>); got "
+            "float32 array of shape (3, 5)");
   EXPECT_EQ(errorOf({NpyArray(DType::F32, {2})}),
             "input 0: expected tensor<?x2xf32>, got float32 array of shape "
             "(2,)");
@@ -283,11 +285,15 @@ TEST_F(CompiledModelTest, PassesProbesAsTrailingArgumentsAndResults) {
   EXPECT_EQ(valuesOf(result->outputs[0]), (std::vector<float>{1, 4, 0.25f, 9}));
   EXPECT_EQ(valuesOf(result->readProbes[0]), (std::vector<float>{2, 4, 6, 8}));
 
-  // A write probe must come with the inputs' batch size and its own type.
+  // A write probe lowered by hand is an argument like the inputs: it must
+  // agree with them where the graph makes their dimensions meet (here the
+  // product's output, sized by the input's batch), and have its own type.
   llvm::Error batch =
       model.validate({floats({2, 2}, {1, 2, 3, 4})}, {floats({1, 2}, {0, 0})});
   EXPECT_EQ(llvm::toString(std::move(batch)),
-            "write probe 'w': batch dimension is 1, but input 0 has batch 2");
+            "write probe 'w': dimension 0 is 1, expected 2 (as dimension 0 of "
+            "operand 2: 'linalg.mul' at -:11:8 runs both in one loop); got "
+            "float32 array of shape (1, 2)");
   llvm::Error dtype = model.validate({floats({2, 2}, {1, 2, 3, 4})},
                                      {NpyArray(DType::F64, {2, 2})});
   EXPECT_EQ(llvm::toString(std::move(dtype)),
@@ -296,6 +302,115 @@ TEST_F(CompiledModelTest, PassesProbesAsTrailingArgumentsAndResults) {
   llvm::Error missing = model.validate({floats({2, 2}, {1, 2, 3, 4})}, {});
   EXPECT_EQ(llvm::toString(std::move(missing)),
             "the forward takes 1 write probe, got 0");
+}
+
+/// A forward whose probes compile() lowers: "t", the transpose of the input
+/// (both dims dynamic), is read and written; "y" = 2 * t is written.
+constexpr llvm::StringLiteral kProbeOpsForward = R"mlir(
+func.func @forward(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %m = tensor.dim %x, %c1 : tensor<?x?xf32>
+  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %t = linalg.transpose ins(%x : tensor<?x?xf32>)
+                        outs(%e : tensor<?x?xf32>) permutation = [1, 0]
+  %r = nnx.probe read "t" %t : tensor<?x?xf32>
+  %w = nnx.probe write "t" %r : tensor<?x?xf32>
+  %y = linalg.add ins(%w, %w : tensor<?x?xf32>, tensor<?x?xf32>)
+                  outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %yw = nnx.probe write "y" %y : tensor<?x?xf32>
+  return %yw : tensor<?x?xf32>
+}
+)mlir";
+
+TEST_F(CompiledModelTest, ChecksEveryDimensionOfWriteProbes) {
+  auto compiled = compile(kProbeOpsForward);
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError()) << diags;
+  CompiledModel &model = **compiled;
+  ASSERT_EQ(model.getWriteProbes().size(), 2u);
+  EXPECT_EQ(model.getWriteProbes()[0].name, "t");
+  EXPECT_EQ(model.getWriteProbes()[1].name, "y");
+  ASSERT_EQ(model.getReadProbes().size(), 1u);
+
+  // The shapes the writes must have follow the inputs through the graph.
+  for (auto [n, m] : {std::pair<int64_t, int64_t>{2, 3}, {4, 1}, {0, 5}}) {
+    auto shapes = model.getWriteProbeShapes({NpyArray(DType::F32, {n, m})});
+    ASSERT_TRUE(static_cast<bool>(shapes))
+        << llvm::toString(shapes.takeError());
+    EXPECT_EQ(*shapes, (Shapes{{m, n}, {m, n}})) << n << "x" << m;
+  }
+
+  // A read and a write of "t": the read sees the transpose, the rest the
+  // written tensor; "y" replaces the output.
+  NpyArray x = floats({2, 3}, {1, 2, 3, 4, 5, 6});
+  auto result = model.run({x}, {floats({3, 2}, {1, 1, 2, 2, 3, 3}),
+                                floats({3, 2}, {0, -1, -2, -3, -4, -5})});
+  ASSERT_TRUE(static_cast<bool>(result)) << llvm::toString(result.takeError());
+  EXPECT_EQ(valuesOf(result->readProbes[0]),
+            (std::vector<float>{1, 4, 2, 5, 3, 6}));
+  EXPECT_EQ(valuesOf(result->outputs[0]),
+            (std::vector<float>{0, -1, -2, -3, -4, -5}));
+
+  // Every dimension is checked: a (2, 3) "t" where the run computes (3, 2).
+  RunOptions options;
+  std::vector<std::string> sources = {"t.npy", "y.npy"};
+  options.writeProbeSources = sources;
+  llvm::Error err = model.validate(
+      {x}, {NpyArray(DType::F32, {2, 3}), NpyArray(DType::F32, {3, 2})},
+      options);
+  EXPECT_EQ(llvm::toString(std::move(err)),
+            "write probe 't': dimension 0 is 2, expected 3 (this run computes "
+            "tensor<?x?xf32> as (3, 2)); got float32 array of shape (2, 3) "
+            "from t.npy");
+  auto run = model.run(
+      {x}, {NpyArray(DType::F32, {3, 2}), NpyArray(DType::F32, {3, 3})});
+  ASSERT_FALSE(static_cast<bool>(run));
+  EXPECT_EQ(llvm::toString(run.takeError()),
+            "write probe 'y': dimension 1 is 3, expected 2 (this run computes "
+            "tensor<?x?xf32> as (3, 2)); got float32 array of shape (3, 3)");
+}
+
+/// Batch and sequence dynamic, through a reshape pair, a read probe, a
+/// residual add on tensors and a write probe (ShapeFunctionsTest.cpp has
+/// the same forward).
+constexpr llvm::StringLiteral kBatchAndSequence = R"mlir(
+func.func @forward(%x: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = tensor.dim %x, %c0 : tensor<?x?x8xf32>
+  %s = tensor.dim %x, %c1 : tensor<?x?x8xf32>
+  %flat = tensor.collapse_shape %x [[0], [1, 2]]
+      : tensor<?x?x8xf32> into tensor<?x?xf32>
+  %e = tensor.expand_shape %flat [[0], [1, 2]] output_shape [%b, %s, 8]
+      : tensor<?x?xf32> into tensor<?x?x8xf32>
+  %r = nnx.probe read "e" %e : tensor<?x?x8xf32>
+  %y = arith.addf %x, %r : tensor<?x?x8xf32>
+  %w = nnx.probe write "y" %y : tensor<?x?x8xf32>
+  %z = arith.mulf %w, %y : tensor<?x?x8xf32>
+  return %z : tensor<?x?x8xf32>
+}
+)mlir";
+
+TEST_F(CompiledModelTest, RunsProbesOnBatchAndSequence) {
+  auto compiled = compile(kBatchAndSequence);
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError()) << diags;
+  CompiledModel &model = **compiled;
+  std::vector<float> ones(2 * 3 * 8, 1), twos(2 * 3 * 8, 2);
+  auto result = model.run({floats({2, 3, 8}, ones)}, {floats({2, 3, 8}, ones)});
+  ASSERT_TRUE(static_cast<bool>(result)) << llvm::toString(result.takeError());
+  EXPECT_EQ(result->outputs[0].shape, (SmallVector<int64_t>{2, 3, 8}));
+  EXPECT_EQ(valuesOf(result->outputs[0]), twos);
+  EXPECT_EQ(valuesOf(result->readProbes[0]), ones);
+  auto wrong =
+      model.run({floats({2, 3, 8}, ones)}, {NpyArray(DType::F32, {2, 4, 8})});
+  ASSERT_FALSE(static_cast<bool>(wrong));
+  EXPECT_EQ(llvm::toString(wrong.takeError()),
+            "write probe 'y': dimension 1 is 4, expected 3 (this run computes "
+            "tensor<?x?x8xf32> as (2, 3, 8)); got float32 array of shape (2, "
+            "4, 8)");
 }
 
 /// Results of every kind of shape: the batch, a flattened batch (2 * n), a
@@ -326,8 +441,6 @@ func.func @forward(%x: tensor<?x2xf32>, %ids: tensor<?xi64>)
 NpyArray int64s(ArrayRef<int64_t> shape, ArrayRef<int64_t> values) {
   return NpyArray::fromValues<int64_t>(DType::I64, shape, values);
 }
-
-using Shapes = std::vector<SmallVector<int64_t, 4>>;
 
 TEST_F(CompiledModelTest, ComputesDynamicResultShapesBeforeTheCall) {
   auto compiled = compile(kShapedResults);

@@ -32,7 +32,18 @@
 // to the module when a result has one.
 //
 // Inputs are validated against the signature (count, rank, static
-// dimensions, dtype) before anything runs.
+// dimensions, dtype) before anything runs, and so is every write probe; a
+// write probe's dynamic dimensions must also be the ones the value it
+// replaces has in this run, which `@forward_write_shapes` (the inputs and
+// parameters; one `tensor<Nxi64>`) computes from the inputs before the
+// call. compile() adds it, before the probes are lowered, when a written
+// value has a dynamic dimension. Last, the arguments must agree with each
+// other where the graph makes their dimensions meet (two inputs added: the
+// same batch): `@forward_shape_checks` returns, for each place where a
+// linalg op indexes one loop with dims of two operands that nothing makes
+// equal, both sizes; compile() adds it when such a place is left. (The
+// write-probe arguments of a forward lowered by hand have no computed
+// shape: they are checked like inputs, where they meet another argument.)
 //
 //===----------------------------------------------------------------------===//
 #ifndef NNX_EXECUTION_COMPILEDMODEL_H
@@ -62,11 +73,20 @@ namespace mlir::nnx {
 
 class MemRefArgument;
 class ParameterBindings;
+struct ShapeCheck;
 
 /// The function compile() adds to compute the forward's dynamic result
 /// dimensions.
 inline constexpr llvm::StringLiteral kResultShapesFuncName =
     "forward_result_shapes";
+/// The function compile() adds to compute the shapes the write probes must
+/// have.
+inline constexpr llvm::StringLiteral kWriteShapesFuncName =
+    "forward_write_shapes";
+/// The function compile() adds to compute the sizes the compiled code
+/// assumes equal (where two dims of the arguments meet in a loop).
+inline constexpr llvm::StringLiteral kShapeChecksFuncName =
+    "forward_shape_checks";
 
 /// One argument or result of the compiled forward.
 struct TensorSpec {
@@ -158,11 +178,23 @@ public:
   llvm::ArrayRef<TensorSpec> getReadProbes() const { return readProbes; }
 
   /// Checks `inputs` and `writeProbes` against the signature: count, dtype,
-  /// rank, static dimensions, and that write probes agree with input 0 on a
-  /// dynamic batch dimension.
+  /// rank, static dimensions; then every dimension of every write probe
+  /// against the shape of the value it replaces in a call on `inputs`
+  /// (getWriteProbeShapes()); then that the arrays agree where the graph
+  /// makes their dimensions meet (`@forward_shape_checks`). An error names
+  /// the array, the dimension, the expected and the given size.
   llvm::Error validate(llvm::ArrayRef<NpyArray> inputs,
                        llvm::ArrayRef<NpyArray> writeProbes,
                        const RunOptions &options = {}) const;
+
+  /// Validates `inputs`, then computes the shape each write probe must have
+  /// in a call on them, in the order of getWriteProbes(): static dimensions
+  /// from the signature, dynamic ones from the compiled
+  /// `@forward_write_shapes`. Those of a probe lowered by hand stay
+  /// ShapedType::kDynamic (validate() checks it where it meets the inputs).
+  llvm::Expected<std::vector<llvm::SmallVector<int64_t, 4>>>
+  getWriteProbeShapes(llvm::ArrayRef<NpyArray> inputs,
+                      const RunOptions &options = {}) const;
 
   /// Validates, then computes the shape of every result of a call on these
   /// arrays (static dimensions from the signature, dynamic ones from the
@@ -194,11 +226,30 @@ private:
 
   /// Reads the specs of the arguments and results of `forward`.
   llvm::Error readSignature(func::FuncOp forward);
+  /// Sets `measuredWriteProbes` from the names of the write probes
+  /// `@forward_write_shapes` measures, in order.
+  llvm::Error matchMeasuredWriteProbes(llvm::ArrayRef<std::string> names);
 
+  /// Checks the count, dtype, rank and static dimensions of `inputs`.
+  llvm::Error validateInputs(llvm::ArrayRef<NpyArray> inputs,
+                             const RunOptions &options) const;
+  /// Calls the compiled shape function `name` on these arguments; the
+  /// `count` dimensions it returns (an error when one is negative).
+  llvm::Expected<llvm::SmallVector<int64_t>>
+  callShapeFunction(llvm::StringRef name, llvm::ArrayRef<NpyArray> inputs,
+                    llvm::ArrayRef<NpyArray> writeProbes, size_t count) const;
   /// The dynamic result dimensions of a call on validated arrays.
   llvm::Expected<llvm::SmallVector<int64_t>>
   computeDynamicDims(llvm::ArrayRef<NpyArray> inputs,
                      llvm::ArrayRef<NpyArray> writeProbes) const;
+  /// Runs `@forward_shape_checks` on arrays whose signatures and write
+  /// shapes are checked; an error for the first check that fails.
+  llvm::Error checkShapesAgree(llvm::ArrayRef<NpyArray> inputs,
+                               llvm::ArrayRef<NpyArray> writeProbes,
+                               const RunOptions &options) const;
+  /// getWriteProbeShapes() on validated inputs.
+  llvm::Expected<std::vector<llvm::SmallVector<int64_t, 4>>>
+  computeWriteProbeShapes(llvm::ArrayRef<NpyArray> inputs) const;
   /// Runs the forward `repeat` times on validated arrays, into `results`
   /// (outputs, then read probes) of the right shapes; the seconds of each
   /// call.
@@ -225,6 +276,12 @@ private:
   /// Whether the module has `@forward_result_shapes` (a result has a
   /// dynamic dimension).
   bool hasResultShapesFunction = false;
+  /// The write probes `@forward_write_shapes` measures, as indices into
+  /// `writeProbes`, in the order of its dimensions; empty without it.
+  std::vector<size_t> measuredWriteProbes;
+  /// What `@forward_shape_checks` checks, in the order of its pairs; empty
+  /// without it.
+  std::vector<ShapeCheck> shapeChecks;
 };
 
 /// Registers the dialects of the IR CompiledModel::compile takes: nnx (the

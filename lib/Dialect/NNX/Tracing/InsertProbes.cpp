@@ -31,8 +31,12 @@ struct NNXInsertProbesPass
   }
 
   /// Resolves and checks one list (`reads` or `writes`); false on error.
+  /// A read of a name in `written` is resolved where the write lands (it
+  /// follows no in-place update), so that it sees the value before the
+  /// write.
   bool resolveList(Resolver &resolver, ModelOp model, const Family &fam,
                    ArrayRef<std::string> names, bool write,
+                   ArrayRef<std::string> written,
                    SmallVectorImpl<Request> &out) {
     StringRef option = write ? "writes" : "reads";
     bool ok = true;
@@ -46,7 +50,8 @@ struct NNXInsertProbesPass
         ok = false;
         continue;
       }
-      Resolution r = resolver.resolve(name, write);
+      Resolution r =
+          resolver.resolve(name, write || llvm::is_contained(written, name));
       if (r.kind == Resolution::Unavailable) {
         model.emitError() << "nnx-insert-probes: '" << name
                           << "' is unavailable on family '" << fam.name
@@ -104,8 +109,8 @@ struct NNXInsertProbesPass
     for (ModelOp model : getOperation().getOps<ModelOp>()) {
       anyModel = true;
       Resolver resolver(*fam, model);
-      ok &= resolveList(resolver, model, *fam, reads, false, requests);
-      ok &= resolveList(resolver, model, *fam, writes, true, requests);
+      ok &= resolveList(resolver, model, *fam, reads, false, writes, requests);
+      ok &= resolveList(resolver, model, *fam, writes, true, {}, requests);
     }
     if (!anyModel) {
       emitError(getOperation().getLoc())
@@ -116,7 +121,8 @@ struct NNXInsertProbesPass
       return signalPassFailure();
 
     // Everything resolved: only now change the IR. Reads come first in each
-    // op's list, so a read and a write of one value see the original.
+    // op's list, so a read and a write of one value (one name, or two at one
+    // location) see the original.
     MLIRContext *ctx = &getContext();
     Builder b(ctx);
     for (const Request &req : requests) {

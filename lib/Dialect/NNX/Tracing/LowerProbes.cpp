@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
 namespace mlir::nnx {
@@ -18,6 +19,57 @@ using namespace mlir::nnx;
 namespace {
 struct NNXLowerProbesPass
     : public mlir::nnx::impl::NNXLowerProbesPassBase<NNXLowerProbesPass> {
+
+  /// Checks the probe names of `func`: each name is read at most once and
+  /// written at most once (counting the names already in its
+  /// `nnx.read_probes` / `nnx.write_probes`). A name both read and written
+  /// is one value: the read, first, sees it before the write (the write
+  /// probes the read's result), as docs/Tracing.md says.
+  LogicalResult checkNames(func::FuncOp func, ArrayRef<ProbeOp> probes) {
+    llvm::StringSet<> reads, writes;
+    auto collect = [&](StringRef attr, llvm::StringSet<> &names) {
+      if (auto a = func->getAttrOfType<ArrayAttr>(attr))
+        for (Attribute n : a)
+          if (auto s = dyn_cast<StringAttr>(n))
+            names.insert(s.getValue());
+    };
+    collect(kReadProbesAttrName, reads);
+    collect(kWriteProbesAttrName, writes);
+    llvm::StringMap<ProbeOp> readOps;
+    for (ProbeOp p : probes) {
+      bool isRead = p.getKind() == ProbeKind::read;
+      if (!(isRead ? reads : writes).insert(p.getName()).second)
+        return p.emitError() << "nnx-lower-probes: probe name \"" << p.getName()
+                             << "\" is " << (isRead ? "read" : "written")
+                             << " twice in @" << func.getSymName();
+      if (isRead && writes.contains(p.getName()))
+        return p.emitError()
+               << "nnx-lower-probes: probe \"" << p.getName()
+               << "\" is read after its write in @" << func.getSymName()
+               << "; the read of a written name comes first "
+                  "(it sees the value before the write)";
+      if (isRead) {
+        readOps[p.getName()] = p;
+        continue;
+      }
+      if (!reads.contains(p.getName()))
+        continue;
+      ProbeOp read = readOps.lookup(p.getName());
+      if (read && p.getValue() == read.getResult())
+        continue;
+      InFlightDiagnostic diag =
+          p.emitError() << "nnx-lower-probes: probe \"" << p.getName()
+                        << "\" is read and written in @" << func.getSymName()
+                        << ", but the write does not replace the value the "
+                           "read copies: a read and a write of one name "
+                           "probe one value, the read first (it sees the "
+                           "value before the write)";
+      if (read)
+        diag.attachNote(read.getLoc()) << "the read is here";
+      return diag;
+    }
+    return success();
+  }
 
   /// Checks `func` can take probes; emits an error and returns failure if not.
   LogicalResult check(func::FuncOp func, MutableArrayRef<ProbeOp> probes) {
@@ -34,25 +86,12 @@ struct NNXLowerProbesPass
       return func.emitError()
              << "nnx-lower-probes: function @" << func.getSymName()
              << " has more than one block";
-    llvm::StringSet<> names;
-    auto collect = [&](StringRef attr) {
-      if (auto a = func->getAttrOfType<ArrayAttr>(attr))
-        for (Attribute n : a)
-          if (auto s = dyn_cast<StringAttr>(n))
-            names.insert(s.getValue());
-    };
-    collect(kReadProbesAttrName);
-    collect(kWriteProbesAttrName);
-    for (ProbeOp p : probes) {
+    for (ProbeOp p : probes)
       if (p->getParentOp() != func.getOperation())
         return p.emitError() << "nnx-lower-probes: probe \"" << p.getName()
                              << "\" is nested in a region; only probes in "
                                 "the function body can be lowered";
-      if (!names.insert(p.getName()).second)
-        return p.emitError() << "nnx-lower-probes: probe name \"" << p.getName()
-                             << "\" is used twice in @" << func.getSymName();
-    }
-    return success();
+    return checkNames(func, probes);
   }
 
   void runOnOperation() override {

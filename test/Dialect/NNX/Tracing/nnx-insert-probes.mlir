@@ -7,6 +7,10 @@
 // RUN: nnx-opt %nnx_src/examples/families/bloom.mlir --nnx-insert-probes="family=bloom reads=layers.1.attention_output" | FileCheck %s --check-prefix=BLOOM
 // RUN: nnx-opt %nnx_src/examples/families/gemma2.mlir --nnx-insert-probes="family=gemma2 writes=layers.0.attention_output" | FileCheck %s --check-prefix=GEMMA2
 //
+// A name read and written is one value: the read, first, sees it before the
+// write, so it stays where the write lands and follows no in-place update.
+// RUN: nnx-opt %S/Inputs/tiny.mlir --nnx-insert-probes="family=%S/Inputs/tiny.json reads=layers.0.p_inplace writes=layers.0.p_inplace" | FileCheck %s --check-prefix=RW
+//
 // No request: nothing to load, nothing changes.
 // RUN: nnx-opt %S/Inputs/tiny.mlir --nnx-insert-probes > %t.mlir
 // RUN: nnx-opt %S/Inputs/tiny.mlir | diff - %t.mlir
@@ -31,3 +35,7 @@
 
 // GEMMA2-LABEL: nnx.module @"0" class = "Gemma2DecoderLayer"
 // GEMMA2:       nnx.module @post_attention_layernorm class = "Gemma2RMSNorm" attributes {nnx.probes = [#nnx.probe<name = "layers.0.attention_output", point = output, index = 0, kind = write>]
+
+// RW-LABEL: nnx.module @"0" class = "Block"
+// RW:       nnx.linear @mlp {nnx.probes = [#nnx.probe<name = "layers.0.p_inplace", point = output, index = 0, kind = read>, #nnx.probe<name = "layers.0.p_inplace", point = output, index = 0, kind = write>]
+// RW-NOT:   nnx.probes

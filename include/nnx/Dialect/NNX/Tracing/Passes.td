@@ -43,6 +43,10 @@ def NNXInsertProbesPass : Pass<"nnx-insert-probes", "::mlir::ModuleOp"> {
     more than once, and requests out of execution order (each of `reads`
     and `writes` must list values in the order the forward computes them).
 
+    A name in both `reads` and `writes` is one value: the read comes first
+    in the op's list and sees the value before the write (resolved where the
+    write lands, it follows no in-place update of the written tensor).
+
     ```mlir
     // before
     nnx.module @attn class = "Attn" { ... }
@@ -74,6 +78,13 @@ def NNXLowerProbesPass : Pass<"nnx-lower-probes", "::mlir::ModuleOp"> {
     becomes an extra trailing argument that replaces the value from there on.
     The names are recorded in the function attributes `nnx.read_probes` and
     `nnx.write_probes` (arrays of strings, in result/argument order).
+
+    A name is read at most once and written at most once. One name both
+    read and written is one value, read first: the write probes the read's
+    result, so the read copies the value before the write replaces it (the
+    order `nnx-insert-probes` and `nnx-build-forward` emit). Anything else
+    (a second read or write, a read after the write, a write of another
+    value) is an error naming the probe.
 
     ```mlir
     // before
