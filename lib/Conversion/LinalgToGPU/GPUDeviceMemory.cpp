@@ -81,14 +81,19 @@ bool isDeviceMemory(Value v) {
 }
 
 /// Whether `alloc` only holds the sizes of a `memref.reshape` (the shape
-/// operand `tensor.reshape` bufferizes to): written by host stores and read
-/// by the reshape on the host, it stays in host memory.
+/// operand `tensor.reshape` bufferizes to): written by host stores, read by
+/// the reshape and by host loads (a size of the reshaped value, resolved
+/// through the shape), it stays in host memory.
 bool isHostShapeBuffer(memref::AllocOp alloc) {
-  return llvm::all_of(alloc->getUses(), [](OpOperand &use) {
+  bool shapes = false;
+  bool hostOnly = llvm::all_of(alloc->getUses(), [&](OpOperand &use) {
     auto reshape = dyn_cast<memref::ReshapeOp>(use.getOwner());
-    return isa<memref::StoreOp, memref::DeallocOp>(use.getOwner()) ||
-           (reshape && &use == &reshape.getShapeMutable());
+    if (reshape && &use == &reshape.getShapeMutable())
+      return shapes = true;
+    return isa<memref::StoreOp, memref::LoadOp, memref::DeallocOp>(
+        use.getOwner());
   });
+  return shapes && hostOnly;
 }
 
 /// Allocations become device allocations, deallocations device
