@@ -183,31 +183,10 @@ def test_positions_matter(family):
 IR_KIND = {"linear": nn.Linear, "layer_norm": nn.LayerNorm, "embedding": nn.Embedding, "silu": nn.SiLU,
            "gelu": nn.GELU, "dropout": nn.Dropout, "sequential": nn.Sequential, "module_list": nn.ModuleList}
 
-# Per layer (N): what the example has and the reference does not (the fused
-# projections), and what the reference adds. attention_interface is an IR
-# module but a function here.
-TREE_DEVIATIONS = {
-    "gpt2": ({"h.N.attn.q_proj", "h.N.attn.k_proj", "h.N.attn.v_proj"},
-             {"drop", "h.N.attn.c_attn", "h.N.attn.attn_dropout", "h.N.attn.resid_dropout"}),
-    "llama": (set(), {"layers.N.self_attn.rotary_emb"}),
-    "gemma2": (set(), {"layers.N.self_attn.rotary_emb"}),
-    "bloom": ({"h.N.self_attention.query", "h.N.self_attention.key", "h.N.self_attention.value"},
-              {"word_embeddings_layernorm", "h.N.self_attention.query_key_value",
-               "h.N.self_attention.attention_dropout"}),
-    "cohere": (set(), {"layers.N.self_attn.rotary_emb"}),
-    "falcon": ({"h.N.self_attention.query", "h.N.self_attention.key", "h.N.self_attention.value"},
-               {"h.N.self_attention.query_key_value", "h.N.self_attention.attention_dropout",
-                "h.N.self_attention.rotary_emb"}),
-}
-# Where the reference follows HF rather than the example: Falcon-7B's MLP
-# has no biases and the exact GELU; Gemma-2's gated MLP is GELU (tanh), not
-# SiLU. Each entry: what the reference module is.
-ATTR_DEVIATIONS = {
-    "falcon": {"h.N.mlp.dense_h_to_4h": lambda m: isinstance(m, nn.Linear) and m.bias is None,
-               "h.N.mlp.dense_4h_to_h": lambda m: isinstance(m, nn.Linear) and m.bias is None,
-               "h.N.mlp.act": lambda m: isinstance(m, nn.GELU) and m.approximate == "none"},
-    "gemma2": {"layers.N.mlp.act_fn": lambda m: isinstance(m, nn.GELU) and m.approximate == "tanh"},
-}
+# The examples are these references exported (examples/families/export.py):
+# the same module tree, plus one parameterless module per kept function call
+# (attention_interface, dropout_add) under the module that calls it.
+KEPT_FUNCTIONS = ("attention_interface", "dropout_add")
 
 
 def ir_modules(path):
@@ -243,21 +222,15 @@ def generic(path):
 
 def test_module_tree_matches_the_example(family):
     model = make(family)
-    ir = {k: v for k, v in ir_modules(os.path.join(EXAMPLES, family + ".mlir")).items()
-          if "attention_interface" not in k}
+    ir = ir_modules(os.path.join(EXAMPLES, family + ".mlir"))
+    kept = {k for k in ir if k.split(".")[-1] in KEPT_FUNCTIONS}
+    assert kept and all(ir[k][0] == k.split(".")[-1] for k in kept)
+    ir = {k: v for k, v in ir.items() if k not in kept}
     assert len(ir) > 10
     torch_modules = dict(model.named_modules())
-    ir_only, torch_only = TREE_DEVIATIONS[family]
-    assert {generic(k) for k in ir if k not in torch_modules} == ir_only
-    assert {generic(k) for k in torch_modules if k not in ir} == torch_only
+    assert set(ir) == set(torch_modules)
     for path, (kind, attrs) in ir.items():
-        if path not in torch_modules:
-            continue
         mod = torch_modules[path]
-        deviation = ATTR_DEVIATIONS.get(family, {}).get(generic(path))
-        if deviation is not None:
-            assert deviation(mod), path
-            continue
         if kind in IR_KIND:
             assert isinstance(mod, IR_KIND[kind]), (path, kind, type(mod))
         elif kind == "rms_norm":
