@@ -245,15 +245,15 @@ def _is_sym(x):
     return isinstance(x, (Value, Size))
 
 
-def _flat(x):
+def flat_values(x):
     if isinstance(x, (tuple, list)):
         for i in x:
-            yield from _flat(i)
+            yield from flat_values(i)
     elif isinstance(x, dict):
         for i in x.values():
-            yield from _flat(i)
+            yield from flat_values(i)
     elif isinstance(x, slice):
-        yield from _flat((x.start, x.stop, x.step))
+        yield from flat_values((x.start, x.stop, x.step))
     else:
         yield x
 
@@ -1042,7 +1042,7 @@ class FxForward(_Ops):
         fn = node.target
         if node.op == "call_function" and fn in self.functions:
             return self.on_call(self, None, fn, args, kwargs, fn.__name__)
-        symbolic = [a for a in _flat((args, kwargs)) if _is_sym(a)]
+        symbolic = [a for a in flat_values((args, kwargs)) if _is_sym(a)]
         if node.op == "call_function" and fn is operator.getitem and \
                 isinstance(args[0], (tuple, list)):
             return args[0][args[1]]

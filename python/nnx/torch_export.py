@@ -47,8 +47,9 @@ import re
 import torch
 from torch import nn
 
-from .fx_export import (ExportError, FxForward, Size, Value, _flat as fx_flat,
-                        mlir_element_type, tensor_type, trace_forward)
+from .fx_export import (ExportError, FxForward, Size, Value, flat_values,
+                        mlir_element_type, scalar_literal, tensor_type,
+                        trace_forward)
 from .nets import FeedFwdNN
 from .safetensors import write_safetensors
 
@@ -141,13 +142,7 @@ def _f64(v):
     v = float(v)
     if v != v or v in (float("inf"), float("-inf")):
         raise ExportError(f"non-finite attribute value {v}")
-    s = repr(v)
-    if "e" in s and "." not in s.split("e")[0]:
-        m, e = s.split("e")
-        s = f"{m}.0e{e}"
-    elif "." not in s and "e" not in s:
-        s += ".0"
-    return f"{s} : f64"
+    return f"{scalar_literal(v, 'f64')} : f64"
 
 
 def _i64_array(vals):
@@ -936,7 +931,7 @@ class Exporter:
                 elif keywords:
                     raise fxf.error(f"argument '{name}' is positional after a "
                                     "keyword tensor argument")
-            elif any(isinstance(a, (Value, Size)) for a in fx_flat(v)):
+            elif any(isinstance(a, (Value, Size)) for a in flat_values(v)):
                 raise fxf.error(f"argument '{name}' mixes tensors or run-time "
                                 "sizes into a container; pass tensors directly")
             else:
