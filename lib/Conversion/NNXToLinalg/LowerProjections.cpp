@@ -153,6 +153,11 @@ struct EmbeddingLowering
       return failure();
     auto wt = cast<RankedTensorType>(table->getType());
     int64_t rank = it.getRank(), rows = wt.getDimSize(0);
+    if (rows == 0)
+      return e.emitModuleError(layer)
+             << "the table " << wt
+             << " has no rows: no id can be looked up (PyTorch raises on "
+                "every lookup)";
     SmallVector<OpFoldResult> sizes = e.sizesOf(ids);
     sizes.push_back(b.getIndexAttr(wt.getDimSize(1)));
     SmallVector<bool> keep(rank + 1, true);

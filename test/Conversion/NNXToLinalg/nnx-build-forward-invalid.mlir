@@ -93,3 +93,14 @@ func.func @forward() { return }
 nnx.model @m inputs(tensor<?x4xf32>) { nnx.relu @r }
 // expected-note @+1 {{declared here}}
 func.func private @forward(tensor<?x4xf32>) -> tensor<?x5xf32>
+
+// -----
+
+// A table without rows has nothing to look up (was: read row -1 of an empty
+// constant).
+nnx.model @m inputs(tensor<?x3xi64>) {
+  nnx.sequential @body keying = named {
+    // expected-error @+1 {{'nnx.embedding' op at 'e': the table 'tensor<0x4xf32>' has no rows: no id can be looked up (PyTorch raises on every lookup)}}
+    nnx.embedding @e {weight = dense<1.0> : tensor<0x4xf32>}
+  }
+}
