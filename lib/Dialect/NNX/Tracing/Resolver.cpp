@@ -166,16 +166,52 @@ static bool configMatches(Attribute a, const llvm::json::Value &v) {
   return false;
 }
 
-std::optional<std::string> Resolver::unavailableReason(const ValueDef &def,
-                                                       Operation *host) {
-  if (def.unavailable)
-    return *def.unavailable;
+const llvm::StringSet<> &Resolver::getConfigKeys() {
+  if (!configKeys) {
+    configKeys.emplace();
+    model.walk([&](Operation *op) {
+      if (auto config = op->getAttrOfType<DictionaryAttr>("config"))
+        for (NamedAttribute entry : config)
+          configKeys->insert(entry.getName().getValue());
+    });
+  }
+  return *configKeys;
+}
+
+static Resolution makeResolution(Resolution::Kind kind, std::string message,
+                                 const ValueDef &def) {
+  Resolution r;
+  r.kind = kind;
+  r.message = std::move(message);
+  r.def = &def;
+  return r;
+}
+
+std::optional<Resolution> Resolver::checkConditions(StringRef name,
+                                                    const ValueDef &def,
+                                                    Operation *host) {
   for (const Condition &c : getConditions(family, def)) {
+    const llvm::StringSet<> &keys = getConfigKeys();
+    if (!keys.empty() && !keys.contains(c.config)) {
+      SmallVector<StringRef> known(keys.keys());
+      llvm::sort(known);
+      std::string list = def.conditionRef.empty()
+                             ? std::string("its 'unavailable_if'")
+                             : "condition list '" + def.conditionRef + "'";
+      return makeResolution(
+          Resolution::Error,
+          ("'" + name + "' (family '" + family.name + "'): " + list +
+           " tests config key '" + c.config + "' (reason: '" + c.reason +
+           "'), which no config in the model defines (keys: " +
+           llvm::join(known, ", ") + "); a misspelt key would never hold")
+              .str(),
+          def);
+    }
     for (Operation *cur = host; cur; cur = cur->getParentOp()) {
       auto config = cur->getAttrOfType<DictionaryAttr>("config");
       if (Attribute a = config ? config.get(c.config) : Attribute()) {
         if (configMatches(a, c.equals))
-          return c.reason;
+          return makeResolution(Resolution::Unavailable, c.reason, def);
         break; // the nearest config decides
       }
       if (isa<ModelOp>(cur))
@@ -248,6 +284,35 @@ static Resolution makeError(std::string msg, SmallVector<Note> notes = {}) {
   return r;
 }
 
+Resolution Resolver::missingHost(StringRef name, const ValueDef &def,
+                                 ArrayRef<StringRef> hostSegs, unsigned failed,
+                                 bool atStar) {
+  std::string parent = llvm::join(hostSegs.take_front(failed), ".");
+  std::string where =
+      parent.empty() ? std::string("the root module") : "'" + parent + "'";
+  std::string msg = ("'" + name + "': ").str();
+  if (atStar) {
+    unsigned unused = 0;
+    unsigned count = 0;
+    ModuleOpInterface list = walkStandard(model.getRootModule(),
+                                          hostSegs.take_front(failed), unused);
+    if (list && list->getNumRegions() == 1 && !list->getRegion(0).empty())
+      for (Operation &child : list->getRegion(0).front())
+        count += isRegisteredChild(&child);
+    msg +=
+        ("no such layer: its host '" + def.host + "' is '" +
+         llvm::join(hostSegs, ".") + "', and " + where + " holds " +
+         Twine(count) + " module(s), none under key '" + hostSegs[failed] + "'")
+            .str();
+  } else {
+    msg += ("its host '" + def.host + "' is '" + llvm::join(hostSegs, ".") +
+            "', and segment '" + hostSegs[failed] + "' names no module in " +
+            where)
+               .str();
+  }
+  return makeResolution(Resolution::Error, msg, def);
+}
+
 Resolution Resolver::resolve(StringRef name, bool forWrite) {
   SmallVector<StringRef> segs = splitPath(name);
   for (const auto &[vname, def] : family.values) {
@@ -263,39 +328,21 @@ Resolution Resolver::resolve(StringRef name, bool forWrite) {
     if (!match)
       continue;
 
-    if (def.unavailable) {
-      Resolution r;
-      r.kind = Resolution::Unavailable;
-      r.message = *def.unavailable;
-      r.def = &def;
-      return r;
-    }
     SmallVector<StringRef> hostSegs = p.segs;
     if (p.star >= 0)
       hostSegs[p.star] = segs[p.star];
     unsigned failed = 0;
     ModuleOpInterface host =
         walkStandard(model.getRootModule(), hostSegs, failed);
-    if (!host) {
-      std::string parent =
-          llvm::join(ArrayRef(hostSegs).take_front(failed), ".");
-      Resolution r =
-          makeError(("'" + name + "': its host '" + def.host + "' is '" +
-                     llvm::join(hostSegs, ".") + "', and segment '" +
-                     hostSegs[failed] + "' names no module in " +
-                     (parent.empty() ? std::string("the root module")
-                                     : "'" + parent + "'"))
-                        .str());
-      r.def = &def;
-      return r;
-    }
-    if (auto reason = unavailableReason(def, host)) {
-      Resolution r;
-      r.kind = Resolution::Unavailable;
-      r.message = *reason;
-      r.def = &def;
-      return r;
-    }
+    // A value the family marks unavailable needs no host, but its layer must
+    // exist: `layers.5.x` on a 2-layer model names no layer.
+    if (!host && (!def.unavailable || static_cast<int>(failed) <= p.star))
+      return missingHost(name, def, hostSegs, failed,
+                         static_cast<int>(failed) == p.star);
+    if (def.unavailable)
+      return makeResolution(Resolution::Unavailable, *def.unavailable, def);
+    if (std::optional<Resolution> r = checkConditions(name, def, host))
+      return *r;
     Resolution r = resolvePath(host, def.path, def.select, def.copy, forWrite);
     if (!r.ok())
       r.message = ("'" + name + "' (family '" + family.name + "', path '" +

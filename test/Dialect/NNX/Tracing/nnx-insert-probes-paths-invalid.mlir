@@ -4,7 +4,7 @@
 
 // expected-error @+15 {{unknown standardized name 'attention_output' for family 'tiny'}}
 // expected-error @+14 {{unknown standardized name 'layers.0.no_such_value' for family 'tiny'}}
-// expected-error @+13 {{'layers.7.p_output': its host 'layer' is 'layers.7', and segment '7' names no module in 'layers'}}
+// expected-error @+13 {{'layers.7.p_output': no such layer: its host 'layer' is 'layers.7', and 'layers' holds 1 module(s), none under key '7'}}
 // expected-error @+12 {{segment '../post_attention_layernorm' names no module: 'h.0' has no child 'post_attention_layernorm' (above the host, paths use native names)}}
 // expected-error @+11 {{segment 'nope' names no module: 'h.0' has no child or alias 'nope'}}
 // expected-error @+10 {{segment 'source.nope_0' names no op: the forward of 'h.0' has no op labeled 'nope_0' (labels: attn_0, add_0, iadd_0, add_1)}}

@@ -12,6 +12,7 @@
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
 #include "nnx/Dialect/NNX/Tracing/Family.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace mlir::nnx::tracing {
 
@@ -86,12 +87,26 @@ private:
   /// set to the index of the segment that named nothing.
   ModuleOpInterface walkStandard(ModuleOpInterface from,
                                  ArrayRef<StringRef> segs, unsigned &failed);
-  std::optional<std::string> unavailableReason(const ValueDef &def,
-                                               Operation *host);
+  /// Unavailable with the family's reason when a condition of `def` holds
+  /// on `host`; an error naming the condition when its config key is defined
+  /// by no `config` of a model that has some (a typo would make it "never
+  /// holds"); nullopt when none holds.
+  std::optional<Resolution> checkConditions(StringRef name, const ValueDef &def,
+                                            Operation *host);
+  /// The keys of every `config` dictionary in the model, computed once; empty
+  /// when the model has no config.
+  const llvm::StringSet<> &getConfigKeys();
+  /// The error for a `name` whose host `hostSegs` stops at segment `failed`;
+  /// at a list's `*` segment it says there is no such layer and how many the
+  /// list holds.
+  Resolution missingHost(StringRef name, const ValueDef &def,
+                         ArrayRef<StringRef> hostSegs, unsigned failed,
+                         bool atStar);
 
   const Family &family;
   ModelOp model;
   ExecutionOrder order;
+  std::optional<llvm::StringSet<>> configKeys;
 };
 
 } // namespace mlir::nnx::tracing
