@@ -227,7 +227,16 @@ public:
   }
 
   int64_t paramCount(const std::string &path, const std::string &model) {
-    return nx::getParameterCount(lookupModule(path, model));
+    return checkedParamCount(lookupModule(path, model), path);
+  }
+
+  static int64_t checkedParamCount(nx::ModuleOpInterface mod,
+                                   const std::string &path) {
+    std::optional<int64_t> n = nx::getParameterCount(mod);
+    if (!n)
+      throw std::overflow_error("the parameter count of '" + path +
+                                "' overflows 64 bits");
+    return *n;
   }
 
   py::dict lookup(const std::string &path, const std::string &model) {
@@ -253,7 +262,7 @@ public:
     d["target"] = nx::getModulePath(mod);
     d["alias"] = isa<nx::AliasOp>(reg);
     d["train"] = mod.getTrain();
-    d["params"] = nx::getParameterCount(mod);
+    d["params"] = checkedParamCount(mod, path);
     py::list children;
     if (mod->hasTrait<OpTrait::SymbolTable>())
       for (Operation &child : mod->getRegion(0).front())

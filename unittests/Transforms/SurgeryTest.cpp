@@ -21,6 +21,7 @@
 #include <cmath>
 #include <functional>
 #include <gtest/gtest.h>
+#include <limits>
 #include <random>
 #include <sstream>
 
@@ -90,6 +91,19 @@ nnx.model @m inputs(tensor<?x8xf32>) {
     nnx.relu @r
     nnx.linear @c {weight = dense<1.0> : tensor<8x8xf32>}
     nnx.alias @c2 = @c
+  }
+})mlir";
+
+// The Linear is reachable as body.0 and again.0.
+const char *kAliasedContainer = R"mlir(
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.sequential @body keying = positional {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<4x4xf32>}
+      nnx.relu @"1"
+      nnx.linear @"2" {weight = dense<1.0> : tensor<4x4xf32>}
+    }
+    nnx.alias @again = @body
   }
 })mlir";
 
@@ -184,6 +198,23 @@ nnx.model @m inputs(tensor<?x3xi64>) {
   }
 })mlir";
 
+// Tensors no pass can hold: a 1e8-wide layer (deepen would build a 1e8x1e8
+// identity) and a splat of 2^60 rows (low-rank would read every value).
+const char *kHuge = R"mlir(
+nnx.model @m inputs(tensor<?x1xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.linear @wide {weight = dense<1.0> : tensor<100000000x1xf32>}
+    nnx.relu @r
+  }
+})mlir";
+
+const char *kTall = R"mlir(
+nnx.model @m inputs(tensor<?x1xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.linear @tall {weight = dense<1.0> : tensor<1152921504606846976x1xf32>}
+  }
+})mlir";
+
 TEST_F(SurgeryTest, RefusalsLeaveTheIRByteIdentical) {
   const std::vector<RefusalCase> cases = {
       {"widen/softmax", kSoftmaxPath,
@@ -193,6 +224,9 @@ TEST_F(SurgeryTest, RefusalsLeaveTheIRByteIdentical) {
       {"widen/aliased-consumer", kAliasedConsumer,
        [](ModelOp m) { return widen(m, "t", 12, 0); },
        "registered under more than one path"},
+      {"widen/aliased-container", kAliasedContainer,
+       [](ModelOp m) { return widen(m, "again.0", 8, 0); },
+       "its container 'body' is also registered as 'again'"},
       {"widen/custom", kCustom, [](ModelOp m) { return widen(m, "t", 8, 0); },
        "registration order is not data flow"},
       {"widen/ff-softmax", kFeedFwd,
@@ -212,16 +246,37 @@ TEST_F(SurgeryTest, RefusalsLeaveTheIRByteIdentical) {
       {"drop/aliased", kAliasedConsumer,
        [](ModelOp m) { return dropLayer(m, "c"); },
        "registered under more than one path"},
+      {"drop/aliased-container", kAliasedContainer,
+       [](ModelOp m) { return dropLayer(m, "body.0"); },
+       "reachable under more than one path"},
       {"drop/reaching", kReaching, [](ModelOp m) { return dropLayer(m, "t"); },
        "referenced from outside"},
       {"low-rank/zero", kPrunedLinear,
        [](ModelOp m) { return lowRank(m, "u", 0); }, "outside 1..1"},
       {"low-rank/too-big", kPrunedLinear,
        [](ModelOp m) { return lowRank(m, "u", 2); }, "outside 1..1"},
+      {"low-rank/aliased-container", kAliasedContainer,
+       [](ModelOp m) { return lowRank(m, "body.0", 1); },
+       "reachable under more than one path"},
       {"low-rank/pruned", kPrunedLinear,
        [](ModelOp m) { return lowRank(m, "t", 2); }, "prune mask"},
       {"expand/smaller", kEmbedding,
        [](ModelOp m) { return expandEmbedding(m, "e", 2); }, "shrink"},
+      {"expand/overflow", kEmbedding,
+       [](ModelOp m) {
+         return expandEmbedding(m, "e", std::numeric_limits<int64_t>::max());
+       },
+       "overflows 64 bits"},
+      {"expand/huge", kEmbedding,
+       [](ModelOp m) { return expandEmbedding(m, "e", 4000000000); },
+       "at most 16 GiB per tensor"},
+      {"deepen/huge", kHuge, [](ModelOp m) { return deepen(m, "r"); },
+       "identity Linear of 100000000x100000000"},
+      {"low-rank/huge", kTall, [](ModelOp m) { return lowRank(m, "tall", 1); },
+       "overflows 64 bits"},
+      {"widen/huge", kTanhSite,
+       [](ModelOp m) { return widen(m, "0", int64_t(1) << 62, 0); },
+       "overflows 64 bits"},
       {"expand/subclass", kEmbeddingSubclass,
        [](ModelOp m) {
          return expandEmbedding(m, "q", 9, EmbeddingInit::CopyMean);

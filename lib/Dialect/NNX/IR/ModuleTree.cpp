@@ -184,19 +184,39 @@ SmallVector<AliasOp> mlir::nnx::getAliasesOf(ModuleOpInterface module) {
   return aliases;
 }
 
-static int64_t countParameters(Operation *op,
-                               llvm::DenseSet<Operation *> &seen) {
+SmallVector<AliasOp> mlir::nnx::getAliasesReaching(ModuleOpInterface module) {
+  SmallVector<AliasOp> aliases;
+  ModelOp model = getParentModel(module);
+  if (!model)
+    return aliases;
+  llvm::SmallPtrSet<Operation *, 8> reachers;
+  for (Operation *cur = module; cur && cur != model; cur = cur->getParentOp())
+    if (isa<ModuleOpInterface>(cur))
+      reachers.insert(cur);
+  model.walk([&](AliasOp alias) {
+    if (ModuleOpInterface target = resolveAlias(alias))
+      if (reachers.contains(target))
+        aliases.push_back(alias);
+  });
+  return aliases;
+}
+
+static std::optional<int64_t>
+countParameters(Operation *op, llvm::DenseSet<Operation *> &seen) {
   ModuleOpInterface m = resolveAlias(op);
   if (!m || !seen.insert(m).second)
     return 0;
-  int64_t n = m.getOwnParameterCount();
-  if (m->hasTrait<OpTrait::SymbolTable>())
-    for (Operation &child : m->getRegion(0).front())
-      n += countParameters(&child, seen);
+  std::optional<int64_t> n = m.getOwnParameterCount();
+  if (n && m->hasTrait<OpTrait::SymbolTable>())
+    for (Operation &child : m->getRegion(0).front()) {
+      std::optional<int64_t> c = countParameters(&child, seen);
+      if (!c || llvm::AddOverflow(*n, *c, *n))
+        return std::nullopt;
+    }
   return n;
 }
 
-int64_t mlir::nnx::getParameterCount(ModuleOpInterface module) {
+std::optional<int64_t> mlir::nnx::getParameterCount(ModuleOpInterface module) {
   llvm::DenseSet<Operation *> seen;
   return countParameters(module, seen);
 }

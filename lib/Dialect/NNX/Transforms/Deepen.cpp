@@ -267,7 +267,9 @@ LogicalResult mlir::nnx::deepen(ModelOp model, StringRef after) {
       diag.attachNote(container->getLoc()) << "container is here";
     return diag;
   }
-  if (failed(plan))
+  if (failed(plan) ||
+      failed(checkHoldable(plan->site, {plan->dim, plan->dim}, kPass, "site",
+                           "would insert an identity Linear of")))
     return failure();
   if (plan->feedFwd)
     applyFeedFwd(*plan);

@@ -42,6 +42,11 @@ LogicalResult mlir::nnx::expandEmbedding(ModelOp model, StringRef layer,
     return refuse(emb, kPass, "target")
            << "has " << old << " rows; option num=" << num
            << " would shrink it (only growing keeps every original id)";
+  // (At least one column: frozen_rows has `num` entries of its own.)
+  if (failed(checkHoldable(
+          emb, {num, std::max<int64_t>(dim, 1)}, kPass, "target",
+          "option num=" + Twine(num) + " would grow its weight to")))
+    return failure();
   FailureOr<std::vector<double>> w =
       readTensorOrRefuse(emb, emb.getWeight(), "weight", kPass, "target");
   if (failed(w))

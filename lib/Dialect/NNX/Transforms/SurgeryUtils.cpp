@@ -5,6 +5,7 @@
 #include "nnx/Dialect/NNX/IR/Weights.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::nnx;
@@ -45,6 +46,38 @@ static std::string joinStrings(ArrayAttr attr) {
     if (auto s = dyn_cast<StringAttr>(a))
       names.push_back(s.getValue());
   return llvm::join(names, ", ");
+}
+
+/// Refuses `m` if an `nnx.alias` names it or a module that contains it: the
+/// module is then reachable under more than one path.
+static LogicalResult checkNotAliased(ModuleOpInterface m, StringRef pass,
+                                     StringRef role) {
+  SmallVector<AliasOp> aliases = getAliasesReaching(m);
+  if (aliases.empty())
+    return success();
+  InFlightDiagnostic diag = refuse(m, pass, role);
+  auto ancestor =
+      llvm::find_if(aliases, [&](AliasOp a) { return resolveAlias(a) != m; });
+  if (ancestor == aliases.end())
+    diag << "is registered under more than one path (" << aliases.size() + 1
+         << " slots)";
+  else
+    diag << "is reachable under more than one path: its container '"
+         << displayPath(resolveAlias(*ancestor)) << "' is also registered as '"
+         << displayPath(*ancestor) << "'";
+  diag << "; the edit would have to change one object seen from several "
+          "places";
+  for (AliasOp alias : aliases) {
+    ModuleOpInterface target = resolveAlias(alias);
+    if (target == m)
+      diag.attachNote(alias.getLoc())
+          << "also registered here as '" << displayPath(alias) << "'";
+    else
+      diag.attachNote(alias.getLoc())
+          << "container '" << displayPath(target)
+          << "' also registered here as '" << displayPath(alias) << "'";
+  }
+  return diag;
 }
 
 LogicalResult surgery::checkRefusable(Operation *op, unsigned properties,
@@ -104,20 +137,8 @@ LogicalResult surgery::checkRefusable(Operation *op, unsigned properties,
       return diag;
     }
   }
-  if (properties & Aliases) {
-    SmallVector<AliasOp> aliases = getAliasesOf(m);
-    if (!aliases.empty()) {
-      InFlightDiagnostic diag =
-          refuse(op, pass, role)
-          << "is registered under more than one path (" << aliases.size() + 1
-          << " slots); the edit would have to change one object seen from "
-             "several places";
-      for (AliasOp alias : aliases)
-        diag.attachNote(alias.getLoc())
-            << "also registered here as '" << displayPath(alias) << "'";
-      return diag;
-    }
-  }
+  if (properties & Aliases)
+    return checkNotAliased(m, pass, role);
   return success();
 }
 
@@ -376,9 +397,35 @@ void ReferenceSnapshot::retarget() {
 // Tensors, flags, modes
 //===----------------------------------------------------------------------===//
 
+LogicalResult surgery::checkHoldable(Operation *op, ArrayRef<int64_t> shape,
+                                     StringRef pass, StringRef role,
+                                     const Twine &what) {
+  if (llvm::is_contained(shape, 0))
+    return success();
+  int64_t bytes = sizeof(double);
+  bool overflow = false;
+  for (int64_t dim : shape)
+    overflow = overflow || dim < 0 || llvm::MulOverflow(bytes, dim, bytes);
+  if (!overflow && static_cast<uint64_t>(bytes) <= kMaxExpandedTensorBytes)
+    return success();
+  InFlightDiagnostic diag = refuse(op, pass, role) << what << " ";
+  llvm::interleave(shape, [&](int64_t d) { diag << d; }, [&] { diag << "x"; });
+  if (overflow)
+    diag << ", whose size overflows 64 bits";
+  else
+    diag << ", which takes " << bytes << " bytes as doubles";
+  return diag << "; a surgery pass holds at most "
+              << (kMaxExpandedTensorBytes >> 30)
+              << " GiB per tensor (kMaxExpandedTensorBytes)";
+}
+
 FailureOr<std::vector<double>>
 surgery::readTensorOrRefuse(Operation *op, ElementsAttr attr, StringRef name,
                             StringRef pass, StringRef role) {
+  auto type = cast<ShapedType>(attr.getType());
+  if (failed(checkHoldable(op, type.getShape(), pass, role,
+                           "has tensor '" + name + "' of")))
+    return failure();
   if (isa<ExternalTensorAttr>(attr)) {
     // In the weights file: a missing file or tensor is its own diagnostic.
     FailureOr<TensorData> data =
@@ -387,7 +434,7 @@ surgery::readTensorOrRefuse(Operation *op, ElementsAttr attr, StringRef name,
     if (failed(data))
       return failure();
     FailureOr<std::vector<double>> values =
-        decodeFloatTensor(data->bytes, cast<ShapedType>(attr.getType()));
+        decodeFloatTensor(data->bytes, type);
     if (failed(values))
       return refuse(op, pass, role)
              << "has tensor '" << name << "' of a non-float type";

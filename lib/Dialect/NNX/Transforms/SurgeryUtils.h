@@ -105,6 +105,15 @@ private:
   llvm::SmallVector<std::pair<CallOp, Operation *>> calls;
 };
 
+/// Refuses (at `op`, as `role`) a tensor of `shape` that the pass would have
+/// to hold before allocating it: one whose element count overflows 64 bits or
+/// whose values, as the doubles the passes compute in, take more than
+/// kMaxExpandedTensorBytes (16 GiB). `what` says which tensor it is and why it
+/// has that shape ("option num=N would grow its weight to").
+LogicalResult checkHoldable(Operation *op, llvm::ArrayRef<int64_t> shape,
+                            llvm::StringRef pass, llvm::StringRef role,
+                            const llvm::Twine &what);
+
 /// Reads a float tensor; refuses `op` (as `role`) if its data is unavailable.
 FailureOr<std::vector<double>>
 readTensorOrRefuse(Operation *op, ElementsAttr attr, llvm::StringRef name,

@@ -60,6 +60,13 @@ LogicalResult mlir::nnx::widen(ModelOp model, StringRef layer, int64_t width,
   }
   auto consumerType = cast<ShapedType>(consumer.getWeightAttr().getType());
   int64_t down = consumerType.getDimSize(0);
+  std::string option = "option width=" + std::to_string(width);
+  // (At least one column: the unit map has `width` entries of its own.)
+  if (failed(checkHoldable(target, {width, std::max<int64_t>(in, 1)}, kPass,
+                           "target", option + " would grow its weight to")) ||
+      failed(checkHoldable(consumer, {down, width}, kPass, "consumer",
+                           option + " would grow its weight to")))
+    return failure();
   FailureOr<std::vector<double>> u = readTensorOrRefuse(
       consumer, consumer.getWeightAttr(), "weight", kPass, "consumer");
   if (failed(u))

@@ -2,6 +2,7 @@
 // RUN: split-file %s %t
 // RUN: nnx-opt %t/seq.mlir -split-input-file -verify-diagnostics --nnx-deepen="after=r"
 // RUN: nnx-opt %t/ff.mlir -split-input-file -verify-diagnostics --nnx-deepen="after=layers.0"
+// RUN: nnx-opt %t/wide.mlir -verify-diagnostics --nnx-deepen="after=r"
 // RUN: nnx-opt %t/other.mlir -split-input-file -verify-diagnostics --nnx-deepen="after=h.0"
 
 //--- seq.mlir
@@ -240,5 +241,17 @@ nnx.model @m inputs(tensor<?x4xf32>) {
         nnx.return %b : tensor<?x4xf32>
       }
     }
+  }
+}
+
+//--- wide.mlir
+
+// The identity after a 1e8-wide layer cannot be held (was: built a 1e8x1e8
+// identity).
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.linear @fc {weight = dense<1.0> : tensor<100000000x4xf32>}
+    // expected-error @+1 {{nnx-deepen: site 'r' (nnx.relu) would insert an identity Linear of 100000000x100000000, which takes 80000000000000000 bytes as doubles; a surgery pass holds at most 16 GiB per tensor (kMaxExpandedTensorBytes)}}
+    nnx.relu @r
   }
 }

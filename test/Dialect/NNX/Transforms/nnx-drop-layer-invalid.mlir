@@ -2,6 +2,8 @@
 // RUN: split-file %s %t
 // RUN: nnx-opt %t/main.mlir -split-input-file -verify-diagnostics --nnx-drop-layer="layer=t"
 // RUN: nnx-opt %t/ff.mlir -split-input-file -verify-diagnostics --nnx-drop-layer="layer=layers.0"
+// RUN: nnx-opt %t/ancestor.mlir -verify-diagnostics --nnx-drop-layer="layer=body.0"
+// RUN: nnx-opt %t/ancestor.mlir -verify-diagnostics --nnx-drop-layer="layer=again.0"
 // RUN: nnx-opt %t/noopt.mlir -verify-diagnostics --nnx-drop-layer
 // RUN: nnx-opt %t/list.mlir -verify-diagnostics --nnx-drop-layer="layer=layers"
 
@@ -114,5 +116,21 @@ nnx.model @m inputs(tensor<?x4xf32>) {
       nnx.linear @"0" {weight = dense<1.0> : tensor<4x4xf32>}
       nnx.linear @"1" {weight = dense<1.0> : tensor<4x4xf32>}
     }
+  }
+}
+
+//--- ancestor.mlir
+
+// A module whose container is registered twice is reachable under two paths.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.sequential @body keying = positional {
+      // expected-error @+1 {{nnx-drop-layer: layer 'body.0' (nnx.linear) is reachable under more than one path: its container 'body' is also registered as 'again'}}
+      nnx.linear @"0" {weight = dense<1.0> : tensor<4x4xf32>}
+      nnx.relu @"1"
+      nnx.linear @"2" {weight = dense<1.0> : tensor<4x4xf32>}
+    }
+    // expected-note @+1 {{container 'body' also registered here as 'again'}}
+    nnx.alias @again = @body
   }
 }

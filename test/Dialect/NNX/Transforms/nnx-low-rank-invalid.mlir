@@ -2,6 +2,9 @@
 // RUN: split-file %s %t
 // RUN: nnx-opt %t/main.mlir -split-input-file -verify-diagnostics --nnx-low-rank="layer=t rank=2"
 // RUN: nnx-opt %t/zero.mlir -verify-diagnostics --nnx-low-rank="layer=t rank=0"
+// RUN: nnx-opt %t/ancestor.mlir -verify-diagnostics --nnx-low-rank="layer=body.0 rank=1"
+// RUN: nnx-opt %t/ancestor.mlir -verify-diagnostics --nnx-low-rank="layer=again.0 rank=1"
+// RUN: nnx-opt %t/huge.mlir -verify-diagnostics --nnx-low-rank="layer=t rank=1"
 // RUN: nnx-opt %t/ff.mlir -verify-diagnostics --nnx-low-rank="layer=layers.0 rank=1"
 
 //--- main.mlir
@@ -93,5 +96,32 @@ nnx.model @m inputs(tensor<?x4xf32>) {
       nnx.linear @"0" {weight = dense<1.0> : tensor<8x4xf32>}
       nnx.linear @"1" {weight = dense<1.0> : tensor<2x8xf32>}
     }
+  }
+}
+
+//--- ancestor.mlir
+
+// A Linear whose container is registered twice is aliased too.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.sequential @body keying = positional {
+      // expected-error @+1 {{nnx-low-rank: target 'body.0' (nnx.linear) is reachable under more than one path: its container 'body' is also registered as 'again'}}
+      nnx.linear @"0" {weight = dense<1.0> : tensor<4x4xf32>}
+      nnx.relu @"1"
+      nnx.linear @"2" {weight = dense<1.0> : tensor<4x4xf32>}
+    }
+    // expected-note @+1 {{container 'body' also registered here as 'again'}}
+    nnx.alias @again = @body
+  }
+}
+
+//--- huge.mlir
+
+// A splat weight too large to decompose is refused before its values are read
+// (was: std::bad_alloc).
+nnx.model @m inputs(tensor<?x1xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{nnx-low-rank: target 't' (nnx.linear) has tensor 'weight' of 1152921504606846976x1, whose size overflows 64 bits; a surgery pass holds at most 16 GiB per tensor (kMaxExpandedTensorBytes)}}
+    nnx.linear @t {weight = dense<1.0> : tensor<1152921504606846976x1xf32>}
   }
 }

@@ -3,6 +3,9 @@
 // RUN: nnx-opt %t/seq.mlir -split-input-file -verify-diagnostics --nnx-widen="layer=t width=16"
 // RUN: nnx-opt %t/ff.mlir -split-input-file -verify-diagnostics --nnx-widen="layer=layers.0 width=16"
 // RUN: nnx-opt %t/list.mlir -split-input-file -verify-diagnostics --nnx-widen="layer=h.0 width=16"
+// RUN: nnx-opt %t/ancestor.mlir -verify-diagnostics --nnx-widen="layer=body.0 width=8"
+// RUN: nnx-opt %t/ancestor.mlir -verify-diagnostics --nnx-widen="layer=again.0 width=8"
+// RUN: nnx-opt %t/huge.mlir -verify-diagnostics --nnx-widen="layer=t width=4611686018427387904"
 // RUN: nnx-opt %t/call.mlir -split-input-file -verify-diagnostics --nnx-widen="layer=s.0 width=16"
 
 //--- seq.mlir
@@ -465,5 +468,32 @@ nnx.model @m inputs(tensor<?x2xf32>) {
       %b = nnx.call @s(%a) : (tensor<?x2xf32>) -> tensor<?x2xf32>
       nnx.return %b : tensor<?x2xf32>
     }
+  }
+}
+
+//--- ancestor.mlir
+
+// A target whose container is registered twice is reachable under two paths.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.sequential @body keying = positional {
+      // expected-error @+1 {{nnx-widen: target 'body.0' (nnx.linear) is reachable under more than one path: its container 'body' is also registered as 'again'}}
+      nnx.linear @"0" {weight = dense<1.0> : tensor<4x4xf32>}
+      nnx.relu @"1"
+      nnx.linear @"2" {weight = dense<1.0> : tensor<4x4xf32>}
+    }
+    // expected-note @+1 {{container 'body' also registered here as 'again'}}
+    nnx.alias @again = @body
+  }
+}
+
+//--- huge.mlir
+
+// A width whose weight cannot be held is refused before allocating.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{nnx-widen: target 't' (nnx.linear) option width=4611686018427387904 would grow its weight to 4611686018427387904x4, whose size overflows 64 bits}}
+    nnx.linear @t {weight = dense<1.0> : tensor<8x4xf32>}
+    nnx.linear @c {weight = dense<1.0> : tensor<2x8xf32>}
   }
 }

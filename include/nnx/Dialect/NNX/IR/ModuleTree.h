@@ -70,9 +70,13 @@ ModelOp getParentModel(Operation *op);
 /// Every `nnx.alias` in the model that resolves to `module`.
 llvm::SmallVector<AliasOp> getAliasesOf(ModuleOpInterface module);
 
+/// Every `nnx.alias` in the model that resolves to `module` or to one of the
+/// modules that contain it: each one is another path that reaches `module`.
+llvm::SmallVector<AliasOp> getAliasesReaching(ModuleOpInterface module);
+
 /// Parameter elements of `module` and all modules below it; a module reached
-/// through an alias is counted once.
-int64_t getParameterCount(ModuleOpInterface module);
+/// through an alias is counted once; nullopt when the count overflows 64 bits.
+std::optional<int64_t> getParameterCount(ModuleOpInterface module);
 
 /// The forward type function: the types `module` returns for `inputs`. On
 /// failure, emits an error at `loc` if one is given (StableHLO's

@@ -44,12 +44,14 @@ def NNX_ModuleOpInterface : OpInterface<"ModuleOpInterface"> {
         return !b || b.getValue();
       }]>,
     InterfaceMethod<"Number of elements in the module's own parameters "
-                    "(children not included).",
-      "int64_t", "getOwnParameterCount", (ins), [{}], [{
+                    "(children not included); nullopt when the sum "
+                    "overflows 64 bits.",
+      "std::optional<int64_t>", "getOwnParameterCount", (ins), [{}], [{
         int64_t n = 0;
         for (::llvm::StringRef p : $_op.getParameterNames())
           if (auto t = $_op.getTensor(p))
-            n += t.getNumElements();
+            if (::llvm::AddOverflow(n, t.getNumElements(), n))
+              return std::nullopt;
         return n;
       }]>,
   ];
