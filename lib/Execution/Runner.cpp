@@ -2,6 +2,7 @@
 #include "nnx/Execution/Runner.h"
 
 #include "nnx/Execution/CompiledModel.h"
+#include "nnx/Support/InputGuard.h"
 #include "nnx/Support/Npy.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -130,11 +131,21 @@ compileModelFile(const RunnerOptions &options, llvm::raw_ostream &errs) {
       openInputFile(options.modelFile, &errorMessage);
   if (!buffer)
     return makeError(errorMessage);
+  if (failed(checkParserInput(*buffer, errs)))
+    return makeError("cannot parse model file '" + options.modelFile + "'");
+  const llvm::MemoryBuffer &input = *buffer;
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context, errs);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!module)
+  OwningOpRef<ModuleOp> module;
+  // A crash of MLIR's parser or bytecode reader becomes an error (leaking
+  // what the parse had built: the runner exits on the error).
+  if (failed(runParserContained(
+          input,
+          [&] { module = parseSourceFile<ModuleOp>(sourceMgr, &context); },
+          errs)))
+    return makeError("cannot parse model file '" + options.modelFile + "'");
+  if (!module || failed(checkDenseElementsData(*module)))
     return makeError("cannot parse model file '" + options.modelFile + "'");
 
   CompileOptions compileOptions;

@@ -9,6 +9,7 @@
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
 #include "nnx/InitNNX.h"
+#include "nnx/Support/InputGuard.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -166,6 +167,9 @@ public:
     {
       DiagnosticCollector diags(*m->ctx);
       auto buf = llvm::MemoryBuffer::getMemBufferCopy(text, name);
+      llvm::raw_string_ostream refusal(errors);
+      if (failed(mlir::nnx::checkParserInput(*buf, refusal)))
+        throw NNXError("cannot parse " + name + ":\n" + errors);
       llvm::SourceMgr sm;
       sm.AddNewSourceBuffer(std::move(buf), llvm::SMLoc());
       // Parse into an implicit module (as nnx-opt does) so that top-level

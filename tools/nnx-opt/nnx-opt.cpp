@@ -3,41 +3,121 @@
 // MlirOptMain with the dialects nnx IR uses at its three levels and the
 // passes and named pipelines nnx offers (not every upstream dialect).
 //
+// The input is checked before MLIR parses it (nnx/Support/InputGuard.h), and
+// a crash of MLIR's parser or bytecode reader is contained and reported as an
+// error naming the file; a crash in a pass stays a crash.
+//
 // `-o FILE` is written through a temporary beside FILE, renamed over it only
 // when everything succeeded: a refused pass never truncates or deletes an
 // existing FILE (say, the input the user meant to rewrite in place).
 //
 //===----------------------------------------------------------------------===//
 #include "nnx/InitNNX.h"
+#include "nnx/Support/InputGuard.h"
 
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
+#include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
+
+using namespace mlir;
+
+namespace {
+/// Refuses a corrupted dense elements attribute that the bytecode reader
+/// accepted, before anything reads its elements
+/// (mlir::nnx::checkDenseElementsData).
+struct CheckDenseDataPass
+    : public PassWrapper<CheckDenseDataPass, OperationPass<>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckDenseDataPass)
+  StringRef getArgument() const final { return "nnx-check-dense-data"; }
+  void runOnOperation() final {
+    if (failed(mlir::nnx::checkDenseElementsData(getOperation())))
+      signalPassFailure();
+  }
+};
+} // namespace
+
+/// MlirOptMain on `inputFile`, written to `outputFile`. The parse (and the
+/// verification after it) runs in a CrashRecoveryContext that the pass
+/// pipeline's setup turns off again.
+static LogicalResult runOpt(StringRef inputFile, StringRef outputFile,
+                            DialectRegistry &registry) {
+  MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      openInputFile(inputFile, &errorMessage);
+  if (!input) {
+    llvm::errs() << errorMessage << "\n";
+    return failure();
+  }
+  if (failed(mlir::nnx::checkParserInput(*input, llvm::errs())))
+    return failure();
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputFile, &errorMessage);
+  if (!output) {
+    llvm::errs() << errorMessage << "\n";
+    return failure();
+  }
+
+  MlirOptMainConfig inner = config;
+  bool bytecode = mlir::nnx::isBytecodeBuffer(*input);
+  config.setPassPipelineSetupFn([inner, bytecode](PassManager &pm) {
+    llvm::CrashRecoveryContext::Disable();
+    if (bytecode)
+      pm.addPass(std::make_unique<CheckDenseDataPass>());
+    return inner.setupPassPipeline(pm);
+  });
+  // Kept for the report: MlirOptMain takes the buffer.
+  std::unique_ptr<llvm::MemoryBuffer> inputCopy =
+      llvm::MemoryBuffer::getMemBuffer(input->getMemBufferRef(),
+                                       /*RequiresNullTerminator=*/false);
+  LogicalResult result = failure();
+  if (failed(mlir::nnx::runParserContained(
+          *inputCopy,
+          [&] {
+            result =
+                MlirOptMain(output->os(), std::move(input), registry, config);
+          },
+          llvm::errs())))
+    return failure();
+  if (succeeded(result))
+    output->keep();
+  return result;
+}
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  nnx::registerNNXDialects(registry);
-  nnx::registerNNXPasses();
+  ::nnx::registerNNXDialects(registry);
+  ::nnx::registerNNXPasses();
   auto [input, output] = mlir::registerAndParseCLIOptions(
       argc, argv,
       "nnx optimizer driver: structure-level surgery, forward "
       "lowering and the CPU / CUDA pipelines\n",
       registry);
-  if (output == "-")
+  MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+  // --show-dialects and --list-passes: MlirOptMain prints them.
+  if (config.shouldShowDialects() || config.shouldListPasses())
     return mlir::asMainReturnCode(
         mlir::MlirOptMain(argc, argv, input, output, registry));
+  llvm::InitLLVM initLLVM(argc, argv);
+  if (output == "-")
+    return mlir::asMainReturnCode(runOpt(input, output, registry));
 
   llvm::SmallString<256> temp;
   llvm::sys::fs::createUniquePath(output + ".nnx-opt-%%%%%%", temp,
                                   /*MakeAbsolute=*/false);
-  bool ok = mlir::succeeded(
-      mlir::MlirOptMain(argc, argv, input, temp.str(), registry));
-  if (!ok) {
+  if (failed(runOpt(input, temp, registry))) {
     (void)llvm::sys::fs::remove(temp);
     return 1;
   }
-  // --show-dialects, --list-passes and the like write no output.
+  // Options that print instead of transforming write no output.
   if (!llvm::sys::fs::exists(temp))
     return 0;
   if (std::error_code ec = llvm::sys::fs::rename(temp, output)) {

@@ -1,5 +1,6 @@
 //===- Family.cpp - load family definitions (JSON) --------------*- C++ -*-===//
 #include "nnx/Dialect/NNX/Tracing/Family.h"
+#include "nnx/Support/InputGuard.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
@@ -168,8 +169,16 @@ struct Loader {
                   .str();
       return false;
     }
+    // llvm::json::parse recurses once per level: refuse deep nesting first.
+    StringRef text = (*buffer)->getBuffer();
+    if (std::optional<size_t> at = mlir::nnx::findJsonDepthOverflow(
+            text, mlir::nnx::kMaxJsonNestingDepth))
+      return fail(file, "nesting deeper than " +
+                            llvm::Twine(mlir::nnx::kMaxJsonNestingDepth) +
+                            " levels at offset " + llvm::Twine(*at) +
+                            " (the limit for JSON files, docs/Reliability.md)");
     json::Value root = nullptr;
-    if (auto parsed = json::parse((*buffer)->getBuffer()))
+    if (auto parsed = json::parse(text))
       root = std::move(*parsed);
     else
       return fail(file, llvm::toString(parsed.takeError()));

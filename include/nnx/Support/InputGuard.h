@@ -1,0 +1,83 @@
+//===- InputGuard.h - inputs checked before MLIR parses them ---*- C++ -*-===//
+//
+// What the parsers nnx hands its inputs to would crash on, refused with an
+// error before they run, or contained when they do crash (issue 13; the limits
+// and the upstream bugs are listed in docs/Reliability.md):
+// - nesting deep enough to overflow the stack of MLIR's recursive text parser,
+//   or of llvm::json::parse;
+// - `array<index: ...>`, on which MLIR 22.1's dense array parser dereferences
+//   a null pointer (llvm/llvm-project#179045);
+// - anything else MLIR 22.1's parsers crash on, corrupted bytecode above all:
+//   run in a CrashRecoveryContext, reported as an error naming the file.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NNX_SUPPORT_INPUTGUARD_H
+#define NNX_SUPPORT_INPUTGUARD_H
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/LogicalResult.h"
+
+#include <cstddef>
+#include <optional>
+
+namespace llvm {
+class MemoryBuffer;
+class raw_ostream;
+} // namespace llvm
+
+namespace mlir {
+class Operation;
+} // namespace mlir
+
+namespace mlir::nnx {
+
+/// The deepest nesting of brackets (`{`, `[`, `(`, `<` together) accepted in
+/// textual IR: each level costs MLIR's recursive parser a few stack frames,
+/// and 1,000 levels stay far below the default 8 MiB stack (10,000 overflow
+/// it).
+inline constexpr size_t kMaxIRNestingDepth = 1000;
+
+/// The deepest nesting of arrays and objects accepted in a JSON file that
+/// nnx reads (llvm::json::parse recurses once per level).
+inline constexpr size_t kMaxJsonNestingDepth = 256;
+
+/// Checks the text of `buffer` before MLIR parses it: nesting deeper than
+/// kMaxIRNestingDepth and `array<index: ...>` are errors, printed to `os` with
+/// their location. Bytecode is left to the reader (and to runParserContained).
+llvm::LogicalResult checkParserInput(const llvm::MemoryBuffer &buffer,
+                                     llvm::raw_ostream &os);
+
+/// Whether `buffer` holds MLIR bytecode rather than text.
+bool isBytecodeBuffer(const llvm::MemoryBuffer &buffer);
+
+/// Prints the error for a crash of MLIR's parser or bytecode reader on
+/// `buffer`: the file, and that an upstream bug was contained.
+void reportParserCrash(const llvm::MemoryBuffer &buffer, llvm::raw_ostream &os);
+
+/// Runs `fn` in a llvm::CrashRecoveryContext. Returns false when it crashed
+/// (a signal, or a fatal error that aborts); its stack was then unwound
+/// without destructors, so the caller reports the crash and exits.
+bool runRecoveringCrash(llvm::function_ref<void()> fn);
+
+/// Runs `parse`, which parses `buffer`, under runRecoveringCrash; a crash is
+/// reported to `os` through reportParserCrash and makes it fail.
+llvm::LogicalResult runParserContained(const llvm::MemoryBuffer &buffer,
+                                       llvm::function_ref<void()> parse,
+                                       llvm::raw_ostream &os);
+
+/// Checks that every dense int or float elements attribute under `root`
+/// holds as many bytes as its type needs. MLIR 22.1's bytecode reader accepts
+/// corrupted ones, and whatever reads their elements (the printer first) then
+/// reads out of bounds. The error is emitted at the op's location, without
+/// the op (printing it would read the attribute).
+llvm::LogicalResult checkDenseElementsData(mlir::Operation *root);
+
+/// The offset of the first `[` or `{` of `text` that opens a level deeper
+/// than `limit`, or nullopt; strings are skipped the way a JSON parser reads
+/// them, without recursion.
+std::optional<size_t> findJsonDepthOverflow(llvm::StringRef text, size_t limit);
+
+} // namespace mlir::nnx
+
+#endif // NNX_SUPPORT_INPUTGUARD_H

@@ -1,0 +1,225 @@
+//===- InputGuard.cpp - inputs checked before MLIR's parsers see them -----===//
+#include "nnx/Support/InputGuard.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Operation.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CrashRecoveryContext.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+using namespace mlir;
+using namespace mlir::nnx;
+using llvm::StringRef;
+
+namespace {
+/// The first thing in textual IR that nnx refuses before MLIR parses it.
+struct IRProblem {
+  size_t offset;
+  std::string message;
+};
+} // namespace
+
+static bool isIdentifierChar(char c) {
+  return llvm::isAlnum(c) || c == '_' || c == '$' || c == '.' || c == '!' ||
+         c == '#';
+}
+
+/// The offset of the `"` that closes the string literal opening at `i`, or
+/// of the end of its line when it is unterminated (the lexer's view).
+static size_t skipString(StringRef text, size_t i) {
+  for (++i; i < text.size(); ++i) {
+    if (text[i] == '\\')
+      ++i;
+    else if (text[i] == '"' || text[i] == '\n')
+      return i;
+  }
+  return text.size();
+}
+
+/// Whether the builtin `array` keyword at offset `i` opens `array<index`.
+static bool isIndexDenseArray(StringRef text, size_t i) {
+  if (i > 0 && isIdentifierChar(text[i - 1]))
+    return false;
+  StringRef rest = text.drop_front(i);
+  if (!rest.consume_front("array"))
+    return false;
+  rest = rest.ltrim();
+  if (!rest.consume_front("<"))
+    return false;
+  rest = rest.ltrim();
+  return rest.consume_front("index") &&
+         (rest.empty() || !isIdentifierChar(rest.front()));
+}
+
+/// `<` and `>` that are no brackets: `->`, `>=`, `<=`.
+static bool isComparisonOrArrow(StringRef text, size_t i) {
+  bool equalsNext = i + 1 < text.size() && text[i + 1] == '=';
+  if (text[i] == '<')
+    return equalsNext;
+  return equalsNext || (i > 0 && text[i - 1] == '-');
+}
+
+/// Scans `text` without recursion, skipping strings and comments.
+static std::optional<IRProblem> scanIR(StringRef text) {
+  size_t depth = 0;
+  for (size_t i = 0, e = text.size(); i < e; ++i) {
+    switch (char c = text[i]) {
+    case '"':
+      i = skipString(text, i);
+      break;
+    case '/':
+      if (text.drop_front(i).starts_with("//")) {
+        i = text.find('\n', i);
+        if (i == StringRef::npos)
+          return std::nullopt;
+      }
+      break;
+    case '<':
+    case '{':
+    case '[':
+    case '(':
+      if (c == '<' && isComparisonOrArrow(text, i))
+        break;
+      if (++depth > kMaxIRNestingDepth)
+        return IRProblem{i, "nesting deeper than " +
+                                std::to_string(kMaxIRNestingDepth) +
+                                " levels of brackets; nnx refuses it before "
+                                "MLIR's recursive parser overflows the stack "
+                                "(docs/Reliability.md)"};
+      break;
+    case '>':
+    case '}':
+    case ']':
+    case ')':
+      if (depth > 0 && !(c == '>' && isComparisonOrArrow(text, i)))
+        --depth;
+      break;
+    case 'a':
+      if (isIndexDenseArray(text, i))
+        return IRProblem{i, "'array<index: ...>' is not supported: MLIR "
+                            "22.1's dense array parser crashes on an index "
+                            "element type (llvm/llvm-project#179045); use "
+                            "an integer type such as i64"};
+      break;
+    default:
+      break;
+    }
+  }
+  return std::nullopt;
+}
+
+bool mlir::nnx::isBytecodeBuffer(const llvm::MemoryBuffer &buffer) {
+  return buffer.getBuffer().starts_with("ML\xEFR");
+}
+
+llvm::LogicalResult
+mlir::nnx::checkParserInput(const llvm::MemoryBuffer &buffer,
+                            llvm::raw_ostream &os) {
+  if (isBytecodeBuffer(buffer))
+    return llvm::success();
+  std::optional<IRProblem> problem = scanIR(buffer.getBuffer());
+  if (!problem)
+    return llvm::success();
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBuffer(buffer.getMemBufferRef(),
+                                       /*RequiresNullTerminator=*/false),
+      llvm::SMLoc());
+  sourceMgr.PrintMessage(
+      os,
+      llvm::SMLoc::getFromPointer(buffer.getBufferStart() + problem->offset),
+      llvm::SourceMgr::DK_Error, problem->message);
+  return llvm::failure();
+}
+
+void mlir::nnx::reportParserCrash(const llvm::MemoryBuffer &buffer,
+                                  llvm::raw_ostream &os) {
+  StringRef file = buffer.getBufferIdentifier();
+  if (isBytecodeBuffer(buffer))
+    llvm::WithColor::error(os)
+        << "MLIR's bytecode reader crashed reading '" << file
+        << "': the file is corrupted (MLIR 22.1's reader does not validate "
+           "every size and offset it reads; the crash was contained, see "
+           "docs/Reliability.md)\n";
+  else
+    llvm::WithColor::error(os)
+        << "MLIR's parser crashed reading '" << file
+        << "' (a bug of MLIR 22.1; the crash was contained, see "
+           "docs/Reliability.md)\n";
+}
+
+bool mlir::nnx::runRecoveringCrash(llvm::function_ref<void()> fn) {
+  llvm::CrashRecoveryContext::Enable();
+  llvm::CrashRecoveryContext context;
+  bool ok = context.RunSafely(fn);
+  llvm::CrashRecoveryContext::Disable();
+  return ok;
+}
+
+llvm::LogicalResult
+mlir::nnx::runParserContained(const llvm::MemoryBuffer &buffer,
+                              llvm::function_ref<void()> parse,
+                              llvm::raw_ostream &os) {
+  if (runRecoveringCrash(parse))
+    return llvm::success();
+  reportParserCrash(buffer, os);
+  return llvm::failure();
+}
+
+/// Whether the raw data of `attr` fits its type (MLIR asserts it, in builds
+/// with assertions only).
+static bool hasValidRawData(DenseIntOrFPElementsAttr attr) {
+  ShapedType type = attr.getType();
+  Type element = type.getElementType();
+  if (auto complex = dyn_cast<ComplexType>(element))
+    element = complex.getElementType();
+  if (!element.isIntOrIndexOrFloat() || !type.hasStaticShape())
+    return false;
+  bool splat = false;
+  return DenseElementsAttr::isValidRawBuffer(type, attr.getRawData(), splat);
+}
+
+llvm::LogicalResult mlir::nnx::checkDenseElementsData(Operation *root) {
+  WalkResult result = root->walk([](Operation *op) {
+    WalkResult bad =
+        op->getAttrDictionary().walk([](DenseIntOrFPElementsAttr attr) {
+          return hasValidRawData(attr) ? WalkResult::advance()
+                                       : WalkResult::interrupt();
+        });
+    if (!bad.wasInterrupted())
+      return WalkResult::advance();
+    emitError(op->getLoc())
+        << "'" << op->getName()
+        << "' holds a dense elements attribute whose data does not fit its "
+           "type: the input is corrupted";
+    return WalkResult::interrupt();
+  });
+  return llvm::failure(result.wasInterrupted());
+}
+
+std::optional<size_t> mlir::nnx::findJsonDepthOverflow(StringRef text,
+                                                       size_t limit) {
+  size_t depth = 0;
+  for (size_t i = 0, e = text.size(); i < e; ++i) {
+    char c = text[i];
+    if (c == '"') {
+      for (++i; i < e && text[i] != '"'; ++i)
+        if (text[i] == '\\')
+          ++i;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit)
+        return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}

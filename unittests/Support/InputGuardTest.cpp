@@ -1,0 +1,96 @@
+//===- InputGuardTest.cpp - the checks before MLIR parses an input --------===//
+#include "nnx/Support/InputGuard.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "gtest/gtest.h"
+
+#include <string>
+
+using namespace mlir;
+using namespace mlir::nnx;
+
+namespace {
+
+/// The error checkParserInput prints for `text`, or "" when it passes.
+std::string refusal(llvm::StringRef text) {
+  auto buffer = llvm::MemoryBuffer::getMemBuffer(text, "in.mlir");
+  std::string error;
+  llvm::raw_string_ostream os(error);
+  if (succeeded(checkParserInput(*buffer, os)))
+    return "";
+  return error.empty() ? "(no message)" : error;
+}
+
+TEST(InputGuardTest, NestingLimit) {
+  std::string ok = std::string(kMaxIRNestingDepth, '{') +
+                   std::string(kMaxIRNestingDepth, '}');
+  EXPECT_EQ(refusal(ok), "");
+  std::string deep = "{" + ok + "}";
+  EXPECT_NE(refusal(deep).find("in.mlir:1:1001: error: nesting deeper than "
+                               "1000 levels"),
+            std::string::npos)
+      << refusal(deep);
+  // Brackets in strings and comments, arrows and comparisons do not nest.
+  std::string inString = "\"" + std::string(2000, '[') + "\\\"\"";
+  EXPECT_EQ(refusal(inString + "\n// " + std::string(2000, '(') + "\n"), "");
+  std::string arrows;
+  for (int i = 0; i < 2000; ++i)
+    arrows += "(d0) -> (d0), d0 >= 0, ";
+  EXPECT_EQ(refusal("affine_map<" + arrows + ">"), "");
+}
+
+TEST(InputGuardTest, IndexDenseArray) {
+  EXPECT_NE(refusal("{x = array< index : 8>}").find("llvm/llvm-project#179045"),
+            std::string::npos);
+  EXPECT_EQ(refusal("{x = array<i64: 8>, y = \"array<index: 8>\"}"), "");
+  EXPECT_EQ(refusal("{x = my.array<index>, y = array<indexed: 1>}"), "");
+  // Bytecode is left to the reader.
+  EXPECT_EQ(refusal(llvm::StringRef("ML\xEFR array<index: 8>")), "");
+}
+
+TEST(InputGuardTest, JsonDepth) {
+  EXPECT_EQ(findJsonDepthOverflow("[[[]]]", 3), std::nullopt);
+  EXPECT_EQ(findJsonDepthOverflow("[[[[]]]]", 3), std::optional<size_t>(3));
+  EXPECT_EQ(findJsonDepthOverflow("{\"a\": \"[[[[\\\"[[\", \"b\": [[]]}", 3),
+            std::nullopt);
+  EXPECT_EQ(findJsonDepthOverflow("[][][][][]", 1), std::nullopt);
+}
+
+TEST(InputGuardTest, DenseElementsData) {
+  MLIRContext context;
+  std::string diagnostic;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    diagnostic = diag.str();
+    return success();
+  });
+  OpBuilder b(&context);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(b, b.getUnknownLoc());
+  auto type = RankedTensorType::get({4}, b.getF32Type());
+  float data[4] = {1, 2, 3, 4};
+  (*module)->setAttr("nnx.ok",
+                     DenseElementsAttr::get(type, llvm::ArrayRef(data)));
+  (*module)->setAttr("nnx.splat", DenseElementsAttr::get(type, 1.0f));
+  EXPECT_TRUE(succeeded(checkDenseElementsData(*module)));
+  EXPECT_EQ(diagnostic, "");
+  // 8 bytes: neither one element (a splat) nor four, as a corrupted bytecode
+  // file can make them (MLIR checks it in builds with assertions only).
+  llvm::ArrayRef<char> raw(reinterpret_cast<const char *>(data), 8);
+  (*module)->setAttr("nnx.bad", DenseElementsAttr::getFromRawBuffer(type, raw));
+  EXPECT_TRUE(failed(checkDenseElementsData(*module)));
+  EXPECT_NE(diagnostic.find("data does not fit its type"), std::string::npos)
+      << diagnostic;
+}
+
+TEST(InputGuardTest, RecoversFromCrash) {
+  EXPECT_TRUE(runRecoveringCrash([] {}));
+  EXPECT_FALSE(runRecoveringCrash([] { __builtin_trap(); }));
+}
+
+} // namespace
