@@ -33,6 +33,7 @@
 #include "mlir/Dialect/SCF/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/Transforms/BufferDeallocationOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/IR/TensorInferTypeOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/TensorTilingInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
@@ -49,6 +50,12 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
   // Probes to extra results/arguments; tensor level: everything becomes
   // linalg, with cheap fusion.
   pipeline::addForwardPrologue(pm, options.fuseElementwise);
+  // Every dynamic size in terms of the function's arguments: a `tensor.dim`
+  // of an intermediate result is otherwise a chain back through every
+  // layer before it, which the value-bounds queries of subset hoisting and
+  // bufferization walk again for each slice (compile time cubic in depth).
+  pm.addPass(memref::createResolveRankedShapeTypeResultDimsPass());
+  pm.addPass(createCSEPass());
 
   // Fast matmul, stage 1 (tensors): tile for caches and registers, peel,
   // vectorize the static register tiles.
@@ -126,6 +133,7 @@ void mlir::nnx::registerCPUPipelineDialects(DialectRegistry &registry) {
   scf::registerBufferizableOpInterfaceExternalModels(registry);
   scf::registerValueBoundsOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  tensor::registerInferTypeOpInterfaceExternalModels(registry);
   tensor::registerTilingInterfaceExternalModels(registry);
   tensor::registerValueBoundsOpInterfaceExternalModels(registry);
   vector::registerBufferizableOpInterfaceExternalModels(registry);
