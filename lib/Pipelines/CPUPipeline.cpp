@@ -72,6 +72,10 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
   // Buffers: identity layouts at function boundaries (strided layouts block
   // vector loads), results copied into caller-allocated arguments when
   // asked, then deallocation of every temporary.
+  // CSE merged equal tensor.empty ops (and fills of them) layers apart:
+  // split their uses so that the alias sets of the bufferization analysis
+  // stay local (one set across a whole model is cubic in its depth).
+  pm.addNestedPass<func::FuncOp>(createNNXDuplicateEmptyTensorsPass());
   pipeline::addIdentityLayoutBufferization(pm);
   if (options.outParams)
     pipeline::addResultsToOutParams(pm, /*hoistAllocs=*/false);
