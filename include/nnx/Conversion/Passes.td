@@ -226,9 +226,10 @@ def NNXDuplicateEmptyTensorsPass
       of at most `uses-per-empty`, each group with its own clone of the op
       (so neighbouring ops still share, and may reuse, one buffer);
     * a `linalg.fill` of a `tensor.empty` gets a clone (with its own clone
-      of the empty) for each use but the last, so that two reductions
-      starting from the same filled tensor each fill their own buffer
-      instead of one of them copying it.
+      of the empty) for each use but the last, except where an op only
+      reads it (a DPS input), so that two reductions starting from the
+      same filled tensor each fill their own buffer instead of one of them
+      copying it.
 
     Clones are inserted just before the original, so none moves into a
     loop. Values are unchanged: an empty tensor has no contents, a fill's

@@ -1,9 +1,9 @@
-//===- DuplicateEmptyTensors.cpp - one tensor.empty per use -----*- C++ -*-===//
+//===- DuplicateEmptyTensors.cpp - split shared destinations ----*- C++ -*-===//
 //
-// `nnx-duplicate-empty-tensors`: undoes CSE's merging of `tensor.empty` ops
-// (and of `linalg.fill`s of them) before one-shot bufferization, whose
-// analysis is quadratic in the number of uses of a destination (see the
-// pass description in Passes.td).
+// `nnx-duplicate-empty-tensors`: bounds how many ops share one
+// `tensor.empty` (or `linalg.fill` of one) as their destination before
+// one-shot bufferization, whose analysis is quadratic in the size of an
+// alias set (see the pass description in Passes.td).
 //
 //===----------------------------------------------------------------------===//
 #include "nnx/Conversion/Passes.h"
@@ -44,13 +44,17 @@ public:
       : rewriter(rewriter), usesPerEmpty(usesPerEmpty) {}
 
   /// What `use` should read instead of its `tensor.empty` or `linalg.fill`
-  /// (of one), or null to keep it.
+  /// (of one), or null to keep it. A fill that an op only reads (a DPS
+  /// input) is not recomputed for it.
   Value replacement(OpOperand &use) {
     Value value = use.get();
     if (auto empty = value.getDefiningOp<tensor::EmptyOp>())
       return nextInGroup(empty);
     auto fill = value.getDefiningOp<linalg::FillOp>();
     if (!fill || value.hasOneUse() || !fill.hasPureTensorSemantics())
+      return {};
+    auto reader = dyn_cast<DestinationStyleOpInterface>(use.getOwner());
+    if (reader && reader.isDpsInput(&use))
       return {};
     auto empty = fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>();
     return empty ? cloneFill(rewriter, fill, empty) : Value();
@@ -61,8 +65,8 @@ private:
   /// are split, in program order, into groups of at most `usesPerEmpty`
   /// (0: no limit), each with its own `tensor.empty`.
   Value nextInGroup(tensor::EmptyOp empty) {
-    auto [it, inserted] = groups.try_emplace(empty, empty.getResult(), 0u);
-    auto &[current, uses] = it->second;
+    auto &[current, uses] =
+        groups.try_emplace(empty, empty.getResult(), 0u).first->second;
     if (usesPerEmpty && uses == usesPerEmpty) {
       current = cloneEmpty(rewriter, empty);
       uses = 0;

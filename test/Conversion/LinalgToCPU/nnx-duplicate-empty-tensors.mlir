@@ -96,3 +96,18 @@ func.func @fill_of_argument(%x: tensor<4x8xf32>, %init: tensor<4xf32>) -> (tenso
     }
   return %sum, %f : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A fill that ops only read (DPS inputs) is not recomputed for each.
+// CHECK-LABEL: func.func @fill_read(
+// CHECK-COUNT-1: linalg.fill
+// CHECK-NOT:     linalg.fill
+func.func @fill_read(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%one : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %a = linalg.add ins(%x, %f : tensor<4xf32>, tensor<4xf32>) outs(%x : tensor<4xf32>) -> tensor<4xf32>
+  %b = linalg.sub ins(%x, %f : tensor<4xf32>, tensor<4xf32>) outs(%x : tensor<4xf32>) -> tensor<4xf32>
+  return %a, %b : tensor<4xf32>, tensor<4xf32>
+}
