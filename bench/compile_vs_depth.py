@@ -157,7 +157,7 @@ def report_family(nnx_opt, family, depths, args, workdir):
         if prev:
             exp = f"{math.log(total / prev[1]) / math.log(n / prev[0]):9.2f}"
         print(f"  {n:>6} {total:8.2f} {cols[0]:10.2f} {cols[1]:9.2f} "
-              f"{1e3 * total / n:9.1f} {exp}", flush=True)
+              f"{1e3 * total / n:9.1f} {exp}".rstrip(), flush=True)
         prev = (n, total)
 
 

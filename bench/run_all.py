@@ -20,6 +20,7 @@ BENCHMARKS = [
     ("mlp_vs_torch", []),
     ("cuda_vs_cpu", ["--no-record"]),
     ("weights_vs_size", []),
+    ("compile_vs_depth", []),
 ]
 
 
