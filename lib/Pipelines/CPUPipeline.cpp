@@ -33,6 +33,7 @@
 #include "mlir/Dialect/SCF/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/Transforms/BufferDeallocationOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/IR/TensorInferTypeOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/TensorTilingInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
@@ -49,6 +50,12 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
   // Probes to extra results/arguments; tensor level: everything becomes
   // linalg, with cheap fusion.
   pipeline::addForwardPrologue(pm, options.fuseElementwise);
+  // Every dynamic size in terms of the function's arguments: a `tensor.dim`
+  // of an intermediate result is otherwise a chain back through every
+  // layer before it, which the value-bounds queries of subset hoisting and
+  // bufferization walk again for each slice (compile time cubic in depth).
+  pm.addPass(memref::createResolveRankedShapeTypeResultDimsPass());
+  pm.addPass(createCSEPass());
 
   // Fast matmul, stage 1 (tensors): tile for caches and registers, peel,
   // vectorize the static register tiles.
@@ -65,6 +72,10 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
   // Buffers: identity layouts at function boundaries (strided layouts block
   // vector loads), results copied into caller-allocated arguments when
   // asked, then deallocation of every temporary.
+  // CSE merged equal tensor.empty ops (and fills of them) layers apart:
+  // split their uses so that the alias sets of the bufferization analysis
+  // stay local (one set across a whole model is cubic in its depth).
+  pm.addNestedPass<func::FuncOp>(createNNXDuplicateEmptyTensorsPass());
   pipeline::addIdentityLayoutBufferization(pm);
   if (options.outParams)
     pipeline::addResultsToOutParams(pm, /*hoistAllocs=*/false);
@@ -126,6 +137,7 @@ void mlir::nnx::registerCPUPipelineDialects(DialectRegistry &registry) {
   scf::registerBufferizableOpInterfaceExternalModels(registry);
   scf::registerValueBoundsOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  tensor::registerInferTypeOpInterfaceExternalModels(registry);
   tensor::registerTilingInterfaceExternalModels(registry);
   tensor::registerValueBoundsOpInterfaceExternalModels(registry);
   vector::registerBufferizableOpInterfaceExternalModels(registry);

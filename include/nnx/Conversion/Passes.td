@@ -209,4 +209,56 @@ def NNXApplyCPUSchedulePass : Pass<"nnx-apply-cpu-schedule", "::mlir::ModuleOp">
   ];
 }
 
+def NNXDuplicateEmptyTensorsPass
+    : Pass<"nnx-duplicate-empty-tensors", "::mlir::func::FuncOp"> {
+  let summary = "Split the uses of shared tensor.empty ops and fills of them";
+  let description = [{
+    CSE merges equal `tensor.empty` ops, and equal `linalg.fill`s of them,
+    so that one value becomes the destination (`outs`) of many ops, layers
+    apart. One-shot bufferization checks each in-place write against every
+    use of every value that aliases the destination; with one destination
+    shared along a whole model, all its writers end up in one alias set,
+    which is quadratic work per op and cubic in the model's depth (1,000
+    ReLUs: more than a minute in bufferization). Run just before
+    bufferization, this pass bounds that:
+
+    * the uses of a `tensor.empty` are split, in program order, into groups
+      of at most `uses-per-empty`, each group with its own clone of the op
+      (so neighbouring ops still share, and may reuse, one buffer);
+    * a `linalg.fill` of a `tensor.empty` gets a clone (with its own clone
+      of the empty) for each use but the last, except where an op only
+      reads it (a DPS input), so that two reductions starting from the
+      same filled tensor each fill their own buffer instead of one of them
+      copying it.
+
+    Clones are inserted just before the original, so none moves into a
+    loop. Values are unchanged: an empty tensor has no contents, a fill's
+    are recomputed.
+
+    Before (`uses-per-empty=1`):
+
+    ```mlir
+    %e = tensor.empty(%n) : tensor<?x64xf32>
+    %1 = linalg.generic ... ins(%x : tensor<?x64xf32>) outs(%e : tensor<?x64xf32>)
+    %2 = linalg.generic ... ins(%1 : tensor<?x64xf32>) outs(%e : tensor<?x64xf32>)
+    ```
+
+    After:
+
+    ```mlir
+    %e_0 = tensor.empty(%n) : tensor<?x64xf32>
+    %e = tensor.empty(%n) : tensor<?x64xf32>
+    %1 = linalg.generic ... ins(%x : tensor<?x64xf32>) outs(%e : tensor<?x64xf32>)
+    %2 = linalg.generic ... ins(%1 : tensor<?x64xf32>) outs(%e_0 : tensor<?x64xf32>)
+    ```
+  }];
+  let options = [
+    Option<"usesPerEmpty", "uses-per-empty", "unsigned", /*default=*/"8",
+           "Most uses that one tensor.empty keeps (0: no limit)">
+  ];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
 #endif // NNX_CONVERSION_PASSES_TD
