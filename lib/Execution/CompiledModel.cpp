@@ -1,6 +1,7 @@
 //===- CompiledModel.cpp - JIT-compile and run a model's forward ----------===//
 #include "nnx/Execution/CompiledModel.h"
 
+#include "IndexChecks.h"
 #include "MemRefArguments.h"
 #include "Parameters.h"
 #include "ResultShapes.h"
@@ -318,10 +319,19 @@ llvm::Error CompiledModel::readSignature(func::FuncOp forward) {
   auto args = makeSpecs(argTypes, *writeNames, "input", "write probe");
   if (!args)
     return args.takeError();
-  auto results =
-      makeSpecs(type.getResults(), *readNames, "output", "read probe");
+  llvm::Expected<std::vector<IndexCheckSpec>> checks =
+      readIndexChecks(forward, readNames->size());
+  if (!checks)
+    return checks.takeError();
+  // <outputs>..., <index check pairs>..., <read probes>...
+  SmallVector<Type> resultTypes(type.getResults().drop_back(
+      readNames->size() + 2 * checks->size()));
+  llvm::append_range(resultTypes,
+                     type.getResults().take_back(readNames->size()));
+  auto results = makeSpecs(resultTypes, *readNames, "output", "read probe");
   if (!results)
     return results.takeError();
+  indexChecks = std::move(*checks);
   std::tie(inputs, writeProbes) = std::move(*args);
   std::tie(outputs, readProbes) = std::move(*results);
   return llvm::Error::success();
@@ -789,7 +799,14 @@ CompiledModel::invoke(ArrayRef<NpyArray> inputArrays,
     // place. The results are written into the caller's arrays.
     std::vector<std::unique_ptr<MemRefArgument>> args =
         makeArguments(inputArrays, writeArrays, /*copy=*/true);
-    for (NpyArray *result : results)
+    // <outputs>..., <index check pairs>..., <read probes>...
+    std::vector<NpyArray> checkBuffers =
+        makeIndexCheckBuffers(indexChecks.size());
+    for (NpyArray *result : results.take_front(outputs.size()))
+      args.push_back(viewAsMemRef(*result));
+    for (NpyArray &buffer : checkBuffers)
+      args.push_back(viewAsMemRef(buffer));
+    for (NpyArray *result : results.drop_front(outputs.size()))
       args.push_back(viewAsMemRef(*result));
     SmallVector<void *> descriptors;
     SmallVector<void *> packed = packArguments(args, descriptors);
@@ -800,6 +817,9 @@ CompiledModel::invoke(ArrayRef<NpyArray> inputArrays,
     if (checkRuntime)
       if (llvm::Error err = checkRuntime())
         return std::move(err);
+    if (llvm::Error err =
+            reportBadIndices(indexChecks, checkBuffers, inputArrays))
+      return std::move(err);
     auto stop = std::chrono::steady_clock::now();
     seconds.push_back(std::chrono::duration<double>(stop - start).count());
   }

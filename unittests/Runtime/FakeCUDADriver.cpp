@@ -114,7 +114,9 @@ CUresult cuEventSynchronize(CUevent) { return CUDA_SUCCESS; }
 CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytesize) {
   if (mode("oom"))
     return CUDA_ERROR_OUT_OF_MEMORY;
-  *dptr = reinterpret_cast<CUdeviceptr>(std::malloc(bytesize));
+  // Zeroed: the kernels never run here, and a zeroed index-check result
+  // reports no bad index (lib/Execution/IndexChecks.h).
+  *dptr = reinterpret_cast<CUdeviceptr>(std::calloc(1, bytesize));
   return CUDA_SUCCESS;
 }
 CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int) {

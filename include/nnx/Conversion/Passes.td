@@ -72,7 +72,12 @@ def NNXBuildForwardPass : Pass<"nnx-build-forward", "::mlir::ModuleOp"> {
              clEnumValN(::mlir::nnx::ParameterMode::Arguments, "arguments",
                         "trailing arguments the runner binds (the default)"),
              clEnumValN(::mlir::nnx::ParameterMode::Constants, "constants",
-                        "arith.constant tensors (inline tensors only)"))}]>
+                        "arith.constant tensors (inline tensors only)"))}]>,
+    Option<"checkIndices", "check-indices", "bool", /*default=*/"true",
+           "Check an embedding's ids at run time: the forward returns the "
+           "first out-of-range position and id of each lookup after its "
+           "outputs (nnx.index_checks), which nnx-run reports as an error; "
+           "false clamps bad ids into the table">
   ];
   let dependentDialects = [
     "::mlir::func::FuncDialect", "::mlir::arith::ArithDialect",

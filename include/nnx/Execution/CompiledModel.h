@@ -74,6 +74,7 @@ namespace mlir::nnx {
 class MemRefArgument;
 class ParameterBindings;
 struct ShapeCheck;
+struct IndexCheckSpec;
 
 /// The function compile() adds to compute the forward's dynamic result
 /// dimensions.
@@ -282,6 +283,9 @@ private:
   /// What `@forward_shape_checks` checks, in the order of its pairs; empty
   /// without it.
   std::vector<ShapeCheck> shapeChecks;
+  /// The forward's run-time index checks (`nnx.index_checks`), whose
+  /// results follow the outputs.
+  std::vector<IndexCheckSpec> indexChecks;
 };
 
 /// Registers the dialects of the IR CompiledModel::compile takes: nnx (the

@@ -79,8 +79,14 @@ class ForwardEmitter
     : public ModuleVisitor<ForwardEmitter, FailureOr<SmallVector<Value>>,
                            ValueRange> {
 public:
-  ForwardEmitter(OpBuilder &b, ParameterArguments *params) : b(b), layers(b) {
+  ForwardEmitter(OpBuilder &b, ParameterArguments *params, bool checkIndices)
+      : b(b), layers(b) {
     layers.setParameterArguments(params);
+    layers.setCheckIndices(checkIndices);
+  }
+
+  ArrayRef<IndexCheck> getIndexChecks() const {
+    return layers.getIndexChecks();
   }
 
   /// Emits the forward of `op` (a module, or an alias of one) on `inputs`.
@@ -398,8 +404,36 @@ static void loadLayerLowerings(MLIRContext *ctx) {
   ctx->appendDialectRegistry(registry);
 }
 
-FailureOr<func::FuncOp>
-mlir::nnx::buildForward(ModelOp model, StringRef funcName, ParameterMode mode) {
+/// Appends the results of `checks` to `outs` and describes them in
+/// `nnx.index_checks` on `fn` (`input` when the indices are an argument
+/// among the first `numInputs`).
+static void addIndexChecks(func::FuncOp fn, ArrayRef<IndexCheck> checks,
+                           unsigned numInputs, SmallVectorImpl<Value> &outs) {
+  if (checks.empty())
+    return;
+  Builder b(fn.getContext());
+  SmallVector<Attribute> entries;
+  for (const IndexCheck &c : checks) {
+    std::string path = getModulePath(c.layer);
+    SmallVector<NamedAttribute> fields{
+        b.getNamedAttr("layer", b.getStringAttr(path.empty() ? "<root>" : path)),
+        b.getNamedAttr("op", b.getStringAttr(c.layer->getName().getStringRef())),
+        b.getNamedAttr("bound", b.getI64IntegerAttr(c.bound))};
+    if (auto arg = dyn_cast<BlockArgument>(c.indices);
+        arg && arg.getOwner() == &fn.getBody().front() &&
+        arg.getArgNumber() < numInputs)
+      fields.push_back(
+          b.getNamedAttr("input", b.getI64IntegerAttr(arg.getArgNumber())));
+    entries.push_back(b.getDictionaryAttr(fields));
+    outs.append({c.position, c.index});
+  }
+  fn->setAttr(kIndexChecksAttrName, b.getArrayAttr(entries));
+}
+
+FailureOr<func::FuncOp> mlir::nnx::buildForward(ModelOp model,
+                                                StringRef funcName,
+                                                const ForwardOptions &options) {
+  ParameterMode mode = options.parameters;
   loadLayerLowerings(model.getContext());
   ModuleOpInterface root = model.getRootModule();
   if (!root)
@@ -428,14 +462,15 @@ mlir::nnx::buildForward(ModelOp model, StringRef funcName, ParameterMode mode) {
   Block *entry = fn.addEntryBlock();
   OpBuilder fb = OpBuilder::atBlockBegin(entry);
   ParameterArguments params(fn);
-  ForwardEmitter emitter(fb,
-                         mode == ParameterMode::Arguments ? &params : nullptr);
+  ForwardEmitter emitter(fb, mode == ParameterMode::Arguments ? &params : nullptr,
+                         options.checkIndices);
   SmallVector<Value> inputArgs(entry->getArguments());
   FailureOr<SmallVector<Value>> outs = emitter.emit(root, inputArgs);
   if (failed(outs)) {
     fn.erase();
     return failure();
   }
+  addIndexChecks(fn, emitter.getIndexChecks(), inputs.size(), *outs);
   func::ReturnOp::create(fb, model.getLoc(), *outs);
   fn.setFunctionType(b.getFunctionType(entry->getArgumentTypes(),
                                        ValueRange(*outs).getTypes()));
@@ -456,13 +491,14 @@ mlir::nnx::buildForward(ModelOp model, StringRef funcName, ParameterMode mode) {
   return fn;
 }
 
-LogicalResult mlir::nnx::buildAllForwards(Operation *root, ParameterMode mode) {
+LogicalResult mlir::nnx::buildAllForwards(Operation *root,
+                                          const ForwardOptions &options) {
   SmallVector<ModelOp> models;
   root->walk([&](ModelOp m) { models.push_back(m); });
   SmallVector<func::FuncOp> built;
   for (ModelOp m : models) {
     FailureOr<func::FuncOp> fn =
-        buildForward(m, getForwardFuncName(m, models.size()), mode);
+        buildForward(m, getForwardFuncName(m, models.size()), options);
     if (failed(fn)) {
       for (func::FuncOp f : built)
         f.erase();
@@ -484,7 +520,10 @@ struct NNXBuildForwardPass
     registerLayerLoweringExternalModels(registry);
   }
   void runOnOperation() override {
-    if (failed(buildAllForwards(getOperation(), parameters)))
+    ForwardOptions options;
+    options.parameters = parameters;
+    options.checkIndices = checkIndices;
+    if (failed(buildAllForwards(getOperation(), options)))
       signalPassFailure();
   }
 };

@@ -4,6 +4,7 @@
 #include "nnx/Dialect/NNX/IR/TensorUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -180,6 +181,62 @@ Value LayerEmitter::reduce(Value x, ArrayRef<bool> keep, double init,
                  [&](OpBuilder &nb, Location l, ValueRange a) {
                    return combine(nb, l, a.drop_back(), a.back());
                  });
+}
+
+void LayerEmitter::checkIndices(Operation *layer, Value indices,
+                                int64_t bound) {
+  if (!checkIndicesEnabled)
+    return;
+  auto t = cast<RankedTensorType>(indices.getType());
+  unsigned rank = t.getRank();
+  Type i64 = builder.getI64Type();
+  SmallVector<Value> dims;
+  for (OpFoldResult s : sizesOf(indices))
+    dims.push_back(getValueOrCreateConstantIndexOp(builder, loc, s));
+  auto fill = [&](int64_t v) {
+    Value init = tensor::EmptyOp::create(builder, loc, ArrayRef<int64_t>{}, i64);
+    Value c = arith::ConstantIntOp::create(builder, loc, i64, v);
+    return linalg::FillOp::create(builder, loc, c, init).getResult(0);
+  };
+  Value none = fill(0);
+  AffineMap id = builder.getMultiDimIdentityMap(rank);
+  AffineMap scalarMap = AffineMap::get(rank, 0, {}, builder.getContext());
+  // The first bad position p in row-major order, encoded INT64_MAX - p so
+  // that 0 (a zeroed buffer) means none, and its index: a max reduction.
+  auto g = linalg::GenericOp::create(
+      builder, loc, TypeRange{none.getType(), none.getType()},
+      ValueRange{indices}, ValueRange{none, fill(0)},
+      ArrayRef<AffineMap>{id, scalarMap, scalarMap},
+      SmallVector<IT>(rank, IT::reduction),
+      [&](OpBuilder &nb, Location l, ValueRange a) {
+        Value v = a[0];
+        if (v.getType() != i64)
+          v = arith::ExtSIOp::create(nb, l, i64, v);
+        Value flat = arith::ConstantIndexOp::create(nb, l, 0);
+        for (unsigned d = 0; d < rank; ++d)
+          flat = arith::AddIOp::create(
+              nb, l, arith::MulIOp::create(nb, l, flat, dims[d]),
+              linalg::IndexOp::create(nb, l, d));
+        flat = arith::IndexCastOp::create(nb, l, i64, flat);
+        Value zero = arith::ConstantIntOp::create(nb, l, i64, 0);
+        Value hi = arith::ConstantIntOp::create(nb, l, i64, bound);
+        Value low =
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, v, zero);
+        Value high =
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, v, hi);
+        Value bad = arith::OrIOp::create(nb, l, low, high);
+        Value max = arith::ConstantIntOp::create(
+            nb, l, i64, std::numeric_limits<int64_t>::max());
+        Value code = arith::SelectOp::create(
+            nb, l, bad, arith::SubIOp::create(nb, l, max, flat), zero);
+        Value first =
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sgt, code, a[1]);
+        Value pos = arith::SelectOp::create(nb, l, first, code, a[1]);
+        Value idx = arith::SelectOp::create(nb, l, first, v, a[2]);
+        linalg::YieldOp::create(nb, l, ValueRange{pos, idx});
+      });
+  indexChecks.push_back(
+      {layer, indices, bound, g.getResult(0), g.getResult(1)});
 }
 
 void mlir::nnx::registerLayerLoweringExternalModels(DialectRegistry &registry) {

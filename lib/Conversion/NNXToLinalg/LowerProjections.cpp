@@ -163,8 +163,10 @@ struct EmbeddingLowering
     SmallVector<bool> keep(rank + 1, true);
     keep.back() = false;
     Value tbl = *table;
-    // Out-of-range ids are clamped into [0, rows) so a bad id cannot read
-    // outside the table (PyTorch raises an error instead).
+    // A bad id is reported by the run-time check (PyTorch raises); the
+    // lookup clamps it so that the forward never reads outside the table
+    // before the runner sees the report.
+    e.checkIndices(layer, ids, rows);
     return e.generic(
         ids, {e.keptDims(rank + 1, keep)}, e.empty(sizes, wt.getElementType()),
         b.getMultiDimIdentityMap(rank + 1),

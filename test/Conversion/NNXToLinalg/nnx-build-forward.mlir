@@ -63,11 +63,17 @@ nnx.model @m inputs(tensor<?x?x4xf32>) {
 
 // -----
 
-// Embedding: a gather of rows by (clamped) integer ids.
+// Embedding: a check of the ids (the first out-of-range position, as
+// INT64_MAX - p, and its id become results after the output), then a gather
+// of rows that clamps the ids into the table.
 // CHECK-LABEL: func.func @forward(
-// CHECK-SAME:      %[[IDS:.*]]: tensor<?x5xi64>) -> tensor<?x5x3xf32>
+// CHECK-SAME:      %[[IDS:.*]]: tensor<?x5xi64>) -> (tensor<?x5x3xf32>, tensor<i64>, tensor<i64>)
+// CHECK-SAME:      nnx.index_checks = [{bound = 10 : i64, input = 0 : i64, layer = "<root>", op = "nnx.embedding"}]
 // CHECK:         %[[T:.*]] = arith.constant dense<1.000000e+00> : tensor<10x3xf32>
-// CHECK:         linalg.generic {{.*}} ins(%[[IDS]] : tensor<?x5xi64>) outs(%{{.*}} : tensor<?x5x3xf32>)
+// CHECK:         %[[CHECK:.*]]:2 = linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]} ins(%[[IDS]] : tensor<?x5xi64>) outs(%{{.*}}, %{{.*}} : tensor<i64>, tensor<i64>)
+// CHECK:           arith.cmpi slt, %{{.*}}, %c0_i64
+// CHECK:           arith.cmpi sge, %{{.*}}, %c10_i64
+// CHECK:         %[[Y:.*]] = linalg.generic {{.*}} ins(%[[IDS]] : tensor<?x5xi64>) outs(%{{.*}} : tensor<?x5x3xf32>)
 // CHECK:         ^bb0(%[[ID:.*]]: i64, %{{.*}}: f32):
 // CHECK:           %[[I:.*]] = arith.index_cast %[[ID]] : i64 to index
 // CHECK:           %[[LO:.*]] = arith.maxsi %[[I]], %{{.*}} : index
@@ -75,6 +81,7 @@ nnx.model @m inputs(tensor<?x?x4xf32>) {
 // CHECK:           %[[COL:.*]] = linalg.index 2 : index
 // CHECK:           %[[V:.*]] = tensor.extract %[[T]][%[[ROW]], %[[COL]]] : tensor<10x3xf32>
 // CHECK:           linalg.yield %[[V]] : f32
+// CHECK:         return %[[Y]], %[[CHECK]]#0, %[[CHECK]]#1
 nnx.model @m inputs(tensor<?x5xi64>) {
   nnx.embedding @e {weight = dense<1.0> : tensor<10x3xf32>}
 }

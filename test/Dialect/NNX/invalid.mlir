@@ -787,3 +787,25 @@ func.func @state_outside_forward() -> tensor<4xf32> {
   %f = nnx.state "scale" : tensor<4xf32>
   return %f : tensor<4xf32>
 }
+
+// -----
+
+// nnx.index_checks: each entry a dictionary with its layer, op and bound.
+// expected-error @+1 {{'nnx.index_checks' entry 0 must be {layer = "...", op = "...", bound = N > 0 [, input = K >= 0]}, got {layer = "wte", op = "nnx.embedding"}}}
+func.func @f() attributes {nnx.index_checks = [{layer = "wte", op = "nnx.embedding"}]} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'nnx.index_checks' entry 1 must be {layer = "...", op = "...", bound = N > 0 [, input = K >= 0]}, got {bound = 16 : i64, input = -1 : i64, layer = "wte", op = "nnx.embedding"}}}
+func.func @f() attributes {nnx.index_checks = [{bound = 16 : i64, layer = "wte", op = "nnx.embedding"}, {bound = 16 : i64, input = -1 : i64, layer = "wte", op = "nnx.embedding"}]} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'nnx.index_checks' must be an array of dictionaries}}
+func.func @f() attributes {nnx.index_checks = "wte"} {
+  return
+}

@@ -40,7 +40,8 @@ nnx.model @dropout_train inputs(tensor<?x4xf32>) {
 }
 
 func.func private @linear3d_forward(tensor<?x2x2xf32>) -> tensor<?x2x2xf32>
-func.func private @embedding_forward(tensor<?x2xi64>) -> tensor<?x2x2xf32>
+func.func private @embedding_forward(tensor<?x2xi64>)
+    -> (tensor<?x2x2xf32>, tensor<i64>, tensor<i64>)
 func.func private @layer_norm_forward(tensor<?x4xf32>) -> tensor<?x4xf32>
 func.func private @rms_norm_forward(tensor<?x4xf32>) -> tensor<?x4xf32>
 func.func private @bn_eval_forward(tensor<?x2xf32>) -> tensor<?x2xf32>
@@ -48,6 +49,7 @@ func.func private @bn_train_forward(tensor<?x2xf32>) -> tensor<?x2xf32>
 func.func private @dropout_eval_forward(tensor<?x4xf32>) -> tensor<?x4xf32>
 func.func private @dropout_train_forward(tensor<?x4xf32>) -> tensor<?x4xf32>
 func.func private @printMemrefF32(tensor<*xf32>)
+func.func private @printMemrefI64(tensor<*xi64>)
 
 func.func @main() {
   // CHECK: sizes = [1, 2, 2]
@@ -59,17 +61,26 @@ func.func @main() {
   %u0 = tensor.cast %0 : tensor<?x2x2xf32> to tensor<*xf32>
   call @printMemrefF32(%u0) : (tensor<*xf32>) -> ()
 
-  // Rows 2 and 0; an out-of-range id is clamped to the last row.
+  // Rows 2 and 0; the out-of-range id 7 reads the last row (the lookup
+  // stays inside the table) and is reported by the index check: its
+  // row-major position 3 as INT64_MAX - 3, and the id.
   // CHECK: sizes = [2, 2, 2]
   // CHECK-NEXT: {{\[\[\[}}5, 6],
   // CHECK-NEXT: {{\[}}1, 2]],
   // CHECK-NEXT: {{\[\[}}3, 4],
   // CHECK-NEXT: {{\[}}5, 6]]]
+  // CHECK: [9223372036854775804]
+  // CHECK: [7]
   %ids = arith.constant dense<[[2, 0], [1, 7]]> : tensor<2x2xi64>
   %idsd = tensor.cast %ids : tensor<2x2xi64> to tensor<?x2xi64>
-  %1 = call @embedding_forward(%idsd) : (tensor<?x2xi64>) -> tensor<?x2x2xf32>
-  %u1 = tensor.cast %1 : tensor<?x2x2xf32> to tensor<*xf32>
+  %1:3 = call @embedding_forward(%idsd)
+      : (tensor<?x2xi64>) -> (tensor<?x2x2xf32>, tensor<i64>, tensor<i64>)
+  %u1 = tensor.cast %1#0 : tensor<?x2x2xf32> to tensor<*xf32>
   call @printMemrefF32(%u1) : (tensor<*xf32>) -> ()
+  %pos = tensor.cast %1#1 : tensor<i64> to tensor<*xi64>
+  call @printMemrefI64(%pos) : (tensor<*xi64>) -> ()
+  %bad = tensor.cast %1#2 : tensor<i64> to tensor<*xi64>
+  call @printMemrefI64(%bad) : (tensor<*xi64>) -> ()
 
   %r = arith.constant dense<[[1.0, 2.0, 3.0, 4.0]]> : tensor<1x4xf32>
   %rd = tensor.cast %r : tensor<1x4xf32> to tensor<?x4xf32>

@@ -43,6 +43,21 @@ private:
   SmallVector<Attribute> values, names;
 };
 
+/// A run-time bounds check of integer indices (an embedding's ids): the
+/// compiled forward returns, for each check, the row-major position p of the
+/// first index outside [0, bound), as INT64_MAX - p (0 when there is none),
+/// and that index, as two 0-d i64 tensors (nnx-build-forward appends them to the
+/// results and describes them in `nnx.index_checks`).
+struct IndexCheck {
+  /// The layer that indexes (`nnx.embedding`).
+  Operation *layer;
+  /// The checked indices.
+  Value indices;
+  int64_t bound;
+  /// The first bad position and its index.
+  Value position, index;
+};
+
 /// Builder state and helpers shared by the lowerings of all layer kinds:
 /// where to insert, the location of the layer being lowered, how its tensors
 /// are materialized, and the linalg idioms (maps, reductions) they use.
@@ -100,6 +115,14 @@ public:
   /// The sizes of every dim of `x`.
   SmallVector<OpFoldResult> sizesOf(Value x);
 
+  /// Whether lowerings emit run-time index checks (the default).
+  void setCheckIndices(bool check) { checkIndicesEnabled = check; }
+  /// Emits a check that every element of `indices` (a tensor of integers)
+  /// of `layer` lies in [0, bound); a no-op when checks are off.
+  void checkIndices(Operation *layer, Value indices, int64_t bound);
+  /// The checks emitted so far, in order.
+  ArrayRef<IndexCheck> getIndexChecks() const { return indexChecks; }
+
 private:
   /// `attr`, tensor `name` of `owner`: a forward argument or a constant.
   FailureOr<Value> materialize(Operation *owner, StringRef name,
@@ -108,6 +131,8 @@ private:
   OpBuilder &builder;
   Location loc;
   ParameterArguments *params = nullptr;
+  bool checkIndicesEnabled = true;
+  SmallVector<IndexCheck> indexChecks;
 };
 
 /// Attaches LayerLoweringOpInterface to every leaf layer op of the nnx

@@ -23,19 +23,28 @@ enum class ParameterMode {
   Constants,
 };
 
+/// How nnx-build-forward builds a forward (its pass options).
+struct ForwardOptions {
+  ParameterMode parameters = ParameterMode::Arguments;
+  /// Whether the forward checks its indices at run time (an embedding's ids
+  /// within the table): the first bad position and index of each check are
+  /// extra results after the outputs, described by `nnx.index_checks`.
+  /// Off, a bad id is clamped into the table (no error).
+  bool checkIndices = true;
+};
+
 /// Builds `func.func @<funcName>` (on tensors, `llvm.emit_c_interface`) that
 /// computes the forward of `model`, inserted right before `model` in its
 /// parent block. The model itself is left in place. On failure a diagnostic
 /// has been emitted on the offending module and nothing was created.
-FailureOr<func::FuncOp>
-buildForward(ModelOp model, StringRef funcName,
-             ParameterMode mode = ParameterMode::Arguments);
+FailureOr<func::FuncOp> buildForward(ModelOp model, StringRef funcName,
+                                     const ForwardOptions &options = {});
 
 /// What `nnx-build-forward` does: replaces every `nnx.model` under `root` by
 /// its forward function (`@forward` for a single model, `@<model>_forward`
 /// otherwise). On failure nothing is changed.
 LogicalResult buildAllForwards(Operation *root,
-                               ParameterMode mode = ParameterMode::Arguments);
+                               const ForwardOptions &options = {});
 
 /// The name `nnx-build-forward` gives the function of `model` when the
 /// module holds `numModels` models.

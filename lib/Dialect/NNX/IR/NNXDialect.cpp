@@ -106,6 +106,32 @@ static LogicalResult verifyParameterLayouts(Operation *op,
   return success();
 }
 
+/// `nnx.index_checks`: dictionaries with string `layer` and `op`, a
+/// positive i64 `bound` and optionally an i64 `input` >= 0.
+static LogicalResult verifyIndexChecks(Operation *op, NamedAttribute attr) {
+  auto array = dyn_cast<ArrayAttr>(attr.getValue());
+  if (!array)
+    return op->emitOpError() << "'" << attr.getName().getValue()
+                             << "' must be an array of dictionaries";
+  for (auto [i, a] : llvm::enumerate(array)) {
+    auto d = dyn_cast<DictionaryAttr>(a);
+    auto intAt = [&](StringRef key) {
+      return d ? d.getAs<IntegerAttr>(key) : IntegerAttr();
+    };
+    bool ok = d && d.getAs<StringAttr>("layer") && d.getAs<StringAttr>("op") &&
+              intAt("bound") && intAt("bound").getInt() > 0 &&
+              (!d.get("input") ||
+               (intAt("input") && intAt("input").getInt() >= 0));
+    if (!ok)
+      return op->emitOpError()
+             << "'" << attr.getName().getValue() << "' entry " << i
+             << " must be {layer = \"...\", op = \"...\", bound = N > 0 "
+                "[, input = K >= 0]}, got "
+             << a;
+  }
+  return success();
+}
+
 LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
@@ -120,6 +146,8 @@ LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
     return verifyArrayOf<ElementsAttr>(op, attr, "tensor attributes");
   if (name == kInPlaceAttrName)
     return verifyInPlace(op, attr);
+  if (name == kIndexChecksAttrName)
+    return verifyIndexChecks(op, attr);
   if (name == kSourceAttrName || name == kWeightsAttrName) {
     if (!isa<StringAttr>(attr.getValue()))
       return op->emitOpError() << "'" << name << "' must be a string";
@@ -131,5 +159,5 @@ LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
                               "nnx.in_place, nnx.read_probes, "
                               "nnx.write_probes, nnx.parameters, "
                               "nnx.parameter_names, nnx.weights, "
-                              "nnx.parameter_layouts)";
+                              "nnx.parameter_layouts, nnx.index_checks)";
 }

@@ -219,6 +219,9 @@ struct Loader {
           else
             family.hosts[e.first.str()] = s->str();
         }
+      } else if (key == "classes") {
+        if (!parseClasses(file, val, family))
+          return false;
       } else if (key == "conditions") {
         const json::Object *m = val.getAsObject();
         if (!m)
@@ -254,6 +257,30 @@ struct Loader {
     return true;
   }
 
+  /// `"classes": {"<host>": ["<class>", ...]}`.
+  bool parseClasses(const std::string &file, const json::Value &val,
+                    Family &family) {
+    const json::Object *m = val.getAsObject();
+    if (!m)
+      return fail(file, "\"classes\" must be an object of arrays of strings");
+    for (const auto &e : *m) {
+      const json::Array *arr = e.second.getAsArray();
+      std::vector<std::string> names;
+      for (const json::Value &c : arr ? *arr : json::Array()) {
+        std::optional<StringRef> s = c.getAsString();
+        if (!s || s->empty())
+          return fail(file, "\"classes\": host \"" + StringRef(e.first) +
+                                "\" must list non-empty strings");
+        names.push_back(s->str());
+      }
+      if (!arr || names.empty())
+        return fail(file, "\"classes\": host \"" + StringRef(e.first) +
+                              "\" must be a non-empty array of strings");
+      family.classes[e.first.str()] = std::move(names);
+    }
+    return true;
+  }
+
   bool check(Family &family) {
     for (auto &[name, v] : family.values) {
       if (!family.hosts.count(v.host))
@@ -264,6 +291,10 @@ struct Loader {
                                      "\": unknown condition list \"" +
                                      v.conditionRef + "\"");
     }
+    for (auto &[host, classes] : family.classes)
+      if (!family.hosts.count(host))
+        return fail(family.file,
+                    "\"classes\": unknown host \"" + host + "\"");
     for (auto &[host, pattern] : family.hosts)
       if (llvm::count(pattern, '*') > 1)
         return fail(family.file,

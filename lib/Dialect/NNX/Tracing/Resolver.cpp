@@ -2,6 +2,7 @@
 #include "nnx/Dialect/NNX/Tracing/Resolver.h"
 
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -187,6 +188,42 @@ static Resolution makeResolution(Resolution::Kind kind, std::string message,
   return r;
 }
 
+/// The class a family names a module by: an nnx.module's `class`, else the
+/// op name (`nnx.linear`).
+static std::string getModuleClass(Operation *module) {
+  if (auto custom = dyn_cast<CustomModuleOp>(module))
+    return custom.getClassName().str();
+  return opName(module);
+}
+
+std::optional<Resolution>
+Resolver::checkClasses(StringRef name, const ValueDef &def, Operation *host) {
+  auto mismatch = [&](StringRef hostName,
+                      Operation *module) -> std::optional<Resolution> {
+    auto it = family.classes.find(hostName.str());
+    std::string cls = getModuleClass(module);
+    if (it == family.classes.end() || llvm::is_contained(it->second, cls))
+      return std::nullopt;
+    return makeResolution(
+        Resolution::Error,
+        ("'" + name + "' (family '" + family.name + "'): host '" + hostName +
+         "' is '" + displayPath(module) + "', a module of class '" + cls +
+         "', but the family is written for " + llvm::join(it->second, ", ") +
+         ": it would read another model's values under these names; use the "
+         "family written for this model")
+            .str(),
+        def);
+  };
+  Operation *root = model.getRootModule();
+  for (const auto &[hostName, pattern] : family.hosts)
+    if (pattern.empty() && root)
+      if (std::optional<Resolution> r = mismatch(hostName, root))
+        return r;
+  if (!host)
+    return std::nullopt;
+  return mismatch(def.host, host);
+}
+
 std::optional<Resolution> Resolver::checkConditions(StringRef name,
                                                     const ValueDef &def,
                                                     Operation *host) {
@@ -339,6 +376,8 @@ Resolution Resolver::resolve(StringRef name, bool forWrite) {
     if (!host && (!def.unavailable || static_cast<int>(failed) <= p.star))
       return missingHost(name, def, hostSegs, failed,
                          static_cast<int>(failed) == p.star);
+    if (std::optional<Resolution> r = checkClasses(name, def, host))
+      return *r;
     if (def.unavailable)
       return makeResolution(Resolution::Unavailable, *def.unavailable, def);
     if (std::optional<Resolution> r = checkConditions(name, def, host))
@@ -653,11 +692,20 @@ std::string Resolver::PathWalk::describeTarget() const {
              : describeOp(op);
 }
 
+/// The inputs of op `op` a path can select: its operands, but not the
+/// destinations (`outs`) of a destination-style op such as linalg.generic,
+/// which it writes rather than reads.
+static unsigned numOpInputs(Operation *op) {
+  if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
+    return dps.getNumDpsInputs();
+  return op->getNumOperands();
+}
+
 FailureOr<unsigned>
 Resolver::PathWalk::selectIndex(const std::optional<Select> &select) {
   unsigned count = onModule
                        ? numModuleValues(module, output)
-                       : (output ? op->getNumResults() : op->getNumOperands());
+                       : (output ? op->getNumResults() : numOpInputs(op));
   if (count == 0)
     return fail(
         (describeTarget() + " has no " + (output ? "outputs" : "inputs") +

@@ -51,7 +51,12 @@ def NNX_Dialect : Dialect {
     // On a forward whose schedule wants parameters in another layout: the
     // permutation of the stored tensor each parameter argument holds, by
     // parameter name (the runner permutes once when it binds the weights).
-    "::mlir::DictionaryAttr":$parameter_layouts
+    "::mlir::DictionaryAttr":$parameter_layouts,
+    // On a forward: its run-time index checks, one dictionary each
+    // ({layer = "wte", op = "nnx.embedding", bound = 16, input = 0}), in the
+    // order of the result pairs (first bad position, its index) that
+    // nnx-build-forward appended after the outputs.
+    "::mlir::ArrayAttr":$index_checks
   );
   let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{

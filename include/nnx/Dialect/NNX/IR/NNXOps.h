@@ -123,6 +123,10 @@ inline constexpr llvm::StringLiteral kReadProbesAttrName =
     NNXDialect::ReadProbesAttrHelper::getNameStr();
 inline constexpr llvm::StringLiteral kWriteProbesAttrName =
     NNXDialect::WriteProbesAttrHelper::getNameStr();
+/// On a forward function: its run-time index checks (LayerLowering.h's
+/// IndexCheck), one dictionary per pair of results after the outputs.
+inline constexpr llvm::StringLiteral kIndexChecksAttrName =
+    NNXDialect::IndexChecksAttrHelper::getNameStr();
 /// On a forward function built with parameters as arguments: the tensor
 /// attribute and the dotted name of each parameter argument (they follow the
 /// inputs), and the absolute path of the weights file its #nnx.external

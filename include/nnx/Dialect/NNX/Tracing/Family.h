@@ -59,6 +59,10 @@ struct Family {
   /// host name -> standard path pattern from the root; one `*` segment
   /// ranges over the children of a list (`layers.*`).
   std::map<std::string, std::string> hosts;
+  /// host name -> the module classes the family is written for (`class` of
+  /// an nnx.module, else the op name, e.g. `nnx.linear`); a host without an
+  /// entry takes any class. The host of pattern "" ties the whole model.
+  std::map<std::string, std::vector<std::string>> classes;
   /// Named condition lists, referenced by `unavailable_if: "<name>"`; a
   /// family that extends another overrides one list for every value.
   std::map<std::string, std::vector<Condition>> conditions;

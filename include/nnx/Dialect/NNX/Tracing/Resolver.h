@@ -91,6 +91,10 @@ private:
   /// on `host`; an error naming the condition when its config key is defined
   /// by no `config` of a model that has some (a typo would make it "never
   /// holds"); nullopt when none holds.
+  /// An error when `host` (or the model's root) is of a class the family
+  /// does not list for it (Family::classes).
+  std::optional<Resolution> checkClasses(StringRef name, const ValueDef &def,
+                                         Operation *host);
   std::optional<Resolution> checkConditions(StringRef name, const ValueDef &def,
                                             Operation *host);
   /// The keys of every `config` dictionary in the model, computed once; empty
