@@ -324,8 +324,8 @@ llvm::Error CompiledModel::readSignature(func::FuncOp forward) {
   if (!checks)
     return checks.takeError();
   // <outputs>..., <index check pairs>..., <read probes>...
-  SmallVector<Type> resultTypes(type.getResults().drop_back(
-      readNames->size() + 2 * checks->size()));
+  SmallVector<Type> resultTypes(
+      type.getResults().drop_back(readNames->size() + 2 * checks->size()));
   llvm::append_range(resultTypes,
                      type.getResults().take_back(readNames->size()));
   auto results = makeSpecs(resultTypes, *readNames, "output", "read probe");

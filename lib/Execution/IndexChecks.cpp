@@ -23,11 +23,11 @@ mlir::nnx::readIndexChecks(func::FuncOp forward, size_t numReadProbes) {
   TypeRange results = forward.getResultTypes();
   if (2 * entries.size() + numReadProbes > results.size())
     return makeError("@forward lists " + Twine(entries.size()) +
-                     " index checks, but has only " +
-                     Twine(results.size()) + " results");
+                     " index checks, but has only " + Twine(results.size()) +
+                     " results");
   size_t first = results.size() - numReadProbes - 2 * entries.size();
-  auto scalarI64 = RankedTensorType::get(
-      {}, IntegerType::get(forward.getContext(), 64));
+  auto scalarI64 =
+      RankedTensorType::get({}, IntegerType::get(forward.getContext(), 64));
   for (auto [i, entry] : llvm::enumerate(entries)) {
     auto d = dyn_cast<DictionaryAttr>(entry);
     auto layer = d ? d.getAs<StringAttr>("layer") : StringAttr();
@@ -41,8 +41,8 @@ mlir::nnx::readIndexChecks(func::FuncOp forward, size_t numReadProbes) {
       if (results[r] != scalarI64)
         return makeError("result " + Twine(r) + " of @forward (index check " +
                          Twine(i) + ") must be tensor<i64>");
-    checks.push_back({layer.str(), op.str(), bound.getInt(),
-                      input ? input.getInt() : -1});
+    checks.push_back(
+        {layer.str(), op.str(), bound.getInt(), input ? input.getInt() : -1});
   }
   return checks;
 }
@@ -61,10 +61,10 @@ static std::string formatIndex(int64_t position, ArrayRef<int64_t> shape) {
     index[d] = shape[d] ? position % shape[d] : 0;
     position = shape[d] ? position / shape[d] : 0;
   }
-  return "(" + llvm::join(llvm::map_range(index, [](int64_t v) {
-                            return std::to_string(v);
-                          }),
-                          ", ") +
+  return "(" +
+         llvm::join(llvm::map_range(
+                        index, [](int64_t v) { return std::to_string(v); }),
+                    ", ") +
          ")";
 }
 
@@ -82,13 +82,12 @@ llvm::Error mlir::nnx::reportBadIndices(ArrayRef<IndexCheckSpec> checks,
       where = "at " + formatIndex(position, inputs[check.input].shape) +
               " of input " + std::to_string(check.input);
     else
-      where = "at row-major position " + std::to_string(position) +
-              " of its ids";
+      where =
+          "at row-major position " + std::to_string(position) + " of its ids";
     return makeError("'" + check.op + "' at '" + check.layer + "': id " +
                      Twine(index) + " " + where + " is out of range [0, " +
                      Twine(check.bound) + ") (the table has " +
-                     Twine(check.bound) +
-                     " rows)");
+                     Twine(check.bound) + " rows)");
   }
   return llvm::Error::success();
 }

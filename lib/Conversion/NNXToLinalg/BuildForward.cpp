@@ -416,8 +416,10 @@ static void addIndexChecks(func::FuncOp fn, ArrayRef<IndexCheck> checks,
   for (const IndexCheck &c : checks) {
     std::string path = getModulePath(c.layer);
     SmallVector<NamedAttribute> fields{
-        b.getNamedAttr("layer", b.getStringAttr(path.empty() ? "<root>" : path)),
-        b.getNamedAttr("op", b.getStringAttr(c.layer->getName().getStringRef())),
+        b.getNamedAttr("layer",
+                       b.getStringAttr(path.empty() ? "<root>" : path)),
+        b.getNamedAttr("op",
+                       b.getStringAttr(c.layer->getName().getStringRef())),
         b.getNamedAttr("bound", b.getI64IntegerAttr(c.bound))};
     if (auto arg = dyn_cast<BlockArgument>(c.indices);
         arg && arg.getOwner() == &fn.getBody().front() &&
@@ -462,7 +464,8 @@ FailureOr<func::FuncOp> mlir::nnx::buildForward(ModelOp model,
   Block *entry = fn.addEntryBlock();
   OpBuilder fb = OpBuilder::atBlockBegin(entry);
   ParameterArguments params(fn);
-  ForwardEmitter emitter(fb, mode == ParameterMode::Arguments ? &params : nullptr,
+  ForwardEmitter emitter(fb,
+                         mode == ParameterMode::Arguments ? &params : nullptr,
                          options.checkIndices);
   SmallVector<Value> inputArgs(entry->getArguments());
   FailureOr<SmallVector<Value>> outs = emitter.emit(root, inputArgs);

@@ -194,7 +194,8 @@ void LayerEmitter::checkIndices(Operation *layer, Value indices,
   for (OpFoldResult s : sizesOf(indices))
     dims.push_back(getValueOrCreateConstantIndexOp(builder, loc, s));
   auto fill = [&](int64_t v) {
-    Value init = tensor::EmptyOp::create(builder, loc, ArrayRef<int64_t>{}, i64);
+    Value init =
+        tensor::EmptyOp::create(builder, loc, ArrayRef<int64_t>{}, i64);
     Value c = arith::ConstantIntOp::create(builder, loc, i64, v);
     return linalg::FillOp::create(builder, loc, c, init).getResult(0);
   };

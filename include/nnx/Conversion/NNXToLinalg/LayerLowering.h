@@ -46,8 +46,8 @@ private:
 /// A run-time bounds check of integer indices (an embedding's ids): the
 /// compiled forward returns, for each check, the row-major position p of the
 /// first index outside [0, bound), as INT64_MAX - p (0 when there is none),
-/// and that index, as two 0-d i64 tensors (nnx-build-forward appends them to the
-/// results and describes them in `nnx.index_checks`).
+/// and that index, as two 0-d i64 tensors (nnx-build-forward appends them to
+/// the results and describes them in `nnx.index_checks`).
 struct IndexCheck {
   /// The layer that indexes (`nnx.embedding`).
   Operation *layer;

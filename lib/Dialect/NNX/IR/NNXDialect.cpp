@@ -118,10 +118,10 @@ static LogicalResult verifyIndexChecks(Operation *op, NamedAttribute attr) {
     auto intAt = [&](StringRef key) {
       return d ? d.getAs<IntegerAttr>(key) : IntegerAttr();
     };
-    bool ok = d && d.getAs<StringAttr>("layer") && d.getAs<StringAttr>("op") &&
-              intAt("bound") && intAt("bound").getInt() > 0 &&
-              (!d.get("input") ||
-               (intAt("input") && intAt("input").getInt() >= 0));
+    bool ok =
+        d && d.getAs<StringAttr>("layer") && d.getAs<StringAttr>("op") &&
+        intAt("bound") && intAt("bound").getInt() > 0 &&
+        (!d.get("input") || (intAt("input") && intAt("input").getInt() >= 0));
     if (!ok)
       return op->emitOpError()
              << "'" << attr.getName().getValue() << "' entry " << i

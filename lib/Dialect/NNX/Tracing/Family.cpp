@@ -293,8 +293,7 @@ struct Loader {
     }
     for (auto &[host, classes] : family.classes)
       if (!family.hosts.count(host))
-        return fail(family.file,
-                    "\"classes\": unknown host \"" + host + "\"");
+        return fail(family.file, "\"classes\": unknown host \"" + host + "\"");
     for (auto &[host, pattern] : family.hosts)
       if (llvm::count(pattern, '*') > 1)
         return fail(family.file,

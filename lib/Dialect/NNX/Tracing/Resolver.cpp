@@ -1,8 +1,8 @@
 //===- Resolver.cpp - tracing paths to locations of the forward -*- C++ -*-===//
 #include "nnx/Dialect/NNX/Tracing/Resolver.h"
 
-#include "nnx/Dialect/NNX/IR/ModuleTree.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "nnx/Dialect/NNX/IR/ModuleTree.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -703,9 +703,8 @@ static unsigned numOpInputs(Operation *op) {
 
 FailureOr<unsigned>
 Resolver::PathWalk::selectIndex(const std::optional<Select> &select) {
-  unsigned count = onModule
-                       ? numModuleValues(module, output)
-                       : (output ? op->getNumResults() : numOpInputs(op));
+  unsigned count = onModule ? numModuleValues(module, output)
+                            : (output ? op->getNumResults() : numOpInputs(op));
   if (count == 0)
     return fail(
         (describeTarget() + " has no " + (output ? "outputs" : "inputs") +
