@@ -140,11 +140,16 @@ compileModelFile(const RunnerOptions &options, llvm::raw_ostream &errs) {
   OwningOpRef<ModuleOp> module;
   // A crash of MLIR's parser or bytecode reader becomes an error (leaking
   // what the parse had built: the runner exits on the error).
+  // Bounded memory for a bytecode read, restored after it (also after a
+  // contained crash, which skips the destructors inside the parse).
+  std::optional<BytecodeMemoryLimit> memoryLimit;
+  memoryLimit.emplace(input);
   if (failed(runParserContained(
           input,
           [&] { module = parseSourceFile<ModuleOp>(sourceMgr, &context); },
           errs)))
     return makeError("cannot parse model file '" + options.modelFile + "'");
+  memoryLimit.reset();
   if (!module || failed(checkDenseElementsData(*module)))
     return makeError("cannot parse model file '" + options.modelFile + "'");
 

@@ -13,7 +13,12 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <fstream>
+#include <optional>
 #include <string>
+#include <sys/resource.h>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::nnx;
@@ -154,6 +159,72 @@ void mlir::nnx::reportParserCrash(const llvm::MemoryBuffer &buffer,
         << "MLIR's parser crashed reading '" << file
         << "' (a bug of MLIR 22.1; the crash was contained, see "
            "docs/Reliability.md)\n";
+}
+
+uint64_t mlir::nnx::getBytecodeReadBudget(uint64_t fileBytes) {
+  constexpr uint64_t kMinBudget = uint64_t(4) << 30;
+  uint64_t scaled = fileBytes > (UINT64_MAX >> 5) ? UINT64_MAX : fileBytes << 5;
+  return std::max(kMinBudget, scaled);
+}
+
+/// The bytes of address space the process maps now (/proc/self/statm), or
+/// nullopt where that cannot be read.
+static std::optional<uint64_t> getMappedBytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t pages = 0;
+  if (!(statm >> pages))
+    return std::nullopt;
+  return pages * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define NNX_SANITIZED_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer) ||     \
+    __has_feature(thread_sanitizer)
+#define NNX_SANITIZED_BUILD 1
+#endif
+#endif
+
+bool mlir::nnx::BytecodeMemoryLimit::isSupported() {
+#ifdef NNX_SANITIZED_BUILD
+  return false;
+#else
+  return true;
+#endif
+}
+
+mlir::nnx::BytecodeMemoryLimit::BytecodeMemoryLimit(
+    const llvm::MemoryBuffer &buffer) {
+#ifndef NNX_SANITIZED_BUILD
+  if (!isBytecodeBuffer(buffer))
+    return;
+  std::optional<uint64_t> mapped = getMappedBytes();
+  struct rlimit limit;
+  if (!mapped || getrlimit(RLIMIT_AS, &limit) != 0)
+    return;
+  uint64_t budget = getBytecodeReadBudget(buffer.getBufferSize());
+  uint64_t wanted =
+      *mapped > UINT64_MAX - budget ? UINT64_MAX : *mapped + budget;
+  if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur <= wanted)
+    return;
+  savedSoftLimit = limit.rlim_cur;
+  limit.rlim_cur = wanted;
+  active = setrlimit(RLIMIT_AS, &limit) == 0;
+#else
+  (void)buffer;
+#endif
+}
+
+void mlir::nnx::BytecodeMemoryLimit::release() {
+  if (!active)
+    return;
+  struct rlimit limit;
+  if (getrlimit(RLIMIT_AS, &limit) == 0) {
+    limit.rlim_cur = savedSoftLimit;
+    (void)setrlimit(RLIMIT_AS, &limit);
+  }
+  active = false;
 }
 
 bool mlir::nnx::runRecoveringCrash(llvm::function_ref<void()> fn) {

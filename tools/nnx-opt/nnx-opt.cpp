@@ -68,12 +68,16 @@ static LogicalResult runOpt(StringRef inputFile, StringRef outputFile,
 
   MlirOptMainConfig inner = config;
   bool bytecode = mlir::nnx::isBytecodeBuffer(*input);
-  config.setPassPipelineSetupFn([inner, bytecode](PassManager &pm) {
-    llvm::CrashRecoveryContext::Disable();
-    if (bytecode)
-      pm.addPass(std::make_unique<CheckDenseDataPass>());
-    return inner.setupPassPipeline(pm);
-  });
+  // The read of bytecode runs with bounded memory; the passes do not.
+  mlir::nnx::BytecodeMemoryLimit memoryLimit(*input);
+  config.setPassPipelineSetupFn(
+      [inner, bytecode, &memoryLimit](PassManager &pm) {
+        llvm::CrashRecoveryContext::Disable();
+        memoryLimit.release();
+        if (bytecode)
+          pm.addPass(std::make_unique<CheckDenseDataPass>());
+        return inner.setupPassPipeline(pm);
+      });
   // Kept for the report: MlirOptMain takes the buffer.
   std::unique_ptr<llvm::MemoryBuffer> inputCopy =
       llvm::MemoryBuffer::getMemBuffer(input->getMemBufferRef(),

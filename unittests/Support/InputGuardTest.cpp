@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 
 #include <string>
+#include <sys/resource.h>
 
 using namespace mlir;
 using namespace mlir::nnx;
@@ -86,6 +87,43 @@ TEST(InputGuardTest, DenseElementsData) {
   EXPECT_TRUE(failed(checkDenseElementsData(*module)));
   EXPECT_NE(diagnostic.find("data does not fit its type"), std::string::npos)
       << diagnostic;
+}
+
+TEST(InputGuardTest, BytecodeReadBudget) {
+  constexpr uint64_t GiB = uint64_t(1) << 30;
+  EXPECT_EQ(getBytecodeReadBudget(0), 4 * GiB);
+  EXPECT_EQ(getBytecodeReadBudget(GiB), 32 * GiB);
+  EXPECT_EQ(getBytecodeReadBudget(UINT64_MAX / 2), UINT64_MAX);
+}
+
+/// The soft address-space limit of the process.
+static rlim_t softAddressSpaceLimit() {
+  struct rlimit limit;
+  EXPECT_EQ(getrlimit(RLIMIT_AS, &limit), 0);
+  return limit.rlim_cur;
+}
+
+TEST(InputGuardTest, BytecodeMemoryLimitIsScoped) {
+  rlim_t before = softAddressSpaceLimit();
+  auto text = llvm::MemoryBuffer::getMemBuffer("nnx.model", "in.mlir");
+  {
+    BytecodeMemoryLimit limit(*text);
+    EXPECT_EQ(softAddressSpaceLimit(), before) << "text is not limited";
+  }
+  auto bytecode = llvm::MemoryBuffer::getMemBuffer(
+      llvm::StringRef("ML\xEFR\x06", 5), "in.mlirbc",
+      /*RequiresNullTerminator=*/false);
+  {
+    BytecodeMemoryLimit limit(*bytecode);
+    if (limit.isActive())
+      EXPECT_LT(softAddressSpaceLimit(), before);
+    else // only where it cannot apply, or a lower limit is already set
+      EXPECT_TRUE(!BytecodeMemoryLimit::isSupported() ||
+                  before != RLIM_INFINITY);
+    limit.release();
+    EXPECT_EQ(softAddressSpaceLimit(), before);
+  }
+  EXPECT_EQ(softAddressSpaceLimit(), before);
 }
 
 TEST(InputGuardTest, RecoversFromCrash) {

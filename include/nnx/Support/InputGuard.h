@@ -66,6 +66,38 @@ llvm::LogicalResult runParserContained(const llvm::MemoryBuffer &buffer,
                                        llvm::function_ref<void()> parse,
                                        llvm::raw_ostream &os);
 
+/// Bounds the memory a bytecode read may take: lowers the process's
+/// address-space limit (RLIMIT_AS) to what it maps now plus
+/// getBytecodeReadBudget() for the object's lifetime (or until release()).
+/// MLIR 22.1's bytecode reader sizes a region's value list from a count in
+/// the file without checking it against the bytes left: a corrupted count
+/// made it allocate gigabytes for tens of seconds. Under the limit the
+/// allocation fails at once, and the failure is contained like any crash of
+/// the reader. A no-op for text, and in sanitizer builds (whose shadow
+/// memory needs the address space).
+class BytecodeMemoryLimit {
+public:
+  explicit BytecodeMemoryLimit(const llvm::MemoryBuffer &buffer);
+  ~BytecodeMemoryLimit() { release(); }
+  BytecodeMemoryLimit(const BytecodeMemoryLimit &) = delete;
+  BytecodeMemoryLimit &operator=(const BytecodeMemoryLimit &) = delete;
+  /// Restores the limit the process had.
+  void release();
+  /// Whether the limit is lowered now.
+  bool isActive() const { return active; }
+  /// Whether this build sets limits at all (not in sanitizer builds).
+  static bool isSupported();
+
+private:
+  bool active = false;
+  uint64_t savedSoftLimit = 0;
+};
+
+/// What a bytecode read of `fileBytes` may add to the process's address
+/// space: 32 times the file (inline weights, the IR's objects), at least
+/// 4 GiB.
+uint64_t getBytecodeReadBudget(uint64_t fileBytes);
+
 /// Checks that every dense int or float elements attribute under `root`
 /// holds as many bytes as its type needs. MLIR 22.1's bytecode reader accepts
 /// corrupted ones, and whatever reads their elements (the printer first) then
