@@ -10,7 +10,7 @@ FORMAT_SOURCES = $(shell find lib include tools unittests python/src -type f \
   \( -name '*.c' -o -name '*.cpp' -o -name '*.h' -o -name '*.hpp' \) | sort)
 
 .PHONY: setup configure build run test check-lit check-unit check-python bench clean \
-  format-check format length-check
+  format-check format length-check surgery-at-scale
 
 setup:
 	./scripts/setup.sh
@@ -57,6 +57,16 @@ test: format-check length-check build
 
 bench: build
 	$(PY) bench/run_all.py --build $(BUILD_DIR)
+
+# Differential surgery at scale (long-running; `make test` runs 60 nets):
+# NETS random nets x random widen/deepen/low-rank/drop-layer sequences,
+# preservation checked by execution, refusals checked byte-identical.
+NETS ?= 1000
+SEED ?= 1
+surgery-at-scale: build
+	$(PY) test/Dialect/NNX/Transforms/preservation/random-edits.py \
+	  --opt $(BUILD_DIR)/bin/nnx-opt --run $(BUILD_DIR)/bin/nnx-run \
+	  --nets $(NETS) --seed $(SEED) --quiet
 
 clean:
 	rm -rf $(BUILD_DIR)
