@@ -89,6 +89,9 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
     lower.stage = "lower-vectors";
     pm.addPass(createNNXApplyCPUSchedulePass(lower));
   }
+  // Equal layers share one kernel function from here on.
+  if (options.outlineKernels)
+    pm.addPass(createNNXOutlineKernelsPass());
 
   // Loops.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());

@@ -5,11 +5,16 @@
 // The forward level (func on tensors: linalg, arith/math on tensors) goes
 // all the way to the LLVM dialect: a C interface wrapper for the JIT, the
 // matmul as vector FMAs, erf through libm, nothing of the higher dialects left.
+// Each loop nest is a kernel (nnx-outline-kernels) that @forward, the glue,
+// calls; the glue is not optimized.
 // CHECK-LABEL: llvm.func @forward(
-// CHECK:         llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
-// CHECK:         llvm.call @erff({{.*}}) : (f32) -> f32
+// CHECK-SAME:    passthrough = ["noinline", "optnone"]
+// CHECK:         llvm.call @forward_kernel_{{[0-9]+}}(
 // CHECK-LABEL: llvm.func @_mlir_ciface_forward(
 // CHECK:         llvm.call @forward(
+// CHECK:       llvm.func @forward_kernel_
+// CHECK:         llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+// CHECK:         llvm.call @erff({{.*}}) : (f32) -> f32
 // CHECK-NOT:   {{linalg|memref|tensor|vector|scf|math|arith|func}}\.
 // CHECK-NOT:   unrealized_conversion_cast
 

@@ -266,4 +266,63 @@ def NNXDuplicateEmptyTensorsPass
   ];
 }
 
+def NNXOutlineKernelsPass : Pass<"nnx-outline-kernels", "::mlir::ModuleOp"> {
+  let summary = "Outline each loop nest of a function on buffers into a "
+                "shared kernel function";
+  let description = [{
+    Compile time of a deep model: the forward is one function holding every
+    layer's loops, and each layer's tiled, vectorized matmul is lowered and
+    then optimized by LLVM once per layer although the twelve blocks of a
+    transformer (or a chain of equal Linears) run the same code. On buffers
+    (after bufferization and the matmul schedule), this pass moves every
+    top-level op with regions of a function body (an `scf.for` nest, a
+    `linalg` op) into a private function, `@<function>_kernel_<n>`, and
+    replaces it by a `func.call`:
+
+    * the values the op uses from outside become arguments, in order of
+      first use, except constants (`arith.constant` and other constant-like
+      ops), which are cloned into the kernel so that its loop bounds and
+      vector shapes stay static;
+    * the op's results become the kernel's results;
+    * a kernel equal to an earlier one (same types, same body) is not
+      kept: the call goes to the earlier one. Equal layers of a model
+      share one kernel, so what follows (lowering to LLVM, LLVM's
+      optimization and code generation) grows with the number of distinct
+      layer shapes, not with depth.
+
+    Functions whose top-level ops have no regions are left alone; values
+    and memory effects are unchanged (a kernel reads and writes the same
+    buffers the op did).
+
+    Before:
+
+    ```mlir
+    func.func @forward(%x: memref<?x64xf32>, %y: memref<?x64xf32>) {
+      %cst = arith.constant 0.0 : f32
+      linalg.generic {...} ins(%x : memref<?x64xf32>) outs(%y : memref<?x64xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %0 = arith.maximumf %in, %cst : f32
+        linalg.yield %0 : f32
+      }
+      return
+    }
+    ```
+
+    After:
+
+    ```mlir
+    func.func @forward(%x: memref<?x64xf32>, %y: memref<?x64xf32>) {
+      call @forward_kernel_0(%x, %y) : (memref<?x64xf32>, memref<?x64xf32>) -> ()
+      return
+    }
+    func.func private @forward_kernel_0(%arg0: memref<?x64xf32>, %arg1: memref<?x64xf32>) {
+      %cst = arith.constant 0.0 : f32
+      linalg.generic {...} ins(%arg0 : ...) outs(%arg1 : ...) {...}
+      return
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 #endif // NNX_CONVERSION_PASSES_TD

@@ -18,6 +18,13 @@ struct NNXCPUPipelineOptions
       llvm::cl::desc("Tile, bufferize and vectorize linalg.matmul with a "
                      "transform-dialect schedule (else: plain loops)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> outlineKernels{
+      *this, "outline-kernels",
+      llvm::cl::desc("On buffers, move each loop nest into a private kernel "
+                     "function shared by equal layers (nnx-outline-kernels): "
+                     "compile time grows with the distinct layer shapes, "
+                     "not with depth"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> fuseElementwise{
       *this, "fuse-elementwise",
       llvm::cl::desc("Fuse elementwise linalg ops with their producers"),
