@@ -104,6 +104,11 @@ def NNX_ModelOp : NNX_Op<"model", [
 
     `descriptor` optionally records the built-in net the model was built from.
 
+    `base` (`#nnx.base`, recorded by `nnx-record-base`) is the structure
+    before any recipe (module tree, tensor types, flags; no weights), and
+    `recipe` (`#nnx.recipe`) the recorded transform operations
+    (docs/Recipes.md).
+
     `weights` names the safetensors file the model's `#nnx.external` tensors
     are read from. A relative path is relative to the directory of the file
     the model was parsed from (its location), else to the current directory.
@@ -122,7 +127,9 @@ def NNX_ModelOp : NNX_Op<"model", [
   let arguments = (ins SymbolNameAttr:$sym_name,
                        TypeArrayAttr:$inputs,
                        OptionalAttr<DictionaryAttr>:$descriptor,
-                       OptionalAttr<StrAttr>:$weights);
+                       OptionalAttr<StrAttr>:$weights,
+                       OptionalAttr<NNX_BaseDescriptorAttr>:$base,
+                       OptionalAttr<NNX_RecipeAttr>:$recipe);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `inputs` `(` custom<TypeList>($inputs) `)` attr-dict-with-keyword $body
@@ -420,6 +427,42 @@ def NNX_LinearOp : NNX_LeafOp<"linear", ["weight", "bias"], [], NNX_AllLayerMeth
   let extraClassDeclaration = NNX_TensorNames<["weight", "bias"], []>.decl # [{
     int64_t getInFeatures();
     int64_t getOutFeaturesCount();
+  }];
+}
+
+def NNX_LoraOp : NNX_LeafOp<"lora", ["weight", "bias", "lora_A", "lora_B"], [],
+                            NNX_AllLayerMethods> {
+  let summary = "A Linear with a low-rank adapter: base(x) + scaling * B(A(x))";
+  let description = [{
+    The LoRA wrapper a `lora` recipe operation puts around a Linear
+    (PEFT's `LoraLayer`). `weight` (out x in) and `bias` are the base
+    layer's, frozen by the recipe (`requires_grad = false`); `lora_A` is
+    r x in, `lora_B` out x r (zero at initialisation, so the function is
+    unchanged); `scaling = alpha / r`. The forward is
+    `x W^T + b + scaling * (x A^T) B^T`. With `merged`, `weight` holds
+    `W + scaling * B A` (`nnx-lora-merge`) and the forward is the plain
+    Linear's; `nnx-lora-unmerge` subtracts the product again.
+
+    ```mlir
+    nnx.lora @q_proj {alpha = 8.0 : f64, weight = dense<1.0> : tensor<8x4xf32>,
+                      lora_A = dense<0.5> : tensor<2x4xf32>,
+                      lora_B = dense<0.0> : tensor<8x2xf32>,
+                      requires_grad = {weight = false}}
+    ```
+  }];
+  let arguments = !con(NNX_ModuleAttrs, (ins ElementsAttr:$weight,
+                                             OptionalAttr<ElementsAttr>:$bias,
+                                             ElementsAttr:$lora_A,
+                                             ElementsAttr:$lora_B,
+                                             F64Attr:$alpha,
+                                             UnitAttr:$merged));
+  let hasVerifier = 1;
+  let extraClassDeclaration = NNX_TensorNames<["weight", "bias", "lora_A", "lora_B"], []>.decl # [{
+    int64_t getInFeatures();
+    int64_t getOutFeaturesCount();
+    int64_t getRank();
+    /// alpha / r.
+    double getScaling();
   }];
 }
 
