@@ -62,16 +62,16 @@ LogicalResult mlir::nnx::recordBase(ModelOp model) {
   if (!root)
     return model.emitError() << pass << ": model has no root module";
   bool problems = false;
-  for (auto &[path, op] : indexTree(root)) {
+  walkTree(root, "", [&](Operation *op, StringRef path) {
     std::string why = undescribable(op);
     if (why.empty())
-      continue;
+      return;
     problems = true;
     op->emitError() << pass << ": module '"
                     << (path.empty() ? "<root>" : path.str()) << "' " << why
                     << ", which a rebuild from a descriptor would drop (use "
                        "the surgery passes directly on this model)";
-  }
+  });
   if (problems)
     return failure();
   model.setBaseAttr(BaseDescriptorAttr::get(

@@ -33,8 +33,7 @@ static Attribute stripTensors(Attribute attr) {
   return attr;
 }
 
-/// Visits `op` (at `path`) and the registered children below it, pre-order.
-static void walkTree(Operation *op, StringRef path,
+void recipe::walkTree(Operation *op, StringRef path,
                      function_ref<void(Operation *, StringRef)> visit) {
   visit(op, path);
   if (!isa<ModuleOpInterface>(op) || op->getNumRegions() != 1 ||
@@ -201,7 +200,7 @@ recipe::buildBase(ModelOp model, const TensorFill &fill, StringRef pass) {
                                            fill);
     if (failed(op))
       return model.emitError() << pass << ": base descriptor entry '" << path
-                               << "' has unknown kind '" << desc.getKind()
+                               << "' has unknown kind '" << desc.getKind().getValue()
                                << "'";
     built[path] = *op;
   }
@@ -327,7 +326,7 @@ static LogicalResult replayOne(ModelOp model, int64_t index, RecipeOpAttr op,
         lookupRegistered(model.getRootModule(), path));
     auto diag = [&]() {
       return model.emitError()
-             << pass << ": operation " << index << " ('" << op.getId()
+             << pass << ": operation " << index << " ('" << op.getId().getValue()
              << "'), target '" << path << "': ";
     };
     if (!lin || !lin.getWeightAttr())
@@ -357,7 +356,7 @@ LogicalResult recipe::replayShapes(ModelOp model, RecipeAttr recipe,
       options = readOptions(op, why);
     if (failed(options))
       return model.emitError() << pass << ": recorded operation " << i << " ('"
-                               << op.getId() << "'): " << why;
+                               << op.getId().getValue() << "'): " << why;
     if (failed(replayOne(model, i, op, *options, pass)))
       return failure();
   }
@@ -370,7 +369,8 @@ static std::string describeDifference(ModuleDescAttr live,
   std::string out;
   llvm::raw_string_ostream os(out);
   if (live.getKind() != expected.getKind()) {
-    os << "it is " << live.getKind() << ", expected " << expected.getKind();
+    os << "it is " << live.getKind().getValue() << ", expected "
+       << expected.getKind().getValue();
     return out;
   }
   llvm::StringSet<> names;
@@ -415,7 +415,7 @@ LogicalResult recipe::reportDifferences(ModelOp model, ArrayAttr live,
     std::string display = path.empty() ? "<root>" : path.str();
     if (!exp)
       emitError(loc) << pass << ": module '" << display << "' ("
-                     << desc.getKind() << ") is not part of " << what << "; "
+                     << desc.getKind().getValue() << ") is not part of " << what << "; "
                      << hint;
     else
       emitError(loc) << pass << ": module '" << display << "' differs from "
@@ -429,7 +429,7 @@ LogicalResult recipe::reportDifferences(ModelOp model, ArrayAttr live,
     differs = true;
     emitError(model.getLoc())
         << pass << ": module '" << desc.getPath().getValue() << "' ("
-        << desc.getKind() << ") of " << what << " is missing; " << hint;
+        << desc.getKind().getValue() << ") of " << what << " is missing; " << hint;
   }
   if (!differs && live != expected) {
     differs = true;

@@ -76,6 +76,10 @@ LogicalResult reportDifferences(ModelOp model, ArrayAttr live,
                                 ArrayAttr expected, llvm::StringRef pass,
                                 const llvm::Twine &what, llvm::StringRef hint);
 
+/// Visits `op` (at `path`) and the registered children below it, pre-order.
+void walkTree(Operation *op, llvm::StringRef path,
+              llvm::function_ref<void(Operation *, llvm::StringRef)> visit);
+
 /// The registered op (module or alias) at each dotted path under `root`.
 llvm::StringMap<Operation *> indexTree(ModuleOpInterface root);
 
