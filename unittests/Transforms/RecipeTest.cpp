@@ -5,8 +5,8 @@
 // it is applied (after the first one was: the edit happens on a clone).
 //
 //===----------------------------------------------------------------------===//
-#include "nnx/Dialect/NNX/Transforms/Recipes.h"
 #include "nnx/Dialect/NNX/IR/NNXDialect.h"
+#include "nnx/Dialect/NNX/Transforms/Recipes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -112,8 +112,7 @@ TEST_F(RecipeTest, RefusalsLeaveTheIRByteIdentical) {
     std::string before = print(*module);
     EXPECT_TRUE(failed(c.run(model)));
     ASSERT_FALSE(errors.empty());
-    EXPECT_NE(errors.back().find(c.expect), std::string::npos)
-        << errors.back();
+    EXPECT_NE(errors.back().find(c.expect), std::string::npos) << errors.back();
     EXPECT_EQ(print(*module), before);
   }
 }

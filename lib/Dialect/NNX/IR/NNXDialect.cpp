@@ -62,10 +62,9 @@ ExternalTensorAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 // Targets and config are kept as written (nnx-validate-recipe names each
 // malformed entry); the verifiers check only what makes the attribute
 // unusable as data.
-LogicalResult
-RecipeOpAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                     StringAttr id, int64_t, ArrayAttr targets,
-                     DictionaryAttr config, ArrayAttr shapes) {
+LogicalResult RecipeOpAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   StringAttr id, int64_t, ArrayAttr targets,
+                                   DictionaryAttr config, ArrayAttr shapes) {
   if (!id || !targets || !config)
     return emitError() << "a recipe operation needs an id, targets and config";
   if (!shapes)

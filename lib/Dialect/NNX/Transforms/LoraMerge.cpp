@@ -23,9 +23,8 @@ using namespace mlir::nnx;
 using namespace mlir::nnx::surgery;
 
 /// The LoRA layers the pass edits: the one at `layer`, or every one.
-static FailureOr<SmallVector<LoraOp>> selectLayers(ModelOp model,
-                                                   StringRef layer,
-                                                   StringRef pass) {
+static FailureOr<SmallVector<LoraOp>>
+selectLayers(ModelOp model, StringRef layer, StringRef pass) {
   SmallVector<LoraOp> layers;
   if (layer.empty()) {
     model.walk([&](LoraOp op) { layers.push_back(op); });

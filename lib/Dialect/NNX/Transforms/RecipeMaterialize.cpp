@@ -123,10 +123,10 @@ static FailureOr<RecipeAttr> applyOperations(ModelOp model, RecipeAttr recipe,
       else if (failed(surgery::lowRankUnrecorded(model, path, options->rank)))
         return failure();
     }
-    result = withOperation(
-        result, i,
-        RecipeOpAttr::get(ctx, op.getId(), op.getVersion(), op.getTargets(),
-                          op.getConfig(), ArrayAttr::get(ctx, shapes)));
+    result = withOperation(result, i,
+                           RecipeOpAttr::get(ctx, op.getId(), op.getVersion(),
+                                             op.getTargets(), op.getConfig(),
+                                             ArrayAttr::get(ctx, shapes)));
   }
   return RecipeAttr::get(ctx, recipe.getMaterialization(), count,
                          result.getOperations());
@@ -148,8 +148,7 @@ static LogicalResult materializeFresh(ModelOp model, uint64_t seed) {
   if (failed(fresh))
     return failure();
   RecipeAttr recipe = model.getRecipeAttr();
-  FailureOr<RecipeAttr> recorded =
-      applyOperations(**fresh, recipe, 0, rng());
+  FailureOr<RecipeAttr> recorded = applyOperations(**fresh, recipe, 0, rng());
   if (failed(recorded))
     return failure();
   ModelOp out = fresh->release();
@@ -172,8 +171,7 @@ LogicalResult mlir::nnx::materializeRecipe(ModelOp model, uint64_t seed) {
     return materializeFresh(model, seed);
   // All or nothing: edit a clone, then move its tree into the model.
   OwningOpRef<ModelOp> clone(cast<ModelOp>(model->clone()));
-  FailureOr<RecipeAttr> recorded =
-      applyOperations(*clone, recipe, first, seed);
+  FailureOr<RecipeAttr> recorded = applyOperations(*clone, recipe, first, seed);
   if (failed(recorded))
     return failure();
   model.getBody().takeBody(clone->getBody());
@@ -222,15 +220,13 @@ LogicalResult mlir::nnx::rebuildModel(ModelOp model) {
     recipe = RecipeAttr::get(model.getContext(), Materialization::in_place, 0,
                              ArrayAttr::get(model.getContext(), {}));
   // Every recorded operation is checked before anything is built or loaded.
-  FailureOr<OwningOpRef<ModelOp>> rebuilt =
-      buildBase(model, zeroFill(), pass);
+  FailureOr<OwningOpRef<ModelOp>> rebuilt = buildBase(model, zeroFill(), pass);
   if (failed(rebuilt) ||
       failed(replayShapes(**rebuilt, recipe, recipe.getMaterialized(), pass)))
     return failure();
   if (failed(reportDifferences(
           model, describe(model.getRootModule()),
-          describe((*rebuilt)->getRootModule()), pass,
-          "base + recorded recipe",
+          describe((*rebuilt)->getRootModule()), pass, "base + recorded recipe",
           "these weights were transformed without their recipe (materialize "
           "the recipe on the model and load into it, or keep the recipe with "
           "the checkpoint)")))

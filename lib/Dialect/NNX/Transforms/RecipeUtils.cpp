@@ -34,7 +34,7 @@ static Attribute stripTensors(Attribute attr) {
 }
 
 void recipe::walkTree(Operation *op, StringRef path,
-                     function_ref<void(Operation *, StringRef)> visit) {
+                      function_ref<void(Operation *, StringRef)> visit) {
   visit(op, path);
   if (!isa<ModuleOpInterface>(op) || op->getNumRegions() != 1 ||
       op->getRegion(0).empty())
@@ -58,10 +58,10 @@ ArrayAttr recipe::describe(ModuleOpInterface root) {
         continue;
       attrs.append(attr.getName(), stripTensors(attr.getValue()));
     }
-    entries.push_back(ModuleDescAttr::get(
-        ctx, StringAttr::get(ctx, path),
-        StringAttr::get(ctx, op->getName().getStringRef()),
-        attrs.getDictionary(ctx)));
+    entries.push_back(
+        ModuleDescAttr::get(ctx, StringAttr::get(ctx, path),
+                            StringAttr::get(ctx, op->getName().getStringRef()),
+                            attrs.getDictionary(ctx)));
   });
   return ArrayAttr::get(ctx, entries);
 }
@@ -94,8 +94,8 @@ TensorFill recipe::randomFill(std::mt19937_64 &rng) {
     int64_t count = type.getNumElements();
     if (name == "running_var" || norm)
       return makeTensor(type, std::vector<double>(count, 1.0));
-    int64_t fanIn = type.getRank() >= 2 ? type.getDimSize(1)
-                                        : std::max<int64_t>(1, count);
+    int64_t fanIn =
+        type.getRank() >= 2 ? type.getDimSize(1) : std::max<int64_t>(1, count);
     double bound = 1.0 / std::sqrt((double)std::max<int64_t>(1, fanIn));
     std::uniform_real_distribution<double> dist(-bound, bound);
     std::vector<double> values(count);
@@ -148,8 +148,7 @@ static FailureOr<Operation *> buildEntry(ModuleDescAttr desc, StringRef key,
 
 /// Gives every custom module of `built` the forward of the first module of
 /// its class in `model`.
-static LogicalResult addForwards(ModelOp built, ModelOp model,
-                                 StringRef pass) {
+static LogicalResult addForwards(ModelOp built, ModelOp model, StringRef pass) {
   SmallVector<CustomModuleOp> customs;
   built.walk([&](CustomModuleOp m) { customs.push_back(m); });
   for (CustomModuleOp m : customs) {
@@ -195,13 +194,12 @@ recipe::buildBase(ModelOp model, const TensorFill &fill, StringRef pass) {
       block = &container->getRegion(0).front();
     }
     Operation *at = live.lookup(path);
-    FailureOr<Operation *> op = buildEntry(desc, key, block,
-                                           at ? at->getLoc() : model.getLoc(),
-                                           fill);
+    FailureOr<Operation *> op =
+        buildEntry(desc, key, block, at ? at->getLoc() : model.getLoc(), fill);
     if (failed(op))
-      return model.emitError() << pass << ": base descriptor entry '" << path
-                               << "' has unknown kind '" << desc.getKind().getValue()
-                               << "'";
+      return model.emitError()
+             << pass << ": base descriptor entry '" << path
+             << "' has unknown kind '" << desc.getKind().getValue() << "'";
     built[path] = *op;
   }
   if (failed(addForwards(*out, model, pass)))
@@ -244,15 +242,14 @@ FailureOr<OpOptions> recipe::readOptions(RecipeOpAttr op, std::string &error) {
   for (NamedAttribute entry : config) {
     StringRef key = entry.getName();
     if (lora ? (key != "r" && key != "alpha") : key != "rank") {
-      error = ("unknown option '" + key + "' (known: " +
-               (lora ? "r, alpha" : "rank") + ")")
+      error = ("unknown option '" + key +
+               "' (known: " + (lora ? "r, alpha" : "rank") + ")")
                   .str();
       return failure();
     }
   }
   OpOptions options;
-  std::optional<int64_t> rank =
-      positiveInt(config, lora ? "r" : "rank", error);
+  std::optional<int64_t> rank = positiveInt(config, lora ? "r" : "rank", error);
   if (!rank)
     return failure();
   options.rank = *rank;
@@ -326,8 +323,8 @@ static LogicalResult replayOne(ModelOp model, int64_t index, RecipeOpAttr op,
         lookupRegistered(model.getRootModule(), path));
     auto diag = [&]() {
       return model.emitError()
-             << pass << ": operation " << index << " ('" << op.getId().getValue()
-             << "'), target '" << path << "': ";
+             << pass << ": operation " << index << " ('"
+             << op.getId().getValue() << "'), target '" << path << "': ";
     };
     if (!lin || !lin.getWeightAttr())
       return diag() << "the replay finds no initialized Linear there";
@@ -415,8 +412,8 @@ LogicalResult recipe::reportDifferences(ModelOp model, ArrayAttr live,
     std::string display = path.empty() ? "<root>" : path.str();
     if (!exp)
       emitError(loc) << pass << ": module '" << display << "' ("
-                     << desc.getKind().getValue() << ") is not part of " << what << "; "
-                     << hint;
+                     << desc.getKind().getValue() << ") is not part of " << what
+                     << "; " << hint;
     else
       emitError(loc) << pass << ": module '" << display << "' differs from "
                      << what << ": " << describeDifference(desc, exp) << "; "
@@ -429,7 +426,8 @@ LogicalResult recipe::reportDifferences(ModelOp model, ArrayAttr live,
     differs = true;
     emitError(model.getLoc())
         << pass << ": module '" << desc.getPath().getValue() << "' ("
-        << desc.getKind().getValue() << ") of " << what << " is missing; " << hint;
+        << desc.getKind().getValue() << ") of " << what << " is missing; "
+        << hint;
   }
   if (!differs && live != expected) {
     differs = true;

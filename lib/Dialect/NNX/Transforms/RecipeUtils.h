@@ -26,9 +26,9 @@ inline constexpr int64_t kVersion = 1;
 ArrayAttr describe(ModuleOpInterface root);
 
 /// Makes the tensor `name` of the module being built at `path`.
-using TensorFill = std::function<ElementsAttr(
-    llvm::StringRef path, llvm::StringRef kind, llvm::StringRef name,
-    RankedTensorType type)>;
+using TensorFill =
+    std::function<ElementsAttr(llvm::StringRef path, llvm::StringRef kind,
+                               llvm::StringRef name, RankedTensorType type)>;
 /// Zeros (a splat): the placeholder of a shapes-only build.
 TensorFill zeroFill();
 /// Seeded random tensors: PyTorch's default initialisations (uniform
@@ -58,8 +58,7 @@ LoraOp wrapLora(LinearOp target, ElementsAttr a, ElementsAttr b, double alpha);
 /// Replaces the Linear `target` by a positional sequential of two Linears,
 /// `first` (k x in) and `second` (out x k, with the target's bias); flags
 /// and mode carried over.
-void replaceByFactors(LinearOp target, ElementsAttr first,
-                      ElementsAttr second);
+void replaceByFactors(LinearOp target, ElementsAttr first, ElementsAttr second);
 
 /// Replays the first `count` operations of `recipe` on `model` as shapes
 /// (zero tensors): LoRA wrappers and two-Linear factors of the recorded

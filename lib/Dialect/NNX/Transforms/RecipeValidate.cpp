@@ -45,8 +45,7 @@ private:
   InFlightDiagnostic error(Operation *at, int64_t index, RecipeOpAttr op,
                            StringRef target) {
     problems = true;
-    InFlightDiagnostic diag =
-        at ? at->emitError() : model.emitError();
+    InFlightDiagnostic diag = at ? at->emitError() : model.emitError();
     diag << pass << ": operation " << index << " ('" << op.getId().getValue()
          << "')";
     if (!target.empty())
@@ -59,8 +58,8 @@ private:
   void checkOverlaps(int64_t index, RecipeOpAttr op, ArrayRef<Target> own,
                      ArrayRef<Target> earlier, int64_t first,
                      llvm::SmallDenseSet<unsigned> &conflicted);
-  void checkTarget(int64_t index, RecipeOpAttr op, unsigned j,
-                   StringRef path, std::optional<OpOptions> options);
+  void checkTarget(int64_t index, RecipeOpAttr op, unsigned j, StringRef path,
+                   std::optional<OpOptions> options);
 
   ModelOp model, tree;
   StringRef pass;
@@ -123,8 +122,7 @@ void RecipeChecker::checkOverlaps(int64_t index, RecipeOpAttr op,
       if (!within(a.path, b.path) && !within(b.path, a.path))
         continue;
       error(nullptr, index, op, a.path)
-          << "is inside the subtree '" << b.path << "' that operation "
-          << b.op
+          << "is inside the subtree '" << b.path << "' that operation " << b.op
           << (b.op < first ? " (an earlier, materialized recipe)" : "")
           << " transforms";
       conflicted.insert(j);
@@ -186,10 +184,9 @@ void RecipeChecker::checkTarget(int64_t index, RecipeOpAttr op, unsigned j,
   int64_t limit = std::min(weight.getDimSize(0), weight.getDimSize(1));
   if (options && options->rank > limit)
     error(slot, index, op, path)
-        << "option " << (op.getId().getValue() == kLora ? "r" : "rank")
-        << "=" << options->rank << " is above min(in, out) = " << limit
-        << " of its " << weight.getDimSize(0) << "x" << weight.getDimSize(1)
-        << " weight";
+        << "option " << (op.getId().getValue() == kLora ? "r" : "rank") << "="
+        << options->rank << " is above min(in, out) = " << limit << " of its "
+        << weight.getDimSize(0) << "x" << weight.getDimSize(1) << " weight";
 }
 
 LogicalResult RecipeChecker::check(RecipeAttr recipe, int64_t first) {
@@ -250,15 +247,13 @@ static LogicalResult checkRecorded(ModelOp model, RecipeAttr recipe,
 /// In place: the live tree must be base + the recorded operations.
 static LogicalResult checkUnrecorded(ModelOp model, RecipeAttr recipe,
                                      StringRef pass) {
-  FailureOr<OwningOpRef<ModelOp>> expected =
-      buildBase(model, zeroFill(), pass);
+  FailureOr<OwningOpRef<ModelOp>> expected = buildBase(model, zeroFill(), pass);
   if (failed(expected) ||
       failed(replayShapes(**expected, recipe, recipe.getMaterialized(), pass)))
     return failure();
   return reportDifferences(
       model, describe(model.getRootModule()),
-      describe((*expected)->getRootModule()), pass,
-      "base + recorded recipe",
+      describe((*expected)->getRootModule()), pass, "base + recorded recipe",
       "no checkpoint could rebuild this unrecorded surgery (record it as a "
       "recipe operation)");
 }
@@ -272,8 +267,8 @@ static LogicalResult checkRecipeModel(ModelOp model, StringRef pass) {
               "it (record one with nnx-record-base; for a model a descriptor "
               "cannot describe, use the surgery passes directly)";
   if (!model.getRecipeAttr())
-    return model.emitError() << pass << ": model '@" << model.getSymName()
-                             << "' has no recipe";
+    return model.emitError()
+           << pass << ": model '@" << model.getSymName() << "' has no recipe";
   return success();
 }
 
@@ -300,8 +295,7 @@ LogicalResult mlir::nnx::validateRecipe(ModelOp model, StringRef pass) {
 
 namespace {
 struct NNXValidateRecipePass
-    : public mlir::nnx::impl::NNXValidateRecipePassBase<
-          NNXValidateRecipePass> {
+    : public mlir::nnx::impl::NNXValidateRecipePassBase<NNXValidateRecipePass> {
   using Base::Base;
   void runOnOperation() override {
     if (failed(validateRecipe(getOperation())))

@@ -484,8 +484,8 @@ LogicalResult surgery::refuseRecipeModel(ModelOp model, StringRef pass) {
   if (!recipe)
     return success();
   return model.emitError()
-         << pass << ": model '@" << model.getSymName()
-         << "' carries a recipe (" << recipe.getOperations().size()
+         << pass << ": model '@" << model.getSymName() << "' carries a recipe ("
+         << recipe.getOperations().size()
          << " operations); unrecorded surgery would make its topology differ "
             "from base + recipe, so no checkpoint could rebuild it (record "
             "the edit as a recipe operation instead)";
