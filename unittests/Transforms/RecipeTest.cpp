@@ -9,6 +9,7 @@
 #include "nnx/Dialect/NNX/Transforms/Recipes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
@@ -142,6 +143,33 @@ TEST_F(RecipeTest, RebuildRefusesUnknownRecordedOperationsBeforeLoading) {
       << errors.front();
   EXPECT_EQ(print(*module), before);
   EXPECT_TRUE(succeeded(verify(*module)));
+}
+
+} // namespace
+
+namespace {
+
+TEST(RecipeAttrTest, OperationsAndRecipesCompareAndHashByValue) {
+  MLIRContext ctx;
+  ctx.loadDialect<NNXDialect>();
+  Builder b(&ctx);
+  auto op = [&](int64_t r) {
+    return RecipeOpAttr::get(
+        &ctx, b.getStringAttr("lora"), 1,
+        b.getArrayAttr({b.getStringAttr("h.0.attn.q_proj")}),
+        b.getDictionaryAttr({b.getNamedAttr("r", b.getI64IntegerAttr(r)),
+                             b.getNamedAttr("alpha", b.getF64FloatAttr(8))}),
+        nullptr);
+  };
+  EXPECT_EQ(op(4), op(4));
+  EXPECT_NE(op(4), op(2));
+  EXPECT_EQ(hash_value(Attribute(op(4))), hash_value(Attribute(op(4))));
+  auto recipe = [&](RecipeOpAttr o) {
+    return RecipeAttr::get(&ctx, Materialization::in_place, 0,
+                           b.getArrayAttr({o}));
+  };
+  EXPECT_EQ(recipe(op(4)), recipe(op(4)));
+  EXPECT_NE(recipe(op(4)), recipe(op(2)));
 }
 
 } // namespace
