@@ -2,7 +2,7 @@
 // seed's section 8 example in nnx terms: LoRA (r = 2, alpha = 8) on fc1 and
 // fc2, and a rank-2 SVD factorization of the head. docs/Recipes.md walks
 // through record, validate, materialize, save and rebuild.
-nnx.model @mlp inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<
+nnx.model @mlp inputs(tensor<?x4xf32>) attributes {nnx.recipe = #nnx.recipe<
     materialization = in_place, materialized = 0, operations = [
       #nnx.recipe_op<id = "lora", version = 1, targets = ["fc1", "fc2"],
                      config = {r = 2 : i64, alpha = 8.0 : f64}>,

@@ -14,7 +14,7 @@ RECIPE = ('#nnx.recipe<materialization = in_place, materialized = 0, '
 
 def model_text(targets='"fc"', r=1):
     return """
-nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = %s} {
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.recipe = %s} {
   nnx.sequential @net keying = named {
     nnx.linear @fc {weight = dense<0.5> : tensor<3x4xf32>}
     nnx.relu @act
@@ -66,7 +66,7 @@ def test_rebuild_refuses_weights_without_their_recipe():
     model.record_base()
     text = model.materialize_recipe()
     # The recipe is dropped from the checkpoint: the LoRA weights remain.
-    without = re.sub(r", recipe = #nnx\.recipe<.*?\]>\} \{", "} {", text,
+    without = re.sub(r", nnx\.recipe = #nnx\.recipe<.*?\]>\} \{", "} {", text,
                      count=1)
     assert "nnx.lora @fc" in without and "recipe" not in without
     stripped = _nnx.Model.parse(without)

@@ -49,7 +49,7 @@ protected:
 std::string recipeModel(llvm::StringRef ops, llvm::StringRef extra = "",
                         llvm::StringRef mode = "in_place") {
   return (llvm::Twine("nnx.model @m inputs(tensor<?x2xf32>) attributes {") +
-          extra + "recipe = #nnx.recipe<materialization = " + mode +
+          extra + "nnx.recipe = #nnx.recipe<materialization = " + mode +
           ", materialized = 0, operations = [" + ops +
           "]>} {\n"
           "  nnx.sequential @net keying = named {\n"

@@ -34,14 +34,14 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 // -----
 
 // expected-error @+1 {{a recipe of 1 operations cannot have 2 materialized}}
-nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materialization = in_place, materialized = 2, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc"], config = {}>]>} {
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 2, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc"], config = {}>]>} {
   nnx.relu @r
 }
 
 // -----
 
 // expected-error @+1 {{materialized recipe operation 0 records no target shapes}}
-nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materialization = in_place, materialized = 1, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc"], config = {}>]>} {
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 1, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc"], config = {}>]>} {
   nnx.relu @r
 }
 
@@ -49,20 +49,35 @@ nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materializ
 
 // expected-error @+2 {{recipe operation 'lora' records 1 shapes for 2 targets}}
 // expected-error @+1 {{failed to parse NNX_RecipeAttr parameter 'operations'}}
-nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["a", "b"], config = {}, shapes = [tensor<2x2xf32>]>]>} {
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["a", "b"], config = {}, shapes = [tensor<2x2xf32>]>]>} {
   nnx.relu @r
 }
 
 // -----
 
 // expected-error @+1 {{recipe operation 0 is not an #nnx.recipe_op: 1 : i64}}
-nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [1]>} {
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [1]>} {
   nnx.relu @r
 }
 
 // -----
 
 // expected-error @+1 {{the first base descriptor entry must be the root module (path "")}}
-nnx.model @m inputs(tensor<?x4xf32>) attributes {base = #nnx.base<root = "r", modules = [#nnx.module_desc<path = "x", kind = "nnx.relu", attributes = {}>]>} {
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.base = #nnx.base<root = "r", modules = [#nnx.module_desc<path = "x", kind = "nnx.relu", attributes = {}>]>} {
+  nnx.relu @r
+}
+
+// -----
+
+// The discardable attributes belong on an nnx.model and hold their kind.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{'nnx.relu' op 'nnx.recipe' must be an #nnx.recipe on an 'nnx.model'}}
+  nnx.relu @r {nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = []>}
+}
+
+// -----
+
+// expected-error @+1 {{'nnx.model' op 'nnx.base' must be an #nnx.base on an 'nnx.model'}}
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.base = "net"} {
   nnx.relu @r
 }

@@ -185,6 +185,17 @@ LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
     return verifyArrayOf<ElementsAttr>(op, attr, "tensor attributes");
   if (name == kInPlaceAttrName)
     return verifyInPlace(op, attr);
+  if (name == kBaseAttrName || name == kRecipeAttrName) {
+    bool right = name == kBaseAttrName
+                     ? isa<BaseDescriptorAttr>(attr.getValue())
+                     : isa<RecipeAttr>(attr.getValue());
+    if (!isa<ModelOp>(op) || !right)
+      return op->emitOpError()
+             << "'" << name << "' must be "
+             << (name == kBaseAttrName ? "an #nnx.base" : "an #nnx.recipe")
+             << " on an 'nnx.model'";
+    return success();
+  }
   if (name == kSourceAttrName || name == kWeightsAttrName) {
     if (!isa<StringAttr>(attr.getValue()))
       return op->emitOpError() << "'" << name << "' must be a string";
@@ -196,5 +207,5 @@ LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
                               "nnx.in_place, nnx.read_probes, "
                               "nnx.write_probes, nnx.parameters, "
                               "nnx.parameter_names, nnx.weights, "
-                              "nnx.parameter_layouts)";
+                              "nnx.parameter_layouts, nnx.base, nnx.recipe)";
 }

@@ -247,6 +247,22 @@ static void printTypeList(OpAsmPrinter &p, Operation *, ArrayAttr types) {
   });
 }
 
+BaseDescriptorAttr ModelOp::getBaseAttr() {
+  return (*this)->getAttrOfType<BaseDescriptorAttr>(kBaseAttrName);
+}
+
+void ModelOp::setBaseAttr(BaseDescriptorAttr base) {
+  (*this)->setAttr(kBaseAttrName, base);
+}
+
+RecipeAttr ModelOp::getRecipeAttr() {
+  return (*this)->getAttrOfType<RecipeAttr>(kRecipeAttrName);
+}
+
+void ModelOp::setRecipeAttr(RecipeAttr recipe) {
+  (*this)->setAttr(kRecipeAttrName, recipe);
+}
+
 ModuleOpInterface ModelOp::getRootModule() {
   for (Operation &op : getBody().front())
     if (auto m = dyn_cast<ModuleOpInterface>(op))

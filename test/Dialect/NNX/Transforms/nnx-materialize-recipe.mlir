@@ -13,13 +13,13 @@
 
 //--- inplace.mlir
 // CHECK-LABEL: nnx.model @m
-// CHECK-SAME:    recipe = #nnx.recipe<materialization = in_place, materialized = 2, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc"], config = {alpha = 2.000000e+00 : f64, r = 1 : i64}, shapes = [tensor<2x4xf32>]>, #nnx.recipe_op<id = "low_rank", version = 1, targets = ["head"], config = {rank = 1 : i64}, shapes = [tensor<2x2xf32>]>]>
+// CHECK-SAME:    nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 2, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc"], config = {alpha = 2.000000e+00 : f64, r = 1 : i64}, shapes = [tensor<2x4xf32>]>, #nnx.recipe_op<id = "low_rank", version = 1, targets = ["head"], config = {rank = 1 : i64}, shapes = [tensor<2x2xf32>]>]>
 // CHECK:       nnx.lora @fc {alpha = 2.000000e+00 : f64, bias = dense<[5.000000e-01, -5.000000e-01]> : tensor<2xf32>, lora_A = dense<{{\[\[}}[[A:.*]]]]> : tensor<1x4xf32>, lora_B = dense<0.000000e+00> : tensor<2x1xf32>, requires_grad = {bias = false, weight = false}, weight = dense<{{\[\[}}1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00], [5.000000e+00, 6.000000e+00, 7.000000e+00, 8.000000e+00]]> : tensor<2x4xf32>}
 // CHECK-NEXT:  nnx.relu @act
 // CHECK-NEXT:  nnx.sequential @head keying = positional attributes {train} {
 // CHECK-NEXT:    nnx.linear @"0" {train, weight = dense<{{.*}}> : tensor<1x2xf32>}
 // CHECK-NEXT:    nnx.linear @"1" {train, weight = dense<{{.*}}> : tensor<2x1xf32>}
-nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc"], config = {r = 1 : i64, alpha = 2.0 : f64}>, #nnx.recipe_op<id = "low_rank", version = 1, targets = ["head"], config = {rank = 1 : i64}>]>} {
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc"], config = {r = 1 : i64, alpha = 2.0 : f64}>, #nnx.recipe_op<id = "low_rank", version = 1, targets = ["head"], config = {rank = 1 : i64}>]>} {
   nnx.sequential @net keying = named {
     nnx.linear @fc {weight = dense<[[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]> : tensor<2x4xf32>, bias = dense<[0.5, -0.5]> : tensor<2xf32>}
     nnx.relu @act
@@ -40,7 +40,7 @@ nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materializ
 // CHECK:       nnx.lora @fc {alpha = 2.000000e+00 : f64, bias = dense<[0.244750738, -0.652667165]> : tensor<2xf32>, {{.*}}lora_B = dense<0.000000e+00> : tensor<2x1xf32>, requires_grad = {bias = false, weight = false}, weight = dense<{{\[\[}}-0.27471143,
 // CHECK-NEXT:  nnx.layer_norm @norm {bias = dense<0.000000e+00> : tensor<2xf32>, normalized_shape = array<i64: 2>, weight = dense<1.000000e+00> : tensor<2xf32>}
 // CHECK-NEXT:  nnx.sequential @head keying = positional attributes {train} {
-nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materialization = fresh, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc"], config = {r = 1 : i64, alpha = 2.0 : f64}>, #nnx.recipe_op<id = "low_rank", version = 1, targets = ["head"], config = {rank = 1 : i64}>]>} {
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.recipe = #nnx.recipe<materialization = fresh, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc"], config = {r = 1 : i64, alpha = 2.0 : f64}>, #nnx.recipe_op<id = "low_rank", version = 1, targets = ["head"], config = {rank = 1 : i64}>]>} {
   nnx.sequential @net keying = named {
     nnx.linear @fc {weight = dense<[[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]> : tensor<2x4xf32>, bias = dense<[0.5, -0.5]> : tensor<2xf32>, requires_grad = {bias = false}}
     nnx.layer_norm @norm {normalized_shape = array<i64: 2>, weight = dense<1.0> : tensor<2xf32>, bias = dense<0.0> : tensor<2xf32>}

@@ -13,7 +13,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 // -----
 
 // expected-error @+1 {{nnx-rebuild: recorded operation 0 ('lora'): unknown version 2 of 'lora' (known: 1)}}
-nnx.model @m inputs(tensor<?x4xf32>) attributes {base = #nnx.base<root = "net", modules = [#nnx.module_desc<path = "", kind = "nnx.sequential", attributes = {keying = 1 : i32}>, #nnx.module_desc<path = "fc", kind = "nnx.linear", attributes = {weight = tensor<3x4xf32>}>]>, recipe = #nnx.recipe<materialization = in_place, materialized = 1, operations = [#nnx.recipe_op<id = "lora", version = 2, targets = ["fc"], config = {r = 1 : i64, alpha = 1.0 : f64}, shapes = [tensor<3x4xf32>]>]>} {
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.base = #nnx.base<root = "net", modules = [#nnx.module_desc<path = "", kind = "nnx.sequential", attributes = {keying = 1 : i32}>, #nnx.module_desc<path = "fc", kind = "nnx.linear", attributes = {weight = tensor<3x4xf32>}>]>, nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 1, operations = [#nnx.recipe_op<id = "lora", version = 2, targets = ["fc"], config = {r = 1 : i64, alpha = 1.0 : f64}, shapes = [tensor<3x4xf32>]>]>} {
   nnx.sequential @net keying = named {
     nnx.lora @fc {alpha = 1.0 : f64, weight = dense<1.0> : tensor<3x4xf32>, lora_A = dense<1.0> : tensor<1x4xf32>, lora_B = dense<0.0> : tensor<3x1xf32>, requires_grad = {weight = false}}
   }
@@ -22,7 +22,7 @@ nnx.model @m inputs(tensor<?x4xf32>) attributes {base = #nnx.base<root = "net", 
 // -----
 
 // expected-error @+1 {{nnx-rebuild: recorded operation 0 ('frobnicate'): unknown operation 'frobnicate' (known: lora, low_rank)}}
-nnx.model @m inputs(tensor<?x4xf32>) attributes {base = #nnx.base<root = "net", modules = [#nnx.module_desc<path = "", kind = "nnx.sequential", attributes = {keying = 1 : i32}>, #nnx.module_desc<path = "fc", kind = "nnx.linear", attributes = {weight = tensor<3x4xf32>}>]>, recipe = #nnx.recipe<materialization = in_place, materialized = 1, operations = [#nnx.recipe_op<id = "frobnicate", version = 1, targets = ["fc"], config = {}, shapes = [tensor<3x4xf32>]>]>} {
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.base = #nnx.base<root = "net", modules = [#nnx.module_desc<path = "", kind = "nnx.sequential", attributes = {keying = 1 : i32}>, #nnx.module_desc<path = "fc", kind = "nnx.linear", attributes = {weight = tensor<3x4xf32>}>]>, nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 1, operations = [#nnx.recipe_op<id = "frobnicate", version = 1, targets = ["fc"], config = {}, shapes = [tensor<3x4xf32>]>]>} {
   nnx.sequential @net keying = named {
     nnx.linear @fc {weight = dense<1.0> : tensor<3x4xf32>}
   }
@@ -31,7 +31,7 @@ nnx.model @m inputs(tensor<?x4xf32>) attributes {base = #nnx.base<root = "net", 
 // -----
 
 // expected-error @+1 {{nnx-rebuild: recorded operation 0 ('low_rank'): option 'rank' must be a positive integer, got "2"}}
-nnx.model @m inputs(tensor<?x4xf32>) attributes {base = #nnx.base<root = "net", modules = [#nnx.module_desc<path = "", kind = "nnx.sequential", attributes = {keying = 1 : i32}>, #nnx.module_desc<path = "fc", kind = "nnx.linear", attributes = {weight = tensor<3x4xf32>}>]>, recipe = #nnx.recipe<materialization = in_place, materialized = 1, operations = [#nnx.recipe_op<id = "low_rank", version = 1, targets = ["fc"], config = {rank = "2"}, shapes = [tensor<3x4xf32>]>]>} {
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.base = #nnx.base<root = "net", modules = [#nnx.module_desc<path = "", kind = "nnx.sequential", attributes = {keying = 1 : i32}>, #nnx.module_desc<path = "fc", kind = "nnx.linear", attributes = {weight = tensor<3x4xf32>}>]>, nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 1, operations = [#nnx.recipe_op<id = "low_rank", version = 1, targets = ["fc"], config = {rank = "2"}, shapes = [tensor<3x4xf32>]>]>} {
   nnx.sequential @net keying = named {
     nnx.linear @fc {weight = dense<1.0> : tensor<3x4xf32>}
   }
@@ -40,7 +40,7 @@ nnx.model @m inputs(tensor<?x4xf32>) attributes {base = #nnx.base<root = "net", 
 // -----
 
 // expected-error @+1 {{nnx-rebuild: operation 0 ('lora'), target 'fc': was recorded with weight 'tensor<5x4xf32>', the replay finds 'tensor<3x4xf32>'}}
-nnx.model @m inputs(tensor<?x4xf32>) attributes {base = #nnx.base<root = "net", modules = [#nnx.module_desc<path = "", kind = "nnx.sequential", attributes = {keying = 1 : i32}>, #nnx.module_desc<path = "fc", kind = "nnx.linear", attributes = {weight = tensor<3x4xf32>}>]>, recipe = #nnx.recipe<materialization = in_place, materialized = 1, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc"], config = {r = 1 : i64, alpha = 1.0 : f64}, shapes = [tensor<5x4xf32>]>]>} {
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.base = #nnx.base<root = "net", modules = [#nnx.module_desc<path = "", kind = "nnx.sequential", attributes = {keying = 1 : i32}>, #nnx.module_desc<path = "fc", kind = "nnx.linear", attributes = {weight = tensor<3x4xf32>}>]>, nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 1, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc"], config = {r = 1 : i64, alpha = 1.0 : f64}, shapes = [tensor<5x4xf32>]>]>} {
   nnx.sequential @net keying = named {
     nnx.lora @fc {alpha = 1.0 : f64, weight = dense<1.0> : tensor<5x4xf32>, lora_A = dense<1.0> : tensor<1x4xf32>, lora_B = dense<0.0> : tensor<5x1xf32>, requires_grad = {weight = false}}
   }
@@ -49,7 +49,7 @@ nnx.model @m inputs(tensor<?x4xf32>) attributes {base = #nnx.base<root = "net", 
 // -----
 
 // LoRA weights without the recipe that made them.
-nnx.model @m inputs(tensor<?x4xf32>) attributes {base = #nnx.base<root = "net", modules = [#nnx.module_desc<path = "", kind = "nnx.sequential", attributes = {keying = 1 : i32}>, #nnx.module_desc<path = "fc", kind = "nnx.linear", attributes = {weight = tensor<3x4xf32>}>]>} {
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.base = #nnx.base<root = "net", modules = [#nnx.module_desc<path = "", kind = "nnx.sequential", attributes = {keying = 1 : i32}>, #nnx.module_desc<path = "fc", kind = "nnx.linear", attributes = {weight = tensor<3x4xf32>}>]>} {
   nnx.sequential @net keying = named {
     // expected-error @+1 {{nnx-rebuild: module 'fc' differs from base + recorded recipe: it is nnx.lora, expected nnx.linear; these weights were transformed without their recipe (materialize the recipe on the model and load into it, or keep the recipe with the checkpoint)}}
     nnx.lora @fc {alpha = 1.0 : f64, weight = dense<1.0> : tensor<3x4xf32>, lora_A = dense<1.0> : tensor<1x4xf32>, lora_B = dense<0.0> : tensor<3x1xf32>, requires_grad = {weight = false}}
@@ -59,7 +59,7 @@ nnx.model @m inputs(tensor<?x4xf32>) attributes {base = #nnx.base<root = "net", 
 // -----
 
 // Low-rank factors without their recipe (unrecorded nnx-low-rank).
-nnx.model @m inputs(tensor<?x4xf32>) attributes {base = #nnx.base<root = "net", modules = [#nnx.module_desc<path = "", kind = "nnx.sequential", attributes = {keying = 1 : i32}>, #nnx.module_desc<path = "fc", kind = "nnx.linear", attributes = {weight = tensor<3x4xf32>}>]>} {
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.base = #nnx.base<root = "net", modules = [#nnx.module_desc<path = "", kind = "nnx.sequential", attributes = {keying = 1 : i32}>, #nnx.module_desc<path = "fc", kind = "nnx.linear", attributes = {weight = tensor<3x4xf32>}>]>} {
   nnx.sequential @net keying = named {
     // expected-error @+1 {{nnx-rebuild: module 'fc' differs from base + recorded recipe: it is nnx.sequential, expected nnx.linear; these weights were transformed without their recipe}}
     nnx.sequential @fc keying = positional {

@@ -24,7 +24,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 
 // -----
 
-nnx.model @m inputs(tensor<?x4xf32>) attributes {base = #nnx.base<root = "r", modules = [#nnx.module_desc<path = "", kind = "nnx.relu", attributes = {}>]>} {
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.base = #nnx.base<root = "r", modules = [#nnx.module_desc<path = "", kind = "nnx.relu", attributes = {}>]>} {
   // expected-error @-1 {{nnx-record-base: model '@m' already records a base descriptor}}
   nnx.relu @r
 }

@@ -3,7 +3,7 @@
 // class (the forward is the class's code, not part of the descriptor).
 // RUN: nnx-opt %s --nnx-record-base | FileCheck %s
 
-// CHECK-LABEL: nnx.model @m inputs(tensor<?x4xf32>) attributes {base = #nnx.base<root = "blk", modules = [
+// CHECK-LABEL: nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.base = #nnx.base<root = "blk", modules = [
 // CHECK-SAME: #nnx.module_desc<path = "", kind = "nnx.module", attributes = {class_name = "Block", train}>,
 // CHECK-SAME: #nnx.module_desc<path = "fc", kind = "nnx.linear", attributes = {bias = tensor<3xf32>, requires_grad = {bias = false}, weight = tensor<3x4xf32>}>,
 // CHECK-SAME: #nnx.module_desc<path = "lazy", kind = "nnx.linear", attributes = {lazy, out_features = 2 : i64}>,

@@ -4,7 +4,7 @@
 // RUN: nnx-opt %s -split-input-file -verify-diagnostics --nnx-record-base --nnx-validate-recipe
 
 // A valid recipe: nothing reported, nothing changed.
-nnx.model @ok inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc"], config = {r = 2 : i64, alpha = 4.0 : f64}>]>} {
+nnx.model @ok inputs(tensor<?x4xf32>) attributes {nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc"], config = {r = 2 : i64, alpha = 4.0 : f64}>]>} {
   nnx.sequential @net keying = named {
     nnx.linear @fc {weight = dense<1.0> : tensor<3x4xf32>}
   }
@@ -14,7 +14,7 @@ nnx.model @ok inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materiali
 
 // A missing target.
 // expected-error @+1 {{nnx-validate-recipe: operation 0 ('lora'), target 'nope': names no module: no module 'nope' in the root module (path 'nope', segment 0)}}
-nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["nope"], config = {r = 1 : i64, alpha = 1.0 : f64}>]>} {
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["nope"], config = {r = 1 : i64, alpha = 1.0 : f64}>]>} {
   nnx.sequential @net keying = named {
     nnx.linear @fc {weight = dense<1.0> : tensor<3x4xf32>}
   }
@@ -23,7 +23,7 @@ nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materializ
 // -----
 
 // A target that is not exactly a Linear.
-nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "low_rank", version = 1, targets = ["act"], config = {rank = 1 : i64}>]>} {
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "low_rank", version = 1, targets = ["act"], config = {rank = 1 : i64}>]>} {
   nnx.sequential @net keying = named {
     nnx.linear @fc {weight = dense<1.0> : tensor<4x4xf32>}
     // expected-error @+1 {{nnx-validate-recipe: operation 0 ('low_rank'), target 'act': is not exactly a Linear: it is 'nnx.relu'}}
@@ -34,7 +34,7 @@ nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materializ
 // -----
 
 // A target registered under more than one name.
-nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc"], config = {r = 1 : i64, alpha = 1.0 : f64}>]>} {
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc"], config = {r = 1 : i64, alpha = 1.0 : f64}>]>} {
   nnx.sequential @net keying = named {
     // expected-error @+1 {{nnx-validate-recipe: operation 0 ('lora'), target 'fc': is registered under more than one name}}
     nnx.linear @fc {weight = dense<1.0> : tensor<4x4xf32>}
@@ -47,7 +47,7 @@ nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materializ
 
 // Two targets of one operation that are the same.
 // expected-error @+1 {{nnx-validate-recipe: operation 0 ('lora'), target 'fc': is listed twice}}
-nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc", "fc"], config = {r = 1 : i64, alpha = 1.0 : f64}>]>} {
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc", "fc"], config = {r = 1 : i64, alpha = 1.0 : f64}>]>} {
   nnx.sequential @net keying = named {
     nnx.linear @fc {weight = dense<1.0> : tensor<3x4xf32>}
   }
@@ -57,7 +57,7 @@ nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materializ
 
 // Two targets of one operation that are nested.
 // expected-error @+1 {{nnx-validate-recipe: operation 0 ('lora'), target 'blk.fc': and target 'blk' are nested}}
-nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["blk", "blk.fc"], config = {r = 1 : i64, alpha = 1.0 : f64}>]>} {
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["blk", "blk.fc"], config = {r = 1 : i64, alpha = 1.0 : f64}>]>} {
   nnx.sequential @net keying = named {
     // expected-error @+1 {{nnx-validate-recipe: operation 0 ('lora'), target 'blk': is not exactly a Linear: it is 'nnx.sequential'}}
     nnx.sequential @blk keying = named {
@@ -70,7 +70,7 @@ nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materializ
 
 // A target inside a subtree another operation transforms.
 // expected-error @+1 {{nnx-validate-recipe: operation 1 ('low_rank'), target 'fc': is inside the subtree 'fc' that operation 0 transforms}}
-nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc"], config = {r = 1 : i64, alpha = 1.0 : f64}>, #nnx.recipe_op<id = "low_rank", version = 1, targets = ["fc"], config = {rank = 1 : i64}>]>} {
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc"], config = {r = 1 : i64, alpha = 1.0 : f64}>, #nnx.recipe_op<id = "low_rank", version = 1, targets = ["fc"], config = {rank = 1 : i64}>]>} {
   nnx.sequential @net keying = named {
     nnx.linear @fc {weight = dense<1.0> : tensor<3x4xf32>}
   }
@@ -79,7 +79,7 @@ nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materializ
 // -----
 
 // A rank above min(in, out), for both operations.
-nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["a"], config = {r = 4 : i64, alpha = 1.0 : f64}>, #nnx.recipe_op<id = "low_rank", version = 1, targets = ["b"], config = {rank = 3 : i64}>]>} {
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["a"], config = {r = 4 : i64, alpha = 1.0 : f64}>, #nnx.recipe_op<id = "low_rank", version = 1, targets = ["b"], config = {rank = 3 : i64}>]>} {
   nnx.sequential @net keying = named {
     // expected-error @+1 {{nnx-validate-recipe: operation 0 ('lora'), target 'a': option r=4 is above min(in, out) = 3 of its 3x4 weight}}
     nnx.linear @a {weight = dense<1.0> : tensor<3x4xf32>}
@@ -92,7 +92,7 @@ nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materializ
 
 // An unknown operation.
 // expected-error @+1 {{nnx-validate-recipe: operation 0 ('prune'): unknown operation 'prune' (known: lora, low_rank)}}
-nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "prune", version = 1, targets = ["fc"], config = {}>]>} {
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "prune", version = 1, targets = ["fc"], config = {}>]>} {
   nnx.sequential @net keying = named {
     nnx.linear @fc {weight = dense<1.0> : tensor<3x4xf32>}
   }
@@ -102,7 +102,7 @@ nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materializ
 
 // An unknown version.
 // expected-error @+1 {{nnx-validate-recipe: operation 0 ('lora'): unknown version 2 of 'lora' (known: 1)}}
-nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 2, targets = ["fc"], config = {r = 1 : i64, alpha = 1.0 : f64}>]>} {
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 2, targets = ["fc"], config = {r = 1 : i64, alpha = 1.0 : f64}>]>} {
   nnx.sequential @net keying = named {
     nnx.linear @fc {weight = dense<1.0> : tensor<3x4xf32>}
   }
@@ -112,7 +112,7 @@ nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materializ
 
 // Glob characters.
 // expected-error @+1 {{nnx-validate-recipe: operation 0 ('lora'), target 'blk.*': contains the glob character '*' (targets are explicit dotted paths)}}
-nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["blk.*"], config = {r = 1 : i64, alpha = 1.0 : f64}>]>} {
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["blk.*"], config = {r = 1 : i64, alpha = 1.0 : f64}>]>} {
   nnx.sequential @net keying = named {
     nnx.linear @fc {weight = dense<1.0> : tensor<3x4xf32>}
   }
@@ -122,7 +122,7 @@ nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materializ
 
 // An empty path segment.
 // expected-error @+1 {{nnx-validate-recipe: operation 0 ('lora'), target 'blk..fc': has an empty path segment (targets are explicit dotted paths)}}
-nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["blk..fc"], config = {r = 1 : i64, alpha = 1.0 : f64}>]>} {
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["blk..fc"], config = {r = 1 : i64, alpha = 1.0 : f64}>]>} {
   nnx.sequential @net keying = named {
     nnx.linear @fc {weight = dense<1.0> : tensor<3x4xf32>}
   }
@@ -132,7 +132,7 @@ nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materializ
 
 // A target that is not a string.
 // expected-error @+1 {{nnx-validate-recipe: operation 0 ('lora'): target 0 is not a string: 3 : i64}}
-nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = [3], config = {r = 1 : i64, alpha = 1.0 : f64}>]>} {
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = [3], config = {r = 1 : i64, alpha = 1.0 : f64}>]>} {
   nnx.sequential @net keying = named {
     nnx.linear @fc {weight = dense<1.0> : tensor<3x4xf32>}
   }
@@ -142,7 +142,7 @@ nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materializ
 
 // Malformed options.
 // expected-error @+1 {{nnx-validate-recipe: operation 0 ('lora'): malformed options: option 'r' must be a positive integer, got 0 : i64}}
-nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc"], config = {r = 0 : i64, alpha = 1.0 : f64}>]>} {
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc"], config = {r = 0 : i64, alpha = 1.0 : f64}>]>} {
   nnx.sequential @net keying = named {
     nnx.linear @fc {weight = dense<1.0> : tensor<3x4xf32>}
   }
@@ -151,7 +151,7 @@ nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materializ
 // -----
 
 // An uninitialised lazy target.
-nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc"], config = {r = 1 : i64, alpha = 1.0 : f64}>]>} {
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc"], config = {r = 1 : i64, alpha = 1.0 : f64}>]>} {
   nnx.sequential @net keying = named {
     // expected-error @+1 {{nnx-validate-recipe: operation 0 ('lora'), target 'fc': was an uninitialized lazy Linear when the model was built, and a rebuild starts lazy again (use the surgery passes directly)}}
     nnx.linear @fc {lazy, out_features = 3 : i64}
@@ -161,7 +161,7 @@ nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materializ
 // -----
 
 // A replay onto a target whose shape differs from the recorded one.
-nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc"], config = {r = 1 : i64, alpha = 1.0 : f64}, shapes = [tensor<3x4xf32>]>]>} {
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc"], config = {r = 1 : i64, alpha = 1.0 : f64}, shapes = [tensor<3x4xf32>]>]>} {
   nnx.sequential @net keying = named {
     // expected-error @+1 {{nnx-validate-recipe: operation 0 ('lora'), target 'fc': has weight 'tensor<5x4xf32>', but the recipe recorded 'tensor<3x4xf32>' for it (a replay onto a resized target)}}
     nnx.linear @fc {weight = dense<1.0> : tensor<5x4xf32>}
@@ -174,7 +174,7 @@ nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materializ
 // expected-error @+3 {{nnx-validate-recipe: operation 0 ('lora'), target 'nope': names no module}}
 // expected-error @+2 {{nnx-validate-recipe: operation 1 ('lora'): unknown version 7 of 'lora'}}
 // expected-error @+1 {{nnx-validate-recipe: operation 2 ('low_rank'), target 'a?': contains the glob character '?'}}
-nnx.model @m inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["nope", "a"], config = {r = 9 : i64, alpha = 1.0 : f64}>, #nnx.recipe_op<id = "lora", version = 7, targets = ["a"], config = {r = 1 : i64, alpha = 1.0 : f64}>, #nnx.recipe_op<id = "low_rank", version = 1, targets = ["a?"], config = {rank = 1 : i64}>]>} {
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["nope", "a"], config = {r = 9 : i64, alpha = 1.0 : f64}>, #nnx.recipe_op<id = "lora", version = 7, targets = ["a"], config = {r = 1 : i64, alpha = 1.0 : f64}>, #nnx.recipe_op<id = "low_rank", version = 1, targets = ["a?"], config = {rank = 1 : i64}>]>} {
   nnx.sequential @net keying = named {
     // expected-error @+1 {{nnx-validate-recipe: operation 0 ('lora'), target 'a': option r=9 is above min(in, out) = 3}}
     nnx.linear @a {weight = dense<1.0> : tensor<3x4xf32>}

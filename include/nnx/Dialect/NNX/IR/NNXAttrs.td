@@ -153,7 +153,7 @@ def NNX_RecipeAttr : AttrDef<NNX_Dialect, "Recipe"> {
   let mnemonic = "recipe";
   let summary = "The ordered transform operations recorded on a model";
   let description = [{
-    The `recipe` of an `nnx.model`: ordered `#nnx.recipe_op`s. The first
+    The `nnx.recipe` of an `nnx.model`: ordered `#nnx.recipe_op`s. The first
     `materialized` of them have been applied (by `nnx-materialize-recipe`)
     and are part of the model's topology; the rest are pending.
     `materialization` says what the pending operations transform: the given
@@ -162,7 +162,7 @@ def NNX_RecipeAttr : AttrDef<NNX_Dialect, "Recipe"> {
 
     ```mlir
     nnx.model @m inputs(tensor<?x4xf32>) attributes {
-        recipe = #nnx.recipe<materialization = in_place, materialized = 0,
+        nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 0,
                              operations = [#nnx.recipe_op<id = "lora", version = 1,
                                targets = ["fc"], config = {alpha = 8.0 : f64, r = 2 : i64}>]>}
     ```
@@ -198,7 +198,7 @@ def NNX_BaseDescriptorAttr : AttrDef<NNX_Dialect, "BaseDescriptor"> {
   let mnemonic = "base";
   let summary = "The structure of a model before any recipe (no weights)";
   let description = [{
-    The `base` of an `nnx.model`, recorded by `nnx-record-base`: the root
+    The `nnx.base` of an `nnx.model`, recorded by `nnx-record-base`: the root
     module's key and every module of the tree in pre-order (registration
     order), as `#nnx.module_desc`.
     Aliases are recorded as modules of kind `nnx.alias` with their target.

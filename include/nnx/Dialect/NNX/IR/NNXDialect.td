@@ -51,7 +51,11 @@ def NNX_Dialect : Dialect {
     // On a forward whose schedule wants parameters in another layout: the
     // permutation of the stored tensor each parameter argument holds, by
     // parameter name (the runner permutes once when it binds the weights).
-    "::mlir::DictionaryAttr":$parameter_layouts
+    "::mlir::DictionaryAttr":$parameter_layouts,
+    // On an nnx.model: its base descriptor (#nnx.base) and its recipe
+    // (#nnx.recipe), docs/Recipes.md.
+    "::mlir::Attribute":$base,
+    "::mlir::Attribute":$recipe
   );
   let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{

@@ -104,10 +104,12 @@ def NNX_ModelOp : NNX_Op<"model", [
 
     `descriptor` optionally records the built-in net the model was built from.
 
-    `base` (`#nnx.base`, recorded by `nnx-record-base`) is the structure
-    before any recipe (module tree, tensor types, flags; no weights), and
-    `recipe` (`#nnx.recipe`) the recorded transform operations
-    (docs/Recipes.md).
+    The dialect's discardable `nnx.base` (`#nnx.base`, recorded by
+    `nnx-record-base`) is the structure before any recipe (module tree,
+    tensor types, flags; no weights), and `nnx.recipe` (`#nnx.recipe`) the
+    recorded transform operations (docs/Recipes.md). They are discardable
+    attributes, not properties, so bytecode written before recipes existed
+    still reads.
 
     `weights` names the safetensors file the model's `#nnx.external` tensors
     are read from. A relative path is relative to the directory of the file
@@ -127,9 +129,7 @@ def NNX_ModelOp : NNX_Op<"model", [
   let arguments = (ins SymbolNameAttr:$sym_name,
                        TypeArrayAttr:$inputs,
                        OptionalAttr<DictionaryAttr>:$descriptor,
-                       OptionalAttr<StrAttr>:$weights,
-                       OptionalAttr<NNX_BaseDescriptorAttr>:$base,
-                       OptionalAttr<NNX_RecipeAttr>:$recipe);
+                       OptionalAttr<StrAttr>:$weights);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `inputs` `(` custom<TypeList>($inputs) `)` attr-dict-with-keyword $body
@@ -140,6 +140,11 @@ def NNX_ModelOp : NNX_Op<"model", [
     ModuleOpInterface getRootModule();
     /// The input types as a vector.
     ::llvm::SmallVector<::mlir::Type> getInputTypes();
+    /// The discardable `nnx.base` / `nnx.recipe` (docs/Recipes.md), or null.
+    BaseDescriptorAttr getBaseAttr();
+    void setBaseAttr(BaseDescriptorAttr base);
+    RecipeAttr getRecipeAttr();
+    void setRecipeAttr(RecipeAttr recipe);
   }];
 }
 

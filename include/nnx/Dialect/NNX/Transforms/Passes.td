@@ -280,7 +280,7 @@ def NNXExpandEmbeddingPass : Pass<"nnx-expand-embedding", "::mlir::nnx::ModelOp"
 def NNXRecordBasePass : Pass<"nnx-record-base", "::mlir::nnx::ModelOp"> {
   let summary = "Record a model's structure as its base descriptor";
   let description = [{
-    Sets the model's `base` to a `#nnx.base`: the root module's key and every
+    Sets the model's `nnx.base` to a `#nnx.base`: the root module's key and every
     module of the tree in pre-order, each with its attributes and its
     tensors' types (no weights). Recipes need it: it is what
     `nnx-materialize-recipe` (fresh) and `nnx-rebuild` build from, and what
@@ -292,7 +292,7 @@ def NNXRecordBasePass : Pass<"nnx-record-base", "::mlir::nnx::ModelOp"> {
     without a class). Use the surgery passes directly on such models.
 
     ```mlir
-    nnx.model @m inputs(tensor<?x4xf32>) attributes {base = #nnx.base<root = "net",
+    nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.base = #nnx.base<root = "net",
         modules = [#nnx.module_desc<path = "", kind = "nnx.sequential", attributes = {keying = 1 : i32}>,
                    #nnx.module_desc<path = "fc", kind = "nnx.linear", attributes = {weight = tensor<8x4xf32>}>]>} {
     ```
@@ -353,7 +353,7 @@ def NNXMaterializeRecipePass
 
     Before (`--nnx-materialize-recipe`):
     ```mlir
-    nnx.model @m inputs(tensor<?x2xf32>) attributes {base = ..., recipe = #nnx.recipe<
+    nnx.model @m inputs(tensor<?x2xf32>) attributes {nnx.base = ..., nnx.recipe = #nnx.recipe<
         materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<
           id = "lora", version = 1, targets = ["fc"], config = {alpha = 2.0 : f64, r = 1 : i64}>]>} {
       nnx.linear @fc {weight = dense<1.0> : tensor<3x2xf32>}
@@ -361,7 +361,7 @@ def NNXMaterializeRecipePass
     ```
     After:
     ```mlir
-    nnx.model @m inputs(tensor<?x2xf32>) attributes {base = ..., recipe = #nnx.recipe<
+    nnx.model @m inputs(tensor<?x2xf32>) attributes {nnx.base = ..., nnx.recipe = #nnx.recipe<
         materialization = in_place, materialized = 1, operations = [#nnx.recipe_op<
           id = "lora", version = 1, targets = ["fc"], config = {alpha = 2.0 : f64, r = 1 : i64},
           shapes = [tensor<3x2xf32>]>]>} {

@@ -1,5 +1,5 @@
 // The MLP of mlp.mlir with a LoRA-only recipe (both Linears, one operation).
-nnx.model @mlp inputs(tensor<?x6xf32>) attributes {recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc1", "fc2"], config = {r = 2 : i64, alpha = 4.0 : f64}>]>} {
+nnx.model @mlp inputs(tensor<?x6xf32>) attributes {nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc1", "fc2"], config = {r = 2 : i64, alpha = 4.0 : f64}>]>} {
   nnx.sequential @net keying = named {
     nnx.linear @fc1 {weight = dense<[[ 0.0236432496458292  ,  0.9009273648262024  , -0.7116807699203491  ,  0.8972988724708557  , -0.37633708119392395 , -0.15334710478782654 ],
  [ 0.6554051637649536  , -0.18160173296928406 ,  0.09918737411499023 , -0.944881796836853   ,  0.507026195526123   ,  0.07628662884235382 ],

@@ -216,7 +216,7 @@ def check_lowrank(t, model, target, rank, rng):
     with_recipe = t.path("with_recipe")
     with open(with_recipe, "w") as f:
         f.write(re.sub(r"(nnx\.model @\S+ inputs\([^)]*\))",
-                       r"\1 attributes {recipe = %s}" % recipe, text,
+                       r"\1 attributes {nnx.recipe = %s}" % recipe, text,
                        count=1))
     via = t.opt_to(with_recipe,
                    ["--nnx-record-base", "--nnx-materialize-recipe"], "via")

@@ -1,5 +1,5 @@
 // LoRA on attention projections inside custom modules.
-nnx.model @gpt inputs(tensor<?x4xf32>) attributes {recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["transformer.h.0.attn.q_proj", "transformer.h.0.attn.v_proj"], config = {r = 2 : i64, alpha = 16.0 : f64}>]>} {
+nnx.model @gpt inputs(tensor<?x4xf32>) attributes {nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["transformer.h.0.attn.q_proj", "transformer.h.0.attn.v_proj"], config = {r = 2 : i64, alpha = 16.0 : f64}>]>} {
   nnx.module @model class = "GPT" {
     nnx.module @transformer class = "Transformer" {
       nnx.module_list @h {
