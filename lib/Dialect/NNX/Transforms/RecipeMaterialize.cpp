@@ -58,6 +58,13 @@ LogicalResult mlir::nnx::recordBase(ModelOp model) {
   if (model.getBaseAttr())
     return model.emitError() << pass << ": model '@" << model.getSymName()
                              << "' already records a base descriptor";
+  if (RecipeAttr recipe = model.getRecipeAttr();
+      recipe && recipe.getMaterialized() > 0)
+    return model.emitError()
+           << pass << ": model '@" << model.getSymName() << "' has "
+           << recipe.getMaterialized()
+           << " materialized recipe operations: its tree is no longer the "
+              "base";
   ModuleOpInterface root = model.getRootModule();
   if (!root)
     return model.emitError() << pass << ": model has no root module";
@@ -112,7 +119,8 @@ static FailureOr<RecipeAttr> applyOperations(ModelOp model, RecipeAttr recipe,
     std::string why;
     FailureOr<OpOptions> options = readOptions(op, why);
     if (failed(options))
-      return model.emitError() << "operation " << i << ": " << why;
+      return model.emitError()
+             << "nnx-materialize-recipe: operation " << i << ": " << why;
     SmallVector<Attribute> shapes;
     for (Attribute t : op.getTargets()) {
       StringRef path = cast<StringAttr>(t).getValue();

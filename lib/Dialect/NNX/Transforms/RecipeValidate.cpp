@@ -70,7 +70,7 @@ private:
 
 /// `a` is `b` or a module inside it.
 static bool within(StringRef a, StringRef b) {
-  return a == b || b.empty() || (a.starts_with(b) && a[b.size()] == '.');
+  return a == b || (a.starts_with(b) && a[b.size()] == '.');
 }
 
 void RecipeChecker::checkSyntax(int64_t index, RecipeOpAttr op,

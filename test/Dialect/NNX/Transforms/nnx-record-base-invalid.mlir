@@ -28,3 +28,11 @@ nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.base = #nnx.base<root = "r"
   // expected-error @-1 {{nnx-record-base: model '@m' already records a base descriptor}}
   nnx.relu @r
 }
+
+// -----
+
+// A tree that recipe operations already transformed is not a base.
+// expected-error @+1 {{nnx-record-base: model '@m' has 1 materialized recipe operations: its tree is no longer the base}}
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 1, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["r"], config = {r = 1 : i64, alpha = 1.0 : f64}, shapes = [tensor<4x4xf32>]>]>} {
+  nnx.relu @r
+}
