@@ -74,3 +74,14 @@ nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.base = #nnx.base<root = "ne
     nnx.linear @fc {weight = dense<1.0> : tensor<9x4xf32>}
   }
 }
+
+// -----
+
+// A subclass of Linear is not exactly a Linear (its base records the
+// subclass, so the tree itself is unchanged).
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.base = #nnx.base<root = "net", modules = [#nnx.module_desc<path = "", kind = "nnx.sequential", attributes = {keying = 1 : i32}>, #nnx.module_desc<path = "fc", kind = "nnx.linear", attributes = {subclass = "FakeQuantLinear", weight = tensor<3x4xf32>}>]>, nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc"], config = {r = 1 : i64, alpha = 1.0 : f64}>]>} {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{nnx-validate-recipe: operation 0 ('lora'), target 'fc': is not exactly a Linear: it is a subclass 'FakeQuantLinear' of nnx.linear}}
+    nnx.linear @fc {weight = dense<1.0> : tensor<3x4xf32>, subclass = "FakeQuantLinear"}
+  }
+}
