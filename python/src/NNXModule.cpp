@@ -388,6 +388,36 @@ PYBIND11_MODULE(_nnx, m) {
            "'builtin.module(...)'); on success the result replaces the model "
            "and its printed IR is returned, on failure nnx._nnx.Error carries "
            "the diagnostics and the model is unchanged.")
+      .def(
+          "record_base",
+          [](Model &m) {
+            return m.runPipeline("builtin.module(nnx.model(nnx-record-base))");
+          },
+          "Records every model's structure as its base descriptor "
+          "(nnx-record-base).")
+      .def(
+          "validate_recipe",
+          [](Model &m) {
+            m.runPipeline("builtin.module(nnx.model(nnx-validate-recipe))");
+          },
+          "Checks every model's recipe (nnx-validate-recipe); mutates "
+          "nothing. Raises nnx._nnx.Error listing every problem.")
+      .def(
+          "materialize_recipe",
+          [](Model &m, uint64_t seed) {
+            return m.runPipeline("builtin.module(nnx-materialize-recipe{seed=" +
+                                 std::to_string(seed) + "})");
+          },
+          py::arg("seed") = 0,
+          "Validates and applies every model's pending recipe operations "
+          "(nnx-materialize-recipe), all or nothing; returns the IR.")
+      .def(
+          "rebuild",
+          [](Model &m) {
+            return m.runPipeline("builtin.module(nnx.model(nnx-rebuild))");
+          },
+          "Rebuilds every model from base descriptor + recorded recipe and "
+          "loads its tensors (nnx-rebuild); returns the IR.")
       .def("verify", &Model::verify, "Runs the verifiers; raises on failure.")
       .def("__str__", &Model::str);
 

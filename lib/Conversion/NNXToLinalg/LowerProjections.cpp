@@ -1,10 +1,11 @@
-//===- LowerProjections.cpp - nnx.linear, nnx.embedding ---------*- C++ -*-===//
+//===- LowerProjections.cpp - linear, lora, embedding -----------*- C++ -*-===//
 //
 // The layers that map their input to a new feature space: Linear as a
 // `linalg.matmul` of x (M x K) by the weight as stored (N x K: the matmul's
 // indexing maps read it transposed; the CPU schedule picks the layout it
 // wants) with the bias as the accumulator's initial value,
-// Embedding as a gather from its table.
+// LoRA as three such projections and a scaled sum, Embedding as a gather
+// from its table.
 //
 //===----------------------------------------------------------------------===//
 #include "nnx/Conversion/NNXToLinalg/LayerLowering.h"
@@ -32,19 +33,16 @@ NamedAttribute linalgMatmulTransposedB(OpBuilder &b) {
                         b.getArrayAttr({map(m, k), map(n, k), map(m, n)}));
 }
 
-/// The accumulator of sizes `outSizes` (features last): the bias broadcast
-/// over the leading dims, or zeros.
-FailureOr<Value> emitLinearInit(LayerEmitter &e, LinearOp op, Type elt,
-                                ArrayRef<OpFoldResult> outSizes) {
-  FailureOr<Value> bias = e.getOptionalTensor(op, "bias");
-  if (failed(bias))
-    return failure();
-  if (!*bias)
+/// The accumulator of sizes `outSizes` (features last): `bias` broadcast
+/// over the leading dims, or zeros when it is null.
+Value emitProjectionInit(LayerEmitter &e, Value bias, Type elt,
+                         ArrayRef<OpFoldResult> outSizes) {
+  if (!bias)
     return e.filled(outSizes, elt, 0.0);
   unsigned rank = outSizes.size();
   SmallVector<bool> featuresOnly(rank, false);
   featuresOnly.back() = true;
-  return e.generic(*bias, {e.keptDims(rank, featuresOnly)},
+  return e.generic(bias, {e.keptDims(rank, featuresOnly)},
                    e.empty(outSizes, elt),
                    e.getBuilder().getMultiDimIdentityMap(rank),
                    SmallVector<IT>(rank, IT::parallel),
@@ -78,66 +76,111 @@ Value reshapeLeading(OpBuilder &b, Location loc, Value x, RankedTensorType type,
   return tensor::ReshapeOp::create(b, loc, type, x, shape);
 }
 
+/// `x W^T + bias` over the last dim of `x` (rank >= 2), `w` stored out x in
+/// as a Linear's weight, `bias` null for none. Rank > 2: the leading dims are
+/// folded into one and back, so every projection is one 2-D
+/// `linalg.matmul` (the contraction the CPU schedule tiles).
+FailureOr<Value> emitProjection(LayerEmitter &e, Operation *layer, Value x,
+                                Value w, Value bias) {
+  OpBuilder &b = e.getBuilder();
+  Location loc = e.getLoc();
+  auto xt = cast<RankedTensorType>(x.getType());
+  int64_t rank = xt.getRank();
+  int64_t out = cast<RankedTensorType>(w.getType()).getDimSize(0);
+  if (rank < 2)
+    return LayerEmitter::emitModuleError(layer)
+           << "needs an input of rank >= 2 (batch, ..., features), got "
+           << x.getType();
+  SmallVector<ReassociationIndices> reassoc;
+  SmallVector<OpFoldResult> inSizes = e.sizesOf(x);
+  Value x2 = x;
+  if (rank > 2) {
+    ReassociationIndices lead;
+    for (int64_t d = 0; d + 1 < rank; ++d)
+      lead.push_back(d);
+    reassoc = {lead, {rank - 1}};
+    int64_t rows = 1;
+    for (int64_t d : xt.getShape().drop_back())
+      rows = ShapedType::isDynamic(d) || ShapedType::isDynamic(rows)
+                 ? ShapedType::kDynamic
+                 : rows * d;
+    auto flat = RankedTensorType::get({rows, xt.getShape().back()},
+                                      xt.getElementType());
+    OpFoldResult rowSize = b.getIndexAttr(rows);
+    if (ShapedType::isDynamic(rows)) {
+      Value n = getValueOrCreateConstantIndexOp(b, loc, inSizes[0]);
+      for (int64_t d = 1; d + 1 < rank; ++d)
+        n = arith::MulIOp::create(
+            b, loc, n, getValueOrCreateConstantIndexOp(b, loc, inSizes[d]));
+      rowSize = n;
+    }
+    x2 = reshapeLeading(b, loc, x, flat, reassoc, {rowSize, inSizes.back()});
+  }
+  SmallVector<OpFoldResult> outSizes{tensor::getMixedSize(b, loc, x2, 0),
+                                     b.getIndexAttr(out)};
+  Value init = emitProjectionInit(e, bias, xt.getElementType(), outSizes);
+  Value y = linalg::MatmulOp::create(b, loc, TypeRange{init.getType()},
+                                     ValueRange{x2, w}, ValueRange{init},
+                                     linalgMatmulTransposedB(b))
+                .getResult(0);
+  if (rank == 2)
+    return y;
+  inSizes.back() = b.getIndexAttr(out);
+  SmallVector<int64_t> staticShape(xt.getShape());
+  staticShape.back() = out;
+  return reshapeLeading(b, loc, y, xt.clone(staticShape), reassoc, inSizes);
+}
+
 struct LinearLowering
     : public LayerLoweringOpInterface::ExternalModel<LinearLowering, LinearOp> {
   FailureOr<Value> emitForward(Operation *layer, LayerEmitter &e,
                                Value x) const {
-    auto op = cast<LinearOp>(layer);
-    OpBuilder &b = e.getBuilder();
-    Location loc = e.getLoc();
-    auto xt = cast<RankedTensorType>(x.getType());
-    int64_t rank = xt.getRank(), out = op.getOutFeaturesCount();
-    if (rank < 2)
-      return LayerEmitter::emitModuleError(op)
-             << "needs an input of rank >= 2 (batch, ..., features), got "
-             << x.getType();
-    FailureOr<Value> w = e.getTensor(op, "weight");
+    FailureOr<Value> w = e.getTensor(layer, "weight");
     if (failed(w))
       return failure();
-
-    // Rank > 2: fold the leading dims into one and back, so every Linear is
-    // one 2-D `linalg.matmul` (the contraction the CPU schedule tiles).
-    SmallVector<ReassociationIndices> reassoc;
-    SmallVector<OpFoldResult> inSizes = e.sizesOf(x);
-    Value x2 = x;
-    if (rank > 2) {
-      ReassociationIndices lead;
-      for (int64_t d = 0; d + 1 < rank; ++d)
-        lead.push_back(d);
-      reassoc = {lead, {rank - 1}};
-      int64_t rows = 1;
-      for (int64_t d : xt.getShape().drop_back())
-        rows = ShapedType::isDynamic(d) || ShapedType::isDynamic(rows)
-                   ? ShapedType::kDynamic
-                   : rows * d;
-      auto flat = RankedTensorType::get({rows, xt.getShape().back()},
-                                        xt.getElementType());
-      OpFoldResult rowSize = b.getIndexAttr(rows);
-      if (ShapedType::isDynamic(rows)) {
-        Value n = getValueOrCreateConstantIndexOp(b, loc, inSizes[0]);
-        for (int64_t d = 1; d + 1 < rank; ++d)
-          n = arith::MulIOp::create(
-              b, loc, n, getValueOrCreateConstantIndexOp(b, loc, inSizes[d]));
-        rowSize = n;
-      }
-      x2 = reshapeLeading(b, loc, x, flat, reassoc, {rowSize, inSizes.back()});
-    }
-    SmallVector<OpFoldResult> outSizes{tensor::getMixedSize(b, loc, x2, 0),
-                                       b.getIndexAttr(out)};
-    FailureOr<Value> init =
-        emitLinearInit(e, op, xt.getElementType(), outSizes);
-    if (failed(init))
+    FailureOr<Value> bias = e.getOptionalTensor(layer, "bias");
+    if (failed(bias))
       return failure();
-    Value y = linalg::MatmulOp::create(b, loc, TypeRange{init->getType()},
-                                       ValueRange{x2, *w}, ValueRange{*init},
-                                       linalgMatmulTransposedB(b))
-                  .getResult(0);
-    if (rank == 2)
-      return y;
-    inSizes.back() = b.getIndexAttr(out);
-    SmallVector<int64_t> staticShape(xt.getShape());
-    staticShape.back() = out;
-    return reshapeLeading(b, loc, y, xt.clone(staticShape), reassoc, inSizes);
+    return emitProjection(e, layer, x, *w, *bias);
+  }
+};
+
+/// `x W^T + b + scaling * (x A^T) B^T`: three projections and one
+/// elementwise combination (merged: the Linear's forward with the merged W).
+struct LoraLowering
+    : public LayerLoweringOpInterface::ExternalModel<LoraLowering, LoraOp> {
+  FailureOr<Value> emitForward(Operation *layer, LayerEmitter &e,
+                               Value x) const {
+    auto op = cast<LoraOp>(layer);
+    FailureOr<Value> w = e.getTensor(layer, "weight");
+    FailureOr<Value> bias = e.getOptionalTensor(layer, "bias");
+    if (failed(w) || failed(bias))
+      return failure();
+    FailureOr<Value> base = emitProjection(e, layer, x, *w, *bias);
+    if (failed(base) || op.getMerged())
+      return base;
+    FailureOr<Value> a = e.getTensor(layer, "lora_A");
+    FailureOr<Value> bt = e.getTensor(layer, "lora_B");
+    if (failed(a) || failed(bt))
+      return failure();
+    FailureOr<Value> down = emitProjection(e, layer, x, *a, Value());
+    if (failed(down))
+      return failure();
+    FailureOr<Value> up = emitProjection(e, layer, *down, *bt, Value());
+    if (failed(up))
+      return failure();
+    unsigned rank = cast<RankedTensorType>(base->getType()).getRank();
+    AffineMap id = e.getBuilder().getMultiDimIdentityMap(rank);
+    Type elt = getElementTypeOrSelf(base->getType());
+    double scaling = op.getScaling();
+    return e.generic(ValueRange{*base, *up}, {id, id},
+                     e.empty(e.sizesOf(*base), elt), id,
+                     SmallVector<IT>(rank, IT::parallel),
+                     [&](OpBuilder &nb, Location l, ValueRange v) -> Value {
+                       Value s = LayerEmitter::scalar(nb, l, elt, scaling);
+                       Value d = arith::MulFOp::create(nb, l, s, v[1]);
+                       return arith::AddFOp::create(nb, l, v[0], d);
+                     });
   }
 };
 
@@ -188,6 +231,7 @@ struct EmbeddingLowering
 void mlir::nnx::registerProjectionLowerings(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, NNXDialect *) {
     LinearOp::attachInterface<LinearLowering>(*ctx);
+    LoraOp::attachInterface<LoraLowering>(*ctx);
     EmbeddingOp::attachInterface<EmbeddingLowering>(*ctx);
   });
 }

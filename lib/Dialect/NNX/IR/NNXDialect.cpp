@@ -55,6 +55,71 @@ ExternalTensorAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Recipes
+//===----------------------------------------------------------------------===//
+
+// Targets and config are kept as written (nnx-validate-recipe names each
+// malformed entry); the verifiers check only what makes the attribute
+// unusable as data.
+LogicalResult RecipeOpAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   StringAttr id, int64_t, ArrayAttr targets,
+                                   DictionaryAttr config, ArrayAttr shapes) {
+  if (!id || !targets || !config)
+    return emitError() << "a recipe operation needs an id, targets and config";
+  if (!shapes)
+    return success();
+  if (shapes.size() != targets.size())
+    return emitError() << "recipe operation '" << id.getValue() << "' records "
+                       << shapes.size() << " shapes for " << targets.size()
+                       << " targets";
+  for (Attribute shape : shapes) {
+    auto type = dyn_cast<TypeAttr>(shape);
+    if (!type || !isa<RankedTensorType>(type.getValue()))
+      return emitError() << "recipe operation '" << id.getValue()
+                         << "' records a shape that is not a tensor type: "
+                         << shape;
+  }
+  return success();
+}
+
+LogicalResult RecipeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 Materialization, int64_t materialized,
+                                 ArrayAttr operations) {
+  if (!operations)
+    return emitError() << "a recipe needs a list of operations";
+  for (auto [i, op] : llvm::enumerate(operations))
+    if (!isa<RecipeOpAttr>(op))
+      return emitError() << "recipe operation " << i
+                         << " is not an #nnx.recipe_op: " << op;
+  if (materialized < 0 || materialized > (int64_t)operations.size())
+    return emitError() << "a recipe of " << operations.size()
+                       << " operations cannot have " << materialized
+                       << " materialized";
+  for (auto [i, op] : llvm::enumerate(operations))
+    if ((int64_t)i < materialized && !cast<RecipeOpAttr>(op).getShapes())
+      return emitError() << "materialized recipe operation " << i
+                         << " records no target shapes";
+  return success();
+}
+
+LogicalResult
+BaseDescriptorAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                           StringAttr root, ArrayAttr modules) {
+  if (!root || root.getValue().empty())
+    return emitError() << "a base descriptor needs the root module's key";
+  if (!modules || modules.empty())
+    return emitError() << "a base descriptor needs at least the root module";
+  for (auto [i, m] : llvm::enumerate(modules))
+    if (!isa<ModuleDescAttr>(m))
+      return emitError() << "base descriptor entry " << i
+                         << " is not an #nnx.module_desc: " << m;
+  if (!cast<ModuleDescAttr>(modules[0]).getPath().getValue().empty())
+    return emitError() << "the first base descriptor entry must be the root "
+                          "module (path \"\")";
+  return success();
+}
+
 /// `attr` is an array whose elements are all `T`; else an error naming
 /// `what` the elements must be.
 template <typename T>
@@ -148,6 +213,17 @@ LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
     return verifyInPlace(op, attr);
   if (name == kIndexChecksAttrName)
     return verifyIndexChecks(op, attr);
+  if (name == kBaseAttrName || name == kRecipeAttrName) {
+    bool right = name == kBaseAttrName
+                     ? isa<BaseDescriptorAttr>(attr.getValue())
+                     : isa<RecipeAttr>(attr.getValue());
+    if (!isa<ModelOp>(op) || !right)
+      return op->emitOpError()
+             << "'" << name << "' must be "
+             << (name == kBaseAttrName ? "an #nnx.base" : "an #nnx.recipe")
+             << " on an 'nnx.model'";
+    return success();
+  }
   if (name == kSourceAttrName || name == kWeightsAttrName) {
     if (!isa<StringAttr>(attr.getValue()))
       return op->emitOpError() << "'" << name << "' must be a string";
@@ -159,5 +235,6 @@ LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
                               "nnx.in_place, nnx.read_probes, "
                               "nnx.write_probes, nnx.parameters, "
                               "nnx.parameter_names, nnx.weights, "
-                              "nnx.parameter_layouts, nnx.index_checks)";
+                              "nnx.parameter_layouts, nnx.index_checks, nnx.base, "
+                              "nnx.recipe)";
 }

@@ -11,6 +11,8 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::nnx;
 
@@ -243,6 +245,22 @@ static void printTypeList(OpAsmPrinter &p, Operation *, ArrayAttr types) {
   llvm::interleaveComma(types, p, [&](Attribute a) {
     p.printType(cast<TypeAttr>(a).getValue());
   });
+}
+
+BaseDescriptorAttr ModelOp::getBaseAttr() {
+  return (*this)->getAttrOfType<BaseDescriptorAttr>(kBaseAttrName);
+}
+
+void ModelOp::setBaseAttr(BaseDescriptorAttr base) {
+  (*this)->setAttr(kBaseAttrName, base);
+}
+
+RecipeAttr ModelOp::getRecipeAttr() {
+  return (*this)->getAttrOfType<RecipeAttr>(kRecipeAttrName);
+}
+
+void ModelOp::setRecipeAttr(RecipeAttr recipe) {
+  (*this)->setAttr(kRecipeAttrName, recipe);
 }
 
 ModuleOpInterface ModelOp::getRootModule() {
@@ -698,6 +716,43 @@ LogicalResult LinearOp::verify() {
   return verifySameElementType(*this, {w, getBiasAttr()});
 }
 
+int64_t LoraOp::getInFeatures() {
+  return cast<ShapedType>(getWeight().getType()).getDimSize(1);
+}
+
+int64_t LoraOp::getOutFeaturesCount() {
+  return cast<ShapedType>(getWeight().getType()).getDimSize(0);
+}
+
+int64_t LoraOp::getRank() {
+  return cast<ShapedType>(getLora_A().getType()).getDimSize(0);
+}
+
+double LoraOp::getScaling() {
+  return getAlpha().convertToDouble() / (double)getRank();
+}
+
+LogicalResult LoraOp::verify() {
+  auto wt = dyn_cast<RankedTensorType>(getWeight().getType());
+  if (!wt || wt.getRank() != 2 || !isa<FloatType>(wt.getElementType()))
+    return emitModuleError(*this)
+           << "'weight' must be a 2-D float tensor (out x in)";
+  int64_t out = wt.getDimSize(0), in = wt.getDimSize(1);
+  auto at = dyn_cast<RankedTensorType>(getLora_A().getType());
+  if (!at || at.getRank() != 2 || at.getDimSize(0) < 1)
+    return emitModuleError(*this)
+           << "'lora_A' must be a 2-D tensor (r x in) with r >= 1";
+  int64_t r = at.getDimSize(0);
+  if (failed(verifyFloatTensor(*this, getLora_A(), "lora_A", {r, in})) ||
+      failed(verifyFloatTensor(*this, getLora_B(), "lora_B", {out, r})) ||
+      failed(verifyFloatTensor(*this, getBiasAttr(), "bias", {out})))
+    return failure();
+  if (!std::isfinite(getAlpha().convertToDouble()))
+    return emitModuleError(*this) << "'alpha' must be finite";
+  return verifySameElementType(
+      *this, {getWeight(), getBiasAttr(), getLora_A(), getLora_B()});
+}
+
 LogicalResult EmbeddingOp::verify() {
   auto wt = dyn_cast<RankedTensorType>(getWeight().getType());
   if (!wt || wt.getRank() != 2 || !isa<FloatType>(wt.getElementType()))
@@ -822,6 +877,27 @@ FeatureSignature LinearOp::getFeatureSignature() {
 }
 
 FeatureDependence LinearOp::getFeatureDependence() {
+  return FeatureDependence::Projecting;
+}
+
+FailureOr<Type> LoraOp::inferOutputType(RankedTensorType input,
+                                        const ModuleTypeError &error) {
+  if (failed(error.requireFloat(input, elementTypeOf(getWeight()))) ||
+      failed(error.requireFeatures(input, getInFeatures())))
+    return failure();
+  SmallVector<int64_t> shape(input.getShape());
+  shape.back() = getOutFeaturesCount();
+  return Type(input.clone(shape));
+}
+
+FeatureSignature LoraOp::getFeatureSignature() {
+  FeatureSignature s;
+  s.in = getInFeatures();
+  s.out = getOutFeaturesCount();
+  return s;
+}
+
+FeatureDependence LoraOp::getFeatureDependence() {
   return FeatureDependence::Projecting;
 }
 

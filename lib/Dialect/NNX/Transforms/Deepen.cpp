@@ -246,6 +246,8 @@ static void applySequential(const DeepenPlan &plan) {
 }
 
 LogicalResult mlir::nnx::deepen(ModelOp model, StringRef after) {
+  if (failed(refuseRecipeModel(model, kPass)))
+    return failure();
   FailureOr<Operation *> slot = lookupSlot(model, after, kPass, "after");
   if (failed(slot))
     return failure();

@@ -39,6 +39,8 @@ static FeatureSignature slotSignature(Operation *module) {
 }
 
 LogicalResult mlir::nnx::dropLayer(ModelOp model, StringRef layer) {
+  if (failed(refuseRecipeModel(model, kPass)))
+    return failure();
   FailureOr<Operation *> slot = lookupSlot(model, layer, kPass, "layer");
   if (failed(slot))
     return failure();

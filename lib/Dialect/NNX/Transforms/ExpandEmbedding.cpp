@@ -26,6 +26,8 @@ std::optional<EmbeddingInit> mlir::nnx::parseEmbeddingInit(StringRef name) {
 
 LogicalResult mlir::nnx::expandEmbedding(ModelOp model, StringRef layer,
                                          int64_t num, EmbeddingInit init) {
+  if (failed(refuseRecipeModel(model, kPass)))
+    return failure();
   // Check everything first.
   FailureOr<Operation *> slot = lookupSlot(model, layer, kPass, "layer");
   if (failed(slot))

@@ -1,4 +1,5 @@
 //===- LowRank.cpp - SVD truncation of a Linear -----------------*- C++ -*-===//
+#include "RecipeUtils.h"
 #include "SurgeryUtils.h"
 
 #include "nnx/Dialect/NNX/IR/TensorUtils.h"
@@ -25,6 +26,13 @@ using RowMajorMatrix =
     Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 LogicalResult mlir::nnx::lowRank(ModelOp model, StringRef layer, int64_t rank) {
+  if (failed(refuseRecipeModel(model, kPass)))
+    return failure();
+  return lowRankUnrecorded(model, layer, rank);
+}
+
+LogicalResult surgery::lowRankUnrecorded(ModelOp model, StringRef layer,
+                                         int64_t rank) {
   // Check everything first.
   FailureOr<Operation *> slot = lookupSlot(model, layer, kPass, "layer");
   if (failed(slot))
@@ -71,29 +79,9 @@ LogicalResult mlir::nnx::lowRank(ModelOp model, StringRef layer, int64_t rank) {
   std::vector<double> firstValues(first.data(), first.data() + first.size());
   std::vector<double> secondValues(second.data(),
                                    second.data() + second.size());
-
-  // Build the replacement next to the target, then drop the target.
-  OpBuilder b(target);
-  Location loc = target.getLoc();
-  auto seq = SequentialOp::create(
-      b, loc, target.getSymName(), target.getTrain(), nullptr, nullptr, nullptr,
-      nullptr, nullptr, Keying::positional, nullptr);
-  seq.getBody().emplaceBlock();
-  b.setInsertionPointToStart(&seq.getBody().front());
-  auto lin0 = LinearOp::create(
-      b, loc, positionalKey(0), target.getTrain(), nullptr, nullptr, nullptr,
-      nullptr, nullptr, makeTensor(weightType.clone({rank, in}), firstValues),
-      nullptr, /*lazy=*/false, nullptr);
-  auto lin1 = LinearOp::create(
-      b, loc, positionalKey(1), target.getTrain(), nullptr, nullptr, nullptr,
-      nullptr, nullptr, makeTensor(weightType.clone({out, rank}), secondValues),
-      target.getBiasAttr(), /*lazy=*/false, nullptr);
-  auto source = cast<ModuleOpInterface>(target.getOperation());
-  copyRequiresGrad(source, "weight", lin0, "weight");
-  copyRequiresGrad(source, "weight", lin1, "weight");
-  if (target.getBiasAttr())
-    copyRequiresGrad(source, "bias", lin1, "bias");
-  target.erase();
+  recipe::replaceByFactors(
+      target, makeTensor(weightType.clone({rank, in}), firstValues),
+      makeTensor(weightType.clone({out, rank}), secondValues));
   return success();
 }
 

@@ -479,4 +479,16 @@ void surgery::replaceTensor(Operation *op, StringRef name, ElementsAttr value) {
   op->setAttr(name, value);
 }
 
+LogicalResult surgery::refuseRecipeModel(ModelOp model, StringRef pass) {
+  RecipeAttr recipe = model.getRecipeAttr();
+  if (!recipe)
+    return success();
+  return model.emitError()
+         << pass << ": model '@" << model.getSymName() << "' carries a recipe ("
+         << recipe.getOperations().size()
+         << " operations); unrecorded surgery would make its topology differ "
+            "from base + recipe, so no checkpoint could rebuild it (record "
+            "the edit as a recipe operation instead)";
+}
+
 std::string surgery::positionalKey(int64_t i) { return std::to_string(i); }

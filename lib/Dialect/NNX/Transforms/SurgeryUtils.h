@@ -135,6 +135,16 @@ void copyMode(Operation *from, Operation *to);
 /// and the module's mode (both live on `op`, which stays).
 void replaceTensor(Operation *op, llvm::StringRef name, ElementsAttr value);
 
+/// Refuses surgery on a model that carries a recipe: the edit would make its
+/// topology differ from base descriptor + recipe, so no checkpoint could
+/// rebuild it. The error says to record the edit as a recipe operation.
+LogicalResult refuseRecipeModel(ModelOp model, llvm::StringRef pass);
+
+/// nnx-low-rank's SVD factorization without the recipe check: the
+/// materialization of a recorded `low_rank` operation.
+LogicalResult lowRankUnrecorded(ModelOp model, llvm::StringRef layer,
+                                int64_t rank);
+
 /// A positional key for index `i`.
 std::string positionalKey(int64_t i);
 

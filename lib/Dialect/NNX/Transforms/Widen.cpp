@@ -20,6 +20,8 @@ static constexpr llvm::StringLiteral kPass = "nnx-widen";
 
 LogicalResult mlir::nnx::widen(ModelOp model, StringRef layer, int64_t width,
                                uint64_t seed) {
+  if (failed(refuseRecipeModel(model, kPass)))
+    return failure();
   // Check everything first.
   FailureOr<Operation *> slot = lookupSlot(model, layer, kPass, "layer");
   if (failed(slot))

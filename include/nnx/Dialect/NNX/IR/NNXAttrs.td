@@ -111,4 +111,110 @@ def NNX_ExternalTensorAttr : AttrDef<NNX_Dialect, "ExternalTensor",
   let genVerifyDecl = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Recipes
+//===----------------------------------------------------------------------===//
+
+def NNX_Materialization : I32EnumAttr<"Materialization",
+    "what a recipe transforms", [
+      I32EnumAttrCase<"in_place", 0>, I32EnumAttrCase<"fresh", 1>]> {
+  let cppNamespace = "::mlir::nnx";
+  let genSpecializedAttr = 0;
+}
+
+def NNX_RecipeOpAttr : AttrDef<NNX_Dialect, "RecipeOp"> {
+  let mnemonic = "recipe_op";
+  let summary = "One recorded operation of a recipe";
+  let description = [{
+    `id` (`"lora"`, `"low_rank"`) and `version` select the operation;
+    `targets` are explicit dotted paths under the root module; `config` holds
+    its options (`lora`: `r`, `alpha`; `low_rank`: `rank`). `shapes` are the
+    weight types of the targets the operation was materialized on, one per
+    target (absent until it is). Targets and config are kept as written, so
+    that `nnx-validate-recipe` can name every malformed entry; the verifier
+    only checks the structure.
+
+    ```mlir
+    #nnx.recipe_op<id = "lora", version = 1, targets = ["h.0.attn.q_proj"],
+                   config = {alpha = 8.0 : f64, r = 4 : i64},
+                   shapes = [tensor<64x64xf32>]>
+    ```
+  }];
+  let parameters = (ins "::mlir::StringAttr":$id,
+                        "int64_t":$version,
+                        "::mlir::ArrayAttr":$targets,
+                        "::mlir::DictionaryAttr":$config,
+                        OptionalParameter<"::mlir::ArrayAttr">:$shapes);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def NNX_RecipeAttr : AttrDef<NNX_Dialect, "Recipe"> {
+  let mnemonic = "recipe";
+  let summary = "The ordered transform operations recorded on a model";
+  let description = [{
+    The `nnx.recipe` of an `nnx.model`: ordered `#nnx.recipe_op`s. The first
+    `materialized` of them have been applied (by `nnx-materialize-recipe`)
+    and are part of the model's topology; the rest are pending.
+    `materialization` says what the pending operations transform: the given
+    model (`in_place`) or a fresh, seeded, randomly initialised base built
+    from the model's base descriptor (`fresh`).
+
+    ```mlir
+    nnx.model @m inputs(tensor<?x4xf32>) attributes {
+        nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 0,
+                             operations = [#nnx.recipe_op<id = "lora", version = 1,
+                               targets = ["fc"], config = {alpha = 8.0 : f64, r = 2 : i64}>]>}
+    ```
+  }];
+  let parameters = (ins EnumParameter<NNX_Materialization>:$materialization,
+                        "int64_t":$materialized,
+                        "::mlir::ArrayAttr":$operations);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def NNX_ModuleDescAttr : AttrDef<NNX_Dialect, "ModuleDesc"> {
+  let mnemonic = "module_desc";
+  let summary = "One module of a base descriptor: path, kind, attributes";
+  let description = [{
+    `path` is the dotted path (`""` for the root module), `kind` the op name,
+    `attributes` the op's attributes except its key, with every tensor
+    replaced by its type (a descriptor holds no weights).
+
+    ```mlir
+    #nnx.module_desc<path = "fc", kind = "nnx.linear",
+                     attributes = {weight = tensor<8x4xf32>,
+                                   requires_grad = {weight = false}}>
+    ```
+  }];
+  let parameters = (ins "::mlir::StringAttr":$path,
+                        "::mlir::StringAttr":$kind,
+                        "::mlir::DictionaryAttr":$attributes);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+def NNX_BaseDescriptorAttr : AttrDef<NNX_Dialect, "BaseDescriptor"> {
+  let mnemonic = "base";
+  let summary = "The structure of a model before any recipe (no weights)";
+  let description = [{
+    The `nnx.base` of an `nnx.model`, recorded by `nnx-record-base`: the root
+    module's key and every module of the tree in pre-order (registration
+    order), as `#nnx.module_desc`.
+    Aliases are recorded as modules of kind `nnx.alias` with their target.
+    Forward regions of custom modules are the registered class's code and
+    are not part of the descriptor.
+
+    ```mlir
+    #nnx.base<root = "net", modules = [
+      #nnx.module_desc<path = "", kind = "nnx.sequential", attributes = {keying = ...}>,
+      #nnx.module_desc<path = "fc", kind = "nnx.linear", attributes = {weight = tensor<8x4xf32>}>]>
+    ```
+  }];
+  let parameters = (ins "::mlir::StringAttr":$root,
+                        "::mlir::ArrayAttr":$modules);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // NNX_ATTRS_TD

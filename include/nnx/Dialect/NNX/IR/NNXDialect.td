@@ -56,7 +56,11 @@ def NNX_Dialect : Dialect {
     // ({layer = "wte", op = "nnx.embedding", bound = 16, input = 0}), in the
     // order of the result pairs (first bad position, its index) that
     // nnx-build-forward appended after the outputs.
-    "::mlir::ArrayAttr":$index_checks
+    "::mlir::ArrayAttr":$index_checks,
+    // On an nnx.model: its base descriptor (#nnx.base) and its recipe
+    // (#nnx.recipe), docs/Recipes.md.
+    "::mlir::Attribute":$base,
+    "::mlir::Attribute":$recipe
   );
   let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{

@@ -100,6 +100,12 @@ namespace mlir::nnx {
 // The discardable attributes of the dialect, declared (and verified) once in
 // NNXDialect.td; these are their names.
 
+/// On an `nnx.model`: its base descriptor (#nnx.base) and its recipe
+/// (#nnx.recipe), docs/Recipes.md.
+inline constexpr llvm::StringLiteral kBaseAttrName =
+    NNXDialect::BaseAttrHelper::getNameStr();
+inline constexpr llvm::StringLiteral kRecipeAttrName =
+    NNXDialect::RecipeAttrHelper::getNameStr();
 /// Labels an op inside a forward region for tracing paths
 /// (`source.<label>.output`): StringAttr, unique within the forward.
 inline constexpr llvm::StringLiteral kSourceAttrName =

@@ -104,6 +104,13 @@ def NNX_ModelOp : NNX_Op<"model", [
 
     `descriptor` optionally records the built-in net the model was built from.
 
+    The dialect's discardable `nnx.base` (`#nnx.base`, recorded by
+    `nnx-record-base`) is the structure before any recipe (module tree,
+    tensor types, flags; no weights), and `nnx.recipe` (`#nnx.recipe`) the
+    recorded transform operations (docs/Recipes.md). They are discardable
+    attributes, not properties, so bytecode written before recipes existed
+    still reads.
+
     `weights` names the safetensors file the model's `#nnx.external` tensors
     are read from. A relative path is relative to the directory of the file
     the model was parsed from (its location), else to the current directory.
@@ -133,6 +140,11 @@ def NNX_ModelOp : NNX_Op<"model", [
     ModuleOpInterface getRootModule();
     /// The input types as a vector.
     ::llvm::SmallVector<::mlir::Type> getInputTypes();
+    /// The discardable `nnx.base` / `nnx.recipe` (docs/Recipes.md), or null.
+    BaseDescriptorAttr getBaseAttr();
+    void setBaseAttr(BaseDescriptorAttr base);
+    RecipeAttr getRecipeAttr();
+    void setRecipeAttr(RecipeAttr recipe);
   }];
 }
 
@@ -420,6 +432,42 @@ def NNX_LinearOp : NNX_LeafOp<"linear", ["weight", "bias"], [], NNX_AllLayerMeth
   let extraClassDeclaration = NNX_TensorNames<["weight", "bias"], []>.decl # [{
     int64_t getInFeatures();
     int64_t getOutFeaturesCount();
+  }];
+}
+
+def NNX_LoraOp : NNX_LeafOp<"lora", ["weight", "bias", "lora_A", "lora_B"], [],
+                            NNX_AllLayerMethods> {
+  let summary = "A Linear with a low-rank adapter: base(x) + scaling * B(A(x))";
+  let description = [{
+    The LoRA wrapper a `lora` recipe operation puts around a Linear
+    (PEFT's `LoraLayer`). `weight` (out x in) and `bias` are the base
+    layer's, frozen by the recipe (`requires_grad = false`); `lora_A` is
+    r x in, `lora_B` out x r (zero at initialisation, so the function is
+    unchanged); `scaling = alpha / r`. The forward is
+    `x W^T + b + scaling * (x A^T) B^T`. With `merged`, `weight` holds
+    `W + scaling * B A` (`nnx-lora-merge`) and the forward is the plain
+    Linear's; `nnx-lora-unmerge` subtracts the product again.
+
+    ```mlir
+    nnx.lora @q_proj {alpha = 8.0 : f64, weight = dense<1.0> : tensor<8x4xf32>,
+                      lora_A = dense<0.5> : tensor<2x4xf32>,
+                      lora_B = dense<0.0> : tensor<8x2xf32>,
+                      requires_grad = {weight = false}}
+    ```
+  }];
+  let arguments = !con(NNX_ModuleAttrs, (ins ElementsAttr:$weight,
+                                             OptionalAttr<ElementsAttr>:$bias,
+                                             ElementsAttr:$lora_A,
+                                             ElementsAttr:$lora_B,
+                                             F64Attr:$alpha,
+                                             UnitAttr:$merged));
+  let hasVerifier = 1;
+  let extraClassDeclaration = NNX_TensorNames<["weight", "bias", "lora_A", "lora_B"], []>.decl # [{
+    int64_t getInFeatures();
+    int64_t getOutFeaturesCount();
+    int64_t getRank();
+    /// alpha / r.
+    double getScaling();
   }];
 }
 

@@ -270,6 +270,161 @@ def NNXExpandEmbeddingPass : Pass<"nnx-expand-embedding", "::mlir::nnx::ModelOp"
 // pass leaves the IR unchanged and writes no file.
 //===----------------------------------------------------------------------===//
 
+//===----------------------------------------------------------------------===//
+// Recipes: surgery recorded as data (the seed's section 8), so that a model's
+// weights plus its base descriptor plus its recipe rebuild it. The C++ entry
+// points are in nnx/Dialect/NNX/Transforms/Recipes.h; docs/Recipes.md shows
+// the workflow.
+//===----------------------------------------------------------------------===//
+
+def NNXRecordBasePass : Pass<"nnx-record-base", "::mlir::nnx::ModelOp"> {
+  let summary = "Record a model's structure as its base descriptor";
+  let description = [{
+    Sets the model's `nnx.base` to a `#nnx.base`: the root module's key and every
+    module of the tree in pre-order, each with its attributes and its
+    tensors' types (no weights). Recipes need it: it is what
+    `nnx-materialize-recipe` (fresh) and `nnx-rebuild` build from, and what
+    `nnx-validate-recipe` compares the live tree against.
+
+    Refused, naming each module: a model that already has a base; modules a
+    rebuild from a descriptor would drop (forward hooks, parametrizations,
+    unbaked prune masks, subclasses with their own forward, an `nnx.module`
+    without a class). Use the surgery passes directly on such models.
+
+    ```mlir
+    nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.base = #nnx.base<root = "net",
+        modules = [#nnx.module_desc<path = "", kind = "nnx.sequential", attributes = {keying = 1 : i32}>,
+                   #nnx.module_desc<path = "fc", kind = "nnx.linear", attributes = {weight = tensor<8x4xf32>}>]>} {
+    ```
+  }];
+}
+
+def NNXValidateRecipePass : Pass<"nnx-validate-recipe", "::mlir::nnx::ModelOp"> {
+  let summary = "Check a model's recipe; every problem, nothing mutated";
+  let description = [{
+    Checks the pending operations of the model's `#nnx.recipe` (those after
+    `materialized`) exactly as `nnx-materialize-recipe` would, and reports
+    every problem in one failure, one error per problem naming the
+    operation's index and target:
+
+    - unknown operation id or version; malformed options (`lora`: `r` a
+      positive integer, `alpha` a finite float; `low_rank`: `rank`;
+      unknown option names);
+    - a target that is not a string, has glob characters `*?[]` or an empty
+      path segment; an operation without targets;
+    - a missing target; a target that is not exactly an `nnx.linear` (a
+      subclass, another kind); an uninitialised lazy Linear; a layer of a
+      feed_fwd; a target registered under more than one name;
+    - two targets of one operation that are the same or nested; a target
+      inside a subtree another operation (or an earlier, materialized one)
+      transforms;
+    - a rank above min(in, out); a target whose weight type differs from
+      the shape the operation recorded (a replay onto a resized target).
+
+    In place, it also refuses a model whose tree differs from base
+    descriptor + recorded operations (unrecorded surgery: an added, resized
+    or bias-changed layer), one error per differing module. A `fresh`
+    recipe is validated against the base the descriptor builds. A model
+    without a base descriptor is refused (use the surgery passes directly).
+  }];
+}
+
+def NNXMaterializeRecipePass
+    : Pass<"nnx-materialize-recipe", "::mlir::ModuleOp"> {
+  let summary = "Apply a model's pending recipe operations and record them";
+  let description = [{
+    For every `nnx.model` with a recipe: validates it (as
+    `nnx-validate-recipe`), then applies the pending operations in order and
+    records them (each operation's target weight types in `shapes`,
+    `materialized` = the number of operations). All or nothing: a refused
+    recipe leaves the IR byte-identical.
+
+    - `lora(targets, r, alpha)` replaces each target Linear by an
+      `nnx.lora`: the base weight and bias frozen (`requires_grad = false`),
+      `lora_A` (r x in) drawn uniformly in +-1/sqrt(in) from
+      `std::mt19937_64(seed)`, `lora_B` (out x r) zero, so the function is
+      unchanged.
+    - `low_rank(targets, rank)` is `nnx-low-rank`'s SVD factorization.
+
+    `in_place` transforms the model itself. `fresh` leaves the model
+    untouched and adds a model `@<name>_fresh` after it: the base built from
+    the descriptor with seeded random tensors, transformed by every
+    operation of the recipe.
+
+    Before (`--nnx-materialize-recipe`):
+    ```mlir
+    nnx.model @m inputs(tensor<?x2xf32>) attributes {nnx.base = ..., nnx.recipe = #nnx.recipe<
+        materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<
+          id = "lora", version = 1, targets = ["fc"], config = {alpha = 2.0 : f64, r = 1 : i64}>]>} {
+      nnx.linear @fc {weight = dense<1.0> : tensor<3x2xf32>}
+    }
+    ```
+    After:
+    ```mlir
+    nnx.model @m inputs(tensor<?x2xf32>) attributes {nnx.base = ..., nnx.recipe = #nnx.recipe<
+        materialization = in_place, materialized = 1, operations = [#nnx.recipe_op<
+          id = "lora", version = 1, targets = ["fc"], config = {alpha = 2.0 : f64, r = 1 : i64},
+          shapes = [tensor<3x2xf32>]>]>} {
+      nnx.lora @fc {alpha = 2.0 : f64, lora_A = dense<[[...]]> : tensor<1x2xf32>,
+                    lora_B = dense<0.0> : tensor<3x1xf32>, requires_grad = {weight = false},
+                    weight = dense<1.0> : tensor<3x2xf32>}
+    }
+    ```
+  }];
+  let options = [
+    Option<"seed", "seed", "uint64_t", "0",
+           "seed of the LoRA adapters' and the fresh base's random tensors">,
+  ];
+}
+
+def NNXRebuildPass : Pass<"nnx-rebuild", "::mlir::nnx::ModelOp"> {
+  let summary = "Rebuild a model from base descriptor + recipe, then load its tensors";
+  let description = [{
+    Builds the base tree from the model's `#nnx.base`, replays the recorded
+    recipe operations as shapes only (LoRA wrappers; the two Linears of a
+    low-rank factorization in their recorded shapes: SVD is never rerun),
+    then loads the model's own tensors into it (`dense_resource` blobs or
+    `#nnx.external` tensors of its weights file, as they are) and replaces
+    the tree with the rebuilt one. The rebuilt model's ordered keys, tensor
+    types, `requires_grad` flags and outputs equal the saved model's.
+
+    Refused before any tensor is loaded: a model without a base descriptor;
+    an unknown operation or version, malformed recorded options, or a
+    recorded target the replay does not find as a Linear of the recorded
+    shape (naming the operation's index); and a saved tree that base +
+    recorded recipe does not explain (weights transformed without their
+    recipe), one error per differing module.
+  }];
+}
+
+def NNXLoraMergePass : Pass<"nnx-lora-merge", "::mlir::nnx::ModelOp"> {
+  let summary = "Fold LoRA adapters into their base weights for inference";
+  let description = [{
+    For the `nnx.lora` at `layer` (every one when empty): `weight` becomes
+    `W + (alpha / r) * B A`, computed in double precision from the stored
+    values and rounded once to the weight's element type, and the layer is
+    marked `merged` (its forward is then the plain Linear's). Refused: a
+    layer that is already merged, a path that is not an `nnx.lora`.
+  }];
+  let options = [
+    Option<"layer", "layer", "std::string", "",
+           "dotted path of one nnx.lora (default: every one)">,
+  ];
+}
+
+def NNXLoraUnmergePass : Pass<"nnx-lora-unmerge", "::mlir::nnx::ModelOp"> {
+  let summary = "Take merged LoRA adapters out of their base weights again";
+  let description = [{
+    The inverse of `nnx-lora-merge`: `weight` becomes `W - (alpha / r) * B A`
+    (double precision, rounded once) and `merged` is removed. Refused: a
+    layer that is not merged, a path that is not an `nnx.lora`.
+  }];
+  let options = [
+    Option<"layer", "layer", "std::string", "",
+           "dotted path of one nnx.lora (default: every one)">,
+  ];
+}
+
 def NNXExternalizeWeightsPass
     : Pass<"nnx-externalize-weights", "::mlir::ModuleOp"> {
   let summary = "Move a model's tensors into a safetensors file";
