@@ -229,12 +229,13 @@ LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
       return op->emitOpError() << "'" << name << "' must be a string";
     return success();
   }
-  return op->emitOpError() << "'" << name
-                           << "' is not an attribute of the nnx dialect "
-                              "(known: nnx.probes, nnx.source, nnx.kwargs, "
-                              "nnx.in_place, nnx.read_probes, "
-                              "nnx.write_probes, nnx.parameters, "
-                              "nnx.parameter_names, nnx.weights, "
-                              "nnx.parameter_layouts, nnx.index_checks, nnx.base, "
-                              "nnx.recipe)";
+  return op->emitOpError()
+         << "'" << name
+         << "' is not an attribute of the nnx dialect "
+            "(known: nnx.probes, nnx.source, nnx.kwargs, "
+            "nnx.in_place, nnx.read_probes, "
+            "nnx.write_probes, nnx.parameters, "
+            "nnx.parameter_names, nnx.weights, "
+            "nnx.parameter_layouts, nnx.index_checks, nnx.base, "
+            "nnx.recipe)";
 }
