@@ -64,6 +64,8 @@ SAN_CXX ?= clang++-22
 # Seconds each harness runs under `make fuzz`, and which harnesses.
 FUZZ_SECONDS ?= 600
 FUZZERS ?= ir-text ir-bytecode surgery family npy safetensors
+# Symbolizes ASan's and UBSan's stack traces.
+SYMBOLIZER ?= /usr/lib/llvm-22/bin/llvm-symbolizer
 
 setup-sanitizers:
 	./scripts/setup.sh --sanitizers
@@ -80,8 +82,9 @@ build-sanitizers: setup-sanitizers $(SAN_BUILD_DIR)/build.ninja
 # pytest suites are left out: the bindings are not built (an ASan module
 # does not load into an uninstrumented python).
 test-sanitizers: build-sanitizers
-	ninja -C $(SAN_BUILD_DIR) check-nnx
-	cd $(SAN_BUILD_DIR) && ctest --output-on-failure -E '^python-'
+	ASAN_SYMBOLIZER_PATH=$(SYMBOLIZER) ninja -C $(SAN_BUILD_DIR) check-nnx
+	cd $(SAN_BUILD_DIR) && ASAN_SYMBOLIZER_PATH=$(SYMBOLIZER) \
+	  ctest --output-on-failure -E '^python-'
 
 # Each harness for FUZZ_SECONDS, one at a time; the new corpus and any
 # crash stay in $(SAN_BUILD_DIR)/fuzz/, a line per run in its summary.txt.
