@@ -6,11 +6,12 @@ PY := /usr/bin/python3
 CMAKE_ARGS ?=
 CLANG_FORMAT ?= clang-format-22
 # Every C/C++ source and header of the project (not build/, not TableGen).
-FORMAT_SOURCES = $(shell find lib include tools unittests python/src -type f \
+FORMAT_SOURCES = $(shell find lib include tools unittests fuzz python/src -type f \
   \( -name '*.c' -o -name '*.cpp' -o -name '*.h' -o -name '*.hpp' \) | sort)
 
 .PHONY: setup configure build run test check-lit check-unit check-python bench clean \
-  format-check format length-check surgery-at-scale
+  format-check format length-check surgery-at-scale setup-sanitizers \
+  build-sanitizers test-sanitizers fuzz fuzz-corpus
 
 setup:
 	./scripts/setup.sh
@@ -54,6 +55,45 @@ length-check:
 test: format-check length-check build
 	ninja -C $(BUILD_DIR) check-nnx
 	cd $(BUILD_DIR) && ctest --output-on-failure
+
+# The sanitizer build (docs/Reliability.md): clang-22 with ASan + UBSan on
+# every nnx source, and the libFuzzer harnesses of fuzz/, in its own directory.
+SAN_BUILD_DIR ?= build-sanitizers
+SAN_CC ?= clang-22
+SAN_CXX ?= clang++-22
+# Seconds each harness runs under `make fuzz`, and which harnesses.
+FUZZ_SECONDS ?= 600
+FUZZERS ?= ir-text ir-bytecode surgery family npy safetensors
+# Symbolizes ASan's and UBSan's stack traces.
+SYMBOLIZER ?= /usr/lib/llvm-22/bin/llvm-symbolizer
+
+setup-sanitizers:
+	./scripts/setup.sh --sanitizers
+
+$(SAN_BUILD_DIR)/build.ninja:
+	CC=$(SAN_CC) CXX=$(SAN_CXX) cmake -G Ninja -S . -B $(SAN_BUILD_DIR) \
+	  -DCMAKE_BUILD_TYPE=Release -DNNX_ENABLE_SANITIZERS=ON \
+	  -DNNX_ENABLE_FUZZERS=ON $(CMAKE_ARGS)
+
+build-sanitizers: setup-sanitizers $(SAN_BUILD_DIR)/build.ninja
+	ninja -C $(SAN_BUILD_DIR) -j $(JOBS)
+
+# The lit suite and the GoogleTest binaries, built with ASan + UBSan. The
+# pytest suites are left out: the bindings are not built (an ASan module
+# does not load into an uninstrumented python).
+test-sanitizers: build-sanitizers
+	ASAN_SYMBOLIZER_PATH=$(SYMBOLIZER) ninja -C $(SAN_BUILD_DIR) check-nnx
+	cd $(SAN_BUILD_DIR) && ASAN_SYMBOLIZER_PATH=$(SYMBOLIZER) \
+	  ctest --output-on-failure -E '^python-'
+
+# Each harness for FUZZ_SECONDS, one at a time; the new corpus and any
+# crash stay in $(SAN_BUILD_DIR)/fuzz/, a line per run in its summary.txt.
+fuzz: build-sanitizers
+	./fuzz/run-fuzzers.sh $(SAN_BUILD_DIR) $(FUZZ_SECONDS) $(FUZZERS)
+
+# Rewrites the seed corpora of fuzz/corpus/ from the test inputs.
+fuzz-corpus: build
+	$(PY) fuzz/make-corpus.py --nnx-opt $(BUILD_DIR)/bin/nnx-opt
 
 bench: build
 	$(PY) bench/run_all.py --build $(BUILD_DIR)

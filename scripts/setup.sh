@@ -2,6 +2,11 @@
 # Installs every Debian package that nnx's build, tests and benchmarks need.
 # Idempotent: packages already present are left alone; `apt-get update` runs once
 # per invocation, and only when something is missing.
+#
+#   scripts/setup.sh               what `make build` and `make test` need
+#   scripts/setup.sh --sanitizers  that, and clang-22 with its sanitizer and
+#                                  libFuzzer runtimes, for `make
+#                                  test-sanitizers` and `make fuzz`
 set -euo pipefail
 
 PACKAGES=(
@@ -18,6 +23,16 @@ PACKAGES=(
   # fast BLAS for the PyTorch peer in bench/ and the reference tests
   libopenblas0-pthread
 )
+
+case "${1:-}" in
+  "") ;;
+  --sanitizers)
+    # clang-22 for the sanitizer build dir; ASan, UBSan and libFuzzer runtimes.
+    PACKAGES+=(clang-22 libclang-rt-22-dev) ;;
+  *)
+    echo "usage: $0 [--sanitizers]" >&2
+    exit 2 ;;
+esac
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -10,8 +10,8 @@ lambda as part of the function that contains it (a lambda at namespace scope
 counts as a function of its own).
 
 Usage: utils/nnx-function-length.py [--limit N] [PATH...]
-With no PATH: every .cpp/.h under lib/, tools/ and python/src. Prints one line
-per long function, `path:line: name: N lines (limit L)`, and exits 1 if any.
+With no PATH: every .cpp/.h under lib/, tools/, fuzz/ and python/src. Prints
+one line per long function, `path:line: name: N lines (limit L)`, and exits 1 if any.
 """
 
 import argparse
@@ -19,7 +19,7 @@ import os
 import re
 import sys
 
-DEFAULT_ROOTS = ["lib", "tools", "python/src"]
+DEFAULT_ROOTS = ["lib", "tools", "fuzz", "python/src"]
 EXTENSIONS = (".cpp", ".h", ".hpp", ".cc", ".c")
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")

@@ -7,6 +7,7 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 
@@ -139,18 +140,21 @@ compileModelFile(const RunnerOptions &options, llvm::raw_ostream &errs) {
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context, errs);
   OwningOpRef<ModuleOp> module;
   // A crash of MLIR's parser or bytecode reader becomes an error (leaking
-  // what the parse had built: the runner exits on the error).
+  // what the parse had built: the runner exits on the error). Bytecode is
+  // verified only once its dense data is checked: the verifier reads it.
+  bool bytecode = isBytecodeBuffer(input);
+  ParserConfig config(&context, /*verifyAfterParse=*/!bytecode);
   // Bounded memory for a bytecode read, restored after it (also after a
   // contained crash, which skips the destructors inside the parse).
   std::optional<BytecodeMemoryLimit> memoryLimit;
   memoryLimit.emplace(input);
   if (failed(runParserContained(
-          input,
-          [&] { module = parseSourceFile<ModuleOp>(sourceMgr, &context); },
+          input, [&] { module = parseSourceFile<ModuleOp>(sourceMgr, config); },
           errs)))
     return makeError("cannot parse model file '" + options.modelFile + "'");
   memoryLimit.reset();
-  if (!module || failed(checkDenseElementsData(*module)))
+  if (!module || (bytecode && (failed(checkDenseElementsData(*module)) ||
+                               failed(mlir::verify(*module)))))
     return makeError("cannot parse model file '" + options.modelFile + "'");
 
   CompileOptions compileOptions;

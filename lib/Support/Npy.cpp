@@ -162,16 +162,24 @@ std::string mlir::nnx::formatShape(ArrayRef<int64_t> shape) {
 // NpyArray
 //===----------------------------------------------------------------------===//
 
+/// The element count of `shape`; nullopt for a negative dimension, or when
+/// the product of the nonzero dimensions overflows, even if another is zero:
+/// the strides would overflow (NumPy refuses such a shape as "too big").
 static std::optional<int64_t> checkedNumElements(ArrayRef<int64_t> shape) {
-  int64_t n = 1;
+  int64_t nonZero = 1;
+  bool empty = false;
   for (int64_t d : shape) {
     if (d < 0)
       return std::nullopt;
-    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
+    if (nonZero > std::numeric_limits<int64_t>::max() / d)
       return std::nullopt;
-    n *= d;
+    nonZero *= d;
   }
-  return n;
+  return empty ? 0 : nonZero;
 }
 
 NpyArray::NpyArray(DType dtype, ArrayRef<int64_t> shape)

@@ -289,6 +289,10 @@ static llvm::Expected<SafeTensorInfo> parseEntry(StringRef name, StringRef key,
   const llvm::json::Object *entry = value.getAsObject();
   if (!entry)
     return makeError(name, "tensor '" + key + "': entry is not a JSON object");
+  // writeSafeTensors refuses an empty name too: what one writes the other
+  // reads (fuzz-safetensors).
+  if (key.empty())
+    return makeError(name, "a tensor has an empty name");
   SafeTensorInfo info;
   info.name = key.str();
   const llvm::json::Value *dtype = entry->get("dtype");
@@ -451,10 +455,12 @@ llvm::Error SafeTensorsFile::parseHeaderObject(StringRef header) {
       return info.takeError();
     tensors.push_back(std::move(*info));
   }
-  llvm::stable_sort(
-      tensors, [](const SafeTensorInfo &a, const SafeTensorInfo &b) {
-        return std::tie(a.begin, a.end) < std::tie(b.begin, b.end);
-      });
+  // By offsets, then name: the order a stable sort of the sorted keys gives
+  // (std::stable_sort's buffer trips a deprecation warning of libstdc++ 12
+  // under clang).
+  llvm::sort(tensors, [](const SafeTensorInfo &a, const SafeTensorInfo &b) {
+    return std::tie(a.begin, a.end, a.name) < std::tie(b.begin, b.end, b.name);
+  });
   for (auto [i, info] : llvm::enumerate(tensors))
     indexByName[info.name] = i;
   return checkOverlaps(name, tensors);

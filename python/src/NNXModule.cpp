@@ -170,6 +170,7 @@ public:
       llvm::raw_string_ostream refusal(errors);
       if (failed(mlir::nnx::checkParserInput(*buf, refusal)))
         throw NNXError("cannot parse " + name + ":\n" + errors);
+      bool bytecode = mlir::nnx::isBytecodeBuffer(*buf);
       llvm::SourceMgr sm;
       sm.AddNewSourceBuffer(std::move(buf), llvm::SMLoc());
       // Parse into an implicit module (as nnx-opt does) so that top-level
@@ -185,7 +186,9 @@ public:
             inner->remove();
             top = OwningOpRef<ModuleOp>(inner);
           }
-        if (succeeded(mlir::verify(*top)))
+        // Corrupted dense data of bytecode first: the verifier reads it.
+        if ((!bytecode || succeeded(mlir::nnx::checkDenseElementsData(*top))) &&
+            succeeded(mlir::verify(*top)))
           m->module = std::move(top);
       }
       errors = diags.take();

@@ -15,6 +15,7 @@
 #include "nnx/InitNNX.h"
 #include "nnx/Support/InputGuard.h"
 
+#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
@@ -32,15 +33,19 @@ using namespace mlir;
 namespace {
 /// Refuses a corrupted dense elements attribute that the bytecode reader
 /// accepted, before anything reads its elements
-/// (mlir::nnx::checkDenseElementsData).
+/// (mlir::nnx::checkDenseElementsData), then verifies the input when the
+/// parse did not: the verifier's diagnostics print the op, which reads them.
 struct CheckDenseDataPass
     : public PassWrapper<CheckDenseDataPass, OperationPass<>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckDenseDataPass)
+  explicit CheckDenseDataPass(bool verify) : verify(verify) {}
   StringRef getArgument() const final { return "nnx-check-dense-data"; }
   void runOnOperation() final {
-    if (failed(mlir::nnx::checkDenseElementsData(getOperation())))
+    if (failed(mlir::nnx::checkDenseElementsData(getOperation())) ||
+        (verify && failed(mlir::verify(getOperation()))))
       signalPassFailure();
   }
+  bool verify;
 };
 } // namespace
 
@@ -68,14 +73,18 @@ static LogicalResult runOpt(StringRef inputFile, StringRef outputFile,
 
   MlirOptMainConfig inner = config;
   bool bytecode = mlir::nnx::isBytecodeBuffer(*input);
+  // Bytecode is verified after its dense data is checked, not by the parse.
+  bool verify = config.shouldVerifyOnParsing();
+  if (bytecode)
+    config.verifyOnParsing(false);
   // The read of bytecode runs with bounded memory; the passes do not.
   mlir::nnx::BytecodeMemoryLimit memoryLimit(*input);
   config.setPassPipelineSetupFn(
-      [inner, bytecode, &memoryLimit](PassManager &pm) {
+      [inner, bytecode, verify, &memoryLimit](PassManager &pm) {
         llvm::CrashRecoveryContext::Disable();
         memoryLimit.release();
         if (bytecode)
-          pm.addPass(std::make_unique<CheckDenseDataPass>());
+          pm.addPass(std::make_unique<CheckDenseDataPass>(verify));
         return inner.setupPassPipeline(pm);
       });
   // Kept for the report: MlirOptMain takes the buffer.

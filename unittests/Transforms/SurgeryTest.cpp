@@ -567,7 +567,7 @@ struct NetGen {
 };
 
 TEST_F(SurgeryTest, WidenAndDeepenPreserveTheFunctionOnRandomNets) {
-  int applied = 0, refused = 0, widened = 0, deepened = 0;
+  int refused = 0, widened = 0, deepened = 0;
   for (uint64_t seed = 0; seed < 150; ++seed) {
     SCOPED_TRACE("net seed " + std::to_string(seed));
     NetGen gen(seed);
@@ -611,7 +611,6 @@ TEST_F(SurgeryTest, WidenAndDeepenPreserveTheFunctionOnRandomNets) {
         ASSERT_EQ(after, before) << "a refusal changed the IR";
         continue;
       }
-      ++applied;
       (doWiden ? widened : deepened) += 1;
       ASSERT_TRUE(succeeded(verify(*module))) << after;
       expectClose(reference, evaluate(model.getRootModule(), x),

@@ -69,7 +69,9 @@ struct NpyArray {
     assert(sizeof(T) == getDTypeSize(dtype) && "element size mismatch");
     assert(values.size() == static_cast<size_t>(array.numElements()) &&
            "element count mismatch");
-    std::memcpy(array.data.data(), values.data(), array.data.size());
+    // memcpy with a null pointer is undefined even for 0 bytes (UBSan).
+    if (!values.empty())
+      std::memcpy(array.data.data(), values.data(), array.data.size());
     return array;
   }
 

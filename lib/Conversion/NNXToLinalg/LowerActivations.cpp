@@ -175,18 +175,21 @@ Value emitTrainDropout(LayerEmitter &e, Value x, double p, uint64_t seed) {
   uint64_t threshold = (uint64_t)std::llround(p * (double)(1 << 24));
   double scale = 1.0 / (1.0 - p);
   return e.map(x, [&](OpBuilder &nb, Location l, Value v) -> Value {
+    // Ops are created one statement each: the order in which a call's
+    // arguments are evaluated differs between compilers (g++ and clang built
+    // different IR here).
     Value lin = linalg::IndexOp::create(nb, l, 0);
-    for (unsigned d = 1; d < r; ++d)
-      lin = arith::AddIOp::create(nb, l,
-                                  arith::MulIOp::create(nb, l, lin, dims[d]),
-                                  linalg::IndexOp::create(nb, l, d));
+    for (unsigned d = 1; d < r; ++d) {
+      Value index = linalg::IndexOp::create(nb, l, d);
+      Value rows = arith::MulIOp::create(nb, l, lin, dims[d]);
+      lin = arith::AddIOp::create(nb, l, rows, index);
+    }
     auto i64 = nb.getI64Type();
     Value z = arith::IndexCastOp::create(nb, l, i64, lin);
     z = arith::AddIOp::create(
         nb, l, z, arith::ConstantIntOp::create(nb, l, i64, (int64_t)offset));
-    Value u =
-        arith::ShRUIOp::create(nb, l, splitmix64(nb, l, z),
-                               arith::ConstantIntOp::create(nb, l, i64, 40));
+    Value shift = arith::ConstantIntOp::create(nb, l, i64, 40);
+    Value u = arith::ShRUIOp::create(nb, l, splitmix64(nb, l, z), shift);
     Value keepIt = arith::CmpIOp::create(
         nb, l, arith::CmpIPredicate::uge, u,
         arith::ConstantIntOp::create(nb, l, i64, (int64_t)threshold));
