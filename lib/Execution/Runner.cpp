@@ -146,7 +146,7 @@ compileModelFile(const RunnerOptions &options, llvm::raw_ostream &errs) {
   ParserConfig config(&context, /*verifyAfterParse=*/!bytecode);
   // Bounded memory for a bytecode read, restored after it (also after a
   // contained crash, which skips the destructors inside the parse).
-  std::optional<BytecodeMemoryLimit> memoryLimit;
+  std::optional<BytecodeReadLimits> memoryLimit;
   memoryLimit.emplace(input);
   if (failed(runParserContained(
           input, [&] { module = parseSourceFile<ModuleOp>(sourceMgr, config); },

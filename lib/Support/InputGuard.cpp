@@ -14,6 +14,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <csignal>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -148,7 +149,14 @@ mlir::nnx::checkParserInput(const llvm::MemoryBuffer &buffer,
 void mlir::nnx::reportParserCrash(const llvm::MemoryBuffer &buffer,
                                   llvm::raw_ostream &os) {
   StringRef file = buffer.getBufferIdentifier();
-  if (isBytecodeBuffer(buffer))
+  if (isBytecodeBuffer(buffer) && bytecodeReadTimedOut())
+    llvm::WithColor::error(os)
+        << "MLIR's bytecode reader did not finish reading '" << file
+        << "' within " << getBytecodeReadSeconds(buffer.getBufferSize())
+        << " s: the file is corrupted (MLIR 22.1's reader follows cyclic "
+           "references of a corrupted file; the read was stopped, see "
+           "docs/Reliability.md)\n";
+  else if (isBytecodeBuffer(buffer))
     llvm::WithColor::error(os)
         << "MLIR's bytecode reader crashed reading '" << file
         << "': the file is corrupted (MLIR 22.1's reader does not validate "
@@ -186,7 +194,7 @@ static std::optional<uint64_t> getMappedBytes() {
 #endif
 #endif
 
-bool mlir::nnx::BytecodeMemoryLimit::isSupported() {
+bool mlir::nnx::BytecodeReadLimits::isSupported() {
 #ifdef NNX_SANITIZED_BUILD
   return false;
 #else
@@ -194,8 +202,33 @@ bool mlir::nnx::BytecodeMemoryLimit::isSupported() {
 #endif
 }
 
-mlir::nnx::BytecodeMemoryLimit::BytecodeMemoryLimit(
+unsigned mlir::nnx::getBytecodeReadSeconds(uint64_t fileBytes) {
+  return 5 + static_cast<unsigned>(std::min<uint64_t>(fileBytes >> 20, 86400));
+}
+
+static volatile sig_atomic_t readTimedOut = 0;
+
+bool mlir::nnx::bytecodeReadTimedOut() { return readTimedOut != 0; }
+
+/// SIGALRM during a bytecode read: unwind it like a crash of the reader.
+static void onReadAlarm(int) {
+  readTimedOut = 1;
+  if (llvm::CrashRecoveryContext *context =
+          llvm::CrashRecoveryContext::GetCurrent())
+    context->HandleExit(1);
+}
+
+mlir::nnx::BytecodeReadLimits::BytecodeReadLimits(
     const llvm::MemoryBuffer &buffer) {
+  if (isBytecodeBuffer(buffer)) {
+    readTimedOut = 0;
+    struct sigaction action = {};
+    action.sa_handler = onReadAlarm;
+    sigemptyset(&action.sa_mask);
+    timed = sigaction(SIGALRM, &action, nullptr) == 0;
+    if (timed)
+      alarm(getBytecodeReadSeconds(buffer.getBufferSize()));
+  }
 #ifndef NNX_SANITIZED_BUILD
   if (!isBytecodeBuffer(buffer))
     return;
@@ -216,7 +249,12 @@ mlir::nnx::BytecodeMemoryLimit::BytecodeMemoryLimit(
 #endif
 }
 
-void mlir::nnx::BytecodeMemoryLimit::release() {
+void mlir::nnx::BytecodeReadLimits::release() {
+  if (timed) {
+    alarm(0);
+    signal(SIGALRM, SIG_DFL);
+    timed = false;
+  }
   if (!active)
     return;
   struct rlimit limit;

@@ -78,7 +78,7 @@ static LogicalResult runOpt(StringRef inputFile, StringRef outputFile,
   if (bytecode)
     config.verifyOnParsing(false);
   // The read of bytecode runs with bounded memory; the passes do not.
-  mlir::nnx::BytecodeMemoryLimit memoryLimit(*input);
+  mlir::nnx::BytecodeReadLimits memoryLimit(*input);
   config.setPassPipelineSetupFn(
       [inner, bytecode, verify, &memoryLimit](PassManager &pm) {
         llvm::CrashRecoveryContext::Disable();

@@ -103,22 +103,22 @@ static rlim_t softAddressSpaceLimit() {
   return limit.rlim_cur;
 }
 
-TEST(InputGuardTest, BytecodeMemoryLimitIsScoped) {
+TEST(InputGuardTest, BytecodeReadLimitsIsScoped) {
   rlim_t before = softAddressSpaceLimit();
   auto text = llvm::MemoryBuffer::getMemBuffer("nnx.model", "in.mlir");
   {
-    BytecodeMemoryLimit limit(*text);
+    BytecodeReadLimits limit(*text);
     EXPECT_EQ(softAddressSpaceLimit(), before) << "text is not limited";
   }
   auto bytecode = llvm::MemoryBuffer::getMemBuffer(
       llvm::StringRef("ML\xEFR\x06", 5), "in.mlirbc",
       /*RequiresNullTerminator=*/false);
   {
-    BytecodeMemoryLimit limit(*bytecode);
+    BytecodeReadLimits limit(*bytecode);
     if (limit.isActive())
       EXPECT_LT(softAddressSpaceLimit(), before);
     else // only where it cannot apply, or a lower limit is already set
-      EXPECT_TRUE(!BytecodeMemoryLimit::isSupported() ||
+      EXPECT_TRUE(!BytecodeReadLimits::isSupported() ||
                   before != RLIM_INFINITY);
     limit.release();
     EXPECT_EQ(softAddressSpaceLimit(), before);

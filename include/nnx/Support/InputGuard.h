@@ -66,21 +66,26 @@ llvm::LogicalResult runParserContained(const llvm::MemoryBuffer &buffer,
                                        llvm::function_ref<void()> parse,
                                        llvm::raw_ostream &os);
 
-/// Bounds the memory a bytecode read may take: lowers the process's
-/// address-space limit (RLIMIT_AS) to what it maps now plus
-/// getBytecodeReadBudget() for the object's lifetime (or until release()).
+/// Bounds the memory and the time a bytecode read may take, for the object's
+/// lifetime (or until release()). Memory: lowers the process's address-space
+/// limit (RLIMIT_AS) to what it maps now plus getBytecodeReadBudget().
 /// MLIR 22.1's bytecode reader sizes a region's value list from a count in
 /// the file without checking it against the bytes left: a corrupted count
 /// made it allocate gigabytes for tens of seconds. Under the limit the
 /// allocation fails at once, and the failure is contained like any crash of
-/// the reader. A no-op for text, and in sanitizer builds (whose shadow
-/// memory needs the address space).
-class BytecodeMemoryLimit {
+/// the reader. Not set in sanitizer builds (whose shadow memory needs the
+/// address space). Time: getBytecodeReadSeconds(); a read still running
+/// then is ended by SIGALRM as a crash of the reader is (the
+/// CrashRecoveryContext of runParserContained unwinds it, and
+/// bytecodeReadTimedOut() says so): cyclic attribute and type references in
+/// a corrupted file made MLIR 22.1's reader recurse for minutes. Both are
+/// no-ops for text.
+class BytecodeReadLimits {
 public:
-  explicit BytecodeMemoryLimit(const llvm::MemoryBuffer &buffer);
-  ~BytecodeMemoryLimit() { release(); }
-  BytecodeMemoryLimit(const BytecodeMemoryLimit &) = delete;
-  BytecodeMemoryLimit &operator=(const BytecodeMemoryLimit &) = delete;
+  explicit BytecodeReadLimits(const llvm::MemoryBuffer &buffer);
+  ~BytecodeReadLimits() { release(); }
+  BytecodeReadLimits(const BytecodeReadLimits &) = delete;
+  BytecodeReadLimits &operator=(const BytecodeReadLimits &) = delete;
   /// Restores the limit the process had.
   void release();
   /// Whether the limit is lowered now.
@@ -90,8 +95,16 @@ public:
 
 private:
   bool active = false;
+  bool timed = false;
   uint64_t savedSoftLimit = 0;
 };
+
+/// The seconds a bytecode read of `fileBytes` may take: 5 plus one per MiB.
+unsigned getBytecodeReadSeconds(uint64_t fileBytes);
+
+/// Whether the last read under BytecodeReadLimits was ended by its time
+/// limit.
+bool bytecodeReadTimedOut();
 
 /// What a bytecode read of `fileBytes` may add to the process's address
 /// space: 32 times the file (inline weights, the IR's objects), at least
