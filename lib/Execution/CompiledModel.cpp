@@ -1,5 +1,6 @@
 //===- CompiledModel.cpp - JIT-compile and run a model's forward ----------===//
 #include "nnx/Execution/CompiledModel.h"
+#include "ExecutionError.h"
 
 #include "IndexChecks.h"
 #include "MemRefArguments.h"
@@ -39,10 +40,6 @@
 
 using namespace mlir;
 using namespace mlir::nnx;
-
-static llvm::Error makeError(const Twine &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
-}
 
 static double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

@@ -1,5 +1,6 @@
 //===- IndexChecks.cpp - run-time index checks of a forward ---------------===//
 #include "IndexChecks.h"
+#include "ExecutionError.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -9,10 +10,6 @@
 
 using namespace mlir;
 using namespace mlir::nnx;
-
-static llvm::Error makeError(const Twine &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
-}
 
 llvm::Expected<std::vector<IndexCheckSpec>>
 mlir::nnx::readIndexChecks(func::FuncOp forward, size_t numReadProbes) {

@@ -1,5 +1,6 @@
 //===- Parameters.cpp - the weights a compiled forward is bound to --------===//
 #include "Parameters.h"
+#include "ExecutionError.h"
 
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
 #include "nnx/Support/SafeTensors.h"
@@ -18,10 +19,6 @@
 
 using namespace mlir;
 using namespace mlir::nnx;
-
-static llvm::Error makeError(const Twine &msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
-}
 
 /// `size` bytes of storage aligned to a cache line (the compiled code's
 /// vector loads prefer it), owned by the result; filled from `from` when

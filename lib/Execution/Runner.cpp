@@ -1,5 +1,6 @@
 //===- Runner.cpp - run a model file on .npy files ------------------------===//
 #include "nnx/Execution/Runner.h"
+#include "ExecutionError.h"
 
 #include "nnx/Execution/CompiledModel.h"
 #include "nnx/Support/InputGuard.h"
@@ -22,10 +23,6 @@
 
 using namespace mlir;
 using namespace mlir::nnx;
-
-static llvm::Error makeError(const Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 llvm::Expected<std::vector<NamedFile>>
 mlir::nnx::parseNamedFiles(ArrayRef<std::string> args, StringRef flag) {

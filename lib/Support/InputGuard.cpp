@@ -220,18 +220,16 @@ static void onReadAlarm(int) {
 
 mlir::nnx::BytecodeReadLimits::BytecodeReadLimits(
     const llvm::MemoryBuffer &buffer) {
-  if (isBytecodeBuffer(buffer)) {
-    readTimedOut = 0;
-    struct sigaction action = {};
-    action.sa_handler = onReadAlarm;
-    sigemptyset(&action.sa_mask);
-    timed = sigaction(SIGALRM, &action, nullptr) == 0;
-    if (timed)
-      alarm(getBytecodeReadSeconds(buffer.getBufferSize()));
-  }
-#ifndef NNX_SANITIZED_BUILD
   if (!isBytecodeBuffer(buffer))
     return;
+  readTimedOut = 0;
+  struct sigaction action = {};
+  action.sa_handler = onReadAlarm;
+  sigemptyset(&action.sa_mask);
+  timed = sigaction(SIGALRM, &action, nullptr) == 0;
+  if (timed)
+    alarm(getBytecodeReadSeconds(buffer.getBufferSize()));
+#ifndef NNX_SANITIZED_BUILD
   std::optional<uint64_t> mapped = getMappedBytes();
   struct rlimit limit;
   if (!mapped || getrlimit(RLIMIT_AS, &limit) != 0)
@@ -244,8 +242,6 @@ mlir::nnx::BytecodeReadLimits::BytecodeReadLimits(
   savedSoftLimit = limit.rlim_cur;
   limit.rlim_cur = wanted;
   active = setrlimit(RLIMIT_AS, &limit) == 0;
-#else
-  (void)buffer;
 #endif
 }
 

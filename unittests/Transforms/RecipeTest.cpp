@@ -5,6 +5,7 @@
 // it is applied (after the first one was: the edit happens on a clone).
 //
 //===----------------------------------------------------------------------===//
+#include "TransformTestFixture.h"
 #include "nnx/Dialect/NNX/IR/NNXDialect.h"
 #include "nnx/Dialect/NNX/Transforms/Recipes.h"
 
@@ -23,28 +24,7 @@ using namespace mlir::nnx;
 
 namespace {
 
-class RecipeTest : public ::testing::Test {
-protected:
-  RecipeTest()
-      : handler(&ctx, [this](Diagnostic &d) {
-          if (d.getSeverity() == DiagnosticSeverity::Error)
-            errors.push_back(d.str());
-          return success();
-        }) {
-    ctx.loadDialect<NNXDialect, arith::ArithDialect>();
-  }
-
-  static std::string print(Operation *op) {
-    std::string s;
-    llvm::raw_string_ostream os(s);
-    op->print(os);
-    return s;
-  }
-
-  MLIRContext ctx;
-  std::vector<std::string> errors;
-  ScopedDiagnosticHandler handler;
-};
+class RecipeTest : public TransformTest {};
 
 std::string recipeModel(llvm::StringRef ops, llvm::StringRef extra = "",
                         llvm::StringRef mode = "in_place") {

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "nnx/Dialect/NNX/Transforms/Surgery.h"
+#include "TransformTestFixture.h"
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
 #include "nnx/Dialect/NNX/IR/NNXDialect.h"
 #include "nnx/Dialect/NNX/IR/TensorUtils.h"
@@ -34,34 +35,7 @@ namespace {
 // Fixture: parse, print, capture diagnostics
 //===----------------------------------------------------------------------===//
 
-class SurgeryTest : public ::testing::Test {
-protected:
-  SurgeryTest()
-      : handler(&ctx, [this](Diagnostic &d) {
-          if (d.getSeverity() == DiagnosticSeverity::Error)
-            errors.push_back(d.str());
-          return success();
-        }) {
-    ctx.loadDialect<NNXDialect, arith::ArithDialect>();
-  }
-
-  OwningOpRef<mlir::ModuleOp> parse(llvm::StringRef src) {
-    return parseSourceString<mlir::ModuleOp>(src, &ctx);
-  }
-  static ModelOp firstModel(mlir::ModuleOp m) {
-    return cast<ModelOp>(m.getBody()->front());
-  }
-  static std::string print(Operation *op) {
-    std::string s;
-    llvm::raw_string_ostream os(s);
-    op->print(os);
-    return s;
-  }
-
-  MLIRContext ctx;
-  std::vector<std::string> errors;
-  ScopedDiagnosticHandler handler;
-};
+class SurgeryTest : public TransformTest {};
 
 //===----------------------------------------------------------------------===//
 // Refusals leave the IR byte-identical
