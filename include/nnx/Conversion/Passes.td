@@ -204,7 +204,13 @@ def NNXApplyCPUSchedulePass : Pass<"nnx-apply-cpu-schedule", "::mlir::ModuleOp">
   }];
   let options = [
     Option<"stage", "stage", "std::string", /*default=*/"\"tile-matmul\"",
-           "tile-matmul (tensors) or lower-vectors (buffers)">
+           "tile-matmul (tensors) or lower-vectors (buffers)">,
+    Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
+           "Vector register width the tiles are chosen for: 512 (AVX-512), "
+           "256 (AVX2), 128 (SSE/NEON), or 0 for the host's widest">,
+    Option<"parallel", "parallel", "bool", /*default=*/"false",
+           "Split N into cache tiles with an scf.forall (threads) instead "
+           "of an scf.for">
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",

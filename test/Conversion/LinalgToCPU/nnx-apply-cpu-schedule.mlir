@@ -1,14 +1,16 @@
-// RUN: nnx-opt %s --nnx-apply-cpu-schedule=stage=tile-matmul | FileCheck %s --check-prefix=TILE
-// RUN: nnx-opt %s --nnx-apply-cpu-schedule=stage=tile-matmul \
+// RUN: nnx-opt %s --nnx-apply-cpu-schedule="stage=tile-matmul vector-bits=256" | FileCheck %s --check-prefix=TILE
+// RUN: nnx-opt %s --nnx-apply-cpu-schedule="stage=tile-matmul vector-bits=512" | FileCheck %s --check-prefix=AVX512
+// RUN: nnx-opt %s --nnx-apply-cpu-schedule="stage=tile-matmul vector-bits=256 parallel=true" | FileCheck %s --check-prefix=PAR
+// RUN: nnx-opt %s --nnx-apply-cpu-schedule="stage=tile-matmul vector-bits=256" \
 // RUN: | mlir-opt --canonicalize --cse --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN: | nnx-opt --nnx-apply-cpu-schedule=stage=lower-vectors | FileCheck %s --check-prefix=LOWER
 // RUN: not nnx-opt %s --nnx-apply-cpu-schedule=stage=bogus 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not nnx-opt %s --nnx-apply-cpu-schedule=vector-bits=384 2>&1 | FileCheck %s --check-prefix=BADBITS
 
-// tile-matmul: cache tiles (48 x 128 x 128, loops N, K, M) and register
-// tiles (6 x 16 x 4); the register loops are peeled, the static main tile
-// becomes a vector.contract whose accumulator is hoisted out of the K loop
-// (read before, carried as an iter_arg, written after); the batch remainder
-// stays a linalg.matmul.
+// tile-matmul, AVX2 tiles: cache tiles (K 128, M 48; N 128 is one tile
+// here) and register tiles 6 x 16 x 1; the register loops are peeled, the
+// static main tile becomes a vector.contract whose accumulator is hoisted
+// out of the K loop (read before, carried as an iter_arg, written after).
 // TILE-LABEL: func.func @mm(
 // TILE-SAME:      %[[A:.*]]: tensor<?x256xf32>, %[[B:.*]]: tensor<256x40xf32>
 // (N = 40 fits one cache tile: no N loop)
@@ -19,19 +21,43 @@
 // TILE:             scf.for %{{.*}} = %c0 to %[[MAIN]] step %c6
 // TILE:               scf.for %{{.*}} = %c0 to %c32 step %c16
 // TILE:                 %[[C0:.*]] = vector.transfer_read {{.*}} : tensor<6x16xf32>, vector<6x16xf32>
-// TILE:                 %[[K:.*]]:3 = scf.for %{{.*}} = %c0 to %c128 step %c4 iter_args({{.*}}, %[[ACC:.*]] = %[[C0]])
-// TILE:                   %[[VA:.*]] = vector.transfer_read {{.*}} : tensor<6x4xf32>, vector<6x4xf32>
-// TILE:                   %[[VB:.*]] = vector.transfer_read {{.*}} : tensor<4x16xf32>, vector<4x16xf32>
-// TILE:                   %[[R:.*]] = vector.contract {{.*}} %[[VA]], %[[VB]], %[[ACC]] : vector<6x4xf32>, vector<4x16xf32> into vector<6x16xf32>
+// TILE:                 %[[K:.*]]:3 = scf.for %{{.*}} = %c0 to %c128 step %c1 iter_args({{.*}}, %[[ACC:.*]] = %[[C0]])
+// TILE:                   %[[VA:.*]] = vector.transfer_read {{.*}} : tensor<6x1xf32>, vector<6x1xf32>
+// TILE:                   %[[VB:.*]] = vector.transfer_read {{.*}} : tensor<1x16xf32>, vector<1x16xf32>
+// TILE:                   %[[R:.*]] = vector.contract {{.*}} %[[VA]], %[[VB]], %[[ACC]] : vector<6x1xf32>, vector<1x16xf32> into vector<6x16xf32>
 // TILE:                   scf.yield %{{.*}}, %{{.*}}, %[[R]]
 // TILE:                 vector.transfer_write %[[K]]#2, %[[K]]#1
 // N remainder (40 = 2 * 16 + 8, one iteration, inlined): static 6 x 8
 // tiles, vectorized too
-// TILE:               scf.for %{{.*}} = %c0 to %c128 step %c4
-// TILE:                 vector.contract {{.*}} : vector<6x4xf32>, vector<4x8xf32> into vector<6x8xf32>
-// M remainder (dynamic): scalar linalg.matmul
+// TILE:               scf.for %{{.*}} = %c0 to %c128 step %c1
+// TILE:                 vector.contract {{.*}} : vector<6x1xf32>, vector<1x8xf32> into vector<6x8xf32>
+// M remainder (dynamic, fewer than 6 rows): one row at a time, so that it
+// is vectorized as well
 // TILE:             scf.for %{{.*}} = %[[MAIN]] to %{{.*}} step %c6
-// TILE:                   linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<?x4xf32>, tensor<4x16xf32>) outs(%{{.*}} : tensor<?x16xf32>)
+// TILE:               scf.for %{{.*}} = %c0 to %{{.*}} step %c1
+// TILE:                 scf.for %{{.*}} = %c0 to %c32 step %c16
+// TILE:                   scf.for %{{.*}} = %c0 to %c128 step %c1
+// TILE:                     vector.contract {{.*}} : vector<1x1xf32>, vector<1x16xf32> into vector<1x16xf32>
+// TILE:                 scf.for %{{.*}} = %c0 to %c128 step %c1
+// TILE:                   vector.contract {{.*}} : vector<1x1xf32>, vector<1x8xf32> into vector<1x8xf32>
+// TILE-NOT:     linalg.matmul
+
+// AVX-512 tiles: 8 x 32 register tiles (16 accumulators of 16 lanes).
+// AVX512-LABEL: func.func @mm(
+// AVX512:         scf.for %{{.*}} step %c8
+// AVX512:           scf.for %{{.*}} = %c0 to %c128 step %c1 iter_args(
+// AVX512:             vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// AVX512-NOT:     linalg.matmul
+
+// parallel=true: the N cache tiles are an scf.forall (one thread owns whole
+// columns of the result).
+// PAR-LABEL: func.func @wide(
+// PAR:         scf.forall (%{{.*}}) in (2)
+// (K = 64 is one cache tile: no K loop)
+// PAR:           scf.for %{{.*}} = %c0 to %{{.*}} step %c48
+// PAR:             vector.contract
+// PAR:         scf.forall.in_parallel
+// PAR:           tensor.parallel_insert_slice
 
 // lower-vectors: the contraction becomes rows of vector FMAs on rank-1
 // loads/stores; the K loop loads only A and B, the accumulator rows stay in
@@ -39,17 +65,27 @@
 // LOWER-LABEL: func.func @mm(
 // LOWER:         scf.for %{{.*}} = %c0 to %c32 step %c16
 // LOWER-COUNT-6:   vector.load %{{.*}} : memref<6x16xf32, strided<[40, 1], offset: ?>>, vector<16xf32>
-// LOWER:           scf.for %{{.*}} = %c0 to %c128 step %c4 iter_args(
-// LOWER-COUNT-6:     vector.load %{{.*}} : memref<6x4xf32, strided<[256, 1], offset: ?>>, vector<4xf32>
-// LOWER-COUNT-4:     vector.load %{{.*}} : memref<4x16xf32, strided<[40, 1], offset: ?>>, vector<16xf32>
-// LOWER-COUNT-24:    vector.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<16xf32>
+// LOWER:           scf.for %{{.*}} = %c0 to %c128 step %c1 iter_args(
+// LOWER-COUNT-6:     vector.load %{{.*}} : memref<6x1xf32, strided<[256, 1], offset: ?>>, vector<1xf32>
+// LOWER:             vector.load %{{.*}} : memref<1x16xf32, strided<[40, 1], offset: ?>>, vector<16xf32>
+// LOWER-COUNT-6:     vector.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<16xf32>
 // LOWER:             scf.yield
 // LOWER-COUNT-6:   vector.store %{{.*}}, %{{.*}} : memref<6x16xf32, strided<[40, 1], offset: ?>>, vector<16xf32>
+// the one-row remainder tiles: one FMA per K step
+// LOWER:         scf.for %{{.*}} = %c0 to %{{.*}} step %c1
+// LOWER:           vector.load %{{.*}} : memref<1x1xf32, strided<[256, 1], offset: ?>>, vector<1xf32>
+// LOWER:           vector.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<16xf32>
 // LOWER-NOT:     vector.contract
 
 // BAD: nnx-apply-cpu-schedule: unknown stage 'bogus' (expected 'tile-matmul' or 'lower-vectors')
+// BADBITS: nnx-apply-cpu-schedule: vector-bits=384 is not a vector width the schedule knows (expected 0 for the host's, 128, 256 or 512)
 
 func.func @mm(%a: tensor<?x256xf32>, %b: tensor<256x40xf32>, %c: tensor<?x40xf32>) -> tensor<?x40xf32> {
   %r = linalg.matmul ins(%a, %b : tensor<?x256xf32>, tensor<256x40xf32>) outs(%c : tensor<?x40xf32>) -> tensor<?x40xf32>
   return %r : tensor<?x40xf32>
+}
+
+func.func @wide(%a: tensor<?x64xf32>, %b: tensor<64x256xf32>, %c: tensor<?x256xf32>) -> tensor<?x256xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<?x64xf32>, tensor<64x256xf32>) outs(%c : tensor<?x256xf32>) -> tensor<?x256xf32>
+  return %r : tensor<?x256xf32>
 }
