@@ -38,7 +38,10 @@ def parse_args(argv=None):
     p.add_argument("--rounds", type=int, default=3,
                    help="alternating rounds of N forwards each")
     p.add_argument("--threads", type=int, default=1,
-                   help="PyTorch / OpenBLAS threads (nnx's code is single-threaded)")
+                   help="threads of both: PyTorch / OpenBLAS, and nnx-run --threads")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object of the measurements instead of "
+                        "the report (bench/cpu_vs_torch.py collects these)")
     p.add_argument("--seed", type=int, default=0)
     return p.parse_args(argv)
 
@@ -166,7 +169,8 @@ def main(argv=None):
                 torch_times.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
         got, stderr = tools.nnx_run(text, [x],
-                                    extra_args=["--repeat", str(args.repeat)])
+                                    extra_args=["--repeat", str(args.repeat),
+                                                "--threads", str(args.threads)])
         nnx_walls.append(time.perf_counter() - t0)
         c, mean, mn = parse_nnx_timing(stderr)
         nnx_compiles.append(c)
@@ -180,6 +184,15 @@ def main(argv=None):
     nnx_compile = float(np.median(nnx_compiles))
     nnx_wall = float(np.median(nnx_walls))
     blas = blas_libraries()
+    if args.json:
+        import json
+        print(json.dumps({"batch": args.batch, "threads": args.threads,
+                          "dims": dims, "gflop": flops / 1e9,
+                          "nnx_min_s": nnx_min, "nnx_mean_s": nnx_mean,
+                          "torch_min_s": torch_min, "torch_mean_s": torch_mean,
+                          "nnx_compile_s": nnx_compile,
+                          "openblas": openblas_corename(blas)}))
+        return 0
 
     load = os.getloadavg()
     print(f"nnx MLP benchmark  {time.strftime('%Y-%m-%d %H:%M:%S %Z')}")

@@ -14,6 +14,8 @@ PACKAGES=(
   cmake ninja-build g++ make
   # LLVM / MLIR 22 (libMLIR.so, mlir-tblgen, lit, FileCheck, not)
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
+  # OpenMP runtime for the CPU code's threads (nnx-run --threads)
+  libomp-22-dev
   # `make format-check` (.clang-format)
   clang-format-22
   # C++ libraries

@@ -26,10 +26,12 @@ llvm_config.add_tool_substitutions(
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%nnx_src", config.nnx_src_root))
 config.substitutions.append(("%nnx_bin", config.nnx_obj_root))
-# Runtime libraries for `mlir-runner` execution tests (printMemrefF32, ...).
+# Runtime libraries for `mlir-runner` execution tests (printMemrefF32, ...;
+# libomp for the CPU pipeline's parallel loops).
 config.substitutions.append(("%mlir_runner_libs", ",".join(
-    os.path.normpath(os.path.join(config.llvm_tools_dir, "..", "lib", lib + ".so"))
-    for lib in ["libmlir_runner_utils", "libmlir_c_runner_utils"])))
+    [os.path.normpath(os.path.join(config.llvm_tools_dir, "..", "lib", lib + ".so"))
+     for lib in ["libmlir_runner_utils", "libmlir_c_runner_utils"]]
+    + [config.libomp])))
 
 # Feature flags for tests that need optional tools or hardware.
 # ptxas of the CUDA toolkit CMake was given (NNX_CUDA_TOOLKIT_DIR), also

@@ -7,4 +7,8 @@
 /// and fatbinary in bin/, libdevice in nvvm/libdevice/.
 #define NNX_CUDA_TOOLKIT_DIR "@NNX_CUDA_TOOLKIT_DIR@"
 
+/// LLVM's OpenMP runtime, which the JIT opens for code the CPU pipeline
+/// compiled with parallel loops.
+#define NNX_LIBOMP_PATH "@NNX_LIBOMP@"
+
 #endif // NNX_CONFIG_H

@@ -1,7 +1,13 @@
 //===- CPUTarget.cpp - the CPU target of the execution library ------------===//
 #include "nnx/Execution/Target.h"
 
+#include "nnx/Config.h"
 #include "nnx/Pipelines/Pipelines.h"
+
+#include "llvm/Support/DynamicLibrary.h"
+#include "llvm/Support/Threading.h"
+
+#include <algorithm>
 
 using namespace mlir;
 using namespace mlir::nnx;
@@ -15,5 +21,20 @@ llvm::Error mlir::nnx::configureCPUTarget(TargetConfig &config) {
   // The dialects the CPU pipeline produces, with the interface models it
   // relies on (bufferization, tiling, value bounds, ...).
   config.registerExtensions = registerCPUPipelineDialects;
+  // The matmuls' parallel loops are OpenMP regions: LLVM's runtime, whose
+  // thread count (an ICV of the calling thread) is set before each call.
+  config.sharedLibPaths.push_back(NNX_LIBOMP_PATH);
+  config.setThreads = [](unsigned threads) {
+    using SetNumThreads = void (*)(int);
+    static auto setNumThreads = reinterpret_cast<SetNumThreads>(
+        llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(
+            "omp_set_num_threads"));
+    if (!setNumThreads)
+      return;
+    if (threads == 0)
+      threads =
+          std::max(1u, llvm::hardware_concurrency().compute_thread_count());
+    setNumThreads(static_cast<int>(threads));
+  };
   return llvm::Error::success();
 }

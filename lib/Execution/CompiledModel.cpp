@@ -28,6 +28,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/LLVMTranslationInterface.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -136,6 +137,8 @@ void mlir::nnx::registerExecutionTranslations(DialectRegistry &registry) {
   (void)nativeTargetInitialized;
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  // The CPU pipeline's parallel loops (omp.parallel, omp.wsloop).
+  registerOpenMPDialectTranslation(registry);
   // nnx's attributes (the parameter names on arguments of the lowered
   // forward) mean nothing to LLVM IR: dropped without a warning.
   registry.addExtension(+[](MLIRContext *, NNXDialect *dialect) {
@@ -478,6 +481,8 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
     return engine.takeError();
   compiled->engine = std::move(*engine);
   compiled->checkRuntime = config.checkRuntime;
+  compiled->setThreads = config.setThreads;
+  compiled->threads = options.threads;
   return compiled;
 }
 
@@ -808,6 +813,8 @@ CompiledModel::invoke(ArrayRef<NpyArray> inputArrays,
     SmallVector<void *> descriptors;
     SmallVector<void *> packed = packArguments(args, descriptors);
 
+    if (setThreads)
+      setThreads(threads);
     auto start = std::chrono::steady_clock::now();
     if (llvm::Error err = engine->invokePacked("_mlir_ciface_forward", packed))
       return std::move(err);

@@ -29,10 +29,12 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/Transforms/BufferDeallocationOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/IR/TensorInferTypeOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/TensorTilingInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/ValueBoundsOpInterfaceImpl.h"
@@ -62,6 +64,8 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
   if (options.fastMatmul) {
     NNXApplyCPUSchedulePassOptions tile;
     tile.stage = "tile-matmul";
+    tile.parallel = options.parallel;
+    tile.vectorBits = options.vectorBits;
     pm.addPass(createNNXApplyCPUSchedulePass(tile));
     // Folds what tiling left (e.g. the slices of the accumulator) so that
     // bufferization writes in place instead of copying per tile.
@@ -92,6 +96,19 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
   // Equal layers share one kernel function from here on.
   if (options.outlineKernels)
     pm.addPass(createNNXOutlineKernelsPass());
+  // Threads: the matmuls' parallel loops (N tiles, batches of batched
+  // matmuls) become OpenMP worksharing loops (nothing else is an
+  // scf.forall or scf.parallel here); without threads, sequential loops.
+  if (!options.parallel)
+    pm.addPass(createForallToForLoopPass());
+  if (options.parallel) {
+    pm.addPass(createForallToParallelLoopPass());
+    pm.addPass(createConvertSCFToOpenMPPass());
+    // Inlines the memref.alloca_scope the conversion wraps each loop body
+    // in (nothing is allocated there): its region must stay one block,
+    // which lowering the loops inside to branches would break.
+    pm.addPass(createCanonicalizerPass());
+  }
 
   // Loops.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
@@ -110,6 +127,8 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertMathToLLVMPass());
+  if (options.parallel)
+    pm.addPass(createConvertOpenMPToLLVMPass());
   pipeline::addHostToLLVM(pm);
   pm.addPass(createCanonicalizerPass());
 }
@@ -126,8 +145,8 @@ void mlir::nnx::registerNNXPipelines() {
 void mlir::nnx::registerCPUPipelineDialects(DialectRegistry &registry) {
   registry.insert<affine::AffineDialect, bufferization::BufferizationDialect,
                   cf::ControlFlowDialect, index::IndexDialect,
-                  LLVM::LLVMDialect, memref::MemRefDialect, scf::SCFDialect,
-                  ub::UBDialect, vector::VectorDialect>();
+                  LLVM::LLVMDialect, memref::MemRefDialect, omp::OpenMPDialect,
+                  scf::SCFDialect, ub::UBDialect, vector::VectorDialect>();
   affine::registerValueBoundsOpInterfaceExternalModels(registry);
   arith::registerBufferDeallocationOpInterfaceExternalModels(registry);
   arith::registerBufferizableOpInterfaceExternalModels(registry);

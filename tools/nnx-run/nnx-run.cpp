@@ -3,7 +3,7 @@
 //   nnx-run MODEL.mlir --input x.npy [--input ...] --output y.npy [...]
 //           [--print] [--target=cpu|cuda] [--model NAME]
 //           [--probe NAME=file.npy]... [--patch NAME=file.npy]...
-//           [--family F] [--repeat N]
+//           [--family F] [--repeat N] [--threads N]
 //
 // Every problem (a malformed model, a missing file, an array of the wrong
 // shape, dtype or rank, a model that does not lower) is an error message and
@@ -87,6 +87,52 @@ static cl::opt<unsigned> optLevel("opt-level",
                                   cl::desc("LLVM optimization level (0-3)"),
                                   cl::init(3), cl::cat(runCategory));
 
+// `--threads` is read from argv before LLVM's parser sees it: libLLVM
+// registers an undocumented global option of that name, and two options
+// cannot share one.
+static cl::extrahelp threadsHelp(
+    "\nThreads:\n\n"
+    "  --threads=<N>  Threads of the compiled code (default 1; 0: one per\n"
+    "                 hardware thread). The CPU target splits each "
+    "matmul's\n"
+    "                 output columns among them: the result does not "
+    "depend\n"
+    "                 on the count.\n");
+
+/// Removes `--threads=N` / `--threads N` (or one dash) from `args` and
+/// returns N (1 when absent).
+static llvm::Expected<unsigned>
+takeThreadsArgument(llvm::SmallVectorImpl<const char *> &args) {
+  unsigned threads = 1;
+  for (size_t i = 1; i < args.size();) {
+    llvm::StringRef arg = args[i];
+    if (arg == "--")
+      break;
+    llvm::StringRef name =
+        arg.starts_with("--") ? arg.drop_front(2) : arg.drop_front(1);
+    if (!arg.starts_with("-") ||
+        (name != "threads" && !name.starts_with("threads="))) {
+      ++i;
+      continue;
+    }
+    llvm::StringRef value;
+    size_t taken = 1;
+    if (name.consume_front("threads=")) {
+      value = name;
+    } else if (i + 1 < args.size()) {
+      value = args[i + 1];
+      taken = 2;
+    }
+    if (value.getAsInteger(10, threads) || threads > 4096)
+      return llvm::createStringError(
+          "--threads: '" + value.str() +
+          "' is not a thread count (0 for one per hardware thread, or "
+          "1 to 4096)");
+    args.erase(args.begin() + i, args.begin() + i + taken);
+  }
+  return threads;
+}
+
 static int fail(llvm::Error error) {
   llvm::WithColor::error(llvm::errs(), "nnx-run")
       << llvm::toString(std::move(error)) << "\n";
@@ -96,8 +142,12 @@ static int fail(llvm::Error error) {
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   cl::HideUnrelatedOptions(runCategory);
+  llvm::SmallVector<const char *> args(argv, argv + argc);
+  llvm::Expected<unsigned> threads = takeThreadsArgument(args);
+  if (!threads)
+    return fail(threads.takeError());
   cl::ParseCommandLineOptions(
-      argc, argv,
+      args.size(), args.data(),
       "nnx-run: JIT-compile an nnx model's forward and run it on .npy "
       "arrays\n\n"
       "  nnx-run model.mlir --input x.npy --output y.npy [--print]\n\n"
@@ -126,6 +176,7 @@ int main(int argc, char **argv) {
   options.target = target;
   options.repeat = repeat;
   options.optLevel = optLevel;
+  options.threads = *threads;
   options.print = printOutputs;
   if (llvm::Error err = runModelFile(options, llvm::outs(), llvm::errs()))
     return fail(std::move(err));

@@ -61,6 +61,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -114,6 +115,10 @@ struct CompileOptions {
   NNXInsertProbesPassOptions probes;
   /// LLVM optimization level of the JIT (0-3).
   unsigned optLevel = 3;
+  /// Threads of the compiled code's parallel loops (the CPU target's
+  /// matmuls split their columns among them; the result does not depend on
+  /// the count); 0: one per hardware thread.
+  unsigned threads = 1;
   /// A safetensors file whose tensors the forward runs with instead of the
   /// model's own (CompiledModel::bindWeights); empty: the model's.
   std::string weightsFile;
@@ -260,6 +265,8 @@ private:
 
   Target target = Target::CPU;
   std::unique_ptr<ExecutionEngine> engine;
+  std::function<void(unsigned)> setThreads;
+  unsigned threads = 1;
   std::function<llvm::Error()> checkRuntime;
   std::vector<TensorSpec> inputs, outputs, writeProbes, readProbes;
   double weightsSeconds = 0;

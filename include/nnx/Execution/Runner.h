@@ -53,6 +53,9 @@ struct RunnerOptions {
   unsigned repeat = 1;
   /// LLVM optimization level of the JIT (0-3).
   unsigned optLevel = 3;
+  /// Threads of the compiled code (CompileOptions::threads); 0: one per
+  /// hardware thread.
+  unsigned threads = 1;
   /// Print every output and read probe: shape, dtype and values.
   bool print = false;
 };

@@ -48,6 +48,10 @@ struct TargetConfig {
   std::function<void(DialectRegistry &)> registerExtensions;
   /// Shared libraries the JIT opens for symbol resolution.
   llvm::SmallVector<std::string> sharedLibPaths;
+  /// Sets how many threads the compiled code's parallel loops use, before
+  /// each call of the forward (0: one per hardware thread). Null: the
+  /// target's code runs on the calling thread only.
+  std::function<void(unsigned)> setThreads;
   /// Host symbols the JIT resolves (e.g. a runtime linked into the tool).
   std::function<llvm::orc::SymbolMap(llvm::orc::MangleAndInterner)> symbolMap;
   /// An error the target's runtime recorded since the last check (e.g. a

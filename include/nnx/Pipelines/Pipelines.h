@@ -18,6 +18,19 @@ struct NNXCPUPipelineOptions
       llvm::cl::desc("Tile, bufferize and vectorize linalg.matmul with a "
                      "transform-dialect schedule (else: plain loops)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> parallel{
+      *this, "parallel",
+      llvm::cl::desc("Split each matmul's N dimension among threads (an "
+                     "scf.forall lowered to OpenMP; the compiled code then "
+                     "needs libomp, and its thread count is the OpenMP "
+                     "runtime's: nnx-run --threads)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<unsigned> vectorBits{
+      *this, "vector-bits",
+      llvm::cl::desc("Vector width the matmul tiles are chosen for: 512 "
+                     "(AVX-512), 256 (AVX2), 128 (SSE/NEON), or 0 for the "
+                     "host's widest"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> outlineKernels{
       *this, "outline-kernels",
       llvm::cl::desc("On buffers, move each loop nest into a private kernel "
