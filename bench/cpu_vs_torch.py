@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+"""nnx's CPU code against PyTorch + OpenBLAS, at 1 and 2 threads, in one run.
+
+Rows (each measured in its own process, since OpenBLAS reads its thread
+count once, when it is loaded; nnx-run gets the same --threads):
+
+- the MLP 512 -> 1024 -> 1024 -> 10 (ReLU, f32; bench/mlp_vs_torch.py) at
+  batch 1, 16 and 256;
+- one GPT-2 block (d 768, 12 heads, 1 x 128 tokens; bench/block_vs_torch.py).
+
+Every row checks the outputs against PyTorch (atol = rtol = 1e-5) first. The
+table gives per-forward minimum times, the ratio nnx / PyTorch (<= 1: nnx is
+as fast or faster) and, for the MLP, nnx's GFLOP/s as a share of this
+machine's FMA peak: one core's peak is measured by bench/fma_peak.c (built
+here with -march=native, so AVX-512 where the host has it), times the
+thread count.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from mlp_vs_torch import cpu_model  # noqa: E402
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--build", default=None,
+                   help="CMake build directory (default: $NNX_BUILD_DIR or build)")
+    p.add_argument("--threads", default="1,2",
+                   help="comma-separated thread counts")
+    p.add_argument("--batches", default="1,16,256",
+                   help="comma-separated MLP batch sizes")
+    p.add_argument("--rounds", type=int, default=3,
+                   help="rounds per MLP row (bench/mlp_vs_torch.py --rounds)")
+    p.add_argument("--no-block", action="store_true",
+                   help="skip the GPT-2 block rows")
+    return p.parse_args(argv)
+
+
+def fma_peak():
+    """(ISA, one core's f32 FMA peak in GFLOP/s), or (None, None) without a
+    C compiler or on a CPU without AVX2 + FMA."""
+    cc = shutil.which("clang-22") or shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        return None, None
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = os.path.join(tmp, "fma_peak")
+        built = subprocess.run([cc, "-O2", "-march=native",
+                                os.path.join(HERE, "fma_peak.c"), "-o", exe],
+                               capture_output=True, text=True)
+        if built.returncode:
+            return None, None
+        out = subprocess.run([exe], capture_output=True, text=True, check=True)
+    isa, gflops, _ = out.stdout.split()
+    return isa, float(gflops)
+
+
+def measure(script, extra, build):
+    cmd = [sys.executable, os.path.join(HERE, script), "--json"] + extra
+    if build:
+        cmd += ["--build", build]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n"
+                           + proc.stdout + proc.stderr)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    threads = [int(t) for t in args.threads.split(",")]
+    batches = [int(b) for b in args.batches.split(",")]
+    isa, peak = fma_peak()
+    rows = []
+    for t in threads:
+        for b in batches:
+            rows.append(("MLP", f"batch {b}", t, measure(
+                "mlp_vs_torch.py", ["--batch", str(b), "--threads", str(t),
+                                    "--rounds", str(args.rounds)], args.build)))
+        if not args.no_block:
+            rows.append(("GPT-2 block", "1 x 128", t, measure(
+                "block_vs_torch.py", ["--threads", str(t)], args.build)))
+
+    load = os.getloadavg()
+    print(f"nnx CPU vs PyTorch  {time.strftime('%Y-%m-%d %H:%M:%S %Z')}")
+    print(f"machine: {cpu_model()}, {os.cpu_count()} cpus, "
+          f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    if peak:
+        print(f"FMA peak (bench/fma_peak.c, {isa}): {peak:.1f} GFLOP/s per core")
+    print("outputs agree with PyTorch (atol=rtol=1e-5) in every row; "
+          "per-forward minimum times")
+    print(f"  {'model':12} {'input':10} {'threads':>7} {'nnx ms':>9} "
+          f"{'torch ms':>9} {'nnx/torch':>9} {'nnx GFLOP/s':>11} {'% peak':>7}")
+    worst = 0.0
+    for model, shape, t, r in rows:
+        ratio = r["nnx_min_s"] / r["torch_min_s"]
+        worst = max(worst, ratio)
+        gflops = r["gflop"] / r["nnx_min_s"]
+        share = f"{100 * gflops / (peak * t):6.0f}%" if peak else "      -"
+        print(f"  {model:12} {shape:10} {t:>7} {r['nnx_min_s'] * 1e3:9.3f} "
+              f"{r['torch_min_s'] * 1e3:9.3f} {ratio:8.2f}x {gflops:11.1f} "
+              f"{share}")
+    print(f"  worst ratio nnx / PyTorch: {worst:.2f}x (<= 1: nnx as fast or "
+          "faster in every row)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
