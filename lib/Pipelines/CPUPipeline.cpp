@@ -121,6 +121,8 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
   // To the LLVM dialect. rsqrt becomes 1 / sqrt (what PyTorch's CPU kernel
   // computes; libm has no rsqrtf); erf/tanh/exp go to libm (exact to the
   // ulp, as PyTorch's kernels); the rest of math to LLVM intrinsics.
+  // f32 exp/tanh/erf as polynomials, so that LLVM vectorizes their loops.
+  pm.addPass(createNNXApproximateMathPass());
   math::MathExpandOpsPassOptions expand;
   expand.opMnemonics = {"rsqrt"};
   pm.addPass(math::createMathExpandOpsPass(expand));

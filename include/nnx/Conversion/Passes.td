@@ -272,6 +272,34 @@ def NNXDuplicateEmptyTensorsPass
   ];
 }
 
+def NNXApproximateMathPass : Pass<"nnx-approximate-math"> {
+  let summary = "Replace f32 exp, tanh and erf by branch-free polynomial "
+                "approximations";
+  let description = [{
+    The CPU pipeline's elementwise loops (GELU, softmax, SiLU, sigmoid) call
+    `math.exp`, `math.tanh` and `math.erf`; lowered to libm calls, each
+    element costs a call and the loop stays scalar. This pass rewrites them,
+    on `f32` scalars and vectors, into upstream's polynomial approximations
+    (`populateMathPolynomialApproximationPatterns`: Cephes-style range
+    reduction and a polynomial, within a few ulp of the exact value), which
+    are plain arithmetic: LLVM's loop vectorizer then turns each loop into
+    vector code. Other functions and other types are left alone (they still
+    become libm calls). The reference tests (every layer and six
+    transformer families against PyTorch at atol = rtol = 1e-5) hold with
+    it.
+
+    ```mlir
+    %y = math.tanh %x : f32
+    ```
+    becomes a sequence of `arith` ops (clamps, a rational polynomial) with
+    no call.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::math::MathDialect", "::mlir::vector::VectorDialect"
+  ];
+}
+
 def NNXOutlineKernelsPass : Pass<"nnx-outline-kernels", "::mlir::ModuleOp"> {
   let summary = "Outline each loop nest of a function on buffers into a "
                 "shared kernel function";
