@@ -1,10 +1,11 @@
-// RUN: nnx-opt %s --nnx-cpu-pipeline | FileCheck %s
+// RUN: nnx-opt %s --nnx-cpu-pipeline=vector-bits=256 | FileCheck %s
 // RUN: nnx-opt %s --nnx-cpu-pipeline=fast-matmul=false | FileCheck %s --check-prefix=LOOPS
 // RUN: nnx-opt %s --nnx-cpu-pipeline=out-params=true | FileCheck %s --check-prefix=OUT
 
 // The forward level (func on tensors: linalg, arith/math on tensors) goes
 // all the way to the LLVM dialect: a C interface wrapper for the JIT, the
-// matmul as vector FMAs, erf through libm, nothing of the higher dialects left.
+// matmul as vector FMAs, erf as a polynomial (nnx-approximate-math), nothing
+// of the higher dialects left.
 // Each loop nest is a kernel (nnx-outline-kernels) that @forward, the glue,
 // calls; the glue is not optimized.
 // CHECK-LABEL: llvm.func @forward(
@@ -14,7 +15,8 @@
 // CHECK:         llvm.call @forward(
 // CHECK:       llvm.func @forward_kernel_
 // CHECK:         llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
-// CHECK:         llvm.call @erff({{.*}}) : (f32) -> f32
+// CHECK:         llvm.intr.fma({{.*}}) : (f32, f32, f32) -> f32
+// CHECK-NOT:     llvm.call @erff
 // CHECK-NOT:   {{linalg|memref|tensor|vector|scf|math|arith|func}}\.
 // CHECK-NOT:   unrealized_conversion_cast
 
@@ -24,7 +26,7 @@
 // LOOPS:         %[[P:.*]] = llvm.fmul %{{.*}}, %{{.*}} : f32
 // LOOPS:         llvm.fadd %{{.*}}, %[[P]] : f32
 // LOOPS-NOT:     vector<
-// LOOPS:         llvm.call @erff
+// LOOPS-NOT:     llvm.call @erff
 
 // With out-params (nnx-run's ABI) the result is a third memref argument that
 // the caller allocates (%[[OUT]]: its aligned pointer): @forward returns
