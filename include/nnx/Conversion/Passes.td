@@ -283,8 +283,12 @@ def NNXApproximateMathPass : Pass<"nnx-approximate-math"> {
     (`populateMathPolynomialApproximationPatterns`: Cephes-style range
     reduction and a polynomial, within a few ulp of the exact value), which
     are plain arithmetic: LLVM's loop vectorizer then turns each loop into
-    vector code. Other functions and other types are left alone (they still
-    become libm calls). The reference tests (every layer and six
+    vector code. For the same reason f32 `math.sqrt`, `math.floor` and
+    `math.absf` become LLVM's intrinsics (exact, like libm's; a `sqrtf` call
+    may set errno, which keeps LLVM from vectorizing it), and the
+    approximations' `math.fma` LLVM's `fma` (not libm's `fmaf`). Other
+    functions and other types are left alone (they still become libm
+    calls). The reference tests (every layer and six
     transformer families against PyTorch at atol = rtol = 1e-5) hold with
     it.
 

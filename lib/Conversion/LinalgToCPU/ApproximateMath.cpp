@@ -32,6 +32,22 @@ struct FmaToLLVMIntrinsic : public OpRewritePattern<math::FmaOp> {
   }
 };
 
+/// `math.sqrt`, `math.floor` and `math.absf` (the norms' sqrt, the
+/// approximations' floor and abs) as LLVM's intrinsics for the same reason:
+/// as libm calls (sqrtf may set errno) they keep a loop scalar. Both are
+/// exact: the same values libm returns.
+template <typename MathOp, typename LLVMOp>
+struct UnaryToLLVMIntrinsic : public OpRewritePattern<MathOp> {
+  using OpRewritePattern<MathOp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(MathOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!getElementTypeOrSelf(op.getType()).isF32())
+      return rewriter.notifyMatchFailure(op, "not f32");
+    rewriter.replaceOpWithNewOp<LLVMOp>(op, op.getOperand());
+    return success();
+  }
+};
+
 struct NNXApproximateMathPass
     : public mlir::nnx::impl::NNXApproximateMathPassBase<
           NNXApproximateMathPass> {
@@ -44,7 +60,11 @@ struct NNXApproximateMathPass
              name == math::TanhOp::getOperationName() ||
              name == math::ErfOp::getOperationName();
     });
-    patterns.add<FmaToLLVMIntrinsic>(&getContext());
+    patterns.add<FmaToLLVMIntrinsic,
+                 UnaryToLLVMIntrinsic<math::SqrtOp, LLVM::SqrtOp>,
+                 UnaryToLLVMIntrinsic<math::FloorOp, LLVM::FFloorOp>,
+                 UnaryToLLVMIntrinsic<math::AbsFOp, LLVM::FAbsOp>>(
+        &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
