@@ -78,7 +78,7 @@ def bench_torch(model, ids, repeat):
     return logits.numpy(), min(times), sum(times) / len(times)
 
 
-def bench_nnx(mlir, ids, repeat, workdir):
+def bench_nnx(mlir, ids, repeat, workdir, threads):
     import numpy as np
     from nnx import tools
     xin = os.path.join(workdir, "ids.npy")
@@ -86,7 +86,7 @@ def bench_nnx(mlir, ids, repeat, workdir):
     np.save(xin, ids)
     rc, stderr, rss, wall, _ = run_once(
         [tools.tool_path("nnx-run"), mlir, "--input", xin, "--output", yout,
-         "--repeat", str(repeat)], workdir)
+         "--repeat", str(repeat), "--threads", str(threads)], workdir)
     if rc != 0:
         raise RuntimeError(f"nnx-run failed ({rc}):\n{stderr}")
     compile_s, mean_s, min_s = parse_nnx_timing(stderr)
@@ -130,8 +130,8 @@ def main(argv=None):
                 0, config.vocab_size, size=(batch, seq)).astype(np.int64)
             want, t_min, t_mean = bench_torch(model, torch.from_numpy(ids),
                                               args.repeat)
-            got, c_s, w_s, n_min, n_mean, rss = bench_nnx(mlir, ids,
-                                                          args.repeat, workdir)
+            got, c_s, w_s, n_min, n_mean, rss = bench_nnx(
+                mlir, ids, args.repeat, workdir, args.threads)
             np.testing.assert_allclose(got, want, atol=1e-5, rtol=1e-5)
             rows.append((batch, seq, c_s, w_s, n_min, n_mean, t_min, t_mean, rss))
     finally:

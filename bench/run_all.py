@@ -17,6 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # them must be the first to load numpy (in one process, an earlier import
 # left the PyTorch peer on 2 threads and the generic kernels).
 BENCHMARKS = [
+    ("cpu_vs_torch", []),
     ("mlp_vs_torch", []),
     ("cuda_vs_cpu", ["--no-record"]),
     ("weights_vs_size", []),

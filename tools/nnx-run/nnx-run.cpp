@@ -92,7 +92,7 @@ static cl::opt<unsigned> optLevel("opt-level",
 // cannot share one.
 static cl::extrahelp threadsHelp(
     "\nThreads:\n\n"
-    "  --threads=<N>  Threads of the compiled code (default 1; 0: one per\n"
+    "  --threads=<N>  Threads of the compiled code (default 0: one per\n"
     "                 hardware thread). The CPU target splits each "
     "matmul's\n"
     "                 output columns among them: the result does not "
@@ -100,10 +100,10 @@ static cl::extrahelp threadsHelp(
     "                 on the count.\n");
 
 /// Removes `--threads=N` / `--threads N` (or one dash) from `args` and
-/// returns N (1 when absent).
+/// returns N (0, one per hardware thread, when absent).
 static llvm::Expected<unsigned>
 takeThreadsArgument(llvm::SmallVectorImpl<const char *> &args) {
-  unsigned threads = 1;
+  unsigned threads = 0;
   for (size_t i = 1; i < args.size();) {
     llvm::StringRef arg = args[i];
     if (arg == "--")

@@ -117,8 +117,8 @@ struct CompileOptions {
   unsigned optLevel = 3;
   /// Threads of the compiled code's parallel loops (the CPU target's
   /// matmuls split their columns among them; the result does not depend on
-  /// the count); 0: one per hardware thread.
-  unsigned threads = 1;
+  /// the count); 0 (the default): one per hardware thread.
+  unsigned threads = 0;
   /// A safetensors file whose tensors the forward runs with instead of the
   /// model's own (CompiledModel::bindWeights); empty: the model's.
   std::string weightsFile;
@@ -266,7 +266,7 @@ private:
   Target target = Target::CPU;
   std::unique_ptr<ExecutionEngine> engine;
   std::function<void(unsigned)> setThreads;
-  unsigned threads = 1;
+  unsigned threads = 0;
   std::function<llvm::Error()> checkRuntime;
   std::vector<TensorSpec> inputs, outputs, writeProbes, readProbes;
   double weightsSeconds = 0;

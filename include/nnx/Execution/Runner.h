@@ -55,7 +55,7 @@ struct RunnerOptions {
   unsigned optLevel = 3;
   /// Threads of the compiled code (CompileOptions::threads); 0: one per
   /// hardware thread.
-  unsigned threads = 1;
+  unsigned threads = 0;
   /// Print every output and read probe: shape, dtype and values.
   bool print = false;
 };
