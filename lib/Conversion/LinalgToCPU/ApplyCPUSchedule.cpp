@@ -380,6 +380,28 @@ static bool isBatchExpr(AffineExpr e, unsigned numBatch) {
   return c && c.getValue() == 0;
 }
 
+/// Whether `op`'s body is `out + a * b` on floats (in either order).
+static bool isMulAddBody(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  if (body.getOperations().size() != 3)
+    return false;
+  auto add = dyn_cast<arith::AddFOp>(
+      body.getTerminator()->getOperand(0).getDefiningOp());
+  if (!add)
+    return false;
+  Value out = body.getArgument(2), other;
+  if (add.getLhs() == out)
+    other = add.getRhs();
+  else if (add.getRhs() == out)
+    other = add.getLhs();
+  auto mul = other ? other.getDefiningOp<arith::MulFOp>() : nullptr;
+  if (!mul)
+    return false;
+  Value a = body.getArgument(0), b = body.getArgument(1);
+  return (mul.getLhs() == a && mul.getRhs() == b) ||
+         (mul.getLhs() == b && mul.getRhs() == a);
+}
+
 /// The 2-D slice of `v` for the batch indices `ivs`, read through `map`
 /// (batch exprs, then the two matrix dims).
 static Value batchSlice(OpBuilder &b, Location loc, Value v, AffineMap map,
@@ -417,12 +439,16 @@ struct BatchedContractionToMatmuls
   LogicalResult matchAndRewrite(linalg::GenericOp op,
                                 PatternRewriter &rewriter) const override {
     if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
-        op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
+        op.getNumDpsInits() != 1 || !isMulAddBody(op))
       return rewriter.notifyMatchFailure(op, "not a contraction on tensors");
     unsigned loops = op.getNumLoops();
     if (loops < 4)
       return rewriter.notifyMatchFailure(op, "no batch loop");
     unsigned batch = loops - 3;
+    SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+    if (iters.back() != utils::IteratorType::reduction ||
+        llvm::count(iters, utils::IteratorType::parallel) != loops - 1)
+      return rewriter.notifyMatchFailure(op, "not (parallel..., reduction)");
     MLIRContext *ctx = op.getContext();
     AffineExpr m = getAffineDimExpr(batch, ctx),
                n = getAffineDimExpr(batch + 1, ctx),

@@ -1,0 +1,73 @@
+// RUN: nnx-opt %s -split-input-file --nnx-apply-cpu-schedule="stage=tile-matmul vector-bits=512" | FileCheck %s
+
+// A batched contraction (nnx.fn.matmul of rank 4: attention's Q * K^T with
+// K read transposed) becomes an scf.forall over (batch, heads) whose body is
+// one 2-D linalg.matmul of slices; that matmul gets the register tiles of
+// any other (vector.contract), and B, read transposed, is transposed per
+// slice first.
+// CHECK-LABEL: func.func @scores(
+// CHECK:         scf.forall (%[[B:.*]], %[[H:.*]]) in (%{{.*}}, 4) shared_outs(%[[OUT:.*]] = %{{.*}})
+// CHECK:           %[[Q:.*]] = tensor.extract_slice %{{.*}}[%[[B]], %[[H]], 0, 0] [1, 1, %{{.*}}, 64] [1, 1, 1, 1] : tensor<?x4x?x64xf32> to tensor<?x64xf32>
+// CHECK:           %[[K:.*]] = tensor.extract_slice %{{.*}}[%[[B]], %[[H]], 0, 0] [1, 1, %{{.*}}, 64] [1, 1, 1, 1] : tensor<?x4x?x64xf32> to tensor<?x64xf32>
+// CHECK:           linalg.transpose ins(%[[K]] : tensor<?x64xf32>)
+// CHECK:           vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// CHECK:         scf.forall.in_parallel
+// CHECK:           tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[B]], %[[H]], 0, 0] [1, 1, %{{.*}}, %{{.*}}] [1, 1, 1, 1] : tensor<?x?xf32> into tensor<?x4x?x?xf32>
+// CHECK-NOT:     linalg.generic
+#q = affine_map<(b, h, m, n, k) -> (b, h, m, k)>
+#k = affine_map<(b, h, m, n, k) -> (b, h, n, k)>
+#o = affine_map<(b, h, m, n, k) -> (b, h, m, n)>
+func.func @scores(%q: tensor<?x4x?x64xf32>, %kt: tensor<?x4x?x64xf32>, %init: tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32> {
+  %r = linalg.generic {indexing_maps = [#q, #k, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %kt : tensor<?x4x?x64xf32>, tensor<?x4x?x64xf32>) outs(%init : tensor<?x4x?x?xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<?x4x?x?xf32>
+  return %r : tensor<?x4x?x?xf32>
+}
+
+// -----
+
+// A broadcast operand (one matrix for every batch, read at index 0 of a
+// size-1 dim) is sliced at 0.
+// CHECK-LABEL: func.func @broadcast_b(
+// CHECK:         scf.forall (%[[I:.*]]) in (3)
+// CHECK:           tensor.extract_slice %{{.*}}[%[[I]], 0, 0] [1, 16, 64]
+// CHECK:           tensor.extract_slice %{{.*}}[0, 0, 0] [1, 64, 32]
+// CHECK:           vector.contract
+#a3 = affine_map<(b, m, n, k) -> (b, m, k)>
+#b3 = affine_map<(b, m, n, k) -> (0, k, n)>
+#o3 = affine_map<(b, m, n, k) -> (b, m, n)>
+func.func @broadcast_b(%a: tensor<3x16x64xf32>, %w: tensor<1x64x32xf32>, %init: tensor<3x16x32xf32>) -> tensor<3x16x32xf32> {
+  %r = linalg.generic {indexing_maps = [#a3, #b3, #o3], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %w : tensor<3x16x64xf32>, tensor<1x64x32xf32>) outs(%init : tensor<3x16x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %c: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<3x16x32xf32>
+  return %r : tensor<3x16x32xf32>
+}
+
+// -----
+
+// Not a plain batched contraction (the output transposes the batch): left
+// alone.
+// CHECK-LABEL: func.func @not_batched(
+// CHECK:         linalg.generic
+// CHECK-NOT:     scf.forall
+#a4 = affine_map<(b, m, n, k) -> (b, m, k)>
+#b4 = affine_map<(b, m, n, k) -> (b, k, n)>
+#o4 = affine_map<(b, m, n, k) -> (m, b, n)>
+func.func @not_batched(%a: tensor<3x16x64xf32>, %w: tensor<3x64x32xf32>, %init: tensor<16x3x32xf32>) -> tensor<16x3x32xf32> {
+  %r = linalg.generic {indexing_maps = [#a4, #b4, #o4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %w : tensor<3x16x64xf32>, tensor<3x64x32xf32>) outs(%init : tensor<16x3x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %c: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<16x3x32xf32>
+  return %r : tensor<16x3x32xf32>
+}
