@@ -25,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, os.pardir, "python"))
 sys.path.insert(0, os.path.join(HERE, os.pardir, "python", "tests"))
 
-from mlp_vs_torch import (cpu_model, openblas_coretype,  # noqa: E402
+from mlp_vs_torch import (configure_environment, cpu_model,  # noqa: E402
                           parse_nnx_timing)
 
 
@@ -55,12 +55,7 @@ def block_flops(batch, seq, d, heads):
 
 def main(argv=None):
     args = parse_args(argv)
-    if args.build:
-        os.environ["NNX_BUILD_DIR"] = os.path.abspath(args.build)
-    os.environ["OPENBLAS_NUM_THREADS"] = str(args.threads)
-    if "OPENBLAS_CORETYPE" not in os.environ and openblas_coretype():
-        os.environ["OPENBLAS_CORETYPE"] = openblas_coretype()
-    os.environ["OMP_NUM_THREADS"] = str(args.threads)
+    configure_environment(args.build, args.threads)
 
     import numpy as np
     import torch

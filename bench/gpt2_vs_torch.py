@@ -31,8 +31,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, os.pardir, "python"))
 sys.path.insert(0, os.path.join(HERE, os.pardir, "python", "tests"))
 
-from mlp_vs_torch import (blas_libraries, cpu_model, openblas_coretype,  # noqa: E402
-                          openblas_corename, parse_nnx_timing)
+from mlp_vs_torch import (blas_libraries, configure_environment,  # noqa: E402
+                          cpu_model, openblas_corename, parse_nnx_timing)
 from weights_vs_size import run_once  # noqa: E402
 
 
@@ -97,12 +97,7 @@ def bench_nnx(mlir, ids, repeat, workdir, threads):
 def main(argv=None):
     args = parse_args(argv)
     args.repeat = max(args.repeat, 2)
-    if args.build:
-        os.environ["NNX_BUILD_DIR"] = os.path.abspath(args.build)
-    os.environ["OPENBLAS_NUM_THREADS"] = str(args.threads)
-    if "OPENBLAS_CORETYPE" not in os.environ and openblas_coretype():
-        os.environ["OPENBLAS_CORETYPE"] = openblas_coretype()
-    os.environ["OMP_NUM_THREADS"] = str(args.threads)
+    configure_environment(args.build, args.threads)
 
     import numpy as np
     import torch

@@ -122,15 +122,21 @@ def parse_nnx_timing(stderr):
     return float(m.group(1)) * 1e-3, float(m.group(3)) * 1e-3, float(m.group(4)) * 1e-3
 
 
-def main(argv=None):
-    args = parse_args(argv)
-    if args.build:
-        os.environ["NNX_BUILD_DIR"] = os.path.abspath(args.build)
-    os.environ["OPENBLAS_NUM_THREADS"] = str(args.threads)
-    # Must be set before OpenBLAS is loaded (numpy / torch imports below).
+def configure_environment(build, threads):
+    """The build directory for nnx.tools, and the PyTorch peer's threads and
+    OpenBLAS kernels. Must run before numpy / torch are imported: OpenBLAS
+    reads these once, when it is loaded."""
+    if build:
+        os.environ["NNX_BUILD_DIR"] = os.path.abspath(build)
+    os.environ["OPENBLAS_NUM_THREADS"] = str(threads)
     if "OPENBLAS_CORETYPE" not in os.environ and openblas_coretype():
         os.environ["OPENBLAS_CORETYPE"] = openblas_coretype()
-    os.environ["OMP_NUM_THREADS"] = str(args.threads)
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    configure_environment(args.build, args.threads)
 
     import numpy as np
     import torch
