@@ -274,7 +274,8 @@ def NNXDuplicateEmptyTensorsPass
 
 def NNXApproximateMathPass : Pass<"nnx-approximate-math"> {
   let summary = "Replace f32 exp, tanh and erf by branch-free polynomial "
-                "approximations";
+                "approximations, and f32 sqrt, floor, abs and fma by LLVM "
+                "intrinsics, so that their loops vectorize";
   let description = [{
     The CPU pipeline's elementwise loops (GELU, softmax, SiLU, sigmoid) call
     `math.exp`, `math.tanh` and `math.erf`; lowered to libm calls, each
