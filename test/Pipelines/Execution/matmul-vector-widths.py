@@ -1,0 +1,109 @@
+# The CPU matmul schedule at every vector width of its table (512: AVX-512
+# tiles 8x32, 256: AVX2 tiles 6x16, 128: SSE/NEON tiles 4x8), with and
+# without threads, executed on this host (whatever its own width: wider
+# tables than the host still run, LLVM splits the vectors): a matmul whose
+# dynamic M (13 rows) and static N (37 columns) leave remainders in both, a
+# K (300) longer than one cache tile, and a batched one (3 x 13 x 40 by
+# 3 x 40 x 37), compared with NumPy (rtol = atol = 1e-5; printMemrefF32
+# prints 6 significant digits).
+# RUN: %python %s %mlir_runner_libs | FileCheck %s
+# CHECK: vector-bits=512 parallel=true: OK
+# CHECK: vector-bits=512 parallel=false: OK
+# CHECK: vector-bits=256 parallel=true: OK
+# CHECK: vector-bits=256 parallel=false: OK
+# CHECK: vector-bits=128 parallel=true: OK
+# CHECK: vector-bits=128 parallel=false: OK
+import re
+import subprocess
+import sys
+
+import numpy as np
+
+LIBS = sys.argv[1]
+rng = np.random.default_rng(0)
+A = rng.standard_normal((13, 300)).astype(np.float32)
+B = rng.standard_normal((300, 37)).astype(np.float32)
+BA = rng.standard_normal((3, 13, 40)).astype(np.float32)
+BB = rng.standard_normal((3, 40, 37)).astype(np.float32)
+
+
+def dense(x):
+    return "dense<" + np.array2string(
+        x, separator=", ", threshold=sys.maxsize, floatmode="unique",
+        max_line_width=sys.maxsize).replace("\n", "") + ">"
+
+
+def ty(shape):
+    return "tensor<" + "x".join(map(str, shape)) + "xf32>"
+
+
+MODULE = f"""
+#a = affine_map<(b, m, n, k) -> (b, m, k)>
+#b = affine_map<(b, m, n, k) -> (b, k, n)>
+#o = affine_map<(b, m, n, k) -> (b, m, n)>
+func.func @mm(%a: tensor<?x300xf32>) -> tensor<?x37xf32> {{
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %w = arith.constant {dense(B)} : {ty(B.shape)}
+  %m = tensor.dim %a, %c0 : tensor<?x300xf32>
+  %e = tensor.empty(%m) : tensor<?x37xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x37xf32>) -> tensor<?x37xf32>
+  %r = linalg.matmul ins(%a, %w : tensor<?x300xf32>, {ty(B.shape)}) outs(%z : tensor<?x37xf32>) -> tensor<?x37xf32>
+  return %r : tensor<?x37xf32>
+}}
+func.func @bmm(%a: tensor<3x?x40xf32>) -> tensor<3x?x37xf32> {{
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %w = arith.constant {dense(BB)} : {ty(BB.shape)}
+  %m = tensor.dim %a, %c1 : tensor<3x?x40xf32>
+  %e = tensor.empty(%m) : tensor<3x?x37xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<3x?x37xf32>) -> tensor<3x?x37xf32>
+  %r = linalg.generic {{indexing_maps = [#a, #b, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}}
+      ins(%a, %w : tensor<3x?x40xf32>, {ty(BB.shape)}) outs(%z : tensor<3x?x37xf32>) {{
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }} -> tensor<3x?x37xf32>
+  return %r : tensor<3x?x37xf32>
+}}
+func.func private @printMemrefF32(tensor<*xf32>)
+func.func @main() {{
+  %a = arith.constant {dense(A)} : {ty(A.shape)}
+  %ad = tensor.cast %a : {ty(A.shape)} to tensor<?x300xf32>
+  %r = call @mm(%ad) : (tensor<?x300xf32>) -> tensor<?x37xf32>
+  %ru = tensor.cast %r : tensor<?x37xf32> to tensor<*xf32>
+  call @printMemrefF32(%ru) : (tensor<*xf32>) -> ()
+  %ba = arith.constant {dense(BA)} : {ty(BA.shape)}
+  %bad = tensor.cast %ba : {ty(BA.shape)} to tensor<3x?x40xf32>
+  %br = call @bmm(%bad) : (tensor<3x?x40xf32>) -> tensor<3x?x37xf32>
+  %bru = tensor.cast %br : tensor<3x?x37xf32> to tensor<*xf32>
+  call @printMemrefF32(%bru) : (tensor<*xf32>) -> ()
+  return
+}}
+"""
+NUMBER = re.compile(r"-?(?:nan|inf|\d+(?:\.\d*)?(?:e[-+]?\d+)?)")
+
+
+def printed_arrays(text):
+    """The data of each printMemrefF32 block, flattened."""
+    blocks = text.split("Unranked Memref")[1:]
+    return [np.array([float(v) for v in NUMBER.findall(b.split("data =", 1)[1])],
+                     np.float32) for b in blocks]
+
+
+for bits in (512, 256, 128):
+    for parallel in ("true", "false"):
+        lowered = subprocess.run(
+            ["nnx-opt", f"--nnx-cpu-pipeline=vector-bits={bits} parallel={parallel}"],
+            input=MODULE, capture_output=True, text=True, check=True).stdout
+        ran = subprocess.run(
+            ["mlir-runner", "-e", "main", "-entry-point-result=void",
+             f"--shared-libs={LIBS}"],
+            input=lowered, capture_output=True, text=True, check=True).stdout
+        got = printed_arrays(ran)
+        np.testing.assert_allclose(got[0].reshape(13, 37), A @ B,
+                                   rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(got[1].reshape(3, 13, 37), BA @ BB,
+                                   rtol=1e-5, atol=1e-5)
+        print(f"vector-bits={bits} parallel={parallel}: OK")
