@@ -99,9 +99,9 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
   // Threads: the matmuls' parallel loops (N tiles, batches of batched
   // matmuls) become OpenMP worksharing loops (nothing else is an
   // scf.forall or scf.parallel here); without threads, sequential loops.
-  if (!options.parallel)
+  if (!options.parallel) {
     pm.addPass(createForallToForLoopPass());
-  if (options.parallel) {
+  } else {
     pm.addPass(createForallToParallelLoopPass());
     pm.addPass(createConvertSCFToOpenMPPass());
     // Inlines the memref.alloca_scope the conversion wraps each loop body

@@ -210,7 +210,8 @@ def NNXApplyCPUSchedulePass : Pass<"nnx-apply-cpu-schedule", "::mlir::ModuleOp">
            "256 (AVX2), 128 (SSE/NEON), or 0 for the host's widest">,
     Option<"parallel", "parallel", "bool", /*default=*/"false",
            "Split N into cache tiles with an scf.forall (threads) instead "
-           "of an scf.for">
+           "of an scf.for (a batched contraction's batch loop is an "
+           "scf.forall either way)">
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
