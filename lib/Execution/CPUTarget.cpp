@@ -1,6 +1,8 @@
 //===- CPUTarget.cpp - the CPU target of the execution library ------------===//
 #include "nnx/Execution/Target.h"
 
+#include "TemporaryAllocator.h"
+
 #include "nnx/Config.h"
 #include "nnx/Pipelines/Pipelines.h"
 
@@ -16,8 +18,11 @@ llvm::Error mlir::nnx::configureCPUTarget(TargetConfig &config) {
   config.buildPipeline = [](OpPassManager &pm) {
     NNXCPUPipelineOptions options;
     options.outParams = true;
+    options.runtimeAllocator = true;
     buildNNXCPUPipeline(pm, options);
   };
+  // Temporaries come from a cache of the blocks earlier calls freed.
+  config.symbolMap = temporaryAllocatorSymbols;
   // The dialects the CPU pipeline produces, with the interface models it
   // relies on (bufferization, tiling, value bounds, ...).
   config.registerExtensions = registerCPUPipelineDialects;

@@ -6,6 +6,7 @@
 #include "MemRefArguments.h"
 #include "Parameters.h"
 #include "ResultShapes.h"
+#include "TemporaryAllocator.h"
 
 #include "nnx/Conversion/NNXToLinalg/NNXToLinalg.h"
 #include "nnx/Dialect/NNX/IR/NNXDialect.h"
@@ -34,6 +35,8 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -351,16 +354,50 @@ CompiledModel::matchMeasuredWriteProbes(ArrayRef<std::string> names) {
   return llvm::Error::success();
 }
 
+/// Writes the object code `engine` compiled to `path`. (Upstream's dump
+/// reports a file it cannot open on stderr only: the file is checked here.)
+static llvm::Error dumpObject(ExecutionEngine &engine, StringRef path) {
+  std::error_code ec;
+  {
+    llvm::raw_fd_ostream probe(path, ec);
+  }
+  if (ec)
+    return makeError("cannot write the object file '" + path.str() +
+                     "': " + ec.message());
+  engine.dumpToObjectFile(path);
+  uint64_t size = 0;
+  if (llvm::sys::fs::file_size(path, size) || size == 0)
+    return makeError("cannot write the object file '" + path.str() + "'");
+  return llvm::Error::success();
+}
+
 /// JIT-compiles `module` (LLVM dialect) for the host and the target's
-/// runtime, runs its initializers and checks that `names` are there.
+/// runtime, runs its initializers and checks that `names` are there; writes
+/// the object code to `options.objectFile` when one is named.
 static llvm::Expected<std::unique_ptr<ExecutionEngine>>
-createEngine(ModuleOp module, const TargetConfig &config, unsigned optLevel,
-             ArrayRef<StringRef> names) {
-  optLevel = std::min(optLevel, 3u);
-  // `transformer` is a function_ref: the function must outlive create().
+createEngine(ModuleOp module, const TargetConfig &config,
+             const CompileOptions &options, ArrayRef<StringRef> names) {
+  unsigned optLevel = std::min(options.optLevel, 3u);
+  // The optimizer needs the host's target machine: without one its cost
+  // models know no vector registers and LLVM vectorizes nothing (every
+  // loop the MLIR schedule did not vectorize, norms and activations
+  // included, stayed scalar).
+  llvm::Expected<llvm::orc::JITTargetMachineBuilder> machineBuilder =
+      llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!machineBuilder)
+    return makeError("JIT compilation failed: " +
+                     llvm::toString(machineBuilder.takeError()));
+  machineBuilder->setCodeGenOptLevel(
+      static_cast<llvm::CodeGenOptLevel>(optLevel));
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine =
+      machineBuilder->createTargetMachine();
+  if (!machine)
+    return makeError("JIT compilation failed: " +
+                     llvm::toString(machine.takeError()));
+  // `transformer` is a function_ref: the function (and the machine) must
+  // outlive create().
   std::function<llvm::Error(llvm::Module *)> transformer =
-      makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
-                                /*targetMachine=*/nullptr);
+      makeOptimizingTransformer(optLevel, /*sizeLevel=*/0, machine->get());
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;
   engineOptions.jitCodeGenOptLevel =
@@ -369,7 +406,11 @@ createEngine(ModuleOp module, const TargetConfig &config, unsigned optLevel,
                               config.sharedLibPaths.end());
   engineOptions.sharedLibPaths = libs;
   engineOptions.enableGDBNotificationListener = false;
-  engineOptions.enablePerfNotificationListener = false;
+  engineOptions.enableObjectDump = !options.objectFile.empty();
+  // NNX_PERF_JIT=1: the compiled functions go to a jitdump file for
+  // `perf inject --jit` (docs/Running.md, "Profiling").
+  engineOptions.enablePerfNotificationListener =
+      std::getenv("NNX_PERF_JIT") != nullptr;
   llvm::Expected<std::unique_ptr<ExecutionEngine>> engine =
       ExecutionEngine::create(module, engineOptions);
   if (!engine)
@@ -396,6 +437,9 @@ createEngine(ModuleOp module, const TargetConfig &config, unsigned optLevel,
         !fn)
       return makeError("JIT compilation failed: " +
                        llvm::toString(fn.takeError()));
+  if (!options.objectFile.empty())
+    if (llvm::Error err = dumpObject(**engine, options.objectFile))
+      return std::move(err);
   return std::move(*engine);
 }
 
@@ -476,7 +520,7 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
   if (!compiled->shapeChecks.empty())
     names.push_back(checksName);
   llvm::Expected<std::unique_ptr<ExecutionEngine>> engine =
-      createEngine(module, config, options.optLevel, names);
+      createEngine(module, config, options, names);
   if (!engine)
     return engine.takeError();
   compiled->engine = std::move(*engine);
@@ -486,7 +530,9 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
   return compiled;
 }
 
-CompiledModel::~CompiledModel() = default;
+// The temporaries its calls cached go back to the system with it (the
+// cache is shared: another model's next call refills it).
+CompiledModel::~CompiledModel() { releaseCachedTemporaries(); }
 
 ArrayRef<TensorSpec> CompiledModel::getParameters() const {
   return parameters ? parameters->getSpecs() : ArrayRef<TensorSpec>();

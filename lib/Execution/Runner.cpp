@@ -158,6 +158,7 @@ compileModelFile(const RunnerOptions &options, llvm::raw_ostream &errs) {
   compileOptions.target = options.target;
   compileOptions.modelName = options.modelName;
   compileOptions.optLevel = options.optLevel;
+  compileOptions.objectFile = options.objectFile;
   compileOptions.threads = options.threads;
   compileOptions.weightsFile = options.weightsFile;
   compileOptions.probes.family = options.family;

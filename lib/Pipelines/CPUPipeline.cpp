@@ -129,9 +129,10 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertMathToLLVMPass());
-  if (options.parallel)
-    pm.addPass(createConvertOpenMPToLLVMPass());
-  pipeline::addHostToLLVM(pm);
+  pipeline::HostToLLVMOptions host;
+  host.genericAllocFunctions = options.runtimeAllocator;
+  host.openMP = options.parallel;
+  pipeline::addHostToLLVM(pm, host);
   pm.addPass(createCanonicalizerPass());
 }
 

@@ -46,10 +46,17 @@ void mlir::nnx::pipeline::addResultsToOutParams(OpPassManager &pm,
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
 }
 
-void mlir::nnx::pipeline::addHostToLLVM(OpPassManager &pm) {
+void mlir::nnx::pipeline::addHostToLLVM(OpPassManager &pm,
+                                        const HostToLLVMOptions &options) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  memrefToLLVM.useGenericFunctions = options.genericAllocFunctions;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
+  // After the memrefs: convert-openmp-to-llvm converts the memref ops it
+  // meets too, always to malloc / free.
+  if (options.openMP)
+    pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertControlFlowToLLVMPass());

@@ -25,9 +25,18 @@ void addIdentityLayoutBufferization(OpPassManager &pm);
 /// op when one allocation is returned twice.)
 void addResultsToOutParams(OpPassManager &pm, bool hoistAllocs);
 
-/// Host code to the LLVM dialect: memref descriptors, functions, arith,
-/// control flow, index and ub, then the casts reconciled.
-void addHostToLLVM(OpPassManager &pm);
+struct HostToLLVMOptions {
+  /// Allocations call upstream's `_mlir_memref_to_llvm_alloc` /
+  /// `_mlir_memref_to_llvm_free` (which the runner provides), not malloc /
+  /// free.
+  bool genericAllocFunctions = false;
+  /// The code holds OpenMP ops (convert-scf-to-openmp ran).
+  bool openMP = false;
+};
+
+/// Host code to the LLVM dialect: memref descriptors, OpenMP, functions,
+/// arith, control flow, index and ub, then the casts reconciled.
+void addHostToLLVM(OpPassManager &pm, const HostToLLVMOptions &options = {});
 
 } // namespace mlir::nnx::pipeline
 

@@ -1,6 +1,8 @@
 // RUN: nnx-opt %s --nnx-cpu-pipeline=vector-bits=256 | FileCheck %s
 // RUN: nnx-opt %s --nnx-cpu-pipeline=fast-matmul=false | FileCheck %s --check-prefix=LOOPS
 // RUN: nnx-opt %s --nnx-cpu-pipeline=out-params=true | FileCheck %s --check-prefix=OUT
+// RUN: nnx-opt %s --nnx-cpu-pipeline="out-params=true runtime-allocator=true" | FileCheck %s --check-prefix=ALLOC
+// RUN: nnx-opt %s --nnx-cpu-pipeline="runtime-allocator=true parallel=false" | FileCheck %s --check-prefix=ALLOC
 
 // The forward level (func on tensors: linalg, arith/math on tensors) goes
 // all the way to the LLVM dialect: a C interface wrapper for the JIT, the
@@ -40,6 +42,18 @@
 // OUT-NEXT:    llvm.call @free(
 // OUT-NEXT:    llvm.return{{$}}
 // OUT-LABEL: llvm.func @_mlir_ciface_forward(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) attributes
+
+// With runtime-allocator (what nnx-run compiles), temporaries come from
+// upstream's generic allocation functions, which the execution library
+// provides (a cache of freed blocks), with and without OpenMP (whose
+// conversion would otherwise lower allocations to malloc itself).
+// ALLOC-LABEL: llvm.func @forward(
+// ALLOC-NOT:     llvm.call @malloc
+// ALLOC:         llvm.call @_mlir_memref_to_llvm_alloc(
+// ALLOC-NOT:     llvm.call @{{malloc|free}}(
+// ALLOC:         llvm.call @_mlir_memref_to_llvm_free(
+// ALLOC-NOT:     llvm.call @{{malloc|free}}(
+// ALLOC-LABEL: llvm.func @_mlir_ciface_forward(
 
 func.func @forward(%x: tensor<?x8xf32>, %w: tensor<8x16xf32>) -> tensor<?x16xf32> attributes {llvm.emit_c_interface} {
   %c0 = arith.constant 0 : index

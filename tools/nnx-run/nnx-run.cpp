@@ -86,6 +86,11 @@ static cl::opt<unsigned>
 static cl::opt<unsigned> optLevel("opt-level",
                                   cl::desc("LLVM optimization level (0-3)"),
                                   cl::init(3), cl::cat(runCategory));
+static cl::opt<std::string> objectFile(
+    "dump-object",
+    cl::desc("Write the object code the JIT compiled to this file (an ELF "
+             "object: llvm-objdump -d shows the kernels' instructions)"),
+    cl::value_desc("file.o"), cl::cat(runCategory));
 
 // `--threads` is read from argv before LLVM's parser sees it: libLLVM
 // registers an undocumented global option of that name, and two options
@@ -176,6 +181,7 @@ int main(int argc, char **argv) {
   options.target = target;
   options.repeat = repeat;
   options.optLevel = optLevel;
+  options.objectFile = objectFile;
   options.threads = *threads;
   options.print = printOutputs;
   if (llvm::Error err = runModelFile(options, llvm::outs(), llvm::errs()))

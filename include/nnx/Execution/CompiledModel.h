@@ -115,6 +115,9 @@ struct CompileOptions {
   NNXInsertProbesPassOptions probes;
   /// LLVM optimization level of the JIT (0-3).
   unsigned optLevel = 3;
+  /// Where to write the object code the JIT compiled (an ELF object file,
+  /// for llvm-objdump or perf); empty: nowhere.
+  std::string objectFile;
   /// Threads of the compiled code's parallel loops (the CPU target's
   /// matmuls split their columns among them; the result does not depend on
   /// the count); 0 (the default): one per hardware thread.

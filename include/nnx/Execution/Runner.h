@@ -53,6 +53,8 @@ struct RunnerOptions {
   unsigned repeat = 1;
   /// LLVM optimization level of the JIT (0-3).
   unsigned optLevel = 3;
+  /// Where to write the JIT's object code (CompileOptions::objectFile).
+  std::string objectFile;
   /// Threads of the compiled code (CompileOptions::threads); 0: one per
   /// hardware thread.
   unsigned threads = 0;

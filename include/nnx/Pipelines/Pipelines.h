@@ -49,6 +49,14 @@ struct NNXCPUPipelineOptions
                      "a call inside the module cannot size a dynamically "
                      "shaped one"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> runtimeAllocator{
+      *this, "runtime-allocator",
+      llvm::cl::desc("Allocate temporaries through upstream's generic "
+                     "functions (_mlir_memref_to_llvm_alloc / _free), which "
+                     "nnx's execution library provides as a caching "
+                     "allocator (nnx-run, the C++ and Python APIs); else "
+                     "malloc / free, for mlir-runner"),
+      llvm::cl::init(false)};
 };
 
 /// Appends `nnx-cpu-pipeline` to `pm`: from the forward level (a
