@@ -10,7 +10,7 @@
 // CHECK:           %[[Q:.*]] = tensor.extract_slice %{{.*}}[%[[B]], %[[H]], 0, 0] [1, 1, %{{.*}}, 64] [1, 1, 1, 1] : tensor<?x4x?x64xf32> to tensor<?x64xf32>
 // CHECK:           %[[K:.*]] = tensor.extract_slice %{{.*}}[%[[B]], %[[H]], 0, 0] [1, 1, %{{.*}}, 64] [1, 1, 1, 1] : tensor<?x4x?x64xf32> to tensor<?x64xf32>
 // CHECK:           linalg.transpose ins(%[[K]] : tensor<?x64xf32>)
-// CHECK:           vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// CHECK:           vector.contract {{.*}} : vector<6x1xf32>, vector<1x64xf32> into vector<6x64xf32>
 // CHECK:         scf.forall.in_parallel
 // CHECK:           tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[B]], %[[H]], 0, 0] [1, 1, %{{.*}}, %{{.*}}] [1, 1, 1, 1] : tensor<?x?xf32> into tensor<?x4x?x?xf32>
 // CHECK-NOT:     linalg.generic

@@ -42,11 +42,12 @@
 // TILE:                   vector.contract {{.*}} : vector<1x1xf32>, vector<1x8xf32> into vector<1x8xf32>
 // TILE-NOT:     linalg.matmul
 
-// AVX-512 tiles: 8 x 32 register tiles (16 accumulators of 16 lanes).
+// AVX-512 tiles: 6 x 64 register tiles (24 accumulators of 16 lanes); N =
+// 40 is less than one register tile: a static 6 x 40 tile.
 // AVX512-LABEL: func.func @mm(
-// AVX512:         scf.for %{{.*}} step %c8
+// AVX512:         scf.for %{{.*}} step %c6
 // AVX512:           scf.for %{{.*}} = %c0 to %c128 step %c1 iter_args(
-// AVX512:             vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// AVX512:             vector.contract {{.*}} : vector<6x1xf32>, vector<1x40xf32> into vector<6x40xf32>
 // AVX512-NOT:     linalg.matmul
 
 // parallel=true: the N cache tiles are an scf.forall (one thread owns whole

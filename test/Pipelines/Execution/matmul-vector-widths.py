@@ -1,5 +1,5 @@
 # The CPU matmul schedule at every vector width of its table (512: AVX-512
-# tiles 8x32, 256: AVX2 tiles 6x16, 128: SSE/NEON tiles 4x8), with and
+# tiles 6x64, 256: AVX2 tiles 6x16, 128: SSE/NEON tiles 4x8), with and
 # without threads, executed on this host (whatever its own width: wider
 # tables than the host still run, LLVM splits the vectors): a matmul whose
 # dynamic M (13 rows) and static N (37 columns) leave remainders in both, a
