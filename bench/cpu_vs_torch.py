@@ -41,7 +41,8 @@ def parse_args(argv=None):
     p.add_argument("--batches", default="1,16,256",
                    help="comma-separated MLP batch sizes")
     p.add_argument("--rounds", type=int, default=3,
-                   help="rounds per MLP row (bench/mlp_vs_torch.py --rounds)")
+                   help="alternating nnx / PyTorch rounds per row (--rounds of "
+                        "bench/mlp_vs_torch.py and bench/block_vs_torch.py)")
     p.add_argument("--no-block", action="store_true",
                    help="skip the GPT-2 block rows")
     return p.parse_args(argv)
@@ -89,7 +90,8 @@ def main(argv=None):
                                     "--rounds", str(args.rounds)], args.build)))
         if not args.no_block:
             rows.append(("GPT-2 block", "1 x 128", t, measure(
-                "block_vs_torch.py", ["--threads", str(t)], args.build)))
+                "block_vs_torch.py", ["--threads", str(t), "--rounds",
+                                      str(args.rounds)], args.build)))
 
     load = os.getloadavg()
     print(f"nnx CPU vs PyTorch  {time.strftime('%Y-%m-%d %H:%M:%S %Z')}")
