@@ -28,7 +28,7 @@ sys.path.insert(0, os.path.join(HERE, os.pardir, "python"))
 sys.path.insert(0, os.path.join(HERE, os.pardir, "python", "tests"))
 
 from mlp_vs_torch import (configure_environment, cpu_model,  # noqa: E402
-                          parse_nnx_timing)
+                          parse_nnx_timing, time_torch)
 
 
 def parse_args(argv=None):
@@ -90,12 +90,7 @@ def main(argv=None):
         xin, yout = os.path.join(tmp, "x.npy"), os.path.join(tmp, "y.npy")
         np.save(xin, x)
         for _ in range(args.rounds):
-            with torch.no_grad():
-                block(xt)  # warm-up
-                for _ in range(args.repeat):
-                    t0 = time.perf_counter()
-                    block(xt)
-                    times.append(time.perf_counter() - t0)
+            times += time_torch(block, xt, args.repeat)
             proc = tools.run_tool("nnx-run", [
                 mlir, "--input", xin, "--output", yout, "--repeat",
                 str(args.repeat), "--threads", str(args.threads)])

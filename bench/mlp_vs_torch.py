@@ -93,6 +93,20 @@ def openblas_corename(blas):
     return None
 
 
+def time_torch(model, x, repeat):
+    """Seconds of each of `repeat` PyTorch forwards of `model` on `x` (eval,
+    no_grad), after one warm-up call."""
+    import torch
+    times = []
+    with torch.no_grad():
+        model(x)  # warm-up
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            model(x)
+            times.append(time.perf_counter() - t0)
+    return times
+
+
 def cpu_model():
     try:
         with open("/proc/cpuinfo") as f:
@@ -167,12 +181,7 @@ def main(argv=None):
     # alike; each round is N timed forwards of each.
     torch_times, nnx_means, nnx_mins, nnx_compiles, nnx_walls = [], [], [], [], []
     for _ in range(args.rounds):
-        with torch.no_grad():
-            model(xt)  # warm-up
-            for _ in range(args.repeat):
-                t0 = time.perf_counter()
-                model(xt)
-                torch_times.append(time.perf_counter() - t0)
+        torch_times += time_torch(model, xt, args.repeat)
         t0 = time.perf_counter()
         got, stderr = tools.nnx_run(text, [x],
                                     extra_args=["--repeat", str(args.repeat),
