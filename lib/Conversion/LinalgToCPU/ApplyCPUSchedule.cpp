@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Vector/TransformOps/VectorTransformOps.h"
 #include "mlir/Dialect/Vector/Transforms/SubsetOpInterfaceImpl.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/TargetParser/Host.h"
@@ -46,15 +47,16 @@ namespace {
 /// the caches (loops ordered K, M: an N x K block of the weight stays in L2
 /// while the batch streams by), then for registers; the register loops are
 /// peeled (innermost first, so the handles of the outer loops stay valid; a
-/// loop that divides evenly is left alone). A dynamic M remainder (a batch
-/// that is not a multiple of the register tile) is tiled again row by row so
-/// that it is vectorized too. Every matmul whose shapes are static is then
-/// vectorized. Last, loop-invariant subsets are hoisted: the accumulator
-/// tile is read before the K loop, carried in registers as an iter_arg, and
-/// written after it (on tensors there is no aliasing to fear; on buffers the
-/// subviews block upstream's transfer hoisting).
-/// `lower-vectors` runs on buffers: it lowers the contractions to vector
-/// FMAs and the transfers to rank-1 loads/stores.
+/// loop that divides evenly is left alone). That is `tile_matmul`; then
+/// a dynamic M remainder (a batch that is not a multiple of the register
+/// tile) is split into static row blocks in C++ (splitRowRemainders), and
+/// `tile_registers_all` tiles every matmul for registers. Every matmul whose
+/// shapes are static is then vectorized. Last, loop-invariant subsets are
+/// hoisted: the accumulator tile is read before the K loop, carried in
+/// registers as an iter_arg, and written after it (on tensors there is no
+/// aliasing to fear; on buffers the subviews block upstream's transfer
+/// hoisting). `lower-vectors` runs on buffers: it lowers the contractions to
+/// vector FMAs and the transfers to rank-1 loads/stores.
 constexpr llvm::StringLiteral kSchedule = R"mlir(
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @try_peel(%loops: !transform.op<"scf.for"> {transform.consumed}) {
@@ -78,8 +80,9 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
-  // Register tiles of a dynamic M remainder (fewer than @REG_M@ rows of a
-  // dynamic batch): one row at a time, so that every tile is static.
+  // Register tiles of a matmul whose M is still dynamic (splitRowRemainders
+  // left it: more rows than a remainder can have): one row at a time, so
+  // that every tile is static.
   transform.named_sequence @tile_registers_by_row(%mm: !transform.any_op {transform.consumed}) {
     %t, %lm, %ln, %lk = transform.structured.tile_using_for %mm tile_sizes [1, @REG_N@, @REG_K@]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.op<"scf.for">, !transform.op<"scf.for">)
@@ -117,12 +120,17 @@ module attributes {transform.with_named_sequence} {
           : (!transform.any_op) -> (!transform.any_op, !transform.op<"scf.for">)
       transform.include @try_peel failures(suppress) (%lm) : (!transform.op<"scf.for">) -> ()
     }
-    // N and K register loops, once canonicalization has made the peeled
-    // main tiles' shapes static.
-    %f0 = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
-    transform.apply_patterns to %f0 {
+    // Static shapes for the peeled main tiles (and for splitRowRemainders).
+    %f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %f {
       transform.apply_patterns.canonicalization
     } : !transform.any_op
+    transform.yield
+  }
+
+  transform.named_sequence @tile_registers_all(%root: !transform.any_op {transform.readonly}) {
+    // N and K register loops.
+    %f0 = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach_match in %f0
         @match_dynamic_m_matmul -> @tile_registers_by_row,
         @match_matmul -> @tile_registers
@@ -503,6 +511,96 @@ struct BatchedContractionToMatmuls
   }
 };
 
+/// Rewrites `mm`, a matmul of `rows` (dynamic, fewer than a register tile)
+/// rows, as loops over static row blocks of each size in `blocks`
+/// (descending powers of two, the last 1): first as many blocks of the
+/// first size as fit, then of the next, so that every matmul left has a
+/// static M and gets full register tiles.
+static void splitRows(RewriterBase &rewriter, linalg::MatmulOp mm,
+                      ArrayRef<int64_t> blocks) {
+  Location loc = mm.getLoc();
+  rewriter.setInsertionPoint(mm);
+  Value a = mm.getDpsInputOperand(0)->get(),
+        b = mm.getDpsInputOperand(1)->get();
+  Value c = mm.getDpsInits()[0];
+  auto cType = cast<RankedTensorType>(c.getType());
+  Value rows = tensor::DimOp::create(rewriter, loc, c, 0);
+  Value lo = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  for (int64_t block : blocks) {
+    // [lo, hi): the rows left, rounded down to whole blocks.
+    Value step = arith::ConstantIndexOp::create(rewriter, loc, block);
+    Value left = arith::SubIOp::create(rewriter, loc, rows, lo);
+    Value whole = arith::MulIOp::create(
+        rewriter, loc, arith::DivUIOp::create(rewriter, loc, left, step), step);
+    Value hi = arith::AddIOp::create(rewriter, loc, lo, whole);
+    auto loop = scf::ForOp::create(
+        rewriter, loc, lo, hi, step, ValueRange{c},
+        [&](OpBuilder &bb, Location l, Value iv, ValueRange acc) {
+          auto slice = [&](Value v, int64_t cols) {
+            OpFoldResult zero = bb.getIndexAttr(0), one = bb.getIndexAttr(1);
+            return tensor::ExtractSliceOp::create(
+                bb, l,
+                RankedTensorType::get({block, cols}, cType.getElementType()), v,
+                ArrayRef<OpFoldResult>{iv, zero},
+                ArrayRef<OpFoldResult>{bb.getIndexAttr(block),
+                                       bb.getIndexAttr(cols)},
+                ArrayRef<OpFoldResult>{one, one});
+          };
+          int64_t k = cast<RankedTensorType>(a.getType()).getDimSize(1);
+          int64_t n = cType.getDimSize(1);
+          auto tile = linalg::MatmulOp::create(
+              bb, l, TypeRange{slice(acc[0], n).getType()},
+              ValueRange{slice(a, k), b}, ValueRange{slice(acc[0], n)});
+          Value out = tensor::InsertSliceOp::create(
+              bb, l, tile.getResult(0), acc[0],
+              ArrayRef<OpFoldResult>{iv, bb.getIndexAttr(0)},
+              ArrayRef<OpFoldResult>{bb.getIndexAttr(block),
+                                     bb.getIndexAttr(n)},
+              ArrayRef<OpFoldResult>{bb.getIndexAttr(1), bb.getIndexAttr(1)});
+          scf::YieldOp::create(bb, l, out);
+        });
+    c = loop.getResult(0);
+    lo = hi;
+  }
+  rewriter.replaceOp(mm, c);
+}
+
+/// The M remainders phase 1 left (matmuls on tensors whose M is dynamic
+/// and provably below `regM`, with static K and N) become loops over
+/// static row blocks (splitRows): 4, 2, then 1 rows for a 6-row register
+/// tile. Tiling such a remainder again in the transform dialect left
+/// dynamic tiles (peeling cannot prove the blocks full), which is why this
+/// is C++.
+static void splitRowRemainders(Operation *root, int64_t regM) {
+  SmallVector<int64_t> blocks;
+  for (int64_t block = llvm::PowerOf2Ceil(regM) / 2; block >= 1; block /= 2)
+    blocks.push_back(block);
+  SmallVector<linalg::MatmulOp> remainders;
+  root->walk([&](linalg::MatmulOp mm) {
+    if (!mm.hasPureTensorSemantics() || mm.getDpsInits().size() != 1)
+      return;
+    auto a =
+        dyn_cast<RankedTensorType>(mm.getDpsInputOperand(0)->get().getType());
+    auto c = dyn_cast<RankedTensorType>(mm.getDpsInits()[0].getType());
+    // One element type throughout: the new matmuls need no cast semantics.
+    Type b = getElementTypeOrSelf(mm.getDpsInputOperand(1)->get().getType());
+    if (!a || !c || a.getElementType() != c.getElementType() ||
+        b != c.getElementType() || !c.isDynamicDim(0) || a.isDynamicDim(1) ||
+        c.isDynamicDim(1) ||
+        mm.getIndexingMapsArray() != mm.getDefaultIndexingMaps(mm.getContext()))
+      return;
+    FailureOr<int64_t> bound = ValueBoundsConstraintSet::computeConstantBound(
+        presburger::BoundType::UB,
+        ValueBoundsConstraintSet::Variable(mm.getDpsInits()[0], 0),
+        /*stopCondition=*/nullptr, /*closedUB=*/true);
+    if (succeeded(bound) && *bound < regM)
+      remainders.push_back(mm);
+  });
+  IRRewriter rewriter(root->getContext());
+  for (linalg::MatmulOp mm : remainders)
+    splitRows(rewriter, mm, blocks);
+}
+
 struct NNXApplyCPUSchedulePass
     : public mlir::nnx::impl::NNXApplyCPUSchedulePassBase<
           NNXApplyCPUSchedulePass> {
@@ -552,17 +650,25 @@ struct NNXApplyCPUSchedulePass
       if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
         return signalPassFailure();
     }
-    ModuleOp lib = library->get();
-    auto sequence = lib.lookupSymbol<transform::NamedSequenceOp>(entry);
-    if (!sequence) {
-      getOperation().emitError("nnx-apply-cpu-schedule: no sequence @")
-          << entry;
+    if (failed(applySequence(entry)))
       return signalPassFailure();
+    if (stage == "tile-matmul") {
+      splitRowRemainders(getOperation(), matmulTilesFor(vectorBits).regM);
+      if (failed(applySequence("tile_registers_all")))
+        return signalPassFailure();
     }
+  }
+
+  /// Applies the schedule's sequence `@name` to the module.
+  LogicalResult applySequence(StringRef name) {
+    ModuleOp lib = library->get();
+    auto sequence = lib.lookupSymbol<transform::NamedSequenceOp>(name);
+    if (!sequence)
+      return getOperation().emitError("nnx-apply-cpu-schedule: no sequence @")
+             << name;
     transform::TransformOptions options;
-    if (failed(transform::applyTransformNamedSequence(getOperation(), sequence,
-                                                      lib, options)))
-      signalPassFailure();
+    return transform::applyTransformNamedSequence(getOperation(), sequence, lib,
+                                                  options);
   }
 
 private:

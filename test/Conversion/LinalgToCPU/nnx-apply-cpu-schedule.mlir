@@ -31,15 +31,26 @@
 // tiles, vectorized too
 // TILE:               scf.for %{{.*}} = %c0 to %c128 step %c1
 // TILE:                 vector.contract {{.*}} : vector<6x1xf32>, vector<1x8xf32> into vector<6x8xf32>
-// M remainder (dynamic, fewer than 6 rows): one row at a time, so that it
-// is vectorized as well
+// M remainder (dynamic, fewer than 6 rows): static blocks of 4, then 2,
+// then 1 rows (splitRowRemainders), each register-tiled and vectorized with
+// its accumulator hoisted, so that B is read once per block, not per row.
 // TILE:             scf.for %{{.*}} = %[[MAIN]] to %{{.*}} step %c6
-// TILE:               scf.for %{{.*}} = %c0 to %{{.*}} step %c1
+// TILE:               %[[R:.*]] = affine.apply
+// TILE:               %[[Q4:.*]] = arith.divui %[[R]], %c4
+// TILE:               %[[N4:.*]] = arith.muli %[[Q4]], %c4
+// TILE:               %[[E4:.*]] = scf.for %{{.*}} = %c0 to %[[N4]] step %c4
 // TILE:                 scf.for %{{.*}} = %c0 to %c32 step %c16
-// TILE:                   scf.for %{{.*}} = %c0 to %c128 step %c1
-// TILE:                     vector.contract {{.*}} : vector<1x1xf32>, vector<1x16xf32> into vector<1x16xf32>
-// TILE:                 scf.for %{{.*}} = %c0 to %c128 step %c1
-// TILE:                   vector.contract {{.*}} : vector<1x1xf32>, vector<1x8xf32> into vector<1x8xf32>
+// TILE:                   vector.transfer_read {{.*}} : tensor<4x16xf32>, vector<4x16xf32>
+// TILE:                   scf.for %{{.*}} = %c0 to %c128 step %c1 iter_args(
+// TILE:                     vector.contract {{.*}} : vector<4x1xf32>, vector<1x16xf32> into vector<4x16xf32>
+// TILE:                 vector.contract {{.*}} : vector<4x1xf32>, vector<1x8xf32> into vector<4x8xf32>
+// TILE:               arith.divui %{{.*}}, %c2
+// TILE:               scf.for %{{.*}} = %[[N4]] to %{{.*}} step %c2
+// TILE:                 vector.contract {{.*}} : vector<2x1xf32>, vector<1x16xf32> into vector<2x16xf32>
+// TILE:                 vector.contract {{.*}} : vector<2x1xf32>, vector<1x8xf32> into vector<2x8xf32>
+// TILE:               scf.for %{{.*}} step %c1
+// TILE:                 vector.contract {{.*}} : vector<1x1xf32>, vector<1x16xf32> into vector<1x16xf32>
+// TILE:                 vector.contract {{.*}} : vector<1x1xf32>, vector<1x8xf32> into vector<1x8xf32>
 // TILE-NOT:     linalg.matmul
 
 // AVX-512 tiles: 6 x 64 register tiles (24 accumulators of 16 lanes); N =

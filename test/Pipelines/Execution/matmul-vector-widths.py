@@ -2,7 +2,8 @@
 # tiles 6x64, 256: AVX2 tiles 6x16, 128: SSE/NEON tiles 4x8), with and
 # without threads, executed on this host (whatever its own width: wider
 # tables than the host still run, LLVM splits the vectors): a matmul whose
-# dynamic M (13 rows) and static N (37 columns) leave remainders in both, a
+# dynamic M (13, 59, 46 and 14 rows) and static N (37 columns) leave
+# remainders in both (the M remainders in 4-, 2- and 1-row blocks), a
 # K (300) longer than one cache tile, and a batched one (3 x 13 x 40 by
 # 3 x 40 x 37), compared with NumPy (rtol = atol = 1e-5; printMemrefF32
 # prints 6 significant digits).
@@ -21,7 +22,10 @@ import numpy as np
 
 LIBS = sys.argv[1]
 rng = np.random.default_rng(0)
-A = rng.standard_normal((13, 300)).astype(np.float32)
+# Batches whose remainders (after 48-row cache tiles and 6- or 4-row
+# register tiles) take every static row block: 13 (1 row left), 59 (5: 4 +
+# 1; with 4-row tiles 3: 2 + 1), 46 (4; with 4-row tiles 2), 14 (2).
+AS = [rng.standard_normal((m, 300)).astype(np.float32) for m in (13, 59, 46, 14)]
 B = rng.standard_normal((300, 37)).astype(np.float32)
 BA = rng.standard_normal((3, 13, 40)).astype(np.float32)
 BB = rng.standard_normal((3, 40, 37)).astype(np.float32)
@@ -69,11 +73,7 @@ func.func @bmm(%a: tensor<3x?x40xf32>) -> tensor<3x?x37xf32> {{
 }}
 func.func private @printMemrefF32(tensor<*xf32>)
 func.func @main() {{
-  %a = arith.constant {dense(A)} : {ty(A.shape)}
-  %ad = tensor.cast %a : {ty(A.shape)} to tensor<?x300xf32>
-  %r = call @mm(%ad) : (tensor<?x300xf32>) -> tensor<?x37xf32>
-  %ru = tensor.cast %r : tensor<?x37xf32> to tensor<*xf32>
-  call @printMemrefF32(%ru) : (tensor<*xf32>) -> ()
+{{MM_CALLS}}
   %ba = arith.constant {dense(BA)} : {ty(BA.shape)}
   %bad = tensor.cast %ba : {ty(BA.shape)} to tensor<3x?x40xf32>
   %br = call @bmm(%bad) : (tensor<3x?x40xf32>) -> tensor<3x?x37xf32>
@@ -82,6 +82,12 @@ func.func @main() {{
   return
 }}
 """
+MODULE = MODULE.replace("{MM_CALLS}", "\n".join(f"""
+  %a{i} = arith.constant {dense(a)} : {ty(a.shape)}
+  %ad{i} = tensor.cast %a{i} : {ty(a.shape)} to tensor<?x300xf32>
+  %r{i} = call @mm(%ad{i}) : (tensor<?x300xf32>) -> tensor<?x37xf32>
+  %ru{i} = tensor.cast %r{i} : tensor<?x37xf32> to tensor<*xf32>
+  call @printMemrefF32(%ru{i}) : (tensor<*xf32>) -> ()""" for i, a in enumerate(AS)))
 NUMBER = re.compile(r"-?(?:nan|inf|\d+(?:\.\d*)?(?:e[-+]?\d+)?)")
 
 
@@ -102,8 +108,10 @@ for bits in (512, 256, 128):
              f"--shared-libs={LIBS}"],
             input=lowered, capture_output=True, text=True, check=True).stdout
         got = printed_arrays(ran)
-        np.testing.assert_allclose(got[0].reshape(13, 37), A @ B,
-                                   rtol=1e-5, atol=1e-5)
-        np.testing.assert_allclose(got[1].reshape(3, 13, 37), BA @ BB,
+        assert len(got) == len(AS) + 1, len(got)
+        for a, g in zip(AS, got):
+            np.testing.assert_allclose(g.reshape(a.shape[0], 37), a @ B,
+                                       rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(got[-1].reshape(3, 13, 37), BA @ BB,
                                    rtol=1e-5, atol=1e-5)
         print(f"vector-bits={bits} parallel={parallel}: OK")
