@@ -87,17 +87,17 @@ public:
     return cached;
   }
 
-  ~Cache() { release(); }
-
 private:
   std::mutex mutex;
   std::multimap<size_t, void *> blocks;
   size_t cached = 0;
 };
 
+/// Never destroyed: a forward (or a CompiledModel's destructor) may still
+/// run during static destruction; the system takes the memory at exit.
 Cache &cache() {
-  static Cache instance;
-  return instance;
+  static Cache *instance = new Cache;
+  return *instance;
 }
 
 void *alignedTemporary(uint64_t alignment, uint64_t size) {
