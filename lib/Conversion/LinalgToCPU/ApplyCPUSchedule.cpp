@@ -548,9 +548,10 @@ static void splitRows(RewriterBase &rewriter, linalg::MatmulOp mm,
           };
           int64_t k = cast<RankedTensorType>(a.getType()).getDimSize(1);
           int64_t n = cType.getDimSize(1);
+          Value accBlock = slice(acc[0], n);
           auto tile = linalg::MatmulOp::create(
-              bb, l, TypeRange{slice(acc[0], n).getType()},
-              ValueRange{slice(a, k), b}, ValueRange{slice(acc[0], n)});
+              bb, l, TypeRange{accBlock.getType()}, ValueRange{slice(a, k), b},
+              ValueRange{accBlock});
           Value out = tensor::InsertSliceOp::create(
               bb, l, tile.getResult(0), acc[0],
               ArrayRef<OpFoldResult>{iv, bb.getIndexAttr(0)},
