@@ -36,8 +36,8 @@ size_t capacityFor(uint64_t size) {
 /// A fresh block from the system, `alignment` (a power of two) aligned.
 void *systemBlock(size_t capacity, size_t alignment, bool cacheable) {
   size_t prefix = std::max(kHeader, alignment);
-  void *raw = std::aligned_alloc(alignment < kHeader ? kHeader : alignment,
-                                 llvm::alignTo(prefix + capacity, prefix));
+  void *raw =
+      std::aligned_alloc(prefix, llvm::alignTo(prefix + capacity, prefix));
   if (!raw)
     return nullptr;
   void *block = static_cast<char *>(raw) + prefix;
@@ -99,16 +99,6 @@ Cache &cache() {
   static Cache *instance = new Cache;
   return *instance;
 }
-
-void *alignedTemporary(uint64_t alignment, uint64_t size) {
-  if (!llvm::isPowerOf2_64(alignment))
-    return nullptr;
-  if (alignment <= kHeader)
-    return allocateTemporary(size);
-  // Rare (the CPU pipeline asks for 64): not cached, so that every cached
-  // block has the one alignment.
-  return systemBlock(capacityFor(size), alignment, /*cacheable=*/false);
-}
 } // namespace
 
 void *mlir::nnx::allocateTemporary(uint64_t size) {
@@ -116,6 +106,15 @@ void *mlir::nnx::allocateTemporary(uint64_t size) {
   if (void *block = cache().take(capacity))
     return block;
   return systemBlock(capacity, kHeader, /*cacheable=*/true);
+}
+
+void *mlir::nnx::allocateAlignedTemporary(uint64_t alignment, uint64_t size) {
+  if (!llvm::isPowerOf2_64(alignment))
+    return nullptr;
+  if (alignment <= kHeader)
+    return allocateTemporary(size);
+  // Rare (the CPU pipeline asks for 64).
+  return systemBlock(capacityFor(size), alignment, /*cacheable=*/false);
 }
 
 void mlir::nnx::freeTemporary(void *block) {
@@ -131,20 +130,15 @@ void mlir::nnx::releaseCachedTemporaries() { cache().release(); }
 
 size_t mlir::nnx::cachedTemporaryBytes() { return cache().bytes(); }
 
-GenericAllocationFunctions mlir::nnx::genericAllocationFunctions() {
-  return {&allocateTemporary, &alignedTemporary, &freeTemporary};
-}
-
 llvm::orc::SymbolMap
 mlir::nnx::temporaryAllocatorSymbols(llvm::orc::MangleAndInterner interner) {
-  GenericAllocationFunctions fns = genericAllocationFunctions();
   llvm::orc::SymbolMap symbols;
   auto add = [&](llvm::StringRef name, auto *fn) {
     symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
                                llvm::JITSymbolFlags::Exported};
   };
-  add("_mlir_memref_to_llvm_alloc", fns.alloc);
-  add("_mlir_memref_to_llvm_aligned_alloc", fns.alignedAlloc);
-  add("_mlir_memref_to_llvm_free", fns.free);
+  add("_mlir_memref_to_llvm_alloc", &allocateTemporary);
+  add("_mlir_memref_to_llvm_aligned_alloc", &allocateAlignedTemporary);
+  add("_mlir_memref_to_llvm_free", &freeTemporary);
   return symbols;
 }

@@ -34,25 +34,21 @@ inline constexpr size_t kMaxCachedBytes = size_t(1) << 30;
 /// alignment the CPU pipeline asks of every buffer); null when the system
 /// has no memory left (the compiled code then faults, as with malloc).
 void *allocateTemporary(uint64_t size);
-/// Returns a block of allocateTemporary (null: nothing) to the cache.
+/// A block of at least `size` bytes aligned to `alignment`, a power of two
+/// (null otherwise); above 64 bytes it is not cached, so that every cached
+/// block has the one alignment.
+void *allocateAlignedTemporary(uint64_t alignment, uint64_t size);
+/// Returns a block of either function above (null: nothing) to the cache.
 void freeTemporary(void *block);
 /// Returns every cached block to the system.
 void releaseCachedTemporaries();
 /// Bytes currently cached (freed, kept for reuse).
 size_t cachedTemporaryBytes();
 
-/// Upstream's generic allocation functions, as the compiled code calls
-/// them.
-struct GenericAllocationFunctions {
-  void *(*alloc)(uint64_t size);                            // 64-byte aligned
-  void *(*alignedAlloc)(uint64_t alignment, uint64_t size); // power of two
-  void (*free)(void *block);
-};
-GenericAllocationFunctions genericAllocationFunctions();
-
-/// The JIT symbols of genericAllocationFunctions():
-/// `_mlir_memref_to_llvm_alloc`, `_mlir_memref_to_llvm_aligned_alloc` and
-/// `_mlir_memref_to_llvm_free`.
+/// Upstream's generic allocation functions for the JIT:
+/// `_mlir_memref_to_llvm_alloc` (allocateTemporary),
+/// `_mlir_memref_to_llvm_aligned_alloc` (allocateAlignedTemporary) and
+/// `_mlir_memref_to_llvm_free` (freeTemporary).
 llvm::orc::SymbolMap
 temporaryAllocatorSymbols(llvm::orc::MangleAndInterner interner);
 

@@ -82,26 +82,25 @@ TEST_F(TemporaryAllocatorTest, TheCacheIsBounded) {
   EXPECT_GT(cachedTemporaryBytes(), 0u);
 }
 
-TEST_F(TemporaryAllocatorTest, GenericAllocationFunctions) {
-  // The functions the JIT resolves, called as the compiled code does.
-  GenericAllocationFunctions fns = genericAllocationFunctions();
-  void *p = fns.alloc(1000);
+TEST_F(TemporaryAllocatorTest, AlignedAllocation) {
+  // `_mlir_memref_to_llvm_aligned_alloc`, as the compiled code calls it.
+  void *p = allocateAlignedTemporary(64, 1000);
   EXPECT_TRUE(isAligned(p, 64));
-  fns.free(p);
-  EXPECT_EQ(fns.alloc(1000), p); // cached
-  fns.free(p);
+  freeTemporary(p);
+  EXPECT_EQ(allocateTemporary(1000), p); // cached
+  freeTemporary(p);
   // Wider than a cache line: honoured (and not cached).
-  void *wide = fns.alignedAlloc(4096, 1000);
+  void *wide = allocateAlignedTemporary(4096, 1000);
   ASSERT_NE(wide, nullptr);
   EXPECT_TRUE(isAligned(wide, 4096));
   std::memset(wide, 1, 1000);
   size_t before = cachedTemporaryBytes();
-  fns.free(wide);
+  freeTemporary(wide);
   EXPECT_EQ(cachedTemporaryBytes(), before);
-  void *narrow = fns.alignedAlloc(16, 100);
+  void *narrow = allocateAlignedTemporary(16, 100);
   EXPECT_TRUE(isAligned(narrow, 64));
-  fns.free(narrow);
-  EXPECT_EQ(fns.alignedAlloc(48, 16), nullptr); // not a power of two
+  freeTemporary(narrow);
+  EXPECT_EQ(allocateAlignedTemporary(48, 16), nullptr); // not a power of two
 }
 
 TEST_F(TemporaryAllocatorTest, ConcurrentCallers) {
