@@ -16,6 +16,12 @@ config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixe
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.nnx_tools_dir, append_path=True)
+# The Python tests import nnx.testing (the tolerances, test/README.md) from
+# the source tree; the references' summation order (NNX_TEST_REORDER) and
+# the JIT's instruction-set cap (NNX_JIT_MAX_ISA) reach every test.
+llvm_config.with_environment(
+    "PYTHONPATH", os.path.join(config.nnx_src_root, "python"), append_path=True)
+llvm_config.with_system_environment(["NNX_TEST_REORDER", "NNX_JIT_MAX_ISA"])
 
 tools = ["nnx-opt", "nnx-run", "mlir-opt", "mlir-runner"]
 llvm_config.add_tool_substitutions(
@@ -26,6 +32,11 @@ llvm_config.add_tool_substitutions(
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%nnx_src", config.nnx_src_root))
 config.substitutions.append(("%nnx_bin", config.nnx_obj_root))
+# `%exit1 CMD`: CMD must exit with exactly 1 (an error), not with another
+# non-zero code (which `not` accepts) and not by a signal.
+config.substitutions.append(("%exit1", "%s %s 1" % (
+    config.python_executable,
+    os.path.join(config.nnx_src_root, "utils", "nnx-exit-code.py"))))
 # Runtime libraries for `mlir-runner` execution tests (printMemrefF32, ...;
 # libomp for the CPU pipeline's parallel loops).
 config.substitutions.append(("%mlir_runner_libs", ",".join(
@@ -42,6 +53,9 @@ if os.access(ptxas, os.X_OK):
     config.substitutions.append(("%ptxas", ptxas))
     config.substitutions.append(("%cuda_toolkit", config.cuda_toolkit_dir))
     config.environment["NNX_PTXAS"] = ptxas
+# mknod (a private device node for the output-file tests) needs root.
+if hasattr(os, "geteuid") and os.geteuid() == 0:
+    config.available_features.add("root")
 if shutil.which("nvidia-smi") and os.path.exists("/dev/nvidia0"):
     config.available_features.add("cuda-device")
 try:
