@@ -11,9 +11,11 @@ count once, when it is loaded; nnx-run gets the same --threads):
 Every row checks the outputs against PyTorch (atol = rtol = 1e-5) first. The
 table gives per-forward minimum times, the ratio nnx / PyTorch (<= 1: nnx is
 as fast or faster) and, for the MLP, nnx's GFLOP/s as a share of this
-machine's FMA peak: one core's peak is measured by bench/fma_peak.c (built
-here with -march=native, so AVX-512 where the host has it), times the
-thread count.
+machine's FMA peak: one core's peak is measured by bench/fma_peak.c (every
+vector width the CPU runs, detected at run time; the fastest counts), times
+the thread count. The peak is validated in the same run: a large sgemm on
+one thread (PyTorch over OpenBLAS, the kernel set it used printed) must not
+exceed it, or the run fails.
 """
 
 import argparse
@@ -49,21 +51,62 @@ def parse_args(argv=None):
 
 
 def fma_peak():
-    """(ISA, one core's f32 FMA peak in GFLOP/s), or (None, None) without a
-    C compiler or on a CPU without AVX2 + FMA."""
+    """(ISA, one core's f32 FMA peak in GFLOP/s, {ISA: GFLOP/s} of every
+    width), or (None, None, {}) without a C compiler or on a CPU without
+    AVX2 + FMA."""
     cc = shutil.which("clang-22") or shutil.which("cc") or shutil.which("gcc")
     if not cc:
-        return None, None
+        return None, None, {}
     with tempfile.TemporaryDirectory() as tmp:
         exe = os.path.join(tmp, "fma_peak")
-        built = subprocess.run([cc, "-O2", "-march=native",
-                                os.path.join(HERE, "fma_peak.c"), "-o", exe],
-                               capture_output=True, text=True)
+        built = subprocess.run([cc, "-O2", os.path.join(HERE, "fma_peak.c"),
+                                "-o", exe], capture_output=True, text=True)
         if built.returncode:
-            return None, None
-        out = subprocess.run([exe], capture_output=True, text=True, check=True)
-    isa, gflops, _ = out.stdout.split()
-    return isa, float(gflops)
+            return None, None, {}
+        out = subprocess.run([exe], capture_output=True, text=True)
+    if out.returncode:
+        return None, None, {}
+    widths = {}
+    for line in out.stdout.splitlines():
+        words = line.split()
+        if words[0] == "peak":
+            return words[1], float(words[2]), widths
+        widths[words[0]] = float(words[1])
+    return None, None, widths
+
+
+# One thread's large sgemm (PyTorch over OpenBLAS, as the MLP rows' peer),
+# in its own process with the OpenBLAS set-up of bench/mlp_vs_torch.py.
+SGEMM = """
+import json, sys, time
+sys.path.insert(0, %r)
+from mlp_vs_torch import blas_libraries, configure_environment, openblas_corename
+configure_environment(None, 1)
+import os, torch
+torch.set_num_threads(1)
+n = %d
+a, b = torch.randn(n, n), torch.randn(n, n)
+torch.mm(a, b)
+times = []
+for _ in range(5):
+    start = time.perf_counter()
+    torch.mm(a, b)
+    times.append(time.perf_counter() - start)
+best = min(times)
+print(json.dumps({"n": n, "gflops": 2 * n ** 3 / best / 1e9,
+                  "openblas": openblas_corename(blas_libraries()),
+                  "coretype": os.environ.get("OPENBLAS_CORETYPE", "unset")}))
+"""
+
+
+def sgemm(n=2048):
+    """{n, gflops, openblas (the kernel set's name), coretype} of one
+    thread's n x n x n sgemm, the best of 5."""
+    proc = subprocess.run([sys.executable, "-c", SGEMM % (HERE, n)],
+                          capture_output=True, text=True)
+    if proc.returncode:
+        raise RuntimeError("the sgemm check failed:\n" + proc.stdout + proc.stderr)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def measure(script, extra, build):
@@ -81,7 +124,8 @@ def main(argv=None):
     args = parse_args(argv)
     threads = [int(t) for t in args.threads.split(",")]
     batches = [int(b) for b in args.batches.split(",")]
-    isa, peak = fma_peak()
+    isa, peak, widths = fma_peak()
+    gemm = sgemm()
     rows = []
     for t in threads:
         for b in batches:
@@ -98,7 +142,16 @@ def main(argv=None):
     print(f"machine: {cpu_model()}, {os.cpu_count()} cpus, "
           f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     if peak:
-        print(f"FMA peak (bench/fma_peak.c, {isa}): {peak:.1f} GFLOP/s per core")
+        print(f"FMA peak (bench/fma_peak.c, {isa}): {peak:.1f} GFLOP/s per core ("
+              + ", ".join(f"{w} {g:.1f}" for w, g in widths.items()) + ")")
+    print(f"sgemm {gemm['n']}^3 on one thread (PyTorch, OpenBLAS kernels "
+          f"{gemm['openblas'] or 'unknown'}, OPENBLAS_CORETYPE={gemm['coretype']}): "
+          f"{gemm['gflops']:.1f} GFLOP/s"
+          + (f" = {100 * gemm['gflops'] / peak:.0f}% of the peak" if peak else ""))
+    if peak and gemm["gflops"] > peak:
+        print("ERROR: the sgemm exceeds the measured FMA peak: bench/fma_peak.c "
+              "does not measure this CPU's peak")
+        return 1
     print("outputs agree with PyTorch (atol=rtol=1e-5) in every row; "
           "per-forward minimum times")
     print(f"  {'model':12} {'input':10} {'threads':>7} {'nnx ms':>9} "
