@@ -66,6 +66,7 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
     tile.stage = "tile-matmul";
     tile.parallel = options.parallel;
     tile.vectorBits = options.vectorBits;
+    tile.maxISA = options.maxISA;
     pm.addPass(createNNXApplyCPUSchedulePass(tile));
     // Folds what tiling left (e.g. the slices of the accumulator) so that
     // bufferization writes in place instead of copying per tile.
@@ -134,6 +135,10 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
   host.openMP = options.parallel;
   pipeline::addHostToLLVM(pm, host);
   pm.addPass(createCanonicalizerPass());
+  // An instruction-set cap (max-isa, NNX_JIT_MAX_ISA) reaches LLVM's code.
+  NNXCapTargetFeaturesPassOptions cap;
+  cap.maxISA = options.maxISA;
+  pm.addPass(createNNXCapTargetFeaturesPass(cap));
 }
 
 void mlir::nnx::registerNNXPipelines() {

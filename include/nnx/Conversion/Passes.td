@@ -208,6 +208,10 @@ def NNXApplyCPUSchedulePass : Pass<"nnx-apply-cpu-schedule", "::mlir::ModuleOp">
     Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
            "Vector register width the tiles are chosen for: 512 (AVX-512), "
            "256 (AVX2), 128 (SSE/NEON), or 0 for the host's widest">,
+    Option<"maxISA", "max-isa", "std::string", /*default=*/"\"\"",
+           "With vector-bits=0, the host's width capped at an instruction "
+           "set: avx512, avx2 or sse4.2 (empty: NNX_JIT_MAX_ISA, else no "
+           "cap)">,
     Option<"parallel", "parallel", "bool", /*default=*/"false",
            "Split N into cache tiles with an scf.forall (threads) instead "
            "of an scf.for (a batched contraction's batch loop is an "
@@ -363,6 +367,36 @@ def NNXOutlineKernelsPass : Pass<"nnx-outline-kernels", "::mlir::ModuleOp"> {
     ```
   }];
   let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
+def NNXCapTargetFeaturesPass
+    : Pass<"nnx-cap-target-features", "::mlir::ModuleOp"> {
+  let summary = "Keep the code LLVM emits within an instruction-set cap";
+  let description = [{
+    The last step of `nnx-cpu-pipeline`. With a cap (`max-isa=avx2`, or the
+    `NNX_JIT_MAX_ISA` environment variable when the option is empty), every
+    `llvm.func` with a body gets the `target_features` that clear the wider
+    instruction sets ("-avx512f" for avx2, "-avx" for sse4.2; clearing a
+    feature clears every feature that implies it). LLVM's optimizer and
+    code generator, in the JIT, in `mlir-runner` or in an object file,
+    then use no wider register than the cap on any host. Without a cap
+    the module is unchanged. The matmul schedule reads the same cap for
+    its tile table (`nnx-apply-cpu-schedule`, vector-bits=0).
+
+    ```mlir
+    llvm.func @forward(...) { ... }
+    ```
+    becomes, with max-isa=avx2,
+    ```mlir
+    llvm.func @forward(...) attributes {
+        target_features = #llvm.target_features<["-avx512f"]>} { ... }
+    ```
+  }];
+  let options = [
+    Option<"maxISA", "max-isa", "std::string", /*default=*/"\"\"",
+           "avx512, avx2 or sse4.2 (empty: NNX_JIT_MAX_ISA, else no cap)">
+  ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 #endif // NNX_CONVERSION_PASSES_TD

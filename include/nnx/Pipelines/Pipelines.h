@@ -31,6 +31,13 @@ struct NNXCPUPipelineOptions
                      "(AVX-512), 256 (AVX2), 128 (SSE/NEON), or 0 for the "
                      "host's widest"),
       llvm::cl::init(0)};
+  PassOptions::Option<std::string> maxISA{
+      *this, "max-isa",
+      llvm::cl::desc("Cap the code at an instruction set below the host's: "
+                     "avx512, avx2 or sse4.2, for the tiles of "
+                     "vector-bits=0 and for LLVM's code (empty: the "
+                     "NNX_JIT_MAX_ISA environment variable, else no cap)"),
+      llvm::cl::init("")};
   PassOptions::Option<bool> outlineKernels{
       *this, "outline-kernels",
       llvm::cl::desc("On buffers, move each loop nest into a private kernel "

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "nnx/Conversion/Passes.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
+#include "nnx/Support/TargetISA.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -26,7 +27,6 @@
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "llvm/TargetParser/Host.h"
 
 #include <cstring>
 #include <memory>
@@ -221,20 +221,9 @@ constexpr MatmulTiles kMatmulTiles[] = {
     {128, 4, 8, 1, 48, 128, 128},  // SSE / NEON: 16 xmm, 8 accumulators
 };
 
-/// The widest vector register of the host (what the JIT compiles for).
-static unsigned hostVectorBits() {
-  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  if (features.lookup("avx512f"))
-    return 512;
-  if (features.lookup("avx2") && features.lookup("fma"))
-    return 256;
-  return 128;
-}
-
-/// The row of `kMatmulTiles` for `vectorBits` (0: the host's).
+/// The row of `kMatmulTiles` for `vectorBits` (not 0: resolved from the
+/// host and the instruction-set cap first).
 static const MatmulTiles &matmulTilesFor(unsigned vectorBits) {
-  if (vectorBits == 0)
-    vectorBits = hostVectorBits();
   for (const MatmulTiles &tiles : kMatmulTiles)
     if (tiles.vectorBits <= vectorBits)
       return tiles;
@@ -630,9 +619,19 @@ struct NNXApplyCPUSchedulePass
              << static_cast<unsigned>(vectorBits)
              << " is not a vector width the schedule knows (expected 0 for "
                 "the host's, 128, 256 or 512)";
+    // vector-bits=0: the host's widest, under the instruction-set cap
+    // (max-isa, else NNX_JIT_MAX_ISA) that the code will be compiled for.
+    tileBits = vectorBits;
+    if (tileBits == 0) {
+      llvm::Expected<unsigned> cap = nnx::maxISABits(maxISA);
+      if (!cap)
+        return emitError(UnknownLoc::get(context))
+               << "nnx-apply-cpu-schedule: " << llvm::toString(cap.takeError());
+      tileBits = nnx::hostVectorBits(*cap);
+    }
     ParserConfig config(context);
     OwningOpRef<ModuleOp> parsed = parseSourceString<ModuleOp>(
-        instantiateSchedule(matmulTilesFor(vectorBits), parallel), config,
+        instantiateSchedule(matmulTilesFor(tileBits), parallel), config,
         "nnx-cpu-schedule");
     if (!parsed)
       return failure();
@@ -654,7 +653,7 @@ struct NNXApplyCPUSchedulePass
     if (failed(applySequence(entry)))
       return signalPassFailure();
     if (stage == "tile-matmul") {
-      splitRowRemainders(getOperation(), matmulTilesFor(vectorBits).regM);
+      splitRowRemainders(getOperation(), matmulTilesFor(tileBits).regM);
       if (failed(applySequence("tile_registers_all")))
         return signalPassFailure();
     }
@@ -675,5 +674,7 @@ struct NNXApplyCPUSchedulePass
 private:
   // Shared by clones of the pass (parsed once in initialize()).
   std::shared_ptr<OwningOpRef<ModuleOp>> library;
+  /// The width the tiles were chosen for (vector-bits, or the host's).
+  unsigned tileBits = 0;
 };
 } // namespace

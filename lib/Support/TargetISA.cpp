@@ -1,0 +1,56 @@
+//===- TargetISA.cpp - the instruction set nnx compiles CPU code for ------===//
+#include "nnx/Support/TargetISA.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+
+llvm::Expected<unsigned> nnx::maxISABits(llvm::StringRef name) {
+  std::string source = "max-isa";
+  std::string value = name.str();
+  if (value.empty()) {
+    if (const char *env = std::getenv(kMaxISAEnv))
+      value = env;
+    source = kMaxISAEnv;
+  }
+  unsigned bits = llvm::StringSwitch<unsigned>(llvm::StringRef(value).lower())
+                      .Case("", 0)
+                      .Case("avx512", 512)
+                      .Case("avx2", 256)
+                      .Case("sse4.2", 128)
+                      .Default(~0u);
+  if (bits == ~0u)
+    return llvm::createStringError(
+        source + "=" + value +
+        ": not an instruction set nnx knows (expected avx512, avx2 or "
+        "sse4.2)");
+  if (bits != 0 && !llvm::Triple(llvm::sys::getProcessTriple()).isX86())
+    return llvm::createStringError(source + "=" + value +
+                                   ": the instruction-set cap is for x86-64 "
+                                   "hosts; this one is " +
+                                   llvm::sys::getProcessTriple());
+  return bits;
+}
+
+unsigned nnx::hostVectorBits(unsigned capBits) {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  unsigned bits = 128;
+  if (features.lookup("avx512f"))
+    bits = 512;
+  else if (features.lookup("avx2") && features.lookup("fma"))
+    bits = 256;
+  return capBits != 0 && capBits < bits ? capBits : bits;
+}
+
+std::vector<std::string> nnx::capFeatures(unsigned capBits) {
+  if (capBits == 256)
+    return {"-avx512f"};
+  if (capBits == 128)
+    return {"-avx"};
+  return {};
+}
