@@ -80,6 +80,15 @@ llvm::Expected<TensorSpec> mlir::nnx::makeTensorSpec(Type type,
     return makeError(name + " of @forward has type " + typeString +
                      "; nnx-run passes tensors of rank at most " +
                      Twine(kMaxMemRefRank));
+  // The static dims alone must make an array that can exist (dynamic ones
+  // are checked in each run: checkResultSize).
+  SmallVector<int64_t> staticDims(
+      llvm::make_filter_range(tensorType.getShape(), [](int64_t d) {
+        return !ShapedType::isDynamic(d);
+      }));
+  if (!getArrayByteSize(*dtype, staticDims))
+    return makeError(name + " of @forward has type " + typeString +
+                     ", whose size in bytes overflows 64 bits");
   TensorSpec spec;
   spec.name = std::move(name);
   spec.dtype = *dtype;
@@ -756,7 +765,9 @@ CompiledModel::callShapeFunction(StringRef name, ArrayRef<NpyArray> inputArrays,
     if (llvm::Error err = checkRuntime())
       return std::move(err);
   SmallVector<int64_t> dims(packedDims.getValues<int64_t>());
-  if (llvm::any_of(dims, [](int64_t d) { return d < 0; }))
+  // A negative result dimension is named by checkResultSize.
+  if (name != kResultShapesFuncName &&
+      llvm::any_of(dims, [](int64_t d) { return d < 0; }))
     return makeError("@" + name + " computed a negative dimension");
   return dims;
 }
@@ -798,6 +809,21 @@ CompiledModel::computeWriteProbeShapes(ArrayRef<NpyArray> inputArrays) const {
   return shapes;
 }
 
+/// Checks that `shape`, what this run computes for the result `label` of
+/// `spec`, makes an array that can exist: no negative dimension, and an
+/// element count and bytes that fit in int64 (else an allocation of the
+/// wrapped size would be written past its end).
+static llvm::Error checkResultSize(const Twine &label, const TensorSpec &spec,
+                                   ArrayRef<int64_t> shape) {
+  if (getArrayByteSize(spec.dtype, shape))
+    return llvm::Error::success();
+  bool negative = llvm::any_of(shape, [](int64_t d) { return d < 0; });
+  return makeError(label + ": this run computes the shape " +
+                   formatShape(shape) + " for " + spec.typeString + ", " +
+                   (negative ? "which has a negative dimension"
+                             : "whose size in bytes overflows 64 bits"));
+}
+
 llvm::Expected<ResultShapes>
 CompiledModel::getResultShapes(ArrayRef<NpyArray> inputArrays,
                                ArrayRef<NpyArray> writeArrays,
@@ -820,7 +846,34 @@ CompiledModel::getResultShapes(ArrayRef<NpyArray> inputArrays,
   ResultShapes shapes;
   llvm::transform(outputs, std::back_inserter(shapes.outputs), shapeOf);
   llvm::transform(readProbes, std::back_inserter(shapes.readProbes), shapeOf);
+  for (auto [spec, shape] : llvm::zip_equal(outputs, shapes.outputs))
+    if (llvm::Error err = checkResultSize(spec.name, spec, shape))
+      return std::move(err);
+  for (auto [spec, shape] : llvm::zip_equal(readProbes, shapes.readProbes))
+    if (llvm::Error err =
+            checkResultSize("read probe '" + spec.name + "'", spec, shape))
+      return std::move(err);
   return shapes;
+}
+
+/// A zero-filled array of `spec`'s dtype and `shape` (checkResultSize
+/// passed) for the result `label`, or an error when the system cannot give
+/// its bytes. std::vector's allocation cannot fail softly (LLVM's
+/// out-of-memory handler ends the process), so malloc is asked first.
+static llvm::Expected<NpyArray> allocateResult(const Twine &label,
+                                               const TensorSpec &spec,
+                                               ArrayRef<int64_t> shape) {
+  uint64_t bytes = *getArrayByteSize(spec.dtype, shape);
+  if (void *probe = std::malloc(std::max<uint64_t>(bytes, 1)))
+    std::free(probe);
+  else
+    return makeError(label + ": cannot allocate " + Twine(bytes) +
+                     " bytes for the " + getDTypeName(spec.dtype) +
+                     " array of shape " + formatShape(shape) + " (" +
+                     spec.typeString +
+                     ") that this run computes: out of "
+                     "memory");
+  return NpyArray(spec.dtype, shape);
 }
 
 /// Checks that `buffer`, for the result `label`, has the dtype of `spec`
@@ -915,10 +968,19 @@ llvm::Expected<RunResult> CompiledModel::run(ArrayRef<NpyArray> inputArrays,
   if (!shapes)
     return shapes.takeError();
   RunResult result;
-  for (auto [spec, shape] : llvm::zip_equal(outputs, shapes->outputs))
-    result.outputs.emplace_back(spec.dtype, shape);
-  for (auto [spec, shape] : llvm::zip_equal(readProbes, shapes->readProbes))
-    result.readProbes.emplace_back(spec.dtype, shape);
+  for (auto [spec, shape] : llvm::zip_equal(outputs, shapes->outputs)) {
+    llvm::Expected<NpyArray> array = allocateResult(spec.name, spec, shape);
+    if (!array)
+      return array.takeError();
+    result.outputs.push_back(std::move(*array));
+  }
+  for (auto [spec, shape] : llvm::zip_equal(readProbes, shapes->readProbes)) {
+    llvm::Expected<NpyArray> array =
+        allocateResult("read probe '" + spec.name + "'", spec, shape);
+    if (!array)
+      return array.takeError();
+    result.readProbes.push_back(std::move(*array));
+  }
   SmallVector<NpyArray *> results;
   for (NpyArray &array : result.outputs)
     results.push_back(&array);

@@ -10,6 +10,7 @@
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SwapByteOrder.h"
 #include "llvm/Support/raw_ostream.h"
@@ -180,6 +181,17 @@ static std::optional<int64_t> checkedNumElements(ArrayRef<int64_t> shape) {
     nonZero *= d;
   }
   return empty ? 0 : nonZero;
+}
+
+std::optional<uint64_t> mlir::nnx::getArrayByteSize(DType dtype,
+                                                    ArrayRef<int64_t> shape) {
+  std::optional<int64_t> numElements = checkedNumElements(shape);
+  int64_t bytes;
+  if (!numElements ||
+      llvm::MulOverflow(*numElements, static_cast<int64_t>(getDTypeSize(dtype)),
+                        bytes))
+    return std::nullopt;
+  return static_cast<uint64_t>(bytes);
 }
 
 NpyArray::NpyArray(DType dtype, ArrayRef<int64_t> shape)

@@ -50,6 +50,12 @@ mlir::Type getElementType(DType dtype, mlir::MLIRContext *context);
 /// A shape the way NumPy prints it: "(3, 5)", "(4,)", "()".
 std::string formatShape(llvm::ArrayRef<int64_t> shape);
 
+/// The bytes a C-order array of `dtype` and `shape` takes; nullopt for a
+/// negative dimension, or when the element count (of the nonzero
+/// dimensions: NumPy's strides) or the bytes do not fit in int64.
+std::optional<uint64_t> getArrayByteSize(DType dtype,
+                                         llvm::ArrayRef<int64_t> shape);
+
 /// A dense C-order array of little-endian elements.
 struct NpyArray {
   DType dtype = DType::F32;

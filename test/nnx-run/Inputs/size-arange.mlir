@@ -1,0 +1,7 @@
+func.func @forward(%x: tensor<1xi64>) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %e = tensor.extract %x[%c0] : tensor<1xi64>
+  %n = arith.index_cast %e : i64 to index
+  %a = nnx.fn.arange %n : tensor<?xf32>
+  return %a : tensor<?xf32>
+}

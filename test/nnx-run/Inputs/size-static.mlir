@@ -1,0 +1,5 @@
+func.func @forward(%x: tensor<1xf32>) -> tensor<4611686018427387904x4611686018427387904xf32> {
+  %f = arith.constant 1.0 : f32
+  %s = tensor.splat %f : tensor<4611686018427387904x4611686018427387904xf32>
+  return %s : tensor<4611686018427387904x4611686018427387904xf32>
+}
