@@ -33,6 +33,15 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 
 // -----
 
+// Finite as f64, but alpha / r overflows the weights' f32.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{the scaling alpha / r = 1.000000e+300 / 2 is not finite in 'f32', the weights' type (the adapter's output would be inf or NaN)}}
+  nnx.lora @fc {alpha = 1.0e300 : f64, weight = dense<0.25> : tensor<3x4xf32>,
+                lora_A = dense<0.5> : tensor<2x4xf32>, lora_B = dense<0.0> : tensor<3x2xf32>}
+}
+
+// -----
+
 // expected-error @+1 {{a recipe of 1 operations cannot have 2 materialized}}
 nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 2, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc"], config = {}>]>} {
   nnx.relu @r

@@ -732,6 +732,17 @@ double LoraOp::getScaling() {
   return getAlpha().convertToDouble() / (double)getRank();
 }
 
+bool LoraOp::isScalingFinite(double alpha, int64_t rank, Type elementType) {
+  auto floatType = dyn_cast<FloatType>(elementType);
+  if (!floatType || rank < 1)
+    return false;
+  llvm::APFloat scaling(alpha / static_cast<double>(rank));
+  bool losesInfo = false;
+  scaling.convert(floatType.getFloatSemantics(),
+                  llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+  return scaling.isFinite();
+}
+
 LogicalResult LoraOp::verify() {
   auto wt = dyn_cast<RankedTensorType>(getWeight().getType());
   if (!wt || wt.getRank() != 2 || !isa<FloatType>(wt.getElementType()))
@@ -747,8 +758,14 @@ LogicalResult LoraOp::verify() {
       failed(verifyFloatTensor(*this, getLora_B(), "lora_B", {out, r})) ||
       failed(verifyFloatTensor(*this, getBiasAttr(), "bias", {out})))
     return failure();
-  if (!std::isfinite(getAlpha().convertToDouble()))
+  double alpha = getAlpha().convertToDouble();
+  if (!std::isfinite(alpha))
     return emitModuleError(*this) << "'alpha' must be finite";
+  if (!isScalingFinite(alpha, r, wt.getElementType()))
+    return emitModuleError(*this)
+           << "the scaling alpha / r = " << alpha << " / " << r
+           << " is not finite in " << wt.getElementType()
+           << ", the weights' type (the adapter's output would be inf or NaN)";
   return verifySameElementType(
       *this, {getWeight(), getBiasAttr(), getLora_A(), getLora_B()});
 }

@@ -181,6 +181,13 @@ void RecipeChecker::checkTarget(int64_t index, RecipeOpAttr op, unsigned j,
           << "has weight " << weight << ", but the recipe recorded "
           << cast<TypeAttr>(shapes[j]).getValue()
           << " for it (a replay onto a resized target)";
+  if (options && op.getId().getValue() == kLora &&
+      !LoraOp::isScalingFinite(options->alpha, options->rank,
+                               weight.getElementType()))
+    error(slot, index, op, path)
+        << "the scaling alpha / r = " << options->alpha << " / "
+        << options->rank << " is not finite in " << weight.getElementType()
+        << ", its weight's type (the adapter's output would be inf or NaN)";
   int64_t limit = std::min(weight.getDimSize(0), weight.getDimSize(1));
   if (options && options->rank > limit)
     error(slot, index, op, path)

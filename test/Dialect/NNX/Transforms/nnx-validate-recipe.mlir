@@ -170,6 +170,26 @@ nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.recipe = #nnx.recipe<materi
 
 // -----
 
+// An alpha that is finite as f64 but whose scaling alpha / r is not in the
+// weights' f32: the zero-initialized adapter would give NaN, not the model.
+nnx.model @m inputs(tensor<?x4xf32>) attributes {nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc"], config = {r = 2 : i64, alpha = 1.0e300 : f64}>]>} {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{nnx-validate-recipe: operation 0 ('lora'), target 'fc': the scaling alpha / r = 1.000000e+300 / 2 is not finite in 'f32', its weight's type (the adapter's output would be inf or NaN)}}
+    nnx.linear @fc {weight = dense<1.0> : tensor<3x4xf32>}
+  }
+}
+
+// -----
+
+// The same alpha on f64 weights is fine.
+nnx.model @m inputs(tensor<?x4xf64>) attributes {nnx.recipe = #nnx.recipe<materialization = in_place, materialized = 0, operations = [#nnx.recipe_op<id = "lora", version = 1, targets = ["fc"], config = {r = 2 : i64, alpha = 1.0e300 : f64}>]>} {
+  nnx.sequential @net keying = named {
+    nnx.linear @fc {weight = dense<1.0> : tensor<3x4xf64>}
+  }
+}
+
+// -----
+
 // Several problems, all reported by one run.
 // expected-error @+3 {{nnx-validate-recipe: operation 0 ('lora'), target 'nope': names no module}}
 // expected-error @+2 {{nnx-validate-recipe: operation 1 ('lora'): unknown version 7 of 'lora'}}

@@ -468,6 +468,13 @@ def NNX_LoraOp : NNX_LeafOp<"lora", ["weight", "bias", "lora_A", "lora_B"], [],
     int64_t getRank();
     /// alpha / r.
     double getScaling();
+    /// Whether the scaling alpha / `rank` is finite once rounded to
+    /// `elementType`, the float type the lowering computes it in (the
+    /// weights'): alpha = 1e300 is a finite f64, but its f32 scaling is inf
+    /// and a zero lora_B then gives NaN. The verifier and
+    /// nnx-validate-recipe both check it.
+    static bool isScalingFinite(double alpha, int64_t rank,
+                                ::mlir::Type elementType);
   }];
 }
 
