@@ -7,6 +7,7 @@
 #include "nnx/Conversion/Passes.h"
 #include "nnx/Dialect/NNX/Tracing/Passes.h"
 #include "nnx/Pipelines/Pipelines.h"
+#include "nnx/Support/PassOptions.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
@@ -142,12 +143,16 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
 }
 
 void mlir::nnx::registerNNXPipelines() {
-  PassPipelineRegistration<NNXCPUPipelineOptions>(
+  registerNNXPassPipeline<NNXCPUPipelineOptions>(
       "nnx-cpu-pipeline",
       "Lower the forward level (func on tensors) to the LLVM dialect for the "
       "CPU: elementwise-to-linalg, fusion, one-shot bufferization, "
       "matmul tiling + vectorization, loops, libm, LLVM",
-      buildNNXCPUPipeline);
+      [](OpPassManager &pm, const NNXCPUPipelineOptions &options,
+         function_ref<LogicalResult(const Twine &)>) {
+        buildNNXCPUPipeline(pm, options);
+        return success();
+      });
 }
 
 void mlir::nnx::registerCPUPipelineDialects(DialectRegistry &registry) {

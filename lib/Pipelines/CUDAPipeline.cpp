@@ -9,6 +9,7 @@
 #include "nnx/Conversion/Passes.h"
 #include "nnx/Dialect/NNX/Tracing/Passes.h"
 #include "nnx/Pipelines/Pipelines.h"
+#include "nnx/Support/PassOptions.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -218,7 +219,7 @@ mlir::nnx::verifyNNXCUDAPipelineOptions(const NNXCUDAPipelineOptions &options,
 }
 
 void mlir::nnx::registerNNXCUDAPipeline() {
-  registerPassPipeline(
+  registerNNXPassPipeline<NNXCUDAPipelineOptions>(
       "nnx-cuda-pipeline",
       "Lower the forward level (func on tensors) for CUDA: elementwise-to-"
       "linalg, fusion, one-shot bufferization, shared-memory tiled kernels "
@@ -226,19 +227,13 @@ void mlir::nnx::registerNNXCUDAPipeline() {
       "tokens (nnx-gpu-device-memory, gpu-async-region), nvvm, and "
       "gpu-module-to-binary for `chip` in `format` (isa = PTX, bin = cubin, "
       "fatbin = both)",
-      [](OpPassManager &pm, StringRef optionsStr,
+      [](OpPassManager &pm, const NNXCUDAPipelineOptions &options,
          function_ref<LogicalResult(const Twine &)> errorHandler) {
-        NNXCUDAPipelineOptions options;
-        if (failed(options.parseFromString(optionsStr)))
-          return failure();
         std::string message;
         llvm::raw_string_ostream os(message);
         if (failed(verifyNNXCUDAPipelineOptions(options, os)))
           return errorHandler(message);
         buildNNXCUDAPipeline(pm, options);
         return success();
-      },
-      [](function_ref<void(const mlir::detail::PassOptions &)> optHandler) {
-        optHandler(NNXCUDAPipelineOptions());
       });
 }

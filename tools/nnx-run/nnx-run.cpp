@@ -144,6 +144,21 @@ static int fail(llvm::Error error) {
   return 1;
 }
 
+/// The options LLVM's parser accepts but nnx-run does not: an --opt-level
+/// above 3, or an empty name or path (which would read as not given).
+static llvm::Error checkOptionValues() {
+  if (optLevel > 3)
+    return llvm::createStringError("--opt-level: " + llvm::Twine(optLevel) +
+                                   " is not an LLVM optimization level (0-3)");
+  for (cl::opt<std::string> *option :
+       {&modelName, &weightsFile, &family, &familiesDir, &objectFile})
+    if (option->getNumOccurrences() && option->empty())
+      return llvm::createStringError("--" + option->ArgStr +
+                                     ": the value is empty; give a " +
+                                     option->ValueStr + " or leave it out");
+  return llvm::Error::success();
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   cl::HideUnrelatedOptions(runCategory);
@@ -160,6 +175,8 @@ int main(int argc, char **argv) {
       "@forward).\nInputs are checked against the forward's signature "
       "(count, dtype, rank,\nstatic dimensions) before anything runs.\n");
 
+  if (llvm::Error err = checkOptionValues())
+    return fail(std::move(err));
   RunnerOptions options;
   llvm::Expected<std::vector<NamedFile>> reads =
       parseNamedFiles(probeArgs, "probe");

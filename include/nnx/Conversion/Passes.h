@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "nnx/Support/PassOptions.h"
 #include "nnx/Conversion/NNXToLinalg/NNXToLinalg.h"
 
 namespace mlir::nnx {

@@ -2,9 +2,9 @@
 #ifndef NNX_CONVERSION_PASSES_TD
 #define NNX_CONVERSION_PASSES_TD
 
-include "mlir/Pass/PassBase.td"
+include "nnx/Support/PassBase.td"
 
-def NNXBuildForwardPass : Pass<"nnx-build-forward", "::mlir::ModuleOp"> {
+def NNXBuildForwardPass : NNX_Pass<"nnx-build-forward", "::mlir::ModuleOp"> {
   let summary = "Lower every nnx.model to a func.func on tensors";
   let description = [{
     Turns each `nnx.model` into a `func.func` on tensors built from upstream
@@ -87,7 +87,7 @@ def NNXBuildForwardPass : Pass<"nnx-build-forward", "::mlir::ModuleOp"> {
   ];
 }
 
-def NNXLowerFunctionalPass : Pass<"nnx-lower-functional"> {
+def NNXLowerFunctionalPass : NNX_Pass<"nnx-lower-functional"> {
   let summary = "Lower the nnx.fn functional ops to linalg and tensor ops";
   let description = [{
     Rewrites every `nnx.fn` op (the functional code of forward regions) into
@@ -144,7 +144,7 @@ def NNXLowerFunctionalPass : Pass<"nnx-lower-functional"> {
   ];
 }
 
-def NNXCheckNoProbesPass : Pass<"nnx-check-no-probes", "::mlir::ModuleOp"> {
+def NNXCheckNoProbesPass : NNX_Pass<"nnx-check-no-probes", "::mlir::ModuleOp"> {
   let summary = "Fail if nnx.probe ops remain (run nnx-lower-probes first)";
   let description = [{
     The first step of the CPU pipeline: `nnx.probe` ops have no lowering of
@@ -153,7 +153,7 @@ def NNXCheckNoProbesPass : Pass<"nnx-check-no-probes", "::mlir::ModuleOp"> {
   }];
 }
 
-def NNXDecomposeAggregatesPass : Pass<"nnx-decompose-aggregates"> {
+def NNXDecomposeAggregatesPass : NNX_Pass<"nnx-decompose-aggregates"> {
   let summary = "Decompose aggregated linalg ops (linalg.softmax) into generics";
   let description = [{
     `nnx-build-forward` emits upstream named ops where they exist, such as
@@ -176,7 +176,7 @@ def NNXDecomposeAggregatesPass : Pass<"nnx-decompose-aggregates"> {
   }];
 }
 
-def NNXApplyCPUSchedulePass : Pass<"nnx-apply-cpu-schedule", "::mlir::ModuleOp"> {
+def NNXApplyCPUSchedulePass : NNX_Pass<"nnx-apply-cpu-schedule", "::mlir::ModuleOp"> {
   let summary = "Apply one stage of nnx's transform-dialect CPU schedule";
   let description = [{
     The CPU pipeline's fast matmul, as a transform-dialect schedule embedded
@@ -226,7 +226,7 @@ def NNXApplyCPUSchedulePass : Pass<"nnx-apply-cpu-schedule", "::mlir::ModuleOp">
 }
 
 def NNXDuplicateEmptyTensorsPass
-    : Pass<"nnx-duplicate-empty-tensors", "::mlir::func::FuncOp"> {
+    : NNX_Pass<"nnx-duplicate-empty-tensors", "::mlir::func::FuncOp"> {
   let summary = "Split the uses of shared tensor.empty ops and fills of them";
   let description = [{
     CSE merges equal `tensor.empty` ops, and equal `linalg.fill`s of them,
@@ -277,7 +277,7 @@ def NNXDuplicateEmptyTensorsPass
   ];
 }
 
-def NNXApproximateMathPass : Pass<"nnx-approximate-math"> {
+def NNXApproximateMathPass : NNX_Pass<"nnx-approximate-math"> {
   let summary = "Replace f32 exp, tanh and erf by branch-free polynomial "
                 "approximations, and f32 sqrt, floor, abs and fma by LLVM "
                 "intrinsics, so that their loops vectorize";
@@ -310,7 +310,7 @@ def NNXApproximateMathPass : Pass<"nnx-approximate-math"> {
   ];
 }
 
-def NNXOutlineKernelsPass : Pass<"nnx-outline-kernels", "::mlir::ModuleOp"> {
+def NNXOutlineKernelsPass : NNX_Pass<"nnx-outline-kernels", "::mlir::ModuleOp"> {
   let summary = "Outline each loop nest of a function on buffers into a "
                 "shared kernel function";
   let description = [{
@@ -370,7 +370,7 @@ def NNXOutlineKernelsPass : Pass<"nnx-outline-kernels", "::mlir::ModuleOp"> {
 }
 
 def NNXCapTargetFeaturesPass
-    : Pass<"nnx-cap-target-features", "::mlir::ModuleOp"> {
+    : NNX_Pass<"nnx-cap-target-features", "::mlir::ModuleOp"> {
   let summary = "Keep the code LLVM emits within an instruction-set cap";
   let description = [{
     The last step of `nnx-cpu-pipeline`. With a cap (`max-isa=avx2`, or the

@@ -2,9 +2,9 @@
 #ifndef NNX_CONVERSION_LINALGTOGPU_PASSES_TD
 #define NNX_CONVERSION_LINALGTOGPU_PASSES_TD
 
-include "mlir/Pass/PassBase.td"
+include "nnx/Support/PassBase.td"
 
-def NNXLinalgToGPUPass : Pass<"nnx-linalg-to-gpu", "::mlir::func::FuncOp"> {
+def NNXLinalgToGPUPass : NNX_Pass<"nnx-linalg-to-gpu", "::mlir::func::FuncOp"> {
   let summary = "Turn every linalg op on buffers into a gpu.launch";
   let description = [{
     Runs after bufferization, on host functions. Every structured linalg op
@@ -72,7 +72,7 @@ def NNXLinalgToGPUPass : Pass<"nnx-linalg-to-gpu", "::mlir::func::FuncOp"> {
 }
 
 def NNXGPUDeviceMemoryPass
-    : Pass<"nnx-gpu-device-memory", "::mlir::func::FuncOp"> {
+    : NNX_Pass<"nnx-gpu-device-memory", "::mlir::func::FuncOp"> {
   let summary = "Place the buffers of a host function that launches kernels "
                 "in device memory";
   let description = [{
@@ -105,7 +105,7 @@ def NNXGPUDeviceMemoryPass
 }
 
 def NNXGPUMergeModulesPass
-    : Pass<"nnx-gpu-merge-modules", "::mlir::ModuleOp"> {
+    : NNX_Pass<"nnx-gpu-merge-modules", "::mlir::ModuleOp"> {
   let summary = "Put every outlined kernel in one gpu.module";
   let description = [{
     `gpu-kernel-outlining` creates one `gpu.module` per kernel, each loaded

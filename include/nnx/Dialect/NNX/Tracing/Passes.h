@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
+#include "nnx/Support/PassOptions.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
 
 namespace mlir::nnx {

@@ -2,9 +2,9 @@
 #ifndef NNX_DIALECT_NNX_TRACING_PASSES_TD
 #define NNX_DIALECT_NNX_TRACING_PASSES_TD
 
-include "mlir/Pass/PassBase.td"
+include "nnx/Support/PassBase.td"
 
-def NNXSupportPass : Pass<"nnx-support", "::mlir::ModuleOp"> {
+def NNXSupportPass : NNX_Pass<"nnx-support", "::mlir::ModuleOp"> {
   let summary = "Print every standardized name of a model and whether it is available";
   let description = [{
     An analysis: loads the family definition `family` (a name looked up in
@@ -28,7 +28,7 @@ def NNXSupportPass : Pass<"nnx-support", "::mlir::ModuleOp"> {
   ];
 }
 
-def NNXInsertProbesPass : Pass<"nnx-insert-probes", "::mlir::ModuleOp"> {
+def NNXInsertProbesPass : NNX_Pass<"nnx-insert-probes", "::mlir::ModuleOp"> {
   let summary = "Resolve tracing requests and mark their locations for build-forward";
   let description = [{
     Resolves each requested standardized name (`reads`, `writes`; e.g.
@@ -69,7 +69,7 @@ def NNXInsertProbesPass : Pass<"nnx-insert-probes", "::mlir::ModuleOp"> {
   ];
 }
 
-def NNXLowerProbesPass : Pass<"nnx-lower-probes", "::mlir::ModuleOp"> {
+def NNXLowerProbesPass : NNX_Pass<"nnx-lower-probes", "::mlir::ModuleOp"> {
   let summary = "Turn nnx.probe ops into extra function results and arguments";
   let description = [{
     For every `func.func` holding `nnx.probe` ops: a copy of each `read`

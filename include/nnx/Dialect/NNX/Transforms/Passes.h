@@ -3,6 +3,7 @@
 #define NNX_DIALECT_NNX_TRANSFORMS_PASSES_H
 
 #include "mlir/Pass/Pass.h"
+#include "nnx/Support/PassOptions.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
 
 namespace mlir::nnx {

@@ -2,9 +2,9 @@
 #ifndef NNX_DIALECT_NNX_TRANSFORMS_PASSES_TD
 #define NNX_DIALECT_NNX_TRANSFORMS_PASSES_TD
 
-include "mlir/Pass/PassBase.td"
+include "nnx/Support/PassBase.td"
 
-def NNXParamCountPass : Pass<"nnx-param-count", "::mlir::ModuleOp"> {
+def NNXParamCountPass : NNX_Pass<"nnx-param-count", "::mlir::ModuleOp"> {
   let summary = "Print the parameter count per module and in total";
   let description = [{
     An analysis: prints, for every `nnx.model`, one row per module (its
@@ -32,7 +32,7 @@ def NNXParamCountPass : Pass<"nnx-param-count", "::mlir::ModuleOp"> {
 // boundary (op, dotted path, reason), with notes on the other ops involved.
 //===----------------------------------------------------------------------===//
 
-def NNXWidenPass : Pass<"nnx-widen", "::mlir::nnx::ModelOp"> {
+def NNXWidenPass : NNX_Pass<"nnx-widen", "::mlir::nnx::ModelOp"> {
   let summary = "Net2WiderNet: grow a Linear's out_features, function-preserving";
   let description = [{
     Grows the `out_features` of the Linear at `layer` to `width`. Units
@@ -89,7 +89,7 @@ def NNXWidenPass : Pass<"nnx-widen", "::mlir::nnx::ModelOp"> {
   ];
 }
 
-def NNXDeepenPass : Pass<"nnx-deepen", "::mlir::nnx::ModelOp"> {
+def NNXDeepenPass : NNX_Pass<"nnx-deepen", "::mlir::nnx::ModelOp"> {
   let summary = "Net2DeeperNet: insert an identity Linear + ReLU after a ReLU";
   let description = [{
     Inserts a Linear with `weight = I`, `bias = 0` (the width of the Linear
@@ -148,7 +148,7 @@ def NNXDeepenPass : Pass<"nnx-deepen", "::mlir::nnx::ModelOp"> {
   ];
 }
 
-def NNXDropLayerPass : Pass<"nnx-drop-layer", "::mlir::nnx::ModelOp"> {
+def NNXDropLayerPass : NNX_Pass<"nnx-drop-layer", "::mlir::nnx::ModelOp"> {
   let summary = "Replace a module by identity (chain-preserving)";
   let description = [{
     Replaces the module registered at `layer` by an `nnx.identity` under the
@@ -192,7 +192,7 @@ def NNXDropLayerPass : Pass<"nnx-drop-layer", "::mlir::nnx::ModelOp"> {
   ];
 }
 
-def NNXLowRankPass : Pass<"nnx-low-rank", "::mlir::nnx::ModelOp"> {
+def NNXLowRankPass : NNX_Pass<"nnx-low-rank", "::mlir::nnx::ModelOp"> {
   let summary = "SVD-truncate a Linear into a two-Linear sequential";
   let description = [{
     Replaces the Linear `W` (out x in) at `layer` by
@@ -232,7 +232,7 @@ def NNXLowRankPass : Pass<"nnx-low-rank", "::mlir::nnx::ModelOp"> {
   ];
 }
 
-def NNXExpandEmbeddingPass : Pass<"nnx-expand-embedding", "::mlir::nnx::ModelOp"> {
+def NNXExpandEmbeddingPass : NNX_Pass<"nnx-expand-embedding", "::mlir::nnx::ModelOp"> {
   let summary = "Grow an embedding table, keeping the original rows";
   let description = [{
     Grows the `nnx.embedding` at `layer` to `num` rows. The original rows
@@ -277,7 +277,7 @@ def NNXExpandEmbeddingPass : Pass<"nnx-expand-embedding", "::mlir::nnx::ModelOp"
 // the workflow.
 //===----------------------------------------------------------------------===//
 
-def NNXRecordBasePass : Pass<"nnx-record-base", "::mlir::nnx::ModelOp"> {
+def NNXRecordBasePass : NNX_Pass<"nnx-record-base", "::mlir::nnx::ModelOp"> {
   let summary = "Record a model's structure as its base descriptor";
   let description = [{
     Sets the model's `nnx.base` to a `#nnx.base`: the root module's key and every
@@ -299,7 +299,7 @@ def NNXRecordBasePass : Pass<"nnx-record-base", "::mlir::nnx::ModelOp"> {
   }];
 }
 
-def NNXValidateRecipePass : Pass<"nnx-validate-recipe", "::mlir::nnx::ModelOp"> {
+def NNXValidateRecipePass : NNX_Pass<"nnx-validate-recipe", "::mlir::nnx::ModelOp"> {
   let summary = "Check a model's recipe; every problem, nothing mutated";
   let description = [{
     Checks the pending operations of the model's `#nnx.recipe` (those after
@@ -330,7 +330,7 @@ def NNXValidateRecipePass : Pass<"nnx-validate-recipe", "::mlir::nnx::ModelOp"> 
 }
 
 def NNXMaterializeRecipePass
-    : Pass<"nnx-materialize-recipe", "::mlir::ModuleOp"> {
+    : NNX_Pass<"nnx-materialize-recipe", "::mlir::ModuleOp"> {
   let summary = "Apply a model's pending recipe operations and record them";
   let description = [{
     For every `nnx.model` with a recipe: validates it (as
@@ -377,7 +377,7 @@ def NNXMaterializeRecipePass
   ];
 }
 
-def NNXRebuildPass : Pass<"nnx-rebuild", "::mlir::nnx::ModelOp"> {
+def NNXRebuildPass : NNX_Pass<"nnx-rebuild", "::mlir::nnx::ModelOp"> {
   let summary = "Rebuild a model from base descriptor + recipe, then load its tensors";
   let description = [{
     Builds the base tree from the model's `#nnx.base`, replays the recorded
@@ -397,7 +397,7 @@ def NNXRebuildPass : Pass<"nnx-rebuild", "::mlir::nnx::ModelOp"> {
   }];
 }
 
-def NNXLoraMergePass : Pass<"nnx-lora-merge", "::mlir::nnx::ModelOp"> {
+def NNXLoraMergePass : NNX_Pass<"nnx-lora-merge", "::mlir::nnx::ModelOp"> {
   let summary = "Fold LoRA adapters into their base weights for inference";
   let description = [{
     For the `nnx.lora` at `layer` (every one when empty): `weight` becomes
@@ -412,7 +412,7 @@ def NNXLoraMergePass : Pass<"nnx-lora-merge", "::mlir::nnx::ModelOp"> {
   ];
 }
 
-def NNXLoraUnmergePass : Pass<"nnx-lora-unmerge", "::mlir::nnx::ModelOp"> {
+def NNXLoraUnmergePass : NNX_Pass<"nnx-lora-unmerge", "::mlir::nnx::ModelOp"> {
   let summary = "Take merged LoRA adapters out of their base weights again";
   let description = [{
     The inverse of `nnx-lora-merge`: `weight` becomes `W - (alpha / r) * B A`
@@ -426,7 +426,7 @@ def NNXLoraUnmergePass : Pass<"nnx-lora-unmerge", "::mlir::nnx::ModelOp"> {
 }
 
 def NNXExternalizeWeightsPass
-    : Pass<"nnx-externalize-weights", "::mlir::ModuleOp"> {
+    : NNX_Pass<"nnx-externalize-weights", "::mlir::ModuleOp"> {
   let summary = "Move a model's tensors into a safetensors file";
   let description = [{
     For every `nnx.model`, every tensor of every module (a leaf's parameters
@@ -491,7 +491,7 @@ def NNXExternalizeWeightsPass
 }
 
 def NNXInternalizeWeightsPass
-    : Pass<"nnx-internalize-weights", "::mlir::ModuleOp"> {
+    : NNX_Pass<"nnx-internalize-weights", "::mlir::ModuleOp"> {
   let summary = "Bring a model's external tensors back into the IR";
   let description = [{
     The inverse of `nnx-externalize-weights`: every `#nnx.external<"key">`
