@@ -8,8 +8,6 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/IR/Verifier.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 
 #include "llvm/ADT/StringSet.h"
@@ -129,29 +127,13 @@ compileModelFile(const RunnerOptions &options, llvm::raw_ostream &errs) {
       openInputFile(options.modelFile, &errorMessage);
   if (!buffer)
     return makeError(errorMessage);
-  if (failed(checkParserInput(*buffer, errs)))
-    return makeError("cannot parse model file '" + options.modelFile + "'");
-  const llvm::MemoryBuffer &input = *buffer;
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context, errs);
-  OwningOpRef<ModuleOp> module;
   // A crash of MLIR's parser or bytecode reader becomes an error (leaking
-  // what the parse had built: the runner exits on the error). Bytecode is
-  // verified only once its dense data is checked: the verifier reads it.
-  bool bytecode = isBytecodeBuffer(input);
-  ParserConfig config(&context, /*verifyAfterParse=*/!bytecode);
-  // Bounded memory for a bytecode read, restored after it (also after a
-  // contained crash, which skips the destructors inside the parse).
-  std::optional<BytecodeReadLimits> memoryLimit;
-  memoryLimit.emplace(input);
-  if (failed(runParserContained(
-          input, [&] { module = parseSourceFile<ModuleOp>(sourceMgr, config); },
-          errs)))
-    return makeError("cannot parse model file '" + options.modelFile + "'");
-  memoryLimit.reset();
-  if (!module || (bytecode && (failed(checkDenseElementsData(*module)) ||
-                               failed(mlir::verify(*module)))))
+  // what the parse had built: the runner exits on the error).
+  OwningOpRef<ModuleOp> module = parseGuarded(sourceMgr, &context, errs);
+  if (!module)
     return makeError("cannot parse model file '" + options.modelFile + "'");
 
   CompileOptions compileOptions;

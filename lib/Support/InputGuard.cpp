@@ -5,6 +5,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Operation.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CrashRecoveryContext.h"
@@ -277,6 +279,44 @@ mlir::nnx::runParserContained(const llvm::MemoryBuffer &buffer,
     return llvm::success();
   reportParserCrash(buffer, os);
   return llvm::failure();
+}
+
+OwningOpRef<ModuleOp> mlir::nnx::parseGuarded(llvm::SourceMgr &sourceMgr,
+                                              MLIRContext *context,
+                                              llvm::raw_ostream &os,
+                                              bool *crashed) {
+  if (crashed)
+    *crashed = false;
+  const llvm::MemoryBuffer &input =
+      *sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+  if (failed(checkParserInput(input, os)))
+    return nullptr;
+  // Bytecode is verified only once its dense data is checked: the verifier
+  // reads it.
+  bool bytecode = isBytecodeBuffer(input);
+  ParserConfig config(context, /*verifyAfterParse=*/!bytecode);
+  OwningOpRef<ModuleOp> module;
+  bool contained;
+  {
+    // Restored after the read, also after a contained crash (which skips
+    // the destructors inside the parse).
+    BytecodeReadLimits memoryLimit(input);
+    contained = succeeded(runParserContained(
+        input, [&] { module = parseSourceFile<ModuleOp>(sourceMgr, config); },
+        os));
+  }
+  if (!contained) {
+    if (crashed)
+      *crashed = true;
+    // What the parse built may be inconsistent: leaked, not destroyed.
+    (void)module.release();
+    return nullptr;
+  }
+  if (module && bytecode &&
+      (failed(checkDenseElementsData(*module)) ||
+       failed(mlir::verify(*module))))
+    return nullptr;
+  return module;
 }
 
 /// Whether the raw data of `attr` fits its type (MLIR asserts it, in builds

@@ -1,5 +1,6 @@
 //===- SafeTensors.cpp - safetensors files: map, validate, write ----------===//
 #include "nnx/Support/SafeTensors.h"
+#include "nnx/Support/OutputFile.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -600,27 +601,8 @@ llvm::Error mlir::nnx::writeSafeTensorsFile(
     const std::map<std::string, std::string> &metadata) {
   if (llvm::Error err = checkEntries(entries, metadata))
     return makeError(path, llvm::toString(std::move(err)));
-  llvm::Expected<llvm::sys::fs::TempFile> temp =
-      llvm::sys::fs::TempFile::create(path + ".tmp-%%%%%%");
-  if (!temp)
-    return makeError(path, "cannot create a temporary file beside it: " +
-                               llvm::toString(temp.takeError()));
-  std::error_code ec;
-  {
-    llvm::raw_fd_ostream os(temp->FD, /*shouldClose=*/false);
+  return writeOutputFile(path, [&](llvm::raw_ostream &os) {
     serialize(os, entries, metadata);
-    os.flush();
-    if (os.has_error()) {
-      ec = os.error();
-      os.clear_error();
-    }
-  }
-  if (ec) {
-    llvm::consumeError(temp->discard());
-    return makeError(path, "cannot write file: " + ec.message());
-  }
-  if (llvm::Error err = temp->keep(path))
-    return makeError(path, "cannot move the temporary file into place: " +
-                               llvm::toString(std::move(err)));
-  return llvm::Error::success();
+    return llvm::Error::success();
+  });
 }

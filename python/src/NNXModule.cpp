@@ -167,31 +167,18 @@ public:
     {
       DiagnosticCollector diags(*m->ctx);
       auto buf = llvm::MemoryBuffer::getMemBufferCopy(text, name);
-      llvm::raw_string_ostream refusal(errors);
-      if (failed(mlir::nnx::checkParserInput(*buf, refusal)))
-        throw NNXError("cannot parse " + name + ":\n" + errors);
-      bool bytecode = mlir::nnx::isBytecodeBuffer(*buf);
       llvm::SourceMgr sm;
       sm.AddNewSourceBuffer(std::move(buf), llvm::SMLoc());
-      // Parse into an implicit module (as nnx-opt does) so that top-level
-      // symbols have a symbol table; a file that is one `module` is used as is.
-      OpBuilder b(m->ctx.get());
-      OwningOpRef<ModuleOp> top =
-          ModuleOp::create(b, FileLineColLoc::get(m->ctx.get(), name, 0, 0));
-      ParserConfig config(m->ctx.get(), /*verifyAfterParse=*/false);
-      if (succeeded(parseSourceFile(sm, top->getBody(), config))) {
-        Block *body = top->getBody();
-        if (llvm::hasSingleElement(*body))
-          if (auto inner = dyn_cast<ModuleOp>(body->front())) {
-            inner->remove();
-            top = OwningOpRef<ModuleOp>(inner);
-          }
-        // Corrupted dense data of bytecode first: the verifier reads it.
-        if ((!bytecode || succeeded(mlir::nnx::checkDenseElementsData(*top))) &&
-            succeeded(mlir::verify(*top)))
-          m->module = std::move(top);
+      llvm::raw_string_ostream refusal(errors);
+      bool crashed = false;
+      m->module = mlir::nnx::parseGuarded(sm, m->ctx.get(), refusal, &crashed);
+      errors = diags.take() + errors;
+      if (crashed) {
+        // The context may hold what the crashed parse built half-way: it
+        // is leaked, never destroyed, and the interpreter lives on.
+        (void)m->ctx.release();
+        throw NNXError("cannot parse " + name + ":\n" + errors);
       }
-      errors = diags.take();
     }
     if (!m->module)
       throw NNXError("cannot parse " + name + ":\n" + errors);

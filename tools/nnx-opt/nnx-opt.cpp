@@ -7,13 +7,16 @@
 // a crash of MLIR's parser or bytecode reader is contained and reported as an
 // error naming the file; a crash in a pass stays a crash.
 //
-// `-o FILE` is written through a temporary beside FILE, renamed over it only
-// when everything succeeded: a refused pass never truncates or deletes an
-// existing FILE (say, the input the user meant to rewrite in place).
+// `-o FILE` is written only when everything succeeded
+// (nnx/Support/OutputFile.h): a refused pass never truncates or deletes an
+// existing FILE (say, the input the user meant to rewrite in place), a
+// regular FILE is replaced atomically, and a device or a symlink is written
+// into, never replaced.
 //
 //===----------------------------------------------------------------------===//
 #include "nnx/InitNNX.h"
 #include "nnx/Support/InputGuard.h"
+#include "nnx/Support/OutputFile.h"
 
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/Pass.h"
@@ -25,7 +28,6 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
 using namespace mlir;
@@ -49,10 +51,10 @@ struct CheckDenseDataPass
 };
 } // namespace
 
-/// MlirOptMain on `inputFile`, written to `outputFile`. The parse (and the
+/// MlirOptMain on `inputFile`, written to `os`. The parse (and the
 /// verification after it) runs in a CrashRecoveryContext that the pass
 /// pipeline's setup turns off again.
-static LogicalResult runOpt(StringRef inputFile, StringRef outputFile,
+static LogicalResult runOpt(StringRef inputFile, llvm::raw_ostream &os,
                             DialectRegistry &registry) {
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
   std::string errorMessage;
@@ -64,12 +66,6 @@ static LogicalResult runOpt(StringRef inputFile, StringRef outputFile,
   }
   if (failed(mlir::nnx::checkParserInput(*input, llvm::errs())))
     return failure();
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      openOutputFile(outputFile, &errorMessage);
-  if (!output) {
-    llvm::errs() << errorMessage << "\n";
-    return failure();
-  }
 
   MlirOptMainConfig inner = config;
   bool bytecode = mlir::nnx::isBytecodeBuffer(*input);
@@ -94,14 +90,9 @@ static LogicalResult runOpt(StringRef inputFile, StringRef outputFile,
   LogicalResult result = failure();
   if (failed(mlir::nnx::runParserContained(
           *inputCopy,
-          [&] {
-            result =
-                MlirOptMain(output->os(), std::move(input), registry, config);
-          },
+          [&] { result = MlirOptMain(os, std::move(input), registry, config); },
           llvm::errs())))
     return failure();
-  if (succeeded(result))
-    output->keep();
   return result;
 }
 
@@ -121,23 +112,24 @@ int main(int argc, char **argv) {
         mlir::MlirOptMain(argc, argv, input, output, registry));
   llvm::InitLLVM initLLVM(argc, argv);
   if (output == "-")
-    return mlir::asMainReturnCode(runOpt(input, output, registry));
+    return mlir::asMainReturnCode(runOpt(input, llvm::outs(), registry));
 
-  llvm::SmallString<256> temp;
-  llvm::sys::fs::createUniquePath(output + ".nnx-opt-%%%%%%", temp,
-                                  /*MakeAbsolute=*/false);
-  if (failed(runOpt(input, temp, registry))) {
-    (void)llvm::sys::fs::remove(temp);
-    return 1;
-  }
-  // Options that print instead of transforming write no output.
-  if (!llvm::sys::fs::exists(temp))
+  // The passes' diagnostics are printed; only a file error is left to say.
+  bool optFailed = false;
+  llvm::Error err = mlir::nnx::writeOutputFile(
+      output, [&](llvm::raw_ostream &os) -> llvm::Error {
+        if (succeeded(runOpt(input, os, registry)))
+          return llvm::Error::success();
+        optFailed = true;
+        return llvm::make_error<llvm::StringError>(
+            "failed", llvm::inconvertibleErrorCode());
+      });
+  if (!err)
     return 0;
-  if (std::error_code ec = llvm::sys::fs::rename(temp, output)) {
+  if (optFailed)
+    llvm::consumeError(std::move(err));
+  else
     llvm::WithColor::error(llvm::errs(), "nnx-opt")
-        << "cannot write '" << output << "': " << ec.message() << "\n";
-    (void)llvm::sys::fs::remove(temp);
-    return 1;
-  }
-  return 0;
+        << llvm::toString(std::move(err)) << "\n";
+  return 1;
 }

@@ -14,6 +14,9 @@
 #ifndef NNX_SUPPORT_INPUTGUARD_H
 #define NNX_SUPPORT_INPUTGUARD_H
 
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/LogicalResult.h"
@@ -23,12 +26,9 @@
 
 namespace llvm {
 class MemoryBuffer;
+class SourceMgr;
 class raw_ostream;
 } // namespace llvm
-
-namespace mlir {
-class Operation;
-} // namespace mlir
 
 namespace mlir::nnx {
 
@@ -110,6 +110,19 @@ bool bytecodeReadTimedOut();
 /// space: 32 times the file (inline weights, the IR's objects), at least
 /// 4 GiB.
 uint64_t getBytecodeReadBudget(uint64_t fileBytes);
+
+/// Parses the main buffer of `sourceMgr` (text or bytecode) into a module
+/// of `context` with every guard the tools have: checkParserInput first, a
+/// read under BytecodeReadLimits, the parse contained by
+/// runParserContained, then (for bytecode) checkDenseElementsData before
+/// the verifier. A file that is one `module` is that module; anything else
+/// is wrapped in one. Diagnostics go to the context's handlers, the guards'
+/// reports to `os`. Null on failure; `crashed`, when given, says whether
+/// MLIR's parser crashed (then the context may hold what the parse had
+/// built half-way: a long-lived process should not destroy it).
+OwningOpRef<ModuleOp> parseGuarded(llvm::SourceMgr &sourceMgr,
+                                   MLIRContext *context, llvm::raw_ostream &os,
+                                   bool *crashed = nullptr);
 
 /// Checks that every dense int or float elements attribute under `root`
 /// holds as many bytes as its type needs. MLIR 22.1's bytecode reader accepts

@@ -124,8 +124,8 @@ writeSafeTensors(llvm::raw_ostream &os,
                  llvm::ArrayRef<SafeTensorsEntry> entries,
                  const std::map<std::string, std::string> &metadata = {});
 
-/// Writes to `path` atomically (a temporary file in the same directory, then
-/// rename); errors name the path.
+/// Writes to `path` as writeOutputFile does (a regular file is replaced
+/// atomically, a device or symlink written into); errors name the path.
 llvm::Error
 writeSafeTensorsFile(llvm::StringRef path,
                      llvm::ArrayRef<SafeTensorsEntry> entries,
