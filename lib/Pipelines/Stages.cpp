@@ -15,6 +15,7 @@ using namespace mlir;
 
 void mlir::nnx::pipeline::addForwardPrologue(OpPassManager &pm,
                                              bool fuseElementwise) {
+  pm.addPass(createNNXVerifyTensorOpsPass());
   pm.addPass(createNNXLowerProbesPass());
   pm.addPass(createNNXCheckNoProbesPass());
   // nnx.fn ops to linalg/tensor (softmax as linalg.softmax, decomposed next).

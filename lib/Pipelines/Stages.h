@@ -7,9 +7,11 @@
 
 namespace mlir::nnx::pipeline {
 
-/// Probes become extra results (reads) and arguments (writes) of the
-/// forward (a probe that cannot be lowered is refused); then everything
-/// becomes linalg, with elementwise chains fused when `fuseElementwise`.
+/// Upstream tensor ops whose behaviour is undefined are refused
+/// (nnx-verify-tensor-ops). Probes become extra results (reads) and
+/// arguments (writes) of the forward (a probe that cannot be lowered is
+/// refused); then everything becomes linalg, with elementwise chains fused
+/// when `fuseElementwise`.
 void addForwardPrologue(OpPassManager &pm, bool fuseElementwise);
 
 /// One-shot bufferization with identity layouts at function boundaries (the

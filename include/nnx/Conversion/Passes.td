@@ -144,6 +144,25 @@ def NNXLowerFunctionalPass : NNX_Pass<"nnx-lower-functional"> {
   ];
 }
 
+def NNXVerifyTensorOpsPass : NNX_Pass<"nnx-verify-tensor-ops"> {
+  let summary = "Refuse upstream tensor ops whose behaviour is undefined";
+  let description = [{
+    The first step of the CPU and CUDA pipelines. Upstream's verifiers accept
+    some ops whose behaviour MLIR leaves undefined, and its passes then
+    crash on them (a `tensor.dim` index of -2 in the value-bounds analysis)
+    or the compiled code reads out of bounds (a slice with stride -1). This
+    pass checks every op of the module with `mlir::nnx::verifyUpstreamOp`
+    (nnx/Dialect/NNX/IR/UpstreamOpChecks.h), the check `nnx.forward`'s
+    verifier runs on its body, and reports each offending op:
+
+    ```mlir
+    %c = arith.constant -2 : index
+    // error: 'tensor.dim' op index -2 is out of range for a source of rank 2
+    %d = tensor.dim %x, %c : tensor<?x?xf32>
+    ```
+  }];
+}
+
 def NNXCheckNoProbesPass : NNX_Pass<"nnx-check-no-probes", "::mlir::ModuleOp"> {
   let summary = "Fail if nnx.probe ops remain (run nnx-lower-probes first)";
   let description = [{

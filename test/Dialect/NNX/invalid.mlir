@@ -206,6 +206,35 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 
 // -----
 
+// nnx.forward refuses the upstream ops whose behaviour is undefined
+// (nnx/Dialect/NNX/IR/UpstreamOpChecks.h) when its body is verified.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @block class = "Block" {
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> index {
+      %c = arith.constant -2 : index
+      // expected-error @+1 {{'tensor.dim' op index -2 is out of range for a source of rank 2 (valid: 0 to 1)}}
+      %d = tensor.dim %x, %c : tensor<?x4xf32>
+      nnx.return %d : index
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @block class = "Block" {
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x2xf32> {
+      %c0 = arith.constant 0 : index
+      %n = tensor.dim %x, %c0 : tensor<?x4xf32>
+      // expected-error @+1 {{'tensor.extract_slice' op stride -1 of dimension 1 is not positive}}
+      %s = tensor.extract_slice %x[0, 3] [%n, 2] [1, -1] : tensor<?x4xf32> to tensor<?x2xf32>
+      nnx.return %s : tensor<?x2xf32>
+    }
+  }
+}
+
+// -----
+
 nnx.model @m inputs(tensor<?x4xf32>) {
   nnx.module @block class = "Block" {
     nnx.relu @act

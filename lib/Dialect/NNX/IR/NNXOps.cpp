@@ -1,6 +1,7 @@
 //===- NNXOps.cpp - nnx operations: verifiers and syntax --------*- C++ -*-===//
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
+#include "nnx/Dialect/NNX/IR/UpstreamOpChecks.h"
 #include "nnx/Dialect/NNX/IR/Weights.h"
 
 #include "mlir/IR/Builders.h"
@@ -487,6 +488,8 @@ LogicalResult ForwardOp::verify() {
     return emitOpError("has no visibility: it is always its module's forward");
   llvm::StringMap<Operation *> labels;
   WalkResult walk = getBody().walk([&](Operation *op) {
+    if (failed(verifyUpstreamOp(op)))
+      return WalkResult::interrupt();
     // The dialect's attribute verifier has checked the label is a string.
     auto label = op->getAttrOfType<StringAttr>(kSourceAttrName);
     if (!label)
