@@ -6,6 +6,7 @@
 #include "MemRefArguments.h"
 #include "Parameters.h"
 #include "ResultShapes.h"
+#include "RuntimeFailure.h"
 #include "TemporaryAllocator.h"
 
 #include "nnx/Conversion/NNXToLinalg/NNXToLinalg.h"
@@ -435,6 +436,8 @@ createEngine(ModuleOp module, const TargetConfig &config,
         llvm::JITSymbolFlags::Exported};
     return symbols;
   });
+  // A failed run-time check of the compiled code (RuntimeChecks.h).
+  (*engine)->registerSymbols(runtimeFailureSymbols);
   if (config.symbolMap)
     (*engine)->registerSymbols(config.symbolMap);
   (*engine)->initialize();
@@ -747,6 +750,16 @@ packArguments(ArrayRef<std::unique_ptr<MemRefArgument>> args,
   return packed;
 }
 
+llvm::Error CompiledModel::callCompiled(StringRef name,
+                                        MutableArrayRef<void *> packed) const {
+  llvm::Expected<void (*)(void **)> fn = engine->lookupPacked(name);
+  if (!fn)
+    return fn.takeError();
+  // A failure inside (a run-time check, a temporary the system cannot
+  // give) unwinds to here and becomes the error.
+  return runGuarded(*fn, packed.data());
+}
+
 llvm::Expected<SmallVector<int64_t>>
 CompiledModel::callShapeFunction(StringRef name, ArrayRef<NpyArray> inputArrays,
                                  ArrayRef<NpyArray> writeArrays,
@@ -758,8 +771,7 @@ CompiledModel::callShapeFunction(StringRef name, ArrayRef<NpyArray> inputArrays,
   args.push_back(viewAsMemRef(packedDims));
   SmallVector<void *> descriptors;
   SmallVector<void *> packed = packArguments(args, descriptors);
-  if (llvm::Error err =
-          engine->invokePacked(("_mlir_ciface_" + name).str(), packed))
+  if (llvm::Error err = callCompiled(("_mlir_ciface_" + name).str(), packed))
     return std::move(err);
   if (checkRuntime)
     if (llvm::Error err = checkRuntime())
@@ -915,7 +927,7 @@ CompiledModel::invoke(ArrayRef<NpyArray> inputArrays,
     if (setThreads)
       setThreads(threads);
     auto start = std::chrono::steady_clock::now();
-    if (llvm::Error err = engine->invokePacked("_mlir_ciface_forward", packed))
+    if (llvm::Error err = callCompiled("_mlir_ciface_forward", packed))
       return std::move(err);
     if (checkRuntime)
       if (llvm::Error err = checkRuntime())

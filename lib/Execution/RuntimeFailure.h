@@ -36,12 +36,14 @@ llvm::Error runGuarded(void (*fn)(void **), void **args);
 /// Whether this thread is inside runGuarded.
 bool isRuntimeGuarded();
 
-/// Unwinds to this thread's runGuarded, which returns `message` as its
-/// error; without one, prints "nnx: error: <message>" and aborts.
-[[noreturn]] void failRuntime(const std::string &message);
+/// Unwinds to this thread's runGuarded, which returns `message` with "{0}"
+/// replaced by `a` and "{1}" by `b` as its error; without one, prints
+/// "nnx: error: <that>" and aborts. `message` is a C string that outlives
+/// the call (a literal): a caller's std::string would not be destroyed.
+[[noreturn]] void failRuntime(const char *message, int64_t a = 0,
+                              int64_t b = 0);
 
-/// The compiled code's failed check: `message` with "{0}" replaced by `a`
-/// and "{1}" by `b`, through failRuntime.
+/// The compiled code's failed check (kRuntimeFailFuncName): failRuntime.
 extern "C" [[noreturn]] void nnxRuntimeFail(const char *message, int64_t a,
                                             int64_t b);
 

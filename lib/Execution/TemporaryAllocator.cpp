@@ -1,8 +1,10 @@
 //===- TemporaryAllocator.cpp - the CPU forward's temporaries -------------===//
 #include "TemporaryAllocator.h"
+#include "RuntimeFailure.h"
 
 #include "llvm/Support/MathExtras.h"
 
+#include <cstddef>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -19,6 +21,7 @@ struct Header {
   void *raw;
   size_t capacity;
   bool cacheable;
+  OutstandingTemporaries::Link link;
 };
 static_assert(sizeof(Header) <= kHeader);
 
@@ -41,7 +44,7 @@ void *systemBlock(size_t capacity, size_t alignment, bool cacheable) {
   if (!raw)
     return nullptr;
   void *block = static_cast<char *>(raw) + prefix;
-  headerOf(block) = {raw, capacity, cacheable};
+  headerOf(block) = {raw, capacity, cacheable, {}};
   return block;
 }
 
@@ -101,11 +104,29 @@ Cache &cache() {
 }
 } // namespace
 
+/// Lists `block` (null: the system had no memory: a failure inside
+/// runGuarded) for the call running on this thread.
+static void *track(void *block, uint64_t size) {
+  if (!block) {
+    if (isRuntimeGuarded())
+      failRuntime("out of memory: the forward asked for a temporary of {0} "
+                  "bytes, which the system cannot give",
+                  static_cast<int64_t>(std::min<uint64_t>(size, INT64_MAX)));
+    return nullptr;
+  }
+  OutstandingTemporaries::add(headerOf(block).link);
+  return block;
+}
+
 void *mlir::nnx::allocateTemporary(uint64_t size) {
+  // Sizes no allocation can have (a negative size converted) fail as such,
+  // before an overflowing capacity.
+  if (size > (uint64_t(1) << 62))
+    return track(nullptr, size);
   size_t capacity = capacityFor(size);
   if (void *block = cache().take(capacity))
-    return block;
-  return systemBlock(capacity, kHeader, /*cacheable=*/true);
+    return track(block, size);
+  return track(systemBlock(capacity, kHeader, /*cacheable=*/true), size);
 }
 
 void *mlir::nnx::allocateAlignedTemporary(uint64_t alignment, uint64_t size) {
@@ -113,14 +134,18 @@ void *mlir::nnx::allocateAlignedTemporary(uint64_t alignment, uint64_t size) {
     return nullptr;
   if (alignment <= kHeader)
     return allocateTemporary(size);
+  if (size > (uint64_t(1) << 62))
+    return track(nullptr, size);
   // Rare (the CPU pipeline asks for 64).
-  return systemBlock(capacityFor(size), alignment, /*cacheable=*/false);
+  return track(systemBlock(capacityFor(size), alignment, /*cacheable=*/false),
+               size);
 }
 
 void mlir::nnx::freeTemporary(void *block) {
   if (!block)
     return;
   Header &header = headerOf(block);
+  OutstandingTemporaries::remove(header.link);
   if (header.cacheable && cache().keep(block))
     return;
   std::free(header.raw);
@@ -129,6 +154,69 @@ void mlir::nnx::freeTemporary(void *block) {
 void mlir::nnx::releaseCachedTemporaries() { cache().release(); }
 
 size_t mlir::nnx::cachedTemporaryBytes() { return cache().bytes(); }
+
+//===----------------------------------------------------------------------===//
+// OutstandingTemporaries
+//===----------------------------------------------------------------------===//
+
+/// The innermost alive on this thread.
+static thread_local OutstandingTemporaries *currentOutstanding = nullptr;
+
+OutstandingTemporaries::OutstandingTemporaries() : outer(currentOutstanding) {
+  head.prev = head.next = &head;
+  currentOutstanding = this;
+}
+
+OutstandingTemporaries::~OutstandingTemporaries() {
+  currentOutstanding = outer;
+  std::lock_guard<std::mutex> lock(mutex);
+  while (head.next != &head)
+    unlink(*head.next);
+}
+
+void OutstandingTemporaries::freeAll() {
+  for (;;) {
+    void *block;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (head.next == &head)
+        return;
+      auto *header = reinterpret_cast<Header *>(
+          reinterpret_cast<char *>(head.next) - offsetof(Header, link));
+      block = reinterpret_cast<char *>(header) + kHeader;
+    }
+    freeTemporary(block);
+  }
+}
+
+void OutstandingTemporaries::add(Link &link) {
+  OutstandingTemporaries *list = currentOutstanding;
+  if (!list)
+    return;
+  std::lock_guard<std::mutex> lock(list->mutex);
+  link.owner = list;
+  link.prev = &list->head;
+  link.next = list->head.next;
+  list->head.next->prev = &link;
+  list->head.next = &link;
+}
+
+void OutstandingTemporaries::remove(Link &link) {
+  // The owner outlives its listed blocks (its destructor unlists them), and
+  // a block is freed once: `owner` changes only under the owner's mutex,
+  // from this block's own allocation and free.
+  OutstandingTemporaries *list = link.owner;
+  if (!list)
+    return;
+  std::lock_guard<std::mutex> lock(list->mutex);
+  list->unlink(link);
+}
+
+void OutstandingTemporaries::unlink(Link &link) {
+  link.prev->next = link.next;
+  link.next->prev = link.prev;
+  link = Link();
+}
 
 llvm::orc::SymbolMap
 mlir::nnx::temporaryAllocatorSymbols(llvm::orc::MangleAndInterner interner) {

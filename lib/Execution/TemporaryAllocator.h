@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 
 namespace mlir::nnx {
 
@@ -31,8 +32,9 @@ namespace mlir::nnx {
 inline constexpr size_t kMaxCachedBytes = size_t(1) << 30;
 
 /// A block of at least `size` bytes, aligned to 64 bytes (a cache line, the
-/// alignment the CPU pipeline asks of every buffer); null when the system
-/// has no memory left (the compiled code then faults, as with malloc).
+/// alignment the CPU pipeline asks of every buffer). When the system has no
+/// memory left: inside runGuarded a failure naming the bytes
+/// (RuntimeFailure.h: the call returns an error), elsewhere null.
 void *allocateTemporary(uint64_t size);
 /// A block of at least `size` bytes aligned to `alignment`, a power of two
 /// (null otherwise); above 64 bytes it is not cached, so that every cached
@@ -44,6 +46,40 @@ void freeTemporary(void *block);
 void releaseCachedTemporaries();
 /// Bytes currently cached (freed, kept for reuse).
 size_t cachedTemporaryBytes();
+
+/// While one is alive on a thread, the temporaries allocated on that
+/// thread are listed in it until they are freed (from any thread), so that
+/// freeAll can free what a call that failed half-way still held.
+/// runGuarded makes one per call; they nest.
+class OutstandingTemporaries {
+public:
+  OutstandingTemporaries();
+  /// Unlists what is still listed (it is not freed).
+  ~OutstandingTemporaries();
+  OutstandingTemporaries(const OutstandingTemporaries &) = delete;
+  OutstandingTemporaries &operator=(const OutstandingTemporaries &) = delete;
+
+  /// Frees every block still listed.
+  void freeAll();
+
+  /// The list's links (in each block's header).
+  struct Link {
+    Link *prev = nullptr, *next = nullptr;
+    OutstandingTemporaries *owner = nullptr;
+  };
+  /// Lists `link` (a block allocated on this thread), if one is alive here.
+  static void add(Link &link);
+  /// Unlists `link`, if it is listed.
+  static void remove(Link &link);
+
+private:
+  /// Unlists `link`; `mutex` is held.
+  void unlink(Link &link);
+
+  std::mutex mutex;
+  Link head;
+  OutstandingTemporaries *outer;
+};
 
 /// Upstream's generic allocation functions for the JIT:
 /// `_mlir_memref_to_llvm_alloc` (allocateTemporary),

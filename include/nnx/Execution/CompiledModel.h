@@ -242,6 +242,10 @@ private:
   /// Checks the count, dtype, rank and static dimensions of `inputs`.
   llvm::Error validateInputs(llvm::ArrayRef<NpyArray> inputs,
                              const RunOptions &options) const;
+  /// Calls the compiled function `name` (`_mlir_ciface_...`) with `packed`;
+  /// a failure inside it (a run-time check, out of memory) is the error.
+  llvm::Error callCompiled(llvm::StringRef name,
+                           llvm::MutableArrayRef<void *> packed) const;
   /// Calls the compiled shape function `name` on these arguments; the
   /// `count` dimensions it returns (an error when one is negative).
   llvm::Expected<llvm::SmallVector<int64_t>>

@@ -8,7 +8,10 @@
 #ifndef NNX_LIB_CONVERSION_NNXTOLINALG_FUNCTIONALLOWERING_H
 #define NNX_LIB_CONVERSION_NNXTOLINALG_FUNCTIONALLOWERING_H
 
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::nnx {
 
@@ -28,6 +31,45 @@ Value zeroOf(OpBuilder &b, Location loc, Type type);
 AffineMap broadcastMap(ArrayRef<int64_t> operandShape,
                        ArrayRef<int64_t> resultShape, unsigned numLoops,
                        ArrayRef<AffineExpr> extra, MLIRContext *context);
+
+//===----------------------------------------------------------------------===//
+// Run-time checks (RuntimeChecks.cpp; the rule is in docs/Lowering.md)
+//===----------------------------------------------------------------------===//
+
+/// Before `lowered` (the lowering of `source`): every dynamic operand dim
+/// that indexes a loop another operand dim indexes must equal it (the
+/// contracted dim of a matmul, the dims of a broadcast that do not
+/// broadcast). `operandNames` names the operands in messages ("lhs", ...).
+void emitLoopChecks(OpBuilder &b, linalg::LinalgOp lowered, Operation *source,
+                    ArrayRef<StringRef> operandNames);
+
+/// At `b`'s insertion point: `sizes` (a reshape of `source`) hold as many
+/// elements as `input`.
+void emitElementCountCheck(OpBuilder &b, Location loc, Operation *source,
+                           Value input, ArrayRef<OpFoldResult> sizes);
+
+/// At `b`'s insertion point: for a reshape of `source` lowered to
+/// tensor.expand_shape / collapse_shape with `groups` (group `d` of the
+/// `longer` sizes for dim `d` of the `shorter` ones), each group holds as
+/// many elements as its dim. `resultIsLonger`: the result's sizes are
+/// `longer` (an expansion), else the input's.
+void emitReshapeGroupChecks(OpBuilder &b, Location loc, Operation *source,
+                            ArrayRef<OpFoldResult> longer,
+                            ArrayRef<OpFoldResult> shorter,
+                            ArrayRef<ReassociationIndices> groups,
+                            bool resultIsLonger);
+
+/// Before `op`: its operands agree in every dim but the concatenated one.
+void emitConcatChecks(OpBuilder &b, tensor::ConcatOp op);
+
+/// Before `op` (an extract_slice of `source`, or an insert_slice into it):
+/// the slice lies inside `source`.
+void emitSliceChecks(OpBuilder &b, OffsetSizeAndStrideOpInterface op,
+                     Value source);
+
+/// Resolves the sizes the checks under `root` compare through the ops that
+/// produce them and folds them; a check that holds in every run goes away.
+void simplifyRuntimeChecks(Operation *root);
 
 /// Binary ops, where, activations, dropout, tril/triu, arange.
 void populateFunctionalElementwisePatterns(RewritePatternSet &patterns);

@@ -13,8 +13,14 @@
 #include "nnx/Dialect/NNX/IR/NNXFnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
@@ -83,8 +89,25 @@ struct NNXLowerFunctionalPass
     NNXLowerFunctionalPassBase::getDependentDialects(registry);
     // The activations and softmax lower as the leaf layers do.
     registerLayerLoweringExternalModels(registry);
+    // The run-time checks (RuntimeChecks.h), and the value bounds that
+    // prove a reshape the identity.
+    registry.insert<func::FuncDialect, LLVM::LLVMDialect, scf::SCFDialect>();
+    arith::registerValueBoundsOpInterfaceExternalModels(registry);
+    linalg::registerValueBoundsOpInterfaceExternalModels(registry);
+    tensor::registerValueBoundsOpInterfaceExternalModels(registry);
   }
   void runOnOperation() override {
+    // The upstream ops the exporter writes whose sizes must agree: checked
+    // before they are rewritten (the nnx.fn patterns check their own).
+    OpBuilder b(&getContext());
+    getOperation()->walk([&](Operation *op) {
+      if (auto concat = dyn_cast<tensor::ConcatOp>(op))
+        emitConcatChecks(b, concat);
+      else if (auto extract = dyn_cast<tensor::ExtractSliceOp>(op))
+        emitSliceChecks(b, extract, extract.getSource());
+      else if (auto insert = dyn_cast<tensor::InsertSliceOp>(op))
+        emitSliceChecks(b, insert, insert.getDest());
+    });
     RewritePatternSet patterns(&getContext());
     populateFunctionalElementwisePatterns(patterns);
     populateFunctionalStructuredPatterns(patterns);
@@ -99,7 +122,8 @@ struct NNXLowerFunctionalPass
       return WalkResult::interrupt();
     });
     if (left.wasInterrupted())
-      signalPassFailure();
+      return signalPassFailure();
+    simplifyRuntimeChecks(getOperation());
   }
 };
 } // namespace

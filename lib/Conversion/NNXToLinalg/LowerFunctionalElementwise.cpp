@@ -25,10 +25,12 @@ ArrayRef<int64_t> shapeOf(Value v) {
 }
 
 /// A `linalg.generic` over `op`'s result reading `inputs` through the
-/// broadcasting rule, each element computed by `body`.
+/// broadcasting rule, each element computed by `body`; the dims the rule
+/// assumes equal are checked at run time (`names`: the operands').
 FailureOr<Value> emitBroadcastGeneric(PatternRewriter &rewriter, Operation *op,
                                       ValueRange inputs,
-                                      LayerEmitter::BodyFn body) {
+                                      LayerEmitter::BodyFn body,
+                                      ArrayRef<StringRef> names = {}) {
   FailureOr<Value> init = emptyResult(rewriter, op);
   if (failed(init))
     return failure();
@@ -40,9 +42,12 @@ FailureOr<Value> emitBroadcastGeneric(PatternRewriter &rewriter, Operation *op,
     maps.push_back(broadcastMap(shapeOf(in), result, rank, {}, ctx));
   LayerEmitter e(rewriter);
   e.setLoc(op->getLoc());
-  return e.generic(inputs, maps, *init,
-                   AffineMap::getMultiDimIdentityMap(rank, ctx),
-                   SmallVector<IT>(rank, IT::parallel), body);
+  Value out = e.generic(inputs, maps, *init,
+                        AffineMap::getMultiDimIdentityMap(rank, ctx),
+                        SmallVector<IT>(rank, IT::parallel), body);
+  if (auto generic = out.getDefiningOp<linalg::LinalgOp>())
+    emitLoopChecks(rewriter, generic, op, names);
+  return out;
 }
 
 //===----------------------------------------------------------------------===//
@@ -136,7 +141,8 @@ struct BinaryLowering : public OpInterfaceRewritePattern<FnBinaryOpInterface> {
                                return isFloat
                                           ? floatBinary(b, l, kind, a[0], a[1])
                                           : intBinary(b, l, kind, a[0], a[1]);
-                             });
+                             },
+                             {"lhs", "rhs", "result"});
     if (failed(out))
       return rewriter.notifyMatchFailure(op, "result sizes not reified");
     rewriter.replaceOp(op, *out);
@@ -152,7 +158,8 @@ struct WhereLowering : public OpRewritePattern<FnWhereOp> {
         rewriter, op, op->getOperands(),
         [](OpBuilder &b, Location l, ValueRange a) -> Value {
           return arith::SelectOp::create(b, l, a[0], a[1], a[2]);
-        });
+        },
+        {"condition", "input", "other", "result"});
     if (failed(out))
       return rewriter.notifyMatchFailure(op, "result sizes not reified");
     rewriter.replaceOp(op, *out);

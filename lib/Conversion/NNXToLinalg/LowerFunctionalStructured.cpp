@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
 
 using namespace mlir;
 using namespace mlir::nnx;
@@ -74,6 +75,8 @@ struct MatmulLowering : public OpRewritePattern<FnMatmulOp> {
                             Value p = arith::MulFOp::create(b, l, a[0], a[1]);
                             return arith::AddFOp::create(b, l, a[2], p);
                           });
+    if (auto generic = out.getDefiningOp<linalg::LinalgOp>())
+      emitLoopChecks(rewriter, generic, op, {"lhs", "rhs", "result"});
     rewriter.replaceOp(op, out);
     return success();
   }
@@ -165,9 +168,29 @@ groupDims(ArrayRef<int64_t> longer, ArrayRef<int64_t> shorter) {
   return groups;
 }
 
-/// reshape: the input itself (same shape), an expand_shape or
-/// collapse_shape (groups with at most one dynamic dim), else tensor.reshape
-/// with the sizes as a shape tensor.
+/// Whether `sizes` are provably the sizes of `v` (same rank).
+bool hasSizes(Value v, ArrayRef<OpFoldResult> sizes) {
+  for (auto [d, size] : llvm::enumerate(sizes)) {
+    FailureOr<bool> equal = ValueBoundsConstraintSet::areEqual(
+        size, ValueBoundsConstraintSet::Variable(v, d));
+    if (failed(equal) || !*equal)
+      return false;
+  }
+  return true;
+}
+
+/// The sizes of `v`.
+SmallVector<OpFoldResult> sizesOf(OpBuilder &b, Location loc, Value v) {
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d = 0, e = shapeOf(v).size(); d < e; ++d)
+    sizes.push_back(tensor::getMixedSize(b, loc, v, d));
+  return sizes;
+}
+
+/// reshape: the input itself (the sizes provably its own), an expand_shape
+/// or collapse_shape (groups with at most one dynamic dim), else
+/// tensor.reshape with the sizes as a shape tensor. The sizes are checked
+/// at run time against what each form assumes.
 struct ReshapeLowering : public OpRewritePattern<FnReshapeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(FnReshapeOp op,
@@ -176,7 +199,8 @@ struct ReshapeLowering : public OpRewritePattern<FnReshapeOp> {
     Value input = op.getInput();
     RankedTensorType type = op.getType();
     ArrayRef<int64_t> in = shapeOf(input), out = type.getShape();
-    if (in == out) {
+    SmallVector<OpFoldResult> sizes = op.getMixedShape();
+    if (in == out && hasSizes(input, sizes)) {
       rewriter.replaceOp(op, input);
       return success();
     }
@@ -186,21 +210,28 @@ struct ReshapeLowering : public OpRewritePattern<FnReshapeOp> {
     else if (out.size() < in.size())
       groups = groupDims(in, out);
     if (groups && out.size() > in.size()) {
-      rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
-          op, type, input, *groups, op.getMixedShape());
+      emitReshapeGroupChecks(rewriter, loc, op, sizes,
+                             sizesOf(rewriter, loc, input), *groups,
+                             /*resultIsLonger=*/true);
+      rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(op, type, input,
+                                                         *groups, sizes);
       return success();
     }
     if (groups) {
+      emitReshapeGroupChecks(rewriter, loc, op, sizesOf(rewriter, loc, input),
+                             sizes, *groups, /*resultIsLonger=*/false);
       rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(op, type, input,
                                                            *groups);
       return success();
     }
-    SmallVector<Value> sizes =
-        getValueOrCreateConstantIndexOp(rewriter, loc, op.getMixedShape());
+    emitElementCountCheck(rewriter, loc, op, input, sizes);
+    SmallVector<Value> sizeValues =
+        getValueOrCreateConstantIndexOp(rewriter, loc, sizes);
     Value shape = tensor::FromElementsOp::create(
         rewriter, loc,
-        RankedTensorType::get({(int64_t)sizes.size()}, rewriter.getIndexType()),
-        sizes);
+        RankedTensorType::get({(int64_t)sizeValues.size()},
+                              rewriter.getIndexType()),
+        sizeValues);
     rewriter.replaceOpWithNewOp<tensor::ReshapeOp>(op, type, input, shape);
     return success();
   }
@@ -229,6 +260,8 @@ struct ExpandLowering : public OpRewritePattern<FnExpandOp> {
                   *init, AffineMap::getMultiDimIdentityMap(rank, ctx),
                   SmallVector<IT>(rank, IT::parallel),
                   [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+    if (auto generic = out.getDefiningOp<linalg::LinalgOp>())
+      emitLoopChecks(rewriter, generic, op, {"input", "result"});
     rewriter.replaceOp(op, out);
     return success();
   }

@@ -91,7 +91,11 @@ func.func @matmul(%q: tensor<?x4x?x16xf32>, %k: tensor<?x4x?x16xf32>, %v: tensor
 // Merging batch and sequence: a group with two dynamic dims, so tensor.reshape.
 // CHECK:         %[[SH:.*]] = tensor.from_elements %[[BT]], %{{.*}} : tensor<2xindex>
 // CHECK:         %[[R:.*]] = tensor.reshape %[[X]](%[[SH]]) : (tensor<?x?x64xf32>, tensor<2xindex>) -> tensor<?x64xf32>
-// CHECK:         return %[[E]], %[[U]], %[[C]], %[[R]], %[[X]]
+// Sizes of the input's rank that are not provably its own: a reshape too,
+// its element count checked at run time (no longer the input itself).
+// CHECK:         scf.if
+// CHECK:         %[[R2:.*]] = tensor.reshape %[[X]](%{{.*}}) : (tensor<?x?x64xf32>, tensor<3xindex>) -> tensor<?x?x64xf32>
+// CHECK:         return %[[E]], %[[U]], %[[C]], %[[R]], %[[R2]]
 func.func @reshapes(%x: tensor<?x?x64xf32>, %m: tensor<?x?xi1>, %y: tensor<?x?x4x16xf32>, %b: index, %t: index, %bt: index) -> (tensor<?x?x4x16xf32>, tensor<1x1x?x?xi1>, tensor<?x?x64xf32>, tensor<?x64xf32>, tensor<?x?x64xf32>) {
   %0 = nnx.fn.reshape %x [%b, %t, 4, 16] : tensor<?x?x64xf32> -> tensor<?x?x4x16xf32>
   %1 = nnx.fn.reshape %m [1, 1, %t, %t] : tensor<?x?xi1> -> tensor<1x1x?x?xi1>

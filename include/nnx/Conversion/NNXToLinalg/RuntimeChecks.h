@@ -1,4 +1,5 @@
-//===- RuntimeChecks.h - checks the compiled code makes at run time -*- C++ -*-//
+//===- RuntimeChecks.h - checks the compiled code makes at run time -*- C++
+//-*-//
 //
 // Sizes the compiler cannot check (a dynamic dim that must equal another, a
 // slice that must lie inside its source) are checked by the compiled code,
