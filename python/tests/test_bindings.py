@@ -117,3 +117,21 @@ def test_parse_errors_carry_diagnostics(tmp_path):
     p = tmp_path / "m.mlir"
     p.write_text(MODEL)
     assert _nnx.parse_file(str(p)).models == ["cls", "res"]
+
+
+CONCAT_NEGATIVE_DIM = """
+func.func @f(%a: tensor<2x3xf32>) -> tensor<2x6xf32> {
+  %0 = tensor.concat dim(-1) %a, %a : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x6xf32>
+  return %0 : tensor<2x6xf32>
+}
+"""
+
+
+def test_parser_crash_is_an_error_not_a_dead_interpreter():
+    """MLIR 22.1's parser crashes on `tensor.concat dim(-1)`; the tools
+    contain it, and so does nnx._nnx.parse: an error, twice in a row, and
+    the interpreter parses on."""
+    for _ in range(2):
+        with pytest.raises(_nnx.Error, match="parser crashed reading 'concat.mlir'"):
+            _nnx.parse(CONCAT_NEGATIVE_DIM, "concat.mlir")
+    assert _nnx.parse(MODEL).models == ["cls", "res"]
