@@ -1,5 +1,6 @@
 //===- CompiledModelTest.cpp - compile and run through the C++ API --------===//
 #include "nnx/Execution/CompiledModel.h"
+#include "TemporaryAllocator.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -585,3 +586,78 @@ TEST(TargetTest, ParsesTargetNames) {
 }
 
 } // namespace
+
+/// A forward whose temporary has `rows` x 1024 floats, `rows` the value of
+/// its first input: the matmul's result, summed over the rows (4 * rows
+/// each, with `w` ones).
+constexpr llvm::StringLiteral kRowsForward = R"mlir(
+func.func @forward(%n: tensor<i64>, %w: tensor<4x1024xf32>) -> tensor<1024xf32> {
+  %v = tensor.extract %n[] : tensor<i64>
+  %rows = arith.index_cast %v : i64 to index
+  %one = arith.constant 1.0 : f32
+  %a = tensor.splat %one[%rows] : tensor<?x4xf32>
+  %big = nnx.fn.matmul %a, %w : tensor<?x4xf32>, tensor<4x1024xf32> -> tensor<?x1024xf32>
+  %s = nnx.fn.sum %big {dims = array<i64: 0>} : tensor<?x1024xf32> -> tensor<1024xf32>
+  return %s : tensor<1024xf32>
+}
+)mlir";
+
+TEST_F(CompiledModelTest, OutOfMemoryIsAnErrorAndTheModelStaysUsable) {
+  auto compiled = compile(kRowsForward);
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError()) << diags;
+  CompiledModel &model = **compiled;
+  NpyArray w = floats({4, 1024}, std::vector<float>(4 * 1024, 1.0f));
+  auto rows = [](int64_t n) {
+    return NpyArray::fromValues<int64_t>(DType::I64, {}, {n});
+  };
+  auto ok = model.run({rows(3), w});
+  ASSERT_TRUE(static_cast<bool>(ok)) << llvm::toString(ok.takeError());
+  EXPECT_EQ(valuesOf(ok->outputs[0]), std::vector<float>(1024, 12.0f));
+
+  // 2^45 rows: 2^57 bytes, which no system gives. The call fails (it used
+  // to write through a null temporary) and the model runs on.
+  size_t mallocBefore = mallinfo2().uordblks;
+  for (int i = 0; i < 3; ++i) {
+    auto huge = model.run({rows(int64_t(1) << 45), w});
+    ASSERT_FALSE(static_cast<bool>(huge));
+    std::string message = llvm::toString(huge.takeError());
+    EXPECT_NE(message.find("out of memory: the forward asked for a temporary "
+                           "of "),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find(" bytes"), std::string::npos) << message;
+  }
+  auto again = model.run({rows(5), w});
+  ASSERT_TRUE(static_cast<bool>(again)) << llvm::toString(again.takeError());
+  EXPECT_EQ(valuesOf(again->outputs[0]), std::vector<float>(1024, 20.0f));
+  // Nothing the failed calls allocated is left (their temporaries freed
+  // after the unwind), beyond what one call caches.
+  releaseCachedTemporaries();
+  EXPECT_LT(mallinfo2().uordblks, mallocBefore + (64u << 10));
+}
+
+TEST_F(CompiledModelTest, FailedShapeCheckIsAnErrorAndTheModelStaysUsable) {
+  auto compiled = compile(R"mlir(
+func.func @forward(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %y = nnx.fn.matmul %a, %b {nnx.source = "matmul_0"} : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xf32>
+  return %y : tensor<?x?xf32>
+}
+)mlir");
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError()) << diags;
+  CompiledModel &model = **compiled;
+  NpyArray a = floats({2, 3}, {1, 2, 3, 4, 5, 6});
+  auto bad = model.run({a, floats({4, 1}, {1, 1, 1, 1})});
+  ASSERT_FALSE(static_cast<bool>(bad));
+  std::string message = llvm::toString(bad.takeError());
+  EXPECT_NE(message.find("'nnx.fn.matmul' (matmul_0) at "), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("dimension 1 of the lhs is 3 and dimension 0 of the "
+                         "rhs is 4; they must be equal"),
+            std::string::npos)
+      << message;
+  auto good = model.run({a, floats({3, 1}, {1, 1, 1})});
+  ASSERT_TRUE(static_cast<bool>(good)) << llvm::toString(good.takeError());
+  EXPECT_EQ(valuesOf(good->outputs[0]), (std::vector<float>{6, 15}));
+}
