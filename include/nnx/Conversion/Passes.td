@@ -113,10 +113,13 @@ def NNXLowerFunctionalPass : NNX_Pass<"nnx-lower-functional"> {
     * `tensor.concat` becomes `tensor.empty` + `tensor.insert_slice`s and a
       ranked `tensor.splat` a `linalg.fill`, which both bufferize.
 
-    Dims the broadcasting rule assumes equal at run time (a dynamic operand
-    dim against the result's) are not checked; a `reshape` lowered to
-    expand/collapse takes each dynamic size of the list to be the dynamic
-    input dim of its group.
+    Every dynamic size the lowering assumes (dims the broadcasting rule
+    pairs, matmul's contracted dim, a reshape's element count or groups,
+    `tensor.concat`'s other dims, a slice inside its source) is checked at
+    run time beside the op: an `scf.if` that calls `nnxRuntimeFail` with
+    a message naming the op, its label and location, and both sizes
+    (`RuntimeChecks.h`; docs/Lowering.md, "Run-time checks"). Checks that
+    hold in every run are folded away.
 
     Before:
 
