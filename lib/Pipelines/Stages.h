@@ -14,6 +14,11 @@ namespace mlir::nnx::pipeline {
 /// when `fuseElementwise`.
 void addForwardPrologue(OpPassManager &pm, bool fuseElementwise);
 
+/// Upstream's elementwise fusion (on func.func), except that no producer is
+/// fused into a contraction, whose schedule would then change with the
+/// producer's uses (FuseElementwise.cpp).
+std::unique_ptr<Pass> createFuseElementwisePass();
+
 /// One-shot bufferization with identity layouts at function boundaries (the
 /// `_mlir_ciface_forward` calling convention of both targets; strided
 /// layouts would also block vector loads).
