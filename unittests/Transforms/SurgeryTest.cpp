@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "nnx/Dialect/NNX/Transforms/Surgery.h"
+#include "Support/Tolerance.h"
 #include "TransformTestFixture.h"
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
 #include "nnx/Dialect/NNX/IR/NNXDialect.h"
@@ -354,10 +355,8 @@ Batch evaluate(Operation *op, Batch x) {
     Batch y(x.size(), std::vector<double>(out));
     for (size_t r = 0; r < x.size(); ++r)
       for (int64_t o = 0; o < out; ++o) {
-        double acc = b[o];
-        for (int64_t k = 0; k < in; ++k)
-          acc += w[o * in + k] * x[r][k];
-        y[r][o] = acc;
+        y[r][o] = ::nnx::testing::sum<double>(
+            in, [&](size_t k) { return w[o * in + k] * x[r][k]; }, b[o]);
       }
     return y;
   }
@@ -370,11 +369,10 @@ Batch evaluate(Operation *op, Batch x) {
       b = tensorValues(ln.getBiasAttr());
     double eps = ln.getEps().convertToDouble();
     for (auto &row : x) {
-      double mean = 0, var = 0;
-      for (double v : row)
-        mean += v / d;
-      for (double v : row)
-        var += (v - mean) * (v - mean) / d;
+      double mean =
+          ::nnx::testing::sum<double>(d, [&](size_t k) { return row[k] / d; });
+      double var = ::nnx::testing::sum<double>(
+          d, [&](size_t k) { return (row[k] - mean) * (row[k] - mean) / d; });
       for (size_t k = 0; k < d; ++k)
         row[k] = (row[k] - mean) / std::sqrt(var + eps) * g[k] + b[k];
     }
@@ -393,9 +391,8 @@ void expectClose(const Batch &a, const Batch &b, const std::string &what) {
   for (size_t r = 0; r < a.size(); ++r) {
     ASSERT_EQ(a[r].size(), b[r].size()) << what;
     for (size_t c = 0; c < a[r].size(); ++c)
-      ASSERT_LE(std::abs(a[r][c] - b[r][c]), 1e-5 + 1e-5 * std::abs(a[r][c]))
-          << what << " at [" << r << "][" << c << "]: " << a[r][c] << " vs "
-          << b[r][c];
+      ASSERT_TRUE(::nnx::testing::withinContract(b[r][c], a[r][c]))
+          << what << " at [" << r << "][" << c << "]";
   }
 }
 
