@@ -110,8 +110,12 @@ void mlir::nnx::buildNNXCUDAPipeline(OpPassManager &pm,
   // device buffer gets a host buffer of its own, so no allocation is
   // returned twice.
   pm.addNestedPass<func::FuncOp>(createNNXGPUDeviceMemoryPass());
-  if (options.outParams)
+  // Results whose host buffer it cannot hoist are written into their
+  // out-param directly (nothing here would free that buffer).
+  if (options.outParams) {
     pipeline::addResultsToOutParams(pm, /*hoistAllocs=*/true);
+    pm.addNestedPass<func::FuncOp>(createNNXGPUResultsInPlacePass());
+  }
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -104,6 +104,44 @@ def NNXGPUDeviceMemoryPass
   ];
 }
 
+def NNXGPUResultsInPlacePass
+    : NNX_Pass<"nnx-gpu-results-in-place", "::mlir::func::FuncOp"> {
+  let summary = "Write each result straight into its out-param";
+  let description = [{
+    After `buffer-results-to-out-params` on the host side of the CUDA
+    pipeline, a result whose host buffer the pass could not hoist (one
+    `nnx-gpu-device-memory` allocates to copy a device result out, or the
+    sizes a result-shapes function returns) is a `memref.alloc` copied into
+    the caller's out-param and never freed: the CUDA pipeline runs no
+    buffer deallocation. This pass writes such a result into the out-param
+    directly: when the only use of an out-param (an entry-block argument) is
+    a `memref.copy` from a `memref.alloc` of the same function and type that
+    is neither freed, returned nor used after the copy, the allocation's
+    uses take the out-param and the allocation and the copy go.
+
+    Before:
+
+    ```mlir
+    func.func @forward(%x: memref<?x3xf32>, %out: memref<?x3xf32>) {
+      %h = memref.alloc(%n) {alignment = 64 : i64} : memref<?x3xf32>
+      gpu.memcpy %h, %dev : memref<?x3xf32>, memref<?x3xf32>
+      memref.copy %h, %out : memref<?x3xf32> to memref<?x3xf32>
+      return
+    }
+    ```
+
+    After:
+
+    ```mlir
+    func.func @forward(%x: memref<?x3xf32>, %out: memref<?x3xf32>) {
+      gpu.memcpy %out, %dev : memref<?x3xf32>, memref<?x3xf32>
+      return
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def NNXGPUMergeModulesPass
     : NNX_Pass<"nnx-gpu-merge-modules", "::mlir::ModuleOp"> {
   let summary = "Put every outlined kernel in one gpu.module";
