@@ -132,3 +132,41 @@ def test_unsupported_op_names_module_and_node():
         export(Cumulative(), [(None, None, 4)])
     assert "module at '<root>'" in str(e.value)
     assert "cumsum" in str(e.value)
+
+
+def observer_runs(model, name, text, ids, threads):
+    """Logits without probes, with every value of both layers read (in
+    execution order), and with every float value just read written back."""
+    args = ["--threads", str(threads)]
+    plain, _ = tools.nnx_run(text, [ids], extra_args=args)
+    bare = [n for n, why in hooks.available(model, name, LAYER).items()
+            if why is None]
+    order = execution_order(model, name, ids, bare)
+    model_level = ("input_ids", "embeddings", "final_norm_output", "logits")
+    reads = []
+    for layer in range(LAYER + 1):
+        for n in order:
+            if n not in model_level:
+                reads.append(f"layers.{layer}.{n}")
+    reads = ([n for n in order if n in ("input_ids", "embeddings")] + reads
+             + [n for n in order if n in ("final_norm_output", "logits")])
+    probed, got = tools.nnx_run_traced(text, [ids], name, reads=reads,
+                                       extra_args=args)
+    back = {n: v for n, v in got.items()
+            if v.dtype == np.float32 and n != "logits"}
+    written, _ = tools.nnx_run_traced(text, [ids], name, patches=back,
+                                      extra_args=args)
+    return plain, probed, written
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"b{s[0]}xt{s[1]}")
+def test_probes_are_pure_observers(family, shape, threads):
+    """Reading values, or writing back exactly what was read, changes no
+    bit of the logits (PyTorch hooks that only read change nothing): the
+    computation of every value is the same with and without probes."""
+    name, model, text = family
+    ids = token_ids(model, *shape, seed=13)
+    plain, probed, written = observer_runs(model, name, text, ids, threads)
+    np.testing.assert_array_equal(probed, plain, err_msg="with reads")
+    np.testing.assert_array_equal(written, plain, err_msg="written back")
