@@ -15,8 +15,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
-#include "nnx/Support/PassOptions.h"
 #include "nnx/Conversion/NNXToLinalg/NNXToLinalg.h"
+#include "nnx/Support/PassOptions.h"
 
 namespace mlir::nnx {
 

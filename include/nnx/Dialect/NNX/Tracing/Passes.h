@@ -5,8 +5,8 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
-#include "nnx/Support/PassOptions.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
+#include "nnx/Support/PassOptions.h"
 
 namespace mlir::nnx {
 

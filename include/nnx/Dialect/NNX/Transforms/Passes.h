@@ -3,8 +3,8 @@
 #define NNX_DIALECT_NNX_TRANSFORMS_PASSES_H
 
 #include "mlir/Pass/Pass.h"
-#include "nnx/Support/PassOptions.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
+#include "nnx/Support/PassOptions.h"
 
 namespace mlir::nnx {
 
