@@ -506,6 +506,9 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
   if (failed(buildShapeChecksFunction(*forward, kShapeChecksFuncName,
                                       compiled->shapeChecks)))
     return makeError("failed to build @" + kShapeChecksFuncName);
+  // After the shape functions (their clones need no checks): the
+  // temporaries' sizes.
+  addTemporarySizeChecks(*forward);
 
   // Forward level -> LLVM dialect -> machine code.
   PassManager pm(context);

@@ -1,6 +1,8 @@
 //===- ResultShapes.cpp - the shape functions of a forward ----------------===//
 #include "ResultShapes.h"
 
+#include "nnx/Conversion/NNXToLinalg/RuntimeChecks.h"
+#include "nnx/Dialect/NNX/IR/NNXFnOps.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -11,6 +13,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -329,4 +332,63 @@ mlir::nnx::buildShapeChecksFunction(func::FuncOp forward, StringRef name,
   if (failed(simplifyShapeFunction(*fn)))
     return failure();
   return pruneChecks(*fn, checks);
+}
+
+//===----------------------------------------------------------------------===//
+// Temporary sizes
+//===----------------------------------------------------------------------===//
+
+/// The checks that `type`, of sizes `sizes` (what `op` reifies), takes at
+/// most INT64_MAX bytes: each dynamic dim in turn at most INT64_MAX / the
+/// bytes of the dims before it (unsigned: a negative dim fails too).
+static void checkTemporarySize(OpBuilder &b, Operation *op,
+                               RankedTensorType type,
+                               ArrayRef<OpFoldResult> sizes) {
+  Location loc = op->getLoc();
+  int64_t bytes =
+      std::max<int64_t>(1, llvm::divideCeil(type.getElementTypeBitWidth(), 8));
+  for (int64_t d : type.getShape())
+    if (!ShapedType::isDynamic(d) && d > 0 &&
+        llvm::MulOverflow(bytes, d, bytes))
+      return; // Refused at compile time (static sizes).
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  os << nnx::describeCheckedOp(op) << ": a temporary " << type
+     << " of dimension {0}: negative, or its size in bytes overflows 64 bits "
+        "(at most {1})";
+  Value acc = arith::ConstantIndexOp::create(b, loc, bytes);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value max = arith::ConstantIndexOp::create(
+      b, loc, std::numeric_limits<int64_t>::max());
+  for (auto [d, size] : llvm::enumerate(sizes)) {
+    if (!type.isDynamicDim(d))
+      continue;
+    Value dim = getValueOrCreateConstantIndexOp(b, loc, size);
+    Value limit = arith::DivUIOp::create(b, loc, max, acc);
+    nnx::emitRuntimeCheck(b, loc, arith::CmpIPredicate::ule, dim, limit,
+                          message);
+    acc = arith::MulIOp::create(b, loc, acc,
+                                arith::MaxUIOp::create(b, loc, dim, one));
+  }
+}
+
+void mlir::nnx::addTemporarySizeChecks(func::FuncOp forward) {
+  SmallVector<Operation *> ops;
+  forward.walk([&](Operation *op) {
+    if (isa<tensor::EmptyOp, tensor::SplatOp, nnx::FnArangeOp, nnx::FnExpandOp,
+            nnx::FnReshapeOp>(op))
+      ops.push_back(op);
+  });
+  for (Operation *op : ops) {
+    auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    auto reify = dyn_cast<ReifyRankedShapedTypeOpInterface>(op);
+    if (!type || type.hasStaticShape() ||
+        !type.getElementType().isIntOrFloat() || !reify)
+      continue;
+    OpBuilder b(op);
+    ReifiedRankedShapedTypeDims shapes;
+    if (failed(reify.reifyResultShapes(b, shapes)) || shapes.empty())
+      continue;
+    checkTemporarySize(b, op, type, shapes[0]);
+  }
 }

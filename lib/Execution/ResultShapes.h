@@ -96,6 +96,14 @@ FailureOr<func::FuncOp>
 buildShapeChecksFunction(func::FuncOp forward, StringRef name,
                          std::vector<ShapeCheck> &checks);
 
+/// Adds to `forward`, before each op that makes a tensor with dynamic dims
+/// from index values (tensor.empty, tensor.splat, nnx.fn.arange /
+/// expand / reshape: the temporaries the compiled code allocates), a
+/// run-time check (emitRuntimeCheck) that the tensor's size in bytes fits
+/// in int64: a dim past that, or a negative one, would make the allocation
+/// of a wrapped size that the op then writes past.
+void addTemporarySizeChecks(func::FuncOp forward);
+
 } // namespace mlir::nnx
 
 #endif // NNX_LIB_EXECUTION_RESULTSHAPES_H
