@@ -178,8 +178,9 @@ uint64_t mlir::nnx::getBytecodeReadBudget(uint64_t fileBytes) {
 }
 
 /// The bytes of address space the process maps now (/proc/self/statm), or
-/// nullopt where that cannot be read.
-static std::optional<uint64_t> getMappedBytes() {
+/// nullopt where that cannot be read. Unused in sanitizer builds, which set
+/// no limit.
+[[maybe_unused]] static std::optional<uint64_t> getMappedBytes() {
   std::ifstream statm("/proc/self/statm");
   uint64_t pages = 0;
   if (!(statm >> pages))
