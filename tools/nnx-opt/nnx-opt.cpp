@@ -115,10 +115,12 @@ int main(int argc, char **argv) {
     return mlir::asMainReturnCode(runOpt(input, llvm::outs(), registry));
 
   // The passes' diagnostics are printed; only a file error is left to say.
+  // (A lambda captures no structured binding before C++20.)
+  StringRef inputFile = input;
   bool optFailed = false;
   llvm::Error err = mlir::nnx::writeOutputFile(
       output, [&](llvm::raw_ostream &os) -> llvm::Error {
-        if (succeeded(runOpt(input, os, registry)))
+        if (succeeded(runOpt(inputFile, os, registry)))
           return llvm::Error::success();
         optFailed = true;
         return llvm::make_error<llvm::StringError>(

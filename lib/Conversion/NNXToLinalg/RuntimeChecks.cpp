@@ -165,9 +165,11 @@ void mlir::nnx::emitLoopChecks(OpBuilder &b, linalg::LinalgOp lowered,
            " of the " + operandName(operandNames, i) +
            " is {1}; they must be equal")
               .str();
-      emitRuntimeCheck(b, loc, arith::CmpIPredicate::eq,
-                       sizeOf(b, loc, other, e),
-                       sizeOf(b, loc, operand.get(), d), message);
+      // One op per statement: the IR's order is not the compiler's order
+      // of evaluating arguments.
+      Value lhs = sizeOf(b, loc, other, e);
+      Value rhs = sizeOf(b, loc, operand.get(), d);
+      emitRuntimeCheck(b, loc, arith::CmpIPredicate::eq, lhs, rhs, message);
     }
   }
 }
@@ -196,8 +198,9 @@ void mlir::nnx::emitElementCountCheck(OpBuilder &b, Location loc,
   SmallVector<OpFoldResult> inputSizes;
   for (int64_t d = 0; d < rank; ++d)
     inputSizes.push_back(tensor::getMixedSize(b, loc, input, d));
-  emitRuntimeCheck(b, loc, arith::CmpIPredicate::eq, product(b, loc, sizes),
-                   product(b, loc, inputSizes),
+  Value given = product(b, loc, sizes);
+  Value held = product(b, loc, inputSizes);
+  emitRuntimeCheck(b, loc, arith::CmpIPredicate::eq, given, held,
                    describeCheckedOp(source) +
                        ": the sizes given hold {0} elements, the input {1}");
 }
@@ -220,14 +223,15 @@ void mlir::nnx::emitReshapeGroupChecks(OpBuilder &b, Location loc,
     if (isStatic(shorter[d]) && llvm::all_of(groupSizes, isStatic))
       continue;
     SmallVector<int64_t> dims(group.begin(), group.end());
-    emitRuntimeCheck(
-        b, loc, arith::CmpIPredicate::eq, product(b, loc, groupSizes),
-        getValueOrCreateConstantIndexOp(b, loc, shorter[d]),
-        (describeCheckedOp(source) + ": dimensions " + formatDims(dims) +
-         " of the " + longName + " hold {0} elements, dimension " + Twine(d) +
-         " of the " + shortName +
-         " {1} (this reshape splits or merges whole dimensions)")
-            .str());
+    Value grouped = product(b, loc, groupSizes);
+    Value single = getValueOrCreateConstantIndexOp(b, loc, shorter[d]);
+    emitRuntimeCheck(b, loc, arith::CmpIPredicate::eq, grouped, single,
+                     (describeCheckedOp(source) + ": dimensions " +
+                      formatDims(dims) + " of the " + longName +
+                      " hold {0} elements, dimension " + Twine(d) + " of the " +
+                      shortName +
+                      " {1} (this reshape splits or merges whole dimensions)")
+                         .str());
   }
 }
 
@@ -244,8 +248,9 @@ void mlir::nnx::emitConcatChecks(OpBuilder &b, tensor::ConcatOp op) {
       if (d == static_cast<int64_t>(op.getDim()) ||
           (!type.isDynamicDim(d) && !firstType.isDynamicDim(d)))
         continue;
-      emitRuntimeCheck(b, loc, arith::CmpIPredicate::eq,
-                       sizeOf(b, loc, first, d), sizeOf(b, loc, input, d),
+      Value lhs = sizeOf(b, loc, first, d);
+      Value rhs = sizeOf(b, loc, input, d);
+      emitRuntimeCheck(b, loc, arith::CmpIPredicate::eq, lhs, rhs,
                        where + ": dimension " + std::to_string(d) +
                            " of operand 0 is {0} and of operand " +
                            std::to_string(i + 1) +

@@ -47,12 +47,13 @@ func.func @consistent(%a: tensor<?x4xf32>, %b: tensor<4x5xf32>) -> tensor<?x5xf3
 // A broadcast: the dims of both operands (the result's are the lhs').
 // CHECK-LABEL: func.func @add(
 // CHECK-SAME:      %[[A:.*]]: tensor<?x?xf32>, %[[B:.*]]: tensor<?x?xf32>
-// CHECK:         %[[B0:.*]] = tensor.dim %[[B]], %c0{{.*}}
+// CHECK:         tensor.empty
 // CHECK:         %[[A0:.*]] = tensor.dim %[[A]], %c0{{.*}}
+// CHECK:         %[[B0:.*]] = tensor.dim %[[B]], %c0{{.*}}
 // CHECK:         arith.cmpi ne, %[[A0]], %[[B0]]
 // CHECK:         scf.if
-// CHECK:         %[[B1:.*]] = tensor.dim %[[B]], %c1{{.*}}
 // CHECK:         %[[A1:.*]] = tensor.dim %[[A]], %c1{{.*}}
+// CHECK:         %[[B1:.*]] = tensor.dim %[[B]], %c1{{.*}}
 // CHECK:         arith.cmpi ne, %[[A1]], %[[B1]]
 // CHECK:         scf.if
 // CHECK-NOT:     scf.if
@@ -68,8 +69,8 @@ func.func @add(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
 // tensor.reshape, its element count checked.
 // CHECK: llvm.mlir.global internal constant @{{.*}}("'nnx.fn.reshape' at {{.*}}: the sizes given hold {0} elements, the input {1}\00")
 // CHECK-LABEL: func.func @reshape(
-// CHECK:         %[[IN:.*]] = arith.muli
 // CHECK:         %[[SIZES:.*]] = arith.muli
+// CHECK:         %[[IN:.*]] = arith.muli
 // CHECK:         arith.cmpi ne, %[[SIZES]], %[[IN]]
 // CHECK:         scf.if
 // CHECK:         tensor.reshape
