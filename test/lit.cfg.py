@@ -53,6 +53,11 @@ if os.access(ptxas, os.X_OK):
     config.substitutions.append(("%ptxas", ptxas))
     config.substitutions.append(("%cuda_toolkit", config.cuda_toolkit_dir))
     config.environment["NNX_PTXAS"] = ptxas
+# The ASan + UBSan build (make test-sanitizers): ASan's allocator aborts on
+# the sizes the out-of-memory tests ask for, and its shadow memory needs the
+# address space their `ulimit -v` takes away.
+if getattr(config, "nnx_sanitizers", "").upper() in ("ON", "TRUE", "1", "YES"):
+    config.available_features.add("sanitizers")
 # mknod (a private device node for the output-file tests) needs root.
 if hasattr(os, "geteuid") and os.geteuid() == 0:
     config.available_features.add("root")
