@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Stages.h"
+#include "nnx/Conversion/LinalgToCPU/MulAdd.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -35,22 +36,7 @@ bool isMulAddContraction(Operation *op) {
   if (!generic || generic.getNumReductionLoops() == 0 ||
       generic.getNumDpsInputs() != 2 || generic.getNumDpsInits() != 1)
     return false;
-  Block &body = generic.getRegion().front();
-  if (body.getOperations().size() != 3)
-    return false;
-  auto add = body.getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add)
-    return false;
-  Value out = body.getArgument(2);
-  Value other = add.getLhs() == out   ? add.getRhs()
-                : add.getRhs() == out ? add.getLhs()
-                                      : Value();
-  auto mul = other ? other.getDefiningOp<arith::MulFOp>() : nullptr;
-  if (!mul)
-    return false;
-  Value a = body.getArgument(0), b = body.getArgument(1);
-  return (mul.getLhs() == a && mul.getRhs() == b) ||
-         (mul.getLhs() == b && mul.getRhs() == a);
+  return mlir::nnx::isMulAddBody(generic);
 }
 
 struct FuseElementwisePass

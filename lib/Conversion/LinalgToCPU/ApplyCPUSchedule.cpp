@@ -6,6 +6,7 @@
 // ~50-100 GFLOP/s on one core, against ~1.2 for plain loops.
 //
 //===----------------------------------------------------------------------===//
+#include "nnx/Conversion/LinalgToCPU/MulAdd.h"
 #include "nnx/Conversion/Passes.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
 #include "nnx/Support/TargetISA.h"
@@ -380,8 +381,9 @@ static bool isBatchExpr(AffineExpr e, unsigned numBatch) {
   return c && c.getValue() == 0;
 }
 
-/// Whether `op`'s body is `out + a * b` on floats (in either order).
-static bool isMulAddBody(linalg::GenericOp op) {
+} // namespace
+
+bool mlir::nnx::isMulAddBody(linalg::GenericOp op) {
   Block &body = op.getRegion().front();
   if (body.getOperations().size() != 3)
     return false;
@@ -401,6 +403,8 @@ static bool isMulAddBody(linalg::GenericOp op) {
   return (mul.getLhs() == a && mul.getRhs() == b) ||
          (mul.getLhs() == b && mul.getRhs() == a);
 }
+
+namespace {
 
 /// The 2-D slice of `v` for the batch indices `ivs`, read through `map`
 /// (batch exprs, then the two matrix dims).
@@ -439,7 +443,7 @@ struct BatchedContractionToMatmuls
   LogicalResult matchAndRewrite(linalg::GenericOp op,
                                 PatternRewriter &rewriter) const override {
     if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
-        op.getNumDpsInits() != 1 || !isMulAddBody(op))
+        op.getNumDpsInits() != 1 || !nnx::isMulAddBody(op))
       return rewriter.notifyMatchFailure(op, "not a contraction on tensors");
     unsigned loops = op.getNumLoops();
     if (loops < 4)
