@@ -1,8 +1,9 @@
 //===- FunctionalLowering.h - nnx-lower-functional internals ----*- C++ -*-===//
 //
 // Shared by the files of `nnx-lower-functional`: LowerFunctional.cpp (the
-// pass), LowerFunctionalElementwise.cpp (one linalg.generic per op) and
-// LowerFunctionalStructured.cpp (contractions, reshapes, reductions).
+// pass), LowerFunctionalElementwise.cpp (one linalg.generic per op),
+// LowerFunctionalStructured.cpp (contractions, reshapes, reductions) and
+// LowerFunctionalIndexing.cpp (gather, index_select, topk, cumsum).
 //
 //===----------------------------------------------------------------------===//
 #ifndef NNX_LIB_CONVERSION_NNXTOLINALG_FUNCTIONALLOWERING_H
@@ -67,14 +68,24 @@ void emitConcatChecks(OpBuilder &b, tensor::ConcatOp op);
 void emitSliceChecks(OpBuilder &b, OffsetSizeAndStrideOpInterface op,
                      Value source);
 
+/// At `b`'s insertion point: every element of `indices` (integers) of
+/// `source` lies in [0, bound) (`bound`: an index value, the size of the
+/// input's dimension `dim`). A reduction over the indices finds the first
+/// bad one in row-major order; the failure names it and the size. The data
+/// is read, so the check costs one pass over the indices.
+void emitIndexRangeCheck(OpBuilder &b, Location loc, Operation *source,
+                         Value indices, Value bound, int64_t dim);
+
 /// Resolves the sizes the checks under `root` compare through the ops that
 /// produce them and folds them; a check that holds in every run goes away.
 void simplifyRuntimeChecks(Operation *root);
 
 /// Binary ops, where, activations, dropout, tril/triu, arange.
 void populateFunctionalElementwisePatterns(RewritePatternSet &patterns);
-/// matmul, reshape, expand, permute, softmax, mean, sum.
+/// matmul, reshape, expand, permute, softmax, mean, sum, amax, amin.
 void populateFunctionalStructuredPatterns(RewritePatternSet &patterns);
+/// gather, index_select, topk, cumsum.
+void populateFunctionalIndexingPatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::nnx
 

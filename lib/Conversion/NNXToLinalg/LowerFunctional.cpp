@@ -2,8 +2,8 @@
 //
 // `nnx-lower-functional`: the pass, the helpers its pattern files share,
 // and the upstream tensor ops it rewrites for the pipelines (tensor.concat,
-// tensor.splat). The nnx.fn patterns are in LowerFunctionalElementwise.cpp
-// and LowerFunctionalStructured.cpp.
+// tensor.splat). The nnx.fn patterns are in LowerFunctionalElementwise.cpp,
+// LowerFunctionalStructured.cpp and LowerFunctionalIndexing.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "FunctionalLowering.h"
@@ -111,6 +111,7 @@ struct NNXLowerFunctionalPass
     RewritePatternSet patterns(&getContext());
     populateFunctionalElementwisePatterns(patterns);
     populateFunctionalStructuredPatterns(patterns);
+    populateFunctionalIndexingPatterns(patterns);
     tensor::populateDecomposeTensorConcatPatterns(patterns);
     patterns.add<SplatToFill>(&getContext());
     walkAndApplyPatterns(getOperation(), std::move(patterns));

@@ -111,7 +111,8 @@ Value floatBinary(OpBuilder &b, Location l, FnBinaryKind kind, Value x,
   }
 }
 
-/// `kind` on (signed) integer scalars; the verifier refuses div and pow.
+/// `kind` on (signed) integer scalars, the logical ops on i1; the verifier
+/// refuses div and pow.
 Value intBinary(OpBuilder &b, Location l, FnBinaryKind kind, Value x, Value y) {
   switch (kind) {
   case FnBinaryKind::add:
@@ -124,6 +125,12 @@ Value intBinary(OpBuilder &b, Location l, FnBinaryKind kind, Value x, Value y) {
     return arith::MaxSIOp::create(b, l, x, y);
   case FnBinaryKind::minimum:
     return arith::MinSIOp::create(b, l, x, y);
+  case FnBinaryKind::logical_and:
+    return arith::AndIOp::create(b, l, x, y);
+  case FnBinaryKind::logical_or:
+    return arith::OrIOp::create(b, l, x, y);
+  case FnBinaryKind::logical_xor:
+    return arith::XOrIOp::create(b, l, x, y);
   default:
     return arith::CmpIOp::create(b, l, intPredicate(kind), x, y);
   }

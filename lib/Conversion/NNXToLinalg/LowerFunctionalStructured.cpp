@@ -338,8 +338,44 @@ Value expandKeptDims(OpBuilder &b, Location loc, Value reduced,
   return tensor::ExpandShapeOp::create(b, loc, type, reduced, groups, sizes);
 }
 
-/// mean / sum: a sum reduction generic over the dropped dims, divided by
-/// their size for mean, expanded back to unit dims for keepdim.
+/// The identity of the reduction of `OpT` over elements of type `elt`: 0,
+/// or for amax / amin -inf / +inf (floats) or the signed minimum / maximum.
+template <typename OpT>
+Value reductionIdentity(OpBuilder &b, Location loc, Type elt) {
+  constexpr bool isMax = std::is_same_v<OpT, FnAmaxOp>;
+  if constexpr (!isMax && !std::is_same_v<OpT, FnAminOp>) {
+    return zeroOf(b, loc, elt);
+  } else {
+    TypedAttr value;
+    if (auto ft = dyn_cast<FloatType>(elt))
+      value = b.getFloatAttr(
+          elt, APFloat::getInf(ft.getFloatSemantics(), /*Negative=*/isMax));
+    else
+      value = b.getIntegerAttr(
+          elt, isMax ? APInt::getSignedMinValue(elt.getIntOrFloatBitWidth())
+                     : APInt::getSignedMaxValue(elt.getIntOrFloatBitWidth()));
+    return arith::ConstantOp::create(b, loc, value);
+  }
+}
+
+/// One step of the reduction of `OpT`: `acc` combined with `x`. amax / amin
+/// propagate NaN (arith.maximumf / minimumf, as torch.amax / amin).
+template <typename OpT>
+Value reductionStep(OpBuilder &b, Location l, Value acc, Value x) {
+  bool isFloat = isa<FloatType>(x.getType());
+  if constexpr (std::is_same_v<OpT, FnAmaxOp>)
+    return isFloat ? arith::MaximumFOp::create(b, l, acc, x).getResult()
+                   : arith::MaxSIOp::create(b, l, acc, x).getResult();
+  else if constexpr (std::is_same_v<OpT, FnAminOp>)
+    return isFloat ? arith::MinimumFOp::create(b, l, acc, x).getResult()
+                   : arith::MinSIOp::create(b, l, acc, x).getResult();
+  else
+    return isFloat ? arith::AddFOp::create(b, l, acc, x).getResult()
+                   : arith::AddIOp::create(b, l, acc, x).getResult();
+}
+
+/// mean / sum / amax / amin: a reduction generic over the dropped dims
+/// (divided by their size for mean), expanded back to unit dims for keepdim.
 template <typename OpT> struct ReduceLowering : public OpRewritePattern<OpT> {
   using OpRewritePattern<OpT>::OpRewritePattern;
   LogicalResult matchAndRewrite(OpT op,
@@ -349,11 +385,11 @@ template <typename OpT> struct ReduceLowering : public OpRewritePattern<OpT> {
     int64_t rank = shapeOf(x).size();
     SmallVector<bool> keep = op.getKeptDims();
     Type elt = tensorType(x).getElementType();
-    bool isFloat = isa<FloatType>(elt);
     LayerEmitter e(rewriter);
     e.setLoc(loc);
     Value acc = linalg::FillOp::create(
-                    rewriter, loc, ValueRange{zeroOf(rewriter, loc, elt)},
+                    rewriter, loc,
+                    ValueRange{reductionIdentity<OpT>(rewriter, loc, elt)},
                     ValueRange{e.empty(e.keptSizes(x, keep), elt)})
                     .getResult(0);
     SmallVector<IT> iters;
@@ -363,9 +399,7 @@ template <typename OpT> struct ReduceLowering : public OpRewritePattern<OpT> {
     Value sum =
         e.generic(x, {rewriter.getMultiDimIdentityMap(rank)}, acc, kept, iters,
                   [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                    if (isFloat)
-                      return arith::AddFOp::create(b, l, a[1], a[0]);
-                    return arith::AddIOp::create(b, l, a[1], a[0]);
+                    return reductionStep<OpT>(b, l, a[1], a[0]);
                   });
     if (std::is_same_v<OpT, FnMeanOp>) {
       Value count = reducedCount(rewriter, loc, x, keep, elt);
@@ -390,6 +424,7 @@ void mlir::nnx::populateFunctionalStructuredPatterns(
     RewritePatternSet &patterns) {
   patterns
       .add<MatmulLowering, ReshapeLowering, ExpandLowering, PermuteLowering,
-           SoftmaxLowering, ReduceLowering<FnMeanOp>, ReduceLowering<FnSumOp>>(
+           SoftmaxLowering, ReduceLowering<FnMeanOp>, ReduceLowering<FnSumOp>,
+           ReduceLowering<FnAmaxOp>, ReduceLowering<FnAminOp>>(
           patterns.getContext());
 }

@@ -24,6 +24,8 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/xxhash.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::nnx;
 
@@ -93,12 +95,17 @@ void mlir::nnx::emitRuntimeCheck(OpBuilder &b, Location loc,
                                  Value rhs, StringRef message) {
   if (holdsStatically(pred, lhs, rhs))
     return;
+  Value bad =
+      arith::CmpIOp::create(b, loc, arith::invertPredicate(pred), lhs, rhs);
+  emitRuntimeFailureIf(b, loc, bad, lhs, rhs, message);
+}
+
+void mlir::nnx::emitRuntimeFailureIf(OpBuilder &b, Location loc, Value bad,
+                                     Value lhs, Value rhs, StringRef message) {
   Operation *parent = b.getInsertionBlock()->getParentOp();
   auto module = isa<ModuleOp>(parent) ? cast<ModuleOp>(parent)
                                       : parent->getParentOfType<ModuleOp>();
   declareFailFunction(module, loc);
-  Value bad =
-      arith::CmpIOp::create(b, loc, arith::invertPredicate(pred), lhs, rhs);
   auto check = scf::IfOp::create(b, loc, bad, /*withElseRegion=*/false);
   check->setAttr(kCheckAttrName, b.getUnitAttr());
   OpBuilder::InsertionGuard guard(b);
@@ -300,6 +307,67 @@ void mlir::nnx::emitSliceChecks(OpBuilder &b, OffsetSizeAndStrideOpInterface op,
                          " ends at {0}, past the "
                          "source's size {1}");
   }
+}
+
+void mlir::nnx::emitIndexRangeCheck(OpBuilder &b, Location loc,
+                                    Operation *source, Value indices,
+                                    Value bound, int64_t dim) {
+  auto type = cast<RankedTensorType>(indices.getType());
+  unsigned rank = type.getRank();
+  Type i64 = b.getI64Type();
+  SmallVector<Value> dims;
+  for (unsigned d = 0; d < rank; ++d)
+    dims.push_back(sizeOf(b, loc, indices, d));
+  Value bound64 = arith::IndexCastOp::create(b, loc, i64, bound);
+  Value zero = arith::ConstantIntOp::create(b, loc, i64, 0);
+  // Two accumulators, each its own buffer.
+  auto none = [&]() {
+    Value init = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, i64);
+    return linalg::FillOp::create(b, loc, zero, init).getResult(0);
+  };
+  Value position = none(), found = none();
+  AffineMap scalarMap = AffineMap::get(rank, 0, {}, b.getContext());
+  // The first bad element in row-major order p, encoded INT64_MAX - p (0:
+  // none), and its index: a max reduction, as LayerEmitter::checkIndices.
+  auto first = linalg::GenericOp::create(
+      b, loc, TypeRange{position.getType(), found.getType()},
+      ValueRange{indices}, ValueRange{position, found},
+      ArrayRef<AffineMap>{b.getMultiDimIdentityMap(rank), scalarMap, scalarMap},
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::reduction),
+      [&](OpBuilder &nb, Location l, ValueRange a) {
+        Value v = a[0];
+        if (v.getType() != i64)
+          v = arith::ExtSIOp::create(nb, l, i64, v);
+        Value flat = arith::ConstantIndexOp::create(nb, l, 0);
+        for (unsigned d = 0; d < rank; ++d)
+          flat = arith::AddIOp::create(
+              nb, l, arith::MulIOp::create(nb, l, flat, dims[d]),
+              linalg::IndexOp::create(nb, l, d));
+        flat = arith::IndexCastOp::create(nb, l, i64, flat);
+        Value c0 = arith::ConstantIntOp::create(nb, l, i64, 0);
+        Value low =
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, v, c0);
+        Value high =
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, v, bound64);
+        Value bad = arith::OrIOp::create(nb, l, low, high);
+        Value max = arith::ConstantIntOp::create(
+            nb, l, i64, std::numeric_limits<int64_t>::max());
+        Value code = arith::SelectOp::create(
+            nb, l, bad, arith::SubIOp::create(nb, l, max, flat), c0);
+        Value isFirst =
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sgt, code, a[1]);
+        Value pos = arith::SelectOp::create(nb, l, isFirst, code, a[1]);
+        Value idx = arith::SelectOp::create(nb, l, isFirst, v, a[2]);
+        linalg::YieldOp::create(nb, l, ValueRange{pos, idx});
+      });
+  Value code = tensor::ExtractOp::create(b, loc, first.getResult(0));
+  Value index = tensor::ExtractOp::create(b, loc, first.getResult(1));
+  Value bad =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, code, zero);
+  emitRuntimeFailureIf(b, loc, bad, index, bound64,
+                       describeCheckedOp(source) +
+                           ": index {0} is out of bounds for dimension " +
+                           std::to_string(dim) + " of the input, of size {1}");
 }
 
 /// A size as (a value, -1) or (a tensor, the dim of it): `size` seen

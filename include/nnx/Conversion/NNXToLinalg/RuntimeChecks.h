@@ -52,6 +52,12 @@ std::string describeCheckedOp(Operation *op);
 void emitRuntimeCheck(OpBuilder &b, Location loc, arith::CmpIPredicate pred,
                       Value lhs, Value rhs, StringRef message);
 
+/// As emitRuntimeCheck, for a condition computed by the caller: fails with
+/// `message` ("{0}" is `lhs`, "{1}" `rhs`: index or integer values) where
+/// the i1 `bad` holds.
+void emitRuntimeFailureIf(OpBuilder &b, Location loc, Value bad, Value lhs,
+                          Value rhs, StringRef message);
+
 } // namespace mlir::nnx
 
 #endif // NNX_CONVERSION_NNXTOLINALG_RUNTIMECHECKS_H

@@ -31,8 +31,9 @@ void NNXDialect::registerFunctionalOps() {
 
 StringRef mlir::nnx::stringifyFnBinaryKind(FnBinaryKind kind) {
   static constexpr StringLiteral names[] = {
-      "add", "sub", "mul", "div", "pow", "maximum", "minimum",
-      "eq",  "ne",  "lt",  "le",  "gt",  "ge"};
+      "add",     "sub",         "mul",        "div",        "pow", "maximum",
+      "minimum", "eq",          "ne",         "lt",         "le",  "gt",
+      "ge",      "logical_and", "logical_or", "logical_xor"};
   return names[static_cast<unsigned>(kind)];
 }
 
@@ -140,6 +141,10 @@ static LogicalResult verifyBinaryElementType(Operation *op, FnBinaryKind kind,
   case FnBinaryKind::ne:
     return requireElementType(op, isa<FloatType, IntegerType>(t), what,
                               "floats or integers", t);
+  case FnBinaryKind::logical_and:
+  case FnBinaryKind::logical_or:
+  case FnBinaryKind::logical_xor:
+    return requireElementType(op, t.isInteger(1), what, "i1", t);
   default:
     return requireElementType(op, isa<FloatType>(t) || isIntegerNotBool(t),
                               what, "floats or integers other than i1", t);
@@ -156,8 +161,9 @@ LogicalResult mlir::nnx::verifyFnBinaryOp(Operation *op) {
   Type elt = elementTypeOf(lhs);
   if (failed(verifyBinaryElementType(op, kind, elt)))
     return failure();
-  Type expected =
-      isComparison(kind) ? IntegerType::get(op->getContext(), 1) : elt;
+  Type expected = isComparison(kind) || isLogical(kind)
+                      ? IntegerType::get(op->getContext(), 1)
+                      : elt;
   if (elementTypeOf(result) != expected)
     return op->emitOpError() << "result element type must be " << expected
                              << ", got " << elementTypeOf(result);
@@ -462,12 +468,18 @@ static SmallVector<int64_t> reducedShape(ArrayRef<int64_t> in,
   return out;
 }
 
-/// The `dims` and `keepdim` of a mean or sum.
+/// The `dims` and `keepdim` of a mean, sum, amax or amin.
 static std::pair<ArrayRef<int64_t>, bool> getReduction(Operation *op) {
+  auto get = [](auto reduce) -> std::pair<ArrayRef<int64_t>, bool> {
+    return {reduce.getDims(), reduce.getKeepdim()};
+  };
   if (auto mean = dyn_cast<FnMeanOp>(op))
-    return {mean.getDims(), mean.getKeepdim()};
-  auto sum = cast<FnSumOp>(op);
-  return {sum.getDims(), sum.getKeepdim()};
+    return get(mean);
+  if (auto amax = dyn_cast<FnAmaxOp>(op))
+    return get(amax);
+  if (auto amin = dyn_cast<FnAminOp>(op))
+    return get(amin);
+  return get(cast<FnSumOp>(op));
 }
 
 LogicalResult mlir::nnx::verifyFnReduceOp(Operation *op) {
@@ -599,5 +611,145 @@ LogicalResult mlir::nnx::verifyFnTriangleOp(Operation *op) {
 LogicalResult
 mlir::nnx::reifyFnTriangleOp(OpBuilder &b, Operation *op,
                              ReifiedRankedShapedTypeDims &shapes) {
+  return reifySameShape(b, op, shapes);
+}
+
+//===----------------------------------------------------------------------===//
+// gather, index_select, topk, cumsum
+//===----------------------------------------------------------------------===//
+
+/// Fails unless the elements of `index` are i64 or i32.
+static LogicalResult requireIndexElements(Operation *op, Value index) {
+  Type t = elementTypeOf(index);
+  return requireElementType(op, t.isInteger(64) || t.isInteger(32),
+                            "the index's elements", "i64 or i32", t);
+}
+
+/// Fails unless `v` (named `what`) has type `tensor<shape x elt>`.
+static LogicalResult requireType(Operation *op, Value v, StringRef what,
+                                 ArrayRef<int64_t> shape, Type elt) {
+  auto expected = RankedTensorType::get(shape, elt);
+  if (v.getType() == expected)
+    return success();
+  return op->emitOpError() << what << " type must be " << expected << ", got "
+                           << v.getType();
+}
+
+/// `shape` with dim `dim` replaced by `size`.
+static SmallVector<int64_t> withDim(ArrayRef<int64_t> shape, int64_t dim,
+                                    int64_t size) {
+  SmallVector<int64_t> out(shape);
+  out[dim] = size;
+  return out;
+}
+
+LogicalResult mlir::nnx::verifyFnGatherOp(Operation *op) {
+  auto gather = cast<FnGatherOp>(op);
+  Value input = gather.getInput(), index = gather.getIndex();
+  ArrayRef<int64_t> in = shapeOf(input), idx = shapeOf(index);
+  if (failed(requireIndexElements(op, index)))
+    return failure();
+  if (idx.size() != in.size())
+    return op->emitOpError() << "the index must have the input's rank "
+                             << in.size() << ", got " << index.getType();
+  FailureOr<int64_t> dim = normalizeDim(op, gather.getDim(), in.size());
+  if (failed(dim) || failed(requireType(op, gather.getResult(), "result", idx,
+                                        elementTypeOf(input))))
+    return failure();
+  for (auto [d, pair] : llvm::enumerate(llvm::zip(idx, in))) {
+    auto [i, n] = pair;
+    if ((int64_t)d == *dim || ShapedType::isDynamic(i) ||
+        ShapedType::isDynamic(n) || i <= n)
+      continue;
+    return op->emitOpError() << "dim " << d << " of the index has size " << i
+                             << ", larger than the input's " << n;
+  }
+  return success();
+}
+
+LogicalResult mlir::nnx::reifyFnGatherOp(OpBuilder &b, Operation *op,
+                                         ReifiedRankedShapedTypeDims &shapes) {
+  shapes.push_back(sizesOf(b, op->getLoc(), cast<FnGatherOp>(op).getIndex()));
+  return success();
+}
+
+LogicalResult mlir::nnx::verifyFnIndexSelectOp(Operation *op) {
+  auto select = cast<FnIndexSelectOp>(op);
+  Value input = select.getInput(), index = select.getIndex();
+  if (failed(requireIndexElements(op, index)))
+    return failure();
+  if (shapeOf(index).size() != 1)
+    return op->emitOpError()
+           << "the index must have rank 1, got " << index.getType();
+  ArrayRef<int64_t> in = shapeOf(input);
+  FailureOr<int64_t> dim = normalizeDim(op, select.getDim(), in.size());
+  if (failed(dim))
+    return failure();
+  return requireType(op, select.getResult(), "result",
+                     withDim(in, *dim, shapeOf(index)[0]),
+                     elementTypeOf(input));
+}
+
+LogicalResult
+mlir::nnx::reifyFnIndexSelectOp(OpBuilder &b, Operation *op,
+                                ReifiedRankedShapedTypeDims &shapes) {
+  auto select = cast<FnIndexSelectOp>(op);
+  Location loc = op->getLoc();
+  SmallVector<OpFoldResult> sizes = sizesOf(b, loc, select.getInput());
+  int64_t rank = sizes.size(), dim = select.getDim();
+  sizes[dim < 0 ? dim + rank : dim] =
+      tensor::getMixedSize(b, loc, select.getIndex(), 0);
+  shapes.push_back(std::move(sizes));
+  return success();
+}
+
+LogicalResult mlir::nnx::verifyFnTopkOp(Operation *op) {
+  auto topk = cast<FnTopkOp>(op);
+  Value input = topk.getInput();
+  Type elt = elementTypeOf(input);
+  if (failed(requireElementType(
+          op, isa<FloatType>(elt) || isIntegerNotBool(elt),
+          "the input's elements", "floats or integers other than i1", elt)))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(input);
+  FailureOr<int64_t> dim = normalizeDim(op, topk.getDim(), in.size());
+  if (failed(dim))
+    return failure();
+  int64_t k = topk.getK();
+  if (k < 0)
+    return op->emitOpError() << "k must not be negative, got " << k;
+  if (!ShapedType::isDynamic(in[*dim]) && k > in[*dim])
+    return op->emitOpError() << "k (" << k << ") is larger than dim " << *dim
+                             << " of the input (" << in[*dim] << ")";
+  SmallVector<int64_t> shape = withDim(in, *dim, k);
+  if (failed(requireType(op, topk.getValues(), "the values'", shape, elt)))
+    return failure();
+  return requireType(op, topk.getIndices(), "the indices'", shape,
+                     IntegerType::get(op->getContext(), 64));
+}
+
+LogicalResult mlir::nnx::reifyFnTopkOp(OpBuilder &b, Operation *op,
+                                       ReifiedRankedShapedTypeDims &shapes) {
+  auto topk = cast<FnTopkOp>(op);
+  SmallVector<OpFoldResult> sizes = sizesOf(b, op->getLoc(), topk.getInput());
+  int64_t rank = sizes.size(), dim = topk.getDim();
+  sizes[dim < 0 ? dim + rank : dim] = b.getIndexAttr(topk.getK());
+  shapes.push_back(sizes);
+  shapes.push_back(std::move(sizes));
+  return success();
+}
+
+LogicalResult mlir::nnx::verifyFnCumsumOp(Operation *op) {
+  auto cumsum = cast<FnCumsumOp>(op);
+  Type elt = elementTypeOf(cumsum.getInput());
+  if (failed(requireElementType(
+          op, isa<FloatType>(elt) || isIntegerNotBool(elt),
+          "the input's elements", "floats or integers other than i1", elt)))
+    return failure();
+  return normalizeDim(op, cumsum.getDim(), shapeOf(cumsum.getInput()).size());
+}
+
+LogicalResult mlir::nnx::reifyFnCumsumOp(OpBuilder &b, Operation *op,
+                                         ReifiedRankedShapedTypeDims &shapes) {
   return reifySameShape(b, op, shapes);
 }

@@ -40,10 +40,20 @@ enum class FnBinaryKind {
   le,
   gt,
   ge,
+  logical_and,
+  logical_or,
+  logical_xor,
 };
 
 /// Whether `kind` compares (an i1 result).
-inline bool isComparison(FnBinaryKind kind) { return kind >= FnBinaryKind::eq; }
+inline bool isComparison(FnBinaryKind kind) {
+  return kind >= FnBinaryKind::eq && kind <= FnBinaryKind::ge;
+}
+
+/// Whether `kind` is a logical op (i1 operands and result).
+inline bool isLogical(FnBinaryKind kind) {
+  return kind >= FnBinaryKind::logical_and;
+}
 
 /// The op mnemonic of `kind` (`add`, ..., `ge`).
 StringRef stringifyFnBinaryKind(FnBinaryKind kind);
@@ -64,11 +74,15 @@ NNX_FN_FAMILY(Activation)
 NNX_FN_FAMILY(Dropout)
 NNX_FN_FAMILY(Arange)
 NNX_FN_FAMILY(Triangle)
+NNX_FN_FAMILY(Gather)
+NNX_FN_FAMILY(IndexSelect)
+NNX_FN_FAMILY(Topk)
+NNX_FN_FAMILY(Cumsum)
 #undef NNX_FN_FAMILY
 
-/// Which of `rank` dims a mean/sum over `dims` keeps: all but `dims`
-/// (negative ones count from the end), none when `dims` is empty. `dims`
-/// must be in range.
+/// Which of `rank` dims a reduction (mean, sum, amax, amin) over `dims` keeps:
+/// all but `dims` (negative ones count from the end), none when `dims` is
+/// empty. `dims` must be in range.
 SmallVector<bool> getReductionKeptDims(ArrayRef<int64_t> dims, int64_t rank);
 
 /// The custom directive `custom<I64List>` (`[0, 2, 1, 3]`).

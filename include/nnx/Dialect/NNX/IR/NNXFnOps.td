@@ -105,10 +105,15 @@ class NNX_FnBinaryOp<string mnemonic, string kind, string what>
     the others take floats or integers other than i1). Comparisons (`eq ne
     lt le gt ge`) give i1: ordered float predicates except `ne` (unordered,
     as torch), signed integer predicates, and i1 operands for `eq`/`ne`.
+    Logical ops (`logical_and logical_or logical_xor`, torch's `&`, `|`,
+    `^` and `logical_*` on bool tensors) take i1 operands and give i1; the
+    exporter writes `~mask` as `logical_xor %mask, %true`.
 
     ```mlir
-    %r = nnx.fn.}] # mnemonic # [{ %a, %b : tensor<?x?x8xf32>, tensor<8xf32> -> tensor<?x?x8x}] #
-      !if(!eq(kind, "compare"), "i1", "f32") # [{>
+    %r = nnx.fn.}] # mnemonic # [{ %a, %b : tensor<?x?x8x}] #
+      !if(!eq(kind, "logical"), "i1", "f32") # [{>, tensor<8x}] #
+      !if(!eq(kind, "logical"), "i1", "f32") # [{> -> tensor<?x?x8x}] #
+      !if(!eq(kind, "arith"), "f32", "i1") # [{>
     ```
   }];
   let arguments = (ins AnyRankedTensor:$lhs, AnyRankedTensor:$rhs);
@@ -136,6 +141,9 @@ def NNX_FnLtOp : NNX_FnBinaryOp<"lt", "compare", "a < b">;
 def NNX_FnLeOp : NNX_FnBinaryOp<"le", "compare", "a <= b">;
 def NNX_FnGtOp : NNX_FnBinaryOp<"gt", "compare", "a > b">;
 def NNX_FnGeOp : NNX_FnBinaryOp<"ge", "compare", "a >= b">;
+def NNX_FnLogicalAndOp : NNX_FnBinaryOp<"logical_and", "logical", "a & b">;
+def NNX_FnLogicalOrOp : NNX_FnBinaryOp<"logical_or", "logical", "a | b">;
+def NNX_FnLogicalXorOp : NNX_FnBinaryOp<"logical_xor", "logical", "a ^ b">;
 
 //===----------------------------------------------------------------------===//
 // where, matmul
@@ -282,8 +290,12 @@ class NNX_FnReduceOp<string mnemonic, string what> : NNX_FnOp<mnemonic> {
   let description = [{
     The }] # what # [{ over `dims` (negative counts from the end, no
     duplicates; empty: every dim, as torch's `dim=[]`). The reduced dims are
-    dropped, or kept as static 1s with `keepdim`. `mean` needs floats; `sum`
-    also takes integers.
+    dropped, or kept as static 1s with `keepdim`. `mean` needs floats; `sum`,
+    `amax` and `amin` also take integers (not i1). `amax` / `amin` propagate
+    NaN as torch does: a reduced slice holding a NaN gives NaN. `sum`
+    accumulates in the element type. An empty reduced slice gives the
+    identity (0 for `sum`, NaN for `mean`, -inf / +inf or the integer type's
+    minimum / maximum for `amax` / `amin`, where torch raises).
 
     ```mlir
     %v = nnx.fn.}] # mnemonic # [{ %x {dims = array<i64: -1>, keepdim} : tensor<?x?x64xf32> -> tensor<?x?x1xf32>
@@ -304,6 +316,109 @@ class NNX_FnReduceOp<string mnemonic, string what> : NNX_FnOp<mnemonic> {
 
 def NNX_FnMeanOp : NNX_FnReduceOp<"mean", "mean">;
 def NNX_FnSumOp : NNX_FnReduceOp<"sum", "sum">;
+def NNX_FnAmaxOp : NNX_FnReduceOp<"amax", "maximum">;
+def NNX_FnAminOp : NNX_FnReduceOp<"amin", "minimum">;
+
+//===----------------------------------------------------------------------===//
+// Indexing, top-k, scans
+//===----------------------------------------------------------------------===//
+
+def NNX_FnGatherOp : NNX_FnOp<"gather"> {
+  let summary = "`torch.gather(input, dim, index)`";
+  let description = [{
+    `index` has the input's rank and i64 or i32 elements; the result has the
+    index's shape and the input's element type. For `dim = 1` of a rank-2
+    input, `result[i][j] = input[i][index[i][j]]`; the other dims of the
+    index must not exceed the input's (checked statically, and at run time
+    for dynamic sizes). `dim` counts from the end when negative.
+
+    Every index must lie in `[0, size)` of the input's dim `dim` (torch
+    raises on a negative one too): the compiled code checks them before the
+    gather and fails through the run-time failure channel with the op, its
+    source label, the first bad index and the size (docs/Lowering.md), so no
+    element is read out of bounds.
+
+    ```mlir
+    %r = nnx.fn.gather %x, %index {dim = 1 : i64} : tensor<?x8xf32>, tensor<?x2xi64> -> tensor<?x2xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$index,
+                       I64Attr:$dim);
+  let assemblyFormat = [{
+    $input `,` $index attr-dict `:` type($input) `,` type($index) `->`
+    type($result)
+  }];
+  let extraClassDefinition = NNX_FnFamily<"Gather">.definition;
+}
+
+def NNX_FnIndexSelectOp : NNX_FnOp<"index_select"> {
+  let summary = "`torch.index_select(input, dim, index)`";
+  let description = [{
+    `index` is rank 1 with i64 or i32 elements; the result is the input's
+    shape with dim `dim` replaced by the index's length, and
+    `result[..., j, ...] = input[..., index[j], ...]` along `dim` (negative
+    counts from the end). An index outside `[0, size)` is a run-time error
+    naming the op, as for `nnx.fn.gather`.
+
+    ```mlir
+    %r = nnx.fn.index_select %x, %index {dim = 0 : i64} : tensor<?x8xf32>, tensor<?xi64> -> tensor<?x8xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$index,
+                       I64Attr:$dim);
+  let assemblyFormat = [{
+    $input `,` $index attr-dict `:` type($input) `,` type($index) `->`
+    type($result)
+  }];
+  let extraClassDefinition = NNX_FnFamily<"IndexSelect">.definition;
+}
+
+def NNX_FnTopkOp : Op<NNX_Dialect, "fn.topk", [
+    Pure, NNX_FunctionalOpTrait,
+    DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
+                              ["reifyResultShapes"]>]> {
+  let summary = "`torch.topk(input, k, dim, largest, sorted)`";
+  let description = [{
+    The `k` largest (with `largest`, else smallest) elements along `dim`
+    (negative counts from the end) and their positions along it, as i64.
+    Both results are the input's shape with dim `dim` replaced by `k`.
+    Floats or integers (not i1). The order is torch's: largest first with
+    `largest`, smallest first without, equal values in ascending position,
+    and NaN compares larger than every number (so it comes first with
+    `largest` and last without). Without `sorted` the results come in the
+    same order. `k` is static and at most the size of `dim`: checked by the
+    verifier when that size is static, at run time when it is dynamic.
+
+    ```mlir
+    %values, %indices = nnx.fn.topk %x {k = 2 : i64, dim = -1 : i64, largest, sorted} : tensor<?x8xf32> -> tensor<?x2xf32>, tensor<?x2xi64>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, I64Attr:$k, I64Attr:$dim,
+                       UnitAttr:$largest, UnitAttr:$sorted);
+  let results = (outs AnyRankedTensor:$values, AnyRankedTensor:$indices);
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` type($values) `,` type($indices)
+  }];
+  let hasVerifier = 1;
+  let extraClassDefinition = NNX_FnFamily<"Topk">.definition;
+}
+
+def NNX_FnCumsumOp : NNX_FnSameTypeOp<"cumsum"> {
+  let summary = "`torch.cumsum(input, dim)`";
+  let description = [{
+    `result[..., j, ...]` is the sum of `input[..., 0..j, ...]` along `dim`
+    (negative counts from the end), accumulated in the element type in
+    ascending order (`((x0 + x1) + x2) + ...`, as torch's CPU kernel).
+    Floats or integers (not i1; torch would promote those to i64).
+
+    ```mlir
+    %r = nnx.fn.cumsum %x {dim = 1 : i64} : tensor<?x?xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, I64Attr:$dim);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let extraClassDefinition = NNX_FnFamily<"Cumsum">.definition;
+}
 
 //===----------------------------------------------------------------------===//
 // Activations and dropout
