@@ -407,3 +407,171 @@ func.func @f(%x: tensor<?x64xf32>, %b: index) {
   %0 = "nnx.fn.reshape"(%x, %b) <{static_shape = array<i64: 4, 16>}> : (tensor<?x64xf32>, index) -> tensor<4x16xf32>
   return
 }
+
+// -----
+
+func.func @f(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'nnx.fn.logical_and' op operand element types must be i1, got 'f32'}}
+  %0 = nnx.fn.logical_and %a, %a : tensor<4xf32>, tensor<4xf32> -> tensor<4xi1>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xi1>) {
+  // expected-error @+1 {{'nnx.fn.logical_or' op result element type must be 'i1', got 'i8'}}
+  %0 = nnx.fn.logical_or %a, %a : tensor<4xi1>, tensor<4xi1> -> tensor<4xi8>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<?x4xi1>, %b: tensor<3xi1>) {
+  // expected-error @+1 {{'nnx.fn.logical_xor' op dim 0 of rhs has size 3, which does not broadcast to size 4 of result dim 1}}
+  %0 = nnx.fn.logical_xor %a, %b : tensor<?x4xi1>, tensor<3xi1> -> tensor<?x4xi1>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x8xi1>) {
+  // expected-error @+1 {{'nnx.fn.amax' op the input's elements must be floats or integers other than i1, got 'i1'}}
+  %0 = nnx.fn.amax %x {dims = array<i64: -1>} : tensor<?x8xi1> -> tensor<?xi1>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{'nnx.fn.amin' op result type must be 'tensor<?x1xf32>', got 'tensor<?xf32>'}}
+  %0 = nnx.fn.amin %x {dims = array<i64: 1>, keepdim} : tensor<?x8xf32> -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{'nnx.fn.amax' op dim 2 is out of range for rank 2}}
+  %0 = nnx.fn.amax %x {dims = array<i64: 2>} : tensor<?x8xf32> -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x8xf32>, %i: tensor<?x2xf32>) {
+  // expected-error @+1 {{'nnx.fn.gather' op the index's elements must be i64 or i32, got 'f32'}}
+  %0 = nnx.fn.gather %x, %i {dim = 1 : i64} : tensor<?x8xf32>, tensor<?x2xf32> -> tensor<?x2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x8xf32>, %i: tensor<2xi64>) {
+  // expected-error @+1 {{'nnx.fn.gather' op the index must have the input's rank 2, got 'tensor<2xi64>'}}
+  %0 = nnx.fn.gather %x, %i {dim = 1 : i64} : tensor<?x8xf32>, tensor<2xi64> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x8xf32>, %i: tensor<?x2xi64>) {
+  // expected-error @+1 {{'nnx.fn.gather' op dim -3 is out of range for rank 2}}
+  %0 = nnx.fn.gather %x, %i {dim = -3 : i64} : tensor<?x8xf32>, tensor<?x2xi64> -> tensor<?x2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x8xf32>, %i: tensor<?x2xi64>) {
+  // expected-error @+1 {{'nnx.fn.gather' op result type must be 'tensor<?x2xf32>', got 'tensor<?x8xf32>'}}
+  %0 = nnx.fn.gather %x, %i {dim = 1 : i64} : tensor<?x8xf32>, tensor<?x2xi64> -> tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>, %i: tensor<5x2xi64>) {
+  // expected-error @+1 {{'nnx.fn.gather' op dim 0 of the index has size 5, larger than the input's 4}}
+  %0 = nnx.fn.gather %x, %i {dim = 1 : i64} : tensor<4x8xf32>, tensor<5x2xi64> -> tensor<5x2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x8xf32>, %i: tensor<2x2xi64>) {
+  // expected-error @+1 {{'nnx.fn.index_select' op the index must have rank 1, got 'tensor<2x2xi64>'}}
+  %0 = nnx.fn.index_select %x, %i {dim = 0 : i64} : tensor<?x8xf32>, tensor<2x2xi64> -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x8xf32>, %i: tensor<?xi16>) {
+  // expected-error @+1 {{'nnx.fn.index_select' op the index's elements must be i64 or i32, got 'i16'}}
+  %0 = nnx.fn.index_select %x, %i {dim = 0 : i64} : tensor<?x8xf32>, tensor<?xi16> -> tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x8xf32>, %i: tensor<3xi64>) {
+  // expected-error @+1 {{'nnx.fn.index_select' op result type must be 'tensor<?x3xf32>', got 'tensor<3x8xf32>'}}
+  %0 = nnx.fn.index_select %x, %i {dim = -1 : i64} : tensor<?x8xf32>, tensor<3xi64> -> tensor<3x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{'nnx.fn.topk' op k (9) is larger than dim 1 of the input (8)}}
+  %v, %i = nnx.fn.topk %x {k = 9 : i64, dim = -1 : i64, largest, sorted} : tensor<?x8xf32> -> tensor<?x9xf32>, tensor<?x9xi64>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{'nnx.fn.topk' op k must not be negative, got -1}}
+  %v, %i = nnx.fn.topk %x {k = -1 : i64, dim = -1 : i64} : tensor<?x8xf32> -> tensor<?x1xf32>, tensor<?x1xi64>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{'nnx.fn.topk' op the indices' type must be 'tensor<?x2xi64>', got 'tensor<?x2xi32>'}}
+  %v, %i = nnx.fn.topk %x {k = 2 : i64, dim = 1 : i64} : tensor<?x8xf32> -> tensor<?x2xf32>, tensor<?x2xi32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{'nnx.fn.topk' op the values' type must be 'tensor<?x2xf32>', got 'tensor<2x8xf32>'}}
+  %v, %i = nnx.fn.topk %x {k = 2 : i64, dim = 1 : i64} : tensor<?x8xf32> -> tensor<2x8xf32>, tensor<?x2xi64>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x8xi1>) {
+  // expected-error @+1 {{'nnx.fn.topk' op the input's elements must be floats or integers other than i1, got 'i1'}}
+  %v, %i = nnx.fn.topk %x {k = 2 : i64, dim = 1 : i64} : tensor<?x8xi1> -> tensor<?x2xi1>, tensor<?x2xi64>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{'nnx.fn.cumsum' op dim 2 is out of range for rank 2}}
+  %0 = nnx.fn.cumsum %x {dim = 2 : i64} : tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x8xi1>) {
+  // expected-error @+1 {{'nnx.fn.cumsum' op the input's elements must be floats or integers other than i1, got 'i1'}}
+  %0 = nnx.fn.cumsum %x {dim = 1 : i64} : tensor<?x8xi1>
+  return
+}

@@ -140,3 +140,56 @@ func.func @reduce_all(%x: tensor<?x4xf32>) {
   %1 = nnx.fn.mean %x {dims = array<i64>, keepdim} : tensor<?x4xf32> -> tensor<1x1xf32>
   return
 }
+
+// The logical ops: i1 operands broadcast as for nnx.fn.add; `~mask` is
+// `logical_xor %mask, %true`.
+// CHECK-LABEL: func.func @logical(
+// CHECK-SAME:      %[[A:.*]]: tensor<?x4xi1>, %[[B:.*]]: tensor<4xi1>
+func.func @logical(%a: tensor<?x4xi1>, %b: tensor<4xi1>) {
+  // CHECK: nnx.fn.logical_and %[[A]], %[[B]] : tensor<?x4xi1>, tensor<4xi1> -> tensor<?x4xi1>
+  %0 = nnx.fn.logical_and %a, %b : tensor<?x4xi1>, tensor<4xi1> -> tensor<?x4xi1>
+  // CHECK: nnx.fn.logical_or %[[B]], %[[A]] : tensor<4xi1>, tensor<?x4xi1> -> tensor<?x4xi1>
+  %1 = nnx.fn.logical_or %b, %a : tensor<4xi1>, tensor<?x4xi1> -> tensor<?x4xi1>
+  %true = arith.constant dense<true> : tensor<i1>
+  // CHECK: nnx.fn.logical_xor %[[A]], %{{.*}} : tensor<?x4xi1>, tensor<i1> -> tensor<?x4xi1>
+  %2 = nnx.fn.logical_xor %a, %true : tensor<?x4xi1>, tensor<i1> -> tensor<?x4xi1>
+  return
+}
+
+// CHECK-LABEL: func.func @max_min(
+func.func @max_min(%x: tensor<?x8xf32>, %i: tensor<?x?xi32>) {
+  // CHECK: nnx.fn.amax %{{.*}} {dims = array<i64: -1>, keepdim} : tensor<?x8xf32> -> tensor<?x1xf32>
+  %0 = nnx.fn.amax %x {dims = array<i64: -1>, keepdim} : tensor<?x8xf32> -> tensor<?x1xf32>
+  // CHECK: nnx.fn.amin %{{.*}} {dims = array<i64: 0>} : tensor<?x8xf32> -> tensor<8xf32>
+  %1 = nnx.fn.amin %x {dims = array<i64: 0>} : tensor<?x8xf32> -> tensor<8xf32>
+  // CHECK: nnx.fn.amax %{{.*}} {dims = array<i64>} : tensor<?x?xi32> -> tensor<i32>
+  %2 = nnx.fn.amax %i {dims = array<i64>} : tensor<?x?xi32> -> tensor<i32>
+  return
+}
+
+// CHECK-LABEL: func.func @indexing(
+// CHECK-SAME:      %[[X:.*]]: tensor<?x8xf32>, %[[I:.*]]: tensor<?x2xi64>, %[[S:.*]]: tensor<?xi64>, %[[S32:.*]]: tensor<3xi32>
+func.func @indexing(%x: tensor<?x8xf32>, %index: tensor<?x2xi64>,
+                    %s: tensor<?xi64>, %s32: tensor<3xi32>) {
+  // CHECK: nnx.fn.gather %[[X]], %[[I]] {dim = 1 : i64} : tensor<?x8xf32>, tensor<?x2xi64> -> tensor<?x2xf32>
+  %0 = nnx.fn.gather %x, %index {dim = 1 : i64} : tensor<?x8xf32>, tensor<?x2xi64> -> tensor<?x2xf32>
+  // CHECK: nnx.fn.index_select %[[X]], %[[S]] {dim = 0 : i64} : tensor<?x8xf32>, tensor<?xi64> -> tensor<?x8xf32>
+  %1 = nnx.fn.index_select %x, %s {dim = 0 : i64} : tensor<?x8xf32>, tensor<?xi64> -> tensor<?x8xf32>
+  // CHECK: nnx.fn.index_select %[[X]], %[[S32]] {dim = -1 : i64} : tensor<?x8xf32>, tensor<3xi32> -> tensor<?x3xf32>
+  %2 = nnx.fn.index_select %x, %s32 {dim = -1 : i64} : tensor<?x8xf32>, tensor<3xi32> -> tensor<?x3xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @topk_cumsum(
+func.func @topk_cumsum(%x: tensor<?x8xf32>, %y: tensor<?x?xf32>,
+                       %m: tensor<?x?xi64>) {
+  // CHECK: %{{.*}}, %{{.*}} = nnx.fn.topk %{{.*}} {dim = -1 : i64, k = 2 : i64, largest, sorted} : tensor<?x8xf32> -> tensor<?x2xf32>, tensor<?x2xi64>
+  %values, %indices = nnx.fn.topk %x {k = 2 : i64, dim = -1 : i64, largest, sorted} : tensor<?x8xf32> -> tensor<?x2xf32>, tensor<?x2xi64>
+  // CHECK: nnx.fn.topk %{{.*}} {dim = 0 : i64, k = 3 : i64} : tensor<?x?xf32> -> tensor<3x?xf32>, tensor<3x?xi64>
+  %v2, %i2 = nnx.fn.topk %y {k = 3 : i64, dim = 0 : i64} : tensor<?x?xf32> -> tensor<3x?xf32>, tensor<3x?xi64>
+  // CHECK: nnx.fn.cumsum %{{.*}} {dim = 1 : i64} : tensor<?x?xf32>
+  %c = nnx.fn.cumsum %y {dim = 1 : i64} : tensor<?x?xf32>
+  // CHECK: nnx.fn.cumsum %{{.*}} {dim = -1 : i64} : tensor<?x?xi64>
+  %p = nnx.fn.cumsum %m {dim = -1 : i64} : tensor<?x?xi64>
+  return
+}
