@@ -129,3 +129,73 @@ func.func @concat_slice(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %o: index) -> 
   %s = tensor.extract_slice %y[0, %o] [2, 3] [1, 1] : tensor<?x?xf32> to tensor<2x3xf32>
   return %s : tensor<2x3xf32>
 }
+
+// -----
+
+// gather: every index in [0, size of dim 1), found by a reduction over the
+// indices (the first bad one in row-major order, encoded INT64_MAX - p, and
+// its value); the failure prints that index and the size. The index's
+// other dims must not exceed the input's.
+// CHECK-DAG: llvm.mlir.global internal constant @[[$RANGE:__nnx_check_[0-9a-f]+]]("'nnx.fn.gather' (gather_0) at {{.*}}: index {0} is out of bounds for dimension 1 of the input, of size {1}\00")
+// CHECK-DAG: llvm.mlir.global internal constant @[[$DIM:__nnx_check_[0-9a-f]+]]("'nnx.fn.gather' (gather_0) at {{.*}}: dimension 0 of the index is {0}, larger than the input's {1}\00")
+// CHECK-LABEL: func.func @gather(
+// CHECK-SAME:      %[[X:[^:]*]]: tensor<?x?xf32>, %[[I:[^:]*]]: tensor<?x2xi64>
+// CHECK:         %[[N0:.*]] = tensor.dim %[[I]], %c0
+// CHECK:         %[[X0:.*]] = tensor.dim %[[X]], %c0
+// CHECK:         %[[BIG:.*]] = arith.cmpi sgt, %[[N0]], %[[X0]] : index
+// CHECK:         scf.if %[[BIG]] {
+// CHECK:           llvm.mlir.addressof @[[$DIM]]
+// CHECK:         } {nnx_runtime_check}
+// CHECK:         %[[SIZE:.*]] = tensor.dim %[[X]], %c1
+// CHECK:         %[[BOUND:.*]] = arith.index_cast %[[SIZE]] : index to i64
+// CHECK:         %[[FIRST:.*]]:2 = linalg.generic {{.*}}iterator_types = ["reduction", "reduction"]{{.*}} ins(%[[I]] : tensor<?x2xi64>)
+// CHECK:           %[[LOW:.*]] = arith.cmpi slt, %[[V:.*]], %{{.*}} : i64
+// CHECK:           %[[HIGH:.*]] = arith.cmpi sge, %[[V]], %[[BOUND]] : i64
+// CHECK:           arith.ori %[[LOW]], %[[HIGH]] : i1
+// CHECK:         %[[CODE:.*]] = tensor.extract %[[FIRST]]#0[] : tensor<i64>
+// CHECK:         %[[INDEX:.*]] = tensor.extract %[[FIRST]]#1[] : tensor<i64>
+// CHECK:         %[[BAD:.*]] = arith.cmpi ne, %[[CODE]], %{{.*}} : i64
+// CHECK:         scf.if %[[BAD]] {
+// CHECK:           %[[M:.*]] = llvm.mlir.addressof @[[$RANGE]] : !llvm.ptr
+// CHECK:           func.call @nnxRuntimeFail(%[[M]], %[[INDEX]], %[[BOUND]]) : (!llvm.ptr, i64, i64) -> ()
+// CHECK:         } {nnx_runtime_check}
+// CHECK:         linalg.generic
+// CHECK:           tensor.extract %[[X]]
+func.func @gather(%x: tensor<?x?xf32>, %i: tensor<?x2xi64>) -> tensor<?x2xf32> {
+  %y = nnx.fn.gather %x, %i {dim = 1 : i64, nnx.source = "gather_0"} : tensor<?x?xf32>, tensor<?x2xi64> -> tensor<?x2xf32>
+  return %y : tensor<?x2xf32>
+}
+
+// -----
+
+// index_select of a static dim: the bound is the constant.
+// CHECK-DAG: llvm.mlir.global internal constant @{{.*}}("'nnx.fn.index_select' at {{.*}}: index {0} is out of bounds for dimension 0 of the input, of size {1}\00")
+// CHECK-LABEL: func.func @index_select(
+// CHECK:         %[[BOUND:.*]] = arith.index_cast %c5 : index to i64
+// CHECK:         linalg.generic {{.*}}iterator_types = ["reduction"]
+// CHECK:           arith.cmpi sge, %{{.*}}, %[[BOUND]] : i64
+// CHECK:         scf.if
+// CHECK:           func.call @nnxRuntimeFail(%{{.*}}, %{{.*}}, %[[BOUND]])
+func.func @index_select(%x: tensor<5x?xf32>, %i: tensor<?xi32>) -> tensor<?x?xf32> {
+  %y = nnx.fn.index_select %x, %i {dim = -2 : i64} : tensor<5x?xf32>, tensor<?xi32> -> tensor<?x?xf32>
+  return %y : tensor<?x?xf32>
+}
+
+// -----
+
+// topk over a dynamic dim: k at most its size; over a static one, none.
+// CHECK-DAG: llvm.mlir.global internal constant @[[$K:__nnx_check_[0-9a-f]+]]("'nnx.fn.topk' at {{.*}}: k is {0}, larger than dimension 1 of the input ({1})\00")
+// CHECK-LABEL: func.func @topk(
+// CHECK-SAME:      %[[X:[^:]*]]: tensor<?x?xf32>
+// CHECK:         %[[N:.*]] = tensor.dim %[[X]], %c1
+// CHECK:         %[[BIG:.*]] = arith.cmpi sgt, %c3, %[[N]] : index
+// CHECK:         scf.if %[[BIG]] {
+// CHECK:           llvm.mlir.addressof @[[$K]]
+// CHECK:         } {nnx_runtime_check}
+// CHECK-NOT:     scf.if
+// CHECK:         return
+func.func @topk(%x: tensor<?x?xf32>, %y: tensor<?x8xf32>) -> (tensor<?x3xf32>, tensor<?x3xi64>, tensor<?x3xf32>, tensor<?x3xi64>) {
+  %v, %i = nnx.fn.topk %x {k = 3 : i64, dim = 1 : i64, largest, sorted} : tensor<?x?xf32> -> tensor<?x3xf32>, tensor<?x3xi64>
+  %w, %j = nnx.fn.topk %y {k = 3 : i64, dim = 1 : i64, largest, sorted} : tensor<?x8xf32> -> tensor<?x3xf32>, tensor<?x3xi64>
+  return %v, %i, %w, %j : tensor<?x3xf32>, tensor<?x3xi64>, tensor<?x3xf32>, tensor<?x3xi64>
+}

@@ -201,3 +201,112 @@ func.func @edge(%x: tensor<?x4xf32>, %s: tensor<f32>, %u: tensor<1x1xf32>) -> (t
   %2 = nnx.fn.mean %x {dims = array<i64>, keepdim} : tensor<?x4xf32> -> tensor<1x1xf32>
   return %0, %1, %2 : tensor<1x1xf32>, tensor<f32>, tensor<1x1xf32>
 }
+
+// The logical ops: one broadcasting generic each, on i1.
+// CHECK-LABEL: func.func @logical(
+// CHECK:         linalg.generic
+// CHECK-SAME:        outs(%{{.*}} : tensor<?x4xi1>)
+// CHECK:           arith.andi %{{.*}}, %{{.*}} : i1
+// CHECK:         linalg.generic
+// CHECK:           arith.ori %{{.*}}, %{{.*}} : i1
+// CHECK:         linalg.generic
+// CHECK:           arith.xori %{{.*}}, %{{.*}} : i1
+// CHECK-NOT:     nnx.fn
+func.func @logical(%a: tensor<?x4xi1>, %b: tensor<4xi1>, %t: tensor<i1>) -> (tensor<?x4xi1>, tensor<?x4xi1>, tensor<?x4xi1>) {
+  %0 = nnx.fn.logical_and %a, %b : tensor<?x4xi1>, tensor<4xi1> -> tensor<?x4xi1>
+  %1 = nnx.fn.logical_or %0, %b : tensor<?x4xi1>, tensor<4xi1> -> tensor<?x4xi1>
+  %2 = nnx.fn.logical_xor %1, %t : tensor<?x4xi1>, tensor<i1> -> tensor<?x4xi1>
+  return %0, %1, %2 : tensor<?x4xi1>, tensor<?x4xi1>, tensor<?x4xi1>
+}
+
+// amax / amin: reductions from -inf / +inf (the integer type's extremes)
+// with the NaN-propagating maximumf / minimumf; keepdim expands the result.
+// CHECK-LABEL: func.func @max_min(
+// CHECK:         %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK:         %[[ACC:.*]] = linalg.fill ins(%[[NINF]] : f32) outs(%{{.*}} : tensor<?xf32>)
+// CHECK:         %[[MAX:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} outs(%[[ACC]] : tensor<?xf32>)
+// CHECK:           arith.maximumf %{{.*}}, %{{.*}} : f32
+// CHECK:         tensor.expand_shape %[[MAX]] {{\[\[}}0, 1]] output_shape [%{{.*}}, 1] : tensor<?xf32> into tensor<?x1xf32>
+// CHECK:         linalg.fill ins(%c2147483647_i32 : i32)
+// CHECK:         linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]
+// CHECK:           arith.minsi %{{.*}}, %{{.*}} : i32
+// CHECK-NOT:     nnx.fn
+func.func @max_min(%x: tensor<?x8xf32>, %i: tensor<?x4xi32>) -> (tensor<?x1xf32>, tensor<4xi32>) {
+  %0 = nnx.fn.amax %x {dims = array<i64: -1>, keepdim} : tensor<?x8xf32> -> tensor<?x1xf32>
+  %1 = nnx.fn.amin %i {dims = array<i64: 0>} : tensor<?x4xi32> -> tensor<4xi32>
+  return %0, %1 : tensor<?x1xf32>, tensor<4xi32>
+}
+
+// gather / index_select: the index range check (a reduction over the
+// indices, then nnxRuntimeFail; nnx-lower-functional-checks.mlir), then a
+// generic over the result reading the input at the clamped index.
+// CHECK-LABEL: func.func @indexing(
+// CHECK-SAME:      %[[X:[^:]*]]: tensor<?x8xf32>, %[[I:[^:]*]]: tensor<?x2xi64>, %[[S:[^:]*]]: tensor<3xi32>
+// CHECK:         linalg.generic {{.*}}iterator_types = ["reduction", "reduction"]{{.*}} ins(%[[I]] : tensor<?x2xi64>)
+// CHECK:         scf.if
+// CHECK:           func.call @nnxRuntimeFail
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]{{.*}} ins(%[[I]] : tensor<?x2xi64>) outs(%{{.*}} : tensor<?x2xf32>)
+// CHECK:           %[[L:.*]] = arith.maxsi
+// CHECK:           %[[C:.*]] = arith.minsi %[[L]]
+// CHECK:           %[[R:.*]] = linalg.index 0 : index
+// CHECK:           tensor.extract %[[X]][%[[R]], %[[C]]] : tensor<?x8xf32>
+// CHECK:         linalg.generic {{.*}}iterator_types = ["reduction"]{{.*}} ins(%[[S]] : tensor<3xi32>)
+// CHECK:           arith.extsi %{{.*}} : i32 to i64
+// CHECK:         scf.if
+// CHECK:         linalg.generic {{.*}}ins(%[[S]] : tensor<3xi32>) outs(%{{.*}} : tensor<?x3xf32>)
+// CHECK:           %[[R2:.*]] = linalg.index 0 : index
+// CHECK:           tensor.extract %[[X]][%[[R2]], %{{.*}}] : tensor<?x8xf32>
+// CHECK-NOT:     nnx.fn
+func.func @indexing(%x: tensor<?x8xf32>, %i: tensor<?x2xi64>, %s: tensor<3xi32>) -> (tensor<?x2xf32>, tensor<?x3xf32>) {
+  %0 = nnx.fn.gather %x, %i {dim = 1 : i64} : tensor<?x8xf32>, tensor<?x2xi64> -> tensor<?x2xf32>
+  %1 = nnx.fn.index_select %x, %s {dim = -1 : i64} : tensor<?x8xf32>, tensor<3xi32> -> tensor<?x3xf32>
+  return %0, %1 : tensor<?x2xf32>, tensor<?x3xf32>
+}
+
+// topk: pass j is a reduction generic giving the j-th value and position
+// of each row, inserted at position j of both results; the second pass
+// reads the first's pick.
+// CHECK-LABEL: func.func @topk(
+// CHECK:         %[[V0:.*]] = tensor.empty(%{{.*}}) : tensor<?x2xf32>
+// CHECK:         %[[I0:.*]] = tensor.empty(%{{.*}}) : tensor<?x2xi64>
+// CHECK:         %[[P0:.*]]:2 = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// CHECK-SAME:        outs(%{{.*}}, %{{.*}} : tensor<?xf32>, tensor<?xi64>)
+// CHECK:           arith.cmpf uno
+// CHECK:           arith.cmpf ogt
+// CHECK:         %[[V1:.*]] = tensor.insert_slice %[[P0]]#0 into %[[V0]][0, 0] [%{{.*}}, 1] [1, 1] : tensor<?xf32> into tensor<?x2xf32>
+// CHECK:         %[[I1:.*]] = tensor.insert_slice %[[P0]]#1 into %[[I0]][0, 0] [%{{.*}}, 1] [1, 1] : tensor<?xi64> into tensor<?x2xi64>
+// CHECK:         %[[P1:.*]]:2 = linalg.generic
+// CHECK-SAME:        ins(%{{.*}}, %[[P0]]#0, %[[P0]]#1 : tensor<?x8xf32>, tensor<?xf32>, tensor<?xi64>)
+// CHECK:         tensor.insert_slice %[[P1]]#0 into %[[V1]][0, 1] [%{{.*}}, 1] [1, 1]
+// CHECK:         tensor.insert_slice %[[P1]]#1 into %[[I1]][0, 1] [%{{.*}}, 1] [1, 1]
+// The smallest of integers: signed less-than, no NaN test.
+// CHECK:         linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]
+// CHECK-NOT:       arith.cmpf
+// CHECK:           arith.cmpi slt, %{{.*}}, %{{.*}} : i32
+// CHECK-NOT:     nnx.fn
+func.func @topk(%x: tensor<?x8xf32>, %y: tensor<4x?xi32>) -> (tensor<?x2xf32>, tensor<?x2xi64>, tensor<1x?xi32>, tensor<1x?xi64>) {
+  %v, %i = nnx.fn.topk %x {k = 2 : i64, dim = -1 : i64, largest, sorted} : tensor<?x8xf32> -> tensor<?x2xf32>, tensor<?x2xi64>
+  %w, %j = nnx.fn.topk %y {k = 1 : i64, dim = 0 : i64} : tensor<4x?xi32> -> tensor<1x?xi32>, tensor<1x?xi64>
+  return %v, %i, %w, %j : tensor<?x2xf32>, tensor<?x2xi64>, tensor<1x?xi32>, tensor<1x?xi64>
+}
+
+// cumsum: loops (d0, d1, j'), j' a reduction along dim 1; the sum takes
+// x[d0, j'] while j' <= d1.
+// CHECK-LABEL: func.func @cumsum(
+// CHECK:         %[[Z:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<?x?xf32>)
+// CHECK:         linalg.generic {indexing_maps = [#[[$CSIN:.*]], #[[$CSOUT:.*]]], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK-SAME:        outs(%[[Z]] : tensor<?x?xf32>)
+// CHECK:         ^bb0(%[[IN:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK-DAG:       %[[JP:.*]] = linalg.index 2 : index
+// CHECK-DAG:       %[[J:.*]] = linalg.index 1 : index
+// CHECK:           %[[KEEP:.*]] = arith.cmpi ule, %[[JP]], %[[J]] : index
+// CHECK:           %[[SUM:.*]] = arith.addf %[[ACC]], %[[IN]] : f32
+// CHECK:           arith.select %[[KEEP]], %[[SUM]], %[[ACC]] : f32
+// CHECK:         linalg.generic
+// CHECK:           arith.addi %{{.*}}, %{{.*}} : i64
+// CHECK-NOT:     nnx.fn
+func.func @cumsum(%x: tensor<?x?xf32>, %m: tensor<2x?xi64>) -> (tensor<?x?xf32>, tensor<2x?xi64>) {
+  %0 = nnx.fn.cumsum %x {dim = 1 : i64} : tensor<?x?xf32>
+  %1 = nnx.fn.cumsum %m {dim = -1 : i64} : tensor<2x?xi64>
+  return %0, %1 : tensor<?x?xf32>, tensor<2x?xi64>
+}
