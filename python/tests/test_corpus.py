@@ -121,6 +121,9 @@ def test_outputs_match_pytorch(exported, which):
     batch, n = case.shapes[which]
     inputs = case.example(batch, n, seed=n)
     want = reference(model, inputs)
+    # Exporting left the model as it was (its weights, buffers and state).
+    for w, fresh in zip(want, reference(case.build(), inputs)):
+        np.testing.assert_array_equal(w, fresh, err_msg="the model after export")
     got = nnx_run_all(text, [x.numpy() for x in inputs], len(want))
     for i, (g, w) in enumerate(zip(got, want)):
         assert g.shape == w.shape, f"output {i}: shape {g.shape}, want {w.shape}"
