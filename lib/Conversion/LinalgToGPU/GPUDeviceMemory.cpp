@@ -182,6 +182,28 @@ LogicalResult copyInputsToDevice(func::FuncOp func, Block &entry,
   return success();
 }
 
+/// Host reads of a 0-d device buffer (a run-time check reading what a
+/// kernel found, such as the first bad index of nnx.fn.gather) read a host
+/// copy: a stack buffer the device buffer is copied into right before the
+/// read (gpu-async-region makes the host wait for the copy). A host read of
+/// a larger buffer is still refused (checkNoHostAccess): it would be host
+/// code that should have been a kernel.
+void copyScalarReadsToHost(func::FuncOp func) {
+  SmallVector<memref::LoadOp> loads;
+  func.walk([&](memref::LoadOp load) {
+    if (load.getMemRefType().getRank() == 0 && isDeviceMemory(load.getMemref()))
+      loads.push_back(load);
+  });
+  OpBuilder b(func.getContext());
+  for (memref::LoadOp load : loads) {
+    b.setInsertionPoint(load);
+    Location loc = load.getLoc();
+    Value host = memref::AllocaOp::create(b, loc, load.getMemRefType());
+    gpu::MemcpyOp::create(b, loc, Type(), ValueRange(), host, load.getMemref());
+    load.getMemrefMutable().assign(host);
+  }
+}
+
 /// Refuses `op` if it is host code that touches device memory: a call that
 /// passes it, or an op that reads or writes it.
 LogicalResult checkHostOp(Operation *op) {
@@ -288,8 +310,10 @@ struct NNXGPUDeviceMemoryPass
     Block &entry = func.getBody().front();
     llvm::SetVector<Value> device; // buffers of this call, freed at return
     allocateOnDevice(func, entry, device);
-    if (failed(copyInputsToDevice(func, entry, device)) ||
-        failed(checkNoHostAccess(func)) ||
+    if (failed(copyInputsToDevice(func, entry, device)))
+      return signalPassFailure();
+    copyScalarReadsToHost(func);
+    if (failed(checkNoHostAccess(func)) ||
         failed(copyResultsToHost(func, entry, device.getArrayRef())))
       return signalPassFailure();
   }

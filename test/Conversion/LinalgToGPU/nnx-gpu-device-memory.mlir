@@ -71,6 +71,32 @@ func.func @reshape_shape_on_host(%x: memref<?x?x4xf32>, %n: index) -> memref<?x4
 
 // -----
 
+// A host read of what a kernel found (the run-time index check of
+// nnx.fn.gather reads the first bad index): the small device buffer is
+// copied into a host stack buffer right before the read.
+
+// CHECK-LABEL: func.func @scalar_read_on_host
+// CHECK: %[[D:.*]] = gpu.alloc  () : memref<i64>
+// CHECK: gpu.launch_func
+// CHECK: %[[H:.*]] = memref.alloca() : memref<i64>
+// CHECK: gpu.memcpy  %[[H]], %[[D]] : memref<i64>, memref<i64>
+// CHECK: %[[V:.*]] = memref.load %[[H]][] : memref<i64>
+// CHECK: return %[[V]]
+func.func @scalar_read_on_host(%x: memref<?xi64>) -> i64 {
+  %r = memref.alloc() : memref<i64>
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>],
+                  iterator_types = ["reduction"]}
+      ins(%x : memref<?xi64>) outs(%r : memref<i64>) {
+  ^bb0(%a: i64, %o: i64):
+    %m = arith.maxsi %a, %o : i64
+    linalg.yield %m : i64
+  }
+  %v = memref.load %r[] : memref<i64>
+  return %v : i64
+}
+
+// -----
+
 // Functions without kernels are left alone.
 
 // CHECK-LABEL: func.func @host_only
@@ -91,4 +117,3 @@ func.func @host_read(%x: memref<4xf32>) -> f32 {
   %v = memref.load %y[%c0] : memref<4xf32>
   return %v : f32
 }
-
