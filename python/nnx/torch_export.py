@@ -47,9 +47,9 @@ import re
 import torch
 from torch import nn
 
-from .fx_export import (ExportError, FxForward, Size, Value, flat_values,
-                        mlir_element_type, scalar_literal, tensor_type,
-                        trace_forward)
+from .export_ir import (ExportError, Value, mlir_element_type,
+                        scalar_literal, tensor_type)
+from .recorder import Recorder
 from .nets import FeedFwdNN
 from .safetensors import write_safetensors
 
@@ -440,7 +440,9 @@ class Exporter:
             raise ExportError(f"a model named '{name}' was already added")
         self._model_name = name
         self._model_prefix = re.sub(r"[^A-Za-z0-9_]", "_", name)
-        self._examples = self._record_examples(model, examples)
+        self._examples = self._record_examples(model, examples) \
+            if self._uses_specs(model) else {}
+        self._forwards = self._record_forwards(model, examples)
         self._emitted = {}
         self._calls = {}
         lines = []
@@ -812,25 +814,37 @@ class Exporter:
         head = f"{pad}nnx.module {_sym(key)} class = {_string(type(m).__name__)}"
         lines.append(head + (f" attributes {{{', '.join(attrs)}}}" if attrs else "")
                      + " {")
+        names = None
         if spec is not None:
             args, results, body, kept = self._spec_forward(m, path, spec)
         else:
-            args, results, body, kept = self._traced_forward(m, m, path)
+            rec = self._forwards.get(id(m))
+            if rec is None:
+                raise ExportError(
+                    f"{_where(path)}: custom module {type(m).__name__} is "
+                    "never called by the model's forward, so its forward "
+                    "types are unknown")
+            args, results, body, kept = rec.args, rec.results, rec.lines, \
+                rec.kept
+            names = rec.output_names
         for ckey, child in m._modules.items():
             if child is not None:
                 self._emit(child, ckey, _path(path, ckey), ind + 1, lines)
-        for fname, (fn, call) in kept.items():
-            self._function_module(fn, fname, _path(path, fname), call,
-                                  ind + 1, lines)
-        self._forward(lines, ind + 1, args, results, body)
+        for fname, krec in kept.items():
+            self._function_module(krec, fname, ind + 1, lines)
+        self._forward(lines, ind + 1, args, results, body, names)
         lines.append(f"{pad}}}")
 
-    def _forward(self, lines, ind, args, results, body):
+    def _forward(self, lines, ind, args, results, body, output_names=None):
         pad = "  " * ind
         arg_text = ", ".join(f"{a.name}: {a.type}" for a in args)
         res_types = [r.type for r in results]
         arrow = res_types[0] if len(res_types) == 1 else f"({', '.join(res_types)})"
-        lines.append(f"{pad}nnx.forward @forward({arg_text}) -> {arrow} {{")
+        attrs = ""
+        if output_names is not None:
+            attrs = " attributes {nnx.output_names = [" + ", ".join(
+                _string(n) for n in output_names) + "]}"
+        lines.append(f"{pad}nnx.forward @forward({arg_text}) -> {arrow}{attrs} {{")
         for line in body:
             lines.append(f"{pad}  {line}")
         lines.append(f"{pad}  nnx.return {', '.join(r.name for r in results)} : "
@@ -862,120 +876,57 @@ class Exporter:
             F._check(r)
         return args, results, F._lines, {}
 
-    def _traced_forward(self, m, root, path):
-        """Traces `root` (module `m`'s forward, or a kept function) and
-        interprets it on the recorded example inputs."""
-        examples, concrete, tensor_names = self._call_record(m, path)
-        where = _where(path)
-        fn = root.forward if isinstance(root, nn.Module) else root
-        params = [p for p in inspect.signature(fn).parameters.values()]
-        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
-            raise ExportError(f"{where}: a forward taking *args or **kwargs "
-                              "cannot be traced; give it named parameters")
-        if tensor_names is None:
-            tensor_names = [p.name for p in params][:len(examples)]
-        concrete = dict(concrete)
-        for p in params:
-            if p.name in tensor_names or p.name in concrete:
-                continue
-            if p.default is p.empty:
-                raise ExportError(f"{where}: forward parameter '{p.name}' is "
-                                  "not given by the call")
-            concrete[p.name] = p.default
-        graph = trace_forward(root, concrete, self._functions, where)
-        fxf = FxForward(m if isinstance(root, nn.Module) else None, path,
-                        self._functions, self._on_call)
-        names = [p.name for p in params]
-        args = [Size(fxf.name(n), ex) if isinstance(ex[0], int) else
-                Value(fxf.name(n), ex, tensor_type(ex, f"{where}, input '{n}'"))
-                for n, ex in zip(tensor_names, examples)]
-        fxf.known_sizes([a for a in args if isinstance(a, Size)])
-        with _Frozen(m) if isinstance(m, nn.Module) else _NoGrad():
-            results = fxf.run(graph, names, args, concrete)
-        return args, results, fxf.lines, fxf.kept
-
-    def _function_module(self, fn, key, path, call, ind, lines):
+    def _function_module(self, rec, key, ind, lines):
         """A kept function as a parameterless child module."""
-        self._calls[path] = call
         pad = "  " * ind
         lines.append(f"{pad}nnx.module {_sym(key)} class = {_string(key)} {{")
-        args, results, body, kept = self._traced_forward(None, fn, path)
-        for fname, (kfn, kcall) in kept.items():
-            self._function_module(kfn, fname, _path(path, fname), kcall,
-                                  ind + 1, lines)
-        self._forward(lines, ind + 1, args, results, body)
+        for fname, krec in rec.kept.items():
+            self._function_module(krec, fname, ind + 1, lines)
+        self._forward(lines, ind + 1, rec.args, rec.results, rec.lines,
+                      rec.output_names)
         lines.append(f"{pad}}}")
 
-    def _on_call(self, fxf, target, fn, args, kwargs, label):
-        """Emits the call of child `target` (a dotted path) or of kept
-        function `fn` from the forward `fxf` is building."""
-        if fn is None:
-            callee = fxf.module.get_submodule(target)
-            sig = inspect.signature(callee.forward)
-            run = callee
-            key_path = target
-        else:
-            sig = inspect.signature(fn)
-            run = fn
-            key_path = fn.__name__
-        try:
-            bound = sig.bind(*args, **kwargs)
-        except TypeError as e:
-            raise fxf.error(f"call does not match the signature: {e}") from None
-        operands, concrete, keywords = [], {}, []
-        for i, (name, v) in enumerate(bound.arguments.items()):
-            if isinstance(v, (Value, Size)):  # a tensor or a run-time size
-                operands.append(v)
-                if name in kwargs:
-                    keywords.append(name)
-                elif keywords:
-                    raise fxf.error(f"argument '{name}' is positional after a "
-                                    "keyword tensor argument")
-            elif any(isinstance(a, (Value, Size)) for a in flat_values(v)):
-                raise fxf.error(f"argument '{name}' mixes tensors or run-time "
-                                "sizes into a container; pass tensors directly")
-            else:
-                concrete[name] = v
-        outs = []
-        for k in range(2):
-            a = [o.examples[k].clone() if isinstance(o, Value) else
-                 o.examples[k] for o in operands]
-            kw = dict(concrete)
-            kw.update(zip([n for n in bound.arguments if n not in concrete], a))
-            with torch.no_grad():
-                outs.append(run(**kw))
-        names = [n for n in bound.arguments if n not in concrete]
-        call = ([o.examples for o in operands], concrete, names)
-        path = _path(fxf.path, key_path)
-        if fn is None:
-            self._calls.setdefault(path, call)
-        else:
-            fxf.kept.setdefault(fn.__name__, (fn, call))
-        return self._emit_call(fxf, key_path, operands, keywords, outs, label)
+    def _uses_specs(self, model):
+        return any(self._spec_for(m, p) is not None or hasattr(m, "nnx_forward")
+                   for p, m in model.named_modules())
 
-    def _emit_call(self, fxf, key_path, operands, keywords, outs, label):
-        tup = isinstance(outs[0], (tuple, list))
-        pairs = list(zip(outs[0], outs[1])) if tup else [(outs[0], outs[1])]
-        results = []
-        for i, ex in enumerate(pairs):
-            if not all(isinstance(e, torch.Tensor) for e in ex):
-                raise fxf.error(f"the callee's result {i} is a "
-                                f"{type(ex[0]).__name__}, not a tensor")
-            results.append(Value(fxf.name(label.removeprefix("self_")), ex,
-                                 tensor_type(ex, fxf.where())))
-        callee = "::".join(_sym(s) for s in key_path.split("."))
-        attrs = []
-        if keywords:
-            attrs.append("nnx.kwargs = [" + ", ".join(_string(k) for k in keywords)
-                         + "]")
-        in_types = ", ".join(o.type for o in operands)
-        out_types = ", ".join(r.type for r in results)
-        if len(results) != 1:
-            out_types = f"({out_types})"
-        fxf.emit([r.name for r in results],
-                 f"nnx.call {callee}({', '.join(o.name for o in operands)})",
-                 f"({in_types}) -> {out_types}", attrs, label)
-        return tuple(results) if tup else results[0]
+    def _is_custom(self, m, path=None):
+        """Modules written as ``nnx.module`` with a recorded forward."""
+        if hasattr(m, "nnx_forward") or any(
+                k in self._forward_specs for k in (type(m), type(m).__name__)):
+            return False
+        if isinstance(m, (FeedFwdNN, nn.Sequential, nn.ModuleList)):
+            return False
+        return self._leaf_kind(m) is None
+
+    def _leaf_kind(self, m):
+        for cls in _LEAF_CLASSES:
+            if isinstance(m, cls):
+                return cls
+        return None
+
+    def _record_forwards(self, model, examples):
+        """Runs `model` under the recorder; the forwards of its custom
+        modules by id."""
+        from torch.nn.modules.lazy import LazyModuleMixin
+        if any(isinstance(mod, LazyModuleMixin) and mod.has_uninitialized_params()
+               for mod in model.modules()):
+            return {}  # running it would initialize (change) the model
+        rec = Recorder(model, self._is_custom,
+                       lambda m: not self._is_custom(m) and not isinstance(
+                           m, (FeedFwdNN, nn.Sequential, nn.ModuleList)),
+                       self._functions)
+        with _Frozen(model):
+            rec.run([tuple(e.clone() for e in ex) for ex in examples])
+        return rec.forwards
+
+
+# Stock layers written as nnx leaf ops (evaluated, not entered, when a
+# forward calls them).
+_LEAF_CLASSES = (nn.Linear, nn.Embedding, nn.LayerNorm, nn.BatchNorm1d,
+                 nn.ReLU, nn.Tanh, nn.Sigmoid, nn.SiLU, nn.Identity,
+                 nn.Hardswish, nn.GELU, nn.LeakyReLU, nn.Softmax, nn.Dropout) + (
+                     (nn.RMSNorm,) if hasattr(nn, "RMSNorm") else ())
 
 
 def export(model, inputs, name="model", root="net", forward_specs=None,

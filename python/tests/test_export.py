@@ -2,6 +2,7 @@
 bit-exactly through text and bytecode, and flags / properties are carried."""
 
 import collections
+import os
 import re
 import subprocess
 
@@ -210,9 +211,11 @@ def test_refusals_name_the_module():
 
     class Odd(nn.Module):
         def forward(self, x):
-            return x.cumsum(dim=-1)
-    with pytest.raises(ExportError, match=r"module at '<root>', node 'cumsum' "
-                       r"\(call_method cumsum\): has no nnx form"):
+            return x.sort(dim=-1).values
+    # The module path, the construct and the user's source line.
+    line = Odd.forward.__code__.co_firstlineno + 1
+    with pytest.raises(ExportError, match=r"module at '<root>': 'Tensor.sort' "
+                       r"has no nnx form .*\(at .*test_export.py:%d\)" % line):
         export(Odd(), [(None, 4)])
 
 
@@ -244,3 +247,14 @@ def test_nnx_forward_method_parametrizations_and_state():
                      printed), printed
     assert re.search(r'nnx.linear @"1" \{[^}]*parametrizations = \{weight = "spectral_norm"\}',
                      printed), printed
+
+
+def test_support_table_in_the_docs_is_the_registry():
+    """docs/Python.md's table is generated from the handler registry."""
+    import subprocess
+    import sys as _sys
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    proc = subprocess.run([_sys.executable, os.path.join(
+        root, "utils", "nnx-export-support.py"), "--check"],
+        capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr

@@ -717,6 +717,35 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 
 nnx.model @m inputs(tensor<?x4xf32>) {
   nnx.module @b class = "B" {
+    // expected-error @+1 {{'nnx.forward' op 'nnx.output_names' names 2 results, but the forward has 1}}
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> attributes {nnx.output_names = ["0", "1"]} {
+      nnx.return %x : tensor<?x4xf32>
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @b class = "B" {
+    // expected-error @+1 {{'nnx.forward' op 'nnx.output_names' must be an array of strings, got [0]}}
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> attributes {nnx.output_names = [0]} {
+      nnx.return %x : tensor<?x4xf32>
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{'nnx.relu' op 'nnx.output_names' must be on an 'nnx.forward'}}
+  nnx.relu @r {nnx.output_names = ["0"]}
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @b class = "B" {
     nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
       // expected-error @+1 {{'arith.addf' op 'nnx.source' must be a string}}
       %y = arith.addf %x, %x {nnx.source = 3 : i64} : tensor<?x4xf32>

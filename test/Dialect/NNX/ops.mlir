@@ -135,6 +135,18 @@ nnx.model @fn inputs(tensor<?x4xf32>, tensor<?x4xf32>) {
   }
 }
 
+// The exporter names each result by its Python path in the returned
+// structure; a dropped None (`return y, None`) has no entry.
+// CHECK-LABEL: nnx.model @named inputs(tensor<?x4xf32>)
+// CHECK:         nnx.forward @forward(%{{.*}}: tensor<?x4xf32>) -> tensor<?x4xf32> attributes {nnx.output_names = ["0"]} {
+nnx.model @named inputs(tensor<?x4xf32>) {
+  nnx.module @b class = "B" {
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> attributes {nnx.output_names = ["0"]} {
+      nnx.return %x : tensor<?x4xf32>
+    }
+  }
+}
+
 // A forward with no results.
 // CHECK-LABEL: nnx.model @sink inputs(tensor<?x4xf32>)
 // CHECK:         nnx.forward @forward(%{{.*}}: tensor<?x4xf32>) {

@@ -133,6 +133,23 @@ static LogicalResult verifyArrayOf(Operation *op, NamedAttribute attr,
   return success();
 }
 
+/// `nnx.output_names`: strings, one per result of the nnx.forward it is on.
+static LogicalResult verifyOutputNames(Operation *op, NamedAttribute attr) {
+  auto forward = dyn_cast<ForwardOp>(op);
+  if (!forward)
+    return op->emitOpError() << "'" << attr.getName().getValue()
+                             << "' must be on an 'nnx.forward'";
+  if (failed(verifyArrayOf<StringAttr>(op, attr, "strings")))
+    return failure();
+  size_t names = cast<ArrayAttr>(attr.getValue()).size();
+  size_t results = forward.getFunctionType().getNumResults();
+  if (names != results)
+    return op->emitOpError()
+           << "'" << attr.getName().getValue() << "' names " << names
+           << " results, but the forward has " << results;
+  return success();
+}
+
 /// `nnx.in_place`: the index of an operand of `op`.
 static LogicalResult verifyInPlace(Operation *op, NamedAttribute attr) {
   auto index = dyn_cast<IntegerAttr>(attr.getValue());
@@ -207,6 +224,8 @@ LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
     return verifyArrayOf<StringAttr>(op, attr, "strings");
   if (name == kParameterLayoutsAttrName)
     return verifyParameterLayouts(op, attr);
+  if (name == kOutputNamesAttrName)
+    return verifyOutputNames(op, attr);
   if (name == kParametersAttrName)
     return verifyArrayOf<ElementsAttr>(op, attr, "tensor attributes");
   if (name == kInPlaceAttrName)
@@ -232,7 +251,7 @@ LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
   return op->emitOpError()
          << "'" << name
          << "' is not an attribute of the nnx dialect "
-            "(known: nnx.probes, nnx.source, nnx.kwargs, "
+            "(known: nnx.probes, nnx.source, nnx.kwargs, nnx.output_names, "
             "nnx.in_place, nnx.read_probes, "
             "nnx.write_probes, nnx.parameters, "
             "nnx.parameter_names, nnx.weights, "

@@ -33,6 +33,10 @@ def NNX_Dialect : Dialect {
     "::mlir::StringAttr":$source,
     // The keyword arguments of a call, by name, for tracing paths.
     "::mlir::ArrayAttr":$kwargs,
+    // On an nnx.forward: each result's Python path in the structure the
+    // PyTorch forward returned (`0`, `logits`, `hidden_states.1`); a None
+    // the exporter dropped has no entry.
+    "::mlir::ArrayAttr":$output_names,
     // The operand an in-place op (`x += y`) writes.
     "::mlir::IntegerAttr":$in_place,
     // On the forward function: the names of its read / write probes, in the

@@ -118,6 +118,10 @@ inline constexpr llvm::StringLiteral kProbesAttrName =
 /// arguments: ArrayAttr of StringAttr.
 inline constexpr llvm::StringLiteral kKwargsAttrName =
     NNXDialect::KwargsAttrHelper::getNameStr();
+/// On an `nnx.forward`: one StringAttr per result, its Python path in the
+/// returned structure (a dropped None has no entry).
+inline constexpr llvm::StringLiteral kOutputNamesAttrName =
+    NNXDialect::OutputNamesAttrHelper::getNameStr();
 /// Marks an op that overwrites one of its operands in place (the Python
 /// `t += u`): the operand index. Its result 0 is the new state of that
 /// operand's tensor.

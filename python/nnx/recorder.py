@@ -1,0 +1,1013 @@
+"""The exporter's recorder: runs the user's forward as Python runs it and
+writes every custom module's ``nnx.forward`` from what it does.
+
+Why not torch.fx: symbolic tracing cannot run real Python (asserts,
+branches on a config or on ``targets is not None``, ``*shape``
+unpacking, ``torch.finfo(x.dtype)``, tuples of tensors). The recorder runs
+the model once, on the first example inputs, under a
+``TorchFunctionMode`` (plus ``Tensor.__getitem__``/``__setitem__``, whose
+fast paths skip the mode, and ``nn.Module.__call__``). Every torch call is
+also evaluated on the second example inputs, whose dynamic dims (batch,
+sequence) have other sizes, so each value has two examples: its type says
+which dims are dynamic (``?``), and integers read from shapes are
+:class:`SymInt` s (``int`` subclasses carrying both values) whose
+arithmetic is recorded as ``index`` ops. Python control flow sees the first
+run's values; a branch or assertion whose outcome differs between the two
+runs (it depends on a dynamic size or on data) is refused, naming the
+source line.
+
+Module boundaries: every call of an ``nn.Module`` from a custom module's
+forward is an ``nnx.call`` of that child; a custom module's forward is
+written from its first call (:class:`Frame`); containers (``Sequential``,
+``ModuleList``, ``FeedFwdNN``) are run without writing IR; leaf layers are
+evaluated, not entered. Functions listed in ``functions=`` are kept as
+calls too: each becomes a parameterless child module of the module whose
+forward calls it.
+"""
+
+import contextlib
+import inspect
+import os
+import sys
+import types
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.overrides import TorchFunctionMode
+
+from .export_ir import (ExportError, ForwardWriter, Size, Value, _sym,
+                        scalar_literal, tensor_type, mlir_element_type)
+from .export_ops import Call, handler_for, _op_name, _key
+
+__all__ = ["SymInt", "Recorder", "Recorded"]
+
+_NNX_DIR = os.path.dirname(os.path.abspath(__file__))
+_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
+_DisableTorchFunction = torch._C.DisableTorchFunction
+
+
+def user_site():
+    """`file:line` of the innermost stack frame outside nnx and torch: the
+    line of the user's model code being run."""
+    f = sys._getframe(1)
+    while f is not None:
+        fn = os.path.abspath(f.f_code.co_filename)
+        if not fn.startswith((_NNX_DIR, _TORCH_DIR)) and \
+                not fn.startswith("<"):
+            return f"{fn}:{f.f_lineno}"
+        f = f.f_back
+    return None
+
+
+def _error(msg):
+    site = user_site()
+    return ExportError(msg + (f" (at {site})" if site else ""))
+
+
+# -----------------------------------------------------------------------------
+# Run-time integers
+# -----------------------------------------------------------------------------
+
+class SymInt(int):
+    """A run-time integer: its value in the first example run (what Python
+    computes with), in the second (`ex[1]`), and how it was computed
+    (`recipe`: ``("dim", tensor, d)`` or ``(op, a, b)``)."""
+
+    def __new__(cls, ex0, ex1, recipe):
+        obj = int.__new__(cls, ex0)
+        obj.ex = (int(ex0), int(ex1))
+        obj.recipe = recipe
+        return obj
+
+    def __repr__(self):
+        return f"SymInt({self.ex[0]}, {self.ex[1]})"
+
+    # -- arithmetic, recorded --------------------------------------------------
+    def _arith(self, op, other, fn, swap=False):
+        if isinstance(other, bool) or not isinstance(other, int):
+            if isinstance(other, float):
+                raise _error("float arithmetic on a run-time size (batch or "
+                             "sequence length) has no nnx form")
+            return NotImplemented
+        a, b = (other, self) if swap else (self, other)
+        e = tuple(fn(_ex(a, k), _ex(b, k)) for k in range(2))
+        if e[0] == e[1]:
+            return e[0]
+        return SymInt(e[0], e[1], (op, a, b))
+
+    def __add__(self, o):
+        return self._arith("add", o, int.__add__)
+
+    def __radd__(self, o):
+        return self._arith("add", o, int.__add__, True)
+
+    def __sub__(self, o):
+        return self._arith("sub", o, int.__sub__)
+
+    def __rsub__(self, o):
+        return self._arith("sub", o, int.__sub__, True)
+
+    def __mul__(self, o):
+        return self._arith("mul", o, int.__mul__)
+
+    def __rmul__(self, o):
+        return self._arith("mul", o, int.__mul__, True)
+
+    def __floordiv__(self, o):
+        return self._arith("floordiv", o, int.__floordiv__)
+
+    def __rfloordiv__(self, o):
+        return self._arith("floordiv", o, int.__floordiv__, True)
+
+    def __neg__(self):
+        return self._arith("sub", 0, int.__sub__, True)
+
+    def __pos__(self):
+        return self
+
+    def _no(self, what):
+        raise _error(f"a run-time size (batch or sequence length; "
+                     f"{self.ex[0]} and {self.ex[1]} in the example runs) "
+                     f"used {what} has no nnx form")
+
+    def __truediv__(self, o):
+        self._no("in a true division (float math)")
+
+    __rtruediv__ = __truediv__
+
+    def __mod__(self, o):
+        self._no("with %")
+
+    __rmod__ = __mod__
+
+    def __pow__(self, o):
+        self._no("with **")
+
+    def __float__(self):
+        self._no("as a float")
+
+    def __index__(self):
+        self._no("where Python needs a plain int (range(), list repeat, "
+                 "indexing a list or a numpy array)")
+
+    def __int__(self):
+        return self
+
+    def __hash__(self):
+        return int.__hash__(self)
+
+    # -- comparisons: guards ---------------------------------------------------
+    def _cmp(self, o, fn, sym):
+        if not isinstance(o, (int, float)):
+            return NotImplemented
+        r = [fn(_ex(self, k), _ex(o, k)) for k in range(2)]
+        if r[0] != r[1]:
+            raise _error(f"a branch or assertion on a run-time size "
+                         f"({_ex(self, 0)} {sym} {_ex(o, 0)} is {r[0]}, but "
+                         f"{_ex(self, 1)} {sym} {_ex(o, 1)} is {r[1]} in the "
+                         "second example run): its outcome depends on the "
+                         "input size")
+        return r[0]
+
+    def __eq__(self, o):
+        return self._cmp(o, lambda a, b: a == b, "==")
+
+    def __ne__(self, o):
+        return self._cmp(o, lambda a, b: a != b, "!=")
+
+    def __lt__(self, o):
+        return self._cmp(o, lambda a, b: a < b, "<")
+
+    def __le__(self, o):
+        return self._cmp(o, lambda a, b: a <= b, "<=")
+
+    def __gt__(self, o):
+        return self._cmp(o, lambda a, b: a > b, ">")
+
+    def __ge__(self, o):
+        return self._cmp(o, lambda a, b: a >= b, ">=")
+
+    def __bool__(self):
+        return self._cmp(0, lambda a, b: a != b, "!=")
+
+
+def _ex(x, k):
+    return x.ex[k] if isinstance(x, SymInt) else x
+
+
+class _Shape(tuple):
+    """`x.shape` / `x.size()` with run-time dims as SymInts."""
+
+    def numel(self):
+        n = 1
+        for d in self:
+            n = n * d
+        return n
+
+
+# -----------------------------------------------------------------------------
+# One forward being written
+# -----------------------------------------------------------------------------
+
+class Recorded:
+    """What a recorded forward gives the exporter: its arguments and
+    results (Values and Sizes), its body, its output names, and the kept
+    functions it calls (name -> Recorded)."""
+
+    def __init__(self, frame, args, results, output_names):
+        self.args = args
+        self.results = results
+        self.lines = frame.lines
+        self.output_names = output_names
+        self.kept = frame.kept
+        self.signature = None
+
+
+class Frame(ForwardWriter):
+    """The forward of `module` (None for a kept function) at `path`, being
+    written from its call."""
+
+    def __init__(self, rec, module, path, silent=False):
+        super().__init__(path)
+        self.rec = rec
+        self.module = module
+        self.silent = silent
+        self.values = {}  # id(tensor) -> Value
+        self.syms = {}  # id(SymInt) -> Size
+        self.kept = {}  # function name -> Recorded
+        self._keep = []
+        self._own = {}
+        if module is not None:
+            for n, t in list(module._parameters.items()) + \
+                    list(module._buffers.items()):
+                if t is not None:
+                    self._own[id(t)] = n
+
+    def where(self):
+        return f"module at '{self.path or '<root>'}'"
+
+    def error(self, msg):
+        return _error(f"{self.where()}: {msg}")
+
+    def dim(self, v, d):
+        key = (id(v), d)
+        if key not in self._dims:
+            self._keep.append(v)
+            ex = (v.examples[0].shape[d], v.examples[1].shape[d])
+            known = [s for s in self._sizes if s.examples == ex]
+            if ex[0] == ex[1]:
+                self._dims[key] = int(ex[0])
+            elif known:
+                self._dims[key] = known[0]
+            else:
+                hint = v.name[1:] + f"_d{d}"
+                self._dims[key] = self.size(
+                    hint, ex, f"tensor.dim {v.name}, {self.index(d)} : "
+                    f"{v.type}")
+        return self._dims[key]
+
+    # -- tensors and sizes into IR values ------------------------------------
+    def bind(self, t, v):
+        self.values[id(t)] = v
+        self._keep.append(t)
+
+    def value_of(self, t):
+        v = self.values.get(id(t))
+        if v is not None:
+            return v
+        name = self._own.get(id(t))
+        if name is not None:
+            v = self.state(name, t)
+        elif id(t) in self.rec.twins and id(t) not in self.rec.params:
+            raise self.error("uses a tensor computed outside this forward "
+                             "that is not one of its arguments (pass it to "
+                             "the module as an argument)")
+        elif id(t) in self.rec.params:
+            raise self.error(f"reads '{self.rec.params[id(t)]}', a tensor "
+                             "of another module, directly; call that module "
+                             "instead")
+        else:
+            v = self.constant(t)
+        self.bind(t, v)
+        return v
+
+    def state(self, name, t):
+        ex = t.detach()
+        typ = tensor_type((ex, ex), self.where())
+
+        def define(v):
+            self.lines.append(f'{v._name} = nnx.state "{name}" : {typ}')
+        return Value(self.name(name), (ex, ex), typ, define)
+
+    def constant(self, t):
+        """A tensor made without the example inputs, as a constant."""
+        t = t.detach()
+        if t.numel() > 1 << 20:
+            raise self.error(f"a constant tensor of {t.numel()} elements "
+                             "made in the forward is too large to write "
+                             "into the IR; register it as a buffer")
+        typ = tensor_type((t, t), self.where())
+        elt = mlir_element_type(t.dtype)
+
+        def literal(x):
+            if isinstance(x, list):
+                return "[" + ", ".join(literal(i) for i in x) + "]"
+            return scalar_literal(x, elt)
+        flat = t.reshape(-1)
+        if t.numel() and bool((flat == flat[0]).all()):
+            lit = literal(flat[0].item())
+        else:
+            lit = literal(t.tolist())
+
+        def define(v):
+            self.lines.append(f"{v._name} = arith.constant dense<{lit}> : "
+                              f"{typ}")
+        return Value(self.name("cst"), (t, t), typ, define)
+
+    def size_of(self, s):
+        """The Size (or int) of SymInt `s` in this forward."""
+        got = self.syms.get(id(s))
+        if got is not None:
+            return got
+        r = s.recipe
+        got = None
+        if r[0] == "dim" and id(r[1]) in self.values:
+            got = self.dim(self.values[id(r[1])], r[2])
+        elif r[0] in ("add", "sub", "mul", "floordiv"):
+            a, b = (self.to_ir(x) for x in r[1:])
+            got = self.arith_size(r[0], a, b)
+        else:
+            got = self.size_from_scope(s.ex)
+        self.syms[id(s)] = got
+        self._keep.append(s)
+        return got
+
+    def size_from_scope(self, ex):
+        for sz in self._sizes:
+            if sz.examples == ex:
+                return sz
+        for v in list(self.values.values()):
+            for d in range(v.rank):
+                if (v.examples[0].shape[d], v.examples[1].shape[d]) == ex:
+                    return self.dim(v, d)
+        raise self.error(f"cannot express a run-time size (examples {ex[0]} "
+                         f"and {ex[1]}) from the sizes in scope")
+
+    def to_ir(self, x):
+        if isinstance(x, torch.Tensor):
+            return self.value_of(x)
+        if isinstance(x, SymInt):
+            return self.size_of(x)
+        if isinstance(x, tuple) and not hasattr(x, "_fields"):
+            return tuple(self.to_ir(i) for i in x)
+        if isinstance(x, list):
+            return [self.to_ir(i) for i in x]
+        if isinstance(x, dict):
+            return {k: self.to_ir(i) for k, i in x.items()}
+        if isinstance(x, slice):
+            return slice(self.to_ir(x.start), self.to_ir(x.stop),
+                         self.to_ir(x.step))
+        return x
+
+    # -- constants and splats used by the handlers ----------------------------
+    def splat(self, fill, ex, hints, label):
+        sizes = self.sizes_for(ex, hints)
+        elt = mlir_element_type(ex[0].dtype)
+        lit = scalar_literal(fill, elt)
+        if not any(isinstance(s, Size) for s in sizes):
+            return self.value("full", ex, f"arith.constant dense<{lit}>",
+                              label=None)
+        c = self.name("fill")
+        typed = lit if elt == "i1" else f"{lit} : {elt}"
+        self.lines.append(f"{c} = arith.constant {typed}")
+        dyn = [s.name for s in sizes if isinstance(s, Size)]
+        return self.value("full", ex, f"tensor.splat {c}[{', '.join(dyn)}]",
+                          label=label)
+
+
+def _concrete(x, k, twins):
+    """`x` with tensors replaced by their run-`k` examples and SymInts by
+    their run-`k` values."""
+    if isinstance(x, torch.Tensor):
+        if k == 0:
+            return x
+        pair = twins.get(id(x))
+        return pair[1] if pair is not None else x
+    if isinstance(x, SymInt):
+        return x.ex[k]
+    if isinstance(x, tuple) and not hasattr(x, "_fields"):
+        return tuple(_concrete(i, k, twins) for i in x)
+    if isinstance(x, list):
+        return [_concrete(i, k, twins) for i in x]
+    if isinstance(x, dict):
+        return {n: _concrete(i, k, twins) for n, i in x.items()}
+    if isinstance(x, slice):
+        return slice(_concrete(x.start, k, twins),
+                     _concrete(x.stop, k, twins),
+                     _concrete(x.step, k, twins))
+    return x
+
+
+def _leaves(x, path=""):
+    """(python path, leaf) of every leaf of a nested output structure."""
+    if isinstance(x, (tuple, list)):
+        for i, v in enumerate(x):
+            yield from _leaves(v, f"{path}.{i}" if path else str(i))
+    elif isinstance(x, dict):
+        for k, v in x.items():
+            yield from _leaves(v, f"{path}.{k}" if path else str(k))
+    elif hasattr(x, "__dataclass_fields__"):
+        for k in x.__dataclass_fields__:
+            yield from _leaves(getattr(x, k), f"{path}.{k}" if path else k)
+    else:
+        yield path, x
+
+
+# -----------------------------------------------------------------------------
+# The recorder
+# -----------------------------------------------------------------------------
+
+_RANDOM = {getattr(torch, n, None) for n in (
+    "rand", "randn", "randint", "randperm", "normal", "bernoulli",
+    "multinomial", "rand_like", "randn_like", "randint_like", "poisson")}
+_RANDOM |= {getattr(torch.Tensor, n, None) for n in (
+    "uniform_", "normal_", "bernoulli_", "random_", "exponential_",
+    "geometric_", "cauchy_", "log_normal_")}
+_RANDOM.discard(None)
+
+# Handler groups that write IR even when no input is traced: factories, so
+# `torch.ones(t, t)` or a static `torch.full(...)` is a splat, not a blob.
+_FACTORY_GROUPS = {"arange", "ones/zeros/full"}
+
+_LABELS = {"__rsub__": "sub", "__rdiv__": "truediv", "__rtruediv__":
+           "truediv", "__truediv__": "truediv", "div": "truediv",
+           "__rpow__": "pow", "__radd__": "add", "__rmul__": "mul",
+           "__matmul__": "matmul", "__rmatmul__": "matmul",
+           "__getitem__": "getitem", "__setitem__": "setitem",
+           "__invert__": "invert", "__and__": "and", "__or__": "or",
+           "__xor__": "xor", "__neg__": "neg", "__abs__": "abs",
+           "add_": "iadd", "sub_": "isub", "mul_": "imul", "div_": "itruediv"}
+
+_METADATA = {"dtype", "device", "is_cuda", "requires_grad", "is_leaf",
+             "layout", "is_sparse", "is_quantized", "is_meta", "is_nested",
+             "names", "grad_fn", "data_ptr", "dim", "ndim", "ndimension",
+             "is_floating_point", "is_complex", "element_size",
+             "get_device", "is_contiguous", "__len__", "nelement", "numel",
+             "stride", "storage_offset", "__hash__", "__format__",
+             "__repr__", "_is_view", "is_signed", "has_names", "itemsize",
+             "nbytes", "is_inference"}
+
+
+class _Mode(TorchFunctionMode):
+    def __init__(self, rec):
+        super().__init__()
+        self.rec = rec
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return self.rec.dispatch(func, args, kwargs or {})
+
+
+class Recorder:
+    """Runs `model` on two example inputs and records the forward of every
+    custom module it calls (`forwards`: id(module) -> Recorded).
+
+    `is_custom(module)` says which modules get a forward; `kinds` of the
+    others: "leaf" (evaluated, not entered) or "container" (run without
+    writing IR). `functions` are kept as calls."""
+
+    def __init__(self, model, is_custom, is_leaf, functions=()):
+        self.model = model
+        self.is_custom = is_custom
+        self.is_leaf = is_leaf
+        self.functions = {f: f.__name__ for f in functions}
+        self.twins = {}  # id(t0) -> (t0, t1)
+        self.params = {}  # id(tensor) -> dotted name, for every module
+        self.frames = []
+        self.forwards = {}  # id(module) -> Recorded
+        self.paths = {}  # id(module) -> [paths]
+        self.owners = {}  # id(tensor) -> [modules registering it]
+        self._plain = 0
+        for path, m in model.named_modules(remove_duplicate=False):
+            self.paths.setdefault(id(m), []).append(path)
+            for n, t in list(m._parameters.items()) + list(m._buffers.items()):
+                if t is not None:
+                    self.owners.setdefault(id(t), []).append(m)
+                    self.params.setdefault(id(t), f"{path}.{n}" if path else n)
+                    self.twins[id(t)] = (t, t)
+        self.mode = _Mode(self)
+
+    # -- running -------------------------------------------------------------
+    def run(self, examples):
+        """Calls the model on the first examples (each `examples[i]` a pair);
+        returns the pair of outputs."""
+        args = []
+        for t0, t1 in examples:
+            self.twins[id(t0)] = (t0, t1)
+            args.append(t0)
+        with self._patched(), self.mode:
+            out = self.model(*args)
+        return out
+
+    @contextlib.contextmanager
+    def _patched(self):
+        rec = self
+        orig_call = nn.Module.__call__
+        orig_get = torch.Tensor.__getitem__
+        orig_set = torch.Tensor.__setitem__
+        self._orig_call = orig_call
+
+        def call(module, *args, **kwargs):
+            if rec._plain:
+                return orig_call(module, *args, **kwargs)
+            return rec.call_module(module, args, kwargs)
+
+        def getitem(t, idx):
+            if rec._plain:
+                return orig_get(t, idx)
+            return rec.dispatch(torch._C._TensorBase.__getitem__, (t, idx), {})
+
+        def setitem(t, idx, v):
+            if rec._plain:
+                return orig_set(t, idx, v)
+            return rec.dispatch(torch._C._TensorBase.__setitem__, (t, idx, v),
+                                {})
+        saved = []
+        for fn, name in self.functions.items():
+            wrapper = self._keep_wrapper(fn)
+            for mod in list(sys.modules.values()):
+                d = getattr(mod, "__dict__", None)
+                if isinstance(d, dict) and d.get(name) is fn:
+                    saved.append((d, name, fn))
+                    d[name] = wrapper
+        nn.Module.__call__ = call
+        torch.Tensor.__getitem__ = getitem
+        torch.Tensor.__setitem__ = setitem
+        try:
+            yield
+        finally:
+            nn.Module.__call__ = orig_call
+            torch.Tensor.__getitem__ = orig_get
+            torch.Tensor.__setitem__ = orig_set
+            for d, name, fn in saved:
+                d[name] = fn
+
+    @contextlib.contextmanager
+    def plain(self):
+        """Plain PyTorch: no mode, no recording."""
+        self._plain += 1
+        was_on = torch._C._is_torch_function_mode_enabled()
+        torch._C._set_torch_function_mode(None)
+        try:
+            with _DisableTorchFunction():
+                yield
+        finally:
+            self._plain -= 1
+            if was_on:
+                torch._C._set_torch_function_mode(
+                    torch.overrides._TorchFunctionStackMode())
+
+    def _keep_wrapper(self, fn):
+        rec = self
+
+        def kept(*args, **kwargs):
+            if rec._plain or not rec.frames or rec.frames[-1].silent:
+                return fn(*args, **kwargs)
+            return rec.call_function(fn, args, kwargs)
+        kept.__wrapped__ = fn
+        return kept
+
+    # -- twins ---------------------------------------------------------------
+    def is_traced(self, x):
+        if isinstance(x, torch.Tensor):
+            return id(x) in self.twins
+        if isinstance(x, SymInt):
+            return True
+        if isinstance(x, (tuple, list)):
+            return any(self.is_traced(i) for i in x)
+        if isinstance(x, dict):
+            return any(self.is_traced(i) for i in x.values())
+        if isinstance(x, slice):
+            return any(self.is_traced(i) for i in (x.start, x.stop, x.step))
+        return False
+
+    def register(self, r0, r1):
+        """Pairs the run-0 and run-1 results: tensors become traced, ints
+        that differ SymInts; other values must agree."""
+        if isinstance(r0, torch.Tensor):
+            if not isinstance(r1, torch.Tensor):
+                raise _error("a call returned a tensor in one example run "
+                             "and not in the other")
+            self.twins[id(r0)] = (r0, r1)
+            return r0
+        if isinstance(r0, (tuple, list)) and type(r0) is type(r1) and \
+                len(r0) == len(r1):
+            out = [self.register(a, b) for a, b in zip(r0, r1)]
+            if hasattr(r0, "_fields") or type(r0).__module__ == \
+                    "torch.return_types":
+                return r0
+            return type(r0)(out) if isinstance(r0, list) else tuple(out)
+        return r0
+
+    # -- torch calls ---------------------------------------------------------
+    def dispatch(self, func, args, kwargs):
+        h = handler_for(func)
+        if h is None and self._is_python(func) and self.is_traced(
+                (args, kwargs)):
+            return self._trace_through(func, args, kwargs)
+        with self.plain():
+            return self._dispatch(func, h, args, kwargs)
+
+    def _dispatch(self, func, h, args, kwargs):
+        frame = self.frames[-1] if self.frames else None
+        traced = self.is_traced(args) or self.is_traced(kwargs)
+        if frame is not None and not frame.silent and func in _RANDOM:
+            raise frame.error(f"{_op_name(func)}: random numbers made in a "
+                              "forward have no nnx form")
+        if not traced and not (h is not None and h.group in _FACTORY_GROUPS
+                               and frame is not None and not frame.silent):
+            return func(*args, **kwargs)
+        ex = self._evaluate(func, args, kwargs)
+        name = _op_name(func)
+        if name == "__setitem__":  # in place: the result is the target
+            ex = (args[0], self.twins[id(args[0])][1])
+        if frame is not None and not frame.silent:
+            leaf = self._leaf_of(frame, func, args, kwargs)
+            if leaf is not None:
+                out = self.register(*ex)
+                self._emit_call(frame, leaf[0], "self_" + leaf[0].replace(
+                    ".", "_"), leaf[1].forward, (args[0],), {}, out)
+                return out
+        if not isinstance(ex[0], torch.Tensor) and not (
+                isinstance(ex[0], (tuple, list)) and ex[0] and
+                all(isinstance(e, torch.Tensor) for e in ex[0])):
+            return self._metadata(func, name, args, ex)
+        if frame is None or frame.silent:
+            return self.register(*ex)
+        if h is None:
+            raise frame.error(f"{self._describe(func)} has no nnx form "
+                              "(supported: docs/Python.md, 'What the exporter "
+                              "supports')")
+        in_place = name.endswith("_") and not name.endswith("__") or \
+            name in ("__iadd__", "__isub__", "__imul__", "__itruediv__",
+                     "__setitem__")
+        if in_place and isinstance(args[0], torch.Tensor) and \
+                args[0]._base is not None:
+            raise frame.error(f"the in-place '{name}' writes into a view of "
+                              "another tensor, which nnx's value semantics "
+                              "cannot express")
+        c = Call(func, _LABELS.get(name, name.strip("_")),
+                 frame.to_ir(args), frame.to_ir(kwargs), ex, in_place)
+        res = h.fn(frame, c)
+        out = self.register(*ex)
+        self._bind(frame, out, res)
+        return out
+
+    _LEAF_FUNCTIONS = {F.linear: (nn.Linear, ("weight", "bias")),
+                       F.embedding: (nn.Embedding, ("weight",)),
+                       F.layer_norm: (nn.LayerNorm, ("weight", "bias"))}
+
+    def _leaf_of(self, frame, func, args, kwargs):
+        """(relative path, module) of the descendant layer whose own tensors
+        `F.linear` / `F.embedding` / `F.layer_norm` reads (as
+        nn.MultiheadAttention reads `out_proj.weight`), so the call is a
+        call of that layer; None otherwise."""
+        spec = self._LEAF_FUNCTIONS.get(func)
+        if spec is None or frame.module is None:
+            return None
+        cls, names = spec
+        pos = {F.linear: (1, 2), F.embedding: (1,), F.layer_norm: (2, 3)}[func]
+        got = [args[i] if len(args) > i else kwargs.get(n)
+               for i, n in zip(pos, names)]
+        w = got[0]
+        if not isinstance(w, torch.Tensor) or id(w) in frame._own:
+            return None
+        for m in self.owners.get(id(w), []):
+            if not isinstance(m, cls) or type(m).forward is not cls.forward:
+                continue
+            mine = [getattr(m, n, None) for n in names]
+            if all((a is b) for a, b in zip(got, mine)) and self._same_call(
+                    func, m, args, kwargs):
+                rel = self._rel_path(frame, m)
+                if rel is not None:
+                    return rel, m
+        return None
+
+    @staticmethod
+    def _same_call(func, m, args, kwargs):
+        if func is F.layer_norm:
+            shape = args[1] if len(args) > 1 else kwargs.get(
+                "normalized_shape")
+            eps = args[4] if len(args) > 4 else kwargs.get("eps", 1e-5)
+            return tuple(shape) == tuple(m.normalized_shape) and eps == m.eps
+        if func is F.embedding:
+            rest = list(args[2:]) + list(kwargs.values())
+            return all(r is None or r is False or r == 2.0 for r in rest) \
+                and m.padding_idx is None and m.max_norm is None
+        return len(args) <= 3
+
+    def _describe(self, func):
+        from .export_ops import callable_name
+        return f"'{callable_name(func)}'"
+
+    @staticmethod
+    def _is_python(func):
+        return isinstance(func, types.FunctionType) and (
+            getattr(func, "__module__", "") or "").startswith("torch")
+
+    def _evaluate(self, func, args, kwargs):
+        """The call on both example runs (run 1 first: an in-place op then
+        still sees run 0's inputs unchanged)."""
+        a1, k1 = (_concrete(args, 1, self.twins),
+                  _concrete(kwargs, 1, self.twins))
+        a0, k0 = (_concrete(args, 0, self.twins),
+                  _concrete(kwargs, 0, self.twins))
+        try:
+            with self.plain():
+                r1 = func(*a1, **k1)
+                r0 = func(*a0, **k0)
+        except ExportError:
+            raise
+        except Exception as e:
+            raise _error(f"{self._describe(func)} failed on the example "
+                         f"inputs ({type(e).__name__}: {e})") from None
+        return r0, r1
+
+    def _bind(self, frame, out, res):
+        if isinstance(out, torch.Tensor):
+            if not isinstance(res, Value):
+                raise frame.error("internal: a handler gave no value")
+            frame.bind(out, res)
+        elif isinstance(out, (tuple, list)):
+            for o, r in zip(out, res):
+                self._bind(frame, o, r)
+
+    def _metadata(self, func, name, args, ex):
+        """A call whose result is not a tensor: shapes give SymInts, other
+        values must agree between the runs."""
+        r0, r1 = ex
+        key = _key(func)
+        if key in (torch.Tensor.shape, torch.Tensor.size) or name == "size":
+            x = args[0]
+            dims = [a if a == b else SymInt(a, b, ("dim", x, d))
+                    for d, (a, b) in enumerate(zip(self.twins.get(
+                        id(x), (x, x))[0].shape, self.twins.get(
+                        id(x), (x, x))[1].shape))]
+            if isinstance(r0, int):  # size(d)
+                d = args[1] if len(args) > 1 else 0
+                return dims[d % len(dims)]
+            return _Shape(dims)
+        if name in ("numel", "nelement") and r0 != r1:
+            x = args[0]
+            n = 1
+            for d in self._metadata(torch.Tensor.size, "size", (x,),
+                                    (x.shape, x.shape)):
+                n = n * d
+            return n
+        if name in ("__repr__", "__format__", "__str__"):
+            return r0
+        if r0 != r1 if not isinstance(r0, torch.Tensor) else False:
+            what = ("len()" if name == "__len__" else
+                    f"{self._describe(func)}")
+            raise _error(f"{what} gives {r0!r} in the first example run and "
+                         f"{r1!r} in the second: a Python value that depends "
+                         "on the input data or sizes (data-dependent control "
+                         "flow) has no nnx form")
+        return r0
+
+    def _trace_through(self, func, args, kwargs):
+        """A torch function written in Python without a handler (e.g.
+        ``F.multi_head_attention_forward``): its body is run under the
+        recorder, its own dispatch to the mode skipped."""
+        g = dict(func.__globals__)
+        for n in ("has_torch_function", "has_torch_function_unary",
+                  "has_torch_function_variadic"):
+            if n in g:
+                g[n] = lambda *a, **k: False
+        body = types.FunctionType(func.__code__, g, func.__name__,
+                                  func.__defaults__, func.__closure__)
+        body.__kwdefaults__ = func.__kwdefaults__
+        with self.recording():
+            return body(*args, **kwargs)
+
+    @contextlib.contextmanager
+    def recording(self):
+        """User code run again under the recorder (inside `plain`)."""
+        saved, self._plain = self._plain, 0
+        try:
+            with self.mode:
+                yield
+        finally:
+            self._plain = saved
+
+    # -- module and kept-function calls --------------------------------------
+    def _rel_path(self, frame, module):
+        """The path of `module` below the module of `frame`, or None."""
+        base = frame.path
+        for p in self.paths.get(id(module), []):
+            if frame.module is None:
+                continue
+            if not base:
+                if p:
+                    return p
+            elif p.startswith(base + "."):
+                return p[len(base) + 1:]
+        return None
+
+    def _path_of(self, module, parent):
+        paths = self.paths.get(id(module))
+        if not paths:
+            return None
+        if parent is not None:
+            for p in paths:
+                if parent.path == "" or p.startswith(parent.path + "."):
+                    return p
+        return paths[0]
+
+    def call_module(self, module, args, kwargs):
+        parent = self.frames[-1] if self.frames else None
+        with self.plain():
+            path = self._path_of(module, parent)
+            recording = parent is not None and not parent.silent
+            rel = self._rel_path(parent, module) if recording and \
+                path is not None else None
+        if path is None:
+            # A module made in the forward (not registered in the model):
+            # its ops are part of the caller's forward.
+            return self._orig_call(module, *args, **kwargs)
+        if recording and rel is None:
+            raise parent.error(f"calls the module at '{path}', which is not "
+                               "one of its own submodules")
+        if self.is_custom(module) and id(module) not in self.forwards:
+            out = self._record(module, path, args, kwargs, module.forward)
+        elif self.is_custom(module) or self.is_leaf(module):
+            with self.plain():
+                self._check_signature(module, path, args, kwargs)
+                out = self._run_plain(module, args, kwargs)
+        else:  # a container: run it, writing no IR, so its children record
+            frame = Frame(self, module, path, silent=True)
+            self.frames.append(frame)
+            try:
+                out = self._orig_call(module, *args, **kwargs)
+            finally:
+                self.frames.pop()
+        if recording:
+            with self.plain():
+                self._emit_call(parent, rel, "self_" + rel.replace(".", "_"),
+                                module.forward, args, kwargs, out)
+        return out
+
+    def _check_signature(self, module, path, args, kwargs):
+        rec = self.forwards.get(id(module))
+        if rec is None:
+            return
+        operands, consts = self._operands(module.forward, args, kwargs, None)
+        types_ = [tensor_type(self.twins[id(x)], path) if isinstance(
+            x, torch.Tensor) else "index" for _, x, _ in operands]
+        if types_ != rec.signature[0]:
+            raise _error(f"module at '{path}' is called again with other "
+                         f"argument types ({', '.join(types_)}; first call: "
+                         f"{', '.join(rec.signature[0])}): one nnx.forward "
+                         "cannot serve both")
+        try:
+            same = consts == rec.signature[1]
+        except Exception:  # e.g. tensors compared elementwise
+            same = True
+        if not same:
+            raise _error(f"module at '{path}' is called again with other "
+                         f"constant arguments ({consts} vs "
+                         f"{rec.signature[1]}): one nnx.forward cannot serve "
+                         "both")
+
+    def call_function(self, fn, args, kwargs):
+        parent = self.frames[-1]
+        name = fn.__name__
+        if name not in parent.kept:
+            path = f"{parent.path}.{name}" if parent.path else name
+            out = self._record(None, path, args, kwargs, fn, kept_in=parent)
+        else:
+            with self.plain():
+                out = self._run_plain(fn, args, kwargs)
+        with self.plain():
+            self._emit_call(parent, name, name, fn, args, kwargs, out)
+        return out
+
+    def _run_plain(self, callee, args, kwargs):
+        a1, k1 = _concrete(args, 1, self.twins), _concrete(kwargs, 1,
+                                                           self.twins)
+        a0, k0 = _concrete(args, 0, self.twins), _concrete(kwargs, 0,
+                                                           self.twins)
+        with self.plain():
+            r1 = callee(*a1, **k1)
+            r0 = callee(*a0, **k0)
+        return self.register(r0, r1)
+
+    def _operands(self, fn, args, kwargs, where):
+        """(name, leaf) of the tensors and run-time sizes passed, flattened
+        (a tuple argument `pe` gives `pe.0`, `pe.1`), with keyword flags;
+        and the constant arguments."""
+        try:
+            bound = inspect.signature(fn).bind(*args, **kwargs)
+        except (TypeError, ValueError) as e:
+            raise where.error(f"call does not match the signature: {e}") \
+                if where is not None else _error(str(e))
+        operands, consts = [], {}
+        for name, v in bound.arguments.items():
+            leaves = [(f"{name}.{p}" if p else name, x) for p, x in
+                      _leaves(v)]
+            traced = [(n, x) for n, x in leaves if self.is_traced(x)]
+            if traced:
+                kw = name in kwargs
+                for n, x in leaves:
+                    if self.is_traced(x):
+                        operands.append((n, x, kw))
+                    elif x is not None and not isinstance(
+                            x, (int, float, bool, str)):
+                        raise _error(f"argument '{name}' mixes tensors with "
+                                     f"a {type(x).__name__}")
+            else:
+                consts[name] = v
+        return operands, consts
+
+    def _record(self, module, path, args, kwargs, fn, kept_in=None):
+        with self.plain():
+            frame = self._open_frame(module, path, args, kwargs, fn)
+        self.frames.append(frame)
+        try:
+            if module is not None:
+                out = self._orig_call(module, *args, **kwargs)
+            else:
+                out = fn(*args, **kwargs)
+        finally:
+            self.frames.pop()
+        with self.plain():
+            self._close_frame(frame, module, fn, out, kept_in)
+        return out
+
+    def _open_frame(self, module, path, args, kwargs, fn):
+        frame = Frame(self, module, path)
+        operands, consts = self._operands(fn, args, kwargs, frame)
+        block_args = []
+        for n, x, _ in operands:
+            hint = n.replace(".", "_")
+            if isinstance(x, torch.Tensor):
+                ex = self.twins[id(x)]
+                v = Value(frame.name(hint), ex, tensor_type(
+                    ex, f"{frame.where()}, argument '{n}'"))
+                frame.bind(x, v)
+            else:
+                v = Size(frame.name(hint), x.ex)
+                frame.syms[id(x)] = v
+                frame._keep.append(x)
+                frame.known_sizes([v])
+            block_args.append(v)
+        frame.block_args = block_args
+        frame.consts = consts
+        return frame
+
+    def _close_frame(self, frame, module, fn, out, kept_in):
+        block_args, consts = frame.block_args, frame.consts
+        results, names = [], []
+        for p, leaf in _leaves(out):
+            if isinstance(leaf, torch.Tensor):
+                results.append(frame.value_of(leaf))
+                names.append(p)
+        if not results:
+            raise frame.error("the forward returns no tensor")
+        trivial = not isinstance(out, (tuple, list, dict)) or (
+            isinstance(out, (tuple, list)) and all(
+                isinstance(o, torch.Tensor) for o in out))
+        rec = Recorded(frame, block_args, results, None if trivial else names)
+        rec.signature = ([v.type for v in block_args], consts)
+        if module is not None:
+            self.forwards[id(module)] = rec
+        else:
+            kept_in.kept[fn.__name__] = rec
+
+    def _emit_call(self, frame, callee_path, label, fn, args, kwargs, out):
+        operands, _ = self._operands(fn, args, kwargs, frame)
+        names = [frame.to_ir(x) for _, x, _ in operands]
+        keywords = [n for n, _, kw in operands if kw]
+        if keywords and not all(kw for _, _, kw in operands[-len(keywords):]):
+            raise frame.error("a tensor argument is passed by position after "
+                              "a keyword tensor argument")
+        results = []
+        for _, leaf in _leaves(out):
+            if isinstance(leaf, torch.Tensor):
+                ex = self.twins[id(leaf)]
+                results.append((leaf, Value(frame.name(label.removeprefix(
+                    "self_")), ex, tensor_type(ex, frame.where()))))
+        callee = "::".join(_sym(s) for s in callee_path.split("."))
+        attrs = []
+        if keywords:
+            attrs.append("nnx.kwargs = [" + ", ".join(
+                '"' + k + '"' for k in keywords) + "]")
+        in_types = ", ".join(v.type for v in names)
+        out_types = ", ".join(v.type for _, v in results)
+        if len(results) != 1:
+            out_types = f"({out_types})"
+        frame.emit([v.name for _, v in results],
+                   f"nnx.call {callee}({', '.join(v.name for v in names)})",
+                   f"({in_types}) -> {out_types}", attrs, label)
+        for leaf, v in results:
+            frame.bind(leaf, v)
