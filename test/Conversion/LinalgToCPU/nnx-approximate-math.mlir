@@ -44,3 +44,30 @@ func.func @left_alone(%x: f64, %y: f32) -> (f64, f32) {
   %l = math.log1p %y : f32
   return %t, %l : f64, f32
 }
+
+// -----
+
+// f32 erf is the pass's own piecewise polynomial (about 1 ulp): the odd form
+// x + x R(x^2) below 1, a polynomial in |x| - c (its coefficients selected
+// per interval) with x's sign up to 4, +-1 beyond (ordered: NaN stays NaN).
+// absi is LLVM's abs (INT_MIN stays INT_MIN).
+// CHECK-LABEL: func.func @erf_absi
+// CHECK-SAME:      (%[[X:.*]]: vector<8xf32>, %[[I:.*]]: i32)
+// CHECK:         %[[A:.*]] = llvm.intr.fabs(%[[X]])
+// CHECK:         %[[X2:.*]] = arith.mulf %[[X]], %[[X]]
+// CHECK:         %[[NEAR:.*]] = llvm.intr.fma(%[[X]], %{{.*}}, %[[X]])
+// CHECK:         arith.cmpf olt, %[[A]], %{{.*}} : vector<8xf32>
+// CHECK:         %[[T:.*]] = arith.subf %[[A]], %{{.*}} : vector<8xf32>
+// CHECK:         arith.minimumf
+// CHECK:         %[[BEYOND:.*]] = arith.cmpf oge, %[[A]], %{{.*}} : vector<8xf32>
+// CHECK:         %[[FAR:.*]] = arith.select %[[BEYOND]]
+// CHECK:         %[[SIGNED:.*]] = llvm.intr.copysign(%[[FAR]], %[[X]])
+// CHECK:         %[[SMALL:.*]] = arith.cmpf olt, %[[A]], %{{.*}} : vector<8xf32>
+// CHECK:         %[[E:.*]] = arith.select %[[SMALL]], %[[NEAR]], %[[SIGNED]]
+// CHECK:         %[[ABS:.*]] = "llvm.intr.abs"(%[[I]]) <{is_int_min_poison = false}> : (i32) -> i32
+// CHECK:         return %[[E]], %[[ABS]]
+func.func @erf_absi(%x: vector<8xf32>, %i: i32) -> (vector<8xf32>, i32) {
+  %e = math.erf %x : vector<8xf32>
+  %a = math.absi %i : i32
+  return %e, %a : vector<8xf32>, i32
+}
