@@ -192,10 +192,15 @@ def _compare(w, c):
                             "logical_not", "bitwise_not", "bitwise_and",
                             "bitwise_or", "bitwise_xor"),
           *_methods("__and__", "__or__", "__xor__", "__invert__", "__rand__",
-                    "__ror__", "__rxor__"),
+                    "__ror__", "__rxor__", "__iand__", "__ior__", "__ixor__"),
+          *_in_place("logical_and", "logical_or", "logical_xor",
+                     "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
+                     "bitwise_not"),
           doc="`~ & | ^` and `logical_*` on bool tensors")
 def _logical(w, c):
     name = _op_name(c.func).strip("_")
+    if name.startswith("i") and name[1:] in ("and", "or", "xor"):
+        name = name[1:]
     kind = {"logical_and": "and", "bitwise_and": "and", "and": "and",
             "rand": "and", "logical_or": "or", "bitwise_or": "or", "or": "or",
             "ror": "or", "logical_xor": "xor", "bitwise_xor": "xor",

@@ -488,6 +488,7 @@ class Recorder:
         self.paths = {}  # id(module) -> [paths]
         self.owners = {}  # id(tensor) -> [modules registering it]
         self._plain = 0
+        self._entering = set()
         for path, m in model.named_modules(remove_duplicate=False):
             self.paths.setdefault(id(m), []).append(path)
             for n, t in list(m._parameters.items()) + list(m._buffers.items()):
@@ -540,6 +541,11 @@ class Recorder:
                 if isinstance(d, dict) and d.get(name) is fn:
                     saved.append((d, name, fn))
                     d[name] = wrapper
+        shadowed = []
+        for m in self.model.modules():
+            if "forward" not in m.__dict__:
+                m.forward = self._forward_wrapper(m)
+                shadowed.append(m)
         nn.Module.__call__ = call
         torch.Tensor.__getitem__ = getitem
         torch.Tensor.__setitem__ = setitem
@@ -551,6 +557,32 @@ class Recorder:
             torch.Tensor.__setitem__ = orig_set
             for d, name, fn in saved:
                 d[name] = fn
+            for m in shadowed:
+                del m.forward
+
+    def _forward_wrapper(self, module):
+        """`module.forward(...)` called directly (llama2.c's
+        `self.attention.forward(x, ...)`) is a call of the module too;
+        `nn.Module.__call__` reaching it is the module's own forward."""
+        rec = self
+        real = type(module).forward.__get__(module)
+
+        def forward(*args, **kwargs):
+            if rec._plain or id(module) in rec._entering:
+                rec._entering.discard(id(module))
+                return real(*args, **kwargs)
+            return rec.call_module(module, args, kwargs)
+        forward.__signature__ = inspect.signature(real)
+        forward.__wrapped__ = real
+        return forward
+
+    def _call(self, module, *args, **kwargs):
+        """`nn.Module.__call__` of `module` under the recorder."""
+        self._entering.add(id(module))
+        try:
+            return self._orig_call(module, *args, **kwargs)
+        finally:
+            self._entering.discard(id(module))
 
     @contextlib.contextmanager
     def plain(self):
@@ -834,7 +866,7 @@ class Recorder:
         if path is None:
             # A module made in the forward (not registered in the model):
             # its ops are part of the caller's forward.
-            return self._orig_call(module, *args, **kwargs)
+            return self._call(module, *args, **kwargs)
         if recording and rel is None:
             raise parent.error(f"calls the module at '{path}', which is not "
                                "one of its own submodules")
@@ -848,7 +880,7 @@ class Recorder:
             frame = Frame(self, module, path, silent=True)
             self.frames.append(frame)
             try:
-                out = self._orig_call(module, *args, **kwargs)
+                out = self._call(module, *args, **kwargs)
             finally:
                 self.frames.pop()
         if recording:
@@ -864,6 +896,11 @@ class Recorder:
         operands, consts = self._operands(module.forward, args, kwargs, None)
         types_ = [tensor_type(self.twins[id(x)], path) if isinstance(
             x, torch.Tensor) else "index" for _, x, _ in operands]
+        if [n for n, _, _ in operands] != rec.signature[2]:
+            raise _error(f"module at '{path}' is called again with other "
+                         "tensor arguments ("
+                         f"{', '.join(n for n, _, _ in operands)}; first "
+                         f"call: {', '.join(rec.signature[2])})")
         if types_ != rec.signature[0]:
             raise _error(f"module at '{path}' is called again with other "
                          f"argument types ({', '.join(types_)}; first call: "
@@ -903,30 +940,39 @@ class Recorder:
         return self.register(r0, r1)
 
     def _operands(self, fn, args, kwargs, where):
-        """(name, leaf) of the tensors and run-time sizes passed, flattened
-        (a tuple argument `pe` gives `pe.0`, `pe.1`), with keyword flags;
-        and the constant arguments."""
+        """(name, leaf, by keyword) of the tensors and run-time sizes passed,
+        flattened (a tuple argument `pe` gives `pe.0`, `pe.1`), positional
+        ones first; and the constant arguments by name."""
         try:
-            bound = inspect.signature(fn).bind(*args, **kwargs)
+            sig = inspect.signature(fn)
+            bound = sig.bind(*args, **kwargs)
         except (TypeError, ValueError) as e:
-            raise where.error(f"call does not match the signature: {e}") \
-                if where is not None else _error(str(e))
-        operands, consts = [], {}
+            raise (where.error(f"call does not match the signature: {e}")
+                   if where is not None else _error(str(e))) from None
+        items = []
         for name, v in bound.arguments.items():
+            kind = sig.parameters[name].kind
+            if kind is inspect.Parameter.VAR_KEYWORD:
+                items += [(k, x, True) for k, x in v.items()]
+            elif kind is inspect.Parameter.VAR_POSITIONAL:
+                items += [(f"{name}.{i}", x, False) for i, x in enumerate(v)]
+            else:
+                items.append((name, v, name in kwargs))
+        operands, consts = [], {}
+        for name, v, kw in items:
             leaves = [(f"{name}.{p}" if p else name, x) for p, x in
                       _leaves(v)]
-            traced = [(n, x) for n, x in leaves if self.is_traced(x)]
-            if traced:
-                kw = name in kwargs
-                for n, x in leaves:
-                    if self.is_traced(x):
-                        operands.append((n, x, kw))
-                    elif x is not None and not isinstance(
-                            x, (int, float, bool, str)):
-                        raise _error(f"argument '{name}' mixes tensors with "
-                                     f"a {type(x).__name__}")
-            else:
+            if not any(self.is_traced(x) for _, x in leaves):
                 consts[name] = v
+                continue
+            for n, x in leaves:
+                if self.is_traced(x):
+                    operands.append((n, x, kw))
+                elif x is not None and not isinstance(
+                        x, (int, float, bool, str)):
+                    raise _error(f"argument '{name}' mixes tensors with a "
+                                 f"{type(x).__name__}")
+        operands.sort(key=lambda o: o[2])  # stable: positional ones first
         return operands, consts
 
     def _record(self, module, path, args, kwargs, fn, kept_in=None):
@@ -935,7 +981,7 @@ class Recorder:
         self.frames.append(frame)
         try:
             if module is not None:
-                out = self._orig_call(module, *args, **kwargs)
+                out = self._call(module, *args, **kwargs)
             else:
                 out = fn(*args, **kwargs)
         finally:
@@ -962,6 +1008,7 @@ class Recorder:
                 frame.known_sizes([v])
             block_args.append(v)
         frame.block_args = block_args
+        frame.operand_names = [n for n, _, _ in operands]
         frame.consts = consts
         return frame
 
@@ -978,7 +1025,8 @@ class Recorder:
             isinstance(out, (tuple, list)) and all(
                 isinstance(o, torch.Tensor) for o in out))
         rec = Recorded(frame, block_args, results, None if trivial else names)
-        rec.signature = ([v.type for v in block_args], consts)
+        rec.signature = ([v.type for v in block_args], consts,
+                         frame.operand_names)
         if module is not None:
             self.forwards[id(module)] = rec
         else:
@@ -988,9 +1036,6 @@ class Recorder:
         operands, _ = self._operands(fn, args, kwargs, frame)
         names = [frame.to_ir(x) for _, x, _ in operands]
         keywords = [n for n, _, kw in operands if kw]
-        if keywords and not all(kw for _, _, kw in operands[-len(keywords):]):
-            raise frame.error("a tensor argument is passed by position after "
-                              "a keyword tensor argument")
         results = []
         for _, leaf in _leaves(out):
             if isinstance(leaf, torch.Tensor):

@@ -74,7 +74,13 @@ class _TensorEntry:
 
 
 class Input:
-    """One forward input: a shape with ``None`` for dynamic dims, a dtype."""
+    """One forward input: a shape with ``None`` or a name (a string) for
+    dynamic dims, a dtype.
+
+    Dynamic dims named alike are one size (``("batch", "src_len")`` and
+    ``("batch", "tgt_len")``: one batch, two lengths); a ``None`` at
+    position i of the dynamic dims is the size named ``#i`` (so
+    ``(None, None)`` for ids and mask: the same batch and length)."""
 
     def __init__(self, shape, dtype=None):
         self.shape = tuple(shape)
@@ -101,7 +107,8 @@ def _element_type(dtype, where):
 
 
 def _tensor_type(shape, dtype, where):
-    dims = "".join(("?" if d is None else str(int(d))) + "x" for d in shape)
+    dims = "".join(("?" if d is None or isinstance(d, str) else str(int(d)))
+                   + "x" for d in shape)
     return f"tensor<{dims}{_element_type(dtype, where)}>"
 
 
@@ -430,11 +437,12 @@ class Exporter:
         inputs = [Input.of(i) for i in inputs]
         default = next((p.dtype for p in model.parameters()
                         if p.is_floating_point()), torch.float32)
-        types, examples = [], []
+        types, examples, symbols = [], [], {}
         for i, inp in enumerate(inputs):
             dtype = inp.dtype or default
             types.append(_tensor_type(inp.shape, dtype, f"input {i}"))
-            examples.append(tuple(self._example(inp.shape, dtype, k)
+            examples.append(tuple(self._example(inp.shape, dtype, k,
+                                                symbols)
                                   for k in range(2)))
         if any(m[0] == name for m in self._models):
             raise ExportError(f"a model named '{name}' was already added")
@@ -488,15 +496,17 @@ class Exporter:
         return out
 
     @staticmethod
-    def _example(shape, dtype, k):
+    def _example(shape, dtype, k, symbols):
         gen = torch.Generator().manual_seed(1234 + k)
-        # Each dynamic dim gets its own size, different in the two runs, so
-        # the traced sizes tell batch from sequence (run 0: 2, 3, 4, ...;
+        # Each size symbol gets its own size, different in the two runs, so
+        # the recorded sizes tell batch from sequence (run 0: 2, 3, 4, ...;
         # run 1: 3, 5, 7, ...).
         dims, i = [], 0
         for d in shape:
-            if d is None:
-                dims.append(2 + i if k == 0 else 3 + 2 * i)
+            if d is None or isinstance(d, str):
+                j = symbols.setdefault(f"#{i}" if d is None else d,
+                                       len(symbols))
+                dims.append(2 + j if k == 0 else 3 + 2 * j)
                 i += 1
             else:
                 dims.append(int(d))
@@ -707,10 +717,11 @@ class Exporter:
             self._container(lines, ind, f"nnx.sequential {_sym(key)} keying = {keying}",
                             attrs, list(m._modules.items()), path)
             return
-        if isinstance(m, nn.ModuleList):
+        if isinstance(m, (nn.ModuleList, nn.ModuleDict)):
             attrs = self._common(m, path, self._own_names(m))
             self._state(m, path, attrs)
-            self._container(lines, ind, f"nnx.module_list {_sym(key)}", attrs,
+            op = "module_list" if isinstance(m, nn.ModuleList) else "module_dict"
+            self._container(lines, ind, f"nnx.{op} {_sym(key)}", attrs,
                             list(m._modules.items()), path)
             return
         leaf = self._leaf_attrs(m, path)
@@ -895,7 +906,7 @@ class Exporter:
         if hasattr(m, "nnx_forward") or any(
                 k in self._forward_specs for k in (type(m), type(m).__name__)):
             return False
-        if isinstance(m, (FeedFwdNN, nn.Sequential, nn.ModuleList)):
+        if isinstance(m, _CONTAINERS):
             return False
         return self._leaf_kind(m) is None
 
@@ -914,12 +925,15 @@ class Exporter:
             return {}  # running it would initialize (change) the model
         rec = Recorder(model, self._is_custom,
                        lambda m: not self._is_custom(m) and not isinstance(
-                           m, (FeedFwdNN, nn.Sequential, nn.ModuleList)),
+                           m, _CONTAINERS),
                        self._functions)
         with _Frozen(model):
             rec.run([tuple(e.clone() for e in ex) for ex in examples])
         return rec.forwards
 
+
+# Containers: no forward of their own (run without writing IR).
+_CONTAINERS = (FeedFwdNN, nn.Sequential, nn.ModuleList, nn.ModuleDict)
 
 # Stock layers written as nnx leaf ops (evaluated, not entered, when a
 # forward calls them).
