@@ -423,6 +423,28 @@ def _reduce(w, c):
     return _reduce_op(w, _op_name(c.func), x, dims, keep, c.label, c.ex)
 
 
+@_handles("any/all", *_both("any", "all"), doc="`any all` (`dim=`, "
+          "`keepdim=`), as a sum of the flags")
+def _any(w, c):
+    name = _op_name(c.func)
+    x = c.args[0]
+    dims = _reduce_dims(w, c.arg(1, "dim"), x.rank)
+    keep = bool(c.arg(2, "keepdim", False))
+    flags = w.cast(x, torch.bool)
+    if name == "all":  # all(x) = not any(not x)
+        flags = w.binary("logical_xor", flags, w.scalar(True, torch.bool),
+                         tuple(~e for e in flags.examples), None)
+    n = w.cast(flags, torch.int64)
+    total = _reduce_op(w, "sum", n, dims, keep, None)
+    ex = c.ex if name == "any" else tuple(~e for e in c.ex)
+    res = w.binary("gt", total, w.scalar(0, torch.int64), ex,
+                   c.label if name == "any" else None)
+    if name == "any":
+        return res
+    return w.binary("logical_xor", res, w.scalar(True, torch.bool), c.ex,
+                    c.label)
+
+
 @_handles("amax/amin", *_both("amax", "amin"))
 def _amax(w, c):
     x = c.args[0]
@@ -811,12 +833,9 @@ def _advanced_index(w, c, x, items, adv):
             raise w.error("indexing with a bool mask has no nnx form: its "
                           "result size depends on the data")
         n = w.dim(y, d)
-        if (t < 0).any():
-            if isinstance(n, Size):
-                raise w.error("a negative list index into a dim of run-time "
-                              "size has no nnx form")
-            t = torch.where(t < 0, t + n, t)
         iv = w.constant(t.to(torch.int64))
+        if (t < 0).any():
+            iv = _wrap_negative(w, iv, n)
     else:
         iv = index
         if iv.dtype == torch.bool:
@@ -828,13 +847,14 @@ def _advanced_index(w, c, x, items, adv):
 
 def _wrap_negative(w, iv, n):
     """`where(i < 0, i + n, i)`, as Python indexing reads an index."""
-    if isinstance(n, Size):
-        return iv  # a run-time size: negatives are refused at run time
     zero = w.scalar(0, iv.dtype)
     lt = w.binary("lt", iv, zero, tuple(e < 0 for e in iv.examples), None)
-    plus = w.binary("add", iv, w.scalar(n, iv.dtype),
-                    tuple(e + n for e in iv.examples), None)
-    ex = tuple(torch.where(e < 0, e + n, e) for e in iv.examples)
+    nv = w.size_tensor(n, iv.dtype)
+    ns = n.examples if isinstance(n, Size) else (n, n)
+    plus = w.binary("add", iv, nv, tuple(e + ns[k] for k, e in
+                                         enumerate(iv.examples)), None)
+    ex = tuple(torch.where(e < 0, e + ns[k], e) for k, e in
+               enumerate(iv.examples))
     return _where_op(w, lt, plus, iv, ex, None)
 
 

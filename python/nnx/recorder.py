@@ -60,8 +60,15 @@ def user_site():
     return None
 
 
+# The recorders running (innermost last), so errors raised outside a frame
+# (a SymInt guard) still name the module whose forward is being recorded.
+_ACTIVE = []
+
+
 def _error(msg):
     site = user_site()
+    if _ACTIVE and _ACTIVE[-1].frames and not msg.startswith("module at"):
+        msg = f"{_ACTIVE[-1].frames[-1].where()}: {msg}"
     return ExportError(msg + (f" (at {site})" if site else ""))
 
 
@@ -249,6 +256,16 @@ class Frame(ForwardWriter):
 
     def error(self, msg):
         return _error(f"{self.where()}: {msg}")
+
+    def size_tensor(self, n, dtype):
+        """A rank-0 tensor holding the size `n` (an int or a Size)."""
+        if not isinstance(n, Size):
+            return self.scalar(n, dtype)
+        elt = mlir_element_type(dtype)
+        i = self.name("n")
+        self.lines.append(f"{i} = arith.index_cast {n.name} : index to {elt}")
+        ex = tuple(torch.tensor(e, dtype=dtype) for e in n.examples)
+        return self.value("n", ex, f"tensor.from_elements {i}")
 
     def dim(self, v, d):
         key = (id(v), d)
@@ -449,6 +466,10 @@ _LABELS = {"__rsub__": "sub", "__rdiv__": "truediv", "__rtruediv__":
            "__xor__": "xor", "__neg__": "neg", "__abs__": "abs",
            "add_": "iadd", "sub_": "isub", "mul_": "imul", "div_": "itruediv"}
 
+# Tensor methods that give Python the tensor's value.
+_VALUE_READS = {"__bool__", "item", "tolist", "__float__", "__int__",
+                "__index__", "__complex__", "numpy", "__array__"}
+
 _METADATA = {"dtype", "device", "is_cuda", "requires_grad", "is_leaf",
              "layout", "is_sparse", "is_quantized", "is_meta", "is_nested",
              "names", "grad_fn", "data_ptr", "dim", "ndim", "ndimension",
@@ -489,6 +510,7 @@ class Recorder:
         self.owners = {}  # id(tensor) -> [modules registering it]
         self._plain = 0
         self._entering = set()
+        self.dependent = set()  # ids of tensors computed from the inputs
         for path, m in model.named_modules(remove_duplicate=False):
             self.paths.setdefault(id(m), []).append(path)
             for n, t in list(m._parameters.items()) + list(m._buffers.items()):
@@ -505,10 +527,44 @@ class Recorder:
         args = []
         for t0, t1 in examples:
             self.twins[id(t0)] = (t0, t1)
+            self.dependent.add(id(t0))
             args.append(t0)
-        with self._patched(), self.mode:
-            out = self.model(*args)
+        _ACTIVE.append(self)
+        try:
+            with self._patched(), self.mode:
+                out = self.model(*args)
+        finally:
+            _ACTIVE.pop()
+        self._check_second_run(out, [t1 for _, t1 in examples])
         return out
+
+    def _check_second_run(self, out, inputs1):
+        """The model run as Python runs it on the second example inputs
+        must give what the recording computed for them: else its Python
+        took another path there (`for i in range(x.shape[0])`, a branch
+        on a value the recorder could not see)."""
+        with self.plain():
+            real = self._orig_call(self.model, *inputs1)
+        got = [(p, t) for p, t in _leaves(out) if isinstance(t, torch.Tensor)]
+        want = [(p, t) for p, t in _leaves(real) if isinstance(t, torch.Tensor)]
+        bad = None
+        if [p for p, _ in got] != [p for p, _ in want]:
+            bad = "its outputs differ in structure"
+        for (p, t), (_, r) in zip(got, want):
+            t1 = self.twins[id(t)][1]
+            if bad is None and (t1.shape != r.shape or not torch.allclose(
+                    t1, r, rtol=1e-5, atol=1e-6, equal_nan=True)):
+                bad = (f"output '{p or 0}' has shape {tuple(r.shape)} there, "
+                       f"but the recording gives {tuple(t1.shape)}"
+                       if t1.shape != r.shape else
+                       f"output '{p or 0}' differs from the recording")
+        if bad is not None:
+            raise ExportError(
+                "the forward takes another path on the second example inputs "
+                f"(other batch / sequence sizes): {bad}. Some Python control "
+                "flow depends on an input size or value in a way the recorder "
+                "cannot see (e.g. `for i in range(x.shape[0])`, or a Python "
+                "int taken from a tensor); write it with tensor ops")
 
     @contextlib.contextmanager
     def _patched(self):
@@ -623,7 +679,22 @@ class Recorder:
             return any(self.is_traced(i) for i in (x.start, x.stop, x.step))
         return False
 
-    def register(self, r0, r1):
+    def depends(self, x):
+        """Whether `x` (a structure of arguments) holds a tensor computed
+        from the model's inputs, or a run-time size."""
+        if isinstance(x, torch.Tensor):
+            return id(x) in self.dependent
+        if isinstance(x, SymInt):
+            return True
+        if isinstance(x, (tuple, list)):
+            return any(self.depends(i) for i in x)
+        if isinstance(x, dict):
+            return any(self.depends(i) for i in x.values())
+        if isinstance(x, slice):
+            return any(self.depends(i) for i in (x.start, x.stop, x.step))
+        return False
+
+    def register(self, r0, r1, dep=True):
         """Pairs the run-0 and run-1 results: tensors become traced, ints
         that differ SymInts; other values must agree."""
         if isinstance(r0, torch.Tensor):
@@ -631,10 +702,14 @@ class Recorder:
                 raise _error("a call returned a tensor in one example run "
                              "and not in the other")
             self.twins[id(r0)] = (r0, r1)
+            if dep:
+                self.dependent.add(id(r0))
+            else:
+                self.dependent.discard(id(r0))
             return r0
         if isinstance(r0, (tuple, list)) and type(r0) is type(r1) and \
                 len(r0) == len(r1):
-            out = [self.register(a, b) for a, b in zip(r0, r1)]
+            out = [self.register(a, b, dep) for a, b in zip(r0, r1)]
             if hasattr(r0, "_fields") or type(r0).__module__ == \
                     "torch.return_types":
                 return r0
@@ -666,7 +741,7 @@ class Recorder:
         if frame is not None and not frame.silent:
             leaf = self._leaf_of(frame, func, args, kwargs)
             if leaf is not None:
-                out = self.register(*ex)
+                out = self.register(*ex, self.depends((args, kwargs)))
                 self._emit_call(frame, leaf[0], "self_" + leaf[0].replace(
                     ".", "_"), leaf[1].forward, (args[0],), {}, out)
                 return out
@@ -675,7 +750,7 @@ class Recorder:
                 all(isinstance(e, torch.Tensor) for e in ex[0])):
             return self._metadata(func, name, args, ex)
         if frame is None or frame.silent:
-            return self.register(*ex)
+            return self.register(*ex, self.depends((args, kwargs)))
         if h is None:
             raise frame.error(f"{self._describe(func)} has no nnx form "
                               "(supported: docs/Python.md, 'What the exporter "
@@ -691,7 +766,7 @@ class Recorder:
         c = Call(func, _LABELS.get(name, name.strip("_")),
                  frame.to_ir(args), frame.to_ir(kwargs), ex, in_place)
         res = h.fn(frame, c)
-        out = self.register(*ex)
+        out = self.register(*ex, self.depends((args, kwargs)))
         self._bind(frame, out, res)
         return out
 
@@ -798,9 +873,21 @@ class Recorder:
             return n
         if name in ("__repr__", "__format__", "__str__"):
             return r0
+        if name in _VALUE_READS and isinstance(args[0], torch.Tensor):
+            if self.depends(args[0]):
+                raise _error(f"{self._describe(func)} reads the value of a "
+                             "tensor computed from the inputs as a Python "
+                             "value: control flow or numbers that depend on "
+                             "the input data have no nnx form (it would be "
+                             "fixed to the example's outcome)")
         if r0 != r1 if not isinstance(r0, torch.Tensor) else False:
             what = ("len()" if name == "__len__" else
                     f"{self._describe(func)}")
+            if name in _VALUE_READS:
+                raise _error(f"{what} gives {r0!r} in the first example run "
+                             f"and {r1!r} in the second: control flow or "
+                             "numbers that depend on the input data have no "
+                             "nnx form")
             raise _error(f"{what} gives {r0!r} in the first example run and "
                          f"{r1!r} in the second: a Python value that depends "
                          "on the input data or sizes (data-dependent control "
@@ -937,7 +1024,7 @@ class Recorder:
         with self.plain():
             r1 = callee(*a1, **k1)
             r0 = callee(*a0, **k0)
-        return self.register(r0, r1)
+        return self.register(r0, r1, self.depends((args, kwargs)))
 
     def _operands(self, fn, args, kwargs, where):
         """(name, leaf, by keyword) of the tensors and run-time sizes passed,
