@@ -25,13 +25,15 @@ prune masks, a subclass with its own forward, an uninitialized lazy layer)
 are written as the dialect's attributes.
 
 Supported modules: ``nn.Sequential`` (positional or OrderedDict-named),
-``nn.ModuleList``, :class:`nnx.nets.FeedFwdNN` (``nnx.feed_fwd``),
-``nn.Linear`` (also lazy), ``nn.Embedding``, ``nn.LayerNorm``,
+``nn.ModuleList``, ``nn.ModuleDict``, :class:`nnx.nets.FeedFwdNN`
+(``nnx.feed_fwd``), the leaf layers of :data:`LAYER_EMITTERS` (one emitter
+per class: ``nn.Linear`` (also lazy), ``nn.Embedding``, ``nn.LayerNorm``,
 ``nn.BatchNorm1d``, ReLU, GELU, Tanh, Sigmoid, SiLU, LeakyReLU, Softmax,
-Dropout, Identity, and any other module as ``nnx.module`` with a forward
+Dropout, Identity), and any other module as ``nnx.module`` with a forward
 region. That forward comes from, in order: ``forward_specs`` (by path, class
 or class name), a ``nnx_forward(self, F, *xs)`` method on the module, or a
-``torch.fx`` trace of its ``forward`` in which every child is a call. A spec
+recording of its ``forward`` run on example inputs (:mod:`nnx.recorder`),
+in which every child is a call. A spec
 is a function ``spec(F, *xs)`` over a :class:`ForwardBuilder`::
 
     def residual(F, x):
@@ -524,17 +526,7 @@ class Exporter:
         both). None: inline if :meth:`tensor_bytes` is at most
         :data:`INLINE_WEIGHTS_LIMIT`, else an :class:`ExportError` (a string
         has no directory to put a weights file in)."""
-        if weights is None:
-            if self.tensor_bytes() > INLINE_WEIGHTS_LIMIT:
-                raise ExportError(
-                    f"the models' tensors take {self.tensor_bytes()} bytes, "
-                    f"more than INLINE_WEIGHTS_LIMIT ({INLINE_WEIGHTS_LIMIT}) "
-                    "to inline automatically: write() them with a weights "
-                    "file, give export() weights=<path>, or weights=False "
-                    "to inline them anyway")
-            weights = False
-        if weights is True:
-            raise ExportError("weights=True needs a file name: use write()")
+        weights = self.weights_target(weights)
         external = weights is not False
         if external:
             subst = [f"#nnx.external<{_string(self._key(e))}> : {e.type}"
@@ -569,19 +561,41 @@ class Exporter:
         of `path` and written into the IR as given."""
         path = os.fspath(path)
         stem = os.path.splitext(os.path.basename(path))[0]
-        if weights is None:
-            weights = self.tensor_bytes() > INLINE_WEIGHTS_LIMIT
-        if weights is True:
-            weights = stem + ".safetensors"
+        weights = self.weights_target(weights, stem)
         text = self.text(weights)
         if weights is not False:
-            target = os.path.join(os.path.dirname(os.path.abspath(path)),
-                                  os.fspath(weights))
-            write_safetensors(target, self.state_dict(),
-                              metadata={"format": "pt", "producer": "nnx.torch_export"})
+            self.write_weights(os.path.join(
+                os.path.dirname(os.path.abspath(path)), os.fspath(weights)))
         with open(path, "w") as f:
             f.write(text)
         return text
+
+    def weights_target(self, weights, stem=None):
+        """The weights policy, in one place: False (inline), or the weights
+        file the IR names. `weights` None: inline if :meth:`tensor_bytes`
+        is at most :data:`INLINE_WEIGHTS_LIMIT`, else ``<stem>.safetensors``
+        (an :class:`ExportError` without a `stem`: a string has no
+        directory); True: ``<stem>.safetensors``; False or a path: itself."""
+        if weights is None:
+            weights = self.tensor_bytes() > INLINE_WEIGHTS_LIMIT
+            if weights and stem is None:
+                raise ExportError(
+                    f"the models' tensors take {self.tensor_bytes()} bytes, "
+                    f"more than INLINE_WEIGHTS_LIMIT ({INLINE_WEIGHTS_LIMIT}) "
+                    "to inline automatically: write() them with a weights "
+                    "file, give export() weights=<path>, or weights=False "
+                    "to inline them anyway")
+        if weights is True:
+            if stem is None:
+                raise ExportError("weights=True needs a file name: give a "
+                                  "path, or use write()")
+            weights = stem + ".safetensors"
+        return weights
+
+    def write_weights(self, target):
+        """The models' tensors as a safetensors file at `target`."""
+        write_safetensors(target, self.state_dict(), metadata={
+            "format": "pt", "producer": "nnx.torch_export"})
 
     # -- modules --------------------------------------------------------------
     def _common(self, m, path, tensor_names):
@@ -734,74 +748,10 @@ class Exporter:
         self._custom(m, key, path, ind, lines)
 
     def _leaf_attrs(self, m, path):
-        """(op, tensor names, attrs, base class) for a leaf layer, or None."""
-        where = _where(path)
-        from torch.nn.modules.lazy import LazyModuleMixin
-        if isinstance(m, nn.Linear) or (isinstance(m, LazyModuleMixin)
-                                        and isinstance(m, nn.Linear)):
-            if isinstance(m, LazyModuleMixin) and m.has_uninitialized_params():
-                return ("linear", [], ["lazy", f"out_features = {m.out_features}"],
-                        type(m))
-            extra = [f"weight = {self._t(m, path, 'weight')}"]
-            if m.bias is not None:
-                extra.append(f"bias = {self._t(m, path, 'bias')}")
-            return ("linear", ["weight", "bias"], extra, nn.Linear)
-        if isinstance(m, nn.Embedding):
-            if m.max_norm is not None:
-                raise ExportError(f"{where}: nn.Embedding with max_norm (it "
-                                  "renormalizes rows during forward) has no nnx form")
-            extra = [f"weight = {self._t(m, path, 'weight')}"]
-            if m.padding_idx is not None:
-                extra.append(f"padding_idx = {int(m.padding_idx)}")
-            return ("embedding", ["weight"], extra, nn.Embedding)
-        if isinstance(m, nn.LayerNorm):
-            extra = [f"normalized_shape = {_i64_array(m.normalized_shape)}",
-                     f"eps = {_f64(m.eps)}"]
-            if m.weight is not None:
-                extra.append(f"weight = {self._t(m, path, 'weight')}")
-            if m.bias is not None:
-                extra.append(f"bias = {self._t(m, path, 'bias')}")
-            return ("layer_norm", ["weight", "bias"], extra, nn.LayerNorm)
-        rms_norm = getattr(nn, "RMSNorm", None)  # torch >= 2.4
-        if rms_norm is not None and isinstance(m, rms_norm):
-            if m.eps is None:
-                raise ExportError(f"{where}: nn.RMSNorm with eps=None (the "
-                                  "dtype's machine epsilon) has no nnx form")
-            extra = [f"normalized_shape = {_i64_array(m.normalized_shape)}",
-                     f"eps = {_f64(m.eps)}"]
-            if m.weight is not None:
-                extra.append(f"weight = {self._t(m, path, 'weight')}")
-            return ("rms_norm", ["weight"], extra, rms_norm)
-        if isinstance(m, nn.BatchNorm1d):
-            if m.running_mean is None or m.running_var is None:
-                raise ExportError(f"{where}: BatchNorm1d without running "
-                                  "statistics (track_running_stats=False) has no nnx form")
-            if m.momentum is None:
-                raise ExportError(f"{where}: BatchNorm1d with momentum=None "
-                                  "(cumulative average) has no nnx form")
-            extra = [f"running_mean = {self._t(m, path, 'running_mean')}",
-                     f"running_var = {self._t(m, path, 'running_var')}",
-                     f"eps = {_f64(m.eps)}", f"momentum = {_f64(m.momentum)}"]
-            if m.weight is not None:
-                extra.append(f"weight = {self._t(m, path, 'weight')}")
-            if m.bias is not None:
-                extra.append(f"bias = {self._t(m, path, 'bias')}")
-            return ("batch_norm", ["weight", "bias"], extra, nn.BatchNorm1d)
-        for cls, op in _ACTIVATION_LEAVES:
-            if isinstance(m, cls):
-                return (op, [], [], cls)
-        if isinstance(m, nn.GELU):
-            return ("gelu", [], [f"approximate = #nnx.gelu_approximation<{m.approximate}>"], nn.GELU)
-        if isinstance(m, nn.LeakyReLU):
-            return ("leaky_relu", [], [f"negative_slope = {_f64(m.negative_slope)}"],
-                    nn.LeakyReLU)
-        if isinstance(m, nn.Softmax):
-            if m.dim is None:
-                raise ExportError(f"{where}: nn.Softmax needs an explicit dim")
-            return ("softmax", [], [f"dim = {int(m.dim)} : i64"], nn.Softmax)
-        if isinstance(m, nn.Dropout):
-            return ("dropout", [], [f"p = {_f64(m.p)}"], nn.Dropout)
-        return None
+        """(op, tensor names, attrs, base class) for a leaf layer, or None:
+        the emitter registered for the nearest class in `m`'s MRO."""
+        emit = _layer_emitter(m)
+        return None if emit is None else emit(self, m, path, _where(path))
 
     def _spec_for(self, m, path):
         specs = self._forward_specs
@@ -911,10 +861,7 @@ class Exporter:
         return self._leaf_kind(m) is None
 
     def _leaf_kind(self, m):
-        for cls in _LEAF_CLASSES:
-            if isinstance(m, cls):
-                return cls
-        return None
+        return _layer_emitter(m)
 
     def _record_forwards(self, model, examples):
         """Runs `model` under the recorder; the forwards of its custom
@@ -935,14 +882,6 @@ class Exporter:
 # Containers: no forward of their own (run without writing IR).
 _CONTAINERS = (FeedFwdNN, nn.Sequential, nn.ModuleList, nn.ModuleDict)
 
-# Stock layers written as nnx leaf ops (evaluated, not entered, when a
-# forward calls them).
-_LEAF_CLASSES = (nn.Linear, nn.Embedding, nn.LayerNorm, nn.BatchNorm1d,
-                 nn.ReLU, nn.Tanh, nn.Sigmoid, nn.SiLU, nn.Identity,
-                 nn.Hardswish, nn.GELU, nn.LeakyReLU, nn.Softmax, nn.Dropout) + (
-                     (nn.RMSNorm,) if hasattr(nn, "RMSNorm") else ())
-
-
 def export(model, inputs, name="model", root="net", forward_specs=None,
            weights=None, functions=()):
     """`model` as nnx IR text (one ``nnx.model``).
@@ -954,15 +893,12 @@ def export(model, inputs, name="model", root="net", forward_specs=None,
     to them as ``#nnx.external`` with the file's absolute path (the text may
     be saved anywhere). :func:`write` keeps relative paths."""
     ex = Exporter(forward_specs, functions).add_model(model, inputs, name, root)
-    if weights is None or weights is False:
-        return ex.text(weights)
-    if weights is True:
-        raise ExportError("export(weights=True) needs a file name: give a "
-                          "path, or use write()")
-    target = os.path.abspath(os.fspath(weights))
+    target = ex.weights_target(weights)
+    if target is False:
+        return ex.text(False)
+    target = os.path.abspath(os.fspath(target))
     text = ex.text(target)
-    write_safetensors(target, ex.state_dict(),
-                      metadata={"format": "pt", "producer": "nnx.torch_export"})
+    ex.write_weights(target)
     return text
 
 
@@ -978,3 +914,128 @@ def write(model, path, inputs, name="model", root="net", forward_specs=None,
     return Exporter(forward_specs, functions).add_model(
         model, inputs, name, root).write(
         path, weights)
+
+
+# -----------------------------------------------------------------------------
+# Leaf layers: one emitter per nn.Module class
+# -----------------------------------------------------------------------------
+
+#: nn.Module class -> emitter(exporter, module, path, where) giving
+#: (nnx op, tensor names, attribute texts, base class).
+LAYER_EMITTERS = {}
+
+
+def _layer(*classes):
+    def register(fn):
+        for cls in classes:
+            if cls is not None:
+                LAYER_EMITTERS[cls] = fn
+        return fn
+    return register
+
+
+def _layer_emitter(m):
+    for cls in type(m).__mro__:
+        fn = LAYER_EMITTERS.get(cls)
+        if fn is not None:
+            return fn
+    return None
+
+
+@_layer(nn.Linear)
+def _linear_layer(ex, m, path, where):
+    from torch.nn.modules.lazy import LazyModuleMixin
+    if isinstance(m, LazyModuleMixin) and m.has_uninitialized_params():
+        return ("linear", [], ["lazy", f"out_features = {m.out_features}"],
+                type(m))
+    extra = [f"weight = {ex._t(m, path, 'weight')}"]
+    if m.bias is not None:
+        extra.append(f"bias = {ex._t(m, path, 'bias')}")
+    return ("linear", ["weight", "bias"], extra, nn.Linear)
+
+
+@_layer(nn.Embedding)
+def _embedding_layer(ex, m, path, where):
+    if m.max_norm is not None:
+        raise ExportError(f"{where}: nn.Embedding with max_norm (it "
+                          "renormalizes rows during forward) has no nnx form")
+    extra = [f"weight = {ex._t(m, path, 'weight')}"]
+    if m.padding_idx is not None:
+        extra.append(f"padding_idx = {int(m.padding_idx)}")
+    return ("embedding", ["weight"], extra, nn.Embedding)
+
+
+@_layer(nn.LayerNorm)
+def _layer_norm_layer(ex, m, path, where):
+    extra = [f"normalized_shape = {_i64_array(m.normalized_shape)}",
+             f"eps = {_f64(m.eps)}"]
+    if m.weight is not None:
+        extra.append(f"weight = {ex._t(m, path, 'weight')}")
+    if m.bias is not None:
+        extra.append(f"bias = {ex._t(m, path, 'bias')}")
+    return ("layer_norm", ["weight", "bias"], extra, nn.LayerNorm)
+
+
+@_layer(getattr(nn, "RMSNorm", None))  # torch >= 2.4
+def _rms_norm_layer(ex, m, path, where):
+    if m.eps is None:
+        raise ExportError(f"{where}: nn.RMSNorm with eps=None (the dtype's "
+                          "machine epsilon) has no nnx form")
+    extra = [f"normalized_shape = {_i64_array(m.normalized_shape)}",
+             f"eps = {_f64(m.eps)}"]
+    if m.weight is not None:
+        extra.append(f"weight = {ex._t(m, path, 'weight')}")
+    return ("rms_norm", ["weight"], extra, nn.RMSNorm)
+
+
+@_layer(nn.BatchNorm1d)
+def _batch_norm_layer(ex, m, path, where):
+    if m.running_mean is None or m.running_var is None:
+        raise ExportError(f"{where}: BatchNorm1d without running statistics "
+                          "(track_running_stats=False) has no nnx form")
+    if m.momentum is None:
+        raise ExportError(f"{where}: BatchNorm1d with momentum=None "
+                          "(cumulative average) has no nnx form")
+    extra = [f"running_mean = {ex._t(m, path, 'running_mean')}",
+             f"running_var = {ex._t(m, path, 'running_var')}",
+             f"eps = {_f64(m.eps)}", f"momentum = {_f64(m.momentum)}"]
+    if m.weight is not None:
+        extra.append(f"weight = {ex._t(m, path, 'weight')}")
+    if m.bias is not None:
+        extra.append(f"bias = {ex._t(m, path, 'bias')}")
+    return ("batch_norm", ["weight", "bias"], extra, nn.BatchNorm1d)
+
+
+def _activation_layer(op, cls):
+    @_layer(cls)
+    def emit(ex, m, path, where):
+        return (op, [], [], cls)
+    return emit
+
+
+for _cls, _op in _ACTIVATION_LEAVES:
+    _activation_layer(_op, _cls)
+
+
+@_layer(nn.GELU)
+def _gelu_layer(ex, m, path, where):
+    return ("gelu", [], [f"approximate = #nnx.gelu_approximation<"
+                         f"{m.approximate}>"], nn.GELU)
+
+
+@_layer(nn.LeakyReLU)
+def _leaky_relu_layer(ex, m, path, where):
+    return ("leaky_relu", [], [f"negative_slope = {_f64(m.negative_slope)}"],
+            nn.LeakyReLU)
+
+
+@_layer(nn.Softmax)
+def _softmax_layer(ex, m, path, where):
+    if m.dim is None:
+        raise ExportError(f"{where}: nn.Softmax needs an explicit dim")
+    return ("softmax", [], [f"dim = {int(m.dim)} : i64"], nn.Softmax)
+
+
+@_layer(nn.Dropout)
+def _dropout_layer(ex, m, path, where):
+    return ("dropout", [], [f"p = {_f64(m.p)}"], nn.Dropout)
