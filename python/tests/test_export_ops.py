@@ -228,3 +228,28 @@ def test_branch_on_the_same_outcome_is_taken():
     x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
     got = _run_all(text, x, 1)[0]
     np.testing.assert_allclose(got, x * 2, **TOL)
+
+
+def test_tied_weights_are_one_tensor():
+    """One Parameter in two modules (nanoGPT's wte / lm_head) is one tensor
+    in the IR, not two copies."""
+    class Tied(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte = nn.Embedding(11, 4)
+            self.lm_head = nn.Linear(4, 11, bias=False)
+            self.wte.weight = self.lm_head.weight
+
+        def forward(self, idx, targets=None):
+            logits = self.lm_head(self.wte(idx))
+            loss = None if targets is None else logits.sum()
+            return logits, loss
+
+    model = Tied().eval()
+    text = export(model, [((None, None), torch.int64)], name="t")
+    blobs = [ln for ln in text.splitlines() if ln.strip().startswith("t_")]
+    assert len(blobs) == 1, blobs
+    ids = np.array([[1, 5, 10]], dtype=np.int64)
+    got = _run_all(text, ids, 1)[0]
+    want = model(torch.from_numpy(ids))[0].detach().numpy()
+    np.testing.assert_allclose(got, want, **TOL)
