@@ -1,5 +1,5 @@
 """The six reference transformer families exported whole through
-nnx.torch_export (torch.fx) and run by nnx-run with ONE IR file per family at
+nnx.torch_export (the recorded forward) and run by nnx-run with ONE IR file per family at
 two batch sizes and two sequence lengths: logits, every standardized value a
 family supports (read with --probe, compared with PyTorch forward hooks at the
 families/*.json locations) and writes of attention_output / mlp_output
@@ -124,14 +124,16 @@ def test_masked_scores_are_minus_inf_exactly_where_pytorch_has_them(family):
 
 
 def test_unsupported_op_names_module_and_node():
-    class Cumulative(torch.nn.Module):
+    class Sorted(torch.nn.Module):
         def forward(self, x):
-            return torch.cumsum(x, dim=1)
+            return torch.sort(x, dim=1).values
 
     with pytest.raises(ExportError) as e:
-        export(Cumulative(), [(None, None, 4)])
+        export(Sorted(), [(None, None, 4)])
     assert "module at '<root>'" in str(e.value)
-    assert "cumsum" in str(e.value)
+    assert "'torch.sort' has no nnx form" in str(e.value)
+    assert "test_transformer_export.py:%d" % (
+        Sorted.forward.__code__.co_firstlineno + 1) in str(e.value)
 
 
 def observer_runs(model, name, text, ids, threads):
