@@ -12,8 +12,6 @@ nnx.model @cohere inputs(tensor<?x?xi64>) {
             nnx.linear @o_proj {weight = dense_resource<cohere_model_layers_0_self_attn_o_proj_weight> : tensor<32x32xf32>}
             nnx.module @rotary_emb class = "CohereRotaryEmbedding" attributes {state = {inv_freq = dense_resource<cohere_model_layers_0_self_attn_rotary_emb_inv_freq> : tensor<4xf32>}} {
               nnx.forward @forward(%x: tensor<?x?x32xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>) {
-                %c0 = arith.constant 0 : index
-                %x_d0 = tensor.dim %x, %c0 : tensor<?x?x32xf32>
                 %c1 = arith.constant 1 : index
                 %x_d1 = tensor.dim %x, %c1 : tensor<?x?x32xf32>
                 %arange = nnx.fn.arange %x_d1 {nnx.source = "arange_0"} : tensor<?xi64>
@@ -45,11 +43,11 @@ nnx.model @cohere inputs(tensor<?x?xi64>) {
               }
             }
             nnx.forward @forward(%hidden_states: tensor<?x?x32xf32>) -> (tensor<?x?x32xf32>, tensor<?x4x?x?xf32>) {
+              %q_proj = nnx.call @q_proj(%hidden_states) {nnx.source = "self_q_proj_0"} : (tensor<?x?x32xf32>) -> tensor<?x?x32xf32>
               %c0 = arith.constant 0 : index
               %hidden_states_d0 = tensor.dim %hidden_states, %c0 : tensor<?x?x32xf32>
               %c1 = arith.constant 1 : index
               %hidden_states_d1 = tensor.dim %hidden_states, %c1 : tensor<?x?x32xf32>
-              %q_proj = nnx.call @q_proj(%hidden_states) {nnx.source = "self_q_proj_0"} : (tensor<?x?x32xf32>) -> tensor<?x?x32xf32>
               %view = nnx.fn.reshape %q_proj [%hidden_states_d0, %hidden_states_d1, 4, 8] {nnx.source = "view_0"} : tensor<?x?x32xf32> -> tensor<?x?x4x8xf32>
               %k_proj = nnx.call @k_proj(%hidden_states) {nnx.source = "self_k_proj_0"} : (tensor<?x?x32xf32>) -> tensor<?x?x16xf32>
               %view_1 = nnx.fn.reshape %k_proj [%hidden_states_d0, %hidden_states_d1, 2, 8] {nnx.source = "view_1"} : tensor<?x?x16xf32> -> tensor<?x?x2x8xf32>
@@ -88,12 +86,12 @@ nnx.model @cohere inputs(tensor<?x?xi64>) {
               %expand_1 = nnx.fn.expand %view_10 [%hidden_states_d0, 2, 2, %hidden_states_d1, 8] {nnx.source = "expand_1"} : tensor<?x2x1x?x8xf32> -> tensor<?x2x2x?x8xf32>
               %reshape_3 = nnx.fn.reshape %expand_1 [%hidden_states_d0, 4, %hidden_states_d1, 8] {nnx.source = "reshape_3"} : tensor<?x2x2x?x8xf32> -> tensor<?x4x?x8xf32>
               %fill = arith.constant true
-              %ones = tensor.splat %fill[%hidden_states_d1, %hidden_states_d1] {nnx.source = "ones_0"} : tensor<?x?xi1>
-              %triu = nnx.fn.triu %ones {nnx.source = "triu_0", diagonal = 1 : i64} : tensor<?x?xi1>
+              %full = tensor.splat %fill[%hidden_states_d1, %hidden_states_d1] {nnx.source = "ones_0"} : tensor<?x?xi1>
+              %triu = nnx.fn.triu %full {nnx.source = "triu_0", diagonal = 1 : i64} : tensor<?x?xi1>
               %fill_1 = arith.constant 0.0 : f32
-              %zeros = tensor.splat %fill_1[%hidden_states_d1, %hidden_states_d1] {nnx.source = "zeros_0"} : tensor<?x?xf32>
+              %full_1 = tensor.splat %fill_1[%hidden_states_d1, %hidden_states_d1] {nnx.source = "zeros_0"} : tensor<?x?xf32>
               %cst = arith.constant dense<0xFF800000> : tensor<f32>
-              %where = nnx.fn.where %triu, %cst, %zeros {nnx.source = "masked_fill_0"} : tensor<?x?xi1>, tensor<f32>, tensor<?x?xf32> -> tensor<?x?xf32>
+              %where = nnx.fn.where %triu, %cst, %full_1 {nnx.source = "masked_fill_0"} : tensor<?x?xi1>, tensor<f32>, tensor<?x?xf32> -> tensor<?x?xf32>
               %attention_interface, %attention_interface_1 = nnx.call @attention_interface(%add, %reshape_2, %reshape_3, %where) {nnx.source = "attention_interface_0", nnx.kwargs = ["attention_mask"]} : (tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>, tensor<?x?xf32>) -> (tensor<?x?x4x8xf32>, tensor<?x4x?x?xf32>)
               %reshape_4 = nnx.fn.reshape %attention_interface [%hidden_states_d0, %hidden_states_d1, 32] {nnx.source = "reshape_4"} : tensor<?x?x4x8xf32> -> tensor<?x?x32xf32>
               %o_proj = nnx.call @o_proj(%reshape_4) {nnx.source = "self_o_proj_0"} : (tensor<?x?x32xf32>) -> tensor<?x?x32xf32>
@@ -132,8 +130,6 @@ nnx.model @cohere inputs(tensor<?x?xi64>) {
             nnx.linear @o_proj {weight = dense_resource<cohere_model_layers_1_self_attn_o_proj_weight> : tensor<32x32xf32>}
             nnx.module @rotary_emb class = "CohereRotaryEmbedding" attributes {state = {inv_freq = dense_resource<cohere_model_layers_1_self_attn_rotary_emb_inv_freq> : tensor<4xf32>}} {
               nnx.forward @forward(%x: tensor<?x?x32xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>) {
-                %c0 = arith.constant 0 : index
-                %x_d0 = tensor.dim %x, %c0 : tensor<?x?x32xf32>
                 %c1 = arith.constant 1 : index
                 %x_d1 = tensor.dim %x, %c1 : tensor<?x?x32xf32>
                 %arange = nnx.fn.arange %x_d1 {nnx.source = "arange_0"} : tensor<?xi64>
@@ -165,11 +161,11 @@ nnx.model @cohere inputs(tensor<?x?xi64>) {
               }
             }
             nnx.forward @forward(%hidden_states: tensor<?x?x32xf32>) -> (tensor<?x?x32xf32>, tensor<?x4x?x?xf32>) {
+              %q_proj = nnx.call @q_proj(%hidden_states) {nnx.source = "self_q_proj_0"} : (tensor<?x?x32xf32>) -> tensor<?x?x32xf32>
               %c0 = arith.constant 0 : index
               %hidden_states_d0 = tensor.dim %hidden_states, %c0 : tensor<?x?x32xf32>
               %c1 = arith.constant 1 : index
               %hidden_states_d1 = tensor.dim %hidden_states, %c1 : tensor<?x?x32xf32>
-              %q_proj = nnx.call @q_proj(%hidden_states) {nnx.source = "self_q_proj_0"} : (tensor<?x?x32xf32>) -> tensor<?x?x32xf32>
               %view = nnx.fn.reshape %q_proj [%hidden_states_d0, %hidden_states_d1, 4, 8] {nnx.source = "view_0"} : tensor<?x?x32xf32> -> tensor<?x?x4x8xf32>
               %k_proj = nnx.call @k_proj(%hidden_states) {nnx.source = "self_k_proj_0"} : (tensor<?x?x32xf32>) -> tensor<?x?x16xf32>
               %view_1 = nnx.fn.reshape %k_proj [%hidden_states_d0, %hidden_states_d1, 2, 8] {nnx.source = "view_1"} : tensor<?x?x16xf32> -> tensor<?x?x2x8xf32>
@@ -208,12 +204,12 @@ nnx.model @cohere inputs(tensor<?x?xi64>) {
               %expand_1 = nnx.fn.expand %view_10 [%hidden_states_d0, 2, 2, %hidden_states_d1, 8] {nnx.source = "expand_1"} : tensor<?x2x1x?x8xf32> -> tensor<?x2x2x?x8xf32>
               %reshape_3 = nnx.fn.reshape %expand_1 [%hidden_states_d0, 4, %hidden_states_d1, 8] {nnx.source = "reshape_3"} : tensor<?x2x2x?x8xf32> -> tensor<?x4x?x8xf32>
               %fill = arith.constant true
-              %ones = tensor.splat %fill[%hidden_states_d1, %hidden_states_d1] {nnx.source = "ones_0"} : tensor<?x?xi1>
-              %triu = nnx.fn.triu %ones {nnx.source = "triu_0", diagonal = 1 : i64} : tensor<?x?xi1>
+              %full = tensor.splat %fill[%hidden_states_d1, %hidden_states_d1] {nnx.source = "ones_0"} : tensor<?x?xi1>
+              %triu = nnx.fn.triu %full {nnx.source = "triu_0", diagonal = 1 : i64} : tensor<?x?xi1>
               %fill_1 = arith.constant 0.0 : f32
-              %zeros = tensor.splat %fill_1[%hidden_states_d1, %hidden_states_d1] {nnx.source = "zeros_0"} : tensor<?x?xf32>
+              %full_1 = tensor.splat %fill_1[%hidden_states_d1, %hidden_states_d1] {nnx.source = "zeros_0"} : tensor<?x?xf32>
               %cst = arith.constant dense<0xFF800000> : tensor<f32>
-              %where = nnx.fn.where %triu, %cst, %zeros {nnx.source = "masked_fill_0"} : tensor<?x?xi1>, tensor<f32>, tensor<?x?xf32> -> tensor<?x?xf32>
+              %where = nnx.fn.where %triu, %cst, %full_1 {nnx.source = "masked_fill_0"} : tensor<?x?xi1>, tensor<f32>, tensor<?x?xf32> -> tensor<?x?xf32>
               %attention_interface, %attention_interface_1 = nnx.call @attention_interface(%add, %reshape_2, %reshape_3, %where) {nnx.source = "attention_interface_0", nnx.kwargs = ["attention_mask"]} : (tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>, tensor<?x?xf32>) -> (tensor<?x?x4x8xf32>, tensor<?x4x?x?xf32>)
               %reshape_4 = nnx.fn.reshape %attention_interface [%hidden_states_d0, %hidden_states_d1, 32] {nnx.source = "reshape_4"} : tensor<?x?x4x8xf32> -> tensor<?x?x32xf32>
               %o_proj = nnx.call @o_proj(%reshape_4) {nnx.source = "self_o_proj_0"} : (tensor<?x?x32xf32>) -> tensor<?x?x32xf32>

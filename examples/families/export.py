@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes the bundled tracing example models (one per family) as nnx IR, by
 exporting the PyTorch reference implementations of the test tree
-(python/tests/models) through `nnx.torch_export` (torch.fx).
+(python/tests/models) through `nnx.torch_export` (the forward recorded as Python runs it).
 
 Small decoder-only transformers (vocabulary 32, width 32, 2 layers, 4 heads,
 up to 16 positions), seeded random weights, batch and sequence length both
