@@ -108,6 +108,7 @@ private:
   FailureOr<SmallVector<Value>> visit(SequentialOp seq, ValueRange inputs);
   FailureOr<SmallVector<Value>> visit(FeedFwdOp ff, ValueRange inputs);
   FailureOr<SmallVector<Value>> visit(ModuleListOp list, ValueRange inputs);
+  FailureOr<SmallVector<Value>> visit(ModuleDictOp dict, ValueRange inputs);
   FailureOr<SmallVector<Value>> visit(CustomModuleOp custom, ValueRange inputs);
   FailureOr<SmallVector<Value>> visitLayer(LayerOpInterface layer,
                                            ValueRange inputs);
@@ -189,6 +190,12 @@ FailureOr<SmallVector<Value>> ForwardEmitter::visit(ModuleListOp list,
                                                     ValueRange) {
   return emitModuleError(list)
          << "is a module_list, which has no forward of its own";
+}
+
+FailureOr<SmallVector<Value>> ForwardEmitter::visit(ModuleDictOp dict,
+                                                    ValueRange) {
+  return emitModuleError(dict)
+         << "is a module_dict, which has no forward of its own";
 }
 
 FailureOr<SmallVector<Value>> ForwardEmitter::visit(CustomModuleOp custom,

@@ -867,3 +867,119 @@ func.func @f() attributes {nnx.index_checks = [{bound = 16 : i64, layer = "wte",
 func.func @f() attributes {nnx.index_checks = "wte"} {
   return
 }
+
+// -----
+
+// A module_dict has no forward: it may not hold one.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @block class = "Block" {
+    nnx.module_dict @d {
+      nnx.relu @act
+      // expected-error @+1 {{'nnx.forward' op expects parent op 'nnx.module'}}
+      nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+        nnx.return %x : tensor<?x4xf32>
+      }
+    }
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      nnx.return %x : tensor<?x4xf32>
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @block class = "Block" {
+    // expected-error @+1 {{'nnx.module_dict' op at 'd': may only hold modules and aliases, found 'arith.constant'}}
+    nnx.module_dict @d {
+      nnx.relu @act
+      %c = arith.constant 1.0 : f32
+    }
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      nnx.return %x : tensor<?x4xf32>
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @block class = "Block" {
+    nnx.module_dict @d {
+      nnx.relu @act
+    }
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      // expected-error @+1 {{callee @d is a module_dict, which has no forward}}
+      %a = nnx.call @d(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+      nnx.return %a : tensor<?x4xf32>
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @block class = "Block" {
+    nnx.module_dict @d {
+      nnx.relu @act
+    }
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      // expected-error @+1 {{callee @d::@nope is not a child of module 'block'}}
+      %a = nnx.call @d::@nope(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+      nnx.return %a : tensor<?x4xf32>
+    }
+  }
+}
+
+// -----
+
+// expected-error @+1 {{module '<root>' (nnx.module_dict) is a module_dict, which has no forward of its own}}
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-note @+1 {{module defined here}}
+  nnx.module_dict @d {
+    nnx.relu @act
+  }
+}
+
+// -----
+
+// expected-error @+1 {{module 'd' (nnx.module_dict) is a module_dict, which has no forward of its own}}
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @s keying = named {
+    nnx.relu @act
+    // expected-note @+1 {{module defined here}}
+    nnx.module_dict @d {
+      nnx.relu @act
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @block class = "Block" {
+    nnx.module_dict @d {
+      // expected-note @+1 {{see existing symbol definition here}}
+      nnx.relu @act
+      // expected-error @+1 {{redefinition of symbol named 'act'}}
+      nnx.relu @act
+    }
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      nnx.return %x : tensor<?x4xf32>
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @block class = "Block" {
+    // expected-error @+1 {{'nnx.module_dict' op at 'd': 'requires_grad' names 'v', which is not a tensor of this module}}
+    nnx.module_dict @d attributes {state = {w = dense<1.0> : tensor<4xf32>}, requires_grad = {v = false}} {
+      nnx.relu @act
+    }
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      nnx.return %x : tensor<?x4xf32>
+    }
+  }
+}

@@ -211,3 +211,40 @@ nnx.model @rms inputs(tensor<?x?x4xf32>) {
     }
   }
 }
+
+// A module_dict (nn.ModuleDict) keyed by names, holding a module_list and an
+// alias; the owner's forward calls its children by path.
+// CHECK-LABEL: nnx.model @gpt inputs(tensor<?x3xi64>)
+// CHECK:         nnx.module_dict @transformer attributes {state = {scale = dense<2.000000e+00> : tensor<4xf32>}} {
+// CHECK-NEXT:      nnx.embedding @wte {weight = dense<5.000000e-01> : tensor<16x4xf32>}
+// CHECK-NEXT:      nnx.module_list @h {
+// CHECK-NEXT:        nnx.linear @"0" {weight = dense<1.000000e+00> : tensor<4x4xf32>}
+// CHECK-NEXT:      }
+// CHECK-NEXT:      nnx.layer_norm @ln_f {normalized_shape = array<i64: 4>}
+// CHECK-NEXT:      nnx.alias @tied = @transformer::@wte
+// CHECK-NEXT:    }
+// CHECK-NEXT:    nnx.module_dict @empty {
+// CHECK-NEXT:    }
+// CHECK:         nnx.call @transformer::@wte(%{{.*}}) : (tensor<?x3xi64>) -> tensor<?x3x4xf32>
+// CHECK:         nnx.call @transformer::@h::@"0"(%{{.*}}) : (tensor<?x3x4xf32>) -> tensor<?x3x4xf32>
+// CHECK:         nnx.call @transformer::@ln_f(%{{.*}}) : (tensor<?x3x4xf32>) -> tensor<?x3x4xf32>
+nnx.model @gpt inputs(tensor<?x3xi64>) {
+  nnx.module @net class = "GPT" {
+    nnx.module_dict @transformer attributes {state = {scale = dense<2.0> : tensor<4xf32>}} {
+      nnx.embedding @wte {weight = dense<0.5> : tensor<16x4xf32>}
+      nnx.module_list @h {
+        nnx.linear @"0" {weight = dense<1.0> : tensor<4x4xf32>}
+      }
+      nnx.layer_norm @ln_f {normalized_shape = array<i64: 4>}
+      nnx.alias @tied = @transformer::@wte
+    }
+    nnx.module_dict @empty {
+    }
+    nnx.forward @forward(%ids: tensor<?x3xi64>) -> tensor<?x3x4xf32> {
+      %e = nnx.call @transformer::@wte(%ids) : (tensor<?x3xi64>) -> tensor<?x3x4xf32>
+      %h = nnx.call @transformer::@h::@"0"(%e) : (tensor<?x3x4xf32>) -> tensor<?x3x4xf32>
+      %y = nnx.call @transformer::@ln_f(%h) : (tensor<?x3x4xf32>) -> tensor<?x3x4xf32>
+      nnx.return %y : tensor<?x3x4xf32>
+    }
+  }
+}

@@ -23,6 +23,10 @@ bool mlir::nnx::isRegisteredChild(Operation *op) {
   return isa_and_nonnull<ModuleOpInterface, AliasOp>(op);
 }
 
+bool mlir::nnx::isForwardlessContainer(Operation *op) {
+  return isa_and_nonnull<ModuleListOp, ModuleDictOp>(op);
+}
+
 Operation *mlir::nnx::lookupChild(Operation *container, StringRef key) {
   if (!container || !container->hasTrait<OpTrait::SymbolTable>())
     return nullptr;
@@ -392,6 +396,11 @@ public:
   FailureOr<SmallVector<Type>> visit(ModuleListOp list, TypeRange) {
     return ModuleTypeError(list, loc)(
         "is a module_list, which has no forward of its own");
+  }
+
+  FailureOr<SmallVector<Type>> visit(ModuleDictOp dict, TypeRange) {
+    return ModuleTypeError(dict, loc)(
+        "is a module_dict, which has no forward of its own");
   }
 
   FailureOr<SmallVector<Type>> visit(CustomModuleOp custom, TypeRange inputs) {

@@ -312,6 +312,7 @@ LogicalResult ModelOp::verifyRegions() {
 NNX_CONTAINER_PARAMETER_NAMES(SequentialOp)
 NNX_CONTAINER_PARAMETER_NAMES(FeedFwdOp)
 NNX_CONTAINER_PARAMETER_NAMES(ModuleListOp)
+NNX_CONTAINER_PARAMETER_NAMES(ModuleDictOp)
 NNX_CONTAINER_PARAMETER_NAMES(CustomModuleOp)
 #undef NNX_CONTAINER_PARAMETER_NAMES
 
@@ -413,6 +414,10 @@ LogicalResult FeedFwdOp::verifyRegions() {
 
 LogicalResult ModuleListOp::verifyRegions() {
   return verifyChildren(*this, /*positional=*/true);
+}
+
+LogicalResult ModuleDictOp::verifyRegions() {
+  return verifyChildren(*this, /*positional=*/false);
 }
 
 ForwardOp CustomModuleOp::getForward() {
@@ -612,9 +617,10 @@ LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &) {
   FailureOr<ModuleOpInterface> target = verifyCallee(*this, module);
   if (failed(target))
     return failure();
-  if (isa<ModuleListOp>(*target))
-    return emitOpError() << "callee " << getCallee()
-                         << " is a module_list, which has no forward";
+  if (isForwardlessContainer(*target))
+    return emitOpError() << "callee " << getCallee() << " is a "
+                         << target->getOperation()->getName().stripDialect()
+                         << ", which has no forward";
   FailureOr<SmallVector<Type>> inferred =
       inferForwardTypes(*target, getOperandTypes(), getLoc());
   if (failed(inferred))

@@ -22,6 +22,10 @@ llvm::SmallVector<llvm::StringRef> splitPath(llvm::StringRef path);
 /// `@forward`) but not a child.
 bool isRegisteredChild(Operation *op);
 
+/// True for the containers with no forward of their own (`nnx.module_list`,
+/// `nnx.module_dict`): their owner's forward runs their children by path.
+bool isForwardlessContainer(Operation *op);
+
 /// The module or `nnx.alias` registered under `key` directly inside
 /// `container`, or null.
 Operation *lookupChild(Operation *container, llvm::StringRef key);

@@ -224,6 +224,31 @@ def NNX_ModuleListOp : NNX_ContainerOp<"module_list"> {
   let hasRegionVerifier = 1;
 }
 
+def NNX_ModuleDictOp : NNX_ContainerOp<"module_dict"> {
+  let summary = "A dict of modules with no forward of its own";
+  let description = [{
+    PyTorch's `nn.ModuleDict`: like `nnx.module_list`, but its keys are any
+    names, kept in insertion (block) order. A module_dict has no forward:
+    its owner's forward calls its children by path (nanoGPT's
+    `self.transformer.wte(idx)` is `nnx.call @transformer::@wte(%idx)`), and
+    calling the module_dict itself is an error. Dotted paths step through it
+    by key (`transformer.wte.weight`).
+
+    ```mlir
+    nnx.module_dict @transformer {
+      nnx.embedding @wte {weight = dense<0.5> : tensor<16x8xf32>}
+      nnx.module_list @h {
+        nnx.linear @"0" {weight = dense<1.0> : tensor<8x8xf32>}
+      }
+      nnx.layer_norm @ln_f {normalized_shape = array<i64: 8>}
+    }
+    ```
+  }];
+  let arguments = !con(NNX_ModuleAttrs, (ins OptionalAttr<DictionaryAttr>:$state));
+  let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
+  let hasRegionVerifier = 1;
+}
+
 def NNX_CustomModuleOp : NNX_ContainerOp<"module"> {
   let summary = "A custom module with an explicit forward region";
   let description = [{
@@ -384,7 +409,7 @@ def NNX_CallOp : NNX_Op<"call", [
 
 def NNX_AliasOp : NNX_Op<"alias", [Symbol,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>,
-    HasParent<"SequentialOp, CustomModuleOp, ModuleListOp">]> {
+    HasParent<"SequentialOp, CustomModuleOp, ModuleListOp, ModuleDictOp">]> {
   let summary = "One module registered under a second key";
   let description = [{
     Records that the module at path `target` (resolved from the root module,
