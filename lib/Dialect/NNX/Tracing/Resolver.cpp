@@ -415,7 +415,7 @@ static unsigned numModuleValues(ModuleOpInterface m, bool outputs) {
     return outputs ? fwd.getFunctionType().getNumResults()
                    : fwd.getFunctionType().getNumInputs();
   }
-  if (isa<ModuleListOp>(m.getOperation()))
+  if (isForwardlessContainer(m))
     return 0;
   if (!outputs && isa<ModelOp>(m->getParentOp()))
     return getParentModel(m).getInputTypes().size();
@@ -705,12 +705,14 @@ FailureOr<unsigned>
 Resolver::PathWalk::selectIndex(const std::optional<Select> &select) {
   unsigned count = onModule ? numModuleValues(module, output)
                             : (output ? op->getNumResults() : numOpInputs(op));
-  if (count == 0)
-    return fail(
-        (describeTarget() + " has no " + (output ? "outputs" : "inputs") +
-         (isa<ModuleListOp>(op) ? std::string(" (a module_list has no forward)")
-                                : std::string())),
-        {{op, "this op"}});
+  if (count == 0) {
+    std::string why;
+    if (isForwardlessContainer(op))
+      why = " (a " + op->getName().stripDialect().str() + " has no forward)";
+    return fail(describeTarget() + " has no " +
+                    (output ? "outputs" : "inputs") + why,
+                {{op, "this op"}});
+  }
   if (terminal == "inputs" && !select)
     return fail("'inputs' is the whole (args, kwargs) pair, not one "
                 "tensor: give \"select\" (an index or a keyword)");
