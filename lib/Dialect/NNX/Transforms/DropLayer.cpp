@@ -48,11 +48,12 @@ LogicalResult mlir::nnx::dropLayer(ModelOp model, StringRef layer) {
 
   // For an alias slot only the registration goes; the module stays.
   ModuleOpInterface module = resolveAlias(op);
-  if (isa<ModuleListOp>(module)) {
+  if (isForwardlessContainer(module)) {
     InFlightDiagnostic diag =
         refuse(op, kPass, "layer")
-        << "is a module_list, which has no forward of its own: its owner "
-           "runs its elements, so an identity cannot stand in for it";
+        << "is a " << module->getName().stripDialect()
+        << ", which has no forward of its own: its owner runs its elements, "
+           "so an identity cannot stand in for it";
     diag.attachNote(op->getParentOp()->getLoc()) << "owner is here";
     return diag;
   }

@@ -4,6 +4,7 @@
 // RUN: nnx-opt %t/ff.mlir -split-input-file -verify-diagnostics --nnx-deepen="after=layers.0"
 // RUN: nnx-opt %t/wide.mlir -verify-diagnostics --nnx-deepen="after=r"
 // RUN: nnx-opt %t/other.mlir -split-input-file -verify-diagnostics --nnx-deepen="after=h.0"
+// RUN: nnx-opt %t/dict.mlir -verify-diagnostics --nnx-deepen="after=d.act"
 
 //--- seq.mlir
 
@@ -253,5 +254,22 @@ nnx.model @m inputs(tensor<?x4xf32>) {
     nnx.linear @fc {weight = dense<1.0> : tensor<100000000x4xf32>}
     // expected-error @+1 {{nnx-deepen: site 'r' (nnx.relu) would insert an identity Linear of 100000000x100000000, which takes 80000000000000000 bytes as doubles; a surgery pass holds at most 16 GiB per tensor (kMaxExpandedTensorBytes)}}
     nnx.relu @r
+  }
+}
+
+//--- dict.mlir
+
+// A module_dict's order is not data flow: its owner calls the children.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @net class = "Net" {
+    // expected-note @+1 {{container is here}}
+    nnx.module_dict @d {
+      // expected-error @+1 {{nnx-deepen: site 'd.act' (nnx.relu) is a child of 'nnx.module_dict': only 'nnx.sequential' and a feed_fwd's 'layers' are rebuilt}}
+      nnx.relu @act
+    }
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      %a = nnx.call @d::@act(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+      nnx.return %a : tensor<?x4xf32>
+    }
   }
 }

@@ -6,6 +6,7 @@
 // RUN: nnx-opt %t/ancestor.mlir -verify-diagnostics --nnx-drop-layer="layer=again.0"
 // RUN: nnx-opt %t/noopt.mlir -verify-diagnostics --nnx-drop-layer
 // RUN: nnx-opt %t/list.mlir -verify-diagnostics --nnx-drop-layer="layer=layers"
+// RUN: nnx-opt %t/dict.mlir -verify-diagnostics --nnx-drop-layer="layer=d"
 
 //--- main.mlir
 
@@ -132,5 +133,22 @@ nnx.model @m inputs(tensor<?x4xf32>) {
     }
     // expected-note @+1 {{container 'body' also registered here as 'again'}}
     nnx.alias @again = @body
+  }
+}
+
+//--- dict.mlir
+
+// A module_dict has no forward either: its owner calls its children by path.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-note @+1 {{owner is here}}
+  nnx.module @net class = "Net" {
+    // expected-error @+1 {{nnx-drop-layer: layer 'd' (nnx.module_dict) is a module_dict, which has no forward of its own}}
+    nnx.module_dict @d {
+      nnx.linear @fc {weight = dense<1.0> : tensor<4x4xf32>}
+    }
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      %a = nnx.call @d::@fc(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+      nnx.return %a : tensor<?x4xf32>
+    }
   }
 }

@@ -7,6 +7,7 @@
 // RUN: nnx-opt %t/ancestor.mlir -verify-diagnostics --nnx-widen="layer=again.0 width=8"
 // RUN: nnx-opt %t/huge.mlir -verify-diagnostics --nnx-widen="layer=t width=4611686018427387904"
 // RUN: nnx-opt %t/call.mlir -split-input-file -verify-diagnostics --nnx-widen="layer=s.0 width=16"
+// RUN: nnx-opt %t/dict.mlir -verify-diagnostics --nnx-widen="layer=d.fc width=16"
 
 //--- seq.mlir
 
@@ -495,5 +496,24 @@ nnx.model @m inputs(tensor<?x4xf32>) {
     // expected-error @+1 {{nnx-widen: target 't' (nnx.linear) option width=4611686018427387904 would grow its weight to 4611686018427387904x4, whose size overflows 64 bits}}
     nnx.linear @t {weight = dense<1.0> : tensor<8x4xf32>}
     nnx.linear @c {weight = dense<1.0> : tensor<2x8xf32>}
+  }
+}
+
+//--- dict.mlir
+
+// A module_dict's order is not data flow: no consumer is proven.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @net class = "Net" {
+    // expected-note @+1 {{container is here}}
+    nnx.module_dict @d {
+      // expected-error @+1 {{nnx-widen: target 'd.fc' (nnx.linear) is a child of 'nnx.module_dict', whose registration order is not data flow}}
+      nnx.linear @fc {weight = dense<1.0> : tensor<4x4xf32>}
+      nnx.linear @out {weight = dense<1.0> : tensor<4x4xf32>}
+    }
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      %a = nnx.call @d::@fc(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+      %b = nnx.call @d::@out(%a) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+      nnx.return %b : tensor<?x4xf32>
+    }
   }
 }

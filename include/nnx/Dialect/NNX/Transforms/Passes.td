@@ -164,7 +164,8 @@ def NNXDropLayerPass : NNX_Pass<"nnx-drop-layer", "::mlir::nnx::ModelOp"> {
 
     Refused before anything changes: a module whose output feature size
     differs from its input's (or that takes integer ids), which would break
-    the chain; a `nnx.module_list` (no forward of its own); a module
+    the chain; a `nnx.module_list` or `nnx.module_dict` (no forward of its
+    own); a module
     registered under several paths (the other slot would dangle; drop the
     alias slot instead, which leaves the module in place); a module other
     aliases or `nnx.call`s reach into; a slot called with types an identity
