@@ -243,5 +243,6 @@ void LayerEmitter::checkIndices(Operation *layer, Value indices,
 void mlir::nnx::registerLayerLoweringExternalModels(DialectRegistry &registry) {
   registerProjectionLowerings(registry);
   registerNormLowerings(registry);
+  registerConvLowerings(registry);
   registerActivationLowerings(registry);
 }

@@ -113,7 +113,7 @@ struct TrailingNormLowering : public LayerLoweringOpInterface::ExternalModel<
 
 /// Per channel of BatchNorm: the mean and the variance (eval: the running
 /// statistics) or the sum of squared deviations and the element count
-/// (train: the batch's own biased statistics over dims 0 and 2).
+/// (train: the batch's own biased statistics over every dim but 1).
 struct ChannelStats {
   Value mean, var, count;
 };
@@ -131,8 +131,8 @@ FailureOr<ChannelStats> emitChannelStats(LayerEmitter &e, BatchNormOp op,
   }
   auto t = cast<RankedTensorType>(x.getType());
   Value n = tensor::DimOp::create(b, loc, x, 0);
-  if (t.getRank() == 3)
-    n = arith::MulIOp::create(b, loc, n, tensor::DimOp::create(b, loc, x, 2));
+  for (int64_t d = 2; d < t.getRank(); ++d)
+    n = arith::MulIOp::create(b, loc, n, tensor::DimOp::create(b, loc, x, d));
   Value n64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), n);
   ChannelStats s;
   s.count = arith::SIToFPOp::create(b, loc, t.getElementType(), n64);

@@ -588,6 +588,100 @@ nnx.model @m inputs(tensor<?x6xf32>) {
 
 // -----
 
+nnx.model @m inputs(tensor<?x4x?x?xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{'weight' has shape 8x4x3x3 but the layer needs 8x2x3x3}}
+    nnx.conv2d @c {in_channels = 4 : i64, out_channels = 8 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 2 : i64, weight = dense<0.1> : tensor<8x4x3x3xf32>}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4x?x?xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{groups = 3 must divide in_channels = 4 and out_channels = 8}}
+    nnx.conv2d @c {in_channels = 4 : i64, out_channels = 8 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 3 : i64, weight = dense<0.1> : tensor<8x4x3x3xf32>}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4x?x?xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{'bias' has shape 4 but the layer needs 8}}
+    nnx.conv2d @c {in_channels = 4 : i64, out_channels = 8 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.1> : tensor<8x4x3x3xf32>, bias = dense<0.0> : tensor<4xf32>}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4x?x?xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{'stride' must be two sizes (H, W), each at least 1}}
+    nnx.conv2d @c {in_channels = 4 : i64, out_channels = 8 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 0, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.1> : tensor<8x4x3x3xf32>}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4x?x?xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{'padding' must be two sizes (H, W), each at least 0}}
+    nnx.conv2d @c {in_channels = 4 : i64, out_channels = 8 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1>, dilation = array<i64: 1, 1>, weight = dense<0.1> : tensor<8x4x3x3xf32>}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4x?x?xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{channel counts must be positive, got 4 in and 0 out}}
+    nnx.conv2d @c {in_channels = 4 : i64, out_channels = 0 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.1> : tensor<0x4x3x3xf32>}
+  }
+}
+
+// -----
+
+// expected-error @+1 {{module 'c' (nnx.conv2d) expects 4 input channels, got 3}}
+nnx.model @m inputs(tensor<?x3x?x?xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-note @+1 {{module defined here}}
+    nnx.conv2d @c {in_channels = 4 : i64, out_channels = 8 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.1> : tensor<8x4x3x3xf32>}
+  }
+}
+
+// -----
+
+// expected-error @+1 {{module 'c' (nnx.conv2d) takes (N, C, H, W) input, got tensor<?x4xf32>}}
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-note @+1 {{module defined here}}
+    nnx.conv2d @c {in_channels = 4 : i64, out_channels = 8 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.1> : tensor<8x4x3x3xf32>}
+  }
+}
+
+// -----
+
+// expected-error @+1 {{module 'c' (nnx.conv2d) has a kernel larger than the padded input (1 + 2 * 0 in dim 2)}}
+nnx.model @m inputs(tensor<?x4x1x5xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-note @+1 {{module defined here}}
+    nnx.conv2d @c {in_channels = 4 : i64, out_channels = 8 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, weight = dense<0.1> : tensor<8x4x3x3xf32>}
+  }
+}
+
+// -----
+
+// expected-error @+1 {{module 'bn' (nnx.batch_norm) takes (N, C), (N, C, L) or (N, C, H, W) input}}
+nnx.model @m inputs(tensor<?x4x2x2x2xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-note @+1 {{module defined here}}
+    nnx.batch_norm @bn {running_mean = dense<0.0> : tensor<4xf32>, running_var = dense<1.0> : tensor<4xf32>}
+  }
+}
+
+// -----
+
 nnx.model @m inputs(tensor<?x4xf32>) {
   nnx.sequential @net keying = named {
     // expected-error @+2 {{expected ::mlir::nnx::GeluApproximation to be one of: none, tanh}}

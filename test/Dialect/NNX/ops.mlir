@@ -57,6 +57,21 @@ nnx.model @bn inputs(tensor<?x4xf32>) {
   nnx.batch_norm @bn {running_mean = dense<0.0> : tensor<4xf32>, running_var = dense<1.0> : tensor<4xf32>, weight = dense<1.0> : tensor<4xf32>, bias = dense<0.0> : tensor<4xf32>, train}
 }
 
+// Convolutional layers: conv2d (bias optional, depthwise groups), batch_norm
+// on N x C x H x W.
+// CHECK-LABEL: nnx.model @convnet inputs(tensor<?x3x?x?xf32>)
+// CHECK-NEXT:    nnx.sequential @net keying = positional {
+// CHECK-NEXT:      nnx.conv2d @"0" {bias = dense<0.000000e+00> : tensor<4xf32>, dilation = array<i64: 1, 1>, in_channels = 3 : i64, kernel_size = array<i64: 3, 3>, out_channels = 4 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>, weight = dense<1.000000e-01> : tensor<4x3x3x3xf32>}
+// CHECK-NEXT:      nnx.batch_norm @"1" {running_mean = dense<0.000000e+00> : tensor<4xf32>, running_var = dense<1.000000e+00> : tensor<4xf32>}
+// CHECK-NEXT:      nnx.conv2d @"2" {dilation = array<i64: 2, 1>, groups = 4 : i64, in_channels = 4 : i64, kernel_size = array<i64: 3, 1>, out_channels = 4 : i64, padding = array<i64: 0, 0>, stride = array<i64: 2, 1>, weight = dense<5.000000e-01> : tensor<4x1x3x1xf32>}
+nnx.model @convnet inputs(tensor<?x3x?x?xf32>) {
+  nnx.sequential @net keying = positional {
+    nnx.conv2d @"0" {in_channels = 3 : i64, out_channels = 4 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64, weight = dense<0.1> : tensor<4x3x3x3xf32>, bias = dense<0.0> : tensor<4xf32>}
+    nnx.batch_norm @"1" {running_mean = dense<0.0> : tensor<4xf32>, running_var = dense<1.0> : tensor<4xf32>}
+    nnx.conv2d @"2" {in_channels = 4 : i64, out_channels = 4 : i64, kernel_size = array<i64: 3, 1>, stride = array<i64: 2, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 2, 1>, groups = 4 : i64, weight = dense<0.5> : tensor<4x1x3x1xf32>}
+  }
+}
+
 // Recorded properties surgery must refuse.
 // CHECK-LABEL: nnx.model @recorded inputs(tensor<?x4xf32>)
 // CHECK: nnx.linear @wn {parametrizations = {weight = "weight_norm"}, weight = dense<1.000000e+00> : tensor<4x4xf32>}

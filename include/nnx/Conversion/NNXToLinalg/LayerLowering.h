@@ -142,6 +142,8 @@ void registerLayerLoweringExternalModels(DialectRegistry &registry);
 void registerProjectionLowerings(DialectRegistry &registry);
 /// The norms (lib/Conversion/NNXToLinalg/LowerNorms.cpp).
 void registerNormLowerings(DialectRegistry &registry);
+/// The convolutional layers (lib/Conversion/NNXToLinalg/LowerConv.cpp).
+void registerConvLowerings(DialectRegistry &registry);
 /// The activations, softmax and dropout
 /// (lib/Conversion/NNXToLinalg/LowerActivations.cpp).
 void registerActivationLowerings(DialectRegistry &registry);

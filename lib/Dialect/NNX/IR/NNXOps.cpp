@@ -846,6 +846,52 @@ LogicalResult DropoutOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// Conv2d
+//===----------------------------------------------------------------------===//
+
+/// `value` has two entries, each at least `min`.
+static LogicalResult verifyPair(Operation *op, ArrayRef<int64_t> value,
+                                StringRef name, int64_t min) {
+  if (value.size() != 2 || value[0] < min || value[1] < min)
+    return emitModuleError(op)
+           << "'" << name << "' must be two sizes (H, W), each at least "
+           << min;
+  return success();
+}
+
+int64_t Conv2dOp::getOutputSize(unsigned i, int64_t size) {
+  if (size == ShapedType::kDynamic)
+    return size;
+  int64_t span = getDilation()[i] * (getKernelSize()[i] - 1) + 1;
+  int64_t padded = size + 2 * getPadding()[i];
+  if (padded < span)
+    return 0;
+  return (padded - span) / getStride()[i] + 1;
+}
+
+LogicalResult Conv2dOp::verify() {
+  if (failed(verifyPair(*this, getKernelSize(), "kernel_size", 1)) ||
+      failed(verifyPair(*this, getStride(), "stride", 1)) ||
+      failed(verifyPair(*this, getPadding(), "padding", 0)) ||
+      failed(verifyPair(*this, getDilation(), "dilation", 1)))
+    return failure();
+  int64_t in = getInChannels(), out = getOutChannels(), g = getGroups();
+  if (in < 1 || out < 1)
+    return emitModuleError(*this) << "channel counts must be positive, got "
+                                  << in << " in and " << out << " out";
+  if (g < 1 || in % g || out % g)
+    return emitModuleError(*this)
+           << "groups = " << g << " must divide in_channels = " << in
+           << " and out_channels = " << out;
+  ArrayRef<int64_t> k = getKernelSize();
+  if (failed(verifyFloatTensor(*this, getWeight(), "weight",
+                               {out, in / g, k[0], k[1]})) ||
+      failed(verifyFloatTensor(*this, getBiasAttr(), "bias", {out})))
+    return failure();
+  return verifySameElementType(*this, {getWeight(), getBiasAttr()});
+}
+
+//===----------------------------------------------------------------------===//
 // LayerOpInterface: forward types, feature signatures, feature dependence
 //===----------------------------------------------------------------------===//
 
@@ -1003,8 +1049,8 @@ FailureOr<Type> BatchNormOp::inferOutputType(RankedTensorType input,
                                              const ModuleTypeError &error) {
   if (failed(error.requireFloat(input, elementTypeOf(getRunningMean()))))
     return failure();
-  if (input.getRank() != 2 && input.getRank() != 3)
-    return error("takes (N, C) or (N, C, L) input");
+  if (input.getRank() < 2 || input.getRank() > 4)
+    return error("takes (N, C), (N, C, L) or (N, C, H, W) input");
   int64_t c = input.getDimSize(1);
   int64_t n = cast<ShapedType>(getRunningMean().getType()).getDimSize(0);
   if (c != ShapedType::kDynamic && c != n)
@@ -1034,6 +1080,38 @@ FailureOr<Type> SoftmaxOp::inferOutputType(RankedTensorType input,
 
 FeatureDependence SoftmaxOp::getFeatureDependence() {
   return FeatureDependence::Mixing;
+}
+
+FailureOr<Type> Conv2dOp::inferOutputType(RankedTensorType input,
+                                          const ModuleTypeError &error) {
+  if (failed(error.requireFloat(input, elementTypeOf(getWeight()))))
+    return failure();
+  if (input.getRank() != 4)
+    return error("takes (N, C, H, W) input, got ", Type(input));
+  int64_t c = input.getDimSize(1);
+  if (c != ShapedType::kDynamic && c != (int64_t)getInChannels())
+    return error("expects ", getInChannels(), " input channels, got ", c);
+  SmallVector<int64_t> shape{input.getDimSize(0), (int64_t)getOutChannels()};
+  for (unsigned i = 0; i < 2; ++i) {
+    int64_t size = getOutputSize(i, input.getDimSize(2 + i));
+    if (size != ShapedType::kDynamic && size < 1)
+      return error("has a kernel larger than the padded input (",
+                   input.getDimSize(2 + i), " + 2 * ", getPadding()[i],
+                   " in dim ", 2 + i, ")");
+    shape.push_back(size);
+  }
+  return Type(input.clone(shape));
+}
+
+FeatureSignature Conv2dOp::getFeatureSignature() {
+  FeatureSignature s;
+  s.in = getInChannels();
+  s.out = getOutChannels();
+  return s;
+}
+
+FeatureDependence Conv2dOp::getFeatureDependence() {
+  return FeatureDependence::Projecting;
 }
 
 #define GET_OP_CLASSES

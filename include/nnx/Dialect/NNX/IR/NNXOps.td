@@ -644,6 +644,44 @@ def NNX_DropoutOp : NNX_LeafOp<"dropout"> {
 
 
 //===----------------------------------------------------------------------===//
+// Convolutional layers
+//===----------------------------------------------------------------------===//
+
+def NNX_Conv2dOp : NNX_LeafOp<"conv2d", ["weight", "bias"], [], NNX_AllLayerMethods> {
+  let summary = "`torch.nn.Conv2d` on N x C x H x W input";
+  let description = [{
+    `weight` is `out_channels x (in_channels / groups) x kh x kw`, `bias`
+    (optional) is `out_channels`. `kernel_size`, `stride`, `padding` (zero
+    padding on both sides) and `dilation` are (H, W) pairs. The output's
+    spatial size is `(H + 2 p - d (k - 1) - 1) / s + 1` (floor). `groups`
+    must divide both channel counts; the lowering handles `groups = 1`
+    (`linalg.conv_2d_nchw_fchw`) and depthwise convolutions
+    (`groups = in_channels = out_channels`, `linalg.depthwise_conv_2d_nchw_chw`).
+
+    ```mlir
+    nnx.conv2d @c {in_channels = 3 : i64, out_channels = 8 : i64,
+                   kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>,
+                   padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>,
+                   groups = 1 : i64, weight = dense<0.1> : tensor<8x3x3x3xf32>,
+                   bias = dense<0.0> : tensor<8xf32>}
+    ```
+  }];
+  let arguments = !con(NNX_ModuleAttrs, (ins I64Attr:$in_channels,
+      I64Attr:$out_channels, DenseI64ArrayAttr:$kernel_size,
+      DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+      DenseI64ArrayAttr:$dilation, DefaultValuedAttr<I64Attr, "1">:$groups,
+      ElementsAttr:$weight, OptionalAttr<ElementsAttr>:$bias));
+  let hasVerifier = 1;
+  let extraClassDeclaration = NNX_TensorNames<["weight", "bias"], []>.decl # [{
+    /// The output size of spatial dim `i` (0: H, 1: W) for input size
+    /// `size`; dynamic stays dynamic, a kernel larger than the padded input
+    /// gives a size below 1.
+    int64_t getOutputSize(unsigned i, int64_t size);
+  }];
+}
+
+
+//===----------------------------------------------------------------------===//
 // Forward level
 //===----------------------------------------------------------------------===//
 
