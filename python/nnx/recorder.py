@@ -510,6 +510,7 @@ class Recorder:
         self.owners = {}  # id(tensor) -> [modules registering it]
         self._plain = 0
         self._entering = set()
+        self._through = set()  # Python torch functions being recorded through
         self.dependent = set()  # ids of tensors computed from the inputs
         for path, m in model.named_modules(remove_duplicate=False):
             self.paths.setdefault(id(m), []).append(path)
@@ -720,8 +721,12 @@ class Recorder:
     def dispatch(self, func, args, kwargs):
         h = handler_for(func)
         if h is None and self._is_python(func) and self.is_traced(
-                (args, kwargs)):
-            return self._trace_through(func, args, kwargs)
+                (args, kwargs)) and func not in self._through:
+            self._through.add(func)
+            try:
+                return self._trace_through(func, args, kwargs)
+            finally:
+                self._through.discard(func)
         with self.plain():
             return self._dispatch(func, h, args, kwargs)
 

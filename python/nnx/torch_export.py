@@ -28,7 +28,7 @@ Supported modules: ``nn.Sequential`` (positional or OrderedDict-named),
 ``nn.ModuleList``, ``nn.ModuleDict``, :class:`nnx.nets.FeedFwdNN`
 (``nnx.feed_fwd``), the leaf layers of :data:`LAYER_EMITTERS` (one emitter
 per class: ``nn.Linear`` (also lazy), ``nn.Embedding``, ``nn.LayerNorm``,
-``nn.BatchNorm1d``, ReLU, GELU, Tanh, Sigmoid, SiLU, LeakyReLU, Softmax,
+``nn.BatchNorm1d``/``2d``, ``nn.Conv2d``, ReLU, GELU, Tanh, Sigmoid, SiLU, LeakyReLU, Softmax,
 Dropout, Identity), and any other module as ``nnx.module`` with a forward
 region. That forward comes from, in order: ``forward_specs`` (by path, class
 or class name), a ``nnx_forward(self, F, *xs)`` method on the module, or a
@@ -988,13 +988,15 @@ def _rms_norm_layer(ex, m, path, where):
     return ("rms_norm", ["weight"], extra, nn.RMSNorm)
 
 
-@_layer(nn.BatchNorm1d)
+@_layer(nn.BatchNorm1d, nn.BatchNorm2d)
 def _batch_norm_layer(ex, m, path, where):
     if m.running_mean is None or m.running_var is None:
-        raise ExportError(f"{where}: BatchNorm1d without running statistics "
+        raise ExportError(f"{where}: {_batch_norm_base(m).__name__} without "
+                          "running statistics "
                           "(track_running_stats=False) has no nnx form")
     if m.momentum is None:
-        raise ExportError(f"{where}: BatchNorm1d with momentum=None "
+        raise ExportError(f"{where}: {_batch_norm_base(m).__name__} with "
+                          "momentum=None "
                           "(cumulative average) has no nnx form")
     extra = [f"running_mean = {ex._t(m, path, 'running_mean')}",
              f"running_var = {ex._t(m, path, 'running_var')}",
@@ -1003,7 +1005,11 @@ def _batch_norm_layer(ex, m, path, where):
         extra.append(f"weight = {ex._t(m, path, 'weight')}")
     if m.bias is not None:
         extra.append(f"bias = {ex._t(m, path, 'bias')}")
-    return ("batch_norm", ["weight", "bias"], extra, nn.BatchNorm1d)
+    return ("batch_norm", ["weight", "bias"], extra, _batch_norm_base(m))
+
+
+def _batch_norm_base(m):
+    return nn.BatchNorm2d if isinstance(m, nn.BatchNorm2d) else nn.BatchNorm1d
 
 
 def _activation_layer(op, cls):
@@ -1039,3 +1045,28 @@ def _softmax_layer(ex, m, path, where):
 @_layer(nn.Dropout)
 def _dropout_layer(ex, m, path, where):
     return ("dropout", [], [f"p = {_f64(m.p)}"], nn.Dropout)
+
+
+def _pair(v):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v, v)
+
+
+@_layer(nn.Conv2d)
+def _conv2d_layer(ex, m, path, where):
+    if m.padding_mode != "zeros":
+        raise ExportError(f"{where}: nn.Conv2d with padding_mode="
+                          f"'{m.padding_mode}' has no nnx form (only zeros)")
+    if isinstance(m.padding, str):
+        raise ExportError(f"{where}: nn.Conv2d with padding='{m.padding}' "
+                          "has no nnx form yet (give the padding as ints)")
+    extra = [f"in_channels = {m.in_channels} : i64",
+             f"out_channels = {m.out_channels} : i64",
+             f"kernel_size = {_i64_array(_pair(m.kernel_size))}",
+             f"stride = {_i64_array(_pair(m.stride))}",
+             f"padding = {_i64_array(_pair(m.padding))}",
+             f"dilation = {_i64_array(_pair(m.dilation))}",
+             f"groups = {m.groups} : i64",
+             f"weight = {ex._t(m, path, 'weight')}"]
+    if m.bias is not None:
+        extra.append(f"bias = {ex._t(m, path, 'bias')}")
+    return ("conv2d", ["weight", "bias"], extra, nn.Conv2d)

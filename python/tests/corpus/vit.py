@@ -239,7 +239,6 @@ def build(seed=0):
 # The position embedding has one entry per patch: the image size is fixed.
 INPUTS = [(None, Config.in_chans, Config.img_size, Config.img_size)]
 SHAPES = [(1, Config.img_size), (3, Config.img_size)]
-PENDING = ("Conv2d", "patch_embed.proj")
 
 
 def example(batch, size, seed=0):
