@@ -51,9 +51,6 @@ class Value:
     def rank(self):
         return self.examples[0].dim()
 
-    def dynamic(self, d):
-        return self.examples[0].shape[d] != self.examples[1].shape[d]
-
 
 class Size:
     """A run-time integer (a dynamic dim, or arithmetic on one): its index SSA
@@ -134,19 +131,6 @@ def _is_sym(x):
     return isinstance(x, (Value, Size))
 
 
-def flat_values(x):
-    if isinstance(x, (tuple, list)):
-        for i in x:
-            yield from flat_values(i)
-    elif isinstance(x, dict):
-        for i in x.values():
-            yield from flat_values(i)
-    elif isinstance(x, slice):
-        yield from flat_values((x.start, x.stop, x.step))
-    else:
-        yield x
-
-
 def _concrete(x, k):
     """`x` with every Value / Size replaced by its example of run `k`."""
     if _is_sym(x):
@@ -209,6 +193,7 @@ class ForwardWriter:
         self._consts = {}
         self._dims = {}
         self._sizes = []
+        self._keep = []
 
     # -- naming and emission ------------------------------------------------
     def where(self):
@@ -277,8 +262,9 @@ class ForwardWriter:
 
     def dim(self, v, d):
         """Dim `d` of `v`: an int if static, else a Size (tensor.dim)."""
-        key = (v.name, d)
+        key = (id(v), d)
         if key not in self._dims:
+            self._keep.append(v)  # its id stays its own
             ex = (v.examples[0].shape[d], v.examples[1].shape[d])
             known = [s for s in self._sizes if s.examples == ex]
             if ex[0] == ex[1]:

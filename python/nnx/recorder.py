@@ -243,7 +243,6 @@ class Frame(ForwardWriter):
         self.values = {}  # id(tensor) -> Value
         self.syms = {}  # id(SymInt) -> Size
         self.kept = {}  # function name -> Recorded
-        self._keep = []
         self._own = {}
         if module is not None:
             for n, t in list(module._parameters.items()) + \
@@ -266,23 +265,6 @@ class Frame(ForwardWriter):
         self.lines.append(f"{i} = arith.index_cast {n.name} : index to {elt}")
         ex = tuple(torch.tensor(e, dtype=dtype) for e in n.examples)
         return self.value("n", ex, f"tensor.from_elements {i}")
-
-    def dim(self, v, d):
-        key = (id(v), d)
-        if key not in self._dims:
-            self._keep.append(v)
-            ex = (v.examples[0].shape[d], v.examples[1].shape[d])
-            known = [s for s in self._sizes if s.examples == ex]
-            if ex[0] == ex[1]:
-                self._dims[key] = int(ex[0])
-            elif known:
-                self._dims[key] = known[0]
-            else:
-                hint = v.name[1:] + f"_d{d}"
-                self._dims[key] = self.size(
-                    hint, ex, f"tensor.dim {v.name}, {self.index(d)} : "
-                    f"{v.type}")
-        return self._dims[key]
 
     # -- tensors and sizes into IR values ------------------------------------
     def bind(self, t, v):
@@ -469,15 +451,6 @@ _LABELS = {"__rsub__": "sub", "__rdiv__": "truediv", "__rtruediv__":
 # Tensor methods that give Python the tensor's value.
 _VALUE_READS = {"__bool__", "item", "tolist", "__float__", "__int__",
                 "__index__", "__complex__", "numpy", "__array__"}
-
-_METADATA = {"dtype", "device", "is_cuda", "requires_grad", "is_leaf",
-             "layout", "is_sparse", "is_quantized", "is_meta", "is_nested",
-             "names", "grad_fn", "data_ptr", "dim", "ndim", "ndimension",
-             "is_floating_point", "is_complex", "element_size",
-             "get_device", "is_contiguous", "__len__", "nelement", "numel",
-             "stride", "storage_offset", "__hash__", "__format__",
-             "__repr__", "_is_view", "is_signed", "has_names", "itemsize",
-             "nbytes", "is_inference"}
 
 
 class _Mode(TorchFunctionMode):
