@@ -96,17 +96,32 @@ bool isHostShapeBuffer(memref::AllocOp alloc) {
   return shapes && hostOnly;
 }
 
+/// Frees the host shape buffer `alloc` at the end of its block when nothing
+/// does: bufferization leaves that to the deallocation pipeline, which the
+/// CUDA pipeline does not run (every other buffer becomes a device buffer
+/// freed at the return). The buffer is only read by host ops of its block
+/// or nested in it (the reshapes and loads it dominates), all before the
+/// block's terminator.
+void freeHostShapeBuffer(OpBuilder &b, memref::AllocOp alloc) {
+  if (llvm::any_of(alloc->getUsers(), llvm::IsaPred<memref::DeallocOp>))
+    return;
+  b.setInsertionPoint(alloc->getBlock()->getTerminator());
+  memref::DeallocOp::create(b, alloc.getLoc(), alloc.getMemref());
+}
+
 /// Allocations become device allocations, deallocations device
 /// deallocations. The entry block's allocations that are not freed are this
-/// call's buffers: they are added to `device`.
+/// call's buffers: they are added to `device`. Host shape buffers stay host
+/// allocations, freed at the end of their block.
 void allocateOnDevice(func::FuncOp func, Block &entry,
                       llvm::SetVector<Value> &device) {
   OpBuilder b(func.getContext());
-  SmallVector<memref::AllocOp> allocs;
+  SmallVector<memref::AllocOp> allocs, shapeBuffers;
   func.walk([&](memref::AllocOp alloc) {
-    if (!isHostShapeBuffer(alloc))
-      allocs.push_back(alloc);
+    (isHostShapeBuffer(alloc) ? shapeBuffers : allocs).push_back(alloc);
   });
+  for (memref::AllocOp alloc : shapeBuffers)
+    freeHostShapeBuffer(b, alloc);
   for (memref::AllocOp alloc : allocs) {
     b.setInsertionPoint(alloc);
     auto dev = gpu::AllocOp::create(

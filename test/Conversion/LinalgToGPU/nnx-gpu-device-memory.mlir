@@ -71,6 +71,49 @@ func.func @reshape_shape_on_host(%x: memref<?x?x4xf32>, %n: index) -> memref<?x4
 
 // -----
 
+// One-shot bufferization frees nothing, and the CUDA pipeline runs no
+// deallocation pipeline: a host shape buffer nothing frees is freed at the
+// end of its block, here the return (was: one malloc per reshape per call
+// leaked; LeakSanitizer in test/nnx-run/cuda-target.test, issue 20). A
+// reshape in a nested block has its buffer freed at the end of that block.
+
+// CHECK-LABEL: func.func @reshape_shape_freed
+// CHECK: %[[SHAPE:.*]] = memref.alloc() : memref<2xindex>
+// CHECK: scf.for
+// CHECK:   %[[INNER:.*]] = memref.alloc() : memref<1xindex>
+// CHECK:   memref.reshape %{{.*}}(%[[INNER]])
+// CHECK:   memref.dealloc %[[INNER]]
+// CHECK-NEXT: }
+// CHECK: memref.reshape %{{.*}}(%[[SHAPE]])
+// CHECK: gpu.launch_func
+// CHECK: memref.dealloc %[[SHAPE]]
+// CHECK-NOT: memref.dealloc
+// CHECK: return
+func.func @reshape_shape_freed(%x: memref<?x?x4xf32>, %n: index) -> memref<?x4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %shape = memref.alloc() : memref<2xindex>
+  memref.store %n, %shape[%c0] : memref<2xindex>
+  memref.store %c4, %shape[%c1] : memref<2xindex>
+  scf.for %i = %c0 to %n step %c1 {
+    %flat = memref.alloc() : memref<1xindex>
+    memref.store %c4, %flat[%c0] : memref<1xindex>
+    %f = memref.reshape %x(%flat) : (memref<?x?x4xf32>, memref<1xindex>) -> memref<?xf32>
+  }
+  %r = memref.reshape %x(%shape) : (memref<?x?x4xf32>, memref<2xindex>) -> memref<?x4xf32>
+  %y = memref.alloc(%n) : memref<?x4xf32>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%r : memref<?x4xf32>) outs(%y : memref<?x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  return %y : memref<?x4xf32>
+}
+
+// -----
+
 // A host read of what a kernel found (the run-time index check of
 // nnx.fn.gather reads the first bad index): the small device buffer is
 // copied into a host stack buffer right before the read.
