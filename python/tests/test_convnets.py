@@ -14,7 +14,6 @@ naming the module and the construct."""
 import os
 import sys
 
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -22,10 +21,9 @@ torch = pytest.importorskip("torch")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import convnets  # noqa: E402
 import test_corpus  # noqa: E402
-from test_corpus import case_id, export_name, nnx_run_all, reference  # noqa: E402
+from test_corpus import case_id, export_name  # noqa: E402
 
-from nnx.testing import CONTRACT  # noqa: E402
-from nnx.torch_export import ExportError, export  # noqa: E402
+from nnx.torch_export import export  # noqa: E402
 
 CASES = convnets.cases()
 RUNNABLE = [c for c in CASES if c.pending is None]
@@ -73,15 +71,10 @@ def exported(request, tmp_path_factory):
 
 @pytest.mark.parametrize("which", [0, 1], ids=["shape0", "shape1"])
 def test_outputs_match_pytorch(exported, which):
-    case, model, text = exported
-    batch, size = case.shapes[which]
-    inputs = case.example(batch, size, seed=size + batch)
-    want = reference(model, inputs)
-    got = nnx_run_all(text, [x.numpy() for x in inputs], len(want))
-    for i, (g, w) in enumerate(zip(got, want)):
-        assert g.shape == w.shape, f"output {i}: shape {g.shape}, want {w.shape}"
-        assert g.dtype == w.dtype, f"output {i}: dtype {g.dtype}, want {w.dtype}"
-        np.testing.assert_allclose(g, w, err_msg=f"output {i}", **CONTRACT)
+    """Batch 1 and batch 3 (the ImageNet ResNet-18: 224 and 160 pixels),
+    every output within CONTRACT of PyTorch, and the model left as it was:
+    the model corpus's check (test_corpus.py)."""
+    test_corpus.test_outputs_match_pytorch(exported, which)
 
 
 # --- until the pooling layers land -------------------------------------------
@@ -89,12 +82,6 @@ def test_outputs_match_pytorch(exported, which):
 @pytest.mark.parametrize("case", PENDING, ids=case_id)
 def test_export_refuses_until_the_layers_land(case):
     """Export refuses a construct nnx does not have yet, naming the module
-    path and the construct. When it lands, drop the case's ``pending``: it
-    then runs in test_outputs_match_pytorch."""
-    construct, path = case.pending
-    with pytest.raises(ExportError) as e:
-        export(case.build(), inputs=case.inputs, name=export_name(case),
-               weights=False)
-    message = str(e.value)
-    assert construct.lower() in message.lower(), message
-    assert path in message, message
+    path and the construct (test_corpus.py's check). When it lands, drop the
+    case's ``pending``: it then runs in test_outputs_match_pytorch."""
+    test_corpus.test_export_refuses_convolutions_until_the_convnet_layers_land(case)
