@@ -190,14 +190,73 @@ uint64_t mlir::nnx::getBytecodeReadBudget(uint64_t fileBytes) {
 
 #if defined(__SANITIZE_ADDRESS__)
 #define NNX_SANITIZED_BUILD 1
+#define NNX_ASAN_BUILD 1
 #elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NNX_ASAN_BUILD 1
+#endif
 #if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer) ||     \
     __has_feature(thread_sanitizer)
 #define NNX_SANITIZED_BUILD 1
 #endif
 #endif
 
+#ifdef NNX_ASAN_BUILD
+#include <sanitizer/allocator_interface.h>
+#include <sanitizer/lsan_interface.h>
+
+#include <atomic>
+
+/// The heap the process may hold during a bytecode read of an ASan build
+/// (0: no limit). ASan's shadow memory needs the address space, so the
+/// budget bounds what ASan's allocator has handed out instead: an
+/// allocation that takes the heap past it is abandoned (LeakSanitizer told
+/// to ignore it) and the read unwound as a crash of the reader, as the
+/// failed allocation is in other builds.
+static std::atomic<uint64_t> heapLimit{0};
+
+/// Allocations from this size on compare the heap with the limit (asking
+/// ASan for its statistics on every small one would slow every read down);
+/// a corrupted count asks for gigabytes at once.
+constexpr size_t kHeapCheckedBytes = size_t(64) << 10;
+
+static void onAllocation(const volatile void *ptr, size_t size) {
+  uint64_t limit = heapLimit.load(std::memory_order_relaxed);
+  if (!limit || size < kHeapCheckedBytes ||
+      __sanitizer_get_current_allocated_bytes() <= limit)
+    return;
+  // Only a read inside a recovery context can be unwound (other threads
+  // run on unchecked).
+  llvm::CrashRecoveryContext *context =
+      llvm::CrashRecoveryContext::GetCurrent();
+  if (!context)
+    return;
+  heapLimit.store(0, std::memory_order_relaxed);
+  __lsan_ignore_object(const_cast<const void *>(ptr));
+  context->HandleExit(1);
+}
+
+static void onDeallocation(const volatile void *) {}
+
+/// Installs the allocation hook once; false where ASan has no room for it.
+static bool installHeapLimitHook() {
+  static const bool installed = __sanitizer_install_malloc_and_free_hooks(
+                                    onAllocation, onDeallocation) != 0;
+  return installed;
+}
+#endif
+
 bool mlir::nnx::BytecodeReadLimits::isSupported() {
+#if defined(NNX_ASAN_BUILD)
+  return installHeapLimitHook();
+#elif defined(NNX_SANITIZED_BUILD)
+  return false;
+#else
+  return true;
+#endif
+}
+
+bool mlir::nnx::BytecodeReadLimits::limitsAddressSpace() {
 #ifdef NNX_SANITIZED_BUILD
   return false;
 #else
@@ -232,7 +291,15 @@ mlir::nnx::BytecodeReadLimits::BytecodeReadLimits(
   timed = sigaction(SIGALRM, &action, nullptr) == 0;
   if (timed)
     alarm(getBytecodeReadSeconds(buffer.getBufferSize()));
-#ifndef NNX_SANITIZED_BUILD
+#if defined(NNX_ASAN_BUILD)
+  if (!installHeapLimitHook())
+    return;
+  uint64_t budget = getBytecodeReadBudget(buffer.getBufferSize());
+  uint64_t held = __sanitizer_get_current_allocated_bytes();
+  heapLimit.store(held > UINT64_MAX - budget ? UINT64_MAX : held + budget,
+                  std::memory_order_relaxed);
+  active = true;
+#elif !defined(NNX_SANITIZED_BUILD)
   std::optional<uint64_t> mapped = getMappedBytes();
   struct rlimit limit;
   if (!mapped || getrlimit(RLIMIT_AS, &limit) != 0)
@@ -256,11 +323,15 @@ void mlir::nnx::BytecodeReadLimits::release() {
   }
   if (!active)
     return;
+#ifdef NNX_ASAN_BUILD
+  heapLimit.store(0, std::memory_order_relaxed);
+#else
   struct rlimit limit;
   if (getrlimit(RLIMIT_AS, &limit) == 0) {
     limit.rlim_cur = savedSoftLimit;
     (void)setrlimit(RLIMIT_AS, &limit);
   }
+#endif
   active = false;
 }
 

@@ -73,8 +73,11 @@ llvm::LogicalResult runParserContained(const llvm::MemoryBuffer &buffer,
 /// the file without checking it against the bytes left: a corrupted count
 /// made it allocate gigabytes for tens of seconds. Under the limit the
 /// allocation fails at once, and the failure is contained like any crash of
-/// the reader. Not set in sanitizer builds (whose shadow memory needs the
-/// address space). Time: getBytecodeReadSeconds(); a read still running
+/// the reader. In ASan builds (whose shadow memory needs the address space)
+/// the budget bounds the heap ASan's allocator has handed out instead: an
+/// allocation of 64 KiB or more that takes it past what was held plus the
+/// budget unwinds the read the same way (MSan and TSan builds set no memory
+/// limit). Time: getBytecodeReadSeconds(); a read still running
 /// then is ended by SIGALRM as a crash of the reader is (the
 /// CrashRecoveryContext of runParserContained unwinds it, and
 /// bytecodeReadTimedOut() says so): cyclic attribute and type references in
@@ -88,15 +91,19 @@ public:
   BytecodeReadLimits &operator=(const BytecodeReadLimits &) = delete;
   /// Restores the limit the process had.
   void release();
-  /// Whether the limit is lowered now.
+  /// Whether a memory limit is in effect now.
   bool isActive() const { return active; }
-  /// Whether this build sets limits at all (not in sanitizer builds).
+  /// Whether this build sets memory limits at all (not in MSan and TSan
+  /// builds).
   static bool isSupported();
+  /// Whether the memory limit is the process's address space (RLIMIT_AS);
+  /// else (ASan builds) it is the sanitizer allocator's heap.
+  static bool limitsAddressSpace();
 
 private:
   bool active = false;
   bool timed = false;
-  uint64_t savedSoftLimit = 0;
+  [[maybe_unused]] uint64_t savedSoftLimit = 0; // not in ASan builds
 };
 
 /// The seconds a bytecode read of `fileBytes` may take: 5 plus one per MiB.
