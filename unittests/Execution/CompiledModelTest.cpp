@@ -14,6 +14,18 @@
 
 #include <malloc.h>
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+/// The execution library turns an allocation the system refuses (a null
+/// malloc) into an error, and the out-of-memory tests check that. ASan's
+/// allocator aborts on such a request instead (allocation-size-too-big)
+/// unless it is told to return null as the system does.
+extern "C" const char *__asan_default_options() {
+  return "allocator_may_return_null=1";
+}
+#endif
+#endif
+
 using namespace mlir;
 using namespace mlir::nnx;
 
