@@ -28,7 +28,8 @@ Supported modules: ``nn.Sequential`` (positional or OrderedDict-named),
 ``nn.ModuleList``, ``nn.ModuleDict``, :class:`nnx.nets.FeedFwdNN`
 (``nnx.feed_fwd``), the leaf layers of :data:`LAYER_EMITTERS` (one emitter
 per class: ``nn.Linear`` (also lazy), ``nn.Embedding``, ``nn.LayerNorm``,
-``nn.BatchNorm1d``/``2d``, ``nn.Conv2d``, ReLU, GELU, Tanh, Sigmoid, SiLU, LeakyReLU, Softmax,
+``nn.BatchNorm1d``/``2d``, ``nn.Conv1d``/``2d``, ``nn.MaxPool2d``,
+``nn.AvgPool2d``, ``nn.AdaptiveAvgPool2d``, ``nn.Flatten``, ReLU, GELU, Tanh, Sigmoid, SiLU, LeakyReLU, Softmax,
 Dropout, Identity), and any other module as ``nnx.module`` with a forward
 region. That forward comes from, in order: ``forward_specs`` (by path, class
 or class name), a ``nnx_forward(self, F, *xs)`` method on the module, or a
@@ -935,10 +936,13 @@ def _layer(*classes):
 
 
 def _layer_emitter(m):
+    """The emitter of the nearest class in `m`'s MRO that has one; None if
+    there is none, or if `m`'s class overrides that class's forward (its own
+    forward is then recorded as a custom module's)."""
     for cls in type(m).__mro__:
         fn = LAYER_EMITTERS.get(cls)
         if fn is not None:
-            return fn
+            return fn if type(m).forward is cls.forward else None
     return None
 
 
@@ -1051,22 +1055,85 @@ def _pair(v):
     return tuple(v) if isinstance(v, (tuple, list)) else (v, v)
 
 
-@_layer(nn.Conv2d)
-def _conv2d_layer(ex, m, path, where):
+def _conv_padding(m, where, rank):
+    """The symmetric zero padding of a Conv1d/Conv2d, one entry per spatial
+    dim: ints as given, 'valid' as 0, 'same' as d (k - 1) / 2 where that is
+    whole (torch pads an odd total one more on the right: refused)."""
+    name = type(m).__name__
     if m.padding_mode != "zeros":
-        raise ExportError(f"{where}: nn.Conv2d with padding_mode="
+        raise ExportError(f"{where}: {name} with padding_mode="
                           f"'{m.padding_mode}' has no nnx form (only zeros)")
-    if isinstance(m.padding, str):
-        raise ExportError(f"{where}: nn.Conv2d with padding='{m.padding}' "
-                          "has no nnx form yet (give the padding as ints)")
+    if m.padding == "valid":
+        return (0,) * rank
+    if m.padding == "same":
+        total = [d * (k - 1) for d, k in zip(m.dilation, m.kernel_size)]
+        if any(t % 2 for t in total):
+            raise ExportError(f"{where}: {name} with padding='same' and an "
+                              "even kernel span pads unevenly, which has no "
+                              "nnx form")
+        return tuple(t // 2 for t in total)
+    return tuple(m.padding)
+
+
+@_layer(nn.Conv1d, nn.Conv2d)
+def _conv_layer(ex, m, path, where):
+    cls = nn.Conv2d if isinstance(m, nn.Conv2d) else nn.Conv1d
+    rank = 2 if cls is nn.Conv2d else 1
     extra = [f"in_channels = {m.in_channels} : i64",
              f"out_channels = {m.out_channels} : i64",
-             f"kernel_size = {_i64_array(_pair(m.kernel_size))}",
-             f"stride = {_i64_array(_pair(m.stride))}",
-             f"padding = {_i64_array(_pair(m.padding))}",
-             f"dilation = {_i64_array(_pair(m.dilation))}",
+             f"kernel_size = {_i64_array(m.kernel_size)}",
+             f"stride = {_i64_array(m.stride)}",
+             f"padding = {_i64_array(_conv_padding(m, where, rank))}",
+             f"dilation = {_i64_array(m.dilation)}",
              f"groups = {m.groups} : i64",
              f"weight = {ex._t(m, path, 'weight')}"]
     if m.bias is not None:
         extra.append(f"bias = {ex._t(m, path, 'bias')}")
-    return ("conv2d", ["weight", "bias"], extra, nn.Conv2d)
+    return (f"conv{rank}d", ["weight", "bias"], extra, cls)
+
+
+def _pool_window(m, where):
+    stride = m.stride if m.stride is not None else m.kernel_size
+    extra = [f"kernel_size = {_i64_array(_pair(m.kernel_size))}",
+             f"stride = {_i64_array(_pair(stride))}",
+             f"padding = {_i64_array(_pair(m.padding))}"]
+    if m.ceil_mode:
+        extra.append("ceil_mode")
+    return extra
+
+
+@_layer(nn.MaxPool2d)
+def _max_pool2d_layer(ex, m, path, where):
+    if m.return_indices:
+        raise ExportError(f"{where}: nn.MaxPool2d with return_indices has no "
+                          "nnx form")
+    extra = _pool_window(m, where)
+    extra.insert(3, f"dilation = {_i64_array(_pair(m.dilation))}")
+    return ("max_pool2d", [], extra, nn.MaxPool2d)
+
+
+@_layer(nn.AvgPool2d)
+def _avg_pool2d_layer(ex, m, path, where):
+    if m.divisor_override is not None:
+        raise ExportError(f"{where}: nn.AvgPool2d with divisor_override has "
+                          "no nnx form")
+    extra = _pool_window(m, where)
+    if m.count_include_pad:
+        extra.append("count_include_pad")
+    return ("avg_pool2d", [], extra, nn.AvgPool2d)
+
+
+@_layer(nn.AdaptiveAvgPool2d)
+def _adaptive_avg_pool2d_layer(ex, m, path, where):
+    size = _pair(m.output_size)
+    if any(v is None for v in size):
+        raise ExportError(f"{where}: nn.AdaptiveAvgPool2d with a None output "
+                          "size has no nnx form (give both sizes)")
+    return ("adaptive_avg_pool2d", [],
+            [f"output_size = {_i64_array(size)}"], nn.AdaptiveAvgPool2d)
+
+
+@_layer(nn.Flatten)
+def _flatten_layer(ex, m, path, where):
+    return ("flatten", [], [f"start_dim = {int(m.start_dim)} : i64",
+                            f"end_dim = {int(m.end_dim)} : i64"], nn.Flatten)

@@ -83,7 +83,9 @@ def NNXBuildForwardPass : NNX_Pass<"nnx-build-forward", "::mlir::ModuleOp"> {
     "::mlir::func::FuncDialect", "::mlir::arith::ArithDialect",
     "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect",
     "::mlir::linalg::LinalgDialect",
-    "::mlir::bufferization::BufferizationDialect"
+    "::mlir::bufferization::BufferizationDialect",
+    // The run-time checks (RuntimeChecks.h) of the layers' sizes.
+    "::mlir::LLVM::LLVMDialect", "::mlir::scf::SCFDialect"
   ];
 }
 

@@ -197,7 +197,6 @@ def build(seed=0):
 
 INPUTS = [(None, Config.in_chans, None, None)]
 SHAPES = [(1, 16), (3, 24)]
-PENDING = ("max_pool2d", "maxpool")
 
 
 def example(batch, size, seed=0):

@@ -176,7 +176,6 @@ def build(seed=0):
 # (batch, n_mels, frames): batch and the number of frames are dynamic.
 INPUTS = [(None, ModelDimensions.n_mels, None)]
 SHAPES = [(1, 10), (3, 17)]
-PENDING = ("Conv1d", "conv1")
 
 
 def example(batch, frames, seed=0):

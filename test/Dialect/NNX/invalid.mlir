@@ -662,7 +662,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 
 // -----
 
-// expected-error @+1 {{module 'c' (nnx.conv2d) has a kernel larger than the padded input (1 + 2 * 0 in dim 2)}}
+// expected-error @+1 {{module 'c' (nnx.conv2d) has a window (3) larger than the padded input (1 + 2 * 0 in dim 2)}}
 nnx.model @m inputs(tensor<?x4x1x5xf32>) {
   nnx.sequential @net keying = named {
     // expected-note @+1 {{module defined here}}
@@ -1075,5 +1075,59 @@ nnx.model @m inputs(tensor<?x4xf32>) {
     nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
       nnx.return %x : tensor<?x4xf32>
     }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4x?x?xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{padding 2 in dim 2 is more than half the kernel size 2}}
+    nnx.max_pool2d @p {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 2, 0>, dilation = array<i64: 1, 1>}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4x?x?xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{'kernel_size' must be two sizes (H, W), each at least 1}}
+    nnx.max_pool2d @p {kernel_size = array<i64: 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4x?x?xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{'stride' must be two sizes (H, W), each at least 1}}
+    nnx.avg_pool2d @p {kernel_size = array<i64: 2, 2>, stride = array<i64: 0, 2>, padding = array<i64: 0, 0>}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4x?x?xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{'output_size' must be two sizes (H, W), each at least 1}}
+    nnx.adaptive_avg_pool2d @p {output_size = array<i64: 0, 1>}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x3x?xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{'weight' has shape 4x3x2 but the layer needs 4x3x3}}
+    nnx.conv1d @c {in_channels = 3 : i64, out_channels = 4 : i64, kernel_size = array<i64: 3>, stride = array<i64: 1>, padding = array<i64: 1>, dilation = array<i64: 1>, weight = dense<0.1> : tensor<4x3x2xf32>}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x3x?xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{'kernel_size' must be one size (L), each at least 1}}
+    nnx.conv1d @c {in_channels = 3 : i64, out_channels = 4 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1>, padding = array<i64: 1>, dilation = array<i64: 1>, weight = dense<0.1> : tensor<4x3x3xf32>}
   }
 }

@@ -72,6 +72,32 @@ nnx.model @convnet inputs(tensor<?x3x?x?xf32>) {
   }
 }
 
+// Pooling, flatten, conv1d and a grouped conv2d.
+// CHECK-LABEL: nnx.model @pools inputs(tensor<?x4x?x?xf32>)
+// CHECK-NEXT:    nnx.sequential @net keying = positional {
+// CHECK-NEXT:      nnx.conv2d @"0" {dilation = array<i64: 1, 1>, groups = 2 : i64, in_channels = 4 : i64, kernel_size = array<i64: 3, 3>, out_channels = 6 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>, weight = dense<1.000000e-01> : tensor<6x2x3x3xf32>}
+// CHECK-NEXT:      nnx.max_pool2d @"1" {ceil_mode, dilation = array<i64: 1, 1>, kernel_size = array<i64: 3, 3>, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>}
+// CHECK-NEXT:      nnx.avg_pool2d @"2" {count_include_pad, kernel_size = array<i64: 2, 2>, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>}
+// CHECK-NEXT:      nnx.adaptive_avg_pool2d @"3" {output_size = array<i64: 1, 1>}
+// CHECK-NEXT:      nnx.flatten @"4"{{$}}
+nnx.model @pools inputs(tensor<?x4x?x?xf32>) {
+  nnx.sequential @net keying = positional {
+    nnx.conv2d @"0" {in_channels = 4 : i64, out_channels = 6 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 2 : i64, weight = dense<0.1> : tensor<6x2x3x3xf32>}
+    nnx.max_pool2d @"1" {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, ceil_mode}
+    nnx.avg_pool2d @"2" {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, count_include_pad}
+    nnx.adaptive_avg_pool2d @"3" {output_size = array<i64: 1, 1>}
+    nnx.flatten @"4"
+  }
+}
+
+// CHECK-LABEL: nnx.model @conv1d inputs(tensor<?x3x?xf32>)
+// CHECK:         nnx.conv1d @"0" {bias = dense<0.000000e+00> : tensor<4xf32>, dilation = array<i64: 1>, in_channels = 3 : i64, kernel_size = array<i64: 3>, out_channels = 4 : i64, padding = array<i64: 1>, stride = array<i64: 2>, weight = dense<1.000000e-01> : tensor<4x3x3xf32>}
+nnx.model @conv1d inputs(tensor<?x3x?xf32>) {
+  nnx.sequential @net keying = positional {
+    nnx.conv1d @"0" {in_channels = 3 : i64, out_channels = 4 : i64, kernel_size = array<i64: 3>, stride = array<i64: 2>, padding = array<i64: 1>, dilation = array<i64: 1>, weight = dense<0.1> : tensor<4x3x3xf32>, bias = dense<0.0> : tensor<4xf32>}
+  }
+}
+
 // Recorded properties surgery must refuse.
 // CHECK-LABEL: nnx.model @recorded inputs(tensor<?x4xf32>)
 // CHECK: nnx.linear @wn {parametrizations = {weight = "weight_norm"}, weight = dense<1.000000e+00> : tensor<4x4xf32>}

@@ -846,49 +846,98 @@ LogicalResult DropoutOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// Conv2d
+// Convolutions and pooling
 //===----------------------------------------------------------------------===//
 
-/// `value` has two entries, each at least `min`.
-static LogicalResult verifyPair(Operation *op, ArrayRef<int64_t> value,
-                                StringRef name, int64_t min) {
-  if (value.size() != 2 || value[0] < min || value[1] < min)
+/// `value` has one entry per spatial dim, each at least `min`.
+static LogicalResult verifySizes(Operation *op, ArrayRef<int64_t> value,
+                                 StringRef name, unsigned rank, int64_t min) {
+  if (value.size() == rank &&
+      llvm::all_of(value, [&](int64_t v) { return v >= min; }))
+    return success();
+  return emitModuleError(op)
+         << "'" << name << "' must be "
+         << (rank == 1 ? "one size (L)" : "two sizes (H, W)")
+         << ", each at least " << min;
+}
+
+template <typename ConvOp> static Window convWindow(ConvOp op, unsigned i) {
+  return {op.getKernelSize()[i], op.getStride()[i], op.getPadding()[i],
+          op.getDilation()[i]};
+}
+
+Window Conv2dOp::getWindow(unsigned i) { return convWindow(*this, i); }
+Window Conv1dOp::getWindow(unsigned i) { return convWindow(*this, i); }
+
+/// The verifier of `nnx.conv1d` (`rank` 1) and `nnx.conv2d` (2).
+template <typename ConvOp>
+static LogicalResult verifyConv(ConvOp op, unsigned rank) {
+  if (failed(verifySizes(op, op.getKernelSize(), "kernel_size", rank, 1)) ||
+      failed(verifySizes(op, op.getStride(), "stride", rank, 1)) ||
+      failed(verifySizes(op, op.getPadding(), "padding", rank, 0)) ||
+      failed(verifySizes(op, op.getDilation(), "dilation", rank, 1)))
+    return failure();
+  int64_t in = op.getInChannels(), out = op.getOutChannels(),
+          g = op.getGroups();
+  if (in < 1 || out < 1)
+    return emitModuleError(op) << "channel counts must be positive, got " << in
+                               << " in and " << out << " out";
+  if (g < 1 || in % g || out % g)
     return emitModuleError(op)
-           << "'" << name << "' must be two sizes (H, W), each at least "
-           << min;
+           << "groups = " << g << " must divide in_channels = " << in
+           << " and out_channels = " << out;
+  SmallVector<int64_t> shape{out, in / g};
+  llvm::append_range(shape, op.getKernelSize());
+  if (failed(verifyFloatTensor(op, op.getWeight(), "weight", shape)) ||
+      failed(verifyFloatTensor(op, op.getBiasAttr(), "bias", {out})))
+    return failure();
+  return verifySameElementType(op, {op.getWeight(), op.getBiasAttr()});
+}
+
+LogicalResult Conv2dOp::verify() { return verifyConv(*this, 2); }
+LogicalResult Conv1dOp::verify() { return verifyConv(*this, 1); }
+
+Window MaxPool2dOp::getWindow(unsigned i) {
+  return {getKernelSize()[i], getStride()[i], getPadding()[i], getDilation()[i],
+          getCeilMode()};
+}
+
+Window AvgPool2dOp::getWindow(unsigned i) {
+  return {getKernelSize()[i], getStride()[i], getPadding()[i], 1,
+          getCeilMode()};
+}
+
+/// torch's rule for the pools: padding at most half the kernel, so that no
+/// window lies in the padding alone.
+static LogicalResult verifyPoolPadding(Operation *op, ArrayRef<int64_t> kernel,
+                                       ArrayRef<int64_t> padding) {
+  for (unsigned i = 0; i < 2; ++i)
+    if (2 * padding[i] > kernel[i])
+      return emitModuleError(op)
+             << "padding " << padding[i] << " in dim " << 2 + i
+             << " is more than half the kernel size " << kernel[i];
   return success();
 }
 
-int64_t Conv2dOp::getOutputSize(unsigned i, int64_t size) {
-  if (size == ShapedType::kDynamic)
-    return size;
-  int64_t span = getDilation()[i] * (getKernelSize()[i] - 1) + 1;
-  int64_t padded = size + 2 * getPadding()[i];
-  if (padded < span)
-    return 0;
-  return (padded - span) / getStride()[i] + 1;
+LogicalResult MaxPool2dOp::verify() {
+  if (failed(verifySizes(*this, getKernelSize(), "kernel_size", 2, 1)) ||
+      failed(verifySizes(*this, getStride(), "stride", 2, 1)) ||
+      failed(verifySizes(*this, getPadding(), "padding", 2, 0)) ||
+      failed(verifySizes(*this, getDilation(), "dilation", 2, 1)))
+    return failure();
+  return verifyPoolPadding(*this, getKernelSize(), getPadding());
 }
 
-LogicalResult Conv2dOp::verify() {
-  if (failed(verifyPair(*this, getKernelSize(), "kernel_size", 1)) ||
-      failed(verifyPair(*this, getStride(), "stride", 1)) ||
-      failed(verifyPair(*this, getPadding(), "padding", 0)) ||
-      failed(verifyPair(*this, getDilation(), "dilation", 1)))
+LogicalResult AvgPool2dOp::verify() {
+  if (failed(verifySizes(*this, getKernelSize(), "kernel_size", 2, 1)) ||
+      failed(verifySizes(*this, getStride(), "stride", 2, 1)) ||
+      failed(verifySizes(*this, getPadding(), "padding", 2, 0)))
     return failure();
-  int64_t in = getInChannels(), out = getOutChannels(), g = getGroups();
-  if (in < 1 || out < 1)
-    return emitModuleError(*this) << "channel counts must be positive, got "
-                                  << in << " in and " << out << " out";
-  if (g < 1 || in % g || out % g)
-    return emitModuleError(*this)
-           << "groups = " << g << " must divide in_channels = " << in
-           << " and out_channels = " << out;
-  ArrayRef<int64_t> k = getKernelSize();
-  if (failed(verifyFloatTensor(*this, getWeight(), "weight",
-                               {out, in / g, k[0], k[1]})) ||
-      failed(verifyFloatTensor(*this, getBiasAttr(), "bias", {out})))
-    return failure();
-  return verifySameElementType(*this, {getWeight(), getBiasAttr()});
+  return verifyPoolPadding(*this, getKernelSize(), getPadding());
+}
+
+LogicalResult AdaptiveAvgPool2dOp::verify() {
+  return verifySizes(*this, getOutputSize(), "output_size", 2, 1);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1082,36 +1131,162 @@ FeatureDependence SoftmaxOp::getFeatureDependence() {
   return FeatureDependence::Mixing;
 }
 
-FailureOr<Type> Conv2dOp::inferOutputType(RankedTensorType input,
-                                          const ModuleTypeError &error) {
-  if (failed(error.requireFloat(input, elementTypeOf(getWeight()))))
-    return failure();
-  if (input.getRank() != 4)
-    return error("takes (N, C, H, W) input, got ", Type(input));
-  int64_t c = input.getDimSize(1);
-  if (c != ShapedType::kDynamic && c != (int64_t)getInChannels())
-    return error("expects ", getInChannels(), " input channels, got ", c);
-  SmallVector<int64_t> shape{input.getDimSize(0), (int64_t)getOutChannels()};
-  for (unsigned i = 0; i < 2; ++i) {
-    int64_t size = getOutputSize(i, input.getDimSize(2 + i));
+/// The output type of a layer with sliding windows `windows` over the last
+/// dims of `input` (N x C x spatial...), with `channels` output channels;
+/// `what` names the input's layout in the diagnostic.
+static FailureOr<Type> inferWindowedType(RankedTensorType input,
+                                         ArrayRef<Window> windows,
+                                         int64_t channels, StringRef what,
+                                         const ModuleTypeError &error) {
+  if (input.getRank() != (int64_t)windows.size() + 2)
+    return error("takes ", what, " input, got ", Type(input));
+  SmallVector<int64_t> shape{input.getDimSize(0), channels};
+  for (auto [i, w] : llvm::enumerate(windows)) {
+    int64_t in = input.getDimSize(2 + i), size = w.outputSize(in);
     if (size != ShapedType::kDynamic && size < 1)
-      return error("has a kernel larger than the padded input (",
-                   input.getDimSize(2 + i), " + 2 * ", getPadding()[i],
+      return error("has a window (", w.span(),
+                   ") larger than the padded input (", in, " + 2 * ", w.padding,
                    " in dim ", 2 + i, ")");
     shape.push_back(size);
   }
   return Type(input.clone(shape));
 }
 
-FeatureSignature Conv2dOp::getFeatureSignature() {
+template <typename ConvOp>
+static FailureOr<Type> inferConvType(ConvOp op, RankedTensorType input,
+                                     unsigned rank, StringRef what,
+                                     const ModuleTypeError &error) {
+  if (failed(error.requireFloat(input, elementTypeOf(op.getWeight()))))
+    return failure();
+  int64_t c = input.getRank() > 1 ? input.getDimSize(1) : 0;
+  if (input.getRank() == rank + 2 && c != ShapedType::kDynamic &&
+      c != (int64_t)op.getInChannels())
+    return error("expects ", op.getInChannels(), " input channels, got ", c);
+  SmallVector<Window> windows;
+  for (unsigned i = 0; i < rank; ++i)
+    windows.push_back(op.getWindow(i));
+  return inferWindowedType(input, windows, op.getOutChannels(), what, error);
+}
+
+FailureOr<Type> Conv2dOp::inferOutputType(RankedTensorType input,
+                                          const ModuleTypeError &error) {
+  return inferConvType(*this, input, 2, "(N, C, H, W)", error);
+}
+
+FailureOr<Type> Conv1dOp::inferOutputType(RankedTensorType input,
+                                          const ModuleTypeError &error) {
+  return inferConvType(*this, input, 1, "(N, C, L)", error);
+}
+
+template <typename ConvOp> static FeatureSignature convSignature(ConvOp op) {
   FeatureSignature s;
-  s.in = getInChannels();
-  s.out = getOutChannels();
+  s.in = op.getInChannels();
+  s.out = op.getOutChannels();
   return s;
 }
 
+FeatureSignature Conv2dOp::getFeatureSignature() {
+  return convSignature(*this);
+}
+FeatureSignature Conv1dOp::getFeatureSignature() {
+  return convSignature(*this);
+}
 FeatureDependence Conv2dOp::getFeatureDependence() {
   return FeatureDependence::Projecting;
+}
+FeatureDependence Conv1dOp::getFeatureDependence() {
+  return FeatureDependence::Projecting;
+}
+
+template <typename PoolOp>
+static FailureOr<Type> inferPoolType(PoolOp op, RankedTensorType input,
+                                     const ModuleTypeError &error) {
+  if (failed(error.requireFloat(input, Type())))
+    return failure();
+  int64_t channels = input.getRank() == 4 ? input.getDimSize(1) : 0;
+  return inferWindowedType(input, {op.getWindow(0), op.getWindow(1)}, channels,
+                           "(N, C, H, W)", error);
+}
+
+FailureOr<Type> MaxPool2dOp::inferOutputType(RankedTensorType input,
+                                             const ModuleTypeError &error) {
+  return inferPoolType(*this, input, error);
+}
+
+FailureOr<Type> AvgPool2dOp::inferOutputType(RankedTensorType input,
+                                             const ModuleTypeError &error) {
+  return inferPoolType(*this, input, error);
+}
+
+FailureOr<Type>
+AdaptiveAvgPool2dOp::inferOutputType(RankedTensorType input,
+                                     const ModuleTypeError &error) {
+  if (failed(error.requireFloat(input, Type())))
+    return failure();
+  if (input.getRank() != 4)
+    return error("takes (N, C, H, W) input, got ", Type(input));
+  ArrayRef<int64_t> out = getOutputSize();
+  for (unsigned i = 0; i < 2; ++i) {
+    int64_t in = input.getDimSize(2 + i);
+    if (!ShapedType::isDynamic(in) && in % out[i])
+      return error("needs an input size that is a multiple of the output "
+                   "size, got ",
+                   in, " for ", out[i], " in dim ", 2 + i);
+  }
+  return Type(
+      input.clone({input.getDimSize(0), input.getDimSize(1), out[0], out[1]}));
+}
+
+// The windows mix the spatial dims, the last of which is what a Linear's
+// features are: no unit of the last dim maps to one of the output's.
+FeatureDependence MaxPool2dOp::getFeatureDependence() {
+  return FeatureDependence::Mixing;
+}
+FeatureDependence AvgPool2dOp::getFeatureDependence() {
+  return FeatureDependence::Mixing;
+}
+FeatureDependence AdaptiveAvgPool2dOp::getFeatureDependence() {
+  return FeatureDependence::Mixing;
+}
+FeatureDependence FlattenOp::getFeatureDependence() {
+  return FeatureDependence::Mixing;
+}
+
+/// The flattened dims [start, end] of a rank-`rank` input, or failure.
+FailureOr<std::pair<int64_t, int64_t>>
+mlir::nnx::getFlattenedDims(FlattenOp op, int64_t rank) {
+  int64_t lo = op.getStartDim(), hi = op.getEndDim();
+  int64_t r = std::max<int64_t>(rank, 1);
+  if (lo < 0)
+    lo += r;
+  if (hi < 0)
+    hi += r;
+  if (lo < 0 || hi >= r || lo > hi)
+    return failure();
+  return std::make_pair(lo, hi);
+}
+
+FailureOr<Type> FlattenOp::inferOutputType(RankedTensorType input,
+                                           const ModuleTypeError &error) {
+  FailureOr<std::pair<int64_t, int64_t>> dims =
+      getFlattenedDims(*this, input.getRank());
+  if (failed(dims))
+    return error("flattens dims ", getStartDim(), " to ", getEndDim(),
+                 " of a rank-", input.getRank(), " input");
+  if (input.getRank() == 0)
+    return Type(input.clone({1}));
+  auto [lo, hi] = *dims;
+  SmallVector<int64_t> shape(input.getShape().take_front(lo));
+  int64_t size = 1;
+  for (int64_t d : input.getShape().slice(lo, hi - lo + 1)) {
+    if (ShapedType::isDynamic(d) || ShapedType::isDynamic(size))
+      size = ShapedType::kDynamic;
+    else if (llvm::MulOverflow(size, d, size))
+      return error("flattens a dim of more than 2^63 elements");
+  }
+  shape.push_back(size);
+  llvm::append_range(shape, input.getShape().drop_front(hi + 1));
+  return Type(input.clone(shape));
 }
 
 #define GET_OP_CLASSES

@@ -15,6 +15,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "nnx/Dialect/NNX/IR/NNXDialect.h"
+#include "nnx/Dialect/NNX/IR/Window.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -97,6 +98,12 @@ class ForwardOp;
 #include "nnx/Dialect/NNX/IR/NNXOps.h.inc"
 
 namespace mlir::nnx {
+/// The dims [start, end] an `nnx.flatten` merges on a rank-`rank` input
+/// (negative dims counted from the end), or failure if they are out of range
+/// or out of order.
+FailureOr<std::pair<int64_t, int64_t>> getFlattenedDims(FlattenOp op,
+                                                        int64_t rank);
+
 // The discardable attributes of the dialect, declared (and verified) once in
 // NNXDialect.td; these are their names.
 

@@ -647,6 +647,20 @@ def NNX_DropoutOp : NNX_LeafOp<"dropout"> {
 // Convolutional layers
 //===----------------------------------------------------------------------===//
 
+// The arguments of a convolution over `rank` spatial dims: the sizes are
+// lists of one entry per spatial dim.
+defvar NNX_ConvArgs = !con(NNX_ModuleAttrs, (ins I64Attr:$in_channels,
+    I64Attr:$out_channels, DenseI64ArrayAttr:$kernel_size,
+    DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+    DenseI64ArrayAttr:$dilation, DefaultValuedAttr<I64Attr, "1">:$groups,
+    ElementsAttr:$weight, OptionalAttr<ElementsAttr>:$bias));
+
+defvar NNX_WindowDecl = [{
+    /// The sliding window of spatial dim `i` (0: the first after the
+    /// channels), whose output size follows torch's rule.
+    ::mlir::nnx::Window getWindow(unsigned i);
+}];
+
 def NNX_Conv2dOp : NNX_LeafOp<"conv2d", ["weight", "bias"], [], NNX_AllLayerMethods> {
   let summary = "`torch.nn.Conv2d` on N x C x H x W input";
   let description = [{
@@ -654,9 +668,10 @@ def NNX_Conv2dOp : NNX_LeafOp<"conv2d", ["weight", "bias"], [], NNX_AllLayerMeth
     (optional) is `out_channels`. `kernel_size`, `stride`, `padding` (zero
     padding on both sides) and `dilation` are (H, W) pairs. The output's
     spatial size is `(H + 2 p - d (k - 1) - 1) / s + 1` (floor). `groups`
-    must divide both channel counts; the lowering handles `groups = 1`
-    (`linalg.conv_2d_nchw_fchw`) and depthwise convolutions
-    (`groups = in_channels = out_channels`, `linalg.depthwise_conv_2d_nchw_chw`).
+    must divide both channel counts: `groups = 1` lowers to
+    `linalg.conv_2d_nchw_fchw`, depthwise convolutions (`groups =
+    in_channels = out_channels`) to `linalg.depthwise_conv_2d_nchw_chw`, other
+    groups to `linalg.conv_2d_ngchw_gfchw`.
 
     ```mlir
     nnx.conv2d @c {in_channels = 3 : i64, out_channels = 8 : i64,
@@ -666,18 +681,110 @@ def NNX_Conv2dOp : NNX_LeafOp<"conv2d", ["weight", "bias"], [], NNX_AllLayerMeth
                    bias = dense<0.0> : tensor<8xf32>}
     ```
   }];
-  let arguments = !con(NNX_ModuleAttrs, (ins I64Attr:$in_channels,
-      I64Attr:$out_channels, DenseI64ArrayAttr:$kernel_size,
-      DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
-      DenseI64ArrayAttr:$dilation, DefaultValuedAttr<I64Attr, "1">:$groups,
-      ElementsAttr:$weight, OptionalAttr<ElementsAttr>:$bias));
+  let arguments = NNX_ConvArgs;
   let hasVerifier = 1;
-  let extraClassDeclaration = NNX_TensorNames<["weight", "bias"], []>.decl # [{
-    /// The output size of spatial dim `i` (0: H, 1: W) for input size
-    /// `size`; dynamic stays dynamic, a kernel larger than the padded input
-    /// gives a size below 1.
-    int64_t getOutputSize(unsigned i, int64_t size);
+  let extraClassDeclaration = !strconcat(
+      NNX_TensorNames<["weight", "bias"], []>.decl, NNX_WindowDecl);
+}
+
+def NNX_Conv1dOp : NNX_LeafOp<"conv1d", ["weight", "bias"], [], NNX_AllLayerMethods> {
+  let summary = "`torch.nn.Conv1d` on N x C x L input";
+  let description = [{
+    As `nnx.conv2d` with one spatial dim: `weight` is `out_channels x
+    (in_channels / groups) x k`, and `kernel_size`, `stride`, `padding` and
+    `dilation` hold one entry each. It lowers as a 2-D convolution of height
+    1.
+
+    ```mlir
+    nnx.conv1d @c {in_channels = 80 : i64, out_channels = 64 : i64,
+                   kernel_size = array<i64: 3>, stride = array<i64: 1>,
+                   padding = array<i64: 1>, dilation = array<i64: 1>,
+                   weight = dense<0.1> : tensor<64x80x3xf32>}
+    ```
   }];
+  let arguments = NNX_ConvArgs;
+  let hasVerifier = 1;
+  let extraClassDeclaration = !strconcat(
+      NNX_TensorNames<["weight", "bias"], []>.decl, NNX_WindowDecl);
+}
+
+// The pooling layers: no tensors; the output keeps N and C.
+class NNX_PoolOp<string mnemonic> : NNX_LeafOp<mnemonic, [], [],
+    ["inferOutputType", "getFeatureDependence"]> {
+  let hasVerifier = 1;
+  let extraClassDeclaration = !strconcat(NNX_TensorNames<[], []>.decl,
+                                         NNX_WindowDecl);
+}
+
+def NNX_MaxPool2dOp : NNX_PoolOp<"max_pool2d"> {
+  let summary = "`torch.nn.MaxPool2d` on N x C x H x W input";
+  let description = [{
+    The maximum of each window; padding is `-inf` (never chosen: `padding`
+    is at most half the kernel, as torch requires). `ceil_mode` rounds the
+    output size up, with the last window starting inside the input or its
+    left padding (torch's rule). NaN propagates as in torch.
+
+    ```mlir
+    nnx.max_pool2d @pool {kernel_size = array<i64: 3, 3>,
+                          stride = array<i64: 2, 2>, padding = array<i64: 1, 1>,
+                          dilation = array<i64: 1, 1>}
+    ```
+  }];
+  let arguments = !con(NNX_ModuleAttrs, (ins DenseI64ArrayAttr:$kernel_size,
+      DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+      DenseI64ArrayAttr:$dilation, UnitAttr:$ceil_mode));
+}
+
+def NNX_AvgPool2dOp : NNX_PoolOp<"avg_pool2d"> {
+  let summary = "`torch.nn.AvgPool2d` on N x C x H x W input";
+  let description = [{
+    The mean of each window. With `count_include_pad` (torch's default) the
+    divisor counts the zero padding inside the window, else only the input's
+    elements; a `ceil_mode` window that runs past the padding counts only up
+    to its end (torch's rule).
+
+    ```mlir
+    nnx.avg_pool2d @pool {kernel_size = array<i64: 2, 2>,
+                          stride = array<i64: 2, 2>, padding = array<i64: 0, 0>,
+                          count_include_pad}
+    ```
+  }];
+  let arguments = !con(NNX_ModuleAttrs, (ins DenseI64ArrayAttr:$kernel_size,
+      DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+      UnitAttr:$ceil_mode, UnitAttr:$count_include_pad));
+}
+
+def NNX_AdaptiveAvgPool2dOp : NNX_LeafOp<"adaptive_avg_pool2d", [], [],
+    ["inferOutputType", "getFeatureDependence"]> {
+  let summary = "`torch.nn.AdaptiveAvgPool2d` to an `output_size` (H, W)";
+  let description = [{
+    Each output element is the mean of its window of the input; the input's
+    H and W must be multiples of the output's (checked at run time when
+    they are dynamic), so the windows are equal and disjoint. `(1, 1)` is
+    the global average pool.
+
+    ```mlir
+    nnx.adaptive_avg_pool2d @avgpool {output_size = array<i64: 1, 1>}
+    ```
+  }];
+  let arguments = !con(NNX_ModuleAttrs, (ins
+      DenseI64ArrayAttr:$output_size));
+  let hasVerifier = 1;
+}
+
+def NNX_FlattenOp : NNX_LeafOp<"flatten", [], [],
+    ["inferOutputType", "getFeatureDependence"]> {
+  let summary = "`torch.nn.Flatten`: dims `start_dim` to `end_dim` into one";
+  let description = [{
+    Negative dims count from the end of the input's rank.
+
+    ```mlir
+    nnx.flatten @flatten {start_dim = 1 : i64, end_dim = -1 : i64}
+    ```
+  }];
+  let arguments = !con(NNX_ModuleAttrs, (ins
+      DefaultValuedAttr<I64Attr, "1">:$start_dim,
+      DefaultValuedAttr<I64Attr, "-1">:$end_dim));
 }
 
 
