@@ -47,6 +47,13 @@ std::string mlir::nnx::describeLayer(Operation *layer) {
 
 namespace {
 
+/// The (H, W) `strides` and `dilations` of a linalg convolution or pooling.
+std::pair<DenseIntElementsAttr, DenseIntElementsAttr>
+windowAttrs(OpBuilder &b, const Window (&w)[2]) {
+  return {b.getI64TensorAttr({w[0].stride, w[1].stride}),
+          b.getI64TensorAttr({w[0].dilation, w[1].dilation})};
+}
+
 Value indexConst(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
@@ -178,10 +185,7 @@ Value groupedConv(OpBuilder &b, Location loc, const Conv2dSpec &spec, Value xp,
   int64_t g = spec.groups;
   Value xg = splitDim(b, loc, xp, 1, g), wg = splitDim(b, loc, w, 0, g),
         ig = splitDim(b, loc, init, 1, g);
-  auto strides =
-      b.getI64TensorAttr({spec.window[0].stride, spec.window[1].stride});
-  auto dilations =
-      b.getI64TensorAttr({spec.window[0].dilation, spec.window[1].dilation});
+  auto [strides, dilations] = windowAttrs(b, spec.window);
   Value out = linalg::Conv2DNgchwGfchwOp::create(
                   b, loc, TypeRange{ig.getType()}, ValueRange{xg, wg}, ig,
                   strides, dilations)
@@ -203,10 +207,7 @@ FailureOr<Value> mlir::nnx::emitConv2d(LayerEmitter &e, const Conv2dSpec &spec,
   Value xp = padSpatial(b, loc, x, spec.window, ArrayRef(sizes).drop_front(2),
                         LayerEmitter::scalar(b, loc, elt, 0.0));
   Value init = convInit(e, bias, elt, sizes);
-  auto strides =
-      b.getI64TensorAttr({spec.window[0].stride, spec.window[1].stride});
-  auto dilations =
-      b.getI64TensorAttr({spec.window[0].dilation, spec.window[1].dilation});
+  auto [strides, dilations] = windowAttrs(b, spec.window);
   if (spec.groups == 1)
     return linalg::Conv2DNchwFchwOp::create(b, loc, TypeRange{init.getType()},
                                             ValueRange{xp, w}, init, strides,
@@ -265,10 +266,7 @@ FailureOr<Value> mlir::nnx::emitPool2d(LayerEmitter &e, const Pool2dSpec &spec,
   Value kernel = tensor::EmptyOp::create(
       b, loc, ArrayRef<int64_t>{spec.window[0].kernel, spec.window[1].kernel},
       elt);
-  auto strides =
-      b.getI64TensorAttr({spec.window[0].stride, spec.window[1].stride});
-  auto dilations =
-      b.getI64TensorAttr({spec.window[0].dilation, spec.window[1].dilation});
+  auto [strides, dilations] = windowAttrs(b, spec.window);
   if (max)
     return linalg::PoolingNchwMaxOp::create(b, loc, TypeRange{acc.getType()},
                                             ValueRange{xp, kernel}, acc,

@@ -128,6 +128,19 @@ def net(x, w, absolute):
     return c(LAYERS[2], x)
 
 
+def check_within(y, ref, mag, terms):
+    """Asserts float32 `y` is within terms * eps32 * `mag` of the float64
+    `ref` (mag: the same computation on magnitudes) and prints the result."""
+    tol = terms * np.finfo(np.float32).eps * mag
+    assert y.dtype == np.float32 and y.shape == ref.shape, (y.shape, ref.shape)
+    err = np.abs(y - ref)
+    assert np.all(err <= tol), (err.max(), tol[err > tol])
+    # The bound is meaningful: not looser than a few percent of the output.
+    assert np.max(tol) < 0.05 * np.max(np.abs(ref)) + 1e-3, np.max(tol)
+    print("ok %s, max error %.3g within %d * eps32 * sum|terms|"
+          % (str(y.shape), err.max(), terms))
+
+
 def name(d, what, n, h, wd):
     return os.path.join(d, "%s_%d_%d_%d.npy" % (what, n, h, wd))
 
@@ -148,14 +161,7 @@ def main():
     ref, mag = net(x, w, False), net(x, w, True)
     terms = sum(k[0] * k[1] * (cin // g) for _, cin, _, k, _, _, _, g, _ in
                 LAYERS) + 8
-    tol = terms * np.finfo(np.float32).eps * mag
-    assert y.dtype == np.float32 and y.shape == ref.shape, (y.shape, ref.shape)
-    err = np.abs(y - ref)
-    assert np.all(err <= tol), (err.max(), tol[err > tol])
-    # The bound is meaningful: not looser than a few percent of the output.
-    assert np.max(tol) < 0.05 * np.max(np.abs(ref)) + 1e-3, np.max(tol)
-    print("ok %s, max error %.3g within %d * eps32 * sum|terms|"
-          % (str(y.shape), err.max(), terms))
+    check_within(y, ref, mag, terms)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from conv_layers import dense  # noqa: E402
+from conv_layers import check_within, dense  # noqa: E402
 
 
 def arr(v):
@@ -132,14 +132,7 @@ def main():
         ref = net.double()(torch.from_numpy(x).double()).numpy()
         mag = absolute(nets()[name][0])(
             torch.from_numpy(np.abs(x)).double()).numpy()
-    tol = terms * np.finfo(np.float32).eps * mag
-    assert y.dtype == np.float32 and y.shape == ref.shape, (y.shape, ref.shape)
-    err = np.abs(y - ref)
-    assert np.all(err <= tol), (err.max(), tol[err > tol])
-    assert np.max(tol) < 0.05 * np.max(np.abs(ref)) + 1e-3, np.max(tol)
-    print("ok %s, max error %.3g within %d * eps32 * sum|terms|"
-          % (str(y.shape), err.max(), terms))
-
+    check_within(y, ref, mag, terms)
 
 if __name__ == "__main__":
     main()
