@@ -440,13 +440,9 @@ class Exporter:
         inputs = [Input.of(i) for i in inputs]
         default = next((p.dtype for p in model.parameters()
                         if p.is_floating_point()), torch.float32)
-        types, examples, symbols = [], [], {}
-        for i, inp in enumerate(inputs):
-            dtype = inp.dtype or default
-            types.append(_tensor_type(inp.shape, dtype, f"input {i}"))
-            examples.append(tuple(self._example(inp.shape, dtype, k,
-                                                symbols)
-                                  for k in range(2)))
+        types = [_tensor_type(inp.shape, inp.dtype or default, f"input {i}")
+                 for i, inp in enumerate(inputs)]
+        examples = self._choose_examples(model, inputs, default)
         if any(m[0] == name for m in self._models):
             raise ExportError(f"a model named '{name}' was already added")
         self._model_name = name
@@ -498,18 +494,58 @@ class Exporter:
                 out[mpath] = [(a, b) for a, b in zip(args0, args1)]
         return out
 
+    @classmethod
+    def _choose_examples(cls, model, inputs, default):
+        """The two example inputs per forward argument whose runs tell
+        static dims from dynamic ones. A dynamic spatial dim (a dim after
+        the first two of a rank >= 3 input: an image's height and width, a
+        signal's length) is large in the second run, so that strides and
+        pools do not shrink both runs to the same size (which would read
+        as static); if the model refuses that size (a length limit, an
+        assert), both runs are small."""
+        from torch.nn.modules.lazy import LazyModuleMixin
+
+        def names(inp):
+            i = 0
+            for pos, d in enumerate(inp.shape):
+                if d is None or isinstance(d, str):
+                    yield pos, f"#{i}" if d is None else d
+                    i += 1
+
+        def make(large):
+            symbols = {}
+            return [tuple(cls._example(inp.shape, inp.dtype or default, k,
+                                       symbols, large if k == 1 else ())
+                          for k in range(2)) for inp in inputs]
+        spatial = {name for inp in inputs if len(inp.shape) >= 3
+                   for pos, name in names(inp) if pos >= 2}
+        lazy = any(isinstance(m, LazyModuleMixin)
+                   and m.has_uninitialized_params() for m in model.modules())
+        if spatial and not lazy:
+            examples = make(spatial)
+            try:
+                with _Frozen(model):
+                    model(*[ex[1] for ex in examples])
+                return examples
+            except Exception:  # the model's own limit: small sizes then
+                pass
+        return make(())
+
     @staticmethod
-    def _example(shape, dtype, k, symbols):
+    def _example(shape, dtype, k, symbols, large=()):
         gen = torch.Generator().manual_seed(1234 + k)
         # Each size symbol gets its own size, different in the two runs, so
         # the recorded sizes tell batch from sequence (run 0: 2, 3, 4, ...;
-        # run 1: 3, 5, 7, ...).
+        # run 1: 3, 5, 7, ...); a symbol in `large` is 64 + 3j instead.
         dims, i = [], 0
         for d in shape:
             if d is None or isinstance(d, str):
-                j = symbols.setdefault(f"#{i}" if d is None else d,
-                                       len(symbols))
-                dims.append(2 + j if k == 0 else 3 + 2 * j)
+                name = f"#{i}" if d is None else d
+                j = symbols.setdefault(name, len(symbols))
+                if name in large:
+                    dims.append(64 + 3 * j)
+                else:
+                    dims.append(2 + j if k == 0 else 3 + 2 * j)
                 i += 1
             else:
                 dims.append(int(d))
