@@ -22,6 +22,10 @@ llvm_config.with_environment("PATH", config.nnx_tools_dir, append_path=True)
 llvm_config.with_environment(
     "PYTHONPATH", os.path.join(config.nnx_src_root, "python"), append_path=True)
 llvm_config.with_system_environment(["NNX_TEST_REORDER", "NNX_JIT_MAX_ISA"])
+# nnx-run's compile cache (docs/Running.md): a model compiled again for the
+# same CPU loads its machine code instead of running LLVM again.
+config.environment["NNX_CACHE_DIR"] = os.path.join(config.test_exec_root,
+                                                   "jit-cache")
 
 tools = ["nnx-opt", "nnx-run", "mlir-opt", "mlir-runner"]
 llvm_config.add_tool_substitutions(

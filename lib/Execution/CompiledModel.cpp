@@ -4,6 +4,7 @@
 
 #include "IndexChecks.h"
 #include "MemRefArguments.h"
+#include "ModelJIT.h"
 #include "Parameters.h"
 #include "ResultShapes.h"
 #include "RuntimeFailure.h"
@@ -24,8 +25,6 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/IR/TensorInferTypeOpInterfaceImpl.h"
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
-#include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -36,7 +35,6 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -364,83 +362,59 @@ CompiledModel::matchMeasuredWriteProbes(ArrayRef<std::string> names) {
   return llvm::Error::success();
 }
 
-/// Writes the object code `engine` compiled to `path`. (Upstream's dump
-/// reports a file it cannot open on stderr only: the file is checked here.)
-static llvm::Error dumpObject(ExecutionEngine &engine, StringRef path) {
+/// Writes `object` (ELF) to `path`.
+static llvm::Error dumpObject(StringRef object, StringRef path) {
   std::error_code ec;
-  {
-    llvm::raw_fd_ostream probe(path, ec);
+  llvm::raw_fd_ostream os(path, ec);
+  if (!ec) {
+    os << object;
+    os.close();
+    ec = os.error();
+    os.clear_error();
   }
   if (ec)
     return makeError("cannot write the object file '" + path.str() +
                      "': " + ec.message());
-  engine.dumpToObjectFile(path);
-  uint64_t size = 0;
-  if (llvm::sys::fs::file_size(path, size) || size == 0)
-    return makeError("cannot write the object file '" + path.str() + "'");
   return llvm::Error::success();
 }
 
-/// JIT-compiles `module` (LLVM dialect) for the host and the target's
-/// runtime, runs its initializers and checks that `names` are there; writes
-/// the object code to `options.objectFile` when one is named.
-static llvm::Expected<std::unique_ptr<ExecutionEngine>>
+/// Compiles `module` (LLVM dialect) for the host and the target's runtime
+/// (or loads its object from the compile cache), runs its initializers and
+/// checks that `names` are there; writes the object code to
+/// `options.objectFile` when one is named.
+static llvm::Expected<std::unique_ptr<ModelJIT>>
 createEngine(ModuleOp module, const TargetConfig &config,
              const CompileOptions &options, ArrayRef<StringRef> names) {
-  unsigned optLevel = std::min(options.optLevel, 3u);
-  // The optimizer needs the host's target machine: without one its cost
-  // models know no vector registers and LLVM vectorizes nothing (every
-  // loop the MLIR schedule did not vectorize, norms and activations
-  // included, stayed scalar).
-  llvm::Expected<llvm::orc::JITTargetMachineBuilder> machineBuilder =
-      llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!machineBuilder)
-    return makeError("JIT compilation failed: " +
-                     llvm::toString(machineBuilder.takeError()));
-  machineBuilder->setCodeGenOptLevel(
-      static_cast<llvm::CodeGenOptLevel>(optLevel));
-  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine =
-      machineBuilder->createTargetMachine();
-  if (!machine)
-    return makeError("JIT compilation failed: " +
-                     llvm::toString(machine.takeError()));
-  // `transformer` is a function_ref: the function (and the machine) must
-  // outlive create().
-  std::function<llvm::Error(llvm::Module *)> transformer =
-      makeOptimizingTransformer(optLevel, /*sizeLevel=*/0, machine->get());
-  ExecutionEngineOptions engineOptions;
-  engineOptions.transformer = transformer;
-  engineOptions.jitCodeGenOptLevel =
-      static_cast<llvm::CodeGenOptLevel>(optLevel);
-  SmallVector<StringRef> libs(config.sharedLibPaths.begin(),
-                              config.sharedLibPaths.end());
-  engineOptions.sharedLibPaths = libs;
-  engineOptions.enableGDBNotificationListener = false;
-  engineOptions.enableObjectDump = !options.objectFile.empty();
-  // NNX_PERF_JIT=1: the compiled functions go to a jitdump file for
-  // `perf inject --jit` (docs/Running.md, "Profiling").
-  engineOptions.enablePerfNotificationListener =
-      std::getenv("NNX_PERF_JIT") != nullptr;
-  llvm::Expected<std::unique_ptr<ExecutionEngine>> engine =
-      ExecutionEngine::create(module, engineOptions);
-  if (!engine)
-    return makeError("JIT compilation failed: " +
-                     llvm::toString(engine.takeError()));
   // Lowered code calls into MLIR's C runner utilities (memref.copy of
   // non-contiguous memrefs becomes `memrefCopy`); resolve them from the
   // library this one links.
-  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
-    llvm::orc::SymbolMap symbols;
-    symbols[interner("memrefCopy")] = {
-        llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
-        llvm::JITSymbolFlags::Exported};
-    return symbols;
-  });
-  // A failed run-time check of the compiled code (RuntimeChecks.h).
-  (*engine)->registerSymbols(runtimeFailureSymbols);
+  SmallVector<std::function<llvm::orc::SymbolMap(llvm::orc::MangleAndInterner)>>
+      symbolMaps = {[](llvm::orc::MangleAndInterner interner) {
+                      llvm::orc::SymbolMap symbols;
+                      symbols[interner("memrefCopy")] = {
+                          llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
+                          llvm::JITSymbolFlags::Exported};
+                      return symbols;
+                    },
+                    // A failed run-time check (RuntimeChecks.h).
+                    runtimeFailureSymbols};
   if (config.symbolMap)
-    (*engine)->registerSymbols(config.symbolMap);
-  (*engine)->initialize();
+    symbolMaps.push_back(config.symbolMap);
+  ModelJITOptions jitOptions;
+  jitOptions.optLevel = options.optLevel;
+  jitOptions.sharedLibPaths = config.sharedLibPaths;
+  jitOptions.symbolMaps = symbolMaps;
+  jitOptions.cacheDir = options.cacheDir;
+  if (jitOptions.cacheDir.empty())
+    if (const char *dir = std::getenv("NNX_CACHE_DIR"))
+      jitOptions.cacheDir = dir;
+  // NNX_PERF_JIT=1: the compiled functions go to a jitdump file for
+  // `perf inject --jit` (docs/Running.md, "Profiling").
+  jitOptions.perfListener = std::getenv("NNX_PERF_JIT") != nullptr;
+  llvm::Expected<std::unique_ptr<ModelJIT>> engine =
+      ModelJIT::create(module, jitOptions);
+  if (!engine)
+    return engine.takeError();
   if (config.checkRuntime)
     if (llvm::Error err = config.checkRuntime())
       return std::move(err);
@@ -450,7 +424,8 @@ createEngine(ModuleOp module, const TargetConfig &config,
       return makeError("JIT compilation failed: " +
                        llvm::toString(fn.takeError()));
   if (!options.objectFile.empty())
-    if (llvm::Error err = dumpObject(**engine, options.objectFile))
+    if (llvm::Error err =
+            dumpObject((*engine)->getObject(), options.objectFile))
       return std::move(err);
   return std::move(*engine);
 }
@@ -534,7 +509,7 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
   std::string checksName = ("_mlir_ciface_" + kShapeChecksFuncName).str();
   if (!compiled->shapeChecks.empty())
     names.push_back(checksName);
-  llvm::Expected<std::unique_ptr<ExecutionEngine>> engine =
+  llvm::Expected<std::unique_ptr<ModelJIT>> engine =
       createEngine(module, config, options, names);
   if (!engine)
     return engine.takeError();
@@ -548,6 +523,8 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
 // The temporaries its calls cached go back to the system with it (the
 // cache is shared: another model's next call refills it).
 CompiledModel::~CompiledModel() { releaseCachedTemporaries(); }
+
+bool CompiledModel::isFromCache() const { return engine->isFromCache(); }
 
 ArrayRef<TensorSpec> CompiledModel::getParameters() const {
   return parameters ? parameters->getSpecs() : ArrayRef<TensorSpec>();

@@ -141,6 +141,7 @@ compileModelFile(const RunnerOptions &options, llvm::raw_ostream &errs) {
   compileOptions.modelName = options.modelName;
   compileOptions.optLevel = options.optLevel;
   compileOptions.objectFile = options.objectFile;
+  compileOptions.cacheDir = options.cacheDir;
   compileOptions.threads = options.threads;
   compileOptions.weightsFile = options.weightsFile;
   compileOptions.probes.family = options.family;
@@ -181,10 +182,13 @@ static llvm::Error writeResults(const RunResult &result,
 
 /// The timing report of `repeat > 1` runs.
 static void reportTimes(double compileSeconds, double weightsSeconds,
-                        ArrayRef<double> seconds, llvm::raw_ostream &errs) {
+                        bool cached, ArrayRef<double> seconds,
+                        llvm::raw_ostream &errs) {
   double mean =
       std::accumulate(seconds.begin(), seconds.end(), 0.0) / seconds.size();
   double min = *std::min_element(seconds.begin(), seconds.end());
+  if (cached)
+    errs << "nnx-run: the machine code came from the compile cache\n";
   errs << llvm::format(
       "nnx-run: compile %.3f ms, weights %.3f ms; forward "
       "x%u (excluding compilation): mean %.6f ms, min %.6f "
@@ -239,7 +243,7 @@ llvm::Error mlir::nnx::runModelFile(const RunnerOptions &options,
           writeResults(*result, model, options, probes->readFiles, os))
     return err;
   if (options.repeat > 1)
-    reportTimes(compileSeconds, model.getWeightsSeconds(), result->seconds,
-                errs);
+    reportTimes(compileSeconds, model.getWeightsSeconds(), model.isFromCache(),
+                result->seconds, errs);
   return llvm::Error::success();
 }

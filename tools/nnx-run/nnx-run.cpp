@@ -86,6 +86,13 @@ static cl::opt<unsigned>
 static cl::opt<unsigned> optLevel("opt-level",
                                   cl::desc("LLVM optimization level (0-3)"),
                                   cl::init(3), cl::cat(runCategory));
+static cl::opt<std::string> cacheDir(
+    "cache-dir",
+    cl::desc("Keep the compiled code in this directory (created if absent) "
+             "and load it from there when the same model is compiled again "
+             "for the same CPU (default: the NNX_CACHE_DIR environment "
+             "variable, else no cache)"),
+    cl::value_desc("dir"), cl::cat(runCategory));
 static cl::opt<std::string> objectFile(
     "dump-object",
     cl::desc("Write the object code the JIT compiled to this file (an ELF "
@@ -150,8 +157,8 @@ static llvm::Error checkOptionValues() {
   if (optLevel > 3)
     return llvm::createStringError("--opt-level: " + llvm::Twine(optLevel) +
                                    " is not an LLVM optimization level (0-3)");
-  for (cl::opt<std::string> *option :
-       {&modelName, &weightsFile, &family, &familiesDir, &objectFile})
+  for (cl::opt<std::string> *option : {&modelName, &weightsFile, &family,
+                                       &familiesDir, &objectFile, &cacheDir})
     if (option->getNumOccurrences() && option->empty())
       return llvm::createStringError("--" + option->ArgStr +
                                      ": the value is empty; give a " +
@@ -199,6 +206,7 @@ int main(int argc, char **argv) {
   options.repeat = repeat;
   options.optLevel = optLevel;
   options.objectFile = objectFile;
+  options.cacheDir = cacheDir;
   options.threads = *threads;
   options.print = printOutputs;
   if (llvm::Error err = runModelFile(options, llvm::outs(), llvm::errs()))

@@ -1,8 +1,8 @@
 //===- CompiledModel.h - JIT-compile and run a model's forward --*- C++ -*-===//
 //
 // Compiles an nnx model (structure level) or a forward-level module for a
-// target, JIT-compiles it with mlir::ExecutionEngine and runs
-// `_mlir_ciface_forward` on .npy arrays.
+// target, compiles it to machine code for the host (or loads that code from
+// a compile cache) and runs `_mlir_ciface_forward` on .npy arrays.
 //
 // The forward's signature, after `nnx-build-forward` and `nnx-lower-probes`:
 //
@@ -66,11 +66,9 @@
 #include <string>
 #include <vector>
 
-namespace mlir {
-class ExecutionEngine;
-} // namespace mlir
-
 namespace mlir::nnx {
+
+class ModelJIT;
 
 class MemRefArgument;
 class ParameterBindings;
@@ -125,6 +123,11 @@ struct CompileOptions {
   /// A safetensors file whose tensors the forward runs with instead of the
   /// model's own (CompiledModel::bindWeights); empty: the model's.
   std::string weightsFile;
+  /// A directory of compiled objects (created if absent): a module whose
+  /// LLVM IR, optimization level and host CPU match an entry loads the
+  /// entry instead of running LLVM again. Empty: the NNX_CACHE_DIR
+  /// environment variable, else no cache.
+  std::string cacheDir;
 };
 
 struct RunOptions {
@@ -182,6 +185,8 @@ public:
   /// when the model was compiled (or last rebound); part of compile()'s
   /// time, not of compilation proper.
   double getWeightsSeconds() const { return weightsSeconds; }
+  /// Whether the machine code came from the compile cache.
+  bool isFromCache() const;
   llvm::ArrayRef<TensorSpec> getOutputs() const { return outputs; }
   llvm::ArrayRef<TensorSpec> getWriteProbes() const { return writeProbes; }
   llvm::ArrayRef<TensorSpec> getReadProbes() const { return readProbes; }
@@ -271,7 +276,7 @@ private:
          llvm::ArrayRef<NpyArray *> results, unsigned repeat);
 
   Target target = Target::CPU;
-  std::unique_ptr<ExecutionEngine> engine;
+  std::unique_ptr<ModelJIT> engine;
   std::function<void(unsigned)> setThreads;
   unsigned threads = 0;
   std::function<llvm::Error()> checkRuntime;

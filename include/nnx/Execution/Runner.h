@@ -55,6 +55,8 @@ struct RunnerOptions {
   unsigned optLevel = 3;
   /// Where to write the JIT's object code (CompileOptions::objectFile).
   std::string objectFile;
+  /// The compile cache (CompileOptions::cacheDir).
+  std::string cacheDir;
   /// Threads of the compiled code (CompileOptions::threads); 0: one per
   /// hardware thread.
   unsigned threads = 0;

@@ -1,0 +1,359 @@
+//===- ModelJIT.cpp - machine code of a lowered model, cached -------------===//
+#include "ModelJIT.h"
+
+#include "ExecutionError.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/ExecutionEngine/JITEventListener.h"
+#include "llvm/ExecutionEngine/Orc/CompileUtils.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/RTDyldObjectLinkingLayer.h"
+#include "llvm/ExecutionEngine/SectionMemoryManager.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/DynamicLibrary.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::nnx;
+
+/// The functions that run the module's constructors and destructors.
+static constexpr llvm::StringLiteral kInitName = "__nnx_jit_init";
+static constexpr llvm::StringLiteral kFiniName = "__nnx_jit_fini";
+/// The first bytes of a cache entry; the SHA-256 of the object follows.
+static constexpr llvm::StringLiteral kCacheMagic = "NNXOBJ1\n";
+static constexpr size_t kHashSize = 32;
+
+/// For each function `foo` defined in `module`, defines `_mlir_foo(void **)`,
+/// which loads each argument from the pointer at its index and stores the
+/// result through the pointer after them: one calling convention for every
+/// signature (upstream's ExecutionEngine::invokePacked convention).
+static void addPackedWrappers(llvm::Module &module) {
+  llvm::LLVMContext &context = module.getContext();
+  llvm::IRBuilder<> builder(context);
+  llvm::SmallVector<llvm::Function *> functions;
+  for (llvm::Function &function : module.functions())
+    if (!function.isDeclaration())
+      functions.push_back(&function);
+  auto *type = llvm::FunctionType::get(builder.getVoidTy(), builder.getPtrTy(),
+                                       /*isVarArg=*/false);
+  for (llvm::Function *function : functions) {
+    auto *wrapper =
+        llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage,
+                               "_mlir_" + function->getName(), module);
+    builder.SetInsertPoint(llvm::BasicBlock::Create(context, "", wrapper));
+    llvm::Value *packed = wrapper->getArg(0);
+    llvm::SmallVector<llvm::Value *> args;
+    auto slot = [&](size_t index) {
+      llvm::Value *at =
+          builder.CreateConstGEP1_64(builder.getPtrTy(), packed, index);
+      return builder.CreateLoad(builder.getPtrTy(), at);
+    };
+    for (llvm::Argument &arg : function->args())
+      args.push_back(builder.CreateLoad(arg.getType(), slot(arg.getArgNo())));
+    llvm::Value *result = builder.CreateCall(function, args);
+    if (!result->getType()->isVoidTy())
+      builder.CreateStore(result, slot(function->arg_size()));
+    builder.CreateRetVoid();
+  }
+}
+
+/// Replaces the global `arrayName` (llvm.global_ctors or _dtors: {priority,
+/// function, data} entries) by an exported function `name` that calls its
+/// functions by priority, ascending, or descending for destructors.
+static void lowerStructors(llvm::Module &module, llvm::StringRef arrayName,
+                           llvm::StringRef name, bool descending) {
+  llvm::SmallVector<std::pair<uint64_t, llvm::Function *>> entries;
+  if (llvm::GlobalVariable *array = module.getNamedGlobal(arrayName)) {
+    if (auto *init = dyn_cast_or_null<llvm::ConstantArray>(
+            array->hasInitializer() ? array->getInitializer() : nullptr))
+      for (llvm::Use &use : init->operands()) {
+        auto *entry = dyn_cast<llvm::ConstantStruct>(use.get());
+        if (!entry || entry->getNumOperands() < 2)
+          continue;
+        auto *priority = dyn_cast<llvm::ConstantInt>(entry->getOperand(0));
+        auto *function = dyn_cast<llvm::Function>(entry->getOperand(1));
+        if (priority && function)
+          entries.emplace_back(priority->getZExtValue(), function);
+      }
+    array->eraseFromParent();
+  }
+  std::stable_sort(entries.begin(), entries.end(),
+                   [&](const auto &a, const auto &b) {
+                     return descending ? a.first > b.first : a.first < b.first;
+                   });
+  llvm::LLVMContext &context = module.getContext();
+  llvm::IRBuilder<> builder(context);
+  auto *function = llvm::Function::Create(
+      llvm::FunctionType::get(builder.getVoidTy(), /*isVarArg=*/false),
+      llvm::GlobalValue::ExternalLinkage, name, module);
+  builder.SetInsertPoint(llvm::BasicBlock::Create(context, "", function));
+  for (auto &entry : entries)
+    builder.CreateCall(entry.second);
+  builder.CreateRetVoid();
+}
+
+/// The host's target machine at `optLevel`.
+static llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+createHostMachine(unsigned optLevel,
+                  std::optional<llvm::orc::JITTargetMachineBuilder> &builder) {
+  llvm::Expected<llvm::orc::JITTargetMachineBuilder> host =
+      llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!host)
+    return host.takeError();
+  host->setCodeGenOptLevel(static_cast<llvm::CodeGenOptLevel>(optLevel));
+  builder = std::move(*host);
+  return builder->createTargetMachine();
+}
+
+/// The cache key: a SHA-256 of the unoptimized IR and of what else decides
+/// the machine code, in hex.
+static std::string cacheKey(const llvm::Module &module,
+                            const llvm::TargetMachine &machine,
+                            unsigned optLevel) {
+  llvm::SmallVector<char, 0> bitcode;
+  llvm::raw_svector_ostream os(bitcode);
+  llvm::WriteBitcodeToFile(module, os);
+  llvm::SHA256 hash;
+  hash.update(llvm::StringRef(bitcode.data(), bitcode.size()));
+  for (llvm::StringRef part :
+       {llvm::StringRef(LLVM_VERSION_STRING),
+        llvm::StringRef(machine.getTargetTriple().str()),
+        machine.getTargetCPU(), machine.getTargetFeatureString()}) {
+    hash.update(part);
+    hash.update(llvm::StringRef("\0", 1));
+  }
+  hash.update(llvm::StringRef(std::to_string(optLevel)));
+  return llvm::toHex(hash.final(), /*LowerCase=*/true);
+}
+
+static std::string entryPath(llvm::StringRef dir, llvm::StringRef key) {
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, key + ".nnxobj");
+  return std::string(path);
+}
+
+/// The object of entry `path`, or null when there is none or it is not
+/// whole (a file cut short or changed since it was written).
+static std::unique_ptr<llvm::MemoryBuffer> readEntry(llvm::StringRef path) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false);
+  if (!file)
+    return nullptr;
+  llvm::StringRef bytes = (*file)->getBuffer();
+  if (!bytes.consume_front(kCacheMagic) || bytes.size() <= kHashSize)
+    return nullptr;
+  llvm::StringRef stored = bytes.take_front(kHashSize);
+  llvm::StringRef object = bytes.drop_front(kHashSize);
+  std::array<uint8_t, 32> actual =
+      llvm::SHA256::hash(llvm::arrayRefFromStringRef(object));
+  if (stored != llvm::toStringRef(actual))
+    return nullptr;
+  return llvm::MemoryBuffer::getMemBufferCopy(object, path);
+}
+
+/// Writes `object` as entry `path` of the cache in `dir`: to a temporary
+/// file first, renamed into place.
+static llvm::Error writeEntry(llvm::StringRef dir, llvm::StringRef path,
+                              llvm::StringRef object) {
+  auto fail = [&](const llvm::Twine &what, std::error_code ec) {
+    return makeError("cannot write the compile cache entry '" + path +
+                     "': " + what + ": " + ec.message());
+  };
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return fail("cannot create '" + dir + "'", ec);
+  int fd = -1;
+  llvm::SmallString<256> temporary;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueFile(path + "-%%%%%%.tmp", fd, temporary))
+    return fail("cannot create a file in '" + dir + "'", ec);
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    std::array<uint8_t, 32> hash =
+        llvm::SHA256::hash(llvm::arrayRefFromStringRef(object));
+    os << kCacheMagic << llvm::toStringRef(hash) << object;
+    os.close();
+    if (os.has_error()) {
+      std::error_code ec = os.error();
+      os.clear_error();
+      llvm::sys::fs::remove(temporary);
+      return fail("cannot write '" + temporary + "'", ec);
+    }
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(temporary, path)) {
+    llvm::sys::fs::remove(temporary);
+    return fail("cannot rename '" + temporary + "'", ec);
+  }
+  return llvm::Error::success();
+}
+
+/// Optimizes and compiles `module` for `machine`.
+static llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+compileObject(llvm::Module &module, llvm::TargetMachine &machine,
+              unsigned optLevel) {
+  std::function<llvm::Error(llvm::Module *)> optimize =
+      makeOptimizingTransformer(optLevel, /*sizeLevel=*/0, &machine);
+  if (llvm::Error err = optimize(&module))
+    return std::move(err);
+  llvm::orc::SimpleCompiler compiler(machine);
+  return compiler(module);
+}
+
+/// The object of `module`: from the cache when `options.cacheDir` holds it
+/// (`fromCache` is then set), else compiled (and cached).
+static llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+loadOrCompile(ModuleOp module, const ModelJITOptions &options,
+              llvm::TargetMachine &machine, bool &fromCache) {
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, context);
+  if (!llvmModule)
+    return makeError("cannot translate the lowered module to LLVM IR");
+  llvmModule->setDataLayout(machine.createDataLayout());
+  llvmModule->setTargetTriple(machine.getTargetTriple());
+  addPackedWrappers(*llvmModule);
+  lowerStructors(*llvmModule, "llvm.global_ctors", kInitName, false);
+  lowerStructors(*llvmModule, "llvm.global_dtors", kFiniName, true);
+
+  std::string key, path;
+  if (!options.cacheDir.empty()) {
+    key = cacheKey(*llvmModule, machine, options.optLevel);
+    path = entryPath(options.cacheDir, key);
+    if (std::unique_ptr<llvm::MemoryBuffer> cached = readEntry(path)) {
+      fromCache = true;
+      return std::move(cached);
+    }
+  }
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object =
+      compileObject(*llvmModule, machine, options.optLevel);
+  if (!object)
+    return object.takeError();
+  if (!path.empty())
+    if (llvm::Error err =
+            writeEntry(options.cacheDir, path, (*object)->getBuffer()))
+      return std::move(err);
+  return object;
+}
+
+ModelJIT::ModelJIT() = default;
+
+/// Defines the symbols of `options.symbolMaps` and the process's (with
+/// `options.sharedLibPaths`, loaded for good) in `jit`'s main library.
+static llvm::Error defineSymbols(llvm::orc::LLJIT &jit,
+                                 const ModelJITOptions &options) {
+  for (const std::string &library : options.sharedLibPaths) {
+    std::string message;
+    if (llvm::sys::DynamicLibrary::LoadLibraryPermanently(library.c_str(),
+                                                          &message))
+      return makeError("cannot load the shared library '" + library +
+                       "': " + message);
+  }
+  llvm::orc::JITDylib &main = jit.getMainJITDylib();
+  llvm::Expected<std::unique_ptr<llvm::orc::DynamicLibrarySearchGenerator>>
+      process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+          jit.getDataLayout().getGlobalPrefix());
+  if (!process)
+    return process.takeError();
+  main.addGenerator(std::move(*process));
+  llvm::orc::MangleAndInterner interner(jit.getExecutionSession(),
+                                        jit.getDataLayout());
+  for (const auto &map : options.symbolMaps)
+    if (llvm::Error err =
+            main.define(llvm::orc::absoluteSymbols(map(interner))))
+      return err;
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::unique_ptr<ModelJIT>>
+ModelJIT::create(ModuleOp module, const ModelJITOptions &options) {
+  unsigned optLevel = std::min(options.optLevel, 3u);
+  ModelJITOptions clamped = options;
+  clamped.optLevel = optLevel;
+  std::optional<llvm::orc::JITTargetMachineBuilder> builder;
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine =
+      createHostMachine(optLevel, builder);
+  if (!machine)
+    return makeError("JIT compilation failed: " +
+                     llvm::toString(machine.takeError()));
+  std::unique_ptr<ModelJIT> result(new ModelJIT());
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object =
+      loadOrCompile(module, clamped, **machine, result->fromCache);
+  if (!object)
+    return object.takeError();
+  result->object = std::move(*object);
+  if (options.perfListener)
+    result->perfListener = llvm::JITEventListener::createPerfJITEventListener();
+
+  llvm::JITEventListener *listener = result->perfListener;
+  llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> jit =
+      llvm::orc::LLJITBuilder()
+          .setJITTargetMachineBuilder(std::move(*builder))
+          .setDataLayout((*machine)->createDataLayout())
+          .setObjectLinkingLayerCreator(
+              [listener](llvm::orc::ExecutionSession &es)
+                  -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
+                auto layer =
+                    std::make_unique<llvm::orc::RTDyldObjectLinkingLayer>(
+                        es, [](const llvm::MemoryBuffer &) {
+                          return std::make_unique<llvm::SectionMemoryManager>();
+                        });
+                if (listener)
+                  layer->registerJITEventListener(*listener);
+                return layer;
+              })
+          .create();
+  if (!jit)
+    return makeError("JIT compilation failed: " +
+                     llvm::toString(jit.takeError()));
+  result->jit = std::move(*jit);
+  if (llvm::Error err = defineSymbols(*result->jit, options))
+    return makeError("JIT compilation failed: " +
+                     llvm::toString(std::move(err)));
+  if (llvm::Error err =
+          result->jit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(
+              result->object->getBuffer(), "nnx-model")))
+    return makeError("JIT compilation failed: " +
+                     llvm::toString(std::move(err)));
+  llvm::Expected<llvm::orc::ExecutorAddr> init = result->jit->lookup(kInitName);
+  if (!init)
+    return makeError("JIT compilation failed: " +
+                     llvm::toString(init.takeError()));
+  init->toPtr<void (*)()>()();
+  result->initialized = true;
+  return result;
+}
+
+ModelJIT::~ModelJIT() {
+  if (!initialized)
+    return;
+  if (llvm::Expected<llvm::orc::ExecutorAddr> fini = jit->lookup(kFiniName))
+    fini->toPtr<void (*)()>()();
+  else
+    llvm::consumeError(fini.takeError());
+}
+
+llvm::Expected<void (*)(void **)>
+ModelJIT::lookupPacked(llvm::StringRef name) const {
+  llvm::Expected<llvm::orc::ExecutorAddr> address =
+      jit->lookup(("_mlir_" + name).str());
+  if (!address)
+    return address.takeError();
+  return address->toPtr<void (*)(void **)>();
+}
+
+llvm::StringRef ModelJIT::getObject() const { return object->getBuffer(); }

@@ -1,0 +1,93 @@
+//===- ModelJIT.h - machine code of a lowered model, cached -----*- C++ -*-===//
+//
+// The compiled code of a model: its LLVM-dialect module translated to LLVM
+// IR, optimized and compiled to an object for the host, then loaded into an
+// ORC LLJIT. The object can be kept in a compile cache, a directory of
+// objects keyed by a SHA-256 of everything that decides the machine code
+// (the LLVM IR before optimization, the optimization level, the target
+// triple, CPU and features, the LLVM version). A later compile of the same
+// IR for the same machine loads the object instead of running LLVM's
+// optimizer and code generator again, which is most of the compile time.
+//
+// An entry holds a header (a magic word and the SHA-256 of its object), so
+// a truncated or corrupt file is recompiled and replaced, never loaded.
+// Entries are written to a temporary file and renamed into place: compiles
+// running concurrently against one cache never see half an entry.
+//
+// The module's constructors and destructors (`llvm.global_ctors`, e.g. the
+// CUDA pipeline's module load) become two functions the object exports and
+// the JIT calls after loading and before unloading: they run the same from
+// a fresh compile and from a cached object.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NNX_LIB_EXECUTION_MODELJIT_H
+#define NNX_LIB_EXECUTION_MODELJIT_H
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include "llvm/ExecutionEngine/Orc/Core.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/Support/Error.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace llvm {
+class JITEventListener;
+namespace orc {
+class LLJIT;
+} // namespace orc
+} // namespace llvm
+
+namespace mlir::nnx {
+
+/// How a module becomes machine code.
+struct ModelJITOptions {
+  /// LLVM's optimization and code generation level (0-3).
+  unsigned optLevel = 3;
+  /// Shared libraries the code calls into (libomp), loaded for good.
+  llvm::ArrayRef<std::string> sharedLibPaths;
+  /// Symbols the JIT defines for the code (the allocator, run-time checks).
+  llvm::ArrayRef<
+      std::function<llvm::orc::SymbolMap(llvm::orc::MangleAndInterner)>>
+      symbolMaps;
+  /// A directory of cached objects (created if absent); empty: none.
+  std::string cacheDir;
+  /// Register the code with `perf` (a jitdump file).
+  bool perfListener = false;
+};
+
+/// A loaded object; runs the module's destructors when destroyed.
+class ModelJIT {
+public:
+  /// Compiles `module` (LLVM dialect) for the host, or loads its object from
+  /// the cache, runs its constructors and returns it.
+  static llvm::Expected<std::unique_ptr<ModelJIT>>
+  create(ModuleOp module, const ModelJITOptions &options);
+  ~ModelJIT();
+
+  /// The packed wrapper of function `name` (`void(void **)`: a pointer to
+  /// each argument, then one to the result), as upstream's ExecutionEngine
+  /// names it (`_mlir_<name>`).
+  llvm::Expected<void (*)(void **)> lookupPacked(llvm::StringRef name) const;
+
+  /// The object code (ELF) of the module.
+  llvm::StringRef getObject() const;
+  /// Whether the object came from the compile cache.
+  bool isFromCache() const { return fromCache; }
+
+private:
+  ModelJIT();
+
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::unique_ptr<llvm::MemoryBuffer> object;
+  /// LLVM's (a static instance): registered, never deleted.
+  llvm::JITEventListener *perfListener = nullptr;
+  bool fromCache = false;
+  bool initialized = false;
+};
+
+} // namespace mlir::nnx
+
+#endif // NNX_LIB_EXECUTION_MODELJIT_H
