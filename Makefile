@@ -52,9 +52,11 @@ length-check:
 	$(PY) utils/nnx-function-length.py
 
 # The format check first: it fails in seconds, the build takes minutes.
+# ctest runs JOBS tests at a time (each suite is single-threaded; the
+# longest start first: their COST in python/CMakeLists.txt).
 test: format-check length-check build
 	ninja -C $(BUILD_DIR) check-nnx
-	cd $(BUILD_DIR) && ctest --output-on-failure
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
 # The sanitizer build (docs/Reliability.md): clang-22 with ASan + UBSan on
 # every nnx source, and the libFuzzer harnesses of fuzz/, in its own directory.

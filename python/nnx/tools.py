@@ -38,24 +38,35 @@ def nnx_opt(model_text, args=()):
     return run_tool("nnx-opt", list(args) + ["-"], input_text=model_text).stdout
 
 
-def nnx_run(model_text, inputs, extra_args=(), workdir=None):
-    """Compiles and runs `model_text`'s forward on CPU through nnx-run.
+def nnx_run_outputs(model_text, inputs, n_outputs, extra_args=(),
+                    workdir=None):
+    """Compiles and runs `model_text`'s forward on CPU through nnx-run;
+    returns ``([output, ...], stderr)`` (`n_outputs` of them: nnx-run
+    refuses another count).
 
-    `inputs` is a list of numpy arrays; returns ``(output, stderr)``.
-    """
+    `inputs` is a list of numpy arrays. The model goes to nnx-run on its
+    standard input (its messages name it ``<stdin>``), so the compiled code
+    of one model text is the same from call to call and its compile cache
+    (``NNX_CACHE_DIR``) serves the repeats."""
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
-        model = os.path.join(tmp, "model.mlir")
-        with open(model, "w") as f:
-            f.write(model_text)
-        args = [model]
+        args = ["-"]
         for i, x in enumerate(inputs):
             p = os.path.join(tmp, f"in{i}.npy")
             np.save(p, x)
             args += ["--input", p]
-        out = os.path.join(tmp, "out.npy")
-        args += ["--output", out] + list(extra_args)
-        proc = run_tool("nnx-run", args)
-        return np.load(out), proc.stderr
+        outs = [os.path.join(tmp, f"out{i}.npy") for i in range(n_outputs)]
+        for p in outs:
+            args += ["--output", p]
+        proc = run_tool("nnx-run", args + list(extra_args),
+                        input_text=model_text)
+        return [np.load(p) for p in outs], proc.stderr
+
+
+def nnx_run(model_text, inputs, extra_args=(), workdir=None):
+    """Compiles and runs `model_text`'s forward (one output) on CPU through
+    nnx-run (as :func:`nnx_run_outputs`); returns ``(output, stderr)``."""
+    outs, stderr = nnx_run_outputs(model_text, inputs, 1, extra_args, workdir)
+    return outs[0], stderr
 
 
 def nnx_run_traced(model_text, inputs, family, reads=(), patches=None,
@@ -63,13 +74,10 @@ def nnx_run_traced(model_text, inputs, family, reads=(), patches=None,
     """Runs `model_text` through nnx-run with tracing: `reads` are
     standardized names of `family` to read (``--probe``), `patches` maps
     names to arrays written in (``--patch``). Returns ``(output, {name:
-    array read})``."""
+    array read})``. The model goes on standard input (:func:`nnx_run_outputs`)."""
     patches = dict(patches or {})
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
-        model = os.path.join(tmp, "model.mlir")
-        with open(model, "w") as f:
-            f.write(model_text)
-        args = [model, "--family", family]
+        args = ["-", "--family", family]
         for i, x in enumerate(inputs):
             p = os.path.join(tmp, f"in{i}.npy")
             np.save(p, x)
@@ -81,7 +89,8 @@ def nnx_run_traced(model_text, inputs, family, reads=(), patches=None,
             np.save(p, x)
             args += ["--patch", f"{name}={p}"]
         out = os.path.join(tmp, "out.npy")
-        run_tool("nnx-run", args + ["--output", out] + list(extra_args))
+        run_tool("nnx-run", args + ["--output", out] + list(extra_args),
+                 input_text=model_text)
         values = {name: np.load(os.path.join(tmp, f"read{i}.npy"))
                   for i, name in enumerate(reads)}
         return np.load(out), values

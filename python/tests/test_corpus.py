@@ -12,7 +12,6 @@ must raise an ExportError naming the module and the construct."""
 import dataclasses
 import os
 import sys
-import tempfile
 
 import numpy as np
 import pytest
@@ -61,20 +60,7 @@ def reference(model, inputs):
 def nnx_run_all(text, inputs, n_outputs):
     """Compiles and runs `text` through nnx-run on numpy `inputs`; returns
     its `n_outputs` outputs (nnx-run refuses a different count)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        model = os.path.join(tmp, "model.mlir")
-        with open(model, "w") as f:
-            f.write(text)
-        args = [model]
-        for i, x in enumerate(inputs):
-            p = os.path.join(tmp, f"in{i}.npy")
-            np.save(p, x)
-            args += ["--input", p]
-        outs = [os.path.join(tmp, f"out{i}.npy") for i in range(n_outputs)]
-        for p in outs:
-            args += ["--output", p]
-        tools.run_tool("nnx-run", args)
-        return [np.load(p) for p in outs]
+    return tools.nnx_run_outputs(text, inputs, n_outputs)[0]
 
 
 def export_name(case):
