@@ -23,10 +23,26 @@ def tool_path(name):
     return path
 
 
+#: Seconds a tool may run before it is killed and the call fails
+#: (``NNX_TOOL_TIMEOUT``): a hung tool fails its test instead of stalling
+#: the suite.
+TIMEOUT = float(os.environ.get("NNX_TOOL_TIMEOUT", "1200"))
+
+
 def run_tool(name, args, input_text=None, check=True):
-    """Runs a tool; returns the CompletedProcess (text mode)."""
-    proc = subprocess.run([tool_path(name)] + list(args), input=input_text,
-                          capture_output=True, text=True)
+    """Runs a tool; returns the CompletedProcess (text mode). Raises
+    ToolError when it runs longer than TIMEOUT seconds."""
+    try:
+        proc = subprocess.run([tool_path(name)] + list(args),
+                              input=input_text, capture_output=True,
+                              text=True, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired as e:
+        err = e.stderr or ""
+        if isinstance(err, bytes):
+            err = err.decode(errors="replace")
+        raise ToolError(f"{name} {' '.join(map(str, args))} did not finish "
+                        f"within {TIMEOUT:g} s (NNX_TOOL_TIMEOUT); its "
+                        f"stderr so far:\n{err}") from None
     if check and proc.returncode != 0:
         raise ToolError(f"{name} {' '.join(map(str, args))} exited "
                         f"{proc.returncode}:\n{proc.stderr}")

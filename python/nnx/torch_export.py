@@ -536,7 +536,10 @@ class Exporter:
         gen = torch.Generator().manual_seed(1234 + k)
         # Each size symbol gets its own size, different in the two runs, so
         # the recorded sizes tell batch from sequence (run 0: 2, 3, 4, ...;
-        # run 1: 3, 5, 7, ...); a symbol in `large` is 64 + 3j instead.
+        # run 1: 3, 7, 11, ...: the pairs of different symbols grow apart,
+        # so a size derived from one (a strided conv's length, (3, 7) ->
+        # (2, 4)) does not repeat another's pair, (2, 3), and get taken for
+        # it); a symbol in `large` is 64 + 3j instead.
         dims, i = [], 0
         for d in shape:
             if d is None or isinstance(d, str):
@@ -545,7 +548,7 @@ class Exporter:
                 if name in large:
                     dims.append(64 + 3 * j)
                 else:
-                    dims.append(2 + j if k == 0 else 3 + 2 * j)
+                    dims.append(2 + j if k == 0 else 3 + 4 * j)
                 i += 1
             else:
                 dims.append(int(d))
