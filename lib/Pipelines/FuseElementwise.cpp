@@ -11,18 +11,29 @@
 // contraction computes every one of its values: probes must observe, not
 // perturb (docs/Tracing.md).
 //
+// Nor is a tensor.expand_shape folded into its producer unless its sizes
+// provably split the producer's dims. Sizes that are not proven are
+// checked at run time beside the reshape (nnx-lower-functional); folded,
+// the producer would compute in the claimed shape, and write past its
+// buffer, before that check ran.
+//
 //===----------------------------------------------------------------------===//
 #include "Stages.h"
 #include "nnx/Conversion/LinalgToCPU/MulAdd.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -39,6 +50,36 @@ bool isMulAddContraction(Operation *op) {
   return mlir::nnx::isMulAddBody(generic);
 }
 
+/// Whether the result sizes of every group of `expand` provably multiply to
+/// the source dim the group splits (each group has at most one dynamic
+/// size, as nnx-lower-functional writes them; another is not proven).
+bool hasProvenSizes(tensor::ExpandShapeOp expand) {
+  using Variable = ValueBoundsConstraintSet::Variable;
+  Builder b(expand.getContext());
+  SmallVector<OpFoldResult> sizes = expand.getMixedOutputShape();
+  for (auto [d, group] : llvm::enumerate(expand.getReassociationIndices())) {
+    int64_t factor = 1;
+    std::optional<OpFoldResult> dynamic;
+    for (int64_t i : group) {
+      if (std::optional<int64_t> c = getConstantIntValue(sizes[i]))
+        factor *= *c;
+      else if (dynamic)
+        return false;
+      else
+        dynamic = sizes[i];
+    }
+    Variable claimed =
+        dynamic ? Variable(AffineMap::get(1, 0, b.getAffineDimExpr(0) * factor),
+                           ArrayRef<Variable>{Variable(*dynamic)})
+                : Variable(OpFoldResult(b.getIndexAttr(factor)));
+    FailureOr<bool> equal = ValueBoundsConstraintSet::areEqual(
+        claimed, Variable(expand.getSrc(), d));
+    if (failed(equal) || !*equal)
+      return false;
+  }
+  return true;
+}
+
 struct FuseElementwisePass
     : public PassWrapper<FuseElementwisePass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseElementwisePass)
@@ -51,16 +92,23 @@ struct FuseElementwisePass
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<affine::AffineDialect, linalg::LinalgDialect,
                     memref::MemRefDialect, tensor::TensorDialect>();
+    arith::registerValueBoundsOpInterfaceExternalModels(registry);
+    linalg::registerValueBoundsOpInterfaceExternalModels(registry);
+    tensor::registerValueBoundsOpInterfaceExternalModels(registry);
   }
 
   void runOnOperation() override {
     MLIRContext *context = &getContext();
     RewritePatternSet patterns(context);
-    // Upstream's default (a producer with one use), contractions kept.
+    // Upstream's default (a producer with one use), contractions kept, and
+    // no reshape with unproven sizes folded into its producer.
     linalg::ControlFusionFn control = [](OpOperand *fused) {
       Operation *producer = fused->get().getDefiningOp();
-      return producer && producer->hasOneUse() &&
-             !isMulAddContraction(fused->getOwner());
+      if (!producer || !producer->hasOneUse() ||
+          isMulAddContraction(fused->getOwner()))
+        return false;
+      auto expand = dyn_cast<tensor::ExpandShapeOp>(fused->getOwner());
+      return !expand || hasProvenSizes(expand);
     };
     // The patterns of upstream's pass (LinalgElementwiseOpFusionPass).
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);
@@ -83,4 +131,8 @@ struct FuseElementwisePass
 
 std::unique_ptr<Pass> mlir::nnx::pipeline::createFuseElementwisePass() {
   return std::make_unique<FuseElementwisePass>();
+}
+
+void mlir::nnx::pipeline::registerFuseElementwisePass() {
+  PassRegistration<FuseElementwisePass>();
 }

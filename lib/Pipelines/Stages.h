@@ -16,8 +16,11 @@ void addForwardPrologue(OpPassManager &pm, bool fuseElementwise);
 
 /// Upstream's elementwise fusion (on func.func), except that no producer is
 /// fused into a contraction, whose schedule would then change with the
-/// producer's uses (FuseElementwise.cpp).
+/// producer's uses, and no reshape whose sizes are checked at run time is
+/// folded into its producer (FuseElementwise.cpp).
 std::unique_ptr<Pass> createFuseElementwisePass();
+/// Registers it as `nnx-fuse-elementwise`, for its tests.
+void registerFuseElementwisePass();
 
 /// One-shot bufferization with identity layouts at function boundaries (the
 /// `_mlir_ciface_forward` calling convention of both targets; strided
