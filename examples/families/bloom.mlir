@@ -37,28 +37,33 @@ nnx.model @bloom inputs(tensor<?x?xi64>) {
               %c1 = arith.constant 1 : index
               %query_key_value_d1 = tensor.dim %query_key_value, %c1 : tensor<?x?x96xf32>
               %view = nnx.fn.reshape %query_key_value [%query_key_value_d0, %query_key_value_d1, 4, 3, 8] {nnx.source = "view_0"} : tensor<?x?x96xf32> -> tensor<?x?x4x3x8xf32>
-              %slice = tensor.extract_slice %view[0, 0, 0, 0, 0][%query_key_value_d0, %query_key_value_d1, 4, 1, 8][1, 1, 1, 1, 1] {nnx.source = "getitem_0"} : tensor<?x?x4x3x8xf32> to tensor<?x?x4x8xf32>
+              %view_d0 = tensor.dim %view, %c0 : tensor<?x?x4x3x8xf32>
+              %view_d1 = tensor.dim %view, %c1 : tensor<?x?x4x3x8xf32>
+              %slice = tensor.extract_slice %view[0, 0, 0, 0, 0][%view_d0, %view_d1, 4, 1, 8][1, 1, 1, 1, 1] {nnx.source = "getitem_0"} : tensor<?x?x4x3x8xf32> to tensor<?x?x4x8xf32>
               %transpose = nnx.fn.permute %slice [0, 2, 1, 3] {nnx.source = "transpose_0"} : tensor<?x?x4x8xf32> -> tensor<?x4x?x8xf32>
-              %slice_1 = tensor.extract_slice %view[0, 0, 0, 1, 0][%query_key_value_d0, %query_key_value_d1, 4, 1, 8][1, 1, 1, 1, 1] {nnx.source = "getitem_1"} : tensor<?x?x4x3x8xf32> to tensor<?x?x4x8xf32>
+              %slice_1 = tensor.extract_slice %view[0, 0, 0, 1, 0][%view_d0, %view_d1, 4, 1, 8][1, 1, 1, 1, 1] {nnx.source = "getitem_1"} : tensor<?x?x4x3x8xf32> to tensor<?x?x4x8xf32>
               %transpose_1 = nnx.fn.permute %slice_1 [0, 2, 1, 3] {nnx.source = "transpose_1"} : tensor<?x?x4x8xf32> -> tensor<?x4x?x8xf32>
-              %slice_2 = tensor.extract_slice %view[0, 0, 0, 2, 0][%query_key_value_d0, %query_key_value_d1, 4, 1, 8][1, 1, 1, 1, 1] {nnx.source = "getitem_2"} : tensor<?x?x4x3x8xf32> to tensor<?x?x4x8xf32>
+              %slice_2 = tensor.extract_slice %view[0, 0, 0, 2, 0][%view_d0, %view_d1, 4, 1, 8][1, 1, 1, 1, 1] {nnx.source = "getitem_2"} : tensor<?x?x4x3x8xf32> to tensor<?x?x4x8xf32>
               %transpose_2 = nnx.fn.permute %slice_2 [0, 2, 1, 3] {nnx.source = "transpose_2"} : tensor<?x?x4x8xf32> -> tensor<?x4x?x8xf32>
-              %arange = nnx.fn.arange %query_key_value_d1 {nnx.source = "arange_0"} : tensor<?xi64>
+              %hidden_states_d1 = tensor.dim %hidden_states, %c1 : tensor<?x?x32xf32>
+              %arange = nnx.fn.arange %hidden_states_d1 {nnx.source = "arange_0"} : tensor<?xi64>
               %to = arith.sitofp %arange {nnx.source = "to_0"} : tensor<?xi64> to tensor<?xf32>
               %slopes = nnx.state "slopes" : tensor<4xf32>
               %view_1 = nnx.fn.reshape %slopes [4, 1, 1] {nnx.source = "getitem_3"} : tensor<4xf32> -> tensor<4x1x1xf32>
-              %view_2 = nnx.fn.reshape %to [1, 1, %query_key_value_d1] {nnx.source = "getitem_4"} : tensor<?xf32> -> tensor<1x1x?xf32>
+              %to_d0 = tensor.dim %to, %c0 : tensor<?xf32>
+              %view_2 = nnx.fn.reshape %to [1, 1, %to_d0] {nnx.source = "getitem_4"} : tensor<?xf32> -> tensor<1x1x?xf32>
               %mul = nnx.fn.mul %view_1, %view_2 {nnx.source = "mul_0"} : tensor<4x1x1xf32>, tensor<1x1x?xf32> -> tensor<4x1x?xf32>
               %fill = arith.constant true
-              %full = tensor.splat %fill[%query_key_value_d1, %query_key_value_d1] {nnx.source = "ones_0"} : tensor<?x?xi1>
+              %full = tensor.splat %fill[%hidden_states_d1, %hidden_states_d1] {nnx.source = "ones_0"} : tensor<?x?xi1>
               %triu = nnx.fn.triu %full {nnx.source = "triu_0", diagonal = 1 : i64} : tensor<?x?xi1>
               %fill_1 = arith.constant 0.0 : f32
-              %full_1 = tensor.splat %fill_1[%query_key_value_d1, %query_key_value_d1] {nnx.source = "zeros_0"} : tensor<?x?xf32>
+              %full_1 = tensor.splat %fill_1[%hidden_states_d1, %hidden_states_d1] {nnx.source = "zeros_0"} : tensor<?x?xf32>
               %cst = arith.constant dense<0xFF800000> : tensor<f32>
               %where = nnx.fn.where %triu, %cst, %full_1 {nnx.source = "masked_fill_0"} : tensor<?x?xi1>, tensor<f32>, tensor<?x?xf32> -> tensor<?x?xf32>
               %add = nnx.fn.add %mul, %where {nnx.source = "add_0"} : tensor<4x1x?xf32>, tensor<?x?xf32> -> tensor<4x?x?xf32>
               %attention_interface, %attention_interface_1 = nnx.call @attention_interface(%transpose, %transpose_1, %transpose_2, %add) {nnx.source = "attention_interface_0", nnx.kwargs = ["attention_mask"]} : (tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>, tensor<4x?x?xf32>) -> (tensor<?x?x4x8xf32>, tensor<?x4x?x?xf32>)
-              %reshape = nnx.fn.reshape %attention_interface [%query_key_value_d0, %query_key_value_d1, 32] {nnx.source = "reshape_0"} : tensor<?x?x4x8xf32> -> tensor<?x?x32xf32>
+              %hidden_states_d0 = tensor.dim %hidden_states, %c0 : tensor<?x?x32xf32>
+              %reshape = nnx.fn.reshape %attention_interface [%hidden_states_d0, %hidden_states_d1, 32] {nnx.source = "reshape_0"} : tensor<?x?x4x8xf32> -> tensor<?x?x32xf32>
               %dense = nnx.call @dense(%reshape) {nnx.source = "self_dense_0"} : (tensor<?x?x32xf32>) -> tensor<?x?x32xf32>
               %dropout_add = nnx.call @dropout_add(%dense, %residual) {nnx.source = "dropout_add_0"} : (tensor<?x?x32xf32>, tensor<?x?x32xf32>) -> tensor<?x?x32xf32>
               nnx.return %dropout_add, %attention_interface_1 : tensor<?x?x32xf32>, tensor<?x4x?x?xf32>
@@ -125,28 +130,33 @@ nnx.model @bloom inputs(tensor<?x?xi64>) {
               %c1 = arith.constant 1 : index
               %query_key_value_d1 = tensor.dim %query_key_value, %c1 : tensor<?x?x96xf32>
               %view = nnx.fn.reshape %query_key_value [%query_key_value_d0, %query_key_value_d1, 4, 3, 8] {nnx.source = "view_0"} : tensor<?x?x96xf32> -> tensor<?x?x4x3x8xf32>
-              %slice = tensor.extract_slice %view[0, 0, 0, 0, 0][%query_key_value_d0, %query_key_value_d1, 4, 1, 8][1, 1, 1, 1, 1] {nnx.source = "getitem_0"} : tensor<?x?x4x3x8xf32> to tensor<?x?x4x8xf32>
+              %view_d0 = tensor.dim %view, %c0 : tensor<?x?x4x3x8xf32>
+              %view_d1 = tensor.dim %view, %c1 : tensor<?x?x4x3x8xf32>
+              %slice = tensor.extract_slice %view[0, 0, 0, 0, 0][%view_d0, %view_d1, 4, 1, 8][1, 1, 1, 1, 1] {nnx.source = "getitem_0"} : tensor<?x?x4x3x8xf32> to tensor<?x?x4x8xf32>
               %transpose = nnx.fn.permute %slice [0, 2, 1, 3] {nnx.source = "transpose_0"} : tensor<?x?x4x8xf32> -> tensor<?x4x?x8xf32>
-              %slice_1 = tensor.extract_slice %view[0, 0, 0, 1, 0][%query_key_value_d0, %query_key_value_d1, 4, 1, 8][1, 1, 1, 1, 1] {nnx.source = "getitem_1"} : tensor<?x?x4x3x8xf32> to tensor<?x?x4x8xf32>
+              %slice_1 = tensor.extract_slice %view[0, 0, 0, 1, 0][%view_d0, %view_d1, 4, 1, 8][1, 1, 1, 1, 1] {nnx.source = "getitem_1"} : tensor<?x?x4x3x8xf32> to tensor<?x?x4x8xf32>
               %transpose_1 = nnx.fn.permute %slice_1 [0, 2, 1, 3] {nnx.source = "transpose_1"} : tensor<?x?x4x8xf32> -> tensor<?x4x?x8xf32>
-              %slice_2 = tensor.extract_slice %view[0, 0, 0, 2, 0][%query_key_value_d0, %query_key_value_d1, 4, 1, 8][1, 1, 1, 1, 1] {nnx.source = "getitem_2"} : tensor<?x?x4x3x8xf32> to tensor<?x?x4x8xf32>
+              %slice_2 = tensor.extract_slice %view[0, 0, 0, 2, 0][%view_d0, %view_d1, 4, 1, 8][1, 1, 1, 1, 1] {nnx.source = "getitem_2"} : tensor<?x?x4x3x8xf32> to tensor<?x?x4x8xf32>
               %transpose_2 = nnx.fn.permute %slice_2 [0, 2, 1, 3] {nnx.source = "transpose_2"} : tensor<?x?x4x8xf32> -> tensor<?x4x?x8xf32>
-              %arange = nnx.fn.arange %query_key_value_d1 {nnx.source = "arange_0"} : tensor<?xi64>
+              %hidden_states_d1 = tensor.dim %hidden_states, %c1 : tensor<?x?x32xf32>
+              %arange = nnx.fn.arange %hidden_states_d1 {nnx.source = "arange_0"} : tensor<?xi64>
               %to = arith.sitofp %arange {nnx.source = "to_0"} : tensor<?xi64> to tensor<?xf32>
               %slopes = nnx.state "slopes" : tensor<4xf32>
               %view_1 = nnx.fn.reshape %slopes [4, 1, 1] {nnx.source = "getitem_3"} : tensor<4xf32> -> tensor<4x1x1xf32>
-              %view_2 = nnx.fn.reshape %to [1, 1, %query_key_value_d1] {nnx.source = "getitem_4"} : tensor<?xf32> -> tensor<1x1x?xf32>
+              %to_d0 = tensor.dim %to, %c0 : tensor<?xf32>
+              %view_2 = nnx.fn.reshape %to [1, 1, %to_d0] {nnx.source = "getitem_4"} : tensor<?xf32> -> tensor<1x1x?xf32>
               %mul = nnx.fn.mul %view_1, %view_2 {nnx.source = "mul_0"} : tensor<4x1x1xf32>, tensor<1x1x?xf32> -> tensor<4x1x?xf32>
               %fill = arith.constant true
-              %full = tensor.splat %fill[%query_key_value_d1, %query_key_value_d1] {nnx.source = "ones_0"} : tensor<?x?xi1>
+              %full = tensor.splat %fill[%hidden_states_d1, %hidden_states_d1] {nnx.source = "ones_0"} : tensor<?x?xi1>
               %triu = nnx.fn.triu %full {nnx.source = "triu_0", diagonal = 1 : i64} : tensor<?x?xi1>
               %fill_1 = arith.constant 0.0 : f32
-              %full_1 = tensor.splat %fill_1[%query_key_value_d1, %query_key_value_d1] {nnx.source = "zeros_0"} : tensor<?x?xf32>
+              %full_1 = tensor.splat %fill_1[%hidden_states_d1, %hidden_states_d1] {nnx.source = "zeros_0"} : tensor<?x?xf32>
               %cst = arith.constant dense<0xFF800000> : tensor<f32>
               %where = nnx.fn.where %triu, %cst, %full_1 {nnx.source = "masked_fill_0"} : tensor<?x?xi1>, tensor<f32>, tensor<?x?xf32> -> tensor<?x?xf32>
               %add = nnx.fn.add %mul, %where {nnx.source = "add_0"} : tensor<4x1x?xf32>, tensor<?x?xf32> -> tensor<4x?x?xf32>
               %attention_interface, %attention_interface_1 = nnx.call @attention_interface(%transpose, %transpose_1, %transpose_2, %add) {nnx.source = "attention_interface_0", nnx.kwargs = ["attention_mask"]} : (tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>, tensor<4x?x?xf32>) -> (tensor<?x?x4x8xf32>, tensor<?x4x?x?xf32>)
-              %reshape = nnx.fn.reshape %attention_interface [%query_key_value_d0, %query_key_value_d1, 32] {nnx.source = "reshape_0"} : tensor<?x?x4x8xf32> -> tensor<?x?x32xf32>
+              %hidden_states_d0 = tensor.dim %hidden_states, %c0 : tensor<?x?x32xf32>
+              %reshape = nnx.fn.reshape %attention_interface [%hidden_states_d0, %hidden_states_d1, 32] {nnx.source = "reshape_0"} : tensor<?x?x4x8xf32> -> tensor<?x?x32xf32>
               %dense = nnx.call @dense(%reshape) {nnx.source = "self_dense_0"} : (tensor<?x?x32xf32>) -> tensor<?x?x32xf32>
               %dropout_add = nnx.call @dropout_add(%dense, %residual) {nnx.source = "dropout_add_0"} : (tensor<?x?x32xf32>, tensor<?x?x32xf32>) -> tensor<?x?x32xf32>
               nnx.return %dropout_add, %attention_interface_1 : tensor<?x?x32xf32>, tensor<?x4x?x?xf32>

@@ -16,12 +16,15 @@ nnx.model @cohere inputs(tensor<?x?xi64>) {
                 %x_d1 = tensor.dim %x, %c1 : tensor<?x?x32xf32>
                 %arange = nnx.fn.arange %x_d1 {nnx.source = "arange_0"} : tensor<?xi64>
                 %to = arith.sitofp %arange {nnx.source = "float_0"} : tensor<?xi64> to tensor<?xf32>
-                %view = nnx.fn.reshape %to [%x_d1, 1] {nnx.source = "getitem_0"} : tensor<?xf32> -> tensor<?x1xf32>
+                %c0 = arith.constant 0 : index
+                %to_d0 = tensor.dim %to, %c0 : tensor<?xf32>
+                %view = nnx.fn.reshape %to [%to_d0, 1] {nnx.source = "getitem_0"} : tensor<?xf32> -> tensor<?x1xf32>
                 %inv_freq = nnx.state "inv_freq" : tensor<4xf32>
                 %view_1 = nnx.fn.reshape %inv_freq [1, 4] {nnx.source = "getitem_1"} : tensor<4xf32> -> tensor<1x4xf32>
                 %mul = nnx.fn.mul %view, %view_1 {nnx.source = "mul_0"} : tensor<?x1xf32>, tensor<1x4xf32> -> tensor<?x4xf32>
-                %view_2 = nnx.fn.reshape %mul [%x_d1, 4, 1] {nnx.source = "getitem_2"} : tensor<?x4xf32> -> tensor<?x4x1xf32>
-                %view_3 = nnx.fn.reshape %mul [%x_d1, 4, 1] {nnx.source = "getitem_3"} : tensor<?x4xf32> -> tensor<?x4x1xf32>
+                %mul_d0 = tensor.dim %mul, %c0 : tensor<?x4xf32>
+                %view_2 = nnx.fn.reshape %mul [%mul_d0, 4, 1] {nnx.source = "getitem_2"} : tensor<?x4xf32> -> tensor<?x4x1xf32>
+                %view_3 = nnx.fn.reshape %mul [%mul_d0, 4, 1] {nnx.source = "getitem_3"} : tensor<?x4xf32> -> tensor<?x4x1xf32>
                 %cat = tensor.concat dim(2) %view_2, %view_3 {nnx.source = "cat_0"} : (tensor<?x4x1xf32>, tensor<?x4x1xf32>) -> tensor<?x4x2xf32>
                 %reshape = nnx.fn.reshape %cat [%x_d1, 8] {nnx.source = "reshape_0"} : tensor<?x4x2xf32> -> tensor<?x8xf32>
                 %cos = math.cos %reshape {nnx.source = "cos_0"} : tensor<?x8xf32>
@@ -58,33 +61,54 @@ nnx.model @cohere inputs(tensor<?x?xi64>) {
               %transpose_2 = nnx.fn.permute %view_2 [0, 2, 1, 3] {nnx.source = "transpose_2"} : tensor<?x?x2x8xf32> -> tensor<?x2x?x8xf32>
               %rotary_emb, %rotary_emb_1 = nnx.call @rotary_emb(%hidden_states) {nnx.source = "self_rotary_emb_0"} : (tensor<?x?x32xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>)
               %mul = nnx.fn.mul %transpose, %rotary_emb {nnx.source = "mul_0"} : tensor<?x4x?x8xf32>, tensor<?x8xf32> -> tensor<?x4x?x8xf32>
-              %view_3 = nnx.fn.reshape %transpose [%hidden_states_d0, 4, %hidden_states_d1, 4, 2] {nnx.source = "view_3"} : tensor<?x4x?x8xf32> -> tensor<?x4x?x4x2xf32>
-              %slice = tensor.extract_slice %view_3[0, 0, 0, 0, 0][%hidden_states_d0, 4, %hidden_states_d1, 4, 1][1, 1, 1, 1, 1] {nnx.source = "getitem_0"} : tensor<?x4x?x4x2xf32> to tensor<?x4x?x4xf32>
-              %slice_1 = tensor.extract_slice %view_3[0, 0, 0, 0, 1][%hidden_states_d0, 4, %hidden_states_d1, 4, 1][1, 1, 1, 1, 1] {nnx.source = "getitem_1"} : tensor<?x4x?x4x2xf32> to tensor<?x4x?x4xf32>
-              %view_4 = nnx.fn.reshape %slice_1 [%hidden_states_d0, 4, %hidden_states_d1, 4, 1] {nnx.source = "getitem_2"} : tensor<?x4x?x4xf32> -> tensor<?x4x?x4x1xf32>
+              %transpose_d0 = tensor.dim %transpose, %c0 : tensor<?x4x?x8xf32>
+              %c2 = arith.constant 2 : index
+              %transpose_d2 = tensor.dim %transpose, %c2 : tensor<?x4x?x8xf32>
+              %view_3 = nnx.fn.reshape %transpose [%transpose_d0, 4, %transpose_d2, 4, 2] {nnx.source = "view_3"} : tensor<?x4x?x8xf32> -> tensor<?x4x?x4x2xf32>
+              %view_3_d0 = tensor.dim %view_3, %c0 : tensor<?x4x?x4x2xf32>
+              %view_3_d2 = tensor.dim %view_3, %c2 : tensor<?x4x?x4x2xf32>
+              %slice = tensor.extract_slice %view_3[0, 0, 0, 0, 0][%view_3_d0, 4, %view_3_d2, 4, 1][1, 1, 1, 1, 1] {nnx.source = "getitem_0"} : tensor<?x4x?x4x2xf32> to tensor<?x4x?x4xf32>
+              %slice_1 = tensor.extract_slice %view_3[0, 0, 0, 0, 1][%view_3_d0, 4, %view_3_d2, 4, 1][1, 1, 1, 1, 1] {nnx.source = "getitem_1"} : tensor<?x4x?x4x2xf32> to tensor<?x4x?x4xf32>
+              %slice_1_d0 = tensor.dim %slice_1, %c0 : tensor<?x4x?x4xf32>
+              %slice_1_d2 = tensor.dim %slice_1, %c2 : tensor<?x4x?x4xf32>
+              %view_4 = nnx.fn.reshape %slice_1 [%slice_1_d0, 4, %slice_1_d2, 4, 1] {nnx.source = "getitem_2"} : tensor<?x4x?x4xf32> -> tensor<?x4x?x4x1xf32>
               %neg = arith.negf %view_4 {nnx.source = "neg_0"} : tensor<?x4x?x4x1xf32>
-              %view_5 = nnx.fn.reshape %slice [%hidden_states_d0, 4, %hidden_states_d1, 4, 1] {nnx.source = "getitem_3"} : tensor<?x4x?x4xf32> -> tensor<?x4x?x4x1xf32>
+              %slice_d0 = tensor.dim %slice, %c0 : tensor<?x4x?x4xf32>
+              %slice_d2 = tensor.dim %slice, %c2 : tensor<?x4x?x4xf32>
+              %view_5 = nnx.fn.reshape %slice [%slice_d0, 4, %slice_d2, 4, 1] {nnx.source = "getitem_3"} : tensor<?x4x?x4xf32> -> tensor<?x4x?x4x1xf32>
               %cat = tensor.concat dim(4) %neg, %view_5 {nnx.source = "cat_0"} : (tensor<?x4x?x4x1xf32>, tensor<?x4x?x4x1xf32>) -> tensor<?x4x?x4x2xf32>
-              %reshape = nnx.fn.reshape %cat [%hidden_states_d0, 4, %hidden_states_d1, 8] {nnx.source = "reshape_0"} : tensor<?x4x?x4x2xf32> -> tensor<?x4x?x8xf32>
+              %reshape = nnx.fn.reshape %cat [%transpose_d0, 4, %transpose_d2, 8] {nnx.source = "reshape_0"} : tensor<?x4x?x4x2xf32> -> tensor<?x4x?x8xf32>
               %mul_1 = nnx.fn.mul %reshape, %rotary_emb_1 {nnx.source = "mul_1"} : tensor<?x4x?x8xf32>, tensor<?x8xf32> -> tensor<?x4x?x8xf32>
               %add = nnx.fn.add %mul, %mul_1 {nnx.source = "add_0"} : tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32> -> tensor<?x4x?x8xf32>
               %mul_2 = nnx.fn.mul %transpose_1, %rotary_emb {nnx.source = "mul_2"} : tensor<?x2x?x8xf32>, tensor<?x8xf32> -> tensor<?x2x?x8xf32>
-              %view_6 = nnx.fn.reshape %transpose_1 [%hidden_states_d0, 2, %hidden_states_d1, 4, 2] {nnx.source = "view_4"} : tensor<?x2x?x8xf32> -> tensor<?x2x?x4x2xf32>
-              %slice_2 = tensor.extract_slice %view_6[0, 0, 0, 0, 0][%hidden_states_d0, 2, %hidden_states_d1, 4, 1][1, 1, 1, 1, 1] {nnx.source = "getitem_4"} : tensor<?x2x?x4x2xf32> to tensor<?x2x?x4xf32>
-              %slice_3 = tensor.extract_slice %view_6[0, 0, 0, 0, 1][%hidden_states_d0, 2, %hidden_states_d1, 4, 1][1, 1, 1, 1, 1] {nnx.source = "getitem_5"} : tensor<?x2x?x4x2xf32> to tensor<?x2x?x4xf32>
-              %view_7 = nnx.fn.reshape %slice_3 [%hidden_states_d0, 2, %hidden_states_d1, 4, 1] {nnx.source = "getitem_6"} : tensor<?x2x?x4xf32> -> tensor<?x2x?x4x1xf32>
+              %transpose_1_d0 = tensor.dim %transpose_1, %c0 : tensor<?x2x?x8xf32>
+              %transpose_1_d2 = tensor.dim %transpose_1, %c2 : tensor<?x2x?x8xf32>
+              %view_6 = nnx.fn.reshape %transpose_1 [%transpose_1_d0, 2, %transpose_1_d2, 4, 2] {nnx.source = "view_4"} : tensor<?x2x?x8xf32> -> tensor<?x2x?x4x2xf32>
+              %view_6_d0 = tensor.dim %view_6, %c0 : tensor<?x2x?x4x2xf32>
+              %view_6_d2 = tensor.dim %view_6, %c2 : tensor<?x2x?x4x2xf32>
+              %slice_2 = tensor.extract_slice %view_6[0, 0, 0, 0, 0][%view_6_d0, 2, %view_6_d2, 4, 1][1, 1, 1, 1, 1] {nnx.source = "getitem_4"} : tensor<?x2x?x4x2xf32> to tensor<?x2x?x4xf32>
+              %slice_3 = tensor.extract_slice %view_6[0, 0, 0, 0, 1][%view_6_d0, 2, %view_6_d2, 4, 1][1, 1, 1, 1, 1] {nnx.source = "getitem_5"} : tensor<?x2x?x4x2xf32> to tensor<?x2x?x4xf32>
+              %slice_3_d0 = tensor.dim %slice_3, %c0 : tensor<?x2x?x4xf32>
+              %slice_3_d2 = tensor.dim %slice_3, %c2 : tensor<?x2x?x4xf32>
+              %view_7 = nnx.fn.reshape %slice_3 [%slice_3_d0, 2, %slice_3_d2, 4, 1] {nnx.source = "getitem_6"} : tensor<?x2x?x4xf32> -> tensor<?x2x?x4x1xf32>
               %neg_1 = arith.negf %view_7 {nnx.source = "neg_1"} : tensor<?x2x?x4x1xf32>
-              %view_8 = nnx.fn.reshape %slice_2 [%hidden_states_d0, 2, %hidden_states_d1, 4, 1] {nnx.source = "getitem_7"} : tensor<?x2x?x4xf32> -> tensor<?x2x?x4x1xf32>
+              %slice_2_d0 = tensor.dim %slice_2, %c0 : tensor<?x2x?x4xf32>
+              %slice_2_d2 = tensor.dim %slice_2, %c2 : tensor<?x2x?x4xf32>
+              %view_8 = nnx.fn.reshape %slice_2 [%slice_2_d0, 2, %slice_2_d2, 4, 1] {nnx.source = "getitem_7"} : tensor<?x2x?x4xf32> -> tensor<?x2x?x4x1xf32>
               %cat_1 = tensor.concat dim(4) %neg_1, %view_8 {nnx.source = "cat_1"} : (tensor<?x2x?x4x1xf32>, tensor<?x2x?x4x1xf32>) -> tensor<?x2x?x4x2xf32>
-              %reshape_1 = nnx.fn.reshape %cat_1 [%hidden_states_d0, 2, %hidden_states_d1, 8] {nnx.source = "reshape_1"} : tensor<?x2x?x4x2xf32> -> tensor<?x2x?x8xf32>
+              %reshape_1 = nnx.fn.reshape %cat_1 [%transpose_1_d0, 2, %transpose_1_d2, 8] {nnx.source = "reshape_1"} : tensor<?x2x?x4x2xf32> -> tensor<?x2x?x8xf32>
               %mul_3 = nnx.fn.mul %reshape_1, %rotary_emb_1 {nnx.source = "mul_3"} : tensor<?x2x?x8xf32>, tensor<?x8xf32> -> tensor<?x2x?x8xf32>
               %add_1 = nnx.fn.add %mul_2, %mul_3 {nnx.source = "add_1"} : tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32> -> tensor<?x2x?x8xf32>
-              %view_9 = nnx.fn.reshape %add_1 [%hidden_states_d0, 2, 1, %hidden_states_d1, 8] {nnx.source = "getitem_8"} : tensor<?x2x?x8xf32> -> tensor<?x2x1x?x8xf32>
-              %expand = nnx.fn.expand %view_9 [%hidden_states_d0, 2, 2, %hidden_states_d1, 8] {nnx.source = "expand_0"} : tensor<?x2x1x?x8xf32> -> tensor<?x2x2x?x8xf32>
-              %reshape_2 = nnx.fn.reshape %expand [%hidden_states_d0, 4, %hidden_states_d1, 8] {nnx.source = "reshape_2"} : tensor<?x2x2x?x8xf32> -> tensor<?x4x?x8xf32>
-              %view_10 = nnx.fn.reshape %transpose_2 [%hidden_states_d0, 2, 1, %hidden_states_d1, 8] {nnx.source = "getitem_9"} : tensor<?x2x?x8xf32> -> tensor<?x2x1x?x8xf32>
-              %expand_1 = nnx.fn.expand %view_10 [%hidden_states_d0, 2, 2, %hidden_states_d1, 8] {nnx.source = "expand_1"} : tensor<?x2x1x?x8xf32> -> tensor<?x2x2x?x8xf32>
-              %reshape_3 = nnx.fn.reshape %expand_1 [%hidden_states_d0, 4, %hidden_states_d1, 8] {nnx.source = "reshape_3"} : tensor<?x2x2x?x8xf32> -> tensor<?x4x?x8xf32>
+              %add_1_d0 = tensor.dim %add_1, %c0 : tensor<?x2x?x8xf32>
+              %add_1_d2 = tensor.dim %add_1, %c2 : tensor<?x2x?x8xf32>
+              %view_9 = nnx.fn.reshape %add_1 [%add_1_d0, 2, 1, %add_1_d2, 8] {nnx.source = "getitem_8"} : tensor<?x2x?x8xf32> -> tensor<?x2x1x?x8xf32>
+              %expand = nnx.fn.expand %view_9 [%add_1_d0, 2, 2, %add_1_d2, 8] {nnx.source = "expand_0"} : tensor<?x2x1x?x8xf32> -> tensor<?x2x2x?x8xf32>
+              %reshape_2 = nnx.fn.reshape %expand [%add_1_d0, 4, %add_1_d2, 8] {nnx.source = "reshape_2"} : tensor<?x2x2x?x8xf32> -> tensor<?x4x?x8xf32>
+              %transpose_2_d0 = tensor.dim %transpose_2, %c0 : tensor<?x2x?x8xf32>
+              %transpose_2_d2 = tensor.dim %transpose_2, %c2 : tensor<?x2x?x8xf32>
+              %view_10 = nnx.fn.reshape %transpose_2 [%transpose_2_d0, 2, 1, %transpose_2_d2, 8] {nnx.source = "getitem_9"} : tensor<?x2x?x8xf32> -> tensor<?x2x1x?x8xf32>
+              %expand_1 = nnx.fn.expand %view_10 [%transpose_2_d0, 2, 2, %transpose_2_d2, 8] {nnx.source = "expand_1"} : tensor<?x2x1x?x8xf32> -> tensor<?x2x2x?x8xf32>
+              %reshape_3 = nnx.fn.reshape %expand_1 [%transpose_2_d0, 4, %transpose_2_d2, 8] {nnx.source = "reshape_3"} : tensor<?x2x2x?x8xf32> -> tensor<?x4x?x8xf32>
               %fill = arith.constant true
               %full = tensor.splat %fill[%hidden_states_d1, %hidden_states_d1] {nnx.source = "ones_0"} : tensor<?x?xi1>
               %triu = nnx.fn.triu %full {nnx.source = "triu_0", diagonal = 1 : i64} : tensor<?x?xi1>
@@ -134,12 +158,15 @@ nnx.model @cohere inputs(tensor<?x?xi64>) {
                 %x_d1 = tensor.dim %x, %c1 : tensor<?x?x32xf32>
                 %arange = nnx.fn.arange %x_d1 {nnx.source = "arange_0"} : tensor<?xi64>
                 %to = arith.sitofp %arange {nnx.source = "float_0"} : tensor<?xi64> to tensor<?xf32>
-                %view = nnx.fn.reshape %to [%x_d1, 1] {nnx.source = "getitem_0"} : tensor<?xf32> -> tensor<?x1xf32>
+                %c0 = arith.constant 0 : index
+                %to_d0 = tensor.dim %to, %c0 : tensor<?xf32>
+                %view = nnx.fn.reshape %to [%to_d0, 1] {nnx.source = "getitem_0"} : tensor<?xf32> -> tensor<?x1xf32>
                 %inv_freq = nnx.state "inv_freq" : tensor<4xf32>
                 %view_1 = nnx.fn.reshape %inv_freq [1, 4] {nnx.source = "getitem_1"} : tensor<4xf32> -> tensor<1x4xf32>
                 %mul = nnx.fn.mul %view, %view_1 {nnx.source = "mul_0"} : tensor<?x1xf32>, tensor<1x4xf32> -> tensor<?x4xf32>
-                %view_2 = nnx.fn.reshape %mul [%x_d1, 4, 1] {nnx.source = "getitem_2"} : tensor<?x4xf32> -> tensor<?x4x1xf32>
-                %view_3 = nnx.fn.reshape %mul [%x_d1, 4, 1] {nnx.source = "getitem_3"} : tensor<?x4xf32> -> tensor<?x4x1xf32>
+                %mul_d0 = tensor.dim %mul, %c0 : tensor<?x4xf32>
+                %view_2 = nnx.fn.reshape %mul [%mul_d0, 4, 1] {nnx.source = "getitem_2"} : tensor<?x4xf32> -> tensor<?x4x1xf32>
+                %view_3 = nnx.fn.reshape %mul [%mul_d0, 4, 1] {nnx.source = "getitem_3"} : tensor<?x4xf32> -> tensor<?x4x1xf32>
                 %cat = tensor.concat dim(2) %view_2, %view_3 {nnx.source = "cat_0"} : (tensor<?x4x1xf32>, tensor<?x4x1xf32>) -> tensor<?x4x2xf32>
                 %reshape = nnx.fn.reshape %cat [%x_d1, 8] {nnx.source = "reshape_0"} : tensor<?x4x2xf32> -> tensor<?x8xf32>
                 %cos = math.cos %reshape {nnx.source = "cos_0"} : tensor<?x8xf32>
@@ -176,33 +203,54 @@ nnx.model @cohere inputs(tensor<?x?xi64>) {
               %transpose_2 = nnx.fn.permute %view_2 [0, 2, 1, 3] {nnx.source = "transpose_2"} : tensor<?x?x2x8xf32> -> tensor<?x2x?x8xf32>
               %rotary_emb, %rotary_emb_1 = nnx.call @rotary_emb(%hidden_states) {nnx.source = "self_rotary_emb_0"} : (tensor<?x?x32xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>)
               %mul = nnx.fn.mul %transpose, %rotary_emb {nnx.source = "mul_0"} : tensor<?x4x?x8xf32>, tensor<?x8xf32> -> tensor<?x4x?x8xf32>
-              %view_3 = nnx.fn.reshape %transpose [%hidden_states_d0, 4, %hidden_states_d1, 4, 2] {nnx.source = "view_3"} : tensor<?x4x?x8xf32> -> tensor<?x4x?x4x2xf32>
-              %slice = tensor.extract_slice %view_3[0, 0, 0, 0, 0][%hidden_states_d0, 4, %hidden_states_d1, 4, 1][1, 1, 1, 1, 1] {nnx.source = "getitem_0"} : tensor<?x4x?x4x2xf32> to tensor<?x4x?x4xf32>
-              %slice_1 = tensor.extract_slice %view_3[0, 0, 0, 0, 1][%hidden_states_d0, 4, %hidden_states_d1, 4, 1][1, 1, 1, 1, 1] {nnx.source = "getitem_1"} : tensor<?x4x?x4x2xf32> to tensor<?x4x?x4xf32>
-              %view_4 = nnx.fn.reshape %slice_1 [%hidden_states_d0, 4, %hidden_states_d1, 4, 1] {nnx.source = "getitem_2"} : tensor<?x4x?x4xf32> -> tensor<?x4x?x4x1xf32>
+              %transpose_d0 = tensor.dim %transpose, %c0 : tensor<?x4x?x8xf32>
+              %c2 = arith.constant 2 : index
+              %transpose_d2 = tensor.dim %transpose, %c2 : tensor<?x4x?x8xf32>
+              %view_3 = nnx.fn.reshape %transpose [%transpose_d0, 4, %transpose_d2, 4, 2] {nnx.source = "view_3"} : tensor<?x4x?x8xf32> -> tensor<?x4x?x4x2xf32>
+              %view_3_d0 = tensor.dim %view_3, %c0 : tensor<?x4x?x4x2xf32>
+              %view_3_d2 = tensor.dim %view_3, %c2 : tensor<?x4x?x4x2xf32>
+              %slice = tensor.extract_slice %view_3[0, 0, 0, 0, 0][%view_3_d0, 4, %view_3_d2, 4, 1][1, 1, 1, 1, 1] {nnx.source = "getitem_0"} : tensor<?x4x?x4x2xf32> to tensor<?x4x?x4xf32>
+              %slice_1 = tensor.extract_slice %view_3[0, 0, 0, 0, 1][%view_3_d0, 4, %view_3_d2, 4, 1][1, 1, 1, 1, 1] {nnx.source = "getitem_1"} : tensor<?x4x?x4x2xf32> to tensor<?x4x?x4xf32>
+              %slice_1_d0 = tensor.dim %slice_1, %c0 : tensor<?x4x?x4xf32>
+              %slice_1_d2 = tensor.dim %slice_1, %c2 : tensor<?x4x?x4xf32>
+              %view_4 = nnx.fn.reshape %slice_1 [%slice_1_d0, 4, %slice_1_d2, 4, 1] {nnx.source = "getitem_2"} : tensor<?x4x?x4xf32> -> tensor<?x4x?x4x1xf32>
               %neg = arith.negf %view_4 {nnx.source = "neg_0"} : tensor<?x4x?x4x1xf32>
-              %view_5 = nnx.fn.reshape %slice [%hidden_states_d0, 4, %hidden_states_d1, 4, 1] {nnx.source = "getitem_3"} : tensor<?x4x?x4xf32> -> tensor<?x4x?x4x1xf32>
+              %slice_d0 = tensor.dim %slice, %c0 : tensor<?x4x?x4xf32>
+              %slice_d2 = tensor.dim %slice, %c2 : tensor<?x4x?x4xf32>
+              %view_5 = nnx.fn.reshape %slice [%slice_d0, 4, %slice_d2, 4, 1] {nnx.source = "getitem_3"} : tensor<?x4x?x4xf32> -> tensor<?x4x?x4x1xf32>
               %cat = tensor.concat dim(4) %neg, %view_5 {nnx.source = "cat_0"} : (tensor<?x4x?x4x1xf32>, tensor<?x4x?x4x1xf32>) -> tensor<?x4x?x4x2xf32>
-              %reshape = nnx.fn.reshape %cat [%hidden_states_d0, 4, %hidden_states_d1, 8] {nnx.source = "reshape_0"} : tensor<?x4x?x4x2xf32> -> tensor<?x4x?x8xf32>
+              %reshape = nnx.fn.reshape %cat [%transpose_d0, 4, %transpose_d2, 8] {nnx.source = "reshape_0"} : tensor<?x4x?x4x2xf32> -> tensor<?x4x?x8xf32>
               %mul_1 = nnx.fn.mul %reshape, %rotary_emb_1 {nnx.source = "mul_1"} : tensor<?x4x?x8xf32>, tensor<?x8xf32> -> tensor<?x4x?x8xf32>
               %add = nnx.fn.add %mul, %mul_1 {nnx.source = "add_0"} : tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32> -> tensor<?x4x?x8xf32>
               %mul_2 = nnx.fn.mul %transpose_1, %rotary_emb {nnx.source = "mul_2"} : tensor<?x2x?x8xf32>, tensor<?x8xf32> -> tensor<?x2x?x8xf32>
-              %view_6 = nnx.fn.reshape %transpose_1 [%hidden_states_d0, 2, %hidden_states_d1, 4, 2] {nnx.source = "view_4"} : tensor<?x2x?x8xf32> -> tensor<?x2x?x4x2xf32>
-              %slice_2 = tensor.extract_slice %view_6[0, 0, 0, 0, 0][%hidden_states_d0, 2, %hidden_states_d1, 4, 1][1, 1, 1, 1, 1] {nnx.source = "getitem_4"} : tensor<?x2x?x4x2xf32> to tensor<?x2x?x4xf32>
-              %slice_3 = tensor.extract_slice %view_6[0, 0, 0, 0, 1][%hidden_states_d0, 2, %hidden_states_d1, 4, 1][1, 1, 1, 1, 1] {nnx.source = "getitem_5"} : tensor<?x2x?x4x2xf32> to tensor<?x2x?x4xf32>
-              %view_7 = nnx.fn.reshape %slice_3 [%hidden_states_d0, 2, %hidden_states_d1, 4, 1] {nnx.source = "getitem_6"} : tensor<?x2x?x4xf32> -> tensor<?x2x?x4x1xf32>
+              %transpose_1_d0 = tensor.dim %transpose_1, %c0 : tensor<?x2x?x8xf32>
+              %transpose_1_d2 = tensor.dim %transpose_1, %c2 : tensor<?x2x?x8xf32>
+              %view_6 = nnx.fn.reshape %transpose_1 [%transpose_1_d0, 2, %transpose_1_d2, 4, 2] {nnx.source = "view_4"} : tensor<?x2x?x8xf32> -> tensor<?x2x?x4x2xf32>
+              %view_6_d0 = tensor.dim %view_6, %c0 : tensor<?x2x?x4x2xf32>
+              %view_6_d2 = tensor.dim %view_6, %c2 : tensor<?x2x?x4x2xf32>
+              %slice_2 = tensor.extract_slice %view_6[0, 0, 0, 0, 0][%view_6_d0, 2, %view_6_d2, 4, 1][1, 1, 1, 1, 1] {nnx.source = "getitem_4"} : tensor<?x2x?x4x2xf32> to tensor<?x2x?x4xf32>
+              %slice_3 = tensor.extract_slice %view_6[0, 0, 0, 0, 1][%view_6_d0, 2, %view_6_d2, 4, 1][1, 1, 1, 1, 1] {nnx.source = "getitem_5"} : tensor<?x2x?x4x2xf32> to tensor<?x2x?x4xf32>
+              %slice_3_d0 = tensor.dim %slice_3, %c0 : tensor<?x2x?x4xf32>
+              %slice_3_d2 = tensor.dim %slice_3, %c2 : tensor<?x2x?x4xf32>
+              %view_7 = nnx.fn.reshape %slice_3 [%slice_3_d0, 2, %slice_3_d2, 4, 1] {nnx.source = "getitem_6"} : tensor<?x2x?x4xf32> -> tensor<?x2x?x4x1xf32>
               %neg_1 = arith.negf %view_7 {nnx.source = "neg_1"} : tensor<?x2x?x4x1xf32>
-              %view_8 = nnx.fn.reshape %slice_2 [%hidden_states_d0, 2, %hidden_states_d1, 4, 1] {nnx.source = "getitem_7"} : tensor<?x2x?x4xf32> -> tensor<?x2x?x4x1xf32>
+              %slice_2_d0 = tensor.dim %slice_2, %c0 : tensor<?x2x?x4xf32>
+              %slice_2_d2 = tensor.dim %slice_2, %c2 : tensor<?x2x?x4xf32>
+              %view_8 = nnx.fn.reshape %slice_2 [%slice_2_d0, 2, %slice_2_d2, 4, 1] {nnx.source = "getitem_7"} : tensor<?x2x?x4xf32> -> tensor<?x2x?x4x1xf32>
               %cat_1 = tensor.concat dim(4) %neg_1, %view_8 {nnx.source = "cat_1"} : (tensor<?x2x?x4x1xf32>, tensor<?x2x?x4x1xf32>) -> tensor<?x2x?x4x2xf32>
-              %reshape_1 = nnx.fn.reshape %cat_1 [%hidden_states_d0, 2, %hidden_states_d1, 8] {nnx.source = "reshape_1"} : tensor<?x2x?x4x2xf32> -> tensor<?x2x?x8xf32>
+              %reshape_1 = nnx.fn.reshape %cat_1 [%transpose_1_d0, 2, %transpose_1_d2, 8] {nnx.source = "reshape_1"} : tensor<?x2x?x4x2xf32> -> tensor<?x2x?x8xf32>
               %mul_3 = nnx.fn.mul %reshape_1, %rotary_emb_1 {nnx.source = "mul_3"} : tensor<?x2x?x8xf32>, tensor<?x8xf32> -> tensor<?x2x?x8xf32>
               %add_1 = nnx.fn.add %mul_2, %mul_3 {nnx.source = "add_1"} : tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32> -> tensor<?x2x?x8xf32>
-              %view_9 = nnx.fn.reshape %add_1 [%hidden_states_d0, 2, 1, %hidden_states_d1, 8] {nnx.source = "getitem_8"} : tensor<?x2x?x8xf32> -> tensor<?x2x1x?x8xf32>
-              %expand = nnx.fn.expand %view_9 [%hidden_states_d0, 2, 2, %hidden_states_d1, 8] {nnx.source = "expand_0"} : tensor<?x2x1x?x8xf32> -> tensor<?x2x2x?x8xf32>
-              %reshape_2 = nnx.fn.reshape %expand [%hidden_states_d0, 4, %hidden_states_d1, 8] {nnx.source = "reshape_2"} : tensor<?x2x2x?x8xf32> -> tensor<?x4x?x8xf32>
-              %view_10 = nnx.fn.reshape %transpose_2 [%hidden_states_d0, 2, 1, %hidden_states_d1, 8] {nnx.source = "getitem_9"} : tensor<?x2x?x8xf32> -> tensor<?x2x1x?x8xf32>
-              %expand_1 = nnx.fn.expand %view_10 [%hidden_states_d0, 2, 2, %hidden_states_d1, 8] {nnx.source = "expand_1"} : tensor<?x2x1x?x8xf32> -> tensor<?x2x2x?x8xf32>
-              %reshape_3 = nnx.fn.reshape %expand_1 [%hidden_states_d0, 4, %hidden_states_d1, 8] {nnx.source = "reshape_3"} : tensor<?x2x2x?x8xf32> -> tensor<?x4x?x8xf32>
+              %add_1_d0 = tensor.dim %add_1, %c0 : tensor<?x2x?x8xf32>
+              %add_1_d2 = tensor.dim %add_1, %c2 : tensor<?x2x?x8xf32>
+              %view_9 = nnx.fn.reshape %add_1 [%add_1_d0, 2, 1, %add_1_d2, 8] {nnx.source = "getitem_8"} : tensor<?x2x?x8xf32> -> tensor<?x2x1x?x8xf32>
+              %expand = nnx.fn.expand %view_9 [%add_1_d0, 2, 2, %add_1_d2, 8] {nnx.source = "expand_0"} : tensor<?x2x1x?x8xf32> -> tensor<?x2x2x?x8xf32>
+              %reshape_2 = nnx.fn.reshape %expand [%add_1_d0, 4, %add_1_d2, 8] {nnx.source = "reshape_2"} : tensor<?x2x2x?x8xf32> -> tensor<?x4x?x8xf32>
+              %transpose_2_d0 = tensor.dim %transpose_2, %c0 : tensor<?x2x?x8xf32>
+              %transpose_2_d2 = tensor.dim %transpose_2, %c2 : tensor<?x2x?x8xf32>
+              %view_10 = nnx.fn.reshape %transpose_2 [%transpose_2_d0, 2, 1, %transpose_2_d2, 8] {nnx.source = "getitem_9"} : tensor<?x2x?x8xf32> -> tensor<?x2x1x?x8xf32>
+              %expand_1 = nnx.fn.expand %view_10 [%transpose_2_d0, 2, 2, %transpose_2_d2, 8] {nnx.source = "expand_1"} : tensor<?x2x1x?x8xf32> -> tensor<?x2x2x?x8xf32>
+              %reshape_3 = nnx.fn.reshape %expand_1 [%transpose_2_d0, 4, %transpose_2_d2, 8] {nnx.source = "reshape_3"} : tensor<?x2x2x?x8xf32> -> tensor<?x4x?x8xf32>
               %fill = arith.constant true
               %full = tensor.splat %fill[%hidden_states_d1, %hidden_states_d1] {nnx.source = "ones_0"} : tensor<?x?xi1>
               %triu = nnx.fn.triu %full {nnx.source = "triu_0", diagonal = 1 : i64} : tensor<?x?xi1>

@@ -15,7 +15,9 @@ nnx.model @falcon inputs(tensor<?x?xi64>) {
                 %x_d1 = tensor.dim %x, %c1 : tensor<?x?x32xf32>
                 %arange = nnx.fn.arange %x_d1 {nnx.source = "arange_0"} : tensor<?xi64>
                 %to = arith.sitofp %arange {nnx.source = "float_0"} : tensor<?xi64> to tensor<?xf32>
-                %view = nnx.fn.reshape %to [%x_d1, 1] {nnx.source = "getitem_0"} : tensor<?xf32> -> tensor<?x1xf32>
+                %c0 = arith.constant 0 : index
+                %to_d0 = tensor.dim %to, %c0 : tensor<?xf32>
+                %view = nnx.fn.reshape %to [%to_d0, 1] {nnx.source = "getitem_0"} : tensor<?xf32> -> tensor<?x1xf32>
                 %inv_freq = nnx.state "inv_freq" : tensor<4xf32>
                 %view_1 = nnx.fn.reshape %inv_freq [1, 4] {nnx.source = "getitem_1"} : tensor<4xf32> -> tensor<1x4xf32>
                 %mul = nnx.fn.mul %view, %view_1 {nnx.source = "mul_0"} : tensor<?x1xf32>, tensor<1x4xf32> -> tensor<?x4xf32>
@@ -45,42 +47,55 @@ nnx.model @falcon inputs(tensor<?x?xi64>) {
               %c1 = arith.constant 1 : index
               %query_key_value_d1 = tensor.dim %query_key_value, %c1 : tensor<?x?x48xf32>
               %view = nnx.fn.reshape %query_key_value [%query_key_value_d0, %query_key_value_d1, 6, 8] {nnx.source = "view_0"} : tensor<?x?x48xf32> -> tensor<?x?x6x8xf32>
-              %slice = tensor.extract_slice %view[0, 0, 0, 0][%query_key_value_d0, %query_key_value_d1, 4, 8][1, 1, 1, 1] {nnx.source = "getitem_0"} : tensor<?x?x6x8xf32> to tensor<?x?x4x8xf32>
-              %slice_1 = tensor.extract_slice %view[0, 0, 4, 0][%query_key_value_d0, %query_key_value_d1, 1, 8][1, 1, 1, 1] {nnx.source = "getitem_1"} : tensor<?x?x6x8xf32> to tensor<?x?x1x8xf32>
-              %slice_2 = tensor.extract_slice %view[0, 0, 5, 0][%query_key_value_d0, %query_key_value_d1, 1, 8][1, 1, 1, 1] {nnx.source = "getitem_2"} : tensor<?x?x6x8xf32> to tensor<?x?x1x8xf32>
+              %view_d0 = tensor.dim %view, %c0 : tensor<?x?x6x8xf32>
+              %view_d1 = tensor.dim %view, %c1 : tensor<?x?x6x8xf32>
+              %slice = tensor.extract_slice %view[0, 0, 0, 0][%view_d0, %view_d1, 4, 8][1, 1, 1, 1] {nnx.source = "getitem_0"} : tensor<?x?x6x8xf32> to tensor<?x?x4x8xf32>
+              %slice_1 = tensor.extract_slice %view[0, 0, 4, 0][%view_d0, %view_d1, 1, 8][1, 1, 1, 1] {nnx.source = "getitem_1"} : tensor<?x?x6x8xf32> to tensor<?x?x1x8xf32>
+              %slice_2 = tensor.extract_slice %view[0, 0, 5, 0][%view_d0, %view_d1, 1, 8][1, 1, 1, 1] {nnx.source = "getitem_2"} : tensor<?x?x6x8xf32> to tensor<?x?x1x8xf32>
               %transpose = nnx.fn.permute %slice [0, 2, 1, 3] {nnx.source = "transpose_0"} : tensor<?x?x4x8xf32> -> tensor<?x4x?x8xf32>
               %transpose_1 = nnx.fn.permute %slice_1 [0, 2, 1, 3] {nnx.source = "transpose_1"} : tensor<?x?x1x8xf32> -> tensor<?x1x?x8xf32>
               %transpose_2 = nnx.fn.permute %slice_2 [0, 2, 1, 3] {nnx.source = "transpose_2"} : tensor<?x?x1x8xf32> -> tensor<?x1x?x8xf32>
               %rotary_emb, %rotary_emb_1 = nnx.call @rotary_emb(%hidden_states) {nnx.source = "self_rotary_emb_0"} : (tensor<?x?x32xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>)
               %mul = nnx.fn.mul %transpose, %rotary_emb {nnx.source = "mul_0"} : tensor<?x4x?x8xf32>, tensor<?x8xf32> -> tensor<?x4x?x8xf32>
-              %slice_3 = tensor.extract_slice %transpose[0, 0, 0, 0][%query_key_value_d0, 4, %query_key_value_d1, 4][1, 1, 1, 1] {nnx.source = "getitem_3"} : tensor<?x4x?x8xf32> to tensor<?x4x?x4xf32>
-              %slice_4 = tensor.extract_slice %transpose[0, 0, 0, 4][%query_key_value_d0, 4, %query_key_value_d1, 4][1, 1, 1, 1] {nnx.source = "getitem_4"} : tensor<?x4x?x8xf32> to tensor<?x4x?x4xf32>
+              %transpose_d0 = tensor.dim %transpose, %c0 : tensor<?x4x?x8xf32>
+              %c2 = arith.constant 2 : index
+              %transpose_d2 = tensor.dim %transpose, %c2 : tensor<?x4x?x8xf32>
+              %slice_3 = tensor.extract_slice %transpose[0, 0, 0, 0][%transpose_d0, 4, %transpose_d2, 4][1, 1, 1, 1] {nnx.source = "getitem_3"} : tensor<?x4x?x8xf32> to tensor<?x4x?x4xf32>
+              %slice_4 = tensor.extract_slice %transpose[0, 0, 0, 4][%transpose_d0, 4, %transpose_d2, 4][1, 1, 1, 1] {nnx.source = "getitem_4"} : tensor<?x4x?x8xf32> to tensor<?x4x?x4xf32>
               %neg = arith.negf %slice_4 {nnx.source = "neg_0"} : tensor<?x4x?x4xf32>
               %cat = tensor.concat dim(3) %neg, %slice_3 {nnx.source = "cat_0"} : (tensor<?x4x?x4xf32>, tensor<?x4x?x4xf32>) -> tensor<?x4x?x8xf32>
               %mul_1 = nnx.fn.mul %cat, %rotary_emb_1 {nnx.source = "mul_1"} : tensor<?x4x?x8xf32>, tensor<?x8xf32> -> tensor<?x4x?x8xf32>
               %add = nnx.fn.add %mul, %mul_1 {nnx.source = "add_0"} : tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32> -> tensor<?x4x?x8xf32>
               %mul_2 = nnx.fn.mul %transpose_1, %rotary_emb {nnx.source = "mul_2"} : tensor<?x1x?x8xf32>, tensor<?x8xf32> -> tensor<?x1x?x8xf32>
-              %slice_5 = tensor.extract_slice %transpose_1[0, 0, 0, 0][%query_key_value_d0, 1, %query_key_value_d1, 4][1, 1, 1, 1] {nnx.source = "getitem_5"} : tensor<?x1x?x8xf32> to tensor<?x1x?x4xf32>
-              %slice_6 = tensor.extract_slice %transpose_1[0, 0, 0, 4][%query_key_value_d0, 1, %query_key_value_d1, 4][1, 1, 1, 1] {nnx.source = "getitem_6"} : tensor<?x1x?x8xf32> to tensor<?x1x?x4xf32>
+              %transpose_1_d0 = tensor.dim %transpose_1, %c0 : tensor<?x1x?x8xf32>
+              %transpose_1_d2 = tensor.dim %transpose_1, %c2 : tensor<?x1x?x8xf32>
+              %slice_5 = tensor.extract_slice %transpose_1[0, 0, 0, 0][%transpose_1_d0, 1, %transpose_1_d2, 4][1, 1, 1, 1] {nnx.source = "getitem_5"} : tensor<?x1x?x8xf32> to tensor<?x1x?x4xf32>
+              %slice_6 = tensor.extract_slice %transpose_1[0, 0, 0, 4][%transpose_1_d0, 1, %transpose_1_d2, 4][1, 1, 1, 1] {nnx.source = "getitem_6"} : tensor<?x1x?x8xf32> to tensor<?x1x?x4xf32>
               %neg_1 = arith.negf %slice_6 {nnx.source = "neg_1"} : tensor<?x1x?x4xf32>
               %cat_1 = tensor.concat dim(3) %neg_1, %slice_5 {nnx.source = "cat_1"} : (tensor<?x1x?x4xf32>, tensor<?x1x?x4xf32>) -> tensor<?x1x?x8xf32>
               %mul_3 = nnx.fn.mul %cat_1, %rotary_emb_1 {nnx.source = "mul_3"} : tensor<?x1x?x8xf32>, tensor<?x8xf32> -> tensor<?x1x?x8xf32>
               %add_1 = nnx.fn.add %mul_2, %mul_3 {nnx.source = "add_1"} : tensor<?x1x?x8xf32>, tensor<?x1x?x8xf32> -> tensor<?x1x?x8xf32>
-              %view_1 = nnx.fn.reshape %add_1 [%query_key_value_d0, 1, 1, %query_key_value_d1, 8] {nnx.source = "getitem_7"} : tensor<?x1x?x8xf32> -> tensor<?x1x1x?x8xf32>
-              %expand = nnx.fn.expand %view_1 [%query_key_value_d0, 1, 4, %query_key_value_d1, 8] {nnx.source = "expand_0"} : tensor<?x1x1x?x8xf32> -> tensor<?x1x4x?x8xf32>
-              %reshape = nnx.fn.reshape %expand [%query_key_value_d0, 4, %query_key_value_d1, 8] {nnx.source = "reshape_0"} : tensor<?x1x4x?x8xf32> -> tensor<?x4x?x8xf32>
-              %view_2 = nnx.fn.reshape %transpose_2 [%query_key_value_d0, 1, 1, %query_key_value_d1, 8] {nnx.source = "getitem_8"} : tensor<?x1x?x8xf32> -> tensor<?x1x1x?x8xf32>
-              %expand_1 = nnx.fn.expand %view_2 [%query_key_value_d0, 1, 4, %query_key_value_d1, 8] {nnx.source = "expand_1"} : tensor<?x1x1x?x8xf32> -> tensor<?x1x4x?x8xf32>
-              %reshape_1 = nnx.fn.reshape %expand_1 [%query_key_value_d0, 4, %query_key_value_d1, 8] {nnx.source = "reshape_1"} : tensor<?x1x4x?x8xf32> -> tensor<?x4x?x8xf32>
+              %add_1_d0 = tensor.dim %add_1, %c0 : tensor<?x1x?x8xf32>
+              %add_1_d2 = tensor.dim %add_1, %c2 : tensor<?x1x?x8xf32>
+              %view_1 = nnx.fn.reshape %add_1 [%add_1_d0, 1, 1, %add_1_d2, 8] {nnx.source = "getitem_7"} : tensor<?x1x?x8xf32> -> tensor<?x1x1x?x8xf32>
+              %expand = nnx.fn.expand %view_1 [%add_1_d0, 1, 4, %add_1_d2, 8] {nnx.source = "expand_0"} : tensor<?x1x1x?x8xf32> -> tensor<?x1x4x?x8xf32>
+              %reshape = nnx.fn.reshape %expand [%add_1_d0, 4, %add_1_d2, 8] {nnx.source = "reshape_0"} : tensor<?x1x4x?x8xf32> -> tensor<?x4x?x8xf32>
+              %transpose_2_d0 = tensor.dim %transpose_2, %c0 : tensor<?x1x?x8xf32>
+              %transpose_2_d2 = tensor.dim %transpose_2, %c2 : tensor<?x1x?x8xf32>
+              %view_2 = nnx.fn.reshape %transpose_2 [%transpose_2_d0, 1, 1, %transpose_2_d2, 8] {nnx.source = "getitem_8"} : tensor<?x1x?x8xf32> -> tensor<?x1x1x?x8xf32>
+              %expand_1 = nnx.fn.expand %view_2 [%transpose_2_d0, 1, 4, %transpose_2_d2, 8] {nnx.source = "expand_1"} : tensor<?x1x1x?x8xf32> -> tensor<?x1x4x?x8xf32>
+              %reshape_1 = nnx.fn.reshape %expand_1 [%transpose_2_d0, 4, %transpose_2_d2, 8] {nnx.source = "reshape_1"} : tensor<?x1x4x?x8xf32> -> tensor<?x4x?x8xf32>
+              %hidden_states_d1 = tensor.dim %hidden_states, %c1 : tensor<?x?x32xf32>
               %fill = arith.constant true
-              %full = tensor.splat %fill[%query_key_value_d1, %query_key_value_d1] {nnx.source = "ones_0"} : tensor<?x?xi1>
+              %full = tensor.splat %fill[%hidden_states_d1, %hidden_states_d1] {nnx.source = "ones_0"} : tensor<?x?xi1>
               %triu = nnx.fn.triu %full {nnx.source = "triu_0", diagonal = 1 : i64} : tensor<?x?xi1>
               %fill_1 = arith.constant 0.0 : f32
-              %full_1 = tensor.splat %fill_1[%query_key_value_d1, %query_key_value_d1] {nnx.source = "zeros_0"} : tensor<?x?xf32>
+              %full_1 = tensor.splat %fill_1[%hidden_states_d1, %hidden_states_d1] {nnx.source = "zeros_0"} : tensor<?x?xf32>
               %cst = arith.constant dense<0xFF800000> : tensor<f32>
               %where = nnx.fn.where %triu, %cst, %full_1 {nnx.source = "masked_fill_0"} : tensor<?x?xi1>, tensor<f32>, tensor<?x?xf32> -> tensor<?x?xf32>
               %attention_interface, %attention_interface_1 = nnx.call @attention_interface(%add, %reshape, %reshape_1, %where) {nnx.source = "attention_interface_0", nnx.kwargs = ["attention_mask"]} : (tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>, tensor<?x?xf32>) -> (tensor<?x?x4x8xf32>, tensor<?x4x?x?xf32>)
-              %reshape_2 = nnx.fn.reshape %attention_interface [%query_key_value_d0, %query_key_value_d1, 32] {nnx.source = "reshape_2"} : tensor<?x?x4x8xf32> -> tensor<?x?x32xf32>
+              %hidden_states_d0 = tensor.dim %hidden_states, %c0 : tensor<?x?x32xf32>
+              %reshape_2 = nnx.fn.reshape %attention_interface [%hidden_states_d0, %hidden_states_d1, 32] {nnx.source = "reshape_2"} : tensor<?x?x4x8xf32> -> tensor<?x?x32xf32>
               %dense = nnx.call @dense(%reshape_2) {nnx.source = "self_dense_0"} : (tensor<?x?x32xf32>) -> tensor<?x?x32xf32>
               nnx.return %dense, %attention_interface_1 : tensor<?x?x32xf32>, tensor<?x4x?x?xf32>
             }
@@ -124,7 +139,9 @@ nnx.model @falcon inputs(tensor<?x?xi64>) {
                 %x_d1 = tensor.dim %x, %c1 : tensor<?x?x32xf32>
                 %arange = nnx.fn.arange %x_d1 {nnx.source = "arange_0"} : tensor<?xi64>
                 %to = arith.sitofp %arange {nnx.source = "float_0"} : tensor<?xi64> to tensor<?xf32>
-                %view = nnx.fn.reshape %to [%x_d1, 1] {nnx.source = "getitem_0"} : tensor<?xf32> -> tensor<?x1xf32>
+                %c0 = arith.constant 0 : index
+                %to_d0 = tensor.dim %to, %c0 : tensor<?xf32>
+                %view = nnx.fn.reshape %to [%to_d0, 1] {nnx.source = "getitem_0"} : tensor<?xf32> -> tensor<?x1xf32>
                 %inv_freq = nnx.state "inv_freq" : tensor<4xf32>
                 %view_1 = nnx.fn.reshape %inv_freq [1, 4] {nnx.source = "getitem_1"} : tensor<4xf32> -> tensor<1x4xf32>
                 %mul = nnx.fn.mul %view, %view_1 {nnx.source = "mul_0"} : tensor<?x1xf32>, tensor<1x4xf32> -> tensor<?x4xf32>
@@ -154,42 +171,55 @@ nnx.model @falcon inputs(tensor<?x?xi64>) {
               %c1 = arith.constant 1 : index
               %query_key_value_d1 = tensor.dim %query_key_value, %c1 : tensor<?x?x48xf32>
               %view = nnx.fn.reshape %query_key_value [%query_key_value_d0, %query_key_value_d1, 6, 8] {nnx.source = "view_0"} : tensor<?x?x48xf32> -> tensor<?x?x6x8xf32>
-              %slice = tensor.extract_slice %view[0, 0, 0, 0][%query_key_value_d0, %query_key_value_d1, 4, 8][1, 1, 1, 1] {nnx.source = "getitem_0"} : tensor<?x?x6x8xf32> to tensor<?x?x4x8xf32>
-              %slice_1 = tensor.extract_slice %view[0, 0, 4, 0][%query_key_value_d0, %query_key_value_d1, 1, 8][1, 1, 1, 1] {nnx.source = "getitem_1"} : tensor<?x?x6x8xf32> to tensor<?x?x1x8xf32>
-              %slice_2 = tensor.extract_slice %view[0, 0, 5, 0][%query_key_value_d0, %query_key_value_d1, 1, 8][1, 1, 1, 1] {nnx.source = "getitem_2"} : tensor<?x?x6x8xf32> to tensor<?x?x1x8xf32>
+              %view_d0 = tensor.dim %view, %c0 : tensor<?x?x6x8xf32>
+              %view_d1 = tensor.dim %view, %c1 : tensor<?x?x6x8xf32>
+              %slice = tensor.extract_slice %view[0, 0, 0, 0][%view_d0, %view_d1, 4, 8][1, 1, 1, 1] {nnx.source = "getitem_0"} : tensor<?x?x6x8xf32> to tensor<?x?x4x8xf32>
+              %slice_1 = tensor.extract_slice %view[0, 0, 4, 0][%view_d0, %view_d1, 1, 8][1, 1, 1, 1] {nnx.source = "getitem_1"} : tensor<?x?x6x8xf32> to tensor<?x?x1x8xf32>
+              %slice_2 = tensor.extract_slice %view[0, 0, 5, 0][%view_d0, %view_d1, 1, 8][1, 1, 1, 1] {nnx.source = "getitem_2"} : tensor<?x?x6x8xf32> to tensor<?x?x1x8xf32>
               %transpose = nnx.fn.permute %slice [0, 2, 1, 3] {nnx.source = "transpose_0"} : tensor<?x?x4x8xf32> -> tensor<?x4x?x8xf32>
               %transpose_1 = nnx.fn.permute %slice_1 [0, 2, 1, 3] {nnx.source = "transpose_1"} : tensor<?x?x1x8xf32> -> tensor<?x1x?x8xf32>
               %transpose_2 = nnx.fn.permute %slice_2 [0, 2, 1, 3] {nnx.source = "transpose_2"} : tensor<?x?x1x8xf32> -> tensor<?x1x?x8xf32>
               %rotary_emb, %rotary_emb_1 = nnx.call @rotary_emb(%hidden_states) {nnx.source = "self_rotary_emb_0"} : (tensor<?x?x32xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>)
               %mul = nnx.fn.mul %transpose, %rotary_emb {nnx.source = "mul_0"} : tensor<?x4x?x8xf32>, tensor<?x8xf32> -> tensor<?x4x?x8xf32>
-              %slice_3 = tensor.extract_slice %transpose[0, 0, 0, 0][%query_key_value_d0, 4, %query_key_value_d1, 4][1, 1, 1, 1] {nnx.source = "getitem_3"} : tensor<?x4x?x8xf32> to tensor<?x4x?x4xf32>
-              %slice_4 = tensor.extract_slice %transpose[0, 0, 0, 4][%query_key_value_d0, 4, %query_key_value_d1, 4][1, 1, 1, 1] {nnx.source = "getitem_4"} : tensor<?x4x?x8xf32> to tensor<?x4x?x4xf32>
+              %transpose_d0 = tensor.dim %transpose, %c0 : tensor<?x4x?x8xf32>
+              %c2 = arith.constant 2 : index
+              %transpose_d2 = tensor.dim %transpose, %c2 : tensor<?x4x?x8xf32>
+              %slice_3 = tensor.extract_slice %transpose[0, 0, 0, 0][%transpose_d0, 4, %transpose_d2, 4][1, 1, 1, 1] {nnx.source = "getitem_3"} : tensor<?x4x?x8xf32> to tensor<?x4x?x4xf32>
+              %slice_4 = tensor.extract_slice %transpose[0, 0, 0, 4][%transpose_d0, 4, %transpose_d2, 4][1, 1, 1, 1] {nnx.source = "getitem_4"} : tensor<?x4x?x8xf32> to tensor<?x4x?x4xf32>
               %neg = arith.negf %slice_4 {nnx.source = "neg_0"} : tensor<?x4x?x4xf32>
               %cat = tensor.concat dim(3) %neg, %slice_3 {nnx.source = "cat_0"} : (tensor<?x4x?x4xf32>, tensor<?x4x?x4xf32>) -> tensor<?x4x?x8xf32>
               %mul_1 = nnx.fn.mul %cat, %rotary_emb_1 {nnx.source = "mul_1"} : tensor<?x4x?x8xf32>, tensor<?x8xf32> -> tensor<?x4x?x8xf32>
               %add = nnx.fn.add %mul, %mul_1 {nnx.source = "add_0"} : tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32> -> tensor<?x4x?x8xf32>
               %mul_2 = nnx.fn.mul %transpose_1, %rotary_emb {nnx.source = "mul_2"} : tensor<?x1x?x8xf32>, tensor<?x8xf32> -> tensor<?x1x?x8xf32>
-              %slice_5 = tensor.extract_slice %transpose_1[0, 0, 0, 0][%query_key_value_d0, 1, %query_key_value_d1, 4][1, 1, 1, 1] {nnx.source = "getitem_5"} : tensor<?x1x?x8xf32> to tensor<?x1x?x4xf32>
-              %slice_6 = tensor.extract_slice %transpose_1[0, 0, 0, 4][%query_key_value_d0, 1, %query_key_value_d1, 4][1, 1, 1, 1] {nnx.source = "getitem_6"} : tensor<?x1x?x8xf32> to tensor<?x1x?x4xf32>
+              %transpose_1_d0 = tensor.dim %transpose_1, %c0 : tensor<?x1x?x8xf32>
+              %transpose_1_d2 = tensor.dim %transpose_1, %c2 : tensor<?x1x?x8xf32>
+              %slice_5 = tensor.extract_slice %transpose_1[0, 0, 0, 0][%transpose_1_d0, 1, %transpose_1_d2, 4][1, 1, 1, 1] {nnx.source = "getitem_5"} : tensor<?x1x?x8xf32> to tensor<?x1x?x4xf32>
+              %slice_6 = tensor.extract_slice %transpose_1[0, 0, 0, 4][%transpose_1_d0, 1, %transpose_1_d2, 4][1, 1, 1, 1] {nnx.source = "getitem_6"} : tensor<?x1x?x8xf32> to tensor<?x1x?x4xf32>
               %neg_1 = arith.negf %slice_6 {nnx.source = "neg_1"} : tensor<?x1x?x4xf32>
               %cat_1 = tensor.concat dim(3) %neg_1, %slice_5 {nnx.source = "cat_1"} : (tensor<?x1x?x4xf32>, tensor<?x1x?x4xf32>) -> tensor<?x1x?x8xf32>
               %mul_3 = nnx.fn.mul %cat_1, %rotary_emb_1 {nnx.source = "mul_3"} : tensor<?x1x?x8xf32>, tensor<?x8xf32> -> tensor<?x1x?x8xf32>
               %add_1 = nnx.fn.add %mul_2, %mul_3 {nnx.source = "add_1"} : tensor<?x1x?x8xf32>, tensor<?x1x?x8xf32> -> tensor<?x1x?x8xf32>
-              %view_1 = nnx.fn.reshape %add_1 [%query_key_value_d0, 1, 1, %query_key_value_d1, 8] {nnx.source = "getitem_7"} : tensor<?x1x?x8xf32> -> tensor<?x1x1x?x8xf32>
-              %expand = nnx.fn.expand %view_1 [%query_key_value_d0, 1, 4, %query_key_value_d1, 8] {nnx.source = "expand_0"} : tensor<?x1x1x?x8xf32> -> tensor<?x1x4x?x8xf32>
-              %reshape = nnx.fn.reshape %expand [%query_key_value_d0, 4, %query_key_value_d1, 8] {nnx.source = "reshape_0"} : tensor<?x1x4x?x8xf32> -> tensor<?x4x?x8xf32>
-              %view_2 = nnx.fn.reshape %transpose_2 [%query_key_value_d0, 1, 1, %query_key_value_d1, 8] {nnx.source = "getitem_8"} : tensor<?x1x?x8xf32> -> tensor<?x1x1x?x8xf32>
-              %expand_1 = nnx.fn.expand %view_2 [%query_key_value_d0, 1, 4, %query_key_value_d1, 8] {nnx.source = "expand_1"} : tensor<?x1x1x?x8xf32> -> tensor<?x1x4x?x8xf32>
-              %reshape_1 = nnx.fn.reshape %expand_1 [%query_key_value_d0, 4, %query_key_value_d1, 8] {nnx.source = "reshape_1"} : tensor<?x1x4x?x8xf32> -> tensor<?x4x?x8xf32>
+              %add_1_d0 = tensor.dim %add_1, %c0 : tensor<?x1x?x8xf32>
+              %add_1_d2 = tensor.dim %add_1, %c2 : tensor<?x1x?x8xf32>
+              %view_1 = nnx.fn.reshape %add_1 [%add_1_d0, 1, 1, %add_1_d2, 8] {nnx.source = "getitem_7"} : tensor<?x1x?x8xf32> -> tensor<?x1x1x?x8xf32>
+              %expand = nnx.fn.expand %view_1 [%add_1_d0, 1, 4, %add_1_d2, 8] {nnx.source = "expand_0"} : tensor<?x1x1x?x8xf32> -> tensor<?x1x4x?x8xf32>
+              %reshape = nnx.fn.reshape %expand [%add_1_d0, 4, %add_1_d2, 8] {nnx.source = "reshape_0"} : tensor<?x1x4x?x8xf32> -> tensor<?x4x?x8xf32>
+              %transpose_2_d0 = tensor.dim %transpose_2, %c0 : tensor<?x1x?x8xf32>
+              %transpose_2_d2 = tensor.dim %transpose_2, %c2 : tensor<?x1x?x8xf32>
+              %view_2 = nnx.fn.reshape %transpose_2 [%transpose_2_d0, 1, 1, %transpose_2_d2, 8] {nnx.source = "getitem_8"} : tensor<?x1x?x8xf32> -> tensor<?x1x1x?x8xf32>
+              %expand_1 = nnx.fn.expand %view_2 [%transpose_2_d0, 1, 4, %transpose_2_d2, 8] {nnx.source = "expand_1"} : tensor<?x1x1x?x8xf32> -> tensor<?x1x4x?x8xf32>
+              %reshape_1 = nnx.fn.reshape %expand_1 [%transpose_2_d0, 4, %transpose_2_d2, 8] {nnx.source = "reshape_1"} : tensor<?x1x4x?x8xf32> -> tensor<?x4x?x8xf32>
+              %hidden_states_d1 = tensor.dim %hidden_states, %c1 : tensor<?x?x32xf32>
               %fill = arith.constant true
-              %full = tensor.splat %fill[%query_key_value_d1, %query_key_value_d1] {nnx.source = "ones_0"} : tensor<?x?xi1>
+              %full = tensor.splat %fill[%hidden_states_d1, %hidden_states_d1] {nnx.source = "ones_0"} : tensor<?x?xi1>
               %triu = nnx.fn.triu %full {nnx.source = "triu_0", diagonal = 1 : i64} : tensor<?x?xi1>
               %fill_1 = arith.constant 0.0 : f32
-              %full_1 = tensor.splat %fill_1[%query_key_value_d1, %query_key_value_d1] {nnx.source = "zeros_0"} : tensor<?x?xf32>
+              %full_1 = tensor.splat %fill_1[%hidden_states_d1, %hidden_states_d1] {nnx.source = "zeros_0"} : tensor<?x?xf32>
               %cst = arith.constant dense<0xFF800000> : tensor<f32>
               %where = nnx.fn.where %triu, %cst, %full_1 {nnx.source = "masked_fill_0"} : tensor<?x?xi1>, tensor<f32>, tensor<?x?xf32> -> tensor<?x?xf32>
               %attention_interface, %attention_interface_1 = nnx.call @attention_interface(%add, %reshape, %reshape_1, %where) {nnx.source = "attention_interface_0", nnx.kwargs = ["attention_mask"]} : (tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>, tensor<?x?xf32>) -> (tensor<?x?x4x8xf32>, tensor<?x4x?x?xf32>)
-              %reshape_2 = nnx.fn.reshape %attention_interface [%query_key_value_d0, %query_key_value_d1, 32] {nnx.source = "reshape_2"} : tensor<?x?x4x8xf32> -> tensor<?x?x32xf32>
+              %hidden_states_d0 = tensor.dim %hidden_states, %c0 : tensor<?x?x32xf32>
+              %reshape_2 = nnx.fn.reshape %attention_interface [%hidden_states_d0, %hidden_states_d1, 32] {nnx.source = "reshape_2"} : tensor<?x?x4x8xf32> -> tensor<?x?x32xf32>
               %dense = nnx.call @dense(%reshape_2) {nnx.source = "self_dense_0"} : (tensor<?x?x32xf32>) -> tensor<?x?x32xf32>
               nnx.return %dense, %attention_interface_1 : tensor<?x?x32xf32>, tensor<?x4x?x?xf32>
             }

@@ -34,23 +34,25 @@ nnx.model @gpt2 inputs(tensor<?x?xi64>) {
               %slice = tensor.extract_slice %c_attn[0, 0, 0][%c_attn_d0, %c_attn_d1, 32][1, 1, 1] : tensor<?x?x96xf32> to tensor<?x?x32xf32>
               %slice_1 = tensor.extract_slice %c_attn[0, 0, 32][%c_attn_d0, %c_attn_d1, 32][1, 1, 1] : tensor<?x?x96xf32> to tensor<?x?x32xf32>
               %slice_2 = tensor.extract_slice %c_attn[0, 0, 64][%c_attn_d0, %c_attn_d1, 32][1, 1, 1] : tensor<?x?x96xf32> to tensor<?x?x32xf32>
-              %view = nnx.fn.reshape %slice [%c_attn_d0, %c_attn_d1, 4, 8] {nnx.source = "view_0"} : tensor<?x?x32xf32> -> tensor<?x?x4x8xf32>
+              %hidden_states_d0 = tensor.dim %hidden_states, %c0 : tensor<?x?x32xf32>
+              %hidden_states_d1 = tensor.dim %hidden_states, %c1 : tensor<?x?x32xf32>
+              %view = nnx.fn.reshape %slice [%hidden_states_d0, %hidden_states_d1, 4, 8] {nnx.source = "view_0"} : tensor<?x?x32xf32> -> tensor<?x?x4x8xf32>
               %transpose = nnx.fn.permute %view [0, 2, 1, 3] {nnx.source = "transpose_0"} : tensor<?x?x4x8xf32> -> tensor<?x4x?x8xf32>
-              %view_1 = nnx.fn.reshape %slice_1 [%c_attn_d0, %c_attn_d1, 4, 8] {nnx.source = "view_1"} : tensor<?x?x32xf32> -> tensor<?x?x4x8xf32>
+              %view_1 = nnx.fn.reshape %slice_1 [%hidden_states_d0, %hidden_states_d1, 4, 8] {nnx.source = "view_1"} : tensor<?x?x32xf32> -> tensor<?x?x4x8xf32>
               %transpose_1 = nnx.fn.permute %view_1 [0, 2, 1, 3] {nnx.source = "transpose_1"} : tensor<?x?x4x8xf32> -> tensor<?x4x?x8xf32>
-              %view_2 = nnx.fn.reshape %slice_2 [%c_attn_d0, %c_attn_d1, 4, 8] {nnx.source = "view_2"} : tensor<?x?x32xf32> -> tensor<?x?x4x8xf32>
+              %view_2 = nnx.fn.reshape %slice_2 [%hidden_states_d0, %hidden_states_d1, 4, 8] {nnx.source = "view_2"} : tensor<?x?x32xf32> -> tensor<?x?x4x8xf32>
               %transpose_2 = nnx.fn.permute %view_2 [0, 2, 1, 3] {nnx.source = "transpose_2"} : tensor<?x?x4x8xf32> -> tensor<?x4x?x8xf32>
               %fill = arith.constant 1.0 : f32
-              %full = tensor.splat %fill[%c_attn_d1, %c_attn_d1] {nnx.source = "ones_0"} : tensor<?x?xf32>
+              %full = tensor.splat %fill[%hidden_states_d1, %hidden_states_d1] {nnx.source = "ones_0"} : tensor<?x?xf32>
               %tril = nnx.fn.tril %full {nnx.source = "tril_0", diagonal = 0 : i64} : tensor<?x?xf32>
               %fill_1 = arith.constant 0.0 : f32
-              %full_1 = tensor.splat %fill_1[%c_attn_d1, %c_attn_d1] {nnx.source = "zeros_0"} : tensor<?x?xf32>
+              %full_1 = tensor.splat %fill_1[%hidden_states_d1, %hidden_states_d1] {nnx.source = "zeros_0"} : tensor<?x?xf32>
               %cst = arith.constant dense<0.0> : tensor<f32>
               %eq = nnx.fn.eq %tril, %cst {nnx.source = "eq_0"} : tensor<?x?xf32>, tensor<f32> -> tensor<?x?xi1>
               %cst_1 = arith.constant dense<0xFF800000> : tensor<f32>
               %where = nnx.fn.where %eq, %cst_1, %full_1 {nnx.source = "masked_fill_0"} : tensor<?x?xi1>, tensor<f32>, tensor<?x?xf32> -> tensor<?x?xf32>
               %attention_interface, %attention_interface_1 = nnx.call @attention_interface(%transpose, %transpose_1, %transpose_2, %where) {nnx.source = "attention_interface_0", nnx.kwargs = ["attention_mask"]} : (tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>, tensor<?x?xf32>) -> (tensor<?x?x4x8xf32>, tensor<?x4x?x?xf32>)
-              %reshape = nnx.fn.reshape %attention_interface [%c_attn_d0, %c_attn_d1, 32] {nnx.source = "reshape_0"} : tensor<?x?x4x8xf32> -> tensor<?x?x32xf32>
+              %reshape = nnx.fn.reshape %attention_interface [%hidden_states_d0, %hidden_states_d1, 32] {nnx.source = "reshape_0"} : tensor<?x?x4x8xf32> -> tensor<?x?x32xf32>
               %c_proj = nnx.call @c_proj(%reshape) {nnx.source = "self_c_proj_0"} : (tensor<?x?x32xf32>) -> tensor<?x?x32xf32>
               %resid_dropout = nnx.call @resid_dropout(%c_proj) {nnx.source = "self_resid_dropout_0"} : (tensor<?x?x32xf32>) -> tensor<?x?x32xf32>
               nnx.return %resid_dropout, %attention_interface_1 : tensor<?x?x32xf32>, tensor<?x4x?x?xf32>
@@ -102,23 +104,25 @@ nnx.model @gpt2 inputs(tensor<?x?xi64>) {
               %slice = tensor.extract_slice %c_attn[0, 0, 0][%c_attn_d0, %c_attn_d1, 32][1, 1, 1] : tensor<?x?x96xf32> to tensor<?x?x32xf32>
               %slice_1 = tensor.extract_slice %c_attn[0, 0, 32][%c_attn_d0, %c_attn_d1, 32][1, 1, 1] : tensor<?x?x96xf32> to tensor<?x?x32xf32>
               %slice_2 = tensor.extract_slice %c_attn[0, 0, 64][%c_attn_d0, %c_attn_d1, 32][1, 1, 1] : tensor<?x?x96xf32> to tensor<?x?x32xf32>
-              %view = nnx.fn.reshape %slice [%c_attn_d0, %c_attn_d1, 4, 8] {nnx.source = "view_0"} : tensor<?x?x32xf32> -> tensor<?x?x4x8xf32>
+              %hidden_states_d0 = tensor.dim %hidden_states, %c0 : tensor<?x?x32xf32>
+              %hidden_states_d1 = tensor.dim %hidden_states, %c1 : tensor<?x?x32xf32>
+              %view = nnx.fn.reshape %slice [%hidden_states_d0, %hidden_states_d1, 4, 8] {nnx.source = "view_0"} : tensor<?x?x32xf32> -> tensor<?x?x4x8xf32>
               %transpose = nnx.fn.permute %view [0, 2, 1, 3] {nnx.source = "transpose_0"} : tensor<?x?x4x8xf32> -> tensor<?x4x?x8xf32>
-              %view_1 = nnx.fn.reshape %slice_1 [%c_attn_d0, %c_attn_d1, 4, 8] {nnx.source = "view_1"} : tensor<?x?x32xf32> -> tensor<?x?x4x8xf32>
+              %view_1 = nnx.fn.reshape %slice_1 [%hidden_states_d0, %hidden_states_d1, 4, 8] {nnx.source = "view_1"} : tensor<?x?x32xf32> -> tensor<?x?x4x8xf32>
               %transpose_1 = nnx.fn.permute %view_1 [0, 2, 1, 3] {nnx.source = "transpose_1"} : tensor<?x?x4x8xf32> -> tensor<?x4x?x8xf32>
-              %view_2 = nnx.fn.reshape %slice_2 [%c_attn_d0, %c_attn_d1, 4, 8] {nnx.source = "view_2"} : tensor<?x?x32xf32> -> tensor<?x?x4x8xf32>
+              %view_2 = nnx.fn.reshape %slice_2 [%hidden_states_d0, %hidden_states_d1, 4, 8] {nnx.source = "view_2"} : tensor<?x?x32xf32> -> tensor<?x?x4x8xf32>
               %transpose_2 = nnx.fn.permute %view_2 [0, 2, 1, 3] {nnx.source = "transpose_2"} : tensor<?x?x4x8xf32> -> tensor<?x4x?x8xf32>
               %fill = arith.constant 1.0 : f32
-              %full = tensor.splat %fill[%c_attn_d1, %c_attn_d1] {nnx.source = "ones_0"} : tensor<?x?xf32>
+              %full = tensor.splat %fill[%hidden_states_d1, %hidden_states_d1] {nnx.source = "ones_0"} : tensor<?x?xf32>
               %tril = nnx.fn.tril %full {nnx.source = "tril_0", diagonal = 0 : i64} : tensor<?x?xf32>
               %fill_1 = arith.constant 0.0 : f32
-              %full_1 = tensor.splat %fill_1[%c_attn_d1, %c_attn_d1] {nnx.source = "zeros_0"} : tensor<?x?xf32>
+              %full_1 = tensor.splat %fill_1[%hidden_states_d1, %hidden_states_d1] {nnx.source = "zeros_0"} : tensor<?x?xf32>
               %cst = arith.constant dense<0.0> : tensor<f32>
               %eq = nnx.fn.eq %tril, %cst {nnx.source = "eq_0"} : tensor<?x?xf32>, tensor<f32> -> tensor<?x?xi1>
               %cst_1 = arith.constant dense<0xFF800000> : tensor<f32>
               %where = nnx.fn.where %eq, %cst_1, %full_1 {nnx.source = "masked_fill_0"} : tensor<?x?xi1>, tensor<f32>, tensor<?x?xf32> -> tensor<?x?xf32>
               %attention_interface, %attention_interface_1 = nnx.call @attention_interface(%transpose, %transpose_1, %transpose_2, %where) {nnx.source = "attention_interface_0", nnx.kwargs = ["attention_mask"]} : (tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>, tensor<?x?xf32>) -> (tensor<?x?x4x8xf32>, tensor<?x4x?x?xf32>)
-              %reshape = nnx.fn.reshape %attention_interface [%c_attn_d0, %c_attn_d1, 32] {nnx.source = "reshape_0"} : tensor<?x?x4x8xf32> -> tensor<?x?x32xf32>
+              %reshape = nnx.fn.reshape %attention_interface [%hidden_states_d0, %hidden_states_d1, 32] {nnx.source = "reshape_0"} : tensor<?x?x4x8xf32> -> tensor<?x?x32xf32>
               %c_proj = nnx.call @c_proj(%reshape) {nnx.source = "self_c_proj_0"} : (tensor<?x?x32xf32>) -> tensor<?x?x32xf32>
               %resid_dropout = nnx.call @resid_dropout(%c_proj) {nnx.source = "self_resid_dropout_0"} : (tensor<?x?x32xf32>) -> tensor<?x?x32xf32>
               nnx.return %resid_dropout, %attention_interface_1 : tensor<?x?x32xf32>, tensor<?x4x?x?xf32>

@@ -261,16 +261,16 @@ class ForwardWriter:
         return s
 
     def dim(self, v, d):
-        """Dim `d` of `v`: an int if static, else a Size (tensor.dim)."""
+        """Dim `d` of `v`: an int if static, else a Size (tensor.dim). Never
+        another size whose examples happen to agree: on the two example runs
+        a derived length can equal the batch, and taken for it, the export
+        would be wrong at every other size."""
         key = (id(v), d)
         if key not in self._dims:
             self._keep.append(v)  # its id stays its own
             ex = (v.examples[0].shape[d], v.examples[1].shape[d])
-            known = [s for s in self._sizes if s.examples == ex]
             if ex[0] == ex[1]:
                 self._dims[key] = int(ex[0])
-            elif known:  # the same run-time size (e.g. the batch) seen before
-                self._dims[key] = known[0]
             else:
                 hint = v.name[1:] + f"_d{d}"
                 self._dims[key] = self.size(

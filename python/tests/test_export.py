@@ -13,6 +13,7 @@ torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 
 from nnx import tools  # noqa: E402
+from nnx.testing import CONTRACT  # noqa: E402
 from nnx.nets import FeedFwdNN, Residual  # noqa: E402
 from nnx.torch_export import ExportError, export  # noqa: E402
 
@@ -191,6 +192,37 @@ def test_dynamic_image_sizes_stay_dynamic_through_downsampling(limit):
         assert signature.group(2) == "tensor<?x4x?x?xf32>", printed
     else:  # exported; the small runs cannot tell these sizes apart
         assert signature.group(2).startswith("tensor<?x4x"), printed
+
+
+class _StridedHeads(nn.Module):
+    """(batch, length, 8) features through a strided Conv1d whose output
+    length is, on both example runs, the batch's size (lengths 3 and 7 give
+    2 and 3, the batches 2 and 3), then a per-head view of ``*x.shape[:2]``
+    as attention modules write it."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(8, 8, kernel_size=2, stride=3, padding=1)
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        x = self.proj(self.conv(x.permute(0, 2, 1)).permute(0, 2, 1))
+        return x.view(*x.shape[:2], 2, -1).permute(0, 2, 1, 3)
+
+
+def test_a_derived_length_equal_to_the_batch_stays_its_own_size():
+    torch.manual_seed(0)
+    model = _StridedHeads().eval()
+    text = export(model, [(None, None, 8)], name="heads")
+    # The view's dims 0 and 1 are two sizes, not the batch's twice.
+    view = re.search(r"nnx.fn.reshape %\S+ \[(%\S+), (%\S+), 2, 4\]", text)
+    assert view and view.group(1) != view.group(2), text
+    for batch, length in [(1, 20), (4, 5)]:
+        x = torch.randn(batch, length, 8)
+        got, _ = tools.nnx_run(text, [x.numpy()])
+        with torch.no_grad():
+            want = model(x).numpy()
+        np.testing.assert_allclose(got, want, **CONTRACT)
 
 
 def test_custom_module_calls_nested_children_and_aliases():
