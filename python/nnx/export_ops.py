@@ -1079,6 +1079,154 @@ def _einsum(w, c):
 
 
 # -----------------------------------------------------------------------------
+# Pooling
+# -----------------------------------------------------------------------------
+
+def _spatial_pair(w, v, name, op, default=None):
+    """Argument `name` of `op` as (H, W): an int or a pair of ints."""
+    if v is None or (isinstance(v, (tuple, list)) and len(v) == 0):
+        v = default
+    items = list(v) if isinstance(v, (tuple, list)) else [v, v]
+    if len(items) == 1:
+        items = items * 2
+    if len(items) != 2 or any(_is_sym(i) for i in items):
+        raise w.error(f"{op} with {name}={v!r} has no nnx form (a static int "
+                      "or pair of ints)")
+    return tuple(int(i) for i in items)
+
+
+def _image(w, x, op):
+    """`x` as N x C x H x W: an unbatched C x H x W input gets a batch of 1
+    (returned as the second result: whether to drop it again)."""
+    if x.rank == 4:
+        return x, False
+    if x.rank != 3:
+        raise w.error(f"{op} takes a (N, C, H, W) or (C, H, W) input, got "
+                      f"rank {x.rank}")
+    ex = tuple(t.unsqueeze(0) for t in x.examples)
+    return w.reshape(x, ex, None, None, "unsqueeze"), True
+
+
+def _pool_result(w, x, ex, text, attrs, label, spatial_follows):
+    """Writes pool `text` of `x` (N x C x H x W); the result's dims are
+    dynamic exactly where the op's shape rule leaves them so: N and C as
+    the input's, H and W as the input's when `spatial_follows` (a window),
+    else static (an adaptive pool's output size)."""
+    shape = []
+    for d in range(4):
+        dynamic = x.examples[0].shape[d] != x.examples[1].shape[d]
+        if d >= 2 and not spatial_follows:
+            dynamic = False
+        shape.append("?" if dynamic else str(ex[0].shape[d]))
+    t = f"tensor<{'x'.join(shape)}x{x.type.rsplit('x', 1)[1]}"
+    v = Value(w.name(text.split()[0].split(".")[-1]), ex, t)
+    w.emit([v.name], f"{text} {x.name}", f"{x.type} -> {t}", attrs, label)
+    return v
+
+
+def _pool_attrs(kernel, stride, padding):
+    def arr(p):
+        return f"array<i64: {p[0]}, {p[1]}>"
+    return [f"kernel_size = {arr(kernel)}", f"stride = {arr(stride)}",
+            f"padding = {arr(padding)}"]
+
+
+def _run_pool(w, c, op, emit):
+    """Runs `emit(w, x4, ex4)` on the input as N x C x H x W and gives the
+    result the input's rank back."""
+    x, unbatched = _image(w, c.args[0], op)
+    ex = tuple(t.unsqueeze(0) for t in c.ex) if unbatched else c.ex
+    y = emit(x, ex)
+    if unbatched:
+        y = w.reshape(y, c.ex, None, None, "squeeze")
+    return y
+
+
+@_handles("max_pool2d", F.max_pool2d, torch.max_pool2d,
+          doc="`F.max_pool2d`: kernel, stride, padding, dilation, ceil_mode "
+          "(not return_indices)")
+def _max_pool2d(w, c):
+    if c.arg(6, "return_indices", False):
+        raise w.error("max_pool2d with return_indices has no nnx form")
+    kernel = _spatial_pair(w, c.arg(1, "kernel_size"), "kernel_size",
+                           "max_pool2d")
+    stride = _spatial_pair(w, c.arg(2, "stride"), "stride", "max_pool2d",
+                           kernel)
+    padding = _spatial_pair(w, c.arg(3, "padding", 0), "padding",
+                            "max_pool2d")
+    dilation = _spatial_pair(w, c.arg(4, "dilation", 1), "dilation",
+                             "max_pool2d")
+    attrs = _pool_attrs(kernel, stride, padding)
+    attrs.append(f"dilation = array<i64: {dilation[0]}, {dilation[1]}>")
+    if c.arg(5, "ceil_mode", False):
+        attrs.append("ceil_mode")
+    return _run_pool(w, c, "max_pool2d", lambda x, ex: _pool_result(
+        w, x, ex, "nnx.fn.max_pool2d", attrs, c.label, True))
+
+
+def _is_whole_dim(x, k, d):
+    """Whether kernel entry `k` is the size of `x`'s dim `d` on both runs."""
+    sizes = tuple(int(t.shape[d]) for t in x.examples)
+    if isinstance(k, Size):
+        return tuple(k.examples) == sizes
+    return sizes[0] == sizes[1] == k
+
+
+def _adaptive(w, x, ex, out, label):
+    for i in range(2):
+        sizes = {int(t.shape[2 + i]) for t in x.examples}
+        if len(sizes) == 1 and sizes.pop() % out[i]:
+            raise w.error(
+                f"adaptive_avg_pool2d to {out[i]} of a dim of "
+                f"{int(x.examples[0].shape[2 + i])} (dim {2 + i}) has unequal "
+                "windows, which have no nnx form (the output size must "
+                "divide the input's)")
+    attrs = [f"output_size = array<i64: {out[0]}, {out[1]}>"]
+    return _pool_result(w, x, ex, "nnx.fn.adaptive_avg_pool2d", attrs, label,
+                        False)
+
+
+@_handles("avg_pool2d", F.avg_pool2d, doc="`F.avg_pool2d`: kernel, stride, "
+          "padding, ceil_mode, count_include_pad (not divisor_override); "
+          "`F.avg_pool2d(x, x.size(2))` over a whole dynamic image is the "
+          "global pool")
+def _avg_pool2d(w, c):
+    if c.arg(6, "divisor_override") is not None:
+        raise w.error("avg_pool2d with divisor_override has no nnx form")
+    x0, k = c.args[0], c.arg(1, "kernel_size")
+    ks = list(k) if isinstance(k, (tuple, list)) else [k, k]
+    stride, padding = c.arg(2, "stride"), c.arg(3, "padding", 0)
+    if len(ks) == 2 and x0.rank == 4 and any(_is_sym(v) for v in ks) and \
+            all(_is_whole_dim(x0, ks[i], 2 + i) for i in range(2)) and \
+            stride in (None, [], (), k) and padding in (0, (0, 0), [0, 0]):
+        return _adaptive(w, x0, c.ex, (1, 1), c.label)
+    kernel = _spatial_pair(w, k, "kernel_size", "avg_pool2d")
+    stride = _spatial_pair(w, stride, "stride", "avg_pool2d", kernel)
+    padding = _spatial_pair(w, padding, "padding", "avg_pool2d")
+    attrs = _pool_attrs(kernel, stride, padding)
+    if c.arg(4, "ceil_mode", False):
+        attrs.append("ceil_mode")
+    if c.arg(5, "count_include_pad", True):
+        attrs.append("count_include_pad")
+    return _run_pool(w, c, "avg_pool2d", lambda x, ex: _pool_result(
+        w, x, ex, "nnx.fn.avg_pool2d", attrs, c.label, True))
+
+
+@_handles("adaptive_avg_pool2d", F.adaptive_avg_pool2d,
+          doc="`F.adaptive_avg_pool2d` to an output size that divides the "
+          "input's (checked at run time)")
+def _adaptive_avg_pool2d(w, c):
+    size = c.arg(1, "output_size")
+    items = list(size) if isinstance(size, (tuple, list)) else [size, size]
+    if any(i is None for i in items):
+        raise w.error("adaptive_avg_pool2d with a None output size has no "
+                      "nnx form (give both sizes)")
+    out = _spatial_pair(w, size, "output_size", "adaptive_avg_pool2d")
+    return _run_pool(w, c, "adaptive_avg_pool2d",
+                     lambda x, ex: _adaptive(w, x, ex, out, c.label))
+
+
+# -----------------------------------------------------------------------------
 # Factories
 # -----------------------------------------------------------------------------
 

@@ -7,9 +7,7 @@ also runs in PyTorch at both shapes, deterministically, without nnx, and
 none of its BatchNorms is the identity.
 
 The weights go to a safetensors file beside the IR (the ResNets and VGG
-hold ~10M parameters each, too many for inline blobs). A model whose
-``pending`` names a construct nnx does not have yet must refuse at export,
-naming the module and the construct."""
+hold ~10M parameters each, too many for inline blobs)."""
 
 import os
 import sys
@@ -26,9 +24,6 @@ from test_corpus import case_id, export_name  # noqa: E402
 from nnx.torch_export import export  # noqa: E402
 
 CASES = convnets.cases()
-RUNNABLE = [c for c in CASES if c.pending is None]
-# Until the pooling layers and grouped convs land: these refuse at export.
-PENDING = [c for c in CASES if c.pending is not None]
 
 
 # --- PyTorch alone -----------------------------------------------------------
@@ -57,7 +52,7 @@ def test_batch_norm_is_not_the_identity(case):
 
 # --- exported through nnx ----------------------------------------------------
 
-@pytest.fixture(scope="module", params=RUNNABLE, ids=case_id)
+@pytest.fixture(scope="module", params=CASES, ids=case_id)
 def exported(request, tmp_path_factory):
     """(case, model, IR text): each model exported once, with its inputs
     (the batch dynamic), its tensors in a safetensors file."""
@@ -75,13 +70,3 @@ def test_outputs_match_pytorch(exported, which):
     every output within CONTRACT of PyTorch, and the model left as it was:
     the model corpus's check (test_corpus.py)."""
     test_corpus.test_outputs_match_pytorch(exported, which)
-
-
-# --- until the pooling layers land -------------------------------------------
-
-@pytest.mark.parametrize("case", PENDING, ids=case_id)
-def test_export_refuses_until_the_layers_land(case):
-    """Export refuses a construct nnx does not have yet, naming the module
-    path and the construct (test_corpus.py's check). When it lands, drop the
-    case's ``pending``: it then runs in test_outputs_match_pytorch."""
-    test_corpus.test_export_refuses_convolutions_until_the_convnet_layers_land(case)

@@ -3,11 +3,7 @@ authors write them) exported whole through nnx.torch_export, ONCE per model,
 and run by nnx-run at two shapes (batch and sequence length, or image size /
 frames): every output (flattened in order, None entries dropped) within the
 1e-5 contract of the PyTorch model. Every model also runs in PyTorch at both
-shapes, deterministically, without nnx.
-
-The convolutional models (vit, resnet, whisper_encoder) need convolution
-layers nnx does not have yet: until the convnet layers land, their export
-must raise an ExportError naming the module and the construct."""
+shapes, deterministically, without nnx."""
 
 import dataclasses
 import os
@@ -23,12 +19,9 @@ import corpus  # noqa: E402
 
 from nnx import tools  # noqa: E402
 from nnx.testing import CONTRACT  # noqa: E402
-from nnx.torch_export import ExportError, export  # noqa: E402
+from nnx.torch_export import export  # noqa: E402
 
 CASES = corpus.cases()
-RUNNABLE = [c for c in CASES if c.pending is None]
-# Until the convnet layers land: these export with an ExportError for now.
-PENDING = [c for c in CASES if c.pending is not None]
 
 
 def case_id(case):
@@ -92,7 +85,7 @@ def test_runs_in_pytorch_at_two_shapes_deterministically(case):
 
 # --- exported through nnx ----------------------------------------------------
 
-@pytest.fixture(scope="module", params=RUNNABLE, ids=case_id)
+@pytest.fixture(scope="module", params=CASES, ids=case_id)
 def exported(request):
     """(case, model, IR text): each model exported once, with its INPUTS."""
     case = request.param
@@ -115,19 +108,3 @@ def test_outputs_match_pytorch(exported, which):
         assert g.shape == w.shape, f"output {i}: shape {g.shape}, want {w.shape}"
         assert g.dtype == w.dtype, f"output {i}: dtype {g.dtype}, want {w.dtype}"
         np.testing.assert_allclose(g, w, err_msg=f"output {i}", **CONTRACT)
-
-
-# --- until the convnet layers land -------------------------------------------
-
-@pytest.mark.parametrize("case", PENDING, ids=case_id)
-def test_export_refuses_convolutions_until_the_convnet_layers_land(case):
-    """nnx has no convolution layers yet (another issue adds them): export
-    must refuse, naming the module path and the construct. When they land,
-    drop `PENDING` from the model's file: it then runs in
-    test_outputs_match_pytorch."""
-    construct, path = case.pending
-    with pytest.raises(ExportError) as e:
-        export(case.build(), inputs=case.inputs, name=export_name(case))
-    message = str(e.value)
-    assert construct.lower() in message.lower(), message
-    assert path in message, message

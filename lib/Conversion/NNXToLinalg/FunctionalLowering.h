@@ -2,8 +2,9 @@
 //
 // Shared by the files of `nnx-lower-functional`: LowerFunctional.cpp (the
 // pass), LowerFunctionalElementwise.cpp (one linalg.generic per op),
-// LowerFunctionalStructured.cpp (contractions, reshapes, reductions) and
-// LowerFunctionalIndexing.cpp (gather, index_select, topk, cumsum).
+// LowerFunctionalStructured.cpp (contractions, reshapes, reductions),
+// LowerFunctionalIndexing.cpp (gather, index_select, topk, cumsum) and
+// LowerFunctionalPooling.cpp (the pools).
 //
 //===----------------------------------------------------------------------===//
 #ifndef NNX_LIB_CONVERSION_NNXTOLINALG_FUNCTIONALLOWERING_H
@@ -86,6 +87,8 @@ void populateFunctionalElementwisePatterns(RewritePatternSet &patterns);
 void populateFunctionalStructuredPatterns(RewritePatternSet &patterns);
 /// gather, index_select, topk, cumsum.
 void populateFunctionalIndexingPatterns(RewritePatternSet &patterns);
+/// max_pool2d, avg_pool2d, adaptive_avg_pool2d.
+void populateFunctionalPoolingPatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::nnx
 

@@ -112,6 +112,7 @@ struct NNXLowerFunctionalPass
     populateFunctionalElementwisePatterns(patterns);
     populateFunctionalStructuredPatterns(patterns);
     populateFunctionalIndexingPatterns(patterns);
+    populateFunctionalPoolingPatterns(patterns);
     tensor::populateDecomposeTensorConcatPatterns(patterns);
     patterns.add<SplatToFill>(&getContext());
     walkAndApplyPatterns(getOperation(), std::move(patterns));

@@ -11,8 +11,7 @@ deterministic, non-trivial random weights (BatchNorm running statistics and
 affine parameters random too, so no BatchNorm is the identity), ``inputs``
 the export's input spec (the batch dynamic), ``example(batch, size, seed=0)``
 concrete N x 3 x size x size images and ``shapes`` the two ``(batch, size)``
-pairs to run at. ``pending`` names a construct nnx does not have yet:
-``(construct, module path)`` of the first layer that needs it.
+pairs to run at.
 """
 
 import importlib
@@ -46,11 +45,11 @@ def builder(make):
     return build
 
 
-def cifar_case(name, make, pending=None):
+def cifar_case(name, make):
     """A CIFAR-sized model: 3 x 32 x 32 images, the batch dynamic, run at
     batch 1 and 3."""
     return Case(name, builder(make), [(None, CIFAR_CHANNELS, CIFAR_SIZE, CIFAR_SIZE)],
-                images, [(1, CIFAR_SIZE), (3, CIFAR_SIZE)], pending)
+                images, [(1, CIFAR_SIZE), (3, CIFAR_SIZE)])
 
 
 def cases():

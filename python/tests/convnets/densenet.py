@@ -98,5 +98,4 @@ def densenet_cifar():
 
 
 # Until the pooling layers land.
-CASES = [cifar_case("densenet_cifar", densenet_cifar,
-                    pending=('avg_pool2d', 'trans1'))]
+CASES = [cifar_case("densenet_cifar", densenet_cifar)]

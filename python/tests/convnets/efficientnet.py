@@ -172,5 +172,4 @@ def EfficientNetB0():
 
 
 # Until the pooling layers land.
-CASES = [cifar_case("efficientnet_b0", EfficientNetB0,
-                    pending=('adaptive_avg_pool2d', 'layers.0.se'))]
+CASES = [cifar_case("efficientnet_b0", EfficientNetB0)]

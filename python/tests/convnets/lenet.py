@@ -30,5 +30,4 @@ class LeNet(nn.Module):
 
 
 # Until the pooling layers land.
-CASES = [cifar_case("lenet", LeNet,
-                    pending=('max_pool2d', '<root>'))]
+CASES = [cifar_case("lenet", LeNet)]

@@ -55,5 +55,4 @@ class MobileNet(nn.Module):
 
 
 # Until the pooling layers land.
-CASES = [cifar_case("mobilenet", MobileNet,
-                    pending=('avg_pool2d', '<root>'))]
+CASES = [cifar_case("mobilenet", MobileNet)]

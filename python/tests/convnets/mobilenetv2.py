@@ -82,5 +82,4 @@ class MobileNetV2(nn.Module):
 
 
 # Until the pooling layers land.
-CASES = [cifar_case("mobilenetv2", MobileNetV2,
-                    pending=('avg_pool2d', '<root>'))]
+CASES = [cifar_case("mobilenetv2", MobileNetV2)]

@@ -75,5 +75,4 @@ def PreActResNet18():
 
 
 # Until the pooling layers land.
-CASES = [cifar_case("preact_resnet18", PreActResNet18,
-                    pending=('avg_pool2d', '<root>'))]
+CASES = [cifar_case("preact_resnet18", PreActResNet18)]

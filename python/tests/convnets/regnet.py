@@ -124,5 +124,4 @@ def RegNetX_200MF():
 
 
 # Until the pooling layers land.
-CASES = [cifar_case("regnetx_200mf", RegNetX_200MF,
-                    pending=('adaptive_avg_pool2d', '<root>'))]
+CASES = [cifar_case("regnetx_200mf", RegNetX_200MF)]

@@ -78,5 +78,4 @@ def ResNet18():
 
 
 # Until the pooling layers land.
-CASES = [cifar_case("resnet18", ResNet18,
-                    pending=('avg_pool2d', '<root>'))]
+CASES = [cifar_case("resnet18", ResNet18)]

@@ -74,5 +74,4 @@ def resnet18(num_classes: int = 1000) -> ResNet:
 # Dynamic image size: the export must keep the sizes dynamic through the
 # stride-32 downsampling (its example runs use a large second size).
 CASES = [Case("resnet18_224", builder(resnet18), [(None, 3, None, None)],
-              images, [(1, 224), (3, 160)],
-)]
+              images, [(1, 224), (3, 160)])]

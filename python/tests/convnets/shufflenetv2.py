@@ -160,5 +160,4 @@ configs = {
 
 
 # Until the pooling layers land.
-CASES = [cifar_case("shufflenetv2", lambda: ShuffleNetV2(net_size=0.5),
-                    pending=('avg_pool2d', '<root>'))]
+CASES = [cifar_case("shufflenetv2", lambda: ShuffleNetV2(net_size=0.5))]

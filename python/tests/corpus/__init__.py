@@ -7,15 +7,13 @@ eval-mode model with deterministic, non-trivial random weights), ``INPUTS``
 (the export's input spec), ``example(batch, n, seed=0)`` (concrete inputs:
 ``n`` is the sequence length, or the image size / number of frames) and
 ``SHAPES`` (two ``(batch, n)`` pairs to run at). A module with several models
-lists them as ``CASES`` (:class:`Case` objects) instead. ``PENDING`` names a
-construct nnx does not have yet: ``(construct, module path)`` of the first
-layer that needs it.
+lists them as ``CASES`` (:class:`Case` objects) instead.
 """
 
 import dataclasses
 import importlib
 import math
-from typing import Callable, Optional, Sequence, Tuple
+from typing import Callable, Sequence, Tuple
 
 import torch
 from torch import nn
@@ -37,8 +35,6 @@ class Case:
     inputs: Sequence
     example: Callable
     shapes: Sequence[Tuple[int, int]]
-    #: (construct, module path) when export must refuse it for now.
-    pending: Optional[Tuple[str, str]] = None
 
 
 def cases():
@@ -50,7 +46,7 @@ def cases():
             out.extend(mod.CASES)
         else:
             out.append(Case(name, mod.build, mod.INPUTS, mod.example,
-                            mod.SHAPES, getattr(mod, "PENDING", None)))
+                            mod.SHAPES))
     return out
 
 

@@ -310,3 +310,23 @@ func.func @cumsum(%x: tensor<?x?xf32>, %m: tensor<2x?xi64>) -> (tensor<?x?xf32>,
   %1 = nnx.fn.cumsum %m {dim = -1 : i64} : tensor<2x?xi64>
   return %0, %1 : tensor<?x?xf32>, tensor<2x?xi64>
 }
+
+// The pools go through the pooling layers' lowering: a -inf padded
+// linalg.pooling_nchw_max, a zero padded pooling_nchw_sum divided by the
+// window's count, and the adaptive pool's split dims summed and divided.
+// CHECK-LABEL: func.func @pools(
+// CHECK:         tensor.pad
+// CHECK:         linalg.pooling_nchw_max
+// CHECK:         linalg.pooling_nchw_sum
+// CHECK:         arith.divf
+// CHECK:         tensor.expand_shape
+// CHECK:         linalg.generic
+// CHECK:           arith.addf
+// CHECK-NOT:     nnx.fn
+func.func @pools(%x: tensor<?x3x?x?xf32>) -> (tensor<?x3x?x?xf32>, tensor<?x3x4x4xf32>, tensor<?x3x1x1xf32>) {
+  %0 = nnx.fn.max_pool2d %x {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>} : tensor<?x3x?x?xf32> -> tensor<?x3x?x?xf32>
+  %c = tensor.cast %x : tensor<?x3x?x?xf32> to tensor<?x3x8x8xf32>
+  %1 = nnx.fn.avg_pool2d %c {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, count_include_pad} : tensor<?x3x8x8xf32> -> tensor<?x3x4x4xf32>
+  %2 = nnx.fn.adaptive_avg_pool2d %x {output_size = array<i64: 1, 1>} : tensor<?x3x?x?xf32> -> tensor<?x3x1x1xf32>
+  return %0, %1, %2 : tensor<?x3x?x?xf32>, tensor<?x3x4x4xf32>, tensor<?x3x1x1xf32>
+}

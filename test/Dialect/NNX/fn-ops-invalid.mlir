@@ -575,3 +575,99 @@ func.func @f(%x: tensor<?x8xi1>) {
   %0 = nnx.fn.cumsum %x {dim = 1 : i64} : tensor<?x8xi1>
   return
 }
+
+// -----
+
+func.func @f(%x: tensor<?x8x8xf32>) {
+  // expected-error @+1 {{'nnx.fn.max_pool2d' op takes (N, C, H, W) input, got 'tensor<?x8x8xf32>'}}
+  %0 = nnx.fn.max_pool2d %x {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>} : tensor<?x8x8xf32> -> tensor<?x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x3x8x8xf32>) {
+  // expected-error @+1 {{'nnx.fn.max_pool2d' op 'kernel_size' must be two sizes (H, W), each at least 1}}
+  %0 = nnx.fn.max_pool2d %x {kernel_size = array<i64: 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>} : tensor<?x3x8x8xf32> -> tensor<?x3x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x3x8x8xf32>) {
+  // expected-error @+1 {{'nnx.fn.max_pool2d' op 'dilation' must be two sizes (H, W), each at least 1}}
+  %0 = nnx.fn.max_pool2d %x {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 0, 1>} : tensor<?x3x8x8xf32> -> tensor<?x3x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x3x8x8xf32>) {
+  // expected-error @+1 {{'nnx.fn.avg_pool2d' op 'stride' must be two sizes (H, W), each at least 1}}
+  %0 = nnx.fn.avg_pool2d %x {kernel_size = array<i64: 2, 2>, stride = array<i64: 0, 2>, padding = array<i64: 0, 0>} : tensor<?x3x8x8xf32> -> tensor<?x3x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x3x8x8xf32>) {
+  // expected-error @+1 {{'nnx.fn.avg_pool2d' op 'padding' must be two sizes (H, W), each at least 0}}
+  %0 = nnx.fn.avg_pool2d %x {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, -1>} : tensor<?x3x8x8xf32> -> tensor<?x3x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x3x8x8xf32>) {
+  // expected-error @+1 {{'nnx.fn.avg_pool2d' op padding 2 in dim 3 is more than half the kernel size 3}}
+  %0 = nnx.fn.avg_pool2d %x {kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 2>} : tensor<?x3x8x8xf32> -> tensor<?x3x8x10xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x3x2x8xf32>) {
+  // expected-error @+1 {{'nnx.fn.max_pool2d' op has a window (3) larger than the padded input (2 + 2 * 0 in dim 2)}}
+  %0 = nnx.fn.max_pool2d %x {kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>} : tensor<?x3x2x8xf32> -> tensor<?x3x0x6xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x3x8x8xf32>) {
+  // expected-error @+1 {{'nnx.fn.max_pool2d' op result type must be 'tensor<?x3x4x4xf32>', got 'tensor<?x3x?x4xf32>'}}
+  %0 = nnx.fn.max_pool2d %x {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>} : tensor<?x3x8x8xf32> -> tensor<?x3x?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x3x8x8xi32>) {
+  // expected-error @+1 {{'nnx.fn.avg_pool2d' op the input's elements must be floats, got 'i32'}}
+  %0 = nnx.fn.avg_pool2d %x {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>} : tensor<?x3x8x8xi32> -> tensor<?x3x4x4xi32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x3x7x8xf32>) {
+  // expected-error @+1 {{'nnx.fn.adaptive_avg_pool2d' op needs an input size that is a multiple of the output size, got 7 for 2 in dim 2}}
+  %0 = nnx.fn.adaptive_avg_pool2d %x {output_size = array<i64: 2, 2>} : tensor<?x3x7x8xf32> -> tensor<?x3x2x2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x3x8x8xf32>) {
+  // expected-error @+1 {{'nnx.fn.adaptive_avg_pool2d' op 'output_size' must be two sizes (H, W), each at least 1}}
+  %0 = nnx.fn.adaptive_avg_pool2d %x {output_size = array<i64: 0, 2>} : tensor<?x3x8x8xf32> -> tensor<?x3x0x2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x3x8x8xf32>) {
+  // expected-error @+1 {{'nnx.fn.adaptive_avg_pool2d' op result type must be 'tensor<?x3x2x2xf32>', got 'tensor<?x3x2x4xf32>'}}
+  %0 = nnx.fn.adaptive_avg_pool2d %x {output_size = array<i64: 2, 2>} : tensor<?x3x8x8xf32> -> tensor<?x3x2x4xf32>
+  return
+}

@@ -193,3 +193,18 @@ func.func @topk_cumsum(%x: tensor<?x8xf32>, %y: tensor<?x?xf32>,
   %p = nnx.fn.cumsum %m {dim = -1 : i64} : tensor<?x?xi64>
   return
 }
+
+// CHECK-LABEL: func.func @pools(
+func.func @pools(%x: tensor<?x6x28x28xf32>, %y: tensor<?x64x?x?xf32>) {
+  // CHECK: nnx.fn.max_pool2d %{{.*}} {dilation = array<i64: 1, 1>, kernel_size = array<i64: 2, 2>, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>} : tensor<?x6x28x28xf32> -> tensor<?x6x14x14xf32>
+  %0 = nnx.fn.max_pool2d %x {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>} : tensor<?x6x28x28xf32> -> tensor<?x6x14x14xf32>
+  // CHECK: nnx.fn.max_pool2d %{{.*}} {ceil_mode, dilation = array<i64: 1, 1>, kernel_size = array<i64: 3, 3>, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : tensor<?x64x?x?xf32> -> tensor<?x64x?x?xf32>
+  %1 = nnx.fn.max_pool2d %y {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, ceil_mode} : tensor<?x64x?x?xf32> -> tensor<?x64x?x?xf32>
+  // CHECK: nnx.fn.avg_pool2d %{{.*}} {count_include_pad, kernel_size = array<i64: 4, 4>, padding = array<i64: 0, 0>, stride = array<i64: 4, 4>} : tensor<?x6x28x28xf32> -> tensor<?x6x7x7xf32>
+  %2 = nnx.fn.avg_pool2d %x {kernel_size = array<i64: 4, 4>, stride = array<i64: 4, 4>, padding = array<i64: 0, 0>, count_include_pad} : tensor<?x6x28x28xf32> -> tensor<?x6x7x7xf32>
+  // CHECK: nnx.fn.avg_pool2d %{{.*}} {ceil_mode, kernel_size = array<i64: 3, 3>, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : tensor<?x6x28x28xf32> -> tensor<?x6x15x15xf32>
+  %3 = nnx.fn.avg_pool2d %x {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, ceil_mode} : tensor<?x6x28x28xf32> -> tensor<?x6x15x15xf32>
+  // CHECK: nnx.fn.adaptive_avg_pool2d %{{.*}} {output_size = array<i64: 1, 1>} : tensor<?x64x?x?xf32> -> tensor<?x64x1x1xf32>
+  %4 = nnx.fn.adaptive_avg_pool2d %y {output_size = array<i64: 1, 1>} : tensor<?x64x?x?xf32> -> tensor<?x64x1x1xf32>
+  return
+}

@@ -753,3 +753,123 @@ LogicalResult mlir::nnx::reifyFnCumsumOp(OpBuilder &b, Operation *op,
                                          ReifiedRankedShapedTypeDims &shapes) {
   return reifySameShape(b, op, shapes);
 }
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+Window FnMaxPool2dOp::getWindow(unsigned i) {
+  return {getKernelSize()[i], getStride()[i], getPadding()[i], getDilation()[i],
+          getCeilMode()};
+}
+
+Window FnAvgPool2dOp::getWindow(unsigned i) {
+  return {getKernelSize()[i], getStride()[i], getPadding()[i], 1,
+          getCeilMode()};
+}
+
+/// `values` (the attribute `name`) holds two sizes (H, W), each at least
+/// `min`.
+static LogicalResult requireSpatialSizes(Operation *op,
+                                         ArrayRef<int64_t> values,
+                                         StringRef name, int64_t min) {
+  if (values.size() == 2 &&
+      llvm::all_of(values, [&](int64_t v) { return v >= min; }))
+    return success();
+  return op->emitOpError() << "'" << name
+                           << "' must be two sizes (H, W), each at least "
+                           << min;
+}
+
+/// The window of spatial dim `i` of a max or average pool.
+static Window poolWindow(Operation *op, unsigned i) {
+  if (auto max = dyn_cast<FnMaxPool2dOp>(op))
+    return max.getWindow(i);
+  return cast<FnAvgPool2dOp>(op).getWindow(i);
+}
+
+/// A float N x C x H x W input.
+static LogicalResult requireImageInput(Operation *op) {
+  RankedTensorType type = tensorType(op->getOperand(0));
+  if (type.getRank() != 4)
+    return op->emitOpError() << "takes (N, C, H, W) input, got " << type;
+  return requireFloat(op, op->getOperand(0), "the input's elements");
+}
+
+LogicalResult mlir::nnx::verifyFnPool2dOp(Operation *op) {
+  auto kernel = op->getAttrOfType<DenseI64ArrayAttr>("kernel_size");
+  auto padding = op->getAttrOfType<DenseI64ArrayAttr>("padding");
+  if (failed(requireSpatialSizes(op, kernel, "kernel_size", 1)) ||
+      failed(requireSpatialSizes(
+          op, op->getAttrOfType<DenseI64ArrayAttr>("stride"), "stride", 1)) ||
+      failed(requireSpatialSizes(op, padding, "padding", 0)))
+    return failure();
+  if (auto max = dyn_cast<FnMaxPool2dOp>(op))
+    if (failed(requireSpatialSizes(op, max.getDilation(), "dilation", 1)))
+      return failure();
+  for (unsigned i = 0; i < 2; ++i)
+    if (2 * padding[i] > kernel[i])
+      return op->emitOpError()
+             << "padding " << padding[i] << " in dim " << 2 + i
+             << " is more than half the kernel size " << kernel[i];
+  if (failed(requireImageInput(op)))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(op->getOperand(0));
+  SmallVector<int64_t> shape{in[0], in[1]};
+  for (unsigned i = 0; i < 2; ++i) {
+    Window w = poolWindow(op, i);
+    int64_t size = w.outputSize(in[2 + i]);
+    if (size == 0)
+      return op->emitOpError()
+             << "has a window (" << w.span()
+             << ") larger than the padded input (" << in[2 + i] << " + 2 * "
+             << w.padding << " in dim " << 2 + i << ")";
+    shape.push_back(size);
+  }
+  return requireType(op, op->getResult(0), "result", shape,
+                     elementTypeOf(op->getOperand(0)));
+}
+
+LogicalResult mlir::nnx::reifyFnPool2dOp(OpBuilder &b, Operation *op,
+                                         ReifiedRankedShapedTypeDims &shapes) {
+  Location loc = op->getLoc();
+  Value x = op->getOperand(0);
+  SmallVector<OpFoldResult> sizes = sizesOf(b, loc, x);
+  ArrayRef<int64_t> out = shapeOf(op->getResult(0));
+  for (unsigned i = 0; i < 2; ++i)
+    sizes[2 + i] = ShapedType::isDynamic(out[2 + i])
+                       ? OpFoldResult(poolWindow(op, i).outputSize(
+                             b, loc, tensor::DimOp::create(b, loc, x, 2 + i)))
+                       : OpFoldResult(b.getIndexAttr(out[2 + i]));
+  shapes.push_back(std::move(sizes));
+  return success();
+}
+
+LogicalResult mlir::nnx::verifyFnAdaptiveAvgPool2dOp(Operation *op) {
+  auto pool = cast<FnAdaptiveAvgPool2dOp>(op);
+  ArrayRef<int64_t> out = pool.getOutputSize();
+  if (failed(requireSpatialSizes(op, out, "output_size", 1)) ||
+      failed(requireImageInput(op)))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(pool.getInput());
+  for (unsigned i = 0; i < 2; ++i)
+    if (!ShapedType::isDynamic(in[2 + i]) && in[2 + i] % out[i])
+      return op->emitOpError()
+             << "needs an input size that is a multiple of the output size, "
+                "got "
+             << in[2 + i] << " for " << out[i] << " in dim " << 2 + i;
+  return requireType(op, pool.getResult(), "result",
+                     {in[0], in[1], out[0], out[1]},
+                     elementTypeOf(pool.getInput()));
+}
+
+LogicalResult
+mlir::nnx::reifyFnAdaptiveAvgPool2dOp(OpBuilder &b, Operation *op,
+                                      ReifiedRankedShapedTypeDims &shapes) {
+  auto pool = cast<FnAdaptiveAvgPool2dOp>(op);
+  SmallVector<OpFoldResult> sizes = sizesOf(b, op->getLoc(), pool.getInput());
+  sizes[2] = b.getIndexAttr(pool.getOutputSize()[0]);
+  sizes[3] = b.getIndexAttr(pool.getOutputSize()[1]);
+  shapes.push_back(std::move(sizes));
+  return success();
+}

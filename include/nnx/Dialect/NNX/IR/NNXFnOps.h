@@ -78,6 +78,8 @@ NNX_FN_FAMILY(Gather)
 NNX_FN_FAMILY(IndexSelect)
 NNX_FN_FAMILY(Topk)
 NNX_FN_FAMILY(Cumsum)
+NNX_FN_FAMILY(Pool2d)
+NNX_FN_FAMILY(AdaptiveAvgPool2d)
 #undef NNX_FN_FAMILY
 
 /// Which of `rank` dims a reduction (mean, sum, amax, amin) over `dims` keeps:

@@ -421,6 +421,71 @@ def NNX_FnCumsumOp : NNX_FnSameTypeOp<"cumsum"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+// F.max_pool2d / F.avg_pool2d: the leaf pools as functions, one shape rule and
+// one lowering with them (Window.h, ConvLowering.h).
+class NNX_FnPool2dOp<string mnemonic, string layer, dag extraArgs>
+    : NNX_FnOp<mnemonic> {
+  let summary = "`F." # mnemonic # "` on N x C x H x W: `nnx." # layer #
+                "` as a function";
+  let arguments = !con((ins AnyRankedTensor:$input,
+      DenseI64ArrayAttr:$kernel_size, DenseI64ArrayAttr:$stride,
+      DenseI64ArrayAttr:$padding), extraArgs);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let extraClassDeclaration = [{
+    /// The sliding window of spatial dim `i` (0: H, 1: W).
+    ::mlir::nnx::Window getWindow(unsigned i);
+  }];
+  let extraClassDefinition = NNX_FnFamily<"Pool2d">.definition;
+}
+
+def NNX_FnMaxPool2dOp : NNX_FnPool2dOp<"max_pool2d", "max_pool2d",
+    (ins DenseI64ArrayAttr:$dilation, UnitAttr:$ceil_mode)> {
+  let description = [{
+    As the layer `nnx.max_pool2d`: the maximum of each window, padding
+    (at most half the kernel) never chosen, `ceil_mode` by torch's rule, NaN
+    propagating. The result's H and W follow torch's output-size rule; they
+    are dynamic where the input's are.
+
+    ```mlir
+    %p = nnx.fn.max_pool2d %x {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>} : tensor<?x6x28x28xf32> -> tensor<?x6x14x14xf32>
+    ```
+  }];
+}
+
+def NNX_FnAvgPool2dOp : NNX_FnPool2dOp<"avg_pool2d", "avg_pool2d",
+    (ins UnitAttr:$ceil_mode, UnitAttr:$count_include_pad)> {
+  let description = [{
+    As the layer `nnx.avg_pool2d`: the mean of each window, the divisor
+    counting the zero padding with `count_include_pad` (torch's default for
+    `F.avg_pool2d` too).
+
+    ```mlir
+    %p = nnx.fn.avg_pool2d %x {kernel_size = array<i64: 4, 4>, stride = array<i64: 4, 4>, padding = array<i64: 0, 0>, count_include_pad} : tensor<?x512x4x4xf32> -> tensor<?x512x1x1xf32>
+    ```
+  }];
+}
+
+def NNX_FnAdaptiveAvgPool2dOp : NNX_FnOp<"adaptive_avg_pool2d"> {
+  let summary = "`F.adaptive_avg_pool2d` to an `output_size` (H, W)";
+  let description = [{
+    As the layer `nnx.adaptive_avg_pool2d`: the input's H and W must be
+    multiples of `output_size` (checked at run time where dynamic), so the
+    windows are equal and disjoint; `(1, 1)` is the global average pool.
+
+    ```mlir
+    %p = nnx.fn.adaptive_avg_pool2d %x {output_size = array<i64: 1, 1>} : tensor<?x64x?x?xf32> -> tensor<?x64x1x1xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input,
+                       DenseI64ArrayAttr:$output_size);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let extraClassDefinition = NNX_FnFamily<"AdaptiveAvgPool2d">.definition;
+}
+
+//===----------------------------------------------------------------------===//
 // Activations and dropout
 //===----------------------------------------------------------------------===//
 
