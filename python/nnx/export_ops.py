@@ -281,13 +281,31 @@ def _neg(w, c):
           doc="`clamp`/`clip` (`min=`, `max=`, numbers or tensors)")
 def _clamp(w, c):
     name = _op_name(c.func).rstrip("_")
-    x = c.args[0]
     if name == "clamp_min":
         lo, hi = c.arg(1, "min"), None
     elif name == "clamp_max":
         lo, hi = None, c.arg(1, "max")
     else:
         lo, hi = c.arg(1, "min"), c.arg(2, "max")
+    return _clamp_op(w, c, lo, hi)
+
+
+@_handles("hardtanh", F.hardtanh, F.relu6, *[getattr(torch._C._nn, n, None)
+                                              for n in ("hardtanh",
+                                                        "hardtanh_", "relu6",
+                                                        "relu6_")],
+          getattr(F, "hardtanh_", None),
+          doc="`F.hardtanh`, `F.relu6` (`nn.Hardtanh`, `nn.ReLU6`): a clamp")
+def _hardtanh(w, c):
+    if _op_name(c.func).rstrip("_") == "relu6":
+        return _clamp_op(w, c, 0.0, 6.0)
+    return _clamp_op(w, c, float(c.arg(1, "min_val", -1.0)),
+                     float(c.arg(2, "max_val", 1.0)))
+
+
+def _clamp_op(w, c, lo, hi):
+    """`x` clamped to [lo, hi] (either None: no bound)."""
+    x = c.args[0]
     dtype = c.ex[0].dtype
     y = w.cast(x, dtype)
     steps = [(op, b) for op, b in (("maximum", lo), ("minimum", hi))

@@ -97,7 +97,27 @@ def _layer_norm(x):
     return F.layer_norm(x, (x.shape[-1],), w, w - 1.0, 1e-5)
 
 
+def _hardtanh(x):
+    y = F.relu6(x * 4)
+    z = y - 3
+    F.relu6(z, inplace=True)
+    return F.hardtanh(x * 3, -0.5, 2.0) + nn.ReLU6(inplace=True)(x * 8) + z
+
+
+def _pools(x):
+    # (N, 1, T, 4) images, and x itself as one unbatched (C, H, W) image.
+    img = x.unsqueeze(1)
+    return (F.max_pool2d(img, 2, stride=1, padding=1),
+            F.avg_pool2d(img, (2, 2), stride=(1, 2), ceil_mode=True,
+                         count_include_pad=False),
+            F.adaptive_avg_pool2d(img, (1, 2)),
+            F.avg_pool2d(img, (img.size(2), img.size(3))),
+            F.max_pool2d(x, 2))
+
+
 CASES = {
+    "hardtanh_relu6": _hardtanh,
+    "pools": _pools,
     "topk_gather": _gather_top2,
     "last_position": _last_position,
     "masked_log_softmax": _masked,
