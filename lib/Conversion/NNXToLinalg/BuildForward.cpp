@@ -33,10 +33,6 @@ namespace {
 using IT = utils::IteratorType;
 using BodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
 
-InFlightDiagnostic emitModuleError(Operation *op) {
-  return LayerEmitter::emitModuleError(op);
-}
-
 //===----------------------------------------------------------------------===//
 // Probes
 //===----------------------------------------------------------------------===//

@@ -15,18 +15,6 @@ using IT = utils::IteratorType;
 
 #include "nnx/Conversion/NNXToLinalg/LayerLoweringOpInterface.cpp.inc"
 
-InFlightDiagnostic LayerEmitter::emitModuleError(Operation *op) {
-  std::string path = getModulePath(op);
-  if (path.empty())
-    path = "<root>";
-  InFlightDiagnostic diag = op->emitOpError();
-  if (isa<ModuleOpInterface>(op) || isa<AliasOp>(op))
-    diag << "at '" << path << "': ";
-  else
-    diag << "in the forward of '" << path << "': ";
-  return diag;
-}
-
 Value ParameterArguments::get(Operation *layer, StringRef name,
                               ElementsAttr attr) {
   MLIRContext *context = func.getContext();

@@ -442,9 +442,8 @@ struct FlattenLowering
           .getResult();
     auto dims = getFlattenedDims(cast<FlattenOp>(layer), type.getRank());
     if (failed(dims))
-      return LayerEmitter::emitModuleError(layer)
-             << "flattens dims out of range of a rank-" << type.getRank()
-             << " input";
+      return emitModuleError(layer) << "flattens dims out of range of a rank-"
+                                    << type.getRank() << " input";
     SmallVector<ReassociationIndices> groups;
     for (int64_t d = 0; d < type.getRank(); ++d) {
       if (d > dims->first && d <= dims->second)

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "nnx/Conversion/NNXToLinalg/LayerLowering.h"
+#include "nnx/Dialect/NNX/IR/ModuleTree.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -88,7 +89,7 @@ FailureOr<Value> emitProjection(LayerEmitter &e, Operation *layer, Value x,
   int64_t rank = xt.getRank();
   int64_t out = cast<RankedTensorType>(w.getType()).getDimSize(0);
   if (rank < 2)
-    return LayerEmitter::emitModuleError(layer)
+    return emitModuleError(layer)
            << "needs an input of rank >= 2 (batch, ..., features), got "
            << x.getType();
   SmallVector<ReassociationIndices> reassoc;
@@ -197,7 +198,7 @@ struct EmbeddingLowering
     auto wt = cast<RankedTensorType>(table->getType());
     int64_t rank = it.getRank(), rows = wt.getDimSize(0);
     if (rows == 0)
-      return e.emitModuleError(layer)
+      return emitModuleError(layer)
              << "the table " << wt
              << " has no rows: no id can be looked up (PyTorch raises on "
                 "every lookup)";

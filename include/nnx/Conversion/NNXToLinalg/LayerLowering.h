@@ -75,9 +75,6 @@ public:
   Location getLoc() const { return loc; }
   void setLoc(Location l) { loc = l; }
 
-  /// "'nnx.linear' op at 'body.fc': ", the prefix of every refusal.
-  static InFlightDiagnostic emitModuleError(Operation *op);
-
   /// Parameters become arguments of the forward (`params` set) or
   /// `arith.constant`s (null: the default).
   void setParameterArguments(ParameterArguments *p) { params = p; }

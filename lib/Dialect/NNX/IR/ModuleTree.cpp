@@ -446,3 +446,19 @@ mlir::nnx::inferForwardTypes(Operation *module, TypeRange inputs,
                              std::optional<Location> loc) {
   return TypeInference(loc).infer(module, inputs);
 }
+
+std::string mlir::nnx::getDisplayPath(Operation *op) {
+  std::string path = getModulePath(op);
+  return path.empty() ? std::string("<root>") : path;
+}
+
+InFlightDiagnostic mlir::nnx::emitModuleError(Operation *op) {
+  InFlightDiagnostic diag = op->emitOpError();
+  if (!getParentModel(op))
+    return diag;
+  if (isa<ModuleOpInterface>(op) || isa<AliasOp>(op))
+    diag << "at '" << getDisplayPath(op) << "': ";
+  else
+    diag << "in the forward of '" << getDisplayPath(op) << "': ";
+  return diag;
+}

@@ -31,21 +31,6 @@ static std::string formatProbability(double p) {
   return s;
 }
 
-/// "'nnx.linear' op at 'body.fc': " prefix naming the module's path.
-static InFlightDiagnostic emitModuleError(Operation *op) {
-  std::string path = getModulePath(op);
-  auto diag = op->emitOpError();
-  if (getParentModel(op))
-    diag << "at '" << (path.empty() ? std::string("<root>") : path) << "': ";
-  return diag;
-}
-
-/// "body.fc", or "<root>" for the root module.
-static std::string displayPath(Operation *op) {
-  std::string path = getModulePath(op);
-  return path.empty() ? std::string("<root>") : path;
-}
-
 /// Inside an `nnx.module` the key `forward` names the module's `nnx.forward`,
 /// so no child may use it.
 static LogicalResult verifyKeyNotReserved(Operation *op) {
@@ -564,7 +549,7 @@ static FailureOr<ModuleOpInterface> verifyCallee(CallOp call,
     return call.emitOpError()
            << "callee " << ref
            << " cannot be resolved: its path runs into an alias cycle at '"
-           << displayPath(cycle) << "'";
+           << getDisplayPath(cycle) << "'";
   if (!slot && ref.getNestedReferences().empty() &&
       ref.getRootReference().getValue() == ForwardOp::getForwardSymbolName())
     return call.emitOpError()
@@ -646,17 +631,17 @@ static LogicalResult verifyAcyclic(AliasOp alias, ModuleOpInterface target) {
   ModuleOpInterface loop = findContainerReachableFrom(target, alias);
   if (!loop)
     return success();
-  InFlightDiagnostic diag = alias.emitOpError() << "'" << displayPath(alias)
+  InFlightDiagnostic diag = alias.emitOpError() << "'" << getDisplayPath(alias)
                                                 << "' = " << alias.getTarget();
   if (loop == target)
-    return diag << " names its own ancestor '" << displayPath(target)
+    return diag << " names its own ancestor '" << getDisplayPath(target)
                 << "': the module would contain itself";
-  diag << " closes a cycle: '" << displayPath(target) << "' reaches '"
-       << displayPath(loop)
+  diag << " closes a cycle: '" << getDisplayPath(target) << "' reaches '"
+       << getDisplayPath(loop)
        << "', which holds this alias, through aliases: the module would "
           "contain itself";
   diag.attachNote(loop.getLoc())
-      << "module '" << displayPath(loop) << "' is here";
+      << "module '" << getDisplayPath(loop) << "' is here";
   return diag;
 }
 
@@ -667,14 +652,16 @@ LogicalResult AliasOp::verifySymbolUses(SymbolTableCollection &) {
   AliasOp cycle;
   (void)resolveAlias(*this, &cycle);
   if (cycle == *this)
-    return emitOpError() << "'" << displayPath(*this) << "' = " << getTarget()
+    return emitOpError() << "'" << getDisplayPath(*this)
+                         << "' = " << getTarget()
                          << " is an alias cycle: resolving the target leads "
                             "back to the alias";
   if (cycle)
-    return emitOpError() << "'" << displayPath(*this) << "' = " << getTarget()
+    return emitOpError() << "'" << getDisplayPath(*this)
+                         << "' = " << getTarget()
                          << " cannot be resolved: its path runs into an alias "
                             "cycle at '"
-                         << displayPath(cycle) << "'";
+                         << getDisplayPath(cycle) << "'";
   Operation *target = resolveReference(model.getRootModule(), getTarget());
   if (!target)
     return emitOpError() << "target " << getTarget()

@@ -10,11 +10,6 @@ using namespace mlir;
 using namespace mlir::nnx;
 using namespace mlir::nnx::tracing;
 
-static std::string displayPath(Operation *module) {
-  std::string p = getModulePath(module);
-  return p.empty() ? "<root>" : p;
-}
-
 static std::string opName(Operation *op) {
   return op->getName().getStringRef().str();
 }
@@ -27,7 +22,7 @@ static std::string describeOp(Operation *op) {
     s = "an unlabeled op";
   s += " (" + opName(op) + ")";
   if (auto owner = op->getParentOfType<CustomModuleOp>())
-    s += " in the forward of '" + displayPath(owner) + "'";
+    s += " in the forward of '" + getDisplayPath(owner) + "'";
   return s;
 }
 
@@ -37,7 +32,7 @@ std::string ProbeLocation::describe() const {
   std::string s =
       (output ? "output " : "input ") + std::to_string(index) + " of ";
   if (onModule)
-    return s + "module '" + displayPath(op) + "' (" + opName(op) + ")";
+    return s + "module '" + getDisplayPath(op) + "' (" + opName(op) + ")";
   return s + describeOp(op);
 }
 
@@ -207,7 +202,7 @@ Resolver::checkClasses(StringRef name, const ValueDef &def, Operation *host) {
     return makeResolution(
         Resolution::Error,
         ("'" + name + "' (family '" + family.name + "'): host '" + hostName +
-         "' is '" + displayPath(module) + "', a module of class '" + cls +
+         "' is '" + getDisplayPath(module) + "', a module of class '" + cls +
          "', but the family is written for " + llvm::join(it->second, ", ") +
          ": it would read another model's values under these names; use the "
          "family written for this model")
@@ -384,9 +379,10 @@ Resolution Resolver::resolve(StringRef name, bool forWrite) {
       return *r;
     Resolution r = resolvePath(host, def.path, def.select, def.copy, forWrite);
     if (!r.ok())
-      r.message = ("'" + name + "' (family '" + family.name + "', path '" +
-                   def.path + "' on '" + displayPath(host) + "'): " + r.message)
-                      .str();
+      r.message =
+          ("'" + name + "' (family '" + family.name + "', path '" + def.path +
+           "' on '" + getDisplayPath(host) + "'): " + r.message)
+              .str();
     r.def = &def;
     return r;
   }
@@ -565,7 +561,7 @@ LogicalResult Resolver::PathWalk::parseStart(StringRef path) {
       SmallVector<StringRef> hs = splitPath(hostPath);
       if (ups > hs.size())
         return fail(("'../' steps above the root: the host '" +
-                     displayPath(host) + "' is " + Twine(hs.size()) +
+                     getDisplayPath(host) + "' is " + Twine(hs.size()) +
                      " level(s) deep")
                         .str());
       native = true;
@@ -615,7 +611,7 @@ Resolver::PathWalk::resolveStandardModule(ArrayRef<StringRef> segs) {
   ModuleOpInterface parent =
       resolver.walkStandard(start, segs.take_front(failed), failed);
   return fail(("segment '" + segs[failed] + "' names no module: '" +
-               displayPath(parent) + "' has no child or alias '" +
+               getDisplayPath(parent) + "' has no child or alias '" +
                segs[failed] + "'")
                   .str(),
               {{parent, "looked in this module"}});
@@ -653,7 +649,7 @@ LogicalResult Resolver::PathWalk::stepIntoSource(StringRef label) {
   auto custom = dyn_cast_or_null<CustomModuleOp>(scope.getOperation());
   ForwardOp fwd = custom ? custom.getForward() : ForwardOp();
   if (!fwd)
-    return fail(("module '" + displayPath(scope) + "' (" + opName(scope) +
+    return fail(("module '" + getDisplayPath(scope) + "' (" + opName(scope) +
                  ") has no forward region to take '" + source + "' from"),
                 {{scope, "this module"}});
   SmallVector<std::string> labels;
@@ -661,7 +657,8 @@ LogicalResult Resolver::PathWalk::stepIntoSource(StringRef label) {
   if (!found)
     return fail(
         ("segment 'source." + label + "' names no op: the forward of '" +
-         displayPath(scope) + "' has no op labeled '" + label + "' (labels: " +
+         getDisplayPath(scope) + "' has no op labeled '" + label +
+         "' (labels: " +
          (labels.empty() ? std::string("none") : llvm::join(labels, ", ")) +
          ")")
             .str(),
@@ -687,9 +684,9 @@ LogicalResult Resolver::PathWalk::parseTerminal() {
 }
 
 std::string Resolver::PathWalk::describeTarget() const {
-  return onModule
-             ? "module '" + displayPath(module) + "' (" + opName(module) + ")"
-             : describeOp(op);
+  return onModule ? "module '" + getDisplayPath(module) + "' (" +
+                        opName(module) + ")"
+                  : describeOp(op);
 }
 
 /// The inputs of op `op` a path can select: its operands, but not the

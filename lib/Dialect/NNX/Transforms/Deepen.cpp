@@ -88,7 +88,7 @@ static FailureOr<DeepenPlan> planFeedFwd(ModuleListOp list, Operation *slot) {
   if (i >= numHidden) {
     InFlightDiagnostic diag = refuse(slot, kPass, "site")
                               << "is the output layer of feed_fwd '"
-                              << displayPath(ff)
+                              << getDisplayPath(ff)
                               << "': no activation follows it";
     diag.attachNote(ff.getLoc()) << "feed_fwd is here";
     return diag;
@@ -130,7 +130,7 @@ static FailureOr<DeepenPlan> planSequential(SequentialOp seq, Operation *slot) {
   if (!isa<ReLUOp>(site)) {
     InFlightDiagnostic diag =
         slot->emitError() << kPass << ": type error: site '"
-                          << displayPath(slot) << "' is '" << site->getName()
+                          << getDisplayPath(slot) << "' is '" << site->getName()
                           << "', not 'nnx.relu'; the identity-Linear "
                              "insertion only preserves the function after "
                              "a ReLU";
@@ -166,7 +166,7 @@ static FailureOr<DeepenPlan> planSequential(SequentialOp seq, Operation *slot) {
     InFlightDiagnostic diag = refuse(slot, kPass, "site")
                               << "is not fed by an 'nnx.linear' in its "
                                  "sequential '"
-                              << displayPath(seq) << "'";
+                              << getDisplayPath(seq) << "'";
     diag.attachNote(seq.getLoc()) << "container is here";
     return diag;
   }

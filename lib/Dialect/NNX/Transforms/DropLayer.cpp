@@ -108,7 +108,7 @@ LogicalResult mlir::nnx::dropLayer(ModelOp model, StringRef layer) {
   }
   if (reaching) {
     InFlightDiagnostic diag = refuse(op, kPass, "layer")
-                              << "contains '" << displayPath(reached)
+                              << "contains '" << getDisplayPath(reached)
                               << "', which is referenced from outside it";
     diag.attachNote(reaching->getLoc()) << "reference is here";
     return diag;

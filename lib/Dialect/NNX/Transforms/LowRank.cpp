@@ -48,7 +48,7 @@ LogicalResult surgery::lowRankUnrecorded(ModelOp model, StringRef layer,
     if (auto ff = dyn_cast<FeedFwdOp>(list->getParentOp())) {
       InFlightDiagnostic diag =
           refuse(target, kPass, "target")
-          << "is a layer of feed_fwd '" << displayPath(ff)
+          << "is a layer of feed_fwd '" << getDisplayPath(ff)
           << "', whose params cannot describe a factorization (record it as "
              "a low_rank recipe instead)";
       diag.attachNote(ff.getLoc()) << "feed_fwd is here";

@@ -11,15 +11,10 @@ using namespace mlir;
 using namespace mlir::nnx;
 using namespace mlir::nnx::surgery;
 
-std::string surgery::displayPath(Operation *op) {
-  std::string path = getModulePath(op);
-  return path.empty() ? std::string("<root>") : path;
-}
-
 InFlightDiagnostic surgery::refuse(Operation *op, StringRef pass,
                                    StringRef role) {
   InFlightDiagnostic diag = op->emitError();
-  diag << pass << ": " << role << " '" << displayPath(op) << "' ("
+  diag << pass << ": " << role << " '" << getDisplayPath(op) << "' ("
        << op->getName() << ") ";
   return diag;
 }
@@ -63,19 +58,19 @@ static LogicalResult checkNotAliased(ModuleOpInterface m, StringRef pass,
          << " slots)";
   else
     diag << "is reachable under more than one path: its container '"
-         << displayPath(resolveAlias(*ancestor)) << "' is also registered as '"
-         << displayPath(*ancestor) << "'";
+         << getDisplayPath(resolveAlias(*ancestor))
+         << "' is also registered as '" << getDisplayPath(*ancestor) << "'";
   diag << "; the edit would have to change one object seen from several "
           "places";
   for (AliasOp alias : aliases) {
     ModuleOpInterface target = resolveAlias(alias);
     if (target == m)
       diag.attachNote(alias.getLoc())
-          << "also registered here as '" << displayPath(alias) << "'";
+          << "also registered here as '" << getDisplayPath(alias) << "'";
     else
       diag.attachNote(alias.getLoc())
-          << "container '" << displayPath(target)
-          << "' also registered here as '" << displayPath(alias) << "'";
+          << "container '" << getDisplayPath(target)
+          << "' also registered here as '" << getDisplayPath(alias) << "'";
   }
   return diag;
 }
@@ -207,7 +202,7 @@ static LogicalResult acceptConsumer(Operation *s, LinearOp target,
     diag << "is width-dependent: duplicating units through it changes "
             "the output";
   else
-    diag << "is not elementwise: the consumer of '" << displayPath(target)
+    diag << "is not elementwise: the consumer of '" << getDisplayPath(target)
          << "' cannot be proven through it";
   diag.attachNote(target.getLoc()) << "widen target is here";
   return diag;
@@ -237,7 +232,7 @@ findSequentialConsumer(LinearOp target, SequentialOp seq, StringRef pass) {
     InFlightDiagnostic diag = refuse(target, pass, "target")
                               << "has no consumer: no 'nnx.linear' follows "
                                  "it in its sequential '"
-                              << displayPath(seq) << "'";
+                              << getDisplayPath(seq) << "'";
     diag.attachNote(seq.getLoc()) << "container is here";
     return diag;
   }
@@ -266,7 +261,7 @@ static LogicalResult checkHiddenLayer(LinearOp target, FeedFwdOp ff,
     InFlightDiagnostic diag = refuse(target, pass, "target")
                               << "has no consumer: it is the output layer "
                                  "of feed_fwd '"
-                              << displayPath(ff) << "'";
+                              << getDisplayPath(ff) << "'";
     diag.attachNote(ff.getLoc()) << "container is here";
     return diag;
   }

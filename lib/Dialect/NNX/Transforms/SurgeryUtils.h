@@ -17,9 +17,6 @@
 
 namespace mlir::nnx::surgery {
 
-/// "<root>" for the root module, else its dotted path.
-std::string displayPath(Operation *op);
-
 /// Starts a refusal at `op`: "<pass>: <role> '<path>' (<op name>) ". The
 /// caller streams the reason. `role` is e.g. "target", "consumer".
 InFlightDiagnostic refuse(Operation *op, llvm::StringRef pass,

@@ -71,6 +71,14 @@ std::string getModulePath(Operation *op);
 /// The enclosing model of any op in the tree, or null.
 ModelOp getParentModel(Operation *op);
 
+/// How messages name the module of `op`: its dotted path, or "<root>".
+std::string getDisplayPath(Operation *op);
+
+/// `op->emitOpError()` prefixed with where `op` is in its model: "at
+/// 'body.fc': " for a module or an alias, "in the forward of 'body': " for
+/// an op of a forward region, nothing outside a model.
+InFlightDiagnostic emitModuleError(Operation *op);
+
 /// Every `nnx.alias` in the model that resolves to `module`.
 llvm::SmallVector<AliasOp> getAliasesOf(ModuleOpInterface module);
 
