@@ -257,7 +257,7 @@ FailureOr<Value> ForwardEmitter::emitFeedFwd(FeedFwdOp ff, Value x) {
 }
 
 FailureOr<Value> ForwardEmitter::emitLeaf(LayerOpInterface m, Value x) {
-  if (auto lin = dyn_cast<LinearOp>(m.getOperation()); lin && lin.getLazy())
+  if (m.isUninitialized())
     return emitModuleError(m) << "is an uninitialized lazy layer (in_features "
                                  "unknown) and cannot be lowered";
   // The shared type function: feature sizes, element types, ranks.

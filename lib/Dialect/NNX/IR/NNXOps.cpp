@@ -275,9 +275,9 @@ LogicalResult ModelOp::verifyRegions() {
   // An uninitialized lazy layer has no shapes yet: the forward cannot be
   // typed until it is materialized (lowering refuses it with its path).
   bool hasLazy = getBody()
-                     .walk([](LinearOp lin) {
-                       return lin.getLazy() ? WalkResult::interrupt()
-                                            : WalkResult::advance();
+                     .walk([](LayerOpInterface layer) {
+                       return layer.isUninitialized() ? WalkResult::interrupt()
+                                                      : WalkResult::advance();
                      })
                      .wasInterrupted();
   if (!hasLazy &&
@@ -962,6 +962,8 @@ LogicalResult ModuleTypeError::requireFeatures(RankedTensorType input,
 static Type elementTypeOf(ElementsAttr tensor) {
   return tensor ? cast<ShapedType>(tensor.getType()).getElementType() : Type();
 }
+
+bool LinearOp::isUninitialized() { return getLazy(); }
 
 FailureOr<Type> LinearOp::inferOutputType(RankedTensorType input,
                                           const ModuleTypeError &error) {

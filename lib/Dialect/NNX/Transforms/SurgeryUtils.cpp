@@ -107,7 +107,8 @@ LogicalResult surgery::checkRefusable(Operation *op, unsigned properties,
              << "', which a rebuilt plain module would drop; bake it first "
                 "(prune.remove)";
   if (properties & Lazy)
-    if (auto lin = dyn_cast<LinearOp>(op); lin && lin.getLazy())
+    if (auto layer = dyn_cast<LayerOpInterface>(op);
+        layer && layer.isUninitialized())
       return refuse(op, pass, role)
              << "is an uninitialized lazy layer with no weights to edit";
   if (properties & OwnState)

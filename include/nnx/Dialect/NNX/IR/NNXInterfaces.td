@@ -99,6 +99,12 @@ def NNX_LayerOpInterface : OpInterface<"LayerOpInterface"> {
       }],
       "::mlir::nnx::FeatureDependence", "getFeatureDependence", (ins), [{}],
       [{ return ::mlir::nnx::FeatureDependence::Elementwise; }]>,
+    InterfaceMethod<[{
+        Whether the layer is recorded before its shapes are known (an
+        uninitialized `nn.LazyLinear`): it holds no tensors, has no forward
+        type, cannot be lowered and has no weights to edit.
+      }],
+      "bool", "isUninitialized", (ins), [{}], [{ return false; }]>,
   ];
 }
 

@@ -436,7 +436,8 @@ def NNX_AliasOp : NNX_Op<"alias", [Symbol,
 // Leaves
 //===----------------------------------------------------------------------===//
 
-def NNX_LinearOp : NNX_LeafOp<"linear", ["weight", "bias"], [], NNX_AllLayerMethods> {
+def NNX_LinearOp : NNX_LeafOp<"linear", ["weight", "bias"], [],
+    !listconcat(NNX_AllLayerMethods, ["isUninitialized"])> {
   let summary = "y = x W^T + b over the last dimension";
   let description = [{
     `weight` is `out_features x in_features`, `bias` (optional) is
