@@ -27,9 +27,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, os.pardir, "python"))
 sys.path.insert(0, os.path.join(HERE, os.pardir, "python", "tests"))
 
-from mlp_vs_torch import (configure_environment, cpu_model,  # noqa: E402
-                          parse_nnx_timing)
-from weights_vs_size import run_once  # noqa: E402
+from gpt2_vs_torch import bench_nnx, bench_torch  # noqa: E402
+from mlp_vs_torch import configure_environment, cpu_model  # noqa: E402
 
 #: net -> the shapes it runs at by default (batch, channels, H, W).
 SHAPES = {
@@ -91,33 +90,6 @@ def build(name):
                      f"{', '.join(SHAPES)})")
 
 
-def bench_torch(model, x, repeat):
-    import torch
-    times = []
-    with torch.no_grad():
-        y = model(x)  # warm-up
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            model(x)
-            times.append(time.perf_counter() - t0)
-    return y.numpy(), min(times), sum(times) / len(times)
-
-
-def bench_nnx(mlir, x, repeat, workdir, threads):
-    import numpy as np
-    from nnx import tools
-    xin = os.path.join(workdir, "x.npy")
-    yout = os.path.join(workdir, "y.npy")
-    np.save(xin, x)
-    rc, stderr, rss, _, _ = run_once(
-        [tools.tool_path("nnx-run"), mlir, "--input", xin, "--output", yout,
-         "--repeat", str(repeat), "--threads", str(threads)], workdir)
-    if rc != 0:
-        raise RuntimeError(f"nnx-run failed ({rc}):\n{stderr}")
-    compile_s, mean_s, min_s = parse_nnx_timing(stderr)
-    return np.load(yout), compile_s, min_s, mean_s, rss
-
-
 def run_net(name, shapes, args, workdir):
     import numpy as np
     import torch
@@ -131,8 +103,8 @@ def run_net(name, shapes, args, workdir):
             np.float32)
         want, t_min, t_mean = bench_torch(model, torch.from_numpy(x),
                                           args.repeat)
-        got, c_s, n_min, n_mean, rss = bench_nnx(mlir, x, args.repeat,
-                                                 workdir, args.threads)
+        got, c_s, _, n_min, n_mean, rss = bench_nnx(mlir, x, args.repeat,
+                                                    workdir, args.threads)
         np.testing.assert_allclose(got, want, atol=1e-5, rtol=1e-5,
                                    err_msg=f"{name} at {shape}")
         rows.append((name, shape, c_s, n_min, n_mean, t_min, t_mean, rss))

@@ -67,6 +67,8 @@ def build_model(layers, seed):
 
 
 def bench_torch(model, ids, repeat):
+    """PyTorch's output and (min, mean) seconds of `repeat` forwards after a
+    warm-up (also bench/conv_vs_torch.py's)."""
     import torch
     times = []
     with torch.no_grad():
@@ -79,6 +81,8 @@ def bench_torch(model, ids, repeat):
 
 
 def bench_nnx(mlir, ids, repeat, workdir, threads):
+    """nnx-run --repeat on `mlir`: its output, compile, weights, min and mean
+    seconds, and peak RSS (also bench/conv_vs_torch.py's)."""
     import numpy as np
     from nnx import tools
     xin = os.path.join(workdir, "ids.npy")
