@@ -218,7 +218,9 @@ def NNXApplyCPUSchedulePass : NNX_Pass<"nnx-apply-cpu-schedule", "::mlir::Module
       `linalg.transpose` per call. Then every `linalg.matmul` is tiled
       for the caches (48x128x128, loops ordered
       N, K, M so a 128x128 block of the weight stays in L2), then for
-      registers (6x16x4); the register-tile loops are peeled so the main
+      registers, by `vector-bits` (M x N x K: 6x64x1 for AVX-512, 6x16x1
+      for AVX2, 4x8x1 for SSE / NEON; `kMatmulTiles` in
+      ApplyCPUSchedule.cpp); the register-tile loops are peeled so the main
       tiles have static shapes, which are vectorized to `vector.contract`.
       Partial tiles (a dynamic batch remainder) stay scalar linalg ops.
       Loop-invariant subsets are hoisted, so the accumulator tile lives in
