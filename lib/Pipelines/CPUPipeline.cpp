@@ -64,7 +64,7 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
   // vectorize the static register tiles.
   if (options.fastMatmul) {
     NNXApplyCPUSchedulePassOptions tile;
-    tile.stage = "tile-matmul";
+    tile.stage = CPUScheduleStage::TileMatmul;
     tile.parallel = options.parallel;
     tile.vectorBits = options.vectorBits;
     tile.maxISA = options.maxISA;
@@ -92,7 +92,7 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
   // contractions to FMAs, transfers to rank-1 loads/stores.
   if (options.fastMatmul) {
     NNXApplyCPUSchedulePassOptions lower;
-    lower.stage = "lower-vectors";
+    lower.stage = CPUScheduleStage::LowerVectors;
     pm.addPass(createNNXApplyCPUSchedulePass(lower));
   }
   // Equal layers share one kernel function from here on.

@@ -229,8 +229,14 @@ def NNXApplyCPUSchedulePass : NNX_Pass<"nnx-apply-cpu-schedule", "::mlir::Module
       (vector FMAs), transfers to rank-1 loads and stores.
   }];
   let options = [
-    Option<"stage", "stage", "std::string", /*default=*/"\"tile-matmul\"",
-           "tile-matmul (tensors) or lower-vectors (buffers)">,
+    Option<"stage", "stage", "::mlir::nnx::CPUScheduleStage",
+           /*default=*/"::mlir::nnx::CPUScheduleStage::TileMatmul",
+           "The stage to apply",
+           [{::llvm::cl::values(
+               clEnumValN(::mlir::nnx::CPUScheduleStage::TileMatmul,
+                          "tile-matmul", "tile and vectorize (tensors)"),
+               clEnumValN(::mlir::nnx::CPUScheduleStage::LowerVectors,
+                          "lower-vectors", "lower the vectors (buffers)"))}]>,
     Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
            "Vector register width the tiles are chosen for: 512 (AVX-512), "
            "256 (AVX2), 128 (SSE/NEON), or 0 for the host's widest">,

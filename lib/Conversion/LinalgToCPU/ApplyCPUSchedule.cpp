@@ -612,10 +612,6 @@ struct NNXApplyCPUSchedulePass
   }
 
   LogicalResult initialize(MLIRContext *context) override {
-    if (stage != "tile-matmul" && stage != "lower-vectors")
-      return emitError(UnknownLoc::get(context))
-             << "nnx-apply-cpu-schedule: unknown stage '" << stage
-             << "' (expected 'tile-matmul' or 'lower-vectors')";
     if (vectorBits != 0 && vectorBits != 128 && vectorBits != 256 &&
         vectorBits != 512)
       return emitError(UnknownLoc::get(context))
@@ -644,8 +640,9 @@ struct NNXApplyCPUSchedulePass
   }
 
   void runOnOperation() override {
-    StringRef entry = stage == "tile-matmul" ? "tile_matmul" : "lower_vectors";
-    if (stage == "tile-matmul") {
+    bool tiling = stage == nnx::CPUScheduleStage::TileMatmul;
+    StringRef entry = tiling ? "tile_matmul" : "lower_vectors";
+    if (tiling) {
       for (auto func : getOperation().getOps<func::FuncOp>())
         transposeParameterArguments(func);
       RewritePatternSet patterns(&getContext());
@@ -656,7 +653,7 @@ struct NNXApplyCPUSchedulePass
     }
     if (failed(applySequence(entry)))
       return signalPassFailure();
-    if (stage == "tile-matmul") {
+    if (tiling) {
       splitRowRemainders(getOperation(), matmulTilesFor(tileBits).regM);
       if (failed(applySequence("tile_registers_all")))
         return signalPassFailure();

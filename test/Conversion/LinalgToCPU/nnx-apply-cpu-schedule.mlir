@@ -89,7 +89,7 @@
 // LOWER:           vector.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<16xf32>
 // LOWER-NOT:     vector.contract
 
-// BAD: nnx-apply-cpu-schedule: unknown stage 'bogus' (expected 'tile-matmul' or 'lower-vectors')
+// BAD: for the --stage option: Cannot find option named 'bogus'!
 // BADBITS: nnx-apply-cpu-schedule: vector-bits=384 is not a vector width the schedule knows (expected 0 for the host's, 128, 256 or 512)
 
 func.func @mm(%a: tensor<?x256xf32>, %b: tensor<256x40xf32>, %c: tensor<?x40xf32>) -> tensor<?x40xf32> {
