@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 
 from .export_ir import (Size, Value, _arg, _concrete, _is_sym, _norm_dim,
-                        _shape_args, scalar_literal)
+                        _shape_args, mlir_element_type, scalar_literal)
 
 __all__ = ["Call", "HANDLERS", "handler_for", "support_table"]
 
@@ -1136,7 +1136,7 @@ def _pool_result(w, x, ex, text, attrs, label, spatial_follows):
         if d >= 2 and not spatial_follows:
             dynamic = False
         shape.append("?" if dynamic else str(ex[0].shape[d]))
-    t = f"tensor<{'x'.join(shape)}x{x.type.rsplit('x', 1)[1]}"
+    t = f"tensor<{'x'.join(shape)}x{mlir_element_type(ex[0].dtype)}>"
     v = Value(w.name(text.split()[0].split(".")[-1]), ex, t)
     w.emit([v.name], f"{text} {x.name}", f"{x.type} -> {t}", attrs, label)
     return v
