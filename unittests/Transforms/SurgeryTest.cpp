@@ -676,6 +676,91 @@ TEST_F(SurgeryTest, LowRankMeetsTheEckartYoungBound) {
   }
 }
 
+/// A model holding one Conv2d @c whose weight is `w` (O x I*k*k, row-major
+/// over input channel, then kernel row and column).
+std::string convModel(const Eigen::MatrixXd &w, int in, int k) {
+  std::ostringstream os;
+  os.precision(17);
+  os << "nnx.model @m inputs(tensor<?x" << in << "x6x6xf32>) {\n"
+     << "  nnx.sequential @net keying = named {\n"
+     << "    nnx.conv2d @c {in_channels = " << in
+     << " : i64, out_channels = " << w.rows() << " : i64, kernel_size = "
+     << "array<i64: " << k << ", " << k << ">, stride = array<i64: 1, 1>, "
+     << "padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, "
+     << "weight = dense<[";
+  for (int r = 0; r < w.rows(); ++r) {
+    os << (r ? ", [" : "[");
+    for (int c = 0; c < in; ++c) {
+      os << (c ? ", [" : "[");
+      for (int y = 0; y < k; ++y) {
+        os << (y ? ", [" : "[");
+        for (int x = 0; x < k; ++x)
+          os << (x ? ", " : "") << w(r, (c * k + y) * k + x);
+        os << "]";
+      }
+      os << "]";
+    }
+    os << "]";
+  }
+  os << "]> : tensor<" << w.rows() << "x" << in << "x" << k << "x" << k
+     << "xf32>}\n  }\n}\n";
+  return os.str();
+}
+
+/// A convolution's weight as the matrix `dim 0 x (the rest)`.
+Eigen::MatrixXd readConvMatrix(Conv2dOp conv) {
+  auto t = cast<ShapedType>(conv.getWeightAttr().getType());
+  std::vector<double> v = tensorValues(conv.getWeightAttr());
+  int64_t rows = t.getDimSize(0), cols = t.getNumElements() / rows;
+  Eigen::MatrixXd m(rows, cols);
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c)
+      m(r, c) = v[r * cols + c];
+  return m;
+}
+
+TEST_F(SurgeryTest, ConvLowRankMeetsTheEckartYoungBound) {
+  std::mt19937_64 rng(23);
+  std::normal_distribution<double> normal;
+  // 5 x (2 * 9): rank at most 5; 4 x (1 * 1): a 1x1 conv, rank 1.
+  for (auto [out, in, k] : {std::tuple{5, 2, 3}, std::tuple{4, 1, 1}}) {
+    Eigen::MatrixXd w(out, in * k * k);
+    for (int r = 0; r < w.rows(); ++r)
+      for (int c = 0; c < w.cols(); ++c)
+        w(r, c) = normal(rng);
+    Eigen::VectorXd s = Eigen::JacobiSVD<Eigen::MatrixXd>(w).singularValues();
+    int maxRank = std::min<int>(w.rows(), w.cols());
+    for (int rank = 1; rank <= maxRank; ++rank) {
+      SCOPED_TRACE("conv " + std::to_string(out) + "x" + std::to_string(in) +
+                   "x" + std::to_string(k) + " rank " + std::to_string(rank));
+      OwningOpRef<mlir::ModuleOp> module = parse(convModel(w, in, k));
+      ASSERT_TRUE(module);
+      ModelOp model = firstModel(*module);
+      ASSERT_TRUE(succeeded(lowRank(model, "c", rank)));
+      ASSERT_TRUE(succeeded(verify(*module)));
+      auto first = cast<Conv2dOp>(*lookupModule(model, "c.0"));
+      auto second = cast<Conv2dOp>(*lookupModule(model, "c.1"));
+      // The window stays on the first; the second is 1x1.
+      EXPECT_EQ(first.getKernelSize(), ArrayRef<int64_t>({k, k}));
+      EXPECT_EQ(first.getPadding(), ArrayRef<int64_t>({1, 1}));
+      EXPECT_EQ(second.getKernelSize(), ArrayRef<int64_t>({1, 1}));
+      EXPECT_EQ(second.getPadding(), ArrayRef<int64_t>({0, 0}));
+      Eigen::MatrixXd a = readConvMatrix(first), b = readConvMatrix(second);
+      ASSERT_EQ(a.rows(), rank);
+      ASSERT_EQ(b.cols(), rank);
+      double err = (w - b * a).norm();
+      double bound = std::sqrt(s.tail(maxRank - rank).squaredNorm());
+      // f32 storage of the factors: a relative error of a few ulps.
+      double tol = 1e-6 * w.norm();
+      EXPECT_LE(err, bound + tol);
+      EXPECT_GE(err, bound - tol);
+      if (rank == maxRank) {
+        EXPECT_LE(err, tol); // exact at max rank
+      }
+    }
+  }
+}
+
 TEST_F(SurgeryTest, LowRankAtMaxRankPreservesTheForward) {
   std::mt19937_64 rng(7);
   std::normal_distribution<double> normal;

@@ -262,15 +262,19 @@ static FeatureSignature foldSignatures(ArrayRef<Operation *> children,
     if (!m)
       continue;
     FeatureSignature c = signatureOf(m, active);
-    if (!seenIn && (c.in || c.integerInput || c.out)) {
+    if (!seenIn && (c.in || c.integerInput || c.out || c.restartsChain)) {
       s.in = c.in;
       s.integerInput = c.integerInput;
       seenIn = true;
     }
-    if (c.out)
-      s.out = c.out;
-    else if (c.in)
-      s.out = c.in;
+    if (c.out || c.in) {
+      s.out = c.out ? c.out : c.in;
+      s.restartsChain = false;
+    }
+    if (c.restartsChain) {
+      s.out.reset();
+      s.restartsChain = true;
+    }
   }
   return s;
 }

@@ -159,7 +159,8 @@ static LogicalResult verifyChildren(Operation *container, bool positional) {
 /// Checks that the feature sizes of consecutive children agree.
 static LogicalResult verifyChain(Operation *container,
                                  ArrayRef<Operation *> children) {
-  std::optional<int64_t> features;
+  // The feature size the chain carries, known while `producer` is set.
+  int64_t features = 0;
   Operation *producer = nullptr;
   for (Operation *child : children) {
     ModuleOpInterface m = resolveAlias(child);
@@ -174,20 +175,22 @@ static LogicalResult verifyChain(Operation *container,
       diag.attachNote(producer->getLoc()) << "producer is here";
       return diag;
     }
-    if (sig.in && features && *sig.in != *features) {
+    if (sig.in && producer && *sig.in != features) {
       auto diag = emitModuleError(container)
                   << "child '" << SymbolTable::getSymbolName(child).getValue()
                   << "' takes " << *sig.in << " features but '"
                   << SymbolTable::getSymbolName(producer).getValue()
-                  << "' produces " << *features;
+                  << "' produces " << features;
       diag.attachNote(producer->getLoc()) << "producer is here";
       return diag;
     }
-    if (sig.out) {
-      features = sig.out;
+    if (sig.restartsChain) {
+      producer = nullptr;
+    } else if (sig.out) {
+      features = *sig.out;
       producer = child;
-    } else if (sig.in && !features) {
-      features = sig.in;
+    } else if (sig.in && !producer) {
+      features = *sig.in;
       producer = child;
     }
   }
@@ -1229,14 +1232,20 @@ AdaptiveAvgPool2dOp::inferOutputType(RankedTensorType input,
 // The windows mix the spatial dims, the last of which is what a Linear's
 // features are: no unit of the last dim maps to one of the output's.
 FeatureDependence MaxPool2dOp::getFeatureDependence() {
-  return FeatureDependence::Mixing;
+  return FeatureDependence::PerChannel;
 }
 FeatureDependence AvgPool2dOp::getFeatureDependence() {
-  return FeatureDependence::Mixing;
+  return FeatureDependence::PerChannel;
 }
 FeatureDependence AdaptiveAvgPool2dOp::getFeatureDependence() {
-  return FeatureDependence::Mixing;
+  return FeatureDependence::PerChannel;
 }
+FeatureSignature FlattenOp::getFeatureSignature() {
+  FeatureSignature s;
+  s.restartsChain = true;
+  return s;
+}
+
 FeatureDependence FlattenOp::getFeatureDependence() {
   return FeatureDependence::Mixing;
 }

@@ -27,6 +27,10 @@ struct DeepenPlan {
   Type elementType;
   FeedFwdOp feedFwd; // set for a feed_fwd site
   unsigned hiddenIndex = 0;
+  /// Set when a convolution feeds the site: the identity is a convolution
+  /// of its spatial rank with a `kernelSize` window.
+  ConvLayerOpInterface feederConv;
+  int64_t kernelSize = 0;
 };
 } // namespace
 
@@ -43,6 +47,42 @@ static LinearOp createIdentityLinear(OpBuilder &b, Location loc, StringRef key,
       makeTensor(RankedTensorType::get({dim, dim}, elt), eye),
       makeTensor(RankedTensorType::get({dim}, elt), zeros), /*lazy=*/false,
       /*out_features=*/nullptr);
+}
+
+/// A `dim x dim` convolution of spatial rank `rank` whose centre tap is the
+/// identity (`kernel` odd, "same" padding, stride 1, groups 1), bias 0.
+template <typename ConvOp>
+static ConvOp createIdentityConv(OpBuilder &b, Location loc, StringRef key,
+                                 int64_t dim, int64_t kernel, unsigned rank,
+                                 Type elt) {
+  int64_t taps = rank == 1 ? kernel : kernel * kernel;
+  std::vector<double> weight(dim * dim * taps, 0.0), zeros(dim, 0.0);
+  for (int64_t c = 0; c < dim; ++c)
+    weight[(c * dim + c) * taps + taps / 2] = 1.0;
+  SmallVector<int64_t> shape{dim, dim}, window(rank, kernel), ones(rank, 1),
+      pad(rank, kernel / 2);
+  shape.append(rank, kernel);
+  return ConvOp::create(b, loc, key, /*train=*/false, /*hooks=*/nullptr,
+                        /*requires_grad=*/nullptr, /*parametrizations=*/nullptr,
+                        /*pruned=*/nullptr, /*subclass=*/nullptr, dim, dim,
+                        window, ones, pad, ones, /*groups=*/1,
+                        makeTensor(RankedTensorType::get(shape, elt), weight),
+                        makeTensor(RankedTensorType::get({dim}, elt), zeros));
+}
+
+/// The identity layer `plan` inserts: a Linear, or a convolution after a
+/// convolution.
+static Operation *createIdentity(OpBuilder &b, Location loc, StringRef key,
+                                 const DeepenPlan &plan) {
+  ConvLayerOpInterface feeder = plan.feederConv;
+  if (!feeder)
+    return createIdentityLinear(b, loc, key, plan.dim, plan.elementType);
+  unsigned rank = feeder.getSpatialRank();
+  if (rank == 1)
+    return createIdentityConv<Conv1dOp>(b, loc, key, plan.dim, plan.kernelSize,
+                                        rank, plan.elementType);
+  return createIdentityConv<Conv2dOp>(b, loc, key, plan.dim, plan.kernelSize,
+                                      rank, plan.elementType);
 }
 
 static int64_t indexIn(Operation *container, Operation *slot) {
@@ -124,7 +164,75 @@ static FailureOr<DeepenPlan> planFeedFwd(ModuleListOp list, Operation *slot) {
   return plan;
 }
 
-static FailureOr<DeepenPlan> planSequential(SequentialOp seq, Operation *slot) {
+/// The Linear or convolution that feeds the ReLU at `slot` of `seq`,
+/// through elementwise or norm modules (and, after a convolution, pooling).
+static FailureOr<Operation *> findFeeder(SequentialOp seq, Operation *slot) {
+  LogicalResult result = success();
+  Operation *feeder = nullptr, *pool = nullptr;
+  walkSiblings(slot, /*forward=*/false, [&](Operation *s) {
+    Operation *m = resolveAlias(s);
+    if (m && isa<LinearOp, ConvLayerOpInterface>(m)) {
+      feeder = m;
+      result = checkRefusable(m, Lazy, kPass, "feeding layer");
+      return true;
+    }
+    if (m && getFeatureDependence(m) == FeatureDependence::PerChannel) {
+      pool = pool ? pool : s;
+      return false;
+    }
+    if (m && (isElementwiseModule(m) || isNormModule(m)))
+      return false;
+    InFlightDiagnostic diag = refuse(s, kPass, "module before the site")
+                              << "is neither elementwise nor a norm: the ReLU "
+                                 "must be fed by an 'nnx.linear' or a "
+                                 "convolution through elementwise or norm "
+                                 "modules only (and pooling after a "
+                                 "convolution)";
+    diag.attachNote(slot->getLoc()) << "site is here";
+    result = diag;
+    return true;
+  });
+  if (failed(result))
+    return failure();
+  if (pool && !isa_and_nonnull<ConvLayerOpInterface>(feeder)) {
+    InFlightDiagnostic diag = refuse(pool, kPass, "module before the site")
+                              << "pools channels, but the ReLU is not fed by a "
+                                 "convolution";
+    diag.attachNote(slot->getLoc()) << "site is here";
+    return diag;
+  }
+  if (!feeder) {
+    InFlightDiagnostic diag = refuse(slot, kPass, "site")
+                              << "is not fed by an 'nnx.linear' or a "
+                                 "convolution in its sequential '"
+                              << getDisplayPath(seq) << "'";
+    diag.attachNote(seq.getLoc()) << "container is here";
+    return diag;
+  }
+  return feeder;
+}
+
+/// Option kernel-size: the identity convolution's odd window (0: 3); only
+/// for a site a convolution feeds.
+static LogicalResult checkKernelSize(DeepenPlan &plan, int64_t kernelSize) {
+  if (!plan.feederConv) {
+    if (kernelSize == 0)
+      return success();
+    return refuse(plan.site, kPass, "site")
+           << "is fed by an 'nnx.linear'; option kernel-size=" << kernelSize
+           << " applies to a site a convolution feeds";
+  }
+  plan.kernelSize = kernelSize == 0 ? 3 : kernelSize;
+  if (plan.kernelSize < 1 || plan.kernelSize % 2 == 0)
+    return refuse(plan.site, kPass, "site")
+           << "needs an identity convolution with a centre tap; option "
+              "kernel-size="
+           << kernelSize << " must be odd and positive";
+  return success();
+}
+
+static FailureOr<DeepenPlan> planSequential(SequentialOp seq, Operation *slot,
+                                            int64_t kernelSize) {
   DeepenPlan plan;
   ModuleOpInterface site = resolveAlias(slot);
   if (!isa<ReLUOp>(site)) {
@@ -141,40 +249,19 @@ static FailureOr<DeepenPlan> planSequential(SequentialOp seq, Operation *slot) {
   if (failed(
           checkRefusable(seq, Subclass | Hooks | OwnState, kPass, "container")))
     return failure();
-  LogicalResult result = success();
-  LinearOp feeder;
-  walkSiblings(slot, /*forward=*/false, [&](Operation *s) {
-    Operation *m = resolveAlias(s);
-    if (auto lin = dyn_cast_or_null<LinearOp>(m)) {
-      feeder = lin;
-      result = checkRefusable(lin, Lazy, kPass, "feeding Linear");
-      return true;
-    }
-    if (m && (isElementwiseModule(m) || isNormModule(m)))
-      return false;
-    InFlightDiagnostic diag = refuse(s, kPass, "module before the site")
-                              << "is neither elementwise nor a norm: the ReLU "
-                                 "must be fed by an 'nnx.linear' through "
-                                 "elementwise or norm modules only";
-    diag.attachNote(slot->getLoc()) << "site is here";
-    result = diag;
-    return true;
-  });
-  if (failed(result))
+  FailureOr<Operation *> feeder = findFeeder(seq, slot);
+  if (failed(feeder))
     return failure();
-  if (!feeder) {
-    InFlightDiagnostic diag = refuse(slot, kPass, "site")
-                              << "is not fed by an 'nnx.linear' in its "
-                                 "sequential '"
-                              << getDisplayPath(seq) << "'";
-    diag.attachNote(seq.getLoc()) << "container is here";
-    return diag;
-  }
   plan.container = seq;
   plan.site = slot;
-  plan.dim = feeder.getOutFeaturesCount();
+  plan.dim = getUnitCount(*feeder);
   plan.elementType =
-      cast<ShapedType>(feeder.getWeightAttr().getType()).getElementType();
+      cast<ShapedType>(
+          (*feeder)->getAttrOfType<ElementsAttr>("weight").getType())
+          .getElementType();
+  plan.feederConv = dyn_cast<ConvLayerOpInterface>(*feeder);
+  if (failed(checkKernelSize(plan, kernelSize)))
+    return failure();
   return plan;
 }
 
@@ -226,8 +313,9 @@ static void applySequential(const DeepenPlan &plan) {
     linKey = positionalKey(at);
     reluKey = positionalKey(at + 1);
   } else {
+    StringRef kind = plan.feederConv ? "conv" : "linear";
     for (unsigned n = 0;; ++n) {
-      linKey = "_nnx_deepen_linear_" + std::to_string(n);
+      linKey = ("_nnx_deepen_" + kind + "_" + Twine(n)).str();
       reluKey = "_nnx_deepen_relu_" + std::to_string(n);
       if (!lookupChild(seq, linKey) && !lookupChild(seq, reluKey))
         break;
@@ -236,16 +324,16 @@ static void applySequential(const DeepenPlan &plan) {
   OpBuilder b(ctx);
   b.setInsertionPointAfter(plan.site);
   Location loc = plan.site->getLoc();
-  LinearOp lin =
-      createIdentityLinear(b, loc, linKey, plan.dim, plan.elementType);
-  copyMode(seq, lin);
+  Operation *identity = createIdentity(b, loc, linKey, plan);
+  copyMode(seq, identity);
   auto relu = ReLUOp::create(b, loc, reluKey, /*train=*/false, nullptr, nullptr,
                              nullptr, nullptr, nullptr);
   copyMode(seq, relu);
   refs.retarget();
 }
 
-LogicalResult mlir::nnx::deepen(ModelOp model, StringRef after) {
+LogicalResult mlir::nnx::deepen(ModelOp model, StringRef after,
+                                int64_t kernelSize) {
   if (failed(refuseRecipeModel(model, kPass)))
     return failure();
   FailureOr<Operation *> slot = lookupSlot(model, after, kPass, "after");
@@ -255,8 +343,11 @@ LogicalResult mlir::nnx::deepen(ModelOp model, StringRef after) {
   FailureOr<DeepenPlan> plan = failure();
   if (auto list = dyn_cast<ModuleListOp>(container)) {
     plan = planFeedFwd(list, *slot);
+    if (succeeded(plan) && kernelSize != 0 &&
+        failed(checkKernelSize(*plan, kernelSize)))
+      return failure();
   } else if (auto seq = dyn_cast<SequentialOp>(container)) {
-    plan = planSequential(seq, *slot);
+    plan = planSequential(seq, *slot, kernelSize);
   } else {
     InFlightDiagnostic diag = refuse(*slot, kPass, "site");
     if (isa<ModelOp>(container))
@@ -269,9 +360,15 @@ LogicalResult mlir::nnx::deepen(ModelOp model, StringRef after) {
       diag.attachNote(container->getLoc()) << "container is here";
     return diag;
   }
-  if (failed(plan) ||
-      failed(checkHoldable(plan->site, {plan->dim, plan->dim}, kPass, "site",
-                           "would insert an identity Linear of")))
+  if (failed(plan))
+    return failure();
+  SmallVector<int64_t> shape{plan->dim, plan->dim};
+  if (plan->feederConv)
+    shape.append(plan->feederConv.getSpatialRank(), plan->kernelSize);
+  if (failed(checkHoldable(plan->site, shape, kPass, "site",
+                           plan->feederConv
+                               ? "would insert an identity convolution of"
+                               : "would insert an identity Linear of")))
     return failure();
   if (plan->feedFwd)
     applyFeedFwd(*plan);
@@ -285,7 +382,7 @@ struct NNXDeepenPass
     : public mlir::nnx::impl::NNXDeepenPassBase<NNXDeepenPass> {
   using Base::Base;
   void runOnOperation() override {
-    if (failed(deepen(getOperation(), after)))
+    if (failed(deepen(getOperation(), after, kernelSize)))
       signalPassFailure();
   }
 };

@@ -38,6 +38,52 @@ static FeatureSignature slotSignature(Operation *module) {
   return getFeatureSignature(module);
 }
 
+/// The spatial dim (from 0) of `layer`'s windows whose output size differs
+/// from its input size, if any.
+static std::optional<unsigned>
+resizedDim(unsigned rank, llvm::function_ref<Window(unsigned)> window) {
+  for (unsigned i = 0; i < rank; ++i)
+    if (!window(i).keepsSize())
+      return i;
+  return std::nullopt;
+}
+
+/// Refuses `op` if `module` (or a layer inside it) changes the spatial size
+/// or the rank of its input: a strided or not "same"-padded window, an
+/// adaptive pool, a flatten. An identity in its place would feed the next
+/// module another shape.
+static LogicalResult checkKeepsShape(Operation *op, Operation *module) {
+  LogicalResult result = success();
+  module->walk([&](Operation *inner) {
+    std::optional<unsigned> dim;
+    if (auto conv = dyn_cast<ConvLayerOpInterface>(inner))
+      dim = resizedDim(conv.getSpatialRank(),
+                       [&](unsigned i) { return conv.getSpatialWindow(i); });
+    else if (auto pool = dyn_cast<MaxPool2dOp>(inner))
+      dim = resizedDim(2, [&](unsigned i) { return pool.getWindow(i); });
+    else if (auto pool = dyn_cast<AvgPool2dOp>(inner))
+      dim = resizedDim(2, [&](unsigned i) { return pool.getWindow(i); });
+    bool reshapes = isa<AdaptiveAvgPool2dOp, FlattenOp>(inner);
+    if (!dim && !reshapes)
+      return WalkResult::advance();
+    InFlightDiagnostic diag = refuse(op, kPass, "layer");
+    if (inner != module)
+      diag << "contains '" << getDisplayPath(inner) << "' (" << inner->getName()
+           << "), which ";
+    if (isa<FlattenOp>(inner))
+      diag << "flattens its input";
+    else if (reshapes)
+      diag << "pools its input to a fixed size";
+    else
+      diag << "changes the size of spatial dim " << *dim + 2
+           << " (a window that is not stride 1 with \"same\" padding)";
+    diag << "; an identity in its place would break the chain";
+    result = diag;
+    return WalkResult::interrupt();
+  });
+  return result;
+}
+
 LogicalResult mlir::nnx::dropLayer(ModelOp model, StringRef layer) {
   if (failed(refuseRecipeModel(model, kPass)))
     return failure();
@@ -67,6 +113,8 @@ LogicalResult mlir::nnx::dropLayer(ModelOp model, StringRef layer) {
     diag << "; an identity in its place would break the chain";
     return diag;
   }
+  if (failed(checkKeepsShape(op, module)))
+    return failure();
   if (!isa<AliasOp>(op)) {
     if (failed(checkRefusable(op, Aliases, kPass, "layer")))
       return failure();

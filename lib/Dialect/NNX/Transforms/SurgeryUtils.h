@@ -59,25 +59,41 @@ LogicalResult refuseAliasSlot(AliasOp alias, llvm::StringRef pass,
 Operation *walkSiblings(Operation *slot, bool forward,
                         llvm::function_ref<bool(Operation *)> stop);
 
+/// The units nnx-widen grows on `target`: a Linear's out_features or a
+/// convolution's out_channels (dim 0 of the weight either way).
+int64_t getUnitCount(Operation *target);
+
 /// Where a widen target's output goes, proven by execution order.
 struct ConsumerChain {
   /// The `nnx.sequential` or `nnx.feed_fwd` that fixes the order.
   Operation *container = nullptr;
   /// Modules strictly between target and consumer (sequential only).
   llvm::SmallVector<Operation *> path;
-  /// The next Linear.
-  LinearOp consumer;
+  /// The next Linear or convolution. Its weight, seen as `rows x (units *
+  /// columnsPerUnit)`, holds `columnsPerUnit` consecutive columns per unit.
+  Operation *consumer = nullptr;
+  /// 1 after a Linear; a conv consumer's kernel taps; for a Linear after an
+  /// `nnx.flatten` the positions each channel became.
+  int64_t columnsPerUnit = 1;
+  /// The batch norms on the path (option through-batchnorm), each with the
+  /// consecutive entries per unit of its tensors.
+  llvm::SmallVector<std::pair<BatchNormOp, int64_t>> batchNorms;
   /// For a feed_fwd target `layers.i`: `i`.
   std::optional<unsigned> hiddenIndex;
 };
 
-/// Finds the consumer of `target`: the next Linear of its `nnx.sequential`
-/// through elementwise modules, or `layers.(i+1)` of its `nnx.feed_fwd`
-/// through `activation_for(i)` / `dropout_for(i)`. Refuses (with an error)
-/// other containers, container subclasses/hooks, width-dependent or other
-/// non-elementwise modules, hooked/subclassed/aliased modules on the path, a
-/// missing consumer and a consumer a rebuild would change.
-FailureOr<ConsumerChain> findConsumer(LinearOp target, llvm::StringRef pass);
+/// Finds the consumer of `target` (a Linear or a groups-1 convolution): in
+/// its `nnx.sequential` the next Linear or convolution, through elementwise
+/// modules (and, after a convolution, pooling, one `nnx.flatten` of dims 1
+/// to -1, and with `throughBatchNorm` eval-mode batch norms); in an
+/// `nnx.feed_fwd`, `layers.(i+1)` through `activation_for(i)` /
+/// `dropout_for(i)`. Refuses (with an error) other containers, container
+/// subclasses/hooks, width-dependent or other modules on the path that mix
+/// units, hooked/subclassed/aliased modules on the path, a missing consumer,
+/// a consumer that reads another dim or groups its input channels, and a
+/// consumer a rebuild would change.
+FailureOr<ConsumerChain> findConsumer(Operation *target, bool throughBatchNorm,
+                                      llvm::StringRef pass);
 
 /// True for layers that normalize by statistics (FeatureDependence::
 /// Normalizing): they keep the width, so deepen may look through them.

@@ -59,7 +59,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 nnx.model @m inputs(tensor<?x4xf32>) {
   // expected-note @+1 {{container is here}}
   nnx.sequential @net keying = named {
-    // expected-error @+1 {{nnx-deepen: site 'r' (nnx.relu) is not fed by an 'nnx.linear' in its sequential '<root>'}}
+    // expected-error @+1 {{nnx-deepen: site 'r' (nnx.relu) is not fed by an 'nnx.linear' or a convolution in its sequential '<root>'}}
     nnx.relu @r
     nnx.linear @l {weight = dense<1.0> : tensor<8x4xf32>}
   }

@@ -7,6 +7,7 @@
 // RUN: nnx-opt %t/noopt.mlir -verify-diagnostics --nnx-drop-layer
 // RUN: nnx-opt %t/list.mlir -verify-diagnostics --nnx-drop-layer="layer=layers"
 // RUN: nnx-opt %t/dict.mlir -verify-diagnostics --nnx-drop-layer="layer=d"
+// RUN: nnx-opt %t/conv.mlir -split-input-file -verify-diagnostics --nnx-drop-layer="layer=t"
 
 //--- main.mlir
 
@@ -150,5 +151,62 @@ nnx.model @m inputs(tensor<?x4xf32>) {
       %a = nnx.call @d::@fc(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
       nnx.return %a : tensor<?x4xf32>
     }
+  }
+}
+
+//--- conv.mlir
+
+// A strided conv keeps its channels but halves the image.
+nnx.model @m inputs(tensor<?x2x8x8xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{nnx-drop-layer: layer 't' (nnx.conv2d) changes the size of spatial dim 2 (a window that is not stride 1 with "same" padding); an identity in its place would break the chain}}
+    nnx.conv2d @t {in_channels = 2 : i64, out_channels = 2 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<1.0> : tensor<2x2x3x3xf32>}
+    nnx.flatten @f
+    nnx.linear @fc {weight = dense<1.0> : tensor<3x32xf32>}
+  }
+}
+
+// -----
+
+// Unpadded: 8 -> 6 in dim 3 only.
+nnx.model @m inputs(tensor<?x2x8x8xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{changes the size of spatial dim 3}}
+    nnx.conv2d @t {in_channels = 2 : i64, out_channels = 2 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 0>, dilation = array<i64: 1, 1>, weight = dense<1.0> : tensor<2x2x3x3xf32>}
+  }
+}
+
+// -----
+
+// A block (conv, bn, relu, pool) whose pool downsamples.
+nnx.model @m inputs(tensor<?x2x8x8xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{nnx-drop-layer: layer 't' (nnx.sequential) contains 't.p' (nnx.max_pool2d), which changes the size of spatial dim 2 (a window that is not stride 1 with "same" padding); an identity in its place would break the chain}}
+    nnx.sequential @t keying = named {
+      nnx.conv2d @c {in_channels = 2 : i64, out_channels = 2 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<1.0> : tensor<2x2x3x3xf32>}
+      nnx.batch_norm @bn {running_mean = dense<0.0> : tensor<2xf32>, running_var = dense<1.0> : tensor<2xf32>}
+      nnx.relu @r
+      nnx.max_pool2d @p {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>}
+    }
+  }
+}
+
+// -----
+
+// A flatten changes the rank.
+nnx.model @m inputs(tensor<?x2x8x8xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{nnx-drop-layer: layer 't' (nnx.flatten) flattens its input; an identity in its place would break the chain}}
+    nnx.flatten @t
+  }
+}
+
+// -----
+
+// An adaptive pool fixes the output size.
+nnx.model @m inputs(tensor<?x2x8x8xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{nnx-drop-layer: layer 't' (nnx.adaptive_avg_pool2d) pools its input to a fixed size; an identity in its place would break the chain}}
+    nnx.adaptive_avg_pool2d @t {output_size = array<i64: 1, 1>}
   }
 }

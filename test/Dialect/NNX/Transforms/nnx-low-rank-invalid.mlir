@@ -6,6 +6,7 @@
 // RUN: nnx-opt %t/ancestor.mlir -verify-diagnostics --nnx-low-rank="layer=again.0 rank=1"
 // RUN: nnx-opt %t/huge.mlir -verify-diagnostics --nnx-low-rank="layer=t rank=1"
 // RUN: nnx-opt %t/ff.mlir -verify-diagnostics --nnx-low-rank="layer=layers.0 rank=1"
+// RUN: nnx-opt %t/conv.mlir -split-input-file -verify-diagnostics --nnx-low-rank="layer=t rank=5"
 
 //--- main.mlir
 
@@ -123,5 +124,25 @@ nnx.model @m inputs(tensor<?x1xf32>) {
   nnx.sequential @net keying = named {
     // expected-error @+1 {{nnx-low-rank: target 't' (nnx.linear) has tensor 'weight' of 1152921504606846976x1, whose size overflows 64 bits; a surgery pass holds at most 16 GiB per tensor (kMaxExpandedTensorBytes)}}
     nnx.linear @t {weight = dense<1.0> : tensor<1152921504606846976x1xf32>}
+  }
+}
+
+//--- conv.mlir
+
+// A grouped convolution's weight is not one matrix.
+nnx.model @m inputs(tensor<?x4x5x5xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{nnx-low-rank: target 't' (nnx.conv2d) has groups = 4: its weight is not one matrix over every input channel; only a convolution with groups = 1 factorizes}}
+    nnx.conv2d @t {in_channels = 4 : i64, out_channels = 4 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 4 : i64, weight = dense<1.0> : tensor<4x1x3x3xf32>}
+  }
+}
+
+// -----
+
+// The rank is bounded by the weight as a C_out x (C_in * taps) matrix.
+nnx.model @m inputs(tensor<?x3x5x5xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{nnx-low-rank: target 't' (nnx.conv2d) is 4x3x3x3 (a 4x27 matrix); option rank=5 is outside 1..4}}
+    nnx.conv2d @t {in_channels = 3 : i64, out_channels = 4 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<1.0> : tensor<4x3x3x3xf32>}
   }
 }

@@ -108,4 +108,50 @@ def NNX_LayerOpInterface : OpInterface<"LayerOpInterface"> {
   ];
 }
 
+def NNX_ConvLayerOpInterface : OpInterface<"ConvLayerOpInterface"> {
+  let cppNamespace = "::mlir::nnx";
+  let description = [{
+    Implemented by the convolutions (`nnx.conv1d`, `nnx.conv2d`): the
+    arguments they share, so that a pass that edits channels or kernels
+    (surgery, lowering) handles every spatial rank with one code path. The
+    weight is `out_channels x (in_channels / groups) x kernel...`, the bias
+    (optional) `out_channels`; each window list holds one entry per spatial
+    dim.
+  }];
+  let methods = [
+    InterfaceMethod<"The number of spatial dims (1 or 2).",
+      "unsigned", "getSpatialRank", (ins),
+      [{ return $_op.getKernelSize().size(); }]>,
+    InterfaceMethod<"`in_channels`.", "int64_t", "getInChannelCount", (ins),
+      [{ return $_op.getInChannels(); }]>,
+    InterfaceMethod<"`out_channels`.", "int64_t", "getOutChannelCount", (ins),
+      [{ return $_op.getOutChannels(); }]>,
+    InterfaceMethod<"`groups`.", "int64_t", "getGroupCount", (ins),
+      [{ return $_op.getGroups(); }]>,
+    InterfaceMethod<"`kernel_size`.", "::llvm::ArrayRef<int64_t>",
+      "getKernelSizes", (ins), [{ return $_op.getKernelSize(); }]>,
+    InterfaceMethod<"`stride`.", "::llvm::ArrayRef<int64_t>", "getStrides",
+      (ins), [{ return $_op.getStride(); }]>,
+    InterfaceMethod<"`padding`.", "::llvm::ArrayRef<int64_t>", "getPaddings",
+      (ins), [{ return $_op.getPadding(); }]>,
+    InterfaceMethod<"`dilation`.", "::llvm::ArrayRef<int64_t>",
+      "getDilations", (ins), [{ return $_op.getDilation(); }]>,
+    InterfaceMethod<"The sliding window of spatial dim `i`.",
+      "::mlir::nnx::Window", "getSpatialWindow", (ins "unsigned":$i),
+      [{ return $_op.getWindow(i); }]>,
+    InterfaceMethod<"The weight tensor.", "::mlir::ElementsAttr",
+      "getWeightTensor", (ins), [{ return $_op.getWeightAttr(); }]>,
+    InterfaceMethod<"The bias tensor, or null.", "::mlir::ElementsAttr",
+      "getBiasTensor", (ins), [{ return $_op.getBiasAttr(); }]>,
+    InterfaceMethod<[{
+        Sets `in_channels` and `out_channels` (the caller replaces the
+        tensors to match).
+      }],
+      "void", "setChannelCounts", (ins "int64_t":$in, "int64_t":$out), [{
+        $_op.setInChannels(in);
+        $_op.setOutChannels(out);
+      }]>,
+  ];
+}
+
 #endif // NNX_INTERFACES_TD

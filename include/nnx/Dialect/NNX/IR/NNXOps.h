@@ -39,6 +39,9 @@ namespace mlir::nnx {
 struct FeatureSignature {
   std::optional<int64_t> in, out;
   bool integerInput = false; // takes ids (an embedding first)
+  /// The output's last dim is not the input's feature dim (a flatten): the
+  /// chain starts again after the module, with sizes not known statically.
+  bool restartsChain = false;
 };
 
 /// How a layer's output features depend on its input features.
@@ -51,6 +54,10 @@ enum class FeatureDependence {
   Normalizing,
   /// Keeps the width, but mixes the features (softmax).
   Mixing,
+  /// Keeps the channels (dim 1) of N x C x spatial input; each output
+  /// channel depends on the same input channel only, mixing positions
+  /// within it (pooling): duplicated channels stay duplicated through it.
+  PerChannel,
   /// Maps the input features to a new feature space (linear, embedding).
   Projecting,
 };

@@ -68,9 +68,10 @@ defvar NNX_AllLayerMethods = ["inferOutputType", "getFeatureSignature",
                               "getFeatureDependence"];
 
 class NNX_LeafOp<string mnemonic, list<string> params = [],
-                 list<string> buffers = [], list<string> layerMethods = []>
-    : NNX_ModuleBaseOp<mnemonic, [
-        DeclareOpInterfaceMethods<NNX_LayerOpInterface, layerMethods>]> {
+                 list<string> buffers = [], list<string> layerMethods = [],
+                 list<Trait> traits = []>
+    : NNX_ModuleBaseOp<mnemonic, !listconcat(traits, [
+        DeclareOpInterfaceMethods<NNX_LayerOpInterface, layerMethods>])> {
   let assemblyFormat = "$sym_name attr-dict";
   let extraClassDeclaration = NNX_TensorNames<params, buffers>.decl;
 }
@@ -662,7 +663,8 @@ defvar NNX_WindowDecl = [{
     ::mlir::nnx::Window getWindow(unsigned i);
 }];
 
-def NNX_Conv2dOp : NNX_LeafOp<"conv2d", ["weight", "bias"], [], NNX_AllLayerMethods> {
+def NNX_Conv2dOp : NNX_LeafOp<"conv2d", ["weight", "bias"], [],
+    NNX_AllLayerMethods, [NNX_ConvLayerOpInterface]> {
   let summary = "`torch.nn.Conv2d` on N x C x H x W input";
   let description = [{
     `weight` is `out_channels x (in_channels / groups) x kh x kw`, `bias`
@@ -688,7 +690,8 @@ def NNX_Conv2dOp : NNX_LeafOp<"conv2d", ["weight", "bias"], [], NNX_AllLayerMeth
       NNX_TensorNames<["weight", "bias"], []>.decl, NNX_WindowDecl);
 }
 
-def NNX_Conv1dOp : NNX_LeafOp<"conv1d", ["weight", "bias"], [], NNX_AllLayerMethods> {
+def NNX_Conv1dOp : NNX_LeafOp<"conv1d", ["weight", "bias"], [],
+    NNX_AllLayerMethods, [NNX_ConvLayerOpInterface]> {
   let summary = "`torch.nn.Conv1d` on N x C x L input";
   let description = [{
     As `nnx.conv2d` with one spatial dim: `weight` is `out_channels x
@@ -773,8 +776,7 @@ def NNX_AdaptiveAvgPool2dOp : NNX_LeafOp<"adaptive_avg_pool2d", [], [],
   let hasVerifier = 1;
 }
 
-def NNX_FlattenOp : NNX_LeafOp<"flatten", [], [],
-    ["inferOutputType", "getFeatureDependence"]> {
+def NNX_FlattenOp : NNX_LeafOp<"flatten", [], [], NNX_AllLayerMethods> {
   let summary = "`torch.nn.Flatten`: dims `start_dim` to `end_dim` into one";
   let description = [{
     Negative dims count from the end of the input's rank.

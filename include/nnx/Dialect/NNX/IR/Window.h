@@ -21,6 +21,9 @@ struct Window {
 
   /// The extent of the window on the input: d (k - 1) + 1.
   int64_t span() const { return dilation * (kernel - 1) + 1; }
+  /// Whether the output size equals the input size for every input size:
+  /// stride 1 and "same" padding (2 p = d (k - 1)).
+  bool keepsSize() const { return stride == 1 && 2 * padding == span() - 1; }
   /// The output size for input size `size`: dynamic stays dynamic, and a
   /// window larger than the padded input gives 0.
   int64_t outputSize(int64_t size) const;

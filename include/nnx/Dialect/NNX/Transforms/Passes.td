@@ -33,7 +33,7 @@ def NNXParamCountPass : NNX_Pass<"nnx-param-count", "::mlir::ModuleOp"> {
 //===----------------------------------------------------------------------===//
 
 def NNXWidenPass : NNX_Pass<"nnx-widen", "::mlir::nnx::ModelOp"> {
-  let summary = "Net2WiderNet: grow a Linear's out_features, function-preserving";
+  let summary = "Net2WiderNet: grow a Linear's out_features or a convolution's out_channels, function-preserving";
   let description = [{
     Grows the `out_features` of the Linear at `layer` to `width`. Units
     `n .. width-1` replicate original units chosen with `std::mt19937_64`
@@ -51,6 +51,21 @@ def NNXWidenPass : NNX_Pass<"nnx-widen", "::mlir::nnx::ModelOp"> {
     - in an `nnx.feed_fwd`'s `layers`, through `activation_for(i)` /
       `dropout_for(i)`; `hidden_dims[i]` records the new width and every
       per-layer override is kept.
+
+    A convolution (`nnx.conv1d`, `nnx.conv2d`, groups = 1) widens its
+    `out_channels` the same way: replicated filters and bias entries, and
+    the consumer's input channels rescaled. In an `nnx.sequential` the walk
+    also passes pooling (`nnx.max_pool2d`, `nnx.avg_pool2d`,
+    `nnx.adaptive_avg_pool2d`, which keep each channel apart) and one
+    `nnx.flatten` of dims 1 to -1. The consumer is the next convolution
+    (groups = 1; its kernel taps follow their channel), or the Linear after
+    the flatten, where each channel owns a block of `in_features /
+    out_channels` consecutive columns. A batch norm on the path stays a
+    refused boundary, as in the seed, unless `through-batchnorm=true`: then
+    each eval-mode `nnx.batch_norm` (after a convolution) copies the
+    running statistics and affine entries of the channel a new channel
+    replicates, which keeps the function (an nnx extension; a train-mode
+    batch norm is still refused: its batch statistics change).
 
     Refused before anything changes: a width-dependent module on the path
     (softmax, layer_norm, rms_norm, batch_norm) or any other non-elementwise
@@ -83,9 +98,11 @@ def NNXWidenPass : NNX_Pass<"nnx-widen", "::mlir::nnx::ModelOp"> {
     ```
   }];
   let options = [
-    Option<"layer", "layer", "std::string", "", "dotted path of the Linear to widen">,
-    Option<"width", "width", "int64_t", "0", "new out_features (larger than the old)">,
+    Option<"layer", "layer", "std::string", "", "dotted path of the Linear or convolution to widen">,
+    Option<"width", "width", "int64_t", "0", "new out_features / out_channels (larger than the old)">,
     Option<"seed", "seed", "uint64_t", "0", "seed of the unit-replication RNG">,
+    Option<"throughBatchNorm", "through-batchnorm", "bool", "false",
+           "let a convolution's chain pass eval-mode batch norms (beyond the seed)">,
   ];
 }
 
@@ -97,6 +114,15 @@ def NNXDeepenPass : NNX_Pass<"nnx-deepen", "::mlir::nnx::ModelOp"> {
     `after`. Since `relu(I * relu(x) + 0) = relu(x)`, the forward is unchanged.
     The new modules are trainable and take the mode of the container they
     join; existing modules keep theirs.
+
+    After a ReLU that a convolution feeds (`nnx.conv1d` / `nnx.conv2d`,
+    through elementwise modules, norms and pooling), the identity is a
+    convolution of the same spatial rank: `C -> C` channels, a
+    `kernel-size` window (odd, default 3) whose centre tap is the identity
+    and every other tap 0, "same" padding (`kernel-size / 2`), stride 1,
+    dilation 1, groups 1 and bias 0. Since the padding is zero,
+    `relu(conv(relu(x))) = relu(x)` at every position, borders included.
+    Its key in a named sequential is `_nnx_deepen_conv_N`.
 
     - Named `nnx.sequential`: the new keys are `_nnx_deepen_linear_N` and
       `_nnx_deepen_relu_N` for the smallest `N >= 0` for which both are
@@ -115,7 +141,9 @@ def NNXDeepenPass : NNX_Pass<"nnx-deepen", "::mlir::nnx::ModelOp"> {
 
     Refused before anything changes, as "value" errors: a feed_fwd site whose
     effective `activation_for(i)` is not relu (or the output layer); a ReLU
-    not fed by a Linear through elementwise or norm modules only; a container
+    not fed by a Linear or convolution through elementwise or norm modules
+    only (pooling only after a convolution); `kernel-size` even, negative,
+    or given for a site a Linear feeds; a container
     subclass with its own forward, a container with its own parameters or
     buffers (`state`) or hooks; a hooked ReLU; a ReLU subclass with its own
     forward; a `nnx.module_list` that is not a stock feed_fwd's `layers`;
@@ -145,6 +173,8 @@ def NNXDeepenPass : NNX_Pass<"nnx-deepen", "::mlir::nnx::ModelOp"> {
   }];
   let options = [
     Option<"after", "after", "std::string", "", "dotted path of the ReLU site">,
+    Option<"kernelSize", "kernel-size", "int64_t", "0",
+           "window of the identity convolution after a convolution site (odd; 0: 3)">,
   ];
 }
 
@@ -164,7 +194,9 @@ def NNXDropLayerPass : NNX_Pass<"nnx-drop-layer", "::mlir::nnx::ModelOp"> {
 
     Refused before anything changes: a module whose output feature size
     differs from its input's (or that takes integer ids), which would break
-    the chain; a `nnx.module_list` or `nnx.module_dict` (no forward of its
+    the chain; a module that is, or contains, a layer changing its input's
+    spatial size or rank (a convolution or pooling that is not stride 1
+    with "same" padding, an adaptive pool, a flatten); a `nnx.module_list` or `nnx.module_dict` (no forward of its
     own); a module
     registered under several paths (the other slot would dangle; drop the
     alias slot instead, which leaves the module in place); a module other
@@ -194,7 +226,7 @@ def NNXDropLayerPass : NNX_Pass<"nnx-drop-layer", "::mlir::nnx::ModelOp"> {
 }
 
 def NNXLowRankPass : NNX_Pass<"nnx-low-rank", "::mlir::nnx::ModelOp"> {
-  let summary = "SVD-truncate a Linear into a two-Linear sequential";
+  let summary = "SVD-truncate a Linear or convolution into a two-layer sequential";
   let description = [{
     Replaces the Linear `W` (out x in) at `layer` by
     `nnx.sequential keying = positional` under the same key: `@"0"` is
@@ -204,11 +236,20 @@ def NNXLowRankPass : NNX_Pass<"nnx-low-rank", "::mlir::nnx::ModelOp"> {
     `rank = min(out, in)`; below it the Frobenius error equals the L2 norm
     of the discarded singular values (Eckart-Young).
 
+    A convolution (`nnx.conv1d`, `nnx.conv2d`, groups = 1) is factorized
+    over channels and space: its weight, seen as the `C_out x (C_in * taps)`
+    matrix, is truncated the same way, and the sequential holds `@"0"`, a
+    `C_in -> rank` convolution with the original window (kernel, stride,
+    padding, dilation) and no bias, then `@"1"`, a `rank -> C_out` 1x1
+    convolution with the original bias. Exact at `rank = min(C_out, C_in *
+    taps)`, Eckart-Young below it.
+
     Flags: both weights take the source weight's `requires_grad`, only
-    `1.bias` takes the source bias's; the sequential and both Linears take
+    `1.bias` takes the source bias's; the sequential and both layers take
     the source's mode.
 
-    Refused before anything changes: `rank` outside `1 .. min(out, in)`;
+    Refused before anything changes: `rank` outside `1 .. min(out, in)`; a
+    grouped convolution (groups > 1, depthwise included);
     parametrizations, prune masks, hooks, a subclass with its own forward,
     a lazy layer; an aliased Linear; a Linear in a feed_fwd's `layers` (the
     feed_fwd params cannot describe a factorization: use a recipe).
@@ -228,7 +269,7 @@ def NNXLowRankPass : NNX_Pass<"nnx-low-rank", "::mlir::nnx::ModelOp"> {
     ```
   }];
   let options = [
-    Option<"layer", "layer", "std::string", "", "dotted path of the Linear">,
+    Option<"layer", "layer", "std::string", "", "dotted path of the Linear or convolution">,
     Option<"rank", "rank", "int64_t", "0", "kept rank, 1 <= rank <= min(out, in)">,
   ];
 }

@@ -14,15 +14,20 @@
 
 namespace mlir::nnx {
 
-/// Net2WiderNet: grows the Linear at `layer` to `width` output units,
-/// replicating units chosen by std::mt19937_64(`seed`), and rescales the
-/// consumer's incoming columns so the forward output is unchanged.
+/// Net2WiderNet: grows the Linear (out_features) or convolution
+/// (out_channels) at `layer` to `width` units, replicating units chosen by
+/// std::mt19937_64(`seed`), and rescales the consumer's incoming columns so
+/// the forward output is unchanged. `throughBatchNorm` lets a convolution's
+/// chain pass eval-mode batch norms, whose statistics follow the units.
 LogicalResult widen(ModelOp model, llvm::StringRef layer, int64_t width,
-                    uint64_t seed = 0);
+                    uint64_t seed = 0, bool throughBatchNorm = false);
 
 /// Net2DeeperNet: inserts an identity-initialized Linear and a ReLU after the
 /// ReLU site at `after` (a sequential's ReLU, or a feed_fwd's `layers.i`).
-LogicalResult deepen(ModelOp model, llvm::StringRef after);
+/// After a ReLU a convolution feeds, the identity is a convolution whose
+/// centre tap is 1, with a `kernelSize` window (odd; 0: 3).
+LogicalResult deepen(ModelOp model, llvm::StringRef after,
+                     int64_t kernelSize = 0);
 
 /// Replaces the module at `layer` by an `nnx.identity` (chain-preserving).
 LogicalResult dropLayer(ModelOp model, llvm::StringRef layer);
