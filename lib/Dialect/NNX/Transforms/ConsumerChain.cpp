@@ -259,17 +259,6 @@ static FailureOr<ConsumerChain> findSequentialConsumer(Operation *target,
   return chain;
 }
 
-/// The position of `layer` in `list`.
-static unsigned layerIndex(ModuleListOp list, Operation *layer) {
-  unsigned index = 0;
-  for (Operation &op : list.getBody().front()) {
-    if (&op == layer)
-      break;
-    ++index;
-  }
-  return index;
-}
-
 /// Refuses `layers.index` of `ff` unless it is a hidden layer whose
 /// activation keeps duplicated units duplicated.
 static LogicalResult checkHiddenLayer(LinearOp target, FeedFwdOp ff,
@@ -333,7 +322,7 @@ findFeedFwdConsumer(Operation *slot, ModuleListOp list, StringRef pass) {
   if (failed(checkOrderingContainer(ff, pass)) ||
       failed(checkOrderingContainer(list, pass)))
     return failure();
-  unsigned index = layerIndex(list, target);
+  unsigned index = positionInBlock(target);
   if (failed(checkHiddenLayer(target, ff, index, pass)))
     return failure();
   FailureOr<LinearOp> consumer = nextLayerConsumer(target, index, pass);

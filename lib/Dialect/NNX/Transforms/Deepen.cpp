@@ -85,24 +85,13 @@ static Operation *createIdentity(OpBuilder &b, Location loc, StringRef key,
                                       rank, plan.elementType);
 }
 
-static int64_t indexIn(Operation *container, Operation *slot) {
-  int64_t i = 0;
-  for (Operation &op : container->getRegion(0).front()) {
-    if (&op == slot)
-      return i;
-    ++i;
-  }
-  return -1;
-}
-
 /// Renames every child after `slot` of a positional container from key k to
 /// k + shift (last first, so keys never collide).
-static void shiftPositionalKeys(Operation *container, Operation *slot,
-                                int64_t shift) {
+static void shiftPositionalKeys(Operation *slot, int64_t shift) {
   SmallVector<Operation *> later;
   for (Operation *op = slot->getNextNode(); op; op = op->getNextNode())
     later.push_back(op);
-  int64_t first = indexIn(container, slot) + 1;
+  int64_t first = positionInBlock(slot) + 1;
   for (int64_t i = later.size() - 1; i >= 0; --i)
     SymbolTable::setSymbolName(later[i], positionalKey(first + i + shift));
 }
@@ -123,7 +112,7 @@ static FailureOr<DeepenPlan> planFeedFwd(ModuleListOp list, Operation *slot) {
       failed(checkRefusable(list, Subclass | Hooks | OwnState, kPass,
                             "container")))
     return failure();
-  unsigned i = indexIn(list, slot);
+  unsigned i = positionInBlock(slot);
   size_t numHidden = ff.getHiddenDims().size();
   if (i >= numHidden) {
     InFlightDiagnostic diag = refuse(slot, kPass, "site")
@@ -272,7 +261,7 @@ static void applyFeedFwd(const DeepenPlan &plan) {
   size_t numHidden = ff.getHiddenDims().size();
 
   ReferenceSnapshot refs(getParentModel(ff));
-  shiftPositionalKeys(plan.container, plan.site, 1);
+  shiftPositionalKeys(plan.site, 1);
   OpBuilder b(ctx);
   b.setInsertionPointAfter(plan.site);
   LinearOp lin = createIdentityLinear(b, plan.site->getLoc(), positionalKey(at),
@@ -308,8 +297,8 @@ static void applySequential(const DeepenPlan &plan) {
   std::string linKey, reluKey;
   ReferenceSnapshot refs(getParentModel(seq));
   if (seq.getKeying() == Keying::positional) {
-    int64_t at = indexIn(seq, plan.site) + 1;
-    shiftPositionalKeys(seq, plan.site, 2);
+    int64_t at = positionInBlock(plan.site) + 1;
+    shiftPositionalKeys(plan.site, 2);
     linKey = positionalKey(at);
     reluKey = positionalKey(at + 1);
   } else {

@@ -24,12 +24,7 @@ static FeatureSignature slotSignature(Operation *module) {
     if (auto ff = dyn_cast<FeedFwdOp>(list->getParentOp());
         ff && ff.getLayers() == list) {
       ArrayRef<int64_t> hidden = ff.getHiddenDims();
-      int64_t i = 0;
-      for (Operation &op : list.getBody().front()) {
-        if (&op == module)
-          break;
-        ++i;
-      }
+      int64_t i = positionInBlock(module);
       FeatureSignature s;
       s.in = i == 0 ? ff.getInputDim() : hidden[i - 1];
       s.out = i == (int64_t)hidden.size() ? ff.getOutputDim() : hidden[i];

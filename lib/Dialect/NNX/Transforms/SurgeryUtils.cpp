@@ -7,6 +7,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <iterator>
+
 using namespace mlir;
 using namespace mlir::nnx;
 using namespace mlir::nnx::surgery;
@@ -310,6 +312,10 @@ LogicalResult surgery::refuseRecipeModel(ModelOp model, StringRef pass) {
          << " operations); unrecorded surgery would make its topology differ "
             "from base + recipe, so no checkpoint could rebuild it (record "
             "the edit as a recipe operation instead)";
+}
+
+int64_t surgery::positionInBlock(Operation *op) {
+  return std::distance(op->getBlock()->begin(), op->getIterator());
 }
 
 std::string surgery::positionalKey(int64_t i) { return std::to_string(i); }

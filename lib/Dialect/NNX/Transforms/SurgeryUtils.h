@@ -158,6 +158,10 @@ LogicalResult refuseRecipeModel(ModelOp model, llvm::StringRef pass);
 LogicalResult lowRankUnrecorded(ModelOp model, llvm::StringRef layer,
                                 int64_t rank);
 
+/// The position of `op` among the ops of its block (a container's children
+/// in registration order).
+int64_t positionInBlock(Operation *op);
+
 /// A positional key for index `i`.
 std::string positionalKey(int64_t i);
 
