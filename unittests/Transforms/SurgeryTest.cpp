@@ -626,6 +626,25 @@ Eigen::MatrixXd readMatrix(LinearOp lin) {
   return m;
 }
 
+/// Checks a truncation `b * a` of `w` against Eckart-Young: its Frobenius
+/// error is `bound` (the L2 norm of the discarded singular values), 0 at
+/// `exact` (max rank). f32 factors are each off by at most u = 2^-24
+/// relative, so ||B~A~ - BA||_F <= (2u + u^2) ||B||_F ||A||_F; f64 factors
+/// carry only the SVD's own rounding, far below 1e-10 of the scale.
+void expectEckartYoung(const Eigen::MatrixXd &w, const Eigen::MatrixXd &a,
+                       const Eigen::MatrixXd &b, double bound, bool f32,
+                       bool exact) {
+  double u = std::ldexp(1.0, -24);
+  double tol = f32 ? (2 * u + u * u) * a.norm() * b.norm() + 1e-12 * w.norm()
+                   : 1e-10 * w.norm();
+  double err = (w - b * a).norm();
+  EXPECT_LE(err, bound + tol);
+  EXPECT_GE(err, bound - tol);
+  if (exact) {
+    EXPECT_LE(err, tol);
+  }
+}
+
 TEST_F(SurgeryTest, LowRankMeetsTheEckartYoungBound) {
   std::mt19937_64 rng(42);
   std::normal_distribution<double> normal;
@@ -652,23 +671,9 @@ TEST_F(SurgeryTest, LowRankMeetsTheEckartYoungBound) {
         Eigen::MatrixXd a = readMatrix(first), b = readMatrix(second);
         ASSERT_EQ(a.rows(), k);
         ASSERT_EQ(b.cols(), k);
-        double err = (w - b * a).norm();
         double bound = std::sqrt(s.tail(maxRank - k).squaredNorm());
-        // Eckart-Young: the truncation's Frobenius error is the L2 norm of
-        // the discarded singular values (<= it, and it is also optimal).
-        // f32 factors: each entry off by at most u = 2^-24 relative, so
-        // ||B~A~ - BA||_F <= (2u + u^2) ||B||_F ||A||_F; f64: the SVD's own
-        // rounding, far below 1e-10 of the scale.
-        double u = std::ldexp(1.0, -24);
-        double tol =
-            std::string(elt) == "f64"
-                ? 1e-10 * w.norm()
-                : (2 * u + u * u) * a.norm() * b.norm() + 1e-12 * w.norm();
-        EXPECT_LE(err, bound + tol);
-        EXPECT_GE(err, bound - tol);
-        if (k == maxRank) {
-          EXPECT_LE(err, tol); // exact at max rank
-        }
+        expectEckartYoung(w, a, b, bound, std::string(elt) == "f32",
+                          k == maxRank);
         // Flags: both weights take the source weight's (true), only 1.bias
         // the source bias's (false).
         EXPECT_TRUE(cast<ModuleOpInterface>(first.getOperation())
@@ -754,18 +759,8 @@ TEST_F(SurgeryTest, ConvLowRankMeetsTheEckartYoungBound) {
       Eigen::MatrixXd a = readConvMatrix(first), b = readConvMatrix(second);
       ASSERT_EQ(a.rows(), rank);
       ASSERT_EQ(b.cols(), rank);
-      double err = (w - b * a).norm();
       double bound = std::sqrt(s.tail(maxRank - rank).squaredNorm());
-      // The factors are stored in f32: each entry off by at most u = 2^-24
-      // relative, so ||B~A~ - BA||_F <= (2u + u^2) ||B||_F ||A||_F (the
-      // double SVD's own error is ~1e-15 of that scale).
-      double u = std::ldexp(1.0, -24);
-      double tol = (2 * u + u * u) * a.norm() * b.norm() + 1e-12 * w.norm();
-      EXPECT_LE(err, bound + tol);
-      EXPECT_GE(err, bound - tol);
-      if (rank == maxRank) {
-        EXPECT_LE(err, tol); // exact at max rank
-      }
+      expectEckartYoung(w, a, b, bound, /*f32=*/true, rank == maxRank);
     }
   }
 }
