@@ -166,10 +166,10 @@ llvm::Error ParameterBindings::readLayouts(Operation *forward) {
     auto perm = dict.getAs<DenseI64ArrayAttr>(spec.name);
     if (!perm)
       continue;
-    if (perm.asArrayRef() != ArrayRef<int64_t>{1, 0} || spec.shape.size() != 2)
-      return makeError("parameter '" + spec.name +
-                       "': the compiled forward asks for a layout nnx cannot "
-                       "prepare (only the transpose of a 2-D tensor)");
+    if (perm.size() != static_cast<int64_t>(spec.shape.size()))
+      return makeError("parameter '" + spec.name + "' (" + spec.typeString +
+                       "): the compiled forward asks for a layout of rank " +
+                       std::to_string(perm.size()));
     layout.assign(perm.asArrayRef().begin(), perm.asArrayRef().end());
   }
   return llvm::Error::success();
@@ -198,24 +198,68 @@ static void transposeBlocked(const char *in, char *out, int64_t rows,
     }
 }
 
-/// The transpose of the row-major `rows` x `cols` matrix `data`.
-static TensorData transposed(ArrayRef<char> data, int64_t rows, int64_t cols,
-                             size_t elementSize) {
+/// The elements of `T` at `in` (row-major, shape `shape`) permuted into
+/// `out`: out dim i is in dim perm[i], as `linalg.transpose` reads it.
+template <typename T>
+static void permuteElements(const char *in, char *out, ArrayRef<int64_t> shape,
+                            ArrayRef<int64_t> perm) {
+  const T *src = reinterpret_cast<const T *>(in);
+  T *dst = reinterpret_cast<T *>(out);
+  size_t rank = shape.size();
+  SmallVector<int64_t> inStrides(rank, 1), outShape(rank), strides(rank);
+  for (size_t d = rank - 1; d > 0; --d)
+    inStrides[d - 1] = inStrides[d] * shape[d];
+  int64_t total = 1;
+  for (size_t i = 0; i < rank; ++i) {
+    outShape[i] = shape[perm[i]];
+    strides[i] = inStrides[perm[i]];
+    total *= outShape[i];
+  }
+  // An odometer over the result; the innermost dim is one strided run.
+  SmallVector<int64_t> index(rank, 0);
+  int64_t inner = outShape[rank - 1], step = strides[rank - 1];
+  for (int64_t o = 0, base = 0; o < total; o += inner) {
+    for (int64_t j = 0; j < inner; ++j)
+      dst[o + j] = src[base + j * step];
+    for (size_t d = rank - 1; d-- > 0;) {
+      base += strides[d];
+      if (++index[d] < outShape[d])
+        break;
+      base -= strides[d] * outShape[d];
+      index[d] = 0;
+    }
+  }
+}
+
+template <typename T>
+static void permuteAs(const char *in, char *out, ArrayRef<int64_t> shape,
+                      ArrayRef<int64_t> perm) {
+  if (perm == ArrayRef<int64_t>{1, 0})
+    transposeBlocked<T>(in, out, shape[0], shape[1]);
+  else
+    permuteElements<T>(in, out, shape, perm);
+}
+
+/// `data` (row-major, shape `shape`) permuted by `perm`.
+static TensorData permuted(ArrayRef<char> data, ArrayRef<int64_t> shape,
+                           ArrayRef<int64_t> perm, size_t elementSize) {
   TensorData copy = alignedCopy(data.size());
   const char *in = data.data();
   char *out = const_cast<char *>(copy.bytes.data());
+  if (llvm::is_contained(shape, 0))
+    return copy;
   switch (elementSize) {
   case 1:
-    transposeBlocked<uint8_t>(in, out, rows, cols);
+    permuteAs<uint8_t>(in, out, shape, perm);
     break;
   case 2:
-    transposeBlocked<uint16_t>(in, out, rows, cols);
+    permuteAs<uint16_t>(in, out, shape, perm);
     break;
   case 4:
-    transposeBlocked<uint32_t>(in, out, rows, cols);
+    permuteAs<uint32_t>(in, out, shape, perm);
     break;
   default:
-    transposeBlocked<uint64_t>(in, out, rows, cols);
+    permuteAs<uint64_t>(in, out, shape, perm);
     break;
   }
   return copy;
@@ -250,8 +294,9 @@ llvm::Error ParameterBindings::prepare(const UploadFn &upload) {
       prepared.push_back(data);
     } else {
       prepared.push_back(
-          transposed(data.bytes, shape[0], shape[1], getDTypeSize(spec.dtype)));
-      std::swap(shape[0], shape[1]);
+          permuted(data.bytes, spec.shape, layout, getDTypeSize(spec.dtype)));
+      for (auto [d, from] : llvm::enumerate(layout))
+        shape[d] = spec.shape[from];
       // The compiled code reads only the transposed copy.
       if (data.mapped)
         dropMappedPages(data.bytes);

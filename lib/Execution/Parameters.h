@@ -6,7 +6,8 @@
 // what the compiled model passes there: the stored bytes of each tensor (a
 // mapped safetensors file, shared; inline tensors copied once), permuted
 // once into the layout the compiled code asked for (`nnx.parameter_layouts`:
-// the CPU schedule reads a Linear's weight as K x N), and placed once in
+// the CPU schedule reads a Linear's weight as K x N and a conv's as kh x kw x
+// C x F), and placed once in
 // the target's memory when it has its own (CUDA: resident on the device).
 //
 //===----------------------------------------------------------------------===//
@@ -63,7 +64,7 @@ private:
   /// The bound bytes, as stored.
   std::vector<TensorData> stored;
   /// The permutation each argument wants (empty: as stored).
-  std::vector<llvm::SmallVector<int64_t, 2>> layouts;
+  std::vector<llvm::SmallVector<int64_t, 4>> layouts;
   /// What the compiled code reads: the permuted bytes and their shape, and
   /// the copy in the target's memory when uploaded.
   std::vector<TensorData> prepared;

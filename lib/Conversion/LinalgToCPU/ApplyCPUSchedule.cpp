@@ -6,6 +6,7 @@
 // ~50-100 GFLOP/s on one core, against ~1.2 for plain loops.
 //
 //===----------------------------------------------------------------------===//
+#include "nnx/Conversion/LinalgToCPU/Layouts.h"
 #include "nnx/Conversion/LinalgToCPU/MulAdd.h"
 #include "nnx/Conversion/Passes.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
@@ -250,128 +251,6 @@ static std::string instantiateSchedule(const MatmulTiles &tiles,
   return text;
 }
 
-/// Transposes a 2-D dense attribute.
-DenseElementsAttr transpose2D(DenseElementsAttr w) {
-  auto type = cast<RankedTensorType>(w.getType());
-  int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
-  auto newType = RankedTensorType::get({cols, rows}, type.getElementType());
-  if (w.isSplat())
-    return w.resizeSplat(newType);
-  unsigned bits = type.getElementTypeBitWidth();
-  if (bits % 8 == 0) {
-    size_t eb = bits / 8;
-    ArrayRef<char> raw = w.getRawData();
-    std::vector<char> out(raw.size());
-    for (int64_t i = 0; i < rows; ++i)
-      for (int64_t j = 0; j < cols; ++j)
-        std::memcpy(&out[(j * rows + i) * eb], &raw[(i * cols + j) * eb], eb);
-    return DenseElementsAttr::getFromRawBuffer(newType, out);
-  }
-  SmallVector<Attribute> vals(w.getValues<Attribute>());
-  SmallVector<Attribute> out(vals.size());
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j)
-      out[j * rows + i] = vals[i * cols + j];
-  return DenseElementsAttr::get(newType, out);
-}
-
-/// The indexing maps of `linalg.matmul` computing A * B^T.
-static SmallVector<AffineMap> transposedBMaps(MLIRContext *ctx) {
-  AffineExpr m, n, k;
-  bindDims(ctx, m, n, k);
-  auto map = [&](AffineExpr r, AffineExpr c) {
-    return AffineMap::get(3, 0, {r, c}, ctx);
-  };
-  return {map(m, k), map(n, k), map(m, n)};
-}
-
-/// Whether `use` is operand B of a `linalg.matmul` computing A * B^T.
-static bool isTransposedB(OpOperand &use) {
-  auto mm = dyn_cast<linalg::MatmulOp>(use.getOwner());
-  return mm && mm.hasPureTensorSemantics() && use.getOperandNumber() == 1 &&
-         mm.getIndexingMapsArray() == transposedBMaps(mm.getContext());
-}
-
-/// A parameter argument (`nnx.parameter`) that only A * B^T matmuls read is
-/// asked for in K x N layout instead: the argument's type is transposed and
-/// the function's `nnx.parameter_layouts` records the permutation for the
-/// runner, which transposes the stored tensor once when it binds it. The
-/// matmuls then read it in the register tiles' layout, with no transpose
-/// per call.
-static void transposeParameterArguments(func::FuncOp func) {
-  if (func.isExternal())
-    return;
-  MLIRContext *ctx = func.getContext();
-  NamedAttrList layouts;
-  if (auto existing =
-          func->getAttrOfType<DictionaryAttr>(nnx::kParameterLayoutsAttrName))
-    layouts.append(existing.getValue());
-  SmallVector<Type> argTypes(func.getArgumentTypes());
-  for (BlockArgument arg : func.getArguments()) {
-    auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                  nnx::kParameterArgAttrName);
-    auto type = dyn_cast<RankedTensorType>(arg.getType());
-    if (!name || !type || type.getRank() != 2 || arg.use_empty() ||
-        layouts.get(name) || !llvm::all_of(arg.getUses(), [](OpOperand &use) {
-          return isTransposedB(use);
-        }))
-      continue;
-    auto kn = RankedTensorType::get({type.getDimSize(1), type.getDimSize(0)},
-                                    type.getElementType());
-    arg.setType(kn);
-    argTypes[arg.getArgNumber()] = kn;
-    layouts.set(name, DenseI64ArrayAttr::get(ctx, {1, 0}));
-    for (OpOperand &use : llvm::make_early_inc_range(arg.getUses())) {
-      auto mm = cast<linalg::MatmulOp>(use.getOwner());
-      OpBuilder b(mm);
-      auto plain = linalg::MatmulOp::create(
-          b, mm.getLoc(), mm.getResultTypes(),
-          ValueRange{mm.getDpsInputOperand(0)->get(), arg}, mm.getDpsInits());
-      mm->replaceAllUsesWith(plain);
-      mm->erase();
-    }
-  }
-  if (layouts.empty())
-    return;
-  func.setFunctionType(
-      FunctionType::get(ctx, argTypes, func.getFunctionType().getResults()));
-  func->setAttr(nnx::kParameterLayoutsAttrName, layouts.getDictionary(ctx));
-}
-
-/// The schedule's register tiles read B as K x N rows. A `linalg.matmul`
-/// computing A * B^T (a Linear's weight as nnx-build-forward emits it, N x K)
-/// gets B transposed once: into a new constant when B is one (at compile
-/// time), else by a `linalg.transpose` ahead of the matmul.
-struct MatmulToDefaultLayout : public OpRewritePattern<linalg::MatmulOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(linalg::MatmulOp op,
-                                PatternRewriter &rewriter) const override {
-    if (!op.hasPureTensorSemantics() ||
-        op.getIndexingMapsArray() != transposedBMaps(op.getContext()))
-      return rewriter.notifyMatchFailure(op, "not A * B^T on tensors");
-    Location loc = op.getLoc();
-    Value b = op.getDpsInputOperand(1)->get();
-    DenseElementsAttr dense;
-    Value kn;
-    if (matchPattern(b, m_Constant(&dense))) {
-      kn = arith::ConstantOp::create(rewriter, loc, transpose2D(dense));
-    } else {
-      SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, b);
-      std::swap(sizes[0], sizes[1]);
-      Value init = tensor::EmptyOp::create(rewriter, loc, sizes,
-                                           getElementTypeOrSelf(b.getType()));
-      kn = linalg::TransposeOp::create(rewriter, loc, b, init,
-                                       ArrayRef<int64_t>{1, 0})
-               .getResult()[0];
-    }
-    rewriter.replaceOpWithNewOp<linalg::MatmulOp>(
-        op, op.getResultTypes(),
-        ValueRange{op.getDpsInputOperand(0)->get(), kn}, op.getDpsInits());
-    return success();
-  }
-};
-
 /// Where a batched contraction's operand is read for batch loop `i`: a
 /// loop dim, or the constant 0 of a broadcast size-1 dim.
 static bool isBatchExpr(AffineExpr e, unsigned numBatch) {
@@ -492,7 +371,7 @@ struct BatchedContractionToMatmuls
                                        ValueRange{lhs, rhs}, ValueRange{acc});
     if (transposedB)
       mm.setIndexingMapsAttr(
-          rewriter.getAffineMapArrayAttr(transposedBMaps(ctx)));
+          rewriter.getAffineMapArrayAttr(nnx::transposedBMatmulMaps(ctx)));
     // Written back where it was read.
     auto slice = acc.getDefiningOp<tensor::ExtractSliceOp>();
     rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
@@ -643,13 +522,14 @@ struct NNXApplyCPUSchedulePass
     bool tiling = stage == nnx::CPUScheduleStage::TileMatmul;
     StringRef entry = tiling ? "tile_matmul" : "lower_vectors";
     if (tiling) {
-      for (auto func : getOperation().getOps<func::FuncOp>())
-        transposeParameterArguments(func);
       RewritePatternSet patterns(&getContext());
-      patterns.add<BatchedContractionToMatmuls, MatmulToDefaultLayout>(
-          &getContext());
+      patterns.add<BatchedContractionToMatmuls>(&getContext());
+      nnx::populateConvToMatmulsPatterns(patterns);
+      nnx::populateMatmulToDefaultLayoutPatterns(patterns);
       if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
         return signalPassFailure();
+      for (auto func : getOperation().getOps<func::FuncOp>())
+        nnx::foldParameterPermutations(func);
     }
     if (failed(applySequence(entry)))
       return signalPassFailure();

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "nnx/Conversion/NNXToLinalg/LayerLowering.h"
+#include "nnx/Conversion/NNXToLinalg/NNXToLinalg.h"
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -50,33 +51,6 @@ Value emitProjectionInit(LayerEmitter &e, Value bias, Type elt,
                    [](OpBuilder &, Location, ValueRange a) { return a[0]; });
 }
 
-/// `x` reshaped to `type` with sizes `sizes`. A collapse or expansion whose
-/// group holds more than one dynamic dim (batch and sequence) is a
-/// `tensor.reshape` with a shape operand instead: MLIR 22.1's
-/// `expand-strided-metadata` crashes on a `memref.expand_shape` of two
-/// dynamic dims (llvm-project #186830).
-Value reshapeLeading(OpBuilder &b, Location loc, Value x, RankedTensorType type,
-                     ArrayRef<ReassociationIndices> groups,
-                     ArrayRef<OpFoldResult> sizes) {
-  auto xt = cast<RankedTensorType>(x.getType());
-  bool collapse = type.getRank() < xt.getRank();
-  ArrayRef<int64_t> wide = collapse ? xt.getShape() : type.getShape();
-  bool safe = llvm::all_of(groups, [&](const ReassociationIndices &g) {
-    return llvm::count_if(g, [&](int64_t d) {
-             return ShapedType::isDynamic(wide[d]);
-           }) <= 1;
-  });
-  if (safe && collapse)
-    return tensor::CollapseShapeOp::create(b, loc, type, x, groups);
-  if (safe)
-    return tensor::ExpandShapeOp::create(b, loc, type, x, groups, sizes);
-  SmallVector<Value> dims = llvm::map_to_vector(sizes, [&](OpFoldResult s) {
-    return getValueOrCreateConstantIndexOp(b, loc, s);
-  });
-  Value shape = tensor::FromElementsOp::create(b, loc, dims);
-  return tensor::ReshapeOp::create(b, loc, type, x, shape);
-}
-
 /// `x W^T + bias` over the last dim of `x` (rank >= 2), `w` stored out x in
 /// as a Linear's weight, `bias` null for none. Rank > 2: the leading dims are
 /// folded into one and back, so every projection is one 2-D
@@ -115,7 +89,7 @@ FailureOr<Value> emitProjection(LayerEmitter &e, Operation *layer, Value x,
             b, loc, n, getValueOrCreateConstantIndexOp(b, loc, inSizes[d]));
       rowSize = n;
     }
-    x2 = reshapeLeading(b, loc, x, flat, reassoc, {rowSize, inSizes.back()});
+    x2 = reshapeTensor(b, loc, x, flat, reassoc, {rowSize, inSizes.back()});
   }
   SmallVector<OpFoldResult> outSizes{tensor::getMixedSize(b, loc, x2, 0),
                                      b.getIndexAttr(out)};
@@ -129,7 +103,7 @@ FailureOr<Value> emitProjection(LayerEmitter &e, Operation *layer, Value x,
   inSizes.back() = b.getIndexAttr(out);
   SmallVector<int64_t> staticShape(xt.getShape());
   staticShape.back() = out;
-  return reshapeLeading(b, loc, y, xt.clone(staticShape), reassoc, inSizes);
+  return reshapeTensor(b, loc, y, xt.clone(staticShape), reassoc, inSizes);
 }
 
 struct LinearLowering
@@ -235,4 +209,27 @@ void mlir::nnx::registerProjectionLowerings(DialectRegistry &registry) {
     LoraOp::attachInterface<LoraLowering>(*ctx);
     EmbeddingOp::attachInterface<EmbeddingLowering>(*ctx);
   });
+}
+
+Value mlir::nnx::reshapeTensor(OpBuilder &b, Location loc, Value x,
+                               RankedTensorType type,
+                               ArrayRef<ReassociationIndices> groups,
+                               ArrayRef<OpFoldResult> sizes) {
+  auto xt = cast<RankedTensorType>(x.getType());
+  bool collapse = type.getRank() < xt.getRank();
+  ArrayRef<int64_t> wide = collapse ? xt.getShape() : type.getShape();
+  bool safe = llvm::all_of(groups, [&](const ReassociationIndices &g) {
+    return llvm::count_if(g, [&](int64_t d) {
+             return ShapedType::isDynamic(wide[d]);
+           }) <= 1;
+  });
+  if (safe && collapse)
+    return tensor::CollapseShapeOp::create(b, loc, type, x, groups);
+  if (safe)
+    return tensor::ExpandShapeOp::create(b, loc, type, x, groups, sizes);
+  SmallVector<Value> dims = llvm::map_to_vector(sizes, [&](OpFoldResult s) {
+    return getValueOrCreateConstantIndexOp(b, loc, s);
+  });
+  Value shape = tensor::FromElementsOp::create(b, loc, dims);
+  return tensor::ReshapeOp::create(b, loc, type, x, shape);
 }

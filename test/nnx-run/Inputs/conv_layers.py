@@ -1,13 +1,16 @@
 """The model and the float64 NumPy reference of nnx-run/conv-layers.test.
 
-  conv_layers.py model DIR          writes DIR/conv.mlir (seeded weights)
-  conv_layers.py make DIR N H W     writes DIR/x_N_H_W.npy (float32)
-  conv_layers.py check DIR N H W    compares DIR/y_N_H_W.npy with NumPy
+  conv_layers.py model DIR [NET]        writes DIR/NET.mlir (seeded weights)
+  conv_layers.py make DIR N H W         writes DIR/x_N_H_W.npy (float32)
+  conv_layers.py check DIR N H W [NET]  compares DIR/y_N_H_W.npy (NET
+                                        "conv"), DIR/NET_N_H_W.npy else
 
-The net: conv2d 3->4 (3x3, padding 1, bias), batch_norm in eval mode with
+NET "conv" (the default): conv2d 3->4 (3x3, padding 1, bias), batch_norm in eval mode with
 non-trivial statistics, relu, a depthwise conv2d (groups 4, 3x3, stride 2,
 padding 1), conv2d 4->2 (3x2, stride (2, 1), padding (0, 1), dilation
-(2, 1), no bias). The reference computes each convolution directly in
+(2, 1), no bias). NETs "stem", "down", "dil", "row" and "even": one
+groups-1 conv each, of the geometries the CPU schedule's tap matmuls must
+get right (nnx-run/conv-geometry.test). The reference computes each convolution directly in
 float64. Tolerance: each output is a chain of sums of at most L terms
 (L = the reduction lengths k*k*C of the layers added up, plus the few
 roundings of the norm); float32 rounding errs by at most ~L * eps32 times the
@@ -20,18 +23,27 @@ import sys
 import numpy as np
 
 EPS_BN = 1e-5
-LAYERS = [
-    # name, in, out, kernel, stride, padding, dilation, groups, bias
-    ("c1", 3, 4, (3, 3), (1, 1), (1, 1), (1, 1), 1, True),
-    ("dw", 4, 4, (3, 3), (2, 2), (1, 1), (1, 1), 4, True),
-    ("c2", 4, 2, (3, 2), (2, 1), (0, 1), (2, 1), 1, False),
-]
+NETS = {
+    "conv": [
+        # name, in, out, kernel, stride, padding, dilation, groups, bias
+        ("c1", 3, 4, (3, 3), (1, 1), (1, 1), (1, 1), 1, True),
+        ("dw", 4, 4, (3, 3), (2, 2), (1, 1), (1, 1), 4, True),
+        ("c2", 4, 2, (3, 2), (2, 1), (0, 1), (2, 1), 1, False),
+    ],
+    # One conv each (a chain would make the bound below meaningless).
+    "stem": [("stem", 3, 8, (7, 7), (2, 2), (3, 3), (1, 1), 1, True)],
+    "down": [("down", 3, 8, (1, 1), (2, 2), (0, 0), (1, 1), 1, False)],
+    "dil": [("dil", 3, 6, (3, 3), (1, 1), (2, 2), (2, 2), 1, True)],
+    "row": [("row", 3, 5, (1, 5), (1, 3), (0, 2), (1, 1), 1, True)],
+    "even": [("even", 3, 4, (4, 4), (3, 3), (1, 1), (1, 2), 1, False)],
+}
+LAYERS = NETS["conv"]
 
 
-def weights():
+def weights(net="conv"):
     rng = np.random.default_rng(7)
     w = {}
-    for name, cin, cout, k, _, _, _, g, bias in LAYERS:
+    for name, cin, cout, k, _, _, _, g, bias in NETS[net]:
         w[name] = rng.standard_normal((cout, cin // g) + k).astype(np.float32)
         if bias:
             w[name + ".b"] = rng.standard_normal(cout).astype(np.float32)
@@ -56,9 +68,9 @@ def arr(v):
     return "array<i64: %d, %d>" % v
 
 
-def model(d):
+def model(d, net_name):
     os.makedirs(d, exist_ok=True)
-    w = weights()
+    w = weights(net_name)
     lines = ["nnx.model @convnet inputs(tensor<?x3x?x?xf32>) {",
              "  nnx.sequential @net keying = named {"]
 
@@ -70,17 +82,18 @@ def model(d):
                 "= %s, groups = %d : i64, weight = %s%s}"
                 % (name, cin, cout, arr(k), arr(s), arr(p), arr(dl), g,
                    dense(w[name]), b))
-    lines.append(conv(LAYERS[0]))
-    lines.append("    nnx.batch_norm @bn {running_mean = %s, running_var = %s, "
-                 "weight = %s, bias = %s}" % (dense(w["bn.mean"]),
-                                              dense(w["bn.var"]),
-                                              dense(w["bn.w"]),
-                                              dense(w["bn.b"])))
-    lines.append("    nnx.relu @act")
-    lines.append(conv(LAYERS[1]))
-    lines.append(conv(LAYERS[2]))
+    if net_name == "conv":
+        lines.append(conv(LAYERS[0]))
+        lines.append("    nnx.batch_norm @bn {running_mean = %s, running_var = "
+                     "%s, weight = %s, bias = %s}"
+                     % (dense(w["bn.mean"]), dense(w["bn.var"]),
+                        dense(w["bn.w"]), dense(w["bn.b"])))
+        lines.append("    nnx.relu @act")
+        lines += [conv(spec) for spec in LAYERS[1:]]
+    else:
+        lines += [conv(spec) for spec in NETS[net_name]]
     lines += ["  }", "}"]
-    with open(os.path.join(d, "conv.mlir"), "w") as f:
+    with open(os.path.join(d, net_name + ".mlir"), "w") as f:
         f.write("\n".join(lines) + "\n")
 
 
@@ -109,7 +122,7 @@ def conv2d(x, w, b, s, p, dl, g):
     return y
 
 
-def net(x, w, absolute):
+def net(x, w, absolute, net_name="conv"):
     f = np.abs if absolute else (lambda v: v)
     x = f(x.astype(np.float64))
 
@@ -118,6 +131,10 @@ def net(x, w, absolute):
         wt = f(w[name].astype(np.float64))
         b = f(w[name + ".b"].astype(np.float64)) if bias else None
         return conv2d(x, wt, b, s, p, dl, g)
+    if net_name != "conv":
+        for spec in NETS[net_name]:
+            x = c(spec, x)
+        return x
     x = c(LAYERS[0], x)
     alpha = w["bn.w"] / np.sqrt(w["bn.var"].astype(np.float64) + EPS_BN)
     beta = w["bn.b"] - w["bn.mean"] * alpha
@@ -148,19 +165,21 @@ def name(d, what, n, h, wd):
 def main():
     cmd, d = sys.argv[1], sys.argv[2]
     if cmd == "model":
-        return model(d)
+        return model(d, sys.argv[3] if len(sys.argv) > 3 else "conv")
     n, h, wd = (int(v) for v in sys.argv[3:6])
     if cmd == "make":
         rng = np.random.default_rng(100 * n + h + wd)
         x = rng.standard_normal((n, 3, h, wd)).astype(np.float32)
         np.save(name(d, "x", n, h, wd), x)
         return
+    net_name = sys.argv[6] if len(sys.argv) > 6 else "conv"
     x = np.load(name(d, "x", n, h, wd))
-    y = np.load(name(d, "y", n, h, wd))
-    w = weights()
-    ref, mag = net(x, w, False), net(x, w, True)
+    y = np.load(name(d, "y" if net_name == "conv" else net_name, n, h, wd))
+    w = weights(net_name)
+    ref = net(x, w, False, net_name)
+    mag = net(x, w, True, net_name)
     terms = sum(k[0] * k[1] * (cin // g) for _, cin, _, k, _, _, _, g, _ in
-                LAYERS) + 8
+                NETS[net_name]) + 8
     check_within(y, ref, mag, terms)
 
 

@@ -7,10 +7,20 @@
 #define NNX_CONVERSION_NNXTOLINALG_NNXTOLINALG_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
 
 namespace mlir::nnx {
+
+/// `x` reshaped to `type` with sizes `sizes` by the reassociation `groups`
+/// (a collapse or an expansion). One whose group holds more than one
+/// dynamic dim (batch and sequence) is a `tensor.reshape` with a shape
+/// operand instead: MLIR 22.1's `expand-strided-metadata` crashes on a
+/// `memref.expand_shape` of two dynamic dims (llvm-project #186830).
+Value reshapeTensor(OpBuilder &b, Location loc, Value x, RankedTensorType type,
+                    ArrayRef<ReassociationIndices> groups,
+                    ArrayRef<OpFoldResult> sizes);
 
 /// How a built forward gets the model's parameters and buffers.
 enum class ParameterMode {

@@ -1,0 +1,43 @@
+//===- Layouts.h - the CPU schedule's operand layouts -----------*- C++ -*-===//
+//
+// The rewrites nnx-apply-cpu-schedule makes before it tiles: contractions
+// in the layouts the matmul register tiles read (B as K x N, convolutions as
+// one matmul per kernel tap), and parameter arguments asked for in those
+// layouts, so that the runner permutes the stored weights once at bind time
+// instead of the code on every call.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NNX_CONVERSION_LINALGTOCPU_LAYOUTS_H
+#define NNX_CONVERSION_LINALGTOCPU_LAYOUTS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::nnx {
+
+/// `w` permuted as `linalg.transpose` permutes: result dim i is dim
+/// `perm[i]` of `w`.
+DenseElementsAttr permuteDense(DenseElementsAttr w, ArrayRef<int64_t> perm);
+
+/// `linalg.conv_2d_nchw_fchw` on tensors (one float type, static filter) as
+/// one `linalg.matmul` per kernel tap over a channels-last copy of the input
+/// split into its stride phases (ConvToMatmuls.cpp).
+void populateConvToMatmulsPatterns(RewritePatternSet &patterns);
+
+/// The indexing maps of a `linalg.matmul` computing A * B^T.
+SmallVector<AffineMap> transposedBMatmulMaps(MLIRContext *ctx);
+
+/// A `linalg.matmul` computing A * B^T as A * B, B transposed once (a
+/// constant at compile time, else by a `linalg.transpose`).
+void populateMatmulToDefaultLayoutPatterns(RewritePatternSet &patterns);
+
+/// A parameter argument (`nnx.parameter`) that is only read through
+/// `linalg.transpose` ops of one permutation is asked for in that layout:
+/// its type becomes the permuted one, the transposes go, and the function's
+/// `nnx.parameter_layouts` records the permutation for the runner.
+void foldParameterPermutations(func::FuncOp func);
+
+} // namespace mlir::nnx
+
+#endif // NNX_CONVERSION_LINALGTOCPU_LAYOUTS_H

@@ -1,0 +1,166 @@
+//===- ParameterLayouts.cpp - operands in the register tiles' layout -*- C++
+//-*-===//
+//
+// B of A * B^T matmuls as K x N, and parameter arguments asked for in the
+// layouts their readers permute them to (see Layouts.h).
+//
+//===----------------------------------------------------------------------===//
+#include "nnx/Conversion/LinalgToCPU/Layouts.h"
+#include "nnx/Dialect/NNX/IR/NNXOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+
+#include <cstring>
+
+using namespace mlir;
+
+DenseElementsAttr mlir::nnx::permuteDense(DenseElementsAttr w,
+                                          ArrayRef<int64_t> perm) {
+  auto type = cast<RankedTensorType>(w.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  size_t rank = shape.size();
+  SmallVector<int64_t> outShape, inStrides(rank, 1), strides;
+  for (size_t d = rank; d-- > 1;)
+    inStrides[d - 1] = inStrides[d] * shape[d];
+  for (int64_t d : perm) {
+    outShape.push_back(shape[d]);
+    strides.push_back(inStrides[d]);
+  }
+  auto newType = RankedTensorType::get(outShape, type.getElementType());
+  if (w.isSplat())
+    return w.resizeSplat(newType);
+  // The source element of each result element, in result order.
+  int64_t total = type.getNumElements();
+  SmallVector<int64_t> from(total), index(rank, 0);
+  for (int64_t o = 0, base = 0; o < total; ++o) {
+    from[o] = base;
+    for (size_t d = rank; d-- > 0;) {
+      base += strides[d];
+      if (++index[d] < outShape[d])
+        break;
+      base -= strides[d] * outShape[d];
+      index[d] = 0;
+    }
+  }
+  unsigned bits = type.getElementTypeBitWidth();
+  if (bits % 8 == 0) {
+    size_t eb = bits / 8;
+    ArrayRef<char> raw = w.getRawData();
+    std::vector<char> out(raw.size());
+    for (int64_t o = 0; o < total; ++o)
+      std::memcpy(&out[o * eb], &raw[from[o] * eb], eb);
+    return DenseElementsAttr::getFromRawBuffer(newType, out);
+  }
+  SmallVector<Attribute> vals(w.getValues<Attribute>()), out(total);
+  for (int64_t o = 0; o < total; ++o)
+    out[o] = vals[from[o]];
+  return DenseElementsAttr::get(newType, out);
+}
+
+SmallVector<AffineMap> mlir::nnx::transposedBMatmulMaps(MLIRContext *ctx) {
+  AffineExpr m, n, k;
+  bindDims(ctx, m, n, k);
+  auto map = [&](AffineExpr r, AffineExpr c) {
+    return AffineMap::get(3, 0, {r, c}, ctx);
+  };
+  return {map(m, k), map(n, k), map(m, n)};
+}
+
+namespace {
+
+/// The schedule's register tiles read B as K x N rows. A `linalg.matmul`
+/// computing A * B^T (a Linear's weight as nnx-build-forward emits it, N x K)
+/// gets B transposed once: into a new constant when B is one (at compile
+/// time), else by a `linalg.transpose` ahead of the matmul (which
+/// foldParameterPermutations removes when B is a parameter argument).
+struct MatmulToDefaultLayout : public OpRewritePattern<linalg::MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::MatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureTensorSemantics() ||
+        op.getIndexingMapsArray() !=
+            nnx::transposedBMatmulMaps(op.getContext()))
+      return rewriter.notifyMatchFailure(op, "not A * B^T on tensors");
+    Location loc = op.getLoc();
+    Value b = op.getDpsInputOperand(1)->get();
+    DenseElementsAttr dense;
+    Value kn;
+    if (matchPattern(b, m_Constant(&dense))) {
+      kn = arith::ConstantOp::create(rewriter, loc,
+                                     nnx::permuteDense(dense, {1, 0}));
+    } else {
+      SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, b);
+      std::swap(sizes[0], sizes[1]);
+      Value init = tensor::EmptyOp::create(rewriter, loc, sizes,
+                                           getElementTypeOrSelf(b.getType()));
+      kn = linalg::TransposeOp::create(rewriter, loc, b, init,
+                                       ArrayRef<int64_t>{1, 0})
+               .getResult()[0];
+    }
+    rewriter.replaceOpWithNewOp<linalg::MatmulOp>(
+        op, op.getResultTypes(),
+        ValueRange{op.getDpsInputOperand(0)->get(), kn}, op.getDpsInits());
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::nnx::populateMatmulToDefaultLayoutPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<MatmulToDefaultLayout>(patterns.getContext());
+}
+
+/// The permutation every use of `arg` reads it through, if they all are
+/// `linalg.transpose` ops on tensors of one permutation.
+static std::optional<SmallVector<int64_t>> soleTransposition(Value arg) {
+  std::optional<SmallVector<int64_t>> perm;
+  for (Operation *user : arg.getUsers()) {
+    auto transpose = dyn_cast<linalg::TransposeOp>(user);
+    if (!transpose || !transpose.hasPureTensorSemantics() ||
+        transpose.getInput() != arg)
+      return std::nullopt;
+    ArrayRef<int64_t> p = transpose.getPermutation();
+    if (perm && ArrayRef<int64_t>(*perm) != p)
+      return std::nullopt;
+    perm = SmallVector<int64_t>(p);
+  }
+  return perm;
+}
+
+void mlir::nnx::foldParameterPermutations(func::FuncOp func) {
+  if (func.isExternal())
+    return;
+  MLIRContext *ctx = func.getContext();
+  NamedAttrList layouts;
+  if (auto existing =
+          func->getAttrOfType<DictionaryAttr>(nnx::kParameterLayoutsAttrName))
+    layouts.append(existing.getValue());
+  SmallVector<Type> argTypes(func.getArgumentTypes());
+  for (BlockArgument arg : func.getArguments()) {
+    auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                  nnx::kParameterArgAttrName);
+    if (!name || arg.use_empty() || layouts.get(name))
+      continue;
+    std::optional<SmallVector<int64_t>> perm = soleTransposition(arg);
+    if (!perm)
+      continue;
+    Type permuted = (*arg.getUsers().begin())->getResult(0).getType();
+    arg.setType(permuted);
+    argTypes[arg.getArgNumber()] = permuted;
+    layouts.set(name, DenseI64ArrayAttr::get(ctx, *perm));
+    for (Operation *user : llvm::make_early_inc_range(arg.getUsers())) {
+      user->getResult(0).replaceAllUsesWith(arg);
+      user->erase();
+    }
+  }
+  if (layouts.empty())
+    return;
+  func.setFunctionType(
+      FunctionType::get(ctx, argTypes, func.getFunctionType().getResults()));
+  func->setAttr(nnx::kParameterLayoutsAttrName, layouts.getDictionary(ctx));
+}
