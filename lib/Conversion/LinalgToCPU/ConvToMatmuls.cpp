@@ -35,6 +35,8 @@ namespace {
 
 /// The sizes of the rewrite, as values or constants.
 struct TapGeometry {
+  /// Depthwise: F = C, each output channel reads its own input channel.
+  bool depthwise;
   int64_t f, c, kh, kw, strides[2], dilations[2];
   OpFoldResult n, hq, wq, oh, ow, rows;
 };
@@ -62,42 +64,154 @@ RankedTensorType typeOf(ArrayRef<OpFoldResult> sizes, Type elt) {
   return RankedTensorType::get(shape, elt);
 }
 
-/// The input (N x C x Hp x Wp, padded) as its phases, channels-last:
-/// N x (s_h * s_w) x (Hq * Wq) x C.
-Value phaseImages(OpBuilder &b, Location loc, const TapGeometry &g, Value x) {
-  Type elt = getElementTypeOrSelf(x.getType());
+/// The conv's input before its zero padding: `x`'s source when `x` is a
+/// `tensor.pad` with zeros of the spatial dims only (the padding is then
+/// written as the phases' zero border, and the padded tensor is never
+/// built), else `x` unpadded.
+struct UnpaddedInput {
+  Value source;
+  OpFoldResult low[2], high[2];
+};
+
+UnpaddedInput unpad(OpBuilder &b, Value x) {
+  OpFoldResult zero = b.getIndexAttr(0);
+  UnpaddedInput in{x, {zero, zero}, {zero, zero}};
+  auto pad = x.getDefiningOp<tensor::PadOp>();
+  Value value = pad ? pad.getConstantPaddingValue() : Value();
+  if (!value || !matchPattern(value, m_AnyZeroFloat()))
+    return in;
+  SmallVector<OpFoldResult> low = pad.getMixedLowPad(),
+                            high = pad.getMixedHighPad();
+  for (unsigned d = 0; d < 2; ++d)
+    if (!isZeroInteger(low[d]) || !isZeroInteger(high[d]))
+      return in;
+  in.source = pad.getSource();
+  for (unsigned i = 0; i < 2; ++i) {
+    in.low[i] = low[2 + i];
+    in.high[i] = high[2 + i];
+  }
+  return in;
+}
+
+/// The first row (or column) of phase `a` that holds an input pixel, and
+/// the input's first row there: padded row i * s + a is input row
+/// i * s + a - low.
+std::pair<OpFoldResult, OpFoldResult>
+phaseStart(OpBuilder &b, Location loc, int64_t s, int64_t a, OpFoldResult low) {
+  AffineExpr l;
+  bindSymbols(b.getContext(), l);
+  AffineExpr first = (l - a).ceilDiv(s);
+  return {
+      affine::makeComposedFoldedAffineApply(b, loc, first, {low}),
+      affine::makeComposedFoldedAffineApply(b, loc, first * s + a - l, {low})};
+}
+
+/// How many input rows phase `a` holds: those of h0, h0 + s, ... below
+/// `size` (none when the image ends before h0).
+OpFoldResult phaseCount(OpBuilder &b, Location loc, int64_t s, OpFoldResult h0,
+                        OpFoldResult size) {
+  AffineExpr start, end;
+  bindSymbols(b.getContext(), start, end);
+  AffineMap map = AffineMap::get(
+      0, 2, {(end - start).ceilDiv(s), b.getAffineConstantExpr(0)},
+      b.getContext());
+  return affine::makeComposedFoldedAffineMax(b, loc, map, {h0, size});
+}
+
+/// The input as its stride phases, channels-last, the padding as zeros:
+/// N x (s_h * s_w) x (Hq * Wq) x C. Each phase's pixels are one strided
+/// slice of the input, transposed into a box of a zero-filled buffer.
+Value phaseImages(OpBuilder &b, Location loc, const TapGeometry &g,
+                  const UnpaddedInput &in) {
+  Type elt = getElementTypeOrSelf(in.source.getType());
+  int64_t sh = g.strides[0], sw = g.strides[1];
+  OpFoldResult zero = b.getIndexAttr(0), unit = b.getIndexAttr(1),
+               c = b.getIndexAttr(g.c);
+  SmallVector<OpFoldResult> shape{
+      g.n, b.getIndexAttr(sh), b.getIndexAttr(sw), g.hq, g.wq, c};
+  Value padValue = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
+  Value phases = tensor::EmptyOp::create(b, loc, shape, elt);
+  phases =
+      linalg::FillOp::create(b, loc, ValueRange{padValue}, ValueRange{phases})
+          .getResult(0);
+  OpFoldResult size[2] = {tensor::getMixedSize(b, loc, in.source, 2),
+                          tensor::getMixedSize(b, loc, in.source, 3)};
+  for (int64_t a = 0; a < sh; ++a)
+    for (int64_t bb = 0; bb < sw; ++bb) {
+      auto [i0, h0] = phaseStart(b, loc, sh, a, in.low[0]);
+      auto [j0, w0] = phaseStart(b, loc, sw, bb, in.low[1]);
+      OpFoldResult rows = phaseCount(b, loc, sh, h0, size[0]),
+                   cols = phaseCount(b, loc, sw, w0, size[1]);
+      Value pixels = tensor::ExtractSliceOp::create(
+          b, loc, typeOf({g.n, c, rows, cols}, elt), in.source,
+          ArrayRef<OpFoldResult>{zero, zero, h0, w0},
+          ArrayRef<OpFoldResult>{g.n, c, rows, cols},
+          ArrayRef<OpFoldResult>{unit, unit, b.getIndexAttr(sh),
+                                 b.getIndexAttr(sw)});
+      SmallVector<OpFoldResult> offsets{
+          zero, b.getIndexAttr(a), b.getIndexAttr(bb), i0, j0, zero},
+          sizes{g.n, unit, unit, rows, cols, c}, strides(6, unit);
+      Value box = tensor::ExtractSliceOp::create(
+          b, loc, typeOf({g.n, rows, cols, c}, elt), phases, offsets, sizes,
+          strides);
+      Value moved = linalg::TransposeOp::create(b, loc, pixels, box,
+                                                ArrayRef<int64_t>{0, 2, 3, 1})
+                        .getResult()[0];
+      phases = tensor::InsertSliceOp::create(b, loc, moved, phases, offsets,
+                                             sizes, strides);
+    }
   AffineExpr s0, s1;
   bindSymbols(b.getContext(), s0, s1);
-  int64_t sh = g.strides[0], sw = g.strides[1];
-  auto apply = [&](AffineExpr e, ArrayRef<OpFoldResult> v) {
-    return affine::makeComposedFoldedAffineApply(b, loc, e, v);
-  };
-  // Zero rows and columns up to whole phases (and the extra row).
-  OpFoldResult zero = b.getIndexAttr(0);
-  SmallVector<OpFoldResult> low(4, zero), high(4, zero);
-  high[2] = apply(s0 * sh - s1, {g.hq, tensor::getMixedSize(b, loc, x, 2)});
-  high[3] = apply(s0 * sw - s1, {g.wq, tensor::getMixedSize(b, loc, x, 3)});
-  OpFoldResult hp = apply(s0 * sh, {g.hq}), wp = apply(s0 * sw, {g.wq});
-  Value padValue = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
-  Value padded = tensor::PadOp::create(
-      b, loc, typeOf({g.n, b.getIndexAttr(g.c), hp, wp}, elt), x, low, high,
-      padValue);
-  SmallVector<OpFoldResult> split{g.n,  b.getIndexAttr(g.c),
-                                  g.hq, b.getIndexAttr(sh),
-                                  g.wq, b.getIndexAttr(sw)};
-  Value expanded = tensor::ExpandShapeOp::create(
-      b, loc, typeOf(split, elt), padded,
-      ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}, {4, 5}}, split);
-  Value channelsLast = permute(b, loc, expanded, {0, 3, 5, 2, 4, 1});
-  SmallVector<OpFoldResult> flat{g.n, b.getIndexAttr(sh * sw),
-                                 apply(s0 * s1, {g.hq, g.wq}),
-                                 b.getIndexAttr(g.c)};
+  SmallVector<OpFoldResult> flat{
+      g.n, b.getIndexAttr(sh * sw),
+      affine::makeComposedFoldedAffineApply(b, loc, s0 * s1, {g.hq, g.wq}), c};
   return nnx::reshapeTensor(
-      b, loc, channelsLast, typeOf(flat, elt),
+      b, loc, phases, typeOf(flat, elt),
       ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3, 4}, {5}}, flat);
 }
 
-/// `acc` (M x F) plus the matmul of every tap of image `n`.
+/// Tap (i, j)'s contribution to `acc` (M x F): the M x C rows `lhs` of its
+/// phase times the weight's C x F slice (`kh x kw x C x F`); for a depthwise
+/// conv (`kh x kw x 1 x C`, F = C), times the weight's C-vector, channel by
+/// channel.
+Value tapProduct(OpBuilder &b, Location loc, const TapGeometry &g, Value lhs,
+                 Value weight, OpFoldResult i, OpFoldResult j, Value acc) {
+  Type elt = getElementTypeOrSelf(acc.getType());
+  OpFoldResult zero = b.getIndexAttr(0), unit = b.getIndexAttr(1),
+               c = b.getIndexAttr(g.c), f = b.getIndexAttr(g.f);
+  SmallVector<OpFoldResult> strides(4, unit);
+  if (!g.depthwise) {
+    Value rhs = tensor::ExtractSliceOp::create(
+        b, loc, typeOf({c, f}, elt), weight,
+        ArrayRef<OpFoldResult>{i, j, zero, zero},
+        ArrayRef<OpFoldResult>{unit, unit, c, f}, strides);
+    return linalg::MatmulOp::create(b, loc, TypeRange{acc.getType()},
+                                    ValueRange{lhs, rhs}, ValueRange{acc})
+        .getResult(0);
+  }
+  Value rhs = tensor::ExtractSliceOp::create(
+      b, loc, typeOf({c}, elt), weight,
+      ArrayRef<OpFoldResult>{i, j, zero, zero},
+      ArrayRef<OpFoldResult>{unit, unit, unit, c}, strides);
+  MLIRContext *ctx = b.getContext();
+  AffineExpr p, ch;
+  bindDims(ctx, p, ch);
+  AffineMap rows = AffineMap::getMultiDimIdentityMap(2, ctx);
+  SmallVector<AffineMap> maps{rows, AffineMap::get(2, 0, {ch}, ctx), rows};
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{acc.getType()}, ValueRange{lhs, rhs},
+             ValueRange{acc}, maps,
+             SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
+             [](OpBuilder &bb, Location l, ValueRange a) {
+               Value product = arith::MulFOp::create(bb, l, a[0], a[1]);
+               linalg::YieldOp::create(
+                   bb, l,
+                   ValueRange{arith::AddFOp::create(bb, l, a[2], product)});
+             })
+      .getResult(0);
+}
+
+/// `acc` (M x F) plus the products of every tap of image `n`.
 Value accumulateTaps(OpBuilder &b, Location loc, const TapGeometry &g,
                      Value phases, Value weight, Value n, Value acc) {
   Type elt = getElementTypeOrSelf(acc.getType());
@@ -122,22 +236,16 @@ Value accumulateTaps(OpBuilder &b, Location loc, const TapGeometry &g,
         OpFoldResult offset =
             apply(reachH.floorDiv(sh) * s0 + reachW.floorDiv(sw), {t, g.wq});
         OpFoldResult zero = bb.getIndexAttr(0), unit = bb.getIndexAttr(1);
-        OpFoldResult c = bb.getIndexAttr(g.c), f = bb.getIndexAttr(g.f);
+        OpFoldResult c = bb.getIndexAttr(g.c);
         Value lhs = tensor::ExtractSliceOp::create(
             bb, l, typeOf({g.rows, c}, elt), phases,
             ArrayRef<OpFoldResult>{n, phase, offset, zero},
             ArrayRef<OpFoldResult>{unit, unit, g.rows, c},
             SmallVector<OpFoldResult>(4, unit));
-        Value rhs = tensor::ExtractSliceOp::create(
-            bb, l, typeOf({c, f}, elt), weight,
-            ArrayRef<OpFoldResult>{apply(i, {OpFoldResult(t)}),
-                                   apply(j, {OpFoldResult(t)}), zero, zero},
-            ArrayRef<OpFoldResult>{unit, unit, c, f},
-            SmallVector<OpFoldResult>(4, unit));
-        Value mm = linalg::MatmulOp::create(bb, l, TypeRange{iter[0].getType()},
-                                            ValueRange{lhs, rhs}, iter)
-                       .getResult(0);
-        scf::YieldOp::create(bb, l, mm);
+        Value sum =
+            tapProduct(bb, l, g, lhs, weight, apply(i, {OpFoldResult(t)}),
+                       apply(j, {OpFoldResult(t)}), iter[0]);
+        scf::YieldOp::create(bb, l, sum);
       });
   return loop.getResult(0);
 }
@@ -174,82 +282,151 @@ Value narrowInto(OpBuilder &b, Location loc, const TapGeometry &g, Value wide,
       .getResult(0);
 }
 
+/// The geometry of a conv of `x` (N x C x Hp x Wp, padded as `in` says) into
+/// `init` (N x F x OH x OW) with a kh x kw window; the sizes are taken from
+/// `in` so that the padded tensor itself is left unused.
+TapGeometry tapGeometry(OpBuilder &b, Location loc, const UnpaddedInput &in,
+                        Value init, ArrayRef<int64_t> window,
+                        DenseIntElementsAttr strides,
+                        DenseIntElementsAttr dilations) {
+  TapGeometry g;
+  g.depthwise = false;
+  g.c = cast<RankedTensorType>(in.source.getType()).getDimSize(1);
+  g.f = cast<RankedTensorType>(init.getType()).getDimSize(1);
+  g.kh = window[0];
+  g.kw = window[1];
+  for (auto [i, v] : llvm::enumerate(strides.getValues<int64_t>()))
+    g.strides[i] = v;
+  for (auto [i, v] : llvm::enumerate(dilations.getValues<int64_t>()))
+    g.dilations[i] = v;
+  AffineExpr s0, s1, s2;
+  bindSymbols(b.getContext(), s0, s1, s2);
+  auto apply = [&](AffineExpr e, ArrayRef<OpFoldResult> v) {
+    return affine::makeComposedFoldedAffineApply(b, loc, e, v);
+  };
+  g.n = tensor::getMixedSize(b, loc, init, 0);
+  g.oh = tensor::getMixedSize(b, loc, init, 2);
+  g.ow = tensor::getMixedSize(b, loc, init, 3);
+  OpFoldResult padded[2];
+  for (unsigned i = 0; i < 2; ++i)
+    padded[i] =
+        apply(s0 + s1 + s2, {tensor::getMixedSize(b, loc, in.source, 2 + i),
+                             in.low[i], in.high[i]});
+  // Whole phases, plus one row when the last tap reaches past the end of
+  // the last row.
+  int64_t extra = (g.kw - 1) * g.dilations[1] / g.strides[1] > 0 ? 1 : 0;
+  g.hq = apply(s0.ceilDiv(g.strides[0]) + extra, {padded[0]});
+  g.wq = apply(s0.ceilDiv(g.strides[1]), {padded[1]});
+  g.rows = apply(s0 * s1, {g.oh, g.wq});
+  return g;
+}
+
+/// Replaces `conv` with the sum over its taps (`weight`: kh x kw x C x F, or
+/// kh x kw x 1 x C when depthwise), one image per `scf.forall` iteration.
+void rewriteByTaps(PatternRewriter &rewriter, Operation *conv,
+                   const TapGeometry &g, const UnpaddedInput &in, Value weight,
+                   Value init) {
+  Location loc = conv->getLoc();
+  Type elt = getElementTypeOrSelf(init.getType());
+  Value phases = phaseImages(rewriter, loc, g, in);
+  OpFoldResult f = rewriter.getIndexAttr(g.f), unit = rewriter.getIndexAttr(1),
+               zeroIndex = rewriter.getIndexAttr(0);
+  Value zero =
+      arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(elt));
+  Value empty = tensor::EmptyOp::create(rewriter, loc, {g.n, g.rows, f}, elt);
+  Value wide =
+      linalg::FillOp::create(rewriter, loc, ValueRange{zero}, ValueRange{empty})
+          .getResult(0);
+  // One image per iteration, split among threads.
+  auto forall =
+      scf::ForallOp::create(rewriter, loc, ArrayRef{g.n}, ValueRange{wide},
+                            /*mapping=*/std::nullopt);
+  {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(forall.getBody());
+    Value n = forall.getInductionVars()[0];
+    SmallVector<OpFoldResult> offsets{n, zeroIndex, zeroIndex},
+        sizes{unit, g.rows, f}, strides(3, unit);
+    Value acc = tensor::ExtractSliceOp::create(
+        rewriter, loc, typeOf({g.rows, f}, elt), forall.getRegionIterArgs()[0],
+        offsets, sizes, strides);
+    Value sum = accumulateTaps(rewriter, loc, g, phases, weight, n, acc);
+    rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(rewriter, loc, sum,
+                                          forall.getRegionIterArgs()[0],
+                                          offsets, sizes, strides);
+  }
+  rewriter.replaceOp(conv,
+                     narrowInto(rewriter, loc, g, forall.getResult(0), init));
+}
+
+/// Whether `op`'s operands are tensors of one float type.
+bool isFloatOnTensors(linalg::LinalgOp op) {
+  if (!op.hasPureTensorSemantics())
+    return false;
+  Type elt = getElementTypeOrSelf(op->getResult(0).getType());
+  return isa<FloatType>(elt) && llvm::all_of(op->getOperands(), [&](Value v) {
+           return getElementTypeOrSelf(v.getType()) == elt;
+         });
+}
+
 struct ConvToTapMatmuls : public OpRewritePattern<linalg::Conv2DNchwFchwOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(linalg::Conv2DNchwFchwOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!op.hasPureTensorSemantics())
-      return rewriter.notifyMatchFailure(op, "not on tensors");
-    Value x = op.getInputs()[0], w = op.getInputs()[1],
-          init = op.getOutputs()[0];
-    auto wType = cast<RankedTensorType>(w.getType());
-    Type elt = getElementTypeOrSelf(init.getType());
-    if (!isa<FloatType>(elt) || getElementTypeOrSelf(x.getType()) != elt ||
-        wType.getElementType() != elt)
-      return rewriter.notifyMatchFailure(op, "not one float type");
-    if (!wType.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic filter");
+    auto wType = cast<RankedTensorType>(op.getInputs()[1].getType());
+    if (!isFloatOnTensors(op) || !wType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op,
+                                         "not one float type, static filter");
+    UnpaddedInput in = unpad(rewriter, op.getInputs()[0]);
+    TapGeometry g = tapGeometry(rewriter, op.getLoc(), in, op.getOutputs()[0],
+                                wType.getShape().drop_front(2), op.getStrides(),
+                                op.getDilations());
+    Value weight =
+        permute(rewriter, op.getLoc(), op.getInputs()[1], {2, 3, 1, 0});
+    rewriteByTaps(rewriter, op, g, in, weight, op.getOutputs()[0]);
+    return success();
+  }
+};
 
+/// A depthwise conv the same way, each tap a multiply-add per channel on the
+/// channels-last rows (the loop over channels is the contiguous one, which
+/// LLVM vectorizes). The filter is C x kh x kw, the collapse of the layer's
+/// C x 1 x kh x kw weight, which is permuted instead (to kh x kw x 1 x C,
+/// the layout a parameter argument is then asked for in).
+struct DepthwiseConvToTaps
+    : public OpRewritePattern<linalg::DepthwiseConv2DNchwChwOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::DepthwiseConv2DNchwChwOp op,
+                                PatternRewriter &rewriter) const override {
+    Value filter = op.getInputs()[1];
+    auto fType = cast<RankedTensorType>(filter.getType());
+    if (!isFloatOnTensors(op) || !fType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op,
+                                         "not one float type, static filter");
     Location loc = op.getLoc();
-    TapGeometry g;
-    g.f = wType.getDimSize(0);
-    g.c = wType.getDimSize(1);
-    g.kh = wType.getDimSize(2);
-    g.kw = wType.getDimSize(3);
-    for (auto [i, v] : llvm::enumerate(op.getStrides().getValues<int64_t>()))
-      g.strides[i] = v;
-    for (auto [i, v] : llvm::enumerate(op.getDilations().getValues<int64_t>()))
-      g.dilations[i] = v;
-    AffineExpr s0, s1;
-    bindSymbols(rewriter.getContext(), s0, s1);
-    auto apply = [&](AffineExpr e, ArrayRef<OpFoldResult> v) {
-      return affine::makeComposedFoldedAffineApply(rewriter, loc, e, v);
-    };
-    g.n = tensor::getMixedSize(rewriter, loc, init, 0);
-    g.oh = tensor::getMixedSize(rewriter, loc, init, 2);
-    g.ow = tensor::getMixedSize(rewriter, loc, init, 3);
-    // Whole phases, plus one row when the last tap reaches past the end of
-    // the last row.
-    int64_t extra = (g.kw - 1) * g.dilations[1] / g.strides[1] > 0 ? 1 : 0;
-    g.hq = apply(s0.ceilDiv(g.strides[0]) + extra,
-                 {tensor::getMixedSize(rewriter, loc, x, 2)});
-    g.wq = apply(s0.ceilDiv(g.strides[1]),
-                 {tensor::getMixedSize(rewriter, loc, x, 3)});
-    g.rows = apply(s0 * s1, {g.oh, g.wq});
-
-    Value phases = phaseImages(rewriter, loc, g, x);
-    Value weight = permute(rewriter, loc, w, {2, 3, 1, 0});
-    Value zero =
-        arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(elt));
-    Value empty = tensor::EmptyOp::create(
-        rewriter, loc, {g.n, g.rows, rewriter.getIndexAttr(g.f)}, elt);
-    Value wide = linalg::FillOp::create(rewriter, loc, ValueRange{zero},
-                                        ValueRange{empty})
-                     .getResult(0);
-    // One image per iteration, split among threads.
-    auto forall =
-        scf::ForallOp::create(rewriter, loc, ArrayRef{g.n}, ValueRange{wide},
-                              /*mapping=*/std::nullopt);
-    {
-      OpBuilder::InsertionGuard guard(rewriter);
-      rewriter.setInsertionPointToStart(forall.getBody());
-      Value n = forall.getInductionVars()[0];
-      OpFoldResult unit = rewriter.getIndexAttr(1),
-                   zeroIndex = rewriter.getIndexAttr(0);
-      SmallVector<OpFoldResult> offsets{n, zeroIndex, zeroIndex},
-          sizes{unit, g.rows, rewriter.getIndexAttr(g.f)}, strides(3, unit);
-      Value acc = tensor::ExtractSliceOp::create(
-          rewriter, loc, typeOf({g.rows, rewriter.getIndexAttr(g.f)}, elt),
-          forall.getRegionIterArgs()[0], offsets, sizes, strides);
-      Value sum = accumulateTaps(rewriter, loc, g, phases, weight, n, acc);
-      rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
-      tensor::ParallelInsertSliceOp::create(rewriter, loc, sum,
-                                            forall.getRegionIterArgs()[0],
-                                            offsets, sizes, strides);
+    Value weight;
+    auto collapse = filter.getDefiningOp<tensor::CollapseShapeOp>();
+    auto source = collapse ? cast<RankedTensorType>(collapse.getSrcType())
+                           : RankedTensorType();
+    if (source && source.getRank() == 4 && source.getDimSize(1) == 1) {
+      weight = permute(rewriter, loc, collapse.getSrc(), {2, 3, 1, 0});
+    } else {
+      Value khkwc = permute(rewriter, loc, filter, {1, 2, 0});
+      SmallVector<int64_t> shape{fType.getDimSize(1), fType.getDimSize(2), 1,
+                                 fType.getDimSize(0)};
+      weight = tensor::ExpandShapeOp::create(
+          rewriter, loc, RankedTensorType::get(shape, fType.getElementType()),
+          khkwc, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
     }
-    rewriter.replaceOp(op,
-                       narrowInto(rewriter, loc, g, forall.getResult(0), init));
+    UnpaddedInput in = unpad(rewriter, op.getInputs()[0]);
+    TapGeometry g = tapGeometry(rewriter, loc, in, op.getOutputs()[0],
+                                fType.getShape().drop_front(), op.getStrides(),
+                                op.getDilations());
+    g.depthwise = true;
+    rewriteByTaps(rewriter, op, g, in, weight, op.getOutputs()[0]);
     return success();
   }
 };
@@ -257,5 +434,5 @@ struct ConvToTapMatmuls : public OpRewritePattern<linalg::Conv2DNchwFchwOp> {
 } // namespace
 
 void mlir::nnx::populateConvToMatmulsPatterns(RewritePatternSet &patterns) {
-  patterns.add<ConvToTapMatmuls>(patterns.getContext());
+  patterns.add<ConvToTapMatmuls, DepthwiseConvToTaps>(patterns.getContext());
 }

@@ -1,18 +1,24 @@
 // RUN: nnx-opt %s -split-input-file --nnx-apply-cpu-schedule=stage=tile-matmul | FileCheck %s
 
-// A groups-1 conv becomes one matmul per kernel tap (ConvToMatmuls.cpp): the
-// input is padded to whole stride phases plus one row (7 -> 2 x 5 rows and
-// 2 x 4 columns for stride 2), split into the phases channels-last
-// (N x 4 x 20 x C), and each of the 9 taps multiplies a window of rows of its
-// phase with its C x F slice of the weight, permuted once to kh x kw x C x F.
-// The wide result (Wq = 4 columns per row, 3 kept) is added to the init,
-// channels first.
+// A groups-1 conv becomes one matmul per kernel tap (ConvToMatmuls.cpp).
+// The input is split into its 2 x 2 stride phases, channels-last: each phase
+// is a stride-2 slice of the input transposed into a box of a zero-filled
+// N x 2 x 2 x Hq x Wq x C buffer (Hq = ceil(7 / 2) + 1 extra row = 5, Wq = 4),
+// seen as N x 4 x 20 x C. Each of the 9 taps multiplies a window of 12 rows
+// (OH x Wq) of its phase with its C x F slice of the weight, permuted once to
+// kh x kw x C x F. The wide result (3 of the Wq = 4 columns kept) is added to
+// the init, channels first.
 // CHECK-LABEL: func.func @strided(
+// CHECK-SAME:      %[[X:[^:]*]]: tensor<?x2x7x7xf32>
 // CHECK-DAG:     %[[NINE:.*]] = arith.constant 9 : index
-// CHECK:         tensor.pad %{{.*}} low[0, 0, 0, 0] high[0, 0, 3, 1]
-// CHECK:         tensor.expand_shape {{.*}} : tensor<?x2x10x8xf32> into tensor<?x2x5x2x4x2xf32>
-// CHECK:         linalg.transpose {{.*}} permutation = [0, 3, 5, 2, 4, 1]
 // CHECK:         linalg.transpose ins(%{{.*}} : tensor<5x2x3x3xf32>) {{.*}} permutation = [2, 3, 1, 0]
+// CHECK:         linalg.fill {{.*}} -> tensor<?x2x2x5x4x2xf32>
+// CHECK:         tensor.extract_slice %[[X]][0, 0, 0, 0] [%{{.*}}, 2, 4, 4] [1, 1, 2, 2]
+// CHECK:         linalg.transpose {{.*}} permutation = [0, 2, 3, 1]
+// CHECK:         tensor.extract_slice %[[X]][0, 0, 0, 1] [%{{.*}}, 2, 4, 3] [1, 1, 2, 2]
+// CHECK:         tensor.extract_slice %[[X]][0, 0, 1, 0] [%{{.*}}, 2, 3, 4] [1, 1, 2, 2]
+// CHECK:         tensor.extract_slice %[[X]][0, 0, 1, 1] [%{{.*}}, 2, 3, 3] [1, 1, 2, 2]
+// CHECK:         tensor.collapse_shape {{.*}} into tensor<?x4x20x2xf32>
 // CHECK:         scf.forall
 // CHECK:           scf.for %{{.*}} = %{{.*}} to %[[NINE]]
 // CHECK:             tensor.extract_slice %{{.*}} [1, 1, 12, 2] [1, 1, 1, 1] : tensor<?x4x20x2xf32> to tensor<12x2xf32>
@@ -26,6 +32,31 @@ func.func @strided(%x: tensor<?x2x7x7xf32>, %w: tensor<5x2x3x3xf32>, %init: tens
          ins(%x, %w : tensor<?x2x7x7xf32>, tensor<5x2x3x3xf32>)
          outs(%init : tensor<?x5x3x3xf32>) -> tensor<?x5x3x3xf32>
   return %r : tensor<?x5x3x3xf32>
+}
+
+// -----
+
+// A zero padding of the input is not built: it is the phases' zero border.
+// Padded row 2i of phase 0 is input row 2i - 1: the phase's rows 1.. hold
+// input rows 1, 3, 5; phase 1's rows 0.. hold input rows 0, 2, 4, 6.
+// CHECK-LABEL: func.func @padded(
+// CHECK-SAME:      %[[X:[^:]*]]: tensor<1x2x7x7xf32>
+// CHECK-NOT:     tensor.pad
+// CHECK:         linalg.fill {{.*}} -> tensor<1x2x2x6x5x2xf32>
+// CHECK:         tensor.extract_slice %[[X]][0, 0, 1, 1] [1, 2, 3, 3] [1, 1, 2, 2]
+// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0, 1, 1, 0] [1, 1, 1, 3, 3, 2]
+// CHECK:         tensor.extract_slice %[[X]][0, 0, 0, 0] [1, 2, 4, 4] [1, 1, 2, 2]
+// CHECK:         tensor.extract_slice %{{.*}}[0, 1, 1, 0, 0, 0] [1, 1, 1, 4, 4, 2]
+func.func @padded(%x: tensor<1x2x7x7xf32>, %w: tensor<5x2x3x3xf32>, %init: tensor<1x5x4x4xf32>) -> tensor<1x5x4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x2x7x7xf32> to tensor<1x2x9x9xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+         ins(%p, %w : tensor<1x2x9x9xf32>, tensor<5x2x3x3xf32>)
+         outs(%init : tensor<1x5x4x4xf32>) -> tensor<1x5x4x4xf32>
+  return %r : tensor<1x5x4x4xf32>
 }
 
 // -----
@@ -60,9 +91,21 @@ func.func @constant(%x: tensor<1x1x4x4xf32>, %init: tensor<1x2x4x3xf32>) -> tens
 
 // -----
 
-// A depthwise conv is left alone.
+// A depthwise conv takes the same phases and taps; each tap is a
+// channels-last multiply-add of a row block by the tap's C weights, and the
+// C x kh x kw weight is read as kh x kw x 1 x C.
 // CHECK-LABEL: func.func @depthwise(
-// CHECK:         linalg.depthwise_conv_2d_nchw_chw
+// CHECK-NOT:     linalg.depthwise_conv_2d_nchw_chw
+// CHECK:         linalg.transpose ins(%{{.*}} : tensor<4x3x3xf32>) outs(%{{.*}} : tensor<3x3x4xf32>) permutation = [1, 2, 0]
+// CHECK:         tensor.expand_shape {{.*}} into tensor<3x3x1x4xf32>
+// CHECK:         tensor.collapse_shape {{.*}} into tensor<1x1x72x4xf32>
+// CHECK:         scf.for %{{.*}} = %c0 to %c9 step %c1 iter_args(%{{.*}} = %{{.*}}) -> (tensor<48x4xf32>)
+// CHECK:           tensor.extract_slice %{{.*}} : tensor<1x1x72x4xf32> to tensor<48x4xf32>
+// CHECK:           tensor.extract_slice %{{.*}} : tensor<3x3x1x4xf32> to tensor<4xf32>
+// CHECK:           linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<48x4xf32>, tensor<4xf32>) outs(%{{.*}} : tensor<48x4xf32>)
+// CHECK:             arith.mulf
+// CHECK:             arith.addf
+// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 6, 6, 4] [1, 1, 1, 1] : tensor<1x6x8x4xf32> to tensor<1x6x6x4xf32>
 func.func @depthwise(%x: tensor<1x4x8x8xf32>, %w: tensor<4x3x3xf32>, %init: tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32> {
   %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
          ins(%x, %w : tensor<1x4x8x8xf32>, tensor<4x3x3xf32>)
