@@ -3,7 +3,8 @@
 - :mod:`nnx.torch_export` writes PyTorch modules as nnx IR text (needs torch),
   with their tensors inline or in a safetensors weights file.
 - :mod:`nnx.safetensors` reads and writes safetensors files (numpy only).
-- :mod:`nnx.nets` holds the built-in nets nnx describes natively (FeedFwdNN).
+- :mod:`nnx.nets` holds the built-in nets nnx describes natively (FeedFwdNN,
+  ConvNN).
 - :mod:`nnx.tools` runs the command-line tools (nnx-opt, nnx-run).
 - ``nnx._nnx`` (built by CMake into ``<build>/python/nnx``) binds the C++ API:
   parsing, dotted-path lookup, parameter counts and pass pipelines.

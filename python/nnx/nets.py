@@ -1,9 +1,11 @@
-"""Built-in nets that nnx describes natively (``nnx.feed_fwd``)."""
+"""Built-in nets that nnx describes natively (``nnx.feed_fwd``,
+``nnx.conv_nn``)."""
 
 from torch import nn
+from torch.nn import functional as F
 
-#: Activation names the ``nnx.feed_fwd`` descriptor accepts, and the PyTorch
-#: module each one stands for.
+#: Activation names the ``nnx.feed_fwd`` and ``nnx.conv_nn`` descriptors
+#: accept, and the PyTorch module each one stands for.
 ACTIVATIONS = {
     "relu": nn.ReLU,
     "gelu": nn.GELU,
@@ -66,6 +68,121 @@ class FeedFwdNN(nn.Module):
             if i < n:
                 x = self._acts[i](x)
                 x = nn.functional.dropout(x, self.dropout_for(i), self.training)
+        return x
+
+
+def _optional_list(values, cast):
+    return [cast(v) for v in values] if values is not None else None
+
+
+def _check_length(values, n, what, sites):
+    if values is not None and len(values) != n:
+        raise ValueError(f"{len(values)} {what} for {n} {sites}")
+
+
+class ConvNN(nn.Module):
+    """A ConvNN: ``layers`` (a ModuleList of "same"-padded Conv2d), a global
+    average pool, then ``fcs`` (a ModuleList of Linears), plus immutable
+    params.
+
+    Hidden sites are numbered 0..L-1 (the convs) then L..L+H-1 (the hidden
+    Linears, all of ``fcs`` but the last). Conv site ``i`` applies
+    ``layers[i]``, ``activation_for(i)``, dropout with ``dropout_for(i)``,
+    then ``F.max_pool2d(x, pool_for(i))`` when ``pool_for(i) > 1``; hidden
+    Linear ``j`` applies ``fcs[j]``, ``activation_for(L + j)`` and
+    ``dropout_for(L + j)``; the last Linear has neither. ``kernel_sizes`` and
+    ``pools`` are optional per-conv overrides of ``kernel_size`` and
+    ``pool``; ``activations`` / ``dropout_probs`` per-site overrides of
+    ``activation`` and ``dropout``.
+    """
+
+    def __init__(self, in_channels, channels, hidden_dims, output_dim,
+                 kernel_size=3, kernel_sizes=None, pool=0, pools=None,
+                 activation="relu", activations=None, dropout=0.0,
+                 dropout_probs=None, bias=True):
+        super().__init__()
+        self.in_channels = int(in_channels)
+        self.channels = [int(c) for c in channels]
+        self.hidden_dims = [int(h) for h in hidden_dims]
+        self.output_dim = int(output_dim)
+        self.kernel_size = int(kernel_size)
+        self.kernel_sizes = _optional_list(kernel_sizes, int)
+        self.pool = int(pool)
+        self.pools = _optional_list(pools, int)
+        self.activation = activation
+        self.activations = _optional_list(activations, str)
+        self.dropout = float(dropout)
+        self.dropout_probs = _optional_list(dropout_probs, float)
+        self._validate()
+        c = [self.in_channels] + self.channels
+        ks = [self.kernel_size_for(i) for i in range(len(self.channels))]
+        self.layers = nn.ModuleList(
+            nn.Conv2d(c[i], c[i + 1], k, padding=k // 2, bias=bias)
+            for i, k in enumerate(ks))
+        dims = [self.channels[-1]] + self.hidden_dims + [self.output_dim]
+        self.fcs = nn.ModuleList(nn.Linear(dims[j], dims[j + 1], bias=bias)
+                                 for j in range(len(dims) - 1))
+        self._acts = [ACTIVATIONS[self.activation_for(s)]()
+                      for s in range(self.num_sites())]
+
+    def _validate(self):
+        n_conv, n_sites = len(self.channels), self.num_sites()
+        if n_conv < 1:
+            raise ValueError("a ConvNN needs at least one conv layer")
+        _check_length(self.kernel_sizes, n_conv, "kernel_sizes", "conv layers")
+        _check_length(self.pools, n_conv, "pools", "conv layers")
+        _check_length(self.activations, n_sites, "activations", "hidden sites")
+        _check_length(self.dropout_probs, n_sites, "dropout_probs", "hidden sites")
+        for i in range(n_conv):
+            k, p = self.kernel_size_for(i), self.pool_for(i)
+            if k <= 0 or k % 2 == 0:
+                raise ValueError(f"kernel size {k} of conv {i} must be odd and positive")
+            if p < 0:
+                raise ValueError(f"pool {p} of conv {i} is negative")
+        for s in range(n_sites):
+            if self.activation_for(s) not in ACTIVATIONS:
+                raise ValueError(f"unknown activation {self.activation_for(s)!r}")
+
+    def num_sites(self):
+        """L + H: the convs and the hidden Linears."""
+        return len(self.channels) + len(self.hidden_dims)
+
+    def kernel_size_for(self, i):
+        if self.kernel_sizes is not None:
+            return self.kernel_sizes[i]
+        return self.kernel_size
+
+    def pool_for(self, i):
+        if self.pools is not None:
+            return self.pools[i]
+        return self.pool
+
+    def activation_for(self, s):
+        if self.activations is not None:
+            return self.activations[s]
+        return self.activation
+
+    def dropout_for(self, s):
+        if self.dropout_probs is not None:
+            return self.dropout_probs[s]
+        return self.dropout
+
+    def _site(self, s, x):
+        x = self._acts[s](x)
+        return F.dropout(x, self.dropout_for(s), self.training)
+
+    def forward(self, x):
+        n_conv, n_hidden = len(self.layers), len(self.hidden_dims)
+        for i, conv in enumerate(self.layers):
+            x = self._site(i, conv(x))
+            p = self.pool_for(i)
+            if p > 1:
+                x = F.max_pool2d(x, p)
+        x = F.adaptive_avg_pool2d(x, 1).flatten(1)
+        for j, fc in enumerate(self.fcs):
+            x = fc(x)
+            if j < n_hidden:
+                x = self._site(n_conv + j, x)
         return x
 
 

@@ -19,8 +19,8 @@ source line.
 Module boundaries: every call of an ``nn.Module`` from a custom module's
 forward is an ``nnx.call`` of that child; a custom module's forward is
 written from its first call (:class:`Frame`); containers (``Sequential``,
-``ModuleList``, ``FeedFwdNN``) are run without writing IR; leaf layers are
-evaluated, not entered. Functions listed in ``functions=`` are kept as
+``ModuleList``, ``FeedFwdNN``, ``ConvNN``) are run without writing IR; leaf
+layers are evaluated, not entered. Functions listed in ``functions=`` are kept as
 calls too: each becomes a parameterless child module of the module whose
 forward calls it.
 """

@@ -26,15 +26,16 @@ are written as the dialect's attributes.
 
 Supported modules: ``nn.Sequential`` (positional or OrderedDict-named),
 ``nn.ModuleList``, ``nn.ModuleDict``, :class:`nnx.nets.FeedFwdNN`
-(``nnx.feed_fwd``), the leaf layers of :data:`LAYER_EMITTERS` (one emitter
-per class: ``nn.Linear`` (also lazy), ``nn.Embedding``, ``nn.LayerNorm``,
-``nn.BatchNorm1d``/``2d``, ``nn.Conv1d``/``2d``, ``nn.MaxPool2d``,
-``nn.AvgPool2d``, ``nn.AdaptiveAvgPool2d``, ``nn.Flatten``, ReLU, GELU, Tanh, Sigmoid, SiLU, LeakyReLU, Softmax,
-Dropout, Identity), and any other module as ``nnx.module`` with a forward
-region. That forward comes from, in order: ``forward_specs`` (by path, class
-or class name), a ``nnx_forward(self, F, *xs)`` method on the module, or a
-recording of its ``forward`` run on example inputs (:mod:`nnx.recorder`),
-in which every child is a call. A spec
+(``nnx.feed_fwd``), :class:`nnx.nets.ConvNN` (``nnx.conv_nn``), the leaf
+layers of :data:`LAYER_EMITTERS` (one emitter per class: ``nn.Linear``
+(also lazy), ``nn.Embedding``, ``nn.LayerNorm``, ``nn.BatchNorm1d``/``2d``,
+``nn.Conv1d``/``2d``, ``nn.MaxPool2d``, ``nn.AvgPool2d``,
+``nn.AdaptiveAvgPool2d``, ``nn.Flatten``, ReLU, GELU, Tanh, Sigmoid, SiLU,
+LeakyReLU, Softmax, Dropout, Identity), and any other module as
+``nnx.module`` with a forward region. That forward comes from, in order:
+``forward_specs`` (by path, class or class name), a ``nnx_forward(self, F,
+*xs)`` method on the module, or a recording of its ``forward`` run on
+example inputs (:mod:`nnx.recorder`), in which every child is a call. A spec
 is a function ``spec(F, *xs)`` over a :class:`ForwardBuilder`::
 
     def residual(F, x):
@@ -53,7 +54,7 @@ from torch import nn
 from .export_ir import (ExportError, Value, mlir_element_type,
                         scalar_literal, tensor_type)
 from .recorder import Recorder
-from .nets import FeedFwdNN
+from .nets import ConvNN, FeedFwdNN
 from .safetensors import write_safetensors
 
 __all__ = ["ExportError", "Input", "ForwardBuilder", "Exporter", "export",
@@ -130,8 +131,38 @@ _ACTIVATION_LEAVES = [
 
 
 def _activation(name):
-    """A FeedFwdNN activation name as the `#nnx.activation<...>` enum."""
+    """A FeedFwdNN / ConvNN activation name as the `#nnx.activation<...>` enum."""
     return f"#nnx.activation<{name}>"
+
+
+def _site_attrs(m):
+    """A FeedFwdNN's / ConvNN's activation and dropout descriptor attrs, the
+    per-site lists only where given."""
+    attrs = [f"activation = {_activation(m.activation)}"]
+    if m.activations is not None:
+        attrs.append("activations = [" + ", ".join(
+            _activation(a) for a in m.activations) + "]")
+    attrs.append(f"dropout = {_f64(m.dropout)}")
+    if m.dropout_probs is not None:
+        attrs.append("dropout_probs = [" + ", ".join(
+            _f64(p) for p in m.dropout_probs) + "]")
+    return attrs
+
+
+def _conv_nn_attrs(m):
+    """A ConvNN's descriptor attrs (``nnx.conv_nn``), the per-conv lists only
+    where given."""
+    attrs = [f"in_channels = {m.in_channels}",
+             f"channels = {_i64_array(m.channels)}",
+             f"hidden_dims = {_i64_array(m.hidden_dims)}",
+             f"output_dim = {m.output_dim}",
+             f"kernel_size = {m.kernel_size}"]
+    if m.kernel_sizes is not None:
+        attrs.append(f"kernel_sizes = {_i64_array(m.kernel_sizes)}")
+    attrs.append(f"pool = {m.pool}")
+    if m.pools is not None:
+        attrs.append(f"pools = {_i64_array(m.pools)}")
+    return attrs + _site_attrs(m)
 
 
 def _string(s):
@@ -748,18 +779,16 @@ class Exporter:
             attrs = self._common(m, path, self._own_names(m))
             attrs += [f"input_dim = {m.input_dim}",
                       f"hidden_dims = {_i64_array(m.hidden_dims)}",
-                      f"output_dim = {m.output_dim}",
-                      f"activation = {_activation(m.activation)}"]
-            if m.activations is not None:
-                attrs.append("activations = [" + ", ".join(
-                    _activation(a) for a in m.activations) + "]")
-            attrs.append(f"dropout = {_f64(m.dropout)}")
-            if m.dropout_probs is not None:
-                attrs.append("dropout_probs = [" + ", ".join(
-                    _f64(p) for p in m.dropout_probs) + "]")
+                      f"output_dim = {m.output_dim}"] + _site_attrs(m)
             self._state(m, path, attrs)
             self._container(lines, ind, f"nnx.feed_fwd {_sym(key)}", attrs,
                             [("layers", m.layers)], path)
+            return
+        if isinstance(m, ConvNN):
+            attrs = self._common(m, path, self._own_names(m)) + _conv_nn_attrs(m)
+            self._state(m, path, attrs)
+            self._container(lines, ind, f"nnx.conv_nn {_sym(key)}", attrs,
+                            [("layers", m.layers), ("fcs", m.fcs)], path)
             return
         if isinstance(m, nn.Sequential):
             keys = list(m._modules.keys())
@@ -920,7 +949,7 @@ class Exporter:
 
 
 # Containers: no forward of their own (run without writing IR).
-_CONTAINERS = (FeedFwdNN, nn.Sequential, nn.ModuleList, nn.ModuleDict)
+_CONTAINERS = (FeedFwdNN, ConvNN, nn.Sequential, nn.ModuleList, nn.ModuleDict)
 
 def export(model, inputs, name="model", root="net", forward_specs=None,
            weights=None, functions=()):

@@ -14,7 +14,7 @@ from torch import nn  # noqa: E402
 
 from nnx import tools  # noqa: E402
 from nnx.testing import CONTRACT  # noqa: E402
-from nnx.nets import FeedFwdNN, Residual  # noqa: E402
+from nnx.nets import ConvNN, FeedFwdNN, Residual  # noqa: E402
 from nnx.torch_export import ExportError, export  # noqa: E402
 
 RESOURCE = re.compile(r'^\s*([A-Za-z_][\w.$]*): "0x([0-9A-Fa-f]*)"', re.M)
@@ -139,6 +139,124 @@ def test_feed_fwd_descriptor():
         assert s in printed, s
     assert len(re.findall(r'nnx.linear @"\d"', printed)) == 3
 
+
+def _conv_nn_head(text):
+    return next(line.strip() for line in text.splitlines()
+                if "nnx.conv_nn" in line)
+
+
+def test_conv_nn_descriptor_optional_attrs_absent():
+    """Only the scalar params: no kernel_sizes / pools / activations /
+    dropout_probs attribute; the convs and Linears are the leaf ops."""
+    torch.manual_seed(0)
+    net = ConvNN(3, [8, 16], [32], 10, pool=2)
+    text = export(net.eval(), [(None, 3, 8, 8)], name="cnn")
+    assert _conv_nn_head(text) == (
+        "nnx.conv_nn @net attributes {in_channels = 3, channels = "
+        "array<i64: 8, 16>, hidden_dims = array<i64: 32>, output_dim = 10, "
+        "kernel_size = 3, pool = 2, activation = #nnx.activation<relu>, "
+        "dropout = 0.0 : f64} {")
+    assert re.findall(r"nnx\.module_list @(\w+)", text) == ["layers", "fcs"]
+    assert len(re.findall(r'nnx\.conv2d @"\d" \{in_channels', text)) == 2
+    assert "padding = array<i64: 1, 1>" in text
+    assert len(re.findall(r'nnx\.linear @"\d"', text)) == 2
+
+
+def test_conv_nn_descriptor_optional_attrs_present():
+    net = ConvNN(3, [4, 6], [5], 2, kernel_size=5, kernel_sizes=[3, 1],
+                 pools=[2, 0], activation="gelu",
+                 activations=["relu", "tanh", "silu"], dropout=0.1,
+                 dropout_probs=[0.2, 0.0, 0.3], bias=False)
+    text = export(net.eval(), [(None, 3, 8, 8)], name="cnn")
+    assert _conv_nn_head(text) == (
+        "nnx.conv_nn @net attributes {in_channels = 3, channels = "
+        "array<i64: 4, 6>, hidden_dims = array<i64: 5>, output_dim = 2, "
+        "kernel_size = 5, kernel_sizes = array<i64: 3, 1>, pool = 0, "
+        "pools = array<i64: 2, 0>, activation = #nnx.activation<gelu>, "
+        "activations = [#nnx.activation<relu>, #nnx.activation<tanh>, "
+        "#nnx.activation<silu>], dropout = 0.1 : f64, dropout_probs = "
+        "[0.2 : f64, 0.0 : f64, 0.3 : f64]} {")
+    assert "kernel_size = array<i64: 1, 1>, stride = array<i64: 1, 1>, " \
+        "padding = array<i64: 0, 0>" in text
+    assert "bias" not in text
+
+
+def test_conv_nn_descriptor_parses():
+    """nnx-opt reads the descriptor back (the optional lists only where
+    written) and keeps the two module_lists."""
+    plain = ConvNN(3, [8, 16], [32], 10, pool=2)
+    printed = tools.nnx_opt(export(plain.eval(), [(None, 3, 8, 8)], name="a"))
+    for s in ("channels = array<i64: 8, 16>", "hidden_dims = array<i64: 32>",
+              "in_channels = 3 : i64", "output_dim = 10 : i64"):
+        assert s in printed, s
+    for s in ("kernel_sizes", "pools", "activations", "dropout_probs"):
+        assert s not in printed, s
+    lists = ConvNN(3, [4, 6], [], 2, kernel_sizes=[3, 1], pools=[2, 0],
+                   activations=["relu", "tanh"], dropout_probs=[0.2, 0.0])
+    printed = tools.nnx_opt(export(lists.eval(), [(None, 3, 8, 8)], name="b"))
+    for s in ("kernel_sizes = array<i64: 3, 1>", "pools = array<i64: 2, 0>",
+              "activations = [#nnx.activation<relu>, #nnx.activation<tanh>]",
+              "dropout_probs = [2.000000e-01, 0.000000e+00]"):
+        assert s in printed, s
+    assert re.findall(r"nnx\.module_list @(\w+)", printed) == ["layers", "fcs"]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(channels=[]), "at least one conv layer"),
+    (dict(kernel_size=4), "must be odd and positive"),
+    (dict(kernel_sizes=[3, 0]), "must be odd and positive"),
+    (dict(kernel_sizes=[3]), "1 kernel_sizes for 2 conv layers"),
+    (dict(pools=[2]), "1 pools for 2 conv layers"),
+    (dict(pool=-1), "is negative"),
+    (dict(pools=[2, -2]), "is negative"),
+    (dict(activations=["relu", "relu"]), "2 activations for 3 hidden sites"),
+    (dict(dropout_probs=[0.1] * 4), "4 dropout_probs for 3 hidden sites"),
+    (dict(activation="swish"), "unknown activation 'swish'"),
+    (dict(activations=["relu", "mish", "relu"]), "unknown activation 'mish'"),
+])
+def test_conv_nn_rejects_bad_params(kwargs, message):
+    args = dict(in_channels=3, channels=[4, 6], hidden_dims=[5], output_dim=2)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        ConvNN(**args)
+
+
+def _conv_nn_as_sequential(net):
+    """The forward ConvNN documents, written out as an nn.Sequential over
+    `net`'s own layers."""
+    mods = []
+    for i, conv in enumerate(net.layers):
+        mods += [conv, net._acts[i], nn.Dropout(net.dropout_for(i))]
+        if net.pool_for(i) > 1:
+            mods.append(nn.MaxPool2d(net.pool_for(i)))
+    mods += [nn.AdaptiveAvgPool2d(1), nn.Flatten()]
+    n = len(net.layers)
+    for j, fc in enumerate(net.fcs):
+        mods.append(fc)
+        if j < len(net.hidden_dims):
+            mods += [net._acts[n + j], nn.Dropout(net.dropout_for(n + j))]
+    return nn.Sequential(*mods)
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(pool=2),
+    dict(kernel_sizes=[5, 1, 3], pools=[2, 0, 1], dropout=0.5,
+         activations=["tanh", "relu", "gelu", "sigmoid", "relu"]),
+], ids=["scalar", "lists"])
+def test_conv_nn_forward_is_the_layers_in_order(kwargs):
+    torch.manual_seed(0)
+    net = ConvNN(3, [4, 6, 5], [7, 6], 3, **kwargs).eval()
+    assert [m.padding for m in net.layers] == [
+        (k // 2, k // 2) for k in map(net.kernel_size_for, range(3))]
+    seq = _conv_nn_as_sequential(net).eval()
+    x = torch.randn(2, 3, 12, 12)
+    with torch.no_grad():
+        assert torch.equal(net(x), seq(x))
+    net.train()  # dropout is F.dropout with the site's probability
+    torch.manual_seed(1)
+    a = net(x)
+    torch.manual_seed(1)
+    assert torch.equal(a, seq.train()(x))
 
 def test_custom_module_forward_from_fx_and_spec():
     block = Residual(8)

@@ -6,6 +6,7 @@
 // per-family Lower*.cpp files beside this one).
 //
 //===----------------------------------------------------------------------===//
+#include "nnx/Conversion/NNXToLinalg/ConvLowering.h"
 #include "nnx/Conversion/NNXToLinalg/LayerLowering.h"
 #include "nnx/Conversion/NNXToLinalg/NNXToLinalg.h"
 #include "nnx/Conversion/Passes.h"
@@ -103,6 +104,7 @@ private:
                              ValueRange>;
   FailureOr<SmallVector<Value>> visit(SequentialOp seq, ValueRange inputs);
   FailureOr<SmallVector<Value>> visit(FeedFwdOp ff, ValueRange inputs);
+  FailureOr<SmallVector<Value>> visit(ConvNNOp cnn, ValueRange inputs);
   FailureOr<SmallVector<Value>> visit(ModuleListOp list, ValueRange inputs);
   FailureOr<SmallVector<Value>> visit(ModuleDictOp dict, ValueRange inputs);
   FailureOr<SmallVector<Value>> visit(CustomModuleOp custom, ValueRange inputs);
@@ -110,7 +112,7 @@ private:
                                            ValueRange inputs);
   FailureOr<SmallVector<Value>> visitNotAModule(Operation *op,
                                                 ValueRange inputs);
-  /// Runs `body` on the single input of `m` (leaves and feed_fwd).
+  /// Runs `body` on the single input of `m` (leaves and stock nets).
   FailureOr<SmallVector<Value>>
   single(Operation *m, ValueRange inputs,
          function_ref<FailureOr<Value>(Value)> body);
@@ -118,7 +120,10 @@ private:
   FailureOr<SmallVector<Value>> emitForwardOp(Operation &op,
                                               IRMapping &mapping);
   FailureOr<SmallVector<Value>> emitCall(CallOp call, ValueRange operands);
-  FailureOr<Value> emitFeedFwd(FeedFwdOp ff, Value x);
+  FailureOr<Value> emitSite(StockNetOpInterface net, unsigned site, Value x);
+  FailureOr<Value> emitLayerList(StockNetOpInterface net, ModuleListOp list,
+                                 unsigned firstSite, Value x);
+  FailureOr<Value> emitConvNN(ConvNNOp cnn, Value x);
 
   Value castTo(Value v, Type type) {
     if (v.getType() == type)
@@ -201,7 +206,16 @@ FailureOr<SmallVector<Value>> ForwardEmitter::visit(CustomModuleOp custom,
 
 FailureOr<SmallVector<Value>> ForwardEmitter::visit(FeedFwdOp ff,
                                                     ValueRange inputs) {
-  return single(ff, inputs, [&](Value x) { return emitFeedFwd(ff, x); });
+  return single(ff, inputs, [&](Value x) -> FailureOr<Value> {
+    if (ModuleListOp list = ff.getLayers())
+      return emitLayerList(ff, list, 0, x);
+    return emitModuleError(ff) << "has no 'layers'";
+  });
+}
+
+FailureOr<SmallVector<Value>> ForwardEmitter::visit(ConvNNOp cnn,
+                                                    ValueRange inputs) {
+  return single(cnn, inputs, [&](Value x) { return emitConvNN(cnn, x); });
 }
 
 FailureOr<SmallVector<Value>> ForwardEmitter::visitLayer(LayerOpInterface layer,
@@ -226,34 +240,73 @@ ForwardEmitter::single(Operation *m, ValueRange inputs,
   return SmallVector<Value>{*out};
 }
 
-FailureOr<Value> ForwardEmitter::emitFeedFwd(FeedFwdOp ff, Value x) {
-  ModuleListOp layerList = ff.getLayers();
-  if (!layerList)
-    return emitModuleError(ff) << "has no 'layers'";
-  SmallVector<Operation *> linears;
-  for (Operation &l : layerList.getBody().front())
-    linears.push_back(&l);
-  for (auto [i, layer] : llvm::enumerate(linears)) {
-    FailureOr<SmallVector<Value>> y = emit(layer, x);
+/// `activation_for(site)`, then in train mode `dropout_for(site)`.
+FailureOr<Value> ForwardEmitter::emitSite(StockNetOpInterface net,
+                                          unsigned site, Value x) {
+  LocGuard guard(layers, net->getLoc());
+  FailureOr<Value> act = emitActivationKind(layers, net.activationFor(site), x);
+  if (failed(act))
+    return failure();
+  double p = net.dropoutFor(site);
+  if (!cast<ModuleOpInterface>(net.getOperation()).getTrain() || p <= 0.0)
+    return *act;
+  return emitDropout(layers, *act, p, /*seed=*/site);
+}
+
+/// The layers of `list` in order, child `k` followed by site `firstSite + k`
+/// when that is a hidden site of `net`.
+FailureOr<Value> ForwardEmitter::emitLayerList(StockNetOpInterface net,
+                                               ModuleListOp list,
+                                               unsigned firstSite, Value x) {
+  unsigned site = firstSite;
+  for (Operation &layer : list.getBody().front()) {
+    FailureOr<SmallVector<Value>> y = emit(&layer, x);
     if (failed(y))
       return failure();
     x = y->front();
-    if (i + 1 == linears.size())
-      break;
-    LocGuard guard(layers, ff.getLoc());
-    FailureOr<Value> act = emitActivationKind(layers, ff.activationFor(i), x);
-    if (failed(act))
-      return failure();
-    x = *act;
-    double p = ff.dropoutFor(i);
-    if (ff.getTrain() && p > 0.0) {
-      FailureOr<Value> dropped = emitDropout(layers, x, p, /*seed=*/i);
-      if (failed(dropped))
+    if (site < net.getSiteCount()) {
+      FailureOr<Value> z = emitSite(net, site, x);
+      if (failed(z))
         return failure();
-      x = *dropped;
+      x = *z;
     }
+    ++site;
   }
   return x;
+}
+
+/// The conv blocks (each with its site and max pool), the global average
+/// pool and flatten, then the fcs.
+FailureOr<Value> ForwardEmitter::emitConvNN(ConvNNOp cnn, Value x) {
+  if (failed(inferForwardTypes(cnn, x.getType(), cnn.getLoc())))
+    return failure();
+  std::string what = describeLayer(cnn);
+  unsigned site = 0;
+  for (Operation &block : cnn.getLayers().getBody().front()) {
+    FailureOr<SmallVector<Value>> y = emit(&block, x);
+    if (failed(y))
+      return failure();
+    FailureOr<Value> z = emitSite(cnn, site, y->front());
+    if (failed(z))
+      return failure();
+    x = *z;
+    if (int64_t pool = cnn.poolFor(site++); pool > 1) {
+      LocGuard guard(layers, cnn.getLoc());
+      Window w{pool, pool, /*padding=*/0, /*dilation=*/1, /*ceilMode=*/false};
+      FailureOr<Value> pooled =
+          emitPool2d(layers, {{w, w}, Pool2dSpec::Max, false, what}, x);
+      if (failed(pooled))
+        return failure();
+      x = *pooled;
+    }
+  }
+  LocGuard guard(layers, cnn.getLoc());
+  FailureOr<Value> pooled = emitAdaptiveAvgPool2d(layers, {1, 1}, x, what);
+  if (failed(pooled))
+    return failure();
+  x = tensor::CollapseShapeOp::create(
+      b, cnn.getLoc(), *pooled, ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
+  return emitLayerList(cnn, cnn.getFcs(), site, x);
 }
 
 FailureOr<Value> ForwardEmitter::emitLeaf(LayerOpInterface m, Value x) {

@@ -443,3 +443,38 @@ func.func @main(%x: tensor<?x2xf32>) -> tensor<?x2xf32> {
   %y = call @a_forward(%x) : (tensor<?x2xf32>) -> tensor<?x2xf32>
   return %y : tensor<?x2xf32>
 }
+
+// -----
+
+// conv_nn on a dynamic image: each block is its conv, its activation and
+// (pool_for(i) = 2) a 2 x 2 max pool of stride 2; then the global average
+// pool (a reduction over the rows and columns, divided by their count), the
+// flatten to N x channels[-1], and the fcs with the hidden site's ReLU.
+// CHECK-LABEL: func.func @forward(
+// CHECK-SAME:      tensor<?x2x?x?xf32>) -> tensor<?x1xf32>
+// CHECK:         linalg.conv_2d_nchw_fchw {{.*}} tensor<2x2x3x3xf32>
+// CHECK:         arith.maximumf
+// CHECK:         linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} {{.*}} tensor<2x2xf32>
+// CHECK:         linalg.conv_2d_nchw_fchw {{.*}} tensor<3x2x3x3xf32>
+// CHECK:         arith.maximumf
+// CHECK:         linalg.pooling_nchw_max
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel", "reduction"]
+// CHECK:         arith.divf
+// CHECK:         tensor.collapse_shape {{.*}} {{\[}}[0], [1, 2, 3]] : tensor<?x3x1x1xf32> into tensor<?x3xf32>
+// CHECK:         linalg.matmul {{.*}} tensor<2x3xf32>
+// CHECK:         arith.maximumf
+// CHECK:         linalg.matmul {{.*}} tensor<1x2xf32>
+// CHECK-NOT:     arith.maximumf
+// CHECK:         return
+nnx.model @cnn inputs(tensor<?x2x?x?xf32>) {
+  nnx.conv_nn @net attributes {in_channels = 2, channels = array<i64: 2, 3>, hidden_dims = array<i64: 2>, output_dim = 1, pool = 2, dropout = 0.25 : f64} {
+    nnx.module_list @layers {
+      nnx.conv2d @"0" {in_channels = 2 : i64, out_channels = 2 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.5> : tensor<2x2x3x3xf32>, bias = dense<0.1> : tensor<2xf32>}
+      nnx.conv2d @"1" {in_channels = 2 : i64, out_channels = 3 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.25> : tensor<3x2x3x3xf32>}
+    }
+    nnx.module_list @fcs {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<2x3xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<1x2xf32>}
+    }
+  }
+}

@@ -1131,3 +1131,262 @@ nnx.model @m inputs(tensor<?x3x?xf32>) {
     nnx.conv1d @c {in_channels = 3 : i64, out_channels = 4 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1>, padding = array<i64: 1>, dilation = array<i64: 1>, weight = dense<0.1> : tensor<4x3x3xf32>}
   }
 }
+
+// nnx.conv_nn: the params and the layers they describe.
+// -----
+
+nnx.model @m inputs(tensor<?x3x8x8xf32>) {
+  // expected-error @+1 {{must hold exactly 'nnx.module_list @layers' then 'nnx.module_list @fcs'}}
+  nnx.conv_nn @net attributes {in_channels = 3, channels = array<i64: 4>, hidden_dims = array<i64>, output_dim = 2} {
+    nnx.module_list @layers {
+      nnx.conv2d @"0" {in_channels = 3 : i64, out_channels = 4 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.1> : tensor<4x3x3x3xf32>}
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x3x8x8xf32>) {
+  // expected-error @+1 {{has no conv blocks (channels is empty)}}
+  nnx.conv_nn @net attributes {in_channels = 3, channels = array<i64>, hidden_dims = array<i64>, output_dim = 2} {
+    nnx.module_list @layers {
+    }
+    nnx.module_list @fcs {
+      nnx.linear @"0" {weight = dense<0.1> : tensor<2x3xf32>}
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x3x8x8xf32>) {
+  // expected-error @+1 {{has 2 per-layer activations for 1 hidden sites}}
+  nnx.conv_nn @net attributes {in_channels = 3, channels = array<i64: 4>, hidden_dims = array<i64>, output_dim = 2, activations = [#nnx.activation<relu>, #nnx.activation<tanh>]} {
+    nnx.module_list @layers {
+      nnx.conv2d @"0" {in_channels = 3 : i64, out_channels = 4 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.1> : tensor<4x3x3x3xf32>}
+    }
+    nnx.module_list @fcs {
+      nnx.linear @"0" {weight = dense<0.1> : tensor<2x4xf32>}
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x3x8x8xf32>) {
+  // expected-error @+1 {{has 2 per-layer dropout_probs for 1 hidden sites}}
+  nnx.conv_nn @net attributes {in_channels = 3, channels = array<i64: 4>, hidden_dims = array<i64>, output_dim = 2, dropout_probs = [0.1, 0.2]} {
+    nnx.module_list @layers {
+      nnx.conv2d @"0" {in_channels = 3 : i64, out_channels = 4 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.1> : tensor<4x3x3x3xf32>}
+    }
+    nnx.module_list @fcs {
+      nnx.linear @"0" {weight = dense<0.1> : tensor<2x4xf32>}
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x3x8x8xf32>) {
+  // expected-error @+1 {{dropout probability 1.5 is outside [0, 1]}}
+  nnx.conv_nn @net attributes {in_channels = 3, channels = array<i64: 4>, hidden_dims = array<i64>, output_dim = 2, dropout = 1.5 : f64} {
+    nnx.module_list @layers {
+      nnx.conv2d @"0" {in_channels = 3 : i64, out_channels = 4 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.1> : tensor<4x3x3x3xf32>}
+    }
+    nnx.module_list @fcs {
+      nnx.linear @"0" {weight = dense<0.1> : tensor<2x4xf32>}
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x3x8x8xf32>) {
+  // expected-error @+1 {{has 2 kernel_sizes for 1 conv blocks}}
+  nnx.conv_nn @net attributes {in_channels = 3, channels = array<i64: 4>, hidden_dims = array<i64>, output_dim = 2, kernel_sizes = array<i64: 3, 3>} {
+    nnx.module_list @layers {
+      nnx.conv2d @"0" {in_channels = 3 : i64, out_channels = 4 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.1> : tensor<4x3x3x3xf32>}
+    }
+    nnx.module_list @fcs {
+      nnx.linear @"0" {weight = dense<0.1> : tensor<2x4xf32>}
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x3x8x8xf32>) {
+  // expected-error @+1 {{has 2 pools for 1 conv blocks}}
+  nnx.conv_nn @net attributes {in_channels = 3, channels = array<i64: 4>, hidden_dims = array<i64>, output_dim = 2, pools = array<i64: 2, 0>} {
+    nnx.module_list @layers {
+      nnx.conv2d @"0" {in_channels = 3 : i64, out_channels = 4 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.1> : tensor<4x3x3x3xf32>}
+    }
+    nnx.module_list @fcs {
+      nnx.linear @"0" {weight = dense<0.1> : tensor<2x4xf32>}
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x3x8x8xf32>) {
+  // expected-error @+1 {{kernel_for(0) = 4 must be odd and positive ("same" padding)}}
+  nnx.conv_nn @net attributes {in_channels = 3, channels = array<i64: 4>, hidden_dims = array<i64>, output_dim = 2, kernel_size = 4} {
+    nnx.module_list @layers {
+      nnx.conv2d @"0" {in_channels = 3 : i64, out_channels = 4 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.1> : tensor<4x3x3x3xf32>}
+    }
+    nnx.module_list @fcs {
+      nnx.linear @"0" {weight = dense<0.1> : tensor<2x4xf32>}
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x3x8x8xf32>) {
+  // expected-error @+1 {{pool_for(0) = -1 is negative}}
+  nnx.conv_nn @net attributes {in_channels = 3, channels = array<i64: 4>, hidden_dims = array<i64>, output_dim = 2, pool = -1} {
+    nnx.module_list @layers {
+      nnx.conv2d @"0" {in_channels = 3 : i64, out_channels = 4 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.1> : tensor<4x3x3x3xf32>}
+    }
+    nnx.module_list @fcs {
+      nnx.linear @"0" {weight = dense<0.1> : tensor<2x4xf32>}
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x3x8x8xf32>) {
+  // expected-error @+1 {{has 2 conv blocks but channels implies 1}}
+  nnx.conv_nn @net attributes {in_channels = 3, channels = array<i64: 4>, hidden_dims = array<i64>, output_dim = 2} {
+    nnx.module_list @layers {
+      nnx.conv2d @"0" {in_channels = 3 : i64, out_channels = 4 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.1> : tensor<4x3x3x3xf32>}
+      nnx.conv2d @"1" {in_channels = 4 : i64, out_channels = 4 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.1> : tensor<4x4x3x3xf32>}
+    }
+    nnx.module_list @fcs {
+      nnx.linear @"0" {weight = dense<0.1> : tensor<2x4xf32>}
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x3x8x8xf32>) {
+  // expected-error @+1 {{has 2 fcs but hidden_dims implies 1}}
+  nnx.conv_nn @net attributes {in_channels = 3, channels = array<i64: 4>, hidden_dims = array<i64>, output_dim = 2} {
+    nnx.module_list @layers {
+      nnx.conv2d @"0" {in_channels = 3 : i64, out_channels = 4 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.1> : tensor<4x3x3x3xf32>}
+    }
+    nnx.module_list @fcs {
+      nnx.linear @"0" {weight = dense<0.1> : tensor<2x4xf32>}
+      nnx.linear @"1" {weight = dense<0.1> : tensor<2x2xf32>}
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x3x8x8xf32>) {
+  // expected-error @+1 {{layers.0 must be an 'nnx.conv2d' (or the 'nnx.identity' of a dropped block), found 'nnx.relu'}}
+  nnx.conv_nn @net attributes {in_channels = 3, channels = array<i64: 4>, hidden_dims = array<i64>, output_dim = 2} {
+    nnx.module_list @layers {
+      // expected-note @+1 {{layer is here}}
+      nnx.relu @"0"
+    }
+    nnx.module_list @fcs {
+      nnx.linear @"0" {weight = dense<0.1> : tensor<2x4xf32>}
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x3x8x8xf32>) {
+  // expected-error @+1 {{layers.0 is an 'nnx.identity' but the params say 3->4}}
+  nnx.conv_nn @net attributes {in_channels = 3, channels = array<i64: 4>, hidden_dims = array<i64>, output_dim = 2} {
+    nnx.module_list @layers {
+      // expected-note @+1 {{layer is here}}
+      nnx.identity @"0"
+    }
+    nnx.module_list @fcs {
+      nnx.linear @"0" {weight = dense<0.1> : tensor<2x4xf32>}
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x3x8x8xf32>) {
+  // expected-error @+1 {{layers.0 is 3->5 channels but the params say 3->4}}
+  nnx.conv_nn @net attributes {in_channels = 3, channels = array<i64: 4>, hidden_dims = array<i64>, output_dim = 2} {
+    nnx.module_list @layers {
+      // expected-note @+1 {{layer is here}}
+      nnx.conv2d @"0" {in_channels = 3 : i64, out_channels = 5 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.1> : tensor<5x3x3x3xf32>}
+    }
+    nnx.module_list @fcs {
+      nnx.linear @"0" {weight = dense<0.1> : tensor<2x4xf32>}
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x3x8x8xf32>) {
+  // expected-error @+1 {{layers.0 must be a 3x3 convolution with stride 1, dilation 1, padding 1 and groups 1, as the params say}}
+  nnx.conv_nn @net attributes {in_channels = 3, channels = array<i64: 4>, hidden_dims = array<i64>, output_dim = 2} {
+    nnx.module_list @layers {
+      // expected-note @+1 {{layer is here}}
+      nnx.conv2d @"0" {in_channels = 3 : i64, out_channels = 4 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.1> : tensor<4x3x3x3xf32>}
+    }
+    nnx.module_list @fcs {
+      nnx.linear @"0" {weight = dense<0.1> : tensor<2x4xf32>}
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x3x8x8xf32>) {
+  // expected-error @+1 {{layers.0 must be a 5x5 convolution with stride 1, dilation 1, padding 2 and groups 1, as the params say}}
+  nnx.conv_nn @net attributes {in_channels = 3, channels = array<i64: 4>, hidden_dims = array<i64>, output_dim = 2, kernel_size = 5} {
+    nnx.module_list @layers {
+      // expected-note @+1 {{layer is here}}
+      nnx.conv2d @"0" {in_channels = 3 : i64, out_channels = 4 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.1> : tensor<4x3x3x3xf32>}
+    }
+    nnx.module_list @fcs {
+      nnx.linear @"0" {weight = dense<0.1> : tensor<2x4xf32>}
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x3x8x8xf32>) {
+  // expected-error @+1 {{layers.0 must be a 3x3 convolution with stride 1, dilation 1, padding 1 and groups 1, as the params say}}
+  nnx.conv_nn @net attributes {in_channels = 4, channels = array<i64: 4>, hidden_dims = array<i64>, output_dim = 2} {
+    nnx.module_list @layers {
+      // expected-note @+1 {{layer is here}}
+      nnx.conv2d @"0" {in_channels = 4 : i64, out_channels = 4 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 2 : i64, weight = dense<0.1> : tensor<4x2x3x3xf32>}
+    }
+    nnx.module_list @fcs {
+      nnx.linear @"0" {weight = dense<0.1> : tensor<2x4xf32>}
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x3x8x8xf32>) {
+  // expected-error @+1 {{fcs.0 is 5->2 but the params say 4->2}}
+  nnx.conv_nn @net attributes {in_channels = 3, channels = array<i64: 4>, hidden_dims = array<i64>, output_dim = 2} {
+    nnx.module_list @layers {
+      nnx.conv2d @"0" {in_channels = 3 : i64, out_channels = 4 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.1> : tensor<4x3x3x3xf32>}
+    }
+    nnx.module_list @fcs {
+      // expected-note @+1 {{layer is here}}
+      nnx.linear @"0" {weight = dense<0.1> : tensor<2x5xf32>}
+    }
+  }
+}
+

@@ -213,6 +213,44 @@ nnx.model @ff inputs(tensor<?x4xf32>) {
   }
 }
 
+// A conv_nn with every optional param; a dropped block (an identity where
+// the params say 4 -> 4).
+// CHECK-LABEL: nnx.model @cnn inputs(tensor<?x3x8x8xf32>)
+// CHECK: nnx.conv_nn @net attributes {activation = #nnx.activation<gelu>, activations = [#nnx.activation<relu>, #nnx.activation<tanh>, #nnx.activation<relu>], channels = array<i64: 4, 4>, dropout = 1.000000e-01 : f64, dropout_probs = [0.000000e+00, 5.000000e-01, 0.000000e+00], hidden_dims = array<i64: 6>, in_channels = 3 : i64, kernel_size = 5 : i64, kernel_sizes = array<i64: 3, 1>, output_dim = 2 : i64, pool = 2 : i64, pools = array<i64: 2, 0>} {
+// CHECK-NEXT: nnx.module_list @layers {
+// CHECK-NEXT:   nnx.conv2d @"0"
+// CHECK-NEXT:   nnx.identity @"1"
+// CHECK-NEXT: }
+// CHECK-NEXT: nnx.module_list @fcs {
+// CHECK-NEXT:   nnx.linear @"0" {weight = dense<1.000000e+00> : tensor<6x4xf32>}
+// CHECK-NEXT:   nnx.linear @"1" {weight = dense<1.000000e+00> : tensor<2x6xf32>}
+// The defaults (kernel_size 3, pool 0, relu, dropout 0) are not printed.
+// CHECK-LABEL: nnx.model @cnn_defaults
+// CHECK: nnx.conv_nn @net attributes {channels = array<i64: 4>, hidden_dims = array<i64>, in_channels = 3 : i64, output_dim = 2 : i64} {
+nnx.model @cnn inputs(tensor<?x3x8x8xf32>) {
+  nnx.conv_nn @net attributes {in_channels = 3, channels = array<i64: 4, 4>, hidden_dims = array<i64: 6>, output_dim = 2, kernel_size = 5, kernel_sizes = array<i64: 3, 1>, pool = 2, pools = array<i64: 2, 0>, activation = #nnx.activation<gelu>, activations = [#nnx.activation<relu>, #nnx.activation<tanh>, #nnx.activation<relu>], dropout = 0.1 : f64, dropout_probs = [0.0, 0.5, 0.0]} {
+    nnx.module_list @layers {
+      nnx.conv2d @"0" {in_channels = 3 : i64, out_channels = 4 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.1> : tensor<4x3x3x3xf32>}
+      nnx.identity @"1"
+    }
+    nnx.module_list @fcs {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<6x4xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<2x6xf32>}
+    }
+  }
+}
+
+nnx.model @cnn_defaults inputs(tensor<?x3x8x8xf32>) {
+  nnx.conv_nn @net attributes {in_channels = 3, channels = array<i64: 4>, hidden_dims = array<i64>, output_dim = 2} {
+    nnx.module_list @layers {
+      nnx.conv2d @"0" {in_channels = 3 : i64, out_channels = 4 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.1> : tensor<4x3x3x3xf32>}
+    }
+    nnx.module_list @fcs {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<2x4xf32>}
+    }
+  }
+}
+
 // Tensors in the model's weights file: only the type is in the IR.
 // CHECK-LABEL: nnx.model @external inputs(tensor<?x4xf32>) attributes {weights = "external.safetensors"}
 // CHECK-NEXT:    nnx.linear @fc {bias = dense<0.000000e+00> : tensor<2xf32>, weight = #nnx.external<"fc.weight"> : tensor<2x4xf32>}

@@ -326,6 +326,14 @@ static FeatureSignature signatureOfKind(Operation *module, ActiveSet &active) {
     s.out = ff.getOutputDim();
     return s;
   }
+  if (auto cnn = dyn_cast<ConvNNOp>(module)) {
+    // Channels in, features out: nothing before or after it chains by the
+    // last dim.
+    FeatureSignature s;
+    s.out = cnn.getOutputDim();
+    s.restartsChain = true;
+    return s;
+  }
   if (auto custom = dyn_cast<CustomModuleOp>(module))
     return customSignature(custom);
   return FeatureSignature();
@@ -395,6 +403,42 @@ public:
     if (ModuleListOp layers = ff.getLayers())
       return chain(layers.getBody().front(), inputs, fail);
     return fail("has no 'layers'");
+  }
+
+  FailureOr<SmallVector<Type>> visit(ConvNNOp cnn, TypeRange inputs) {
+    ModuleTypeError fail(cnn, loc);
+    if (inputs.size() != 1)
+      return fail("takes exactly one input");
+    ModuleListOp blocks = cnn.getLayers(), fcs = cnn.getFcs();
+    if (!blocks || !fcs)
+      return fail("has no 'layers' or no 'fcs'");
+    auto in = dyn_cast<RankedTensorType>(inputs.front());
+    if (!in || in.getRank() != 4)
+      return fail("takes (N, C, H, W) input, got ", inputs.front());
+    SmallVector<Type> current{in};
+    for (auto [i, block] : llvm::enumerate(blocks.getBody().front())) {
+      FailureOr<SmallVector<Type>> next = infer(&block, current);
+      if (failed(next))
+        return failure();
+      current = std::move(*next);
+      int64_t pool = cnn.poolFor(i);
+      if (pool <= 1)
+        continue;
+      auto t = cast<RankedTensorType>(current.front());
+      SmallVector<int64_t> shape(t.getShape());
+      Window w{pool, pool, 0, 1, false};
+      for (unsigned d = 2; d < 4; ++d) {
+        shape[d] = w.outputSize(shape[d]);
+        if (shape[d] == 0)
+          return fail("max-pools block ", i, "'s output of ", Type(t),
+                      " with a kernel of ", pool, ", larger than dim ", d);
+      }
+      current = {t.clone(shape)};
+    }
+    // The global average pool and the flatten.
+    auto t = cast<RankedTensorType>(current.front());
+    current = {t.clone({t.getDimSize(0), t.getDimSize(1)})};
+    return chain(fcs.getBody().front(), current, fail);
   }
 
   FailureOr<SmallVector<Type>> visit(ModuleListOp list, TypeRange) {

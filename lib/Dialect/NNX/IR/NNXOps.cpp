@@ -299,6 +299,7 @@ LogicalResult ModelOp::verifyRegions() {
   }
 NNX_CONTAINER_PARAMETER_NAMES(SequentialOp)
 NNX_CONTAINER_PARAMETER_NAMES(FeedFwdOp)
+NNX_CONTAINER_PARAMETER_NAMES(ConvNNOp)
 NNX_CONTAINER_PARAMETER_NAMES(ModuleListOp)
 NNX_CONTAINER_PARAMETER_NAMES(ModuleDictOp)
 NNX_CONTAINER_PARAMETER_NAMES(CustomModuleOp)
@@ -310,22 +311,190 @@ LogicalResult SequentialOp::verifyRegions() {
   return verifyChain(*this, childOps(*this));
 }
 
+//===----------------------------------------------------------------------===//
+// Stock nets: nnx.feed_fwd and nnx.conv_nn
+//===----------------------------------------------------------------------===//
+
+/// `overrides[i]` if the per-site list is given, else `fallback`.
+static ActivationKind siteActivation(ArrayAttr overrides,
+                                     ActivationKind fallback, unsigned i) {
+  if (overrides && i < overrides.size())
+    return cast<ActivationKindAttr>(overrides[i]).getValue();
+  return fallback;
+}
+
+static double siteDropout(std::optional<ArrayAttr> probs, APFloat fallback,
+                          unsigned i) {
+  if (probs && i < probs->size())
+    return cast<FloatAttr>((*probs)[i]).getValueAsDouble();
+  return fallback.convertToDouble();
+}
+
+/// `list` (a per-site override or null) with `value` inserted at `at`.
+static ArrayAttr insertedAt(ArrayAttr list, unsigned at, Attribute value) {
+  SmallVector<Attribute> items(list.begin(), list.end());
+  items.insert(items.begin() + at, value);
+  return ArrayAttr::get(value.getContext(), items);
+}
+
+/// The per-site dropout list after a new site `at` with dropout 0: written
+/// when there is a list or a nonzero default (which must not apply there).
+template <typename NetOp>
+static void insertDropoutSite(NetOp net, unsigned at, unsigned oldSites) {
+  if (!net.getDropoutProbsAttr() && net.getDropout().isZero())
+    return;
+  MLIRContext *ctx = net.getContext();
+  SmallVector<Attribute> probs;
+  for (unsigned i = 0; i < oldSites; ++i)
+    probs.push_back(FloatAttr::get(Float64Type::get(ctx), net.dropoutFor(i)));
+  probs.insert(probs.begin() + at, FloatAttr::get(Float64Type::get(ctx), 0.0));
+  net.setDropoutProbsAttr(ArrayAttr::get(ctx, probs));
+}
+
+/// The activation and dropout params of `net`, for `numSites` sites.
+template <typename NetOp>
+static LogicalResult verifySiteParams(NetOp net, size_t numSites,
+                                      StringRef sites) {
+  if (ArrayAttr acts = net.getActivationsAttr();
+      acts && acts.size() != numSites)
+    return emitModuleError(net)
+           << "has " << acts.size() << " per-layer activations for " << numSites
+           << " " << sites;
+  auto checkProb = [&](double p) -> LogicalResult {
+    if (p < 0.0 || p > 1.0)
+      return emitModuleError(net)
+             << "dropout probability " << formatProbability(p)
+             << " is outside [0, 1]";
+    return success();
+  };
+  if (failed(checkProb(net.getDropout().convertToDouble())))
+    return failure();
+  std::optional<ArrayAttr> probs = net.getDropoutProbs();
+  if (!probs)
+    return success();
+  if (probs->size() != numSites)
+    return emitModuleError(net)
+           << "has " << probs->size() << " per-layer dropout_probs for "
+           << numSites << " " << sites;
+  for (Attribute a : *probs)
+    if (failed(checkProb(cast<FloatAttr>(a).getValueAsDouble())))
+      return failure();
+  return success();
+}
+
+/// Refuses `op`, slot `i` of `net`'s list `list`, with a note at the layer.
+static InFlightDiagnostic slotError(Operation *net, StringRef list, size_t i,
+                                    Operation *op) {
+  InFlightDiagnostic diag = emitModuleError(net) << list << "." << i << " ";
+  diag.attachNote(op->getLoc()) << "layer is here";
+  return diag;
+}
+
+/// Checks the Linears of a stock net's list `list` against the sizes
+/// `dims[i] -> dims[i+1]`; an identity (a dropped layer) keeps its size.
+static LogicalResult verifyLinearList(Operation *net, StringRef list,
+                                      ArrayRef<Operation *> layers,
+                                      ArrayRef<int64_t> dims) {
+  for (auto [i, op] : llvm::enumerate(layers)) {
+    int64_t in = dims[i], out = dims[i + 1];
+    if (isa<IdentityOp>(op)) {
+      if (in != out)
+        return slotError(net, list, i, op)
+               << "is an 'nnx.identity' but the params say " << in << "->"
+               << out;
+      continue;
+    }
+    auto lin = dyn_cast<LinearOp>(op);
+    if (!lin)
+      return slotError(net, list, i, op)
+             << "must be an 'nnx.linear' (or the 'nnx.identity' of a dropped "
+                "layer), found '"
+             << op->getName() << "'";
+    if (lin.getInFeatures() != in || lin.getOutFeaturesCount() != out)
+      return slotError(net, list, i, op)
+             << "is " << lin.getInFeatures() << "->"
+             << lin.getOutFeaturesCount() << " but the params say " << in
+             << "->" << out;
+  }
+  return success();
+}
+
+/// `layers`' position of `slot` in data-flow order over `lists`.
+static std::optional<unsigned> indexInLists(ArrayRef<Operation *> lists,
+                                            Operation *slot) {
+  unsigned base = 0;
+  for (Operation *list : lists) {
+    if (!list)
+      return std::nullopt;
+    if (slot->getParentOp() == list)
+      return base + std::distance(list->getRegion(0).front().begin(),
+                                  Block::iterator(slot));
+    base += childOps(list).size();
+  }
+  return std::nullopt;
+}
+
+static Operation *layerInLists(ArrayRef<Operation *> lists, unsigned index) {
+  for (Operation *list : lists) {
+    if (!list)
+      return nullptr;
+    SmallVector<Operation *> ops = childOps(list);
+    if (index < ops.size())
+      return ops[index];
+    index -= ops.size();
+  }
+  return nullptr;
+}
+
 ActivationKind FeedFwdOp::activationFor(unsigned i) {
-  if (ArrayAttr acts = getActivationsAttr())
-    if (i < acts.size())
-      return cast<ActivationKindAttr>(acts[i]).getValue();
-  return getActivation();
+  return siteActivation(getActivationsAttr(), getActivation(), i);
 }
 
 double FeedFwdOp::dropoutFor(unsigned i) {
-  if (std::optional<ArrayAttr> probs = getDropoutProbs())
-    if (i < probs->size())
-      return cast<FloatAttr>((*probs)[i]).getValueAsDouble();
-  return getDropout().convertToDouble();
+  return siteDropout(getDropoutProbs(), getDropout(), i);
+}
+
+bool FeedFwdOp::hasActivationOverrides() {
+  return getActivationsAttr() != nullptr;
 }
 
 ModuleListOp FeedFwdOp::getLayers() {
   return dyn_cast_or_null<ModuleListOp>(lookupChild(*this, "layers"));
+}
+
+SmallVector<Operation *, 2> FeedFwdOp::getLayerLists() { return {getLayers()}; }
+
+unsigned FeedFwdOp::getSiteCount() { return getHiddenDims().size(); }
+
+std::optional<unsigned> FeedFwdOp::getLayerIndex(Operation *slot) {
+  return indexInLists(getLayerLists(), slot);
+}
+
+Operation *FeedFwdOp::getLayerAt(unsigned index) {
+  return layerInLists(getLayerLists(), index);
+}
+
+std::pair<int64_t, int64_t> FeedFwdOp::getLayerSizes(unsigned i) {
+  ArrayRef<int64_t> hidden = getHiddenDims();
+  int64_t in = getInputDim(), out = getOutputDim();
+  return {i == 0 ? in : hidden[i - 1], i == hidden.size() ? out : hidden[i]};
+}
+
+void FeedFwdOp::setSiteWidth(unsigned site, int64_t width) {
+  SmallVector<int64_t> hidden(getHiddenDims());
+  hidden[site] = width;
+  setHiddenDims(hidden);
+}
+
+void FeedFwdOp::insertSite(unsigned at, int64_t width, int64_t) {
+  unsigned oldSites = getSiteCount();
+  SmallVector<int64_t> hidden(getHiddenDims());
+  hidden.insert(hidden.begin() + at, width);
+  setHiddenDims(hidden);
+  if (ArrayAttr acts = getActivationsAttr())
+    setActivationsAttr(insertedAt(
+        acts, at, ActivationKindAttr::get(getContext(), ActivationKind::relu)));
+  insertDropoutSite(*this, at, oldSites);
 }
 
 LogicalResult FeedFwdOp::verifyRegions() {
@@ -336,68 +505,210 @@ LogicalResult FeedFwdOp::verifyRegions() {
            << "must hold exactly one 'nnx.module_list @layers'";
   ArrayRef<int64_t> hidden = getHiddenDims();
   size_t numHidden = hidden.size();
-  if (ArrayAttr acts = getActivationsAttr(); acts && acts.size() != numHidden)
-    return emitModuleError(*this)
-           << "has " << acts.size() << " per-layer activations for "
-           << numHidden << " hidden layers";
-  auto checkProb = [&](double p) -> LogicalResult {
-    if (p < 0.0 || p > 1.0)
-      return emitModuleError(*this)
-             << "dropout probability " << formatProbability(p)
-             << " is outside [0, 1]";
-    return success();
-  };
-  if (failed(checkProb(getDropout().convertToDouble())))
+  if (failed(verifySiteParams(*this, numHidden, "hidden layers")))
     return failure();
-  if (std::optional<ArrayAttr> probs = getDropoutProbs()) {
-    if (probs->size() != numHidden)
-      return emitModuleError(*this)
-             << "has " << probs->size() << " per-layer dropout_probs for "
-             << numHidden << " hidden layers";
-    for (Attribute a : *probs)
-      if (failed(checkProb(cast<FloatAttr>(a).getValueAsDouble())))
-        return failure();
-  }
   SmallVector<Operation *> linears = childOps(layers);
   if (linears.size() != numHidden + 1)
     return emitModuleError(*this)
            << "has " << linears.size() << " layers but hidden_dims implies "
            << numHidden + 1;
-  for (auto [i, op] : llvm::enumerate(linears)) {
-    int64_t in = i == 0 ? getInputDim() : hidden[i - 1];
-    int64_t out = i == numHidden ? getOutputDim() : hidden[i];
-    // A slot dropped by nnx-drop-layer holds an identity; the params keep
-    // describing it, so its in and out sizes must agree.
-    if (isa<IdentityOp>(op)) {
-      if (in != out) {
-        auto diag = emitModuleError(*this)
-                    << "layers." << i << " is an 'nnx.identity' but the "
-                    << "params say " << in << "->" << out;
-        diag.attachNote(op->getLoc()) << "layer is here";
-        return diag;
-      }
-      continue;
+  SmallVector<int64_t> dims{static_cast<int64_t>(getInputDim())};
+  llvm::append_range(dims, hidden);
+  dims.push_back(getOutputDim());
+  return verifyLinearList(*this, "layers", linears, dims);
+}
+
+ActivationKind ConvNNOp::activationFor(unsigned i) {
+  return siteActivation(getActivationsAttr(), getActivation(), i);
+}
+
+double ConvNNOp::dropoutFor(unsigned i) {
+  return siteDropout(getDropoutProbs(), getDropout(), i);
+}
+
+bool ConvNNOp::hasActivationOverrides() {
+  return getActivationsAttr() != nullptr;
+}
+
+int64_t ConvNNOp::kernelFor(unsigned i) {
+  if (std::optional<ArrayRef<int64_t>> ks = getKernelSizes();
+      ks && i < ks->size())
+    return (*ks)[i];
+  return static_cast<int64_t>(getKernelSize());
+}
+
+int64_t ConvNNOp::poolFor(unsigned i) {
+  if (std::optional<ArrayRef<int64_t>> ps = getPools(); ps && i < ps->size())
+    return (*ps)[i];
+  return static_cast<int64_t>(getPool());
+}
+
+ModuleListOp ConvNNOp::getLayers() {
+  return dyn_cast_or_null<ModuleListOp>(lookupChild(*this, "layers"));
+}
+
+ModuleListOp ConvNNOp::getFcs() {
+  return dyn_cast_or_null<ModuleListOp>(lookupChild(*this, "fcs"));
+}
+
+SmallVector<Operation *, 2> ConvNNOp::getLayerLists() {
+  return {getLayers(), getFcs()};
+}
+
+unsigned ConvNNOp::getSiteCount() {
+  return getChannels().size() + getHiddenDims().size();
+}
+
+std::optional<unsigned> ConvNNOp::getLayerIndex(Operation *slot) {
+  return indexInLists(getLayerLists(), slot);
+}
+
+Operation *ConvNNOp::getLayerAt(unsigned index) {
+  return layerInLists(getLayerLists(), index);
+}
+
+std::pair<int64_t, int64_t> ConvNNOp::getLayerSizes(unsigned i) {
+  SmallVector<int64_t> dims{static_cast<int64_t>(getInChannels())};
+  llvm::append_range(dims, getChannels());
+  llvm::append_range(dims, getHiddenDims());
+  dims.push_back(getOutputDim());
+  // Conv block L - 1 feeds fcs.0 through the global pool: one size.
+  return {dims[i], dims[i + 1]};
+}
+
+void ConvNNOp::setSiteWidth(unsigned site, int64_t width) {
+  size_t numBlocks = getChannels().size();
+  if (site < numBlocks) {
+    SmallVector<int64_t> channels(getChannels());
+    channels[site] = width;
+    setChannels(channels);
+    return;
+  }
+  SmallVector<int64_t> hidden(getHiddenDims());
+  hidden[site - numBlocks] = width;
+  setHiddenDims(hidden);
+}
+
+void ConvNNOp::insertSite(unsigned at, int64_t width, int64_t kernel) {
+  unsigned oldSites = getSiteCount();
+  size_t numBlocks = getChannels().size();
+  if (at <= numBlocks && kernel) {
+    SmallVector<int64_t> channels(getChannels());
+    channels.insert(channels.begin() + at, width);
+    SmallVector<int64_t> kernels, pools;
+    for (unsigned i = 0; i < numBlocks; ++i) {
+      kernels.push_back(kernelFor(i));
+      pools.push_back(poolFor(i));
     }
-    auto lin = dyn_cast<LinearOp>(op);
-    if (!lin) {
-      auto diag = emitModuleError(*this)
-                  << "layers." << i
-                  << " must be an 'nnx.linear' (or the 'nnx.identity' of a "
-                     "dropped layer), found '"
-                  << op->getName() << "'";
-      diag.attachNote(op->getLoc()) << "layer is here";
-      return diag;
-    }
-    if (lin.getInFeatures() != in || lin.getOutFeaturesCount() != out) {
-      auto diag = emitModuleError(*this)
-                  << "layers." << i << " is " << lin.getInFeatures() << "->"
-                  << lin.getOutFeaturesCount() << " but the params say " << in
-                  << "->" << out;
-      diag.attachNote(lin.getLoc()) << "layer is here";
-      return diag;
-    }
+    kernels.insert(kernels.begin() + at, kernel);
+    pools.insert(pools.begin() + at, 0);
+    setChannels(channels);
+    if (getKernelSizes() || kernel != kernelFor(numBlocks))
+      setKernelSizes(kernels);
+    if (getPools() || poolFor(numBlocks) > 1)
+      setPools(pools);
+  } else {
+    SmallVector<int64_t> hidden(getHiddenDims());
+    hidden.insert(hidden.begin() + (at - numBlocks), width);
+    setHiddenDims(hidden);
+  }
+  if (ArrayAttr acts = getActivationsAttr())
+    setActivationsAttr(insertedAt(
+        acts, at, ActivationKindAttr::get(getContext(), ActivationKind::relu)));
+  insertDropoutSite(*this, at, oldSites);
+}
+
+/// The descriptor params of a conv_nn that are not sizes of its layers.
+static LogicalResult verifyConvNNParams(ConvNNOp net) {
+  size_t numBlocks = net.getChannels().size();
+  if (numBlocks == 0)
+    return emitModuleError(net) << "has no conv blocks (channels is empty)";
+  if (failed(verifySiteParams(net, net.getSiteCount(), "hidden sites")))
+    return failure();
+  auto sized = [&](std::optional<ArrayRef<int64_t>> list,
+                   StringRef name) -> LogicalResult {
+    if (!list || list->size() == numBlocks)
+      return success();
+    return emitModuleError(net) << "has " << list->size() << " " << name
+                                << " for " << numBlocks << " conv blocks";
+  };
+  if (failed(sized(net.getKernelSizes(), "kernel_sizes")) ||
+      failed(sized(net.getPools(), "pools")))
+    return failure();
+  for (unsigned i = 0; i < numBlocks; ++i) {
+    if (net.kernelFor(i) < 1 || net.kernelFor(i) % 2 == 0)
+      return emitModuleError(net)
+             << "kernel_for(" << i << ") = " << net.kernelFor(i)
+             << " must be odd and positive (\"same\" padding)";
+    if (net.poolFor(i) < 0)
+      return emitModuleError(net)
+             << "pool_for(" << i << ") = " << net.poolFor(i) << " is negative";
   }
   return success();
+}
+
+/// Checks conv block `i` of `net` against its params.
+static LogicalResult verifyConvBlock(ConvNNOp net, size_t i, Operation *op) {
+  auto [in, out] = net.getLayerSizes(i);
+  if (isa<IdentityOp>(op)) {
+    if (in != out)
+      return slotError(net, "layers", i, op)
+             << "is an 'nnx.identity' but the params say " << in << "->" << out;
+    return success();
+  }
+  auto conv = dyn_cast<Conv2dOp>(op);
+  if (!conv)
+    return slotError(net, "layers", i, op)
+           << "must be an 'nnx.conv2d' (or the 'nnx.identity' of a dropped "
+              "block), found '"
+           << op->getName() << "'";
+  if (static_cast<int64_t>(conv.getInChannels()) != in ||
+      static_cast<int64_t>(conv.getOutChannels()) != out)
+    return slotError(net, "layers", i, op)
+           << "is " << conv.getInChannels() << "->" << conv.getOutChannels()
+           << " channels but the params say " << in << "->" << out;
+  int64_t k = net.kernelFor(i);
+  bool stock = conv.getGroups() == 1;
+  for (unsigned d = 0; d < 2; ++d) {
+    Window w = conv.getWindow(d);
+    stock &=
+        w.kernel == k && w.stride == 1 && w.dilation == 1 && w.padding == k / 2;
+  }
+  if (!stock)
+    return slotError(net, "layers", i, op)
+           << "must be a " << k << "x" << k
+           << " convolution with stride 1, dilation 1, padding " << k / 2
+           << " and groups 1, as the params say";
+  return success();
+}
+
+LogicalResult ConvNNOp::verifyRegions() {
+  Block &body = getBody().front();
+  ModuleListOp layers = getLayers(), fcs = getFcs();
+  if (std::distance(body.begin(), body.end()) != 2 || !layers || !fcs ||
+      &body.front() != layers.getOperation())
+    return emitModuleError(*this) << "must hold exactly 'nnx.module_list "
+                                     "@layers' then 'nnx.module_list @fcs'";
+  if (failed(verifyConvNNParams(*this)))
+    return failure();
+  SmallVector<Operation *> blocks = childOps(layers), linears = childOps(fcs);
+  size_t numBlocks = getChannels().size();
+  size_t numHidden = getHiddenDims().size();
+  if (blocks.size() != numBlocks)
+    return emitModuleError(*this)
+           << "has " << blocks.size() << " conv blocks but channels implies "
+           << numBlocks;
+  if (linears.size() != numHidden + 1)
+    return emitModuleError(*this)
+           << "has " << linears.size() << " fcs but hidden_dims implies "
+           << numHidden + 1;
+  for (auto [i, op] : llvm::enumerate(blocks))
+    if (failed(verifyConvBlock(*this, i, op)))
+      return failure();
+  SmallVector<int64_t> dims{getChannels().back()};
+  llvm::append_range(dims, getHiddenDims());
+  dims.push_back(getOutputDim());
+  return verifyLinearList(*this, "fcs", linears, dims);
 }
 
 LogicalResult ModuleListOp::verifyRegions() {

@@ -64,10 +64,11 @@ void ExecutionOrder::visitModule(Operation *op, Operation *call) {
   } else if (auto seq = dyn_cast<SequentialOp>(mo)) {
     for (Operation &c : seq.getBody().front())
       visitModule(&c, nullptr);
-  } else if (auto ff = dyn_cast<FeedFwdOp>(mo)) {
-    if (ModuleListOp layers = ff.getLayers())
-      for (Operation &c : layers.getBody().front())
-        visitModule(&c, nullptr);
+  } else if (auto net = dyn_cast<StockNetOpInterface>(mo)) {
+    for (Operation *list : net.getLayerLists())
+      if (list)
+        for (Operation &c : list->getRegion(0).front())
+          visitModule(&c, nullptr);
   }
   unsigned post = next++;
   spans.try_emplace(mo, pre, post);

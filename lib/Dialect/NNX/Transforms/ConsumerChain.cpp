@@ -259,79 +259,96 @@ static FailureOr<ConsumerChain> findSequentialConsumer(Operation *target,
   return chain;
 }
 
-/// Refuses `layers.index` of `ff` unless it is a hidden layer whose
+/// The refusal of a module_list child that is not a stock net's layer.
+static InFlightDiagnostic refuseNotStock(Operation *slot, ModuleListOp list,
+                                         StringRef pass, StringRef role) {
+  InFlightDiagnostic diag =
+      refuse(slot, pass, role)
+      << "is in an 'nnx.module_list' that is not the 'layers' of a stock "
+         "'nnx.feed_fwd' (or the 'layers' / 'fcs' of a stock "
+         "'nnx.conv_nn'): registration order is not data flow";
+  diag.attachNote(list.getLoc()) << "container is here";
+  return diag;
+}
+
+/// Refuses layer `index` of `net` unless it is a hidden site whose
 /// activation keeps duplicated units duplicated.
-static LogicalResult checkHiddenLayer(LinearOp target, FeedFwdOp ff,
-                                      unsigned index, StringRef pass) {
-  size_t numHidden = ff.getHiddenDims().size();
-  if (index >= numHidden) {
+static LogicalResult checkHiddenLayer(Operation *target,
+                                      StockNetOpInterface net, unsigned index,
+                                      StringRef pass) {
+  if (index >= net.getSiteCount()) {
     InFlightDiagnostic diag = refuse(target, pass, "target")
                               << "has no consumer: it is the output layer "
-                                 "of feed_fwd '"
-                              << getDisplayPath(ff) << "'";
-    diag.attachNote(ff.getLoc()) << "container is here";
+                                 "of "
+                              << describeStockNet(net);
+    diag.attachNote(net.getLoc()) << "container is here";
     return diag;
   }
-  if (ff.activationFor(index) == ActivationKind::softmax) {
+  if (net.activationFor(index) == ActivationKind::softmax) {
     InFlightDiagnostic diag =
-        refuse(ff, pass, "container")
-        << "applies activation_for(" << index << ") = 'softmax' after 'layers."
-        << index
+        refuse(net, pass, "container")
+        << "applies activation_for(" << index << ") = 'softmax' after '"
+        << getSlotName(target)
         << "', which is width-dependent: duplicating units through it "
            "changes the output";
-    diag.attachNote(target.getLoc()) << "widen target is here";
+    diag.attachNote(target->getLoc()) << "widen target is here";
     return diag;
   }
   return success();
 }
 
-/// The consumer of `target` (`layers.index` of a stock `nnx.feed_fwd`):
-/// `layers.(index+1)`, which must be a Linear a rebuild may change.
-static FailureOr<LinearOp> nextLayerConsumer(LinearOp target, unsigned index,
-                                             StringRef pass) {
-  Operation *next = target->getNextNode();
-  auto consumer = dyn_cast_or_null<LinearOp>(next);
-  if (!consumer) {
-    InFlightDiagnostic diag = refuse(target, pass, "target")
-                              << "has no consumer: 'layers." << index + 1
-                              << "' is not an 'nnx.linear'";
+/// The consumer of layer `index` of `net`: layer `index + 1`, a Linear (or
+/// after a conv block, the next block's convolution) a rebuild may change.
+static FailureOr<Operation *> nextLayerConsumer(Operation *target,
+                                                StockNetOpInterface net,
+                                                unsigned index,
+                                                StringRef pass) {
+  Operation *next = net.getLayerAt(index + 1);
+  bool accepted = isa_and_nonnull<LinearOp>(next) ||
+                  (isa<ConvLayerOpInterface>(target) &&
+                   isa_and_nonnull<ConvLayerOpInterface>(next));
+  if (!accepted) {
+    InFlightDiagnostic diag =
+        refuse(target, pass, "target")
+        << "has no consumer: '" << (next ? getSlotName(next) : "?")
+        << "' is not an 'nnx.linear'"
+        << (isa<LinearOp>(target) ? "" : " or a convolution");
     if (next)
-      diag.attachNote(next->getLoc()) << "'layers." << index + 1 << "' is here";
+      diag.attachNote(next->getLoc())
+          << "'" << getSlotName(next) << "' is here";
     return diag;
   }
-  if (failed(checkRefusable(consumer, kConsumerProperties, pass, "consumer")))
+  if (failed(checkRefusable(next, kConsumerProperties, pass, "consumer")))
     return failure();
-  return consumer;
+  return next;
 }
 
-/// The consumer of `target` in `list`, which must be the `layers` of a stock
-/// `nnx.feed_fwd`: `layers.(i+1)` through `activation_for(i)` /
-/// `dropout_for(i)`.
+/// The consumer of `slot` in `list`, which must be a layer list of a stock
+/// net: layer `i + 1` through `activation_for(i)` / `dropout_for(i)` (and a
+/// conv_nn's pools, which keep channels apart).
 static FailureOr<ConsumerChain>
-findFeedFwdConsumer(Operation *slot, ModuleListOp list, StringRef pass) {
-  auto ff = dyn_cast<FeedFwdOp>(list->getParentOp());
-  auto target = dyn_cast<LinearOp>(slot);
-  if (!ff || ff.getLayers() != list || !target) {
-    InFlightDiagnostic diag =
-        refuse(slot, pass, "target")
-        << "is in an 'nnx.module_list' that is not the 'layers' of a stock "
-           "'nnx.feed_fwd': registration order is not data flow";
-    diag.attachNote(list.getLoc()) << "container is here";
-    return diag;
-  }
-  if (failed(checkOrderingContainer(ff, pass)) ||
+findStockNetConsumer(Operation *slot, ModuleListOp list, StringRef pass) {
+  StockNetOpInterface net = getStockNetOf(slot);
+  if (!net || !isa<LinearOp, ConvLayerOpInterface>(slot))
+    return refuseNotStock(slot, list, pass, "target");
+  if (failed(checkOrderingContainer(net, pass)) ||
       failed(checkOrderingContainer(list, pass)))
     return failure();
-  unsigned index = positionInBlock(target);
-  if (failed(checkHiddenLayer(target, ff, index, pass)))
+  unsigned index = *net.getLayerIndex(slot);
+  if (failed(checkHiddenLayer(slot, net, index, pass)))
     return failure();
-  FailureOr<LinearOp> consumer = nextLayerConsumer(target, index, pass);
+  FailureOr<Operation *> consumer = nextLayerConsumer(slot, net, index, pass);
   if (failed(consumer))
     return failure();
   ConsumerChain chain;
-  chain.container = ff;
+  chain.container = net;
   chain.hiddenIndex = index;
   chain.consumer = *consumer;
+  // A conv consumer reads each channel through its kernel taps; after the
+  // last conv block the global pool leaves one feature per channel.
+  if (auto conv = dyn_cast<ConvLayerOpInterface>(*consumer))
+    for (int64_t k : conv.getKernelSizes())
+      chain.columnsPerUnit *= k;
   return chain;
 }
 
@@ -342,7 +359,7 @@ FailureOr<ConsumerChain> surgery::findConsumer(Operation *target,
   if (auto seq = dyn_cast<SequentialOp>(parent))
     return findSequentialConsumer(target, seq, throughBatchNorm, pass);
   if (auto list = dyn_cast<ModuleListOp>(parent))
-    return findFeedFwdConsumer(target, list, pass);
+    return findStockNetConsumer(target, list, pass);
   if (isa<ModelOp>(parent))
     return refuse(target, pass, "target")
            << "is the root module: it has no consumer";
@@ -350,7 +367,7 @@ FailureOr<ConsumerChain> surgery::findConsumer(Operation *target,
       refuse(target, pass, "target")
       << "is a child of '" << parent->getName()
       << "', whose registration order is not data flow; only 'nnx.sequential' "
-         "and 'nnx.feed_fwd' prove the consumer";
+         "and the stock nets prove the consumer";
   diag.attachNote(parent->getLoc()) << "container is here";
   return diag;
 }

@@ -21,11 +21,11 @@ static constexpr llvm::StringLiteral kPass = "nnx-deepen";
 namespace {
 /// What the checks decided; the edit only reads this.
 struct DeepenPlan {
-  Operation *container = nullptr; // sequential or the feed_fwd's layers
+  Operation *container = nullptr; // sequential or a stock net's layer list
   Operation *site = nullptr;      // the slot the new modules follow
   int64_t dim = 0;
   Type elementType;
-  FeedFwdOp feedFwd; // set for a feed_fwd site
+  StockNetOpInterface net; // set for a stock net's site
   unsigned hiddenIndex = 0;
   /// Set when a convolution feeds the site: the identity is a convolution
   /// of its spatial rank with a `kernelSize` window.
@@ -96,60 +96,73 @@ static void shiftPositionalKeys(Operation *slot, int64_t shift) {
     SymbolTable::setSymbolName(later[i], positionalKey(first + i + shift));
 }
 
-static FailureOr<DeepenPlan> planFeedFwd(ModuleListOp list, Operation *slot) {
+/// Refuses a site of `net` (layer `i`) whose activation is not a ReLU.
+static LogicalResult checkReluSite(StockNetOpInterface net, Operation *slot,
+                                   unsigned i) {
+  if (i >= net.getSiteCount()) {
+    InFlightDiagnostic diag = refuse(slot, kPass, "site")
+                              << "is the output layer of "
+                              << describeStockNet(net)
+                              << ": no activation follows it";
+    diag.attachNote(net.getLoc())
+        << net->getName().stripDialect() << " is here";
+    return diag;
+  }
+  ActivationKind act = net.activationFor(i);
+  if (act == ActivationKind::relu)
+    return success();
+  InFlightDiagnostic diag =
+      refuse(net, kPass, "container")
+      << "applies activation_for(" << i << ") = '" << stringifyEnum(act)
+      << "' after '" << getSlotName(slot) << "' ("
+      << (net.hasActivationOverrides() ? "per-layer override" : "the default")
+      << "); deepen only preserves the function after a ReLU";
+  diag.attachNote(slot->getLoc()) << "site is here";
+  return diag;
+}
+
+static FailureOr<DeepenPlan> planStockNet(ModuleListOp list, Operation *slot) {
   DeepenPlan plan;
-  auto ff = dyn_cast<FeedFwdOp>(list->getParentOp());
-  if (!ff || ff.getLayers() != list) {
+  StockNetOpInterface net = getStockNetOf(slot);
+  if (!net) {
     InFlightDiagnostic diag =
         refuse(slot, kPass, "site")
         << "is in an 'nnx.module_list' that is not the 'layers' of a stock "
-           "'nnx.feed_fwd'";
+           "'nnx.feed_fwd' (or the 'layers' / 'fcs' of a stock "
+           "'nnx.conv_nn')";
     diag.attachNote(list.getLoc()) << "container is here";
     return diag;
   }
-  if (failed(checkRefusable(ff, Subclass | Hooks | OwnState, kPass,
+  if (failed(checkRefusable(net, Subclass | Hooks | OwnState, kPass,
                             "container")) ||
       failed(checkRefusable(list, Subclass | Hooks | OwnState, kPass,
                             "container")))
     return failure();
-  unsigned i = positionInBlock(slot);
-  size_t numHidden = ff.getHiddenDims().size();
-  if (i >= numHidden) {
-    InFlightDiagnostic diag = refuse(slot, kPass, "site")
-                              << "is the output layer of feed_fwd '"
-                              << getDisplayPath(ff)
-                              << "': no activation follows it";
-    diag.attachNote(ff.getLoc()) << "feed_fwd is here";
+  unsigned i = *net.getLayerIndex(slot);
+  if (failed(checkReluSite(net, slot, i)))
+    return failure();
+  if (!isa<LinearOp, ConvLayerOpInterface>(slot)) {
+    InFlightDiagnostic diag = refuse(slot, kPass, "site");
+    if (isa<FeedFwdOp>(net))
+      diag << "is not an 'nnx.linear': the ReLU is not fed by a Linear";
+    else
+      diag << "is not an 'nnx.linear' or a convolution: the ReLU is not fed "
+              "by one";
     return diag;
   }
-  ActivationKind act = ff.activationFor(i);
-  if (act != ActivationKind::relu) {
-    bool overridden = ff.getActivationsAttr() != nullptr;
-    InFlightDiagnostic diag =
-        refuse(ff, kPass, "container")
-        << "applies activation_for(" << i << ") = '" << stringifyEnum(act)
-        << "' after 'layers." << i << "' ("
-        << (overridden ? "per-layer override" : "the default")
-        << "); deepen only preserves the function after a ReLU";
-    diag.attachNote(slot->getLoc()) << "site is here";
-    return diag;
-  }
-  auto feeder = dyn_cast<LinearOp>(slot);
-  if (!feeder) {
-    InFlightDiagnostic diag = refuse(slot, kPass, "site")
-                              << "is not an 'nnx.linear': the ReLU is not fed "
-                                 "by a Linear";
-    return diag;
-  }
-  if (failed(checkRefusable(feeder, Lazy, kPass, "feeding Linear")))
+  if (failed(checkRefusable(slot, Lazy, kPass, "feeding layer")))
     return failure();
   plan.container = list;
   plan.site = slot;
-  plan.feedFwd = ff;
+  plan.net = net;
   plan.hiddenIndex = i;
-  plan.dim = ff.getHiddenDims()[i];
+  plan.dim = getUnitCount(slot);
   plan.elementType =
-      cast<ShapedType>(feeder.getWeightAttr().getType()).getElementType();
+      cast<ShapedType>(slot->getAttrOfType<ElementsAttr>("weight").getType())
+          .getElementType();
+  plan.feederConv = dyn_cast<ConvLayerOpInterface>(slot);
+  if (auto cnn = dyn_cast<ConvNNOp>(net.getOperation()); cnn && plan.feederConv)
+    plan.kernelSize = cnn.getKernelSize();
   return plan;
 }
 
@@ -254,41 +267,19 @@ static FailureOr<DeepenPlan> planSequential(SequentialOp seq, Operation *slot,
   return plan;
 }
 
-static void applyFeedFwd(const DeepenPlan &plan) {
-  FeedFwdOp ff = plan.feedFwd;
-  MLIRContext *ctx = ff.getContext();
-  unsigned at = plan.hiddenIndex + 1; // the new hidden site
-  size_t numHidden = ff.getHiddenDims().size();
-
-  ReferenceSnapshot refs(getParentModel(ff));
+static void applyStockNet(const DeepenPlan &plan) {
+  StockNetOpInterface net = plan.net;
+  ReferenceSnapshot refs(getParentModel(net));
   shiftPositionalKeys(plan.site, 1);
-  OpBuilder b(ctx);
+  OpBuilder b(net.getContext());
   b.setInsertionPointAfter(plan.site);
-  LinearOp lin = createIdentityLinear(b, plan.site->getLoc(), positionalKey(at),
-                                      plan.dim, plan.elementType);
-  copyMode(plan.container, lin);
+  Operation *identity =
+      createIdentity(b, plan.site->getLoc(),
+                     positionalKey(positionInBlock(plan.site) + 1), plan);
+  copyMode(plan.container, identity);
   refs.retarget();
-
-  SmallVector<int64_t> hidden(ff.getHiddenDims());
-  hidden.insert(hidden.begin() + at, plan.dim);
-  ff.setHiddenDims(hidden);
-  if (ArrayAttr acts = ff.getActivationsAttr()) {
-    SmallVector<Attribute> list(acts.begin(), acts.end());
-    list.insert(list.begin() + at,
-                ActivationKindAttr::get(ctx, ActivationKind::relu));
-    ff.setActivationsAttr(ArrayAttr::get(ctx, list));
-  }
-  double scalar = ff.getDropout().convertToDouble();
-  if (ff.getDropoutProbsAttr() || scalar != 0.0) {
-    SmallVector<double> probs;
-    for (unsigned i = 0; i < numHidden; ++i)
-      probs.push_back(ff.dropoutFor(i));
-    probs.insert(probs.begin() + at, 0.0);
-    SmallVector<Attribute> attrs;
-    for (double p : probs)
-      attrs.push_back(FloatAttr::get(Float64Type::get(ctx), p));
-    ff.setDropoutProbsAttr(ArrayAttr::get(ctx, attrs));
-  }
+  net.insertSite(plan.hiddenIndex + 1, plan.dim,
+                 plan.feederConv ? plan.kernelSize : 0);
 }
 
 static void applySequential(const DeepenPlan &plan) {
@@ -331,7 +322,7 @@ LogicalResult mlir::nnx::deepen(ModelOp model, StringRef after,
   Operation *container = (*slot)->getParentOp();
   FailureOr<DeepenPlan> plan = failure();
   if (auto list = dyn_cast<ModuleListOp>(container)) {
-    plan = planFeedFwd(list, *slot);
+    plan = planStockNet(list, *slot);
     if (succeeded(plan) && kernelSize != 0 &&
         failed(checkKernelSize(*plan, kernelSize)))
       return failure();
@@ -344,7 +335,7 @@ LogicalResult mlir::nnx::deepen(ModelOp model, StringRef after,
     else
       diag << "is a child of '" << container->getName()
            << "': only 'nnx.sequential' and a feed_fwd's 'layers' are "
-              "rebuilt";
+              "rebuilt (or a conv_nn's 'layers' / 'fcs')";
     if (!isa<ModelOp>(container))
       diag.attachNote(container->getLoc()) << "container is here";
     return diag;
@@ -359,8 +350,8 @@ LogicalResult mlir::nnx::deepen(ModelOp model, StringRef after,
                                ? "would insert an identity convolution of"
                                : "would insert an identity Linear of")))
     return failure();
-  if (plan->feedFwd)
-    applyFeedFwd(*plan);
+  if (plan->net)
+    applyStockNet(*plan);
   else
     applySequential(*plan);
   return success();

@@ -17,19 +17,16 @@ using namespace mlir::nnx::surgery;
 
 static constexpr llvm::StringLiteral kPass = "nnx-drop-layer";
 
-/// The feature sizes an identity in `slot` must keep: for a feed_fwd layer the
+/// The sizes an identity in `slot` must keep: for a stock net's layer the
 /// params' in/out of that slot, else the module's own signature.
 static FeatureSignature slotSignature(Operation *module) {
-  if (auto list = dyn_cast<ModuleListOp>(module->getParentOp()))
-    if (auto ff = dyn_cast<FeedFwdOp>(list->getParentOp());
-        ff && ff.getLayers() == list) {
-      ArrayRef<int64_t> hidden = ff.getHiddenDims();
-      int64_t i = positionInBlock(module);
-      FeatureSignature s;
-      s.in = i == 0 ? ff.getInputDim() : hidden[i - 1];
-      s.out = i == (int64_t)hidden.size() ? ff.getOutputDim() : hidden[i];
-      return s;
-    }
+  if (StockNetOpInterface net = getStockNetOf(module)) {
+    auto [in, out] = net.getLayerSizes(*net.getLayerIndex(module));
+    FeatureSignature s;
+    s.in = in;
+    s.out = out;
+    return s;
+  }
   return getFeatureSignature(module);
 }
 

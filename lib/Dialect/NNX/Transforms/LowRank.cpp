@@ -101,10 +101,26 @@ static void replaceConvByFactors(ConvOp conv, int64_t rank,
   conv.erase();
 }
 
+/// Refuses a layer of a stock net: the params describe every layer as one
+/// Linear or convolution, so a factorized pair has no description.
+static LogicalResult refuseStockNetLayer(Operation *target) {
+  StockNetOpInterface net = getStockNetOf(target);
+  if (!net)
+    return success();
+  InFlightDiagnostic diag =
+      refuse(target, kPass, "target")
+      << "is a layer of " << describeStockNet(net)
+      << ", whose params cannot describe a factorization (record it as a "
+         "low_rank recipe instead)";
+  diag.attachNote(net.getLoc()) << net->getName().stripDialect() << " is here";
+  return diag;
+}
+
 /// The spatial/channel factorization of a groups-1 convolution: its weight
 /// as an `out_channels x (in_channels * taps)` matrix, truncated by SVD.
 static LogicalResult lowRankConv(ConvLayerOpInterface conv, int64_t rank) {
-  if (failed(checkRefusable(conv, AllRebuildProperties, kPass, "target")))
+  if (failed(checkRefusable(conv, AllRebuildProperties, kPass, "target")) ||
+      failed(refuseStockNetLayer(conv)))
     return failure();
   if (conv.getGroupCount() != 1)
     return refuse(conv, kPass, "target")
@@ -152,18 +168,9 @@ LogicalResult surgery::lowRankUnrecorded(ModelOp model, StringRef layer,
   if (!target)
     return refuse(*slot, kPass, "target")
            << "is not an 'nnx.linear' or a convolution";
-  if (failed(checkRefusable(target, AllRebuildProperties, kPass, "target")))
+  if (failed(checkRefusable(target, AllRebuildProperties, kPass, "target")) ||
+      failed(refuseStockNetLayer(target)))
     return failure();
-  if (auto list = dyn_cast<ModuleListOp>(target->getParentOp()))
-    if (auto ff = dyn_cast<FeedFwdOp>(list->getParentOp())) {
-      InFlightDiagnostic diag =
-          refuse(target, kPass, "target")
-          << "is a layer of feed_fwd '" << getDisplayPath(ff)
-          << "', whose params cannot describe a factorization (record it as "
-             "a low_rank recipe instead)";
-      diag.attachNote(ff.getLoc()) << "feed_fwd is here";
-      return diag;
-    }
   auto weightType = cast<ShapedType>(target.getWeightAttr().getType());
   int64_t out = weightType.getDimSize(0), in = weightType.getDimSize(1);
   if (failed(checkRank(target, weightType.getShape(), out, in, rank)))

@@ -167,11 +167,10 @@ void RecipeChecker::checkTarget(int64_t index, RecipeOpAttr op, unsigned j,
            "a rebuild starts lazy again (use the surgery passes directly)";
     return;
   }
-  if (isa<ModuleListOp>(lin->getParentOp()) &&
-      isa<FeedFwdOp>(lin->getParentOp()->getParentOp())) {
+  if (StockNetOpInterface net = surgery::getStockNetOf(lin)) {
     error(slot, index, op, path)
-        << "is a layer of a feed_fwd, whose layers must stay Linears (its "
-           "params describe them)";
+        << "is a layer of a " << net->getName().stripDialect()
+        << ", whose layers must stay Linears (its params describe them)";
     return;
   }
   auto weight = cast<RankedTensorType>(lin.getWeightAttr().getType());

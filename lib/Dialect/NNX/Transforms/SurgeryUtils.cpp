@@ -319,3 +319,24 @@ int64_t surgery::positionInBlock(Operation *op) {
 }
 
 std::string surgery::positionalKey(int64_t i) { return std::to_string(i); }
+
+StockNetOpInterface surgery::getStockNetOf(Operation *slot) {
+  Operation *list = slot->getParentOp();
+  if (!isa_and_nonnull<ModuleListOp>(list))
+    return {};
+  auto net = dyn_cast_or_null<StockNetOpInterface>(list->getParentOp());
+  if (!net || !net.getLayerIndex(slot))
+    return {};
+  return net;
+}
+
+std::string surgery::getSlotName(Operation *slot) {
+  return (SymbolTable::getSymbolName(slot->getParentOp()).getValue() + "." +
+          SymbolTable::getSymbolName(slot).getValue())
+      .str();
+}
+
+std::string surgery::describeStockNet(StockNetOpInterface net) {
+  return (net->getName().stripDialect() + " '" + getDisplayPath(net) + "'")
+      .str();
+}

@@ -65,7 +65,8 @@ int64_t getUnitCount(Operation *target);
 
 /// Where a widen target's output goes, proven by execution order.
 struct ConsumerChain {
-  /// The `nnx.sequential` or `nnx.feed_fwd` that fixes the order.
+  /// The `nnx.sequential` or stock net (feed_fwd, conv_nn) that fixes the
+  /// order.
   Operation *container = nullptr;
   /// Modules strictly between target and consumer (sequential only).
   llvm::SmallVector<Operation *> path;
@@ -78,20 +79,21 @@ struct ConsumerChain {
   /// The batch norms on the path (option through-batchnorm), each with the
   /// consecutive entries per unit of its tensors.
   llvm::SmallVector<std::pair<BatchNormOp, int64_t>> batchNorms;
-  /// For a feed_fwd target `layers.i`: `i`.
+  /// For a stock net's layer: its site (`StockNetOpInterface`).
   std::optional<unsigned> hiddenIndex;
 };
 
 /// Finds the consumer of `target` (a Linear or a groups-1 convolution): in
 /// its `nnx.sequential` the next Linear or convolution, through elementwise
 /// modules (and, after a convolution, pooling, one `nnx.flatten` of dims 1
-/// to -1, and with `throughBatchNorm` eval-mode batch norms); in an
-/// `nnx.feed_fwd`, `layers.(i+1)` through `activation_for(i)` /
-/// `dropout_for(i)`. Refuses (with an error) other containers, container
-/// subclasses/hooks, width-dependent or other modules on the path that mix
-/// units, hooked/subclassed/aliased modules on the path, a missing consumer,
-/// a consumer that reads another dim or groups its input channels, and a
-/// consumer a rebuild would change.
+/// to -1, and with `throughBatchNorm` eval-mode batch norms); in a stock
+/// net (`nnx.feed_fwd`, `nnx.conv_nn`), layer `i + 1` through
+/// `activation_for(i)` / `dropout_for(i)` (and a conv_nn's pools). Refuses
+/// (with an error) other containers, container subclasses/hooks,
+/// width-dependent or other modules on the path that mix units,
+/// hooked/subclassed/aliased modules on the path, a missing consumer, a
+/// consumer that reads another dim or groups its input channels, and a consumer
+/// a rebuild would change.
 FailureOr<ConsumerChain> findConsumer(Operation *target, bool throughBatchNorm,
                                       llvm::StringRef pass);
 
@@ -164,6 +166,16 @@ int64_t positionInBlock(Operation *op);
 
 /// A positional key for index `i`.
 std::string positionalKey(int64_t i);
+
+/// The stock net (`nnx.feed_fwd`, `nnx.conv_nn`) one of whose layer lists
+/// holds `slot`, or null.
+StockNetOpInterface getStockNetOf(Operation *slot);
+
+/// "layers.2", "fcs.0": `slot`'s name inside its stock net.
+std::string getSlotName(Operation *slot);
+
+/// "feed_fwd 'net'": a stock net as refusals name it.
+std::string describeStockNet(StockNetOpInterface net);
 
 } // namespace mlir::nnx::surgery
 

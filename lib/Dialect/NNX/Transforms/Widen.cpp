@@ -192,12 +192,9 @@ static void applyWiden(const WidenPlan &plan, const UnitMap &map) {
     targetConv.setChannelCounts(targetConv.getInChannelCount(), width);
   else if (auto lin = cast<LinearOp>(plan.target); lin.getOutFeatures())
     lin.setOutFeatures(width);
-  if (plan.chain.hiddenIndex) {
-    auto ff = cast<FeedFwdOp>(plan.chain.container);
-    SmallVector<int64_t> hidden(ff.getHiddenDims());
-    hidden[*plan.chain.hiddenIndex] = width;
-    ff.setHiddenDims(hidden);
-  }
+  if (plan.chain.hiddenIndex)
+    cast<StockNetOpInterface>(plan.chain.container)
+        .setSiteWidth(*plan.chain.hiddenIndex, width);
 }
 
 LogicalResult mlir::nnx::widen(ModelOp model, StringRef layer, int64_t width,

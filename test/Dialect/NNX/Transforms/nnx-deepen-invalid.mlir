@@ -5,6 +5,10 @@
 // RUN: nnx-opt %t/wide.mlir -verify-diagnostics --nnx-deepen="after=r"
 // RUN: nnx-opt %t/other.mlir -split-input-file -verify-diagnostics --nnx-deepen="after=h.0"
 // RUN: nnx-opt %t/dict.mlir -verify-diagnostics --nnx-deepen="after=d.act"
+// RUN: nnx-opt %t/cnn-tanh.mlir -verify-diagnostics --nnx-deepen="after=layers.1"
+// RUN: nnx-opt %t/cnn-out.mlir -verify-diagnostics --nnx-deepen="after=fcs.1"
+// RUN: nnx-opt %t/cnn-dropped.mlir -verify-diagnostics --nnx-deepen="after=layers.0"
+// RUN: nnx-opt %t/cnn-even.mlir -verify-diagnostics --nnx-deepen="after=layers.0 kernel-size=2"
 
 //--- seq.mlir
 
@@ -270,6 +274,72 @@ nnx.model @m inputs(tensor<?x4xf32>) {
     nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
       %a = nnx.call @d::@act(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
       nnx.return %a : tensor<?x4xf32>
+    }
+  }
+}
+
+// conv_nn: the per-site override at the site is not a ReLU.
+//--- cnn-tanh.mlir
+nnx.model @cnn inputs(tensor<?x2x8x8xf32>) {
+  // expected-error @+1 {{nnx-deepen: container '<root>' (nnx.conv_nn) applies activation_for(1) = 'tanh' after 'layers.1' (per-layer override); deepen only preserves the function after a ReLU}}
+  nnx.conv_nn @net attributes {in_channels = 2, channels = array<i64: 2, 3>, hidden_dims = array<i64: 2>, activations = [#nnx.activation<relu>, #nnx.activation<tanh>, #nnx.activation<relu>], output_dim = 1} {
+    nnx.module_list @layers {
+      nnx.conv2d @"0" {in_channels = 2 : i64, out_channels = 2 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.5> : tensor<2x2x3x3xf32>}
+      // expected-note @+1 {{site is here}}
+      nnx.conv2d @"1" {in_channels = 2 : i64, out_channels = 3 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.5> : tensor<3x2x3x3xf32>}
+    }
+    nnx.module_list @fcs {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<2x3xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<1x2xf32>}
+    }
+  }
+}
+
+// conv_nn: no activation follows the output fc.
+//--- cnn-out.mlir
+nnx.model @cnn inputs(tensor<?x2x8x8xf32>) {
+  // expected-note @+1 {{conv_nn is here}}
+  nnx.conv_nn @net attributes {in_channels = 2, channels = array<i64: 2, 3>, hidden_dims = array<i64: 2>, output_dim = 1} {
+    nnx.module_list @layers {
+      nnx.conv2d @"0" {in_channels = 2 : i64, out_channels = 2 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.5> : tensor<2x2x3x3xf32>}
+      nnx.conv2d @"1" {in_channels = 2 : i64, out_channels = 3 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.5> : tensor<3x2x3x3xf32>}
+    }
+    nnx.module_list @fcs {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<2x3xf32>}
+      // expected-error @+1 {{nnx-deepen: site 'fcs.1' (nnx.linear) is the output layer of conv_nn '<root>': no activation follows it}}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<1x2xf32>}
+    }
+  }
+}
+
+// conv_nn: a dropped block feeds no ReLU.
+//--- cnn-dropped.mlir
+nnx.model @cnn inputs(tensor<?x2x8x8xf32>) {
+  nnx.conv_nn @net attributes {in_channels = 2, channels = array<i64: 2, 2>, hidden_dims = array<i64: 2>, output_dim = 1} {
+    nnx.module_list @layers {
+      // expected-error @+1 {{nnx-deepen: site 'layers.0' (nnx.identity) is not an 'nnx.linear' or a convolution: the ReLU is not fed by one}}
+      nnx.identity @"0"
+      nnx.conv2d @"1" {in_channels = 2 : i64, out_channels = 2 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.5> : tensor<2x2x3x3xf32>}
+    }
+    nnx.module_list @fcs {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<2x2xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<1x2xf32>}
+    }
+  }
+}
+
+// conv_nn: an even identity kernel has no centre tap.
+//--- cnn-even.mlir
+nnx.model @cnn inputs(tensor<?x2x8x8xf32>) {
+  nnx.conv_nn @net attributes {in_channels = 2, channels = array<i64: 2, 3>, hidden_dims = array<i64: 2>, output_dim = 1} {
+    nnx.module_list @layers {
+      // expected-error @+1 {{option kernel-size=2 must be odd and positive}}
+      nnx.conv2d @"0" {in_channels = 2 : i64, out_channels = 2 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.5> : tensor<2x2x3x3xf32>}
+      nnx.conv2d @"1" {in_channels = 2 : i64, out_channels = 3 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.5> : tensor<3x2x3x3xf32>}
+    }
+    nnx.module_list @fcs {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<2x3xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<1x2xf32>}
     }
   }
 }

@@ -12,6 +12,9 @@
 // RUN: nnx-run %t/wide.mlir --input %t/in/x8.npy --output %t/y.npy
 // RUN: nnx-run %t/wide-deep.mlir --input %t/in/x8.npy --output %t/y-deep.npy
 // RUN: cmp %t/y.npy %t/y-deep.npy
+// RUN: nnx-opt %t/cnn.mlir --nnx-deepen="after=layers.1" | FileCheck %t/cnn.mlir --check-prefix=CNN
+// RUN: nnx-opt %t/cnn.mlir --nnx-deepen="after=layers.0 kernel-size=1" | FileCheck %t/cnn.mlir --check-prefix=CNN1X1
+// RUN: nnx-opt %t/cnn.mlir --nnx-deepen="after=fcs.0" | FileCheck %t/cnn.mlir --check-prefix=CNNFC
 
 //--- pos.mlir
 // A positional container is rebuilt by position: the identity Linear and the
@@ -145,5 +148,31 @@ nnx.model @wide inputs(tensor<?x8xf32>) {
     nnx.linear @fc {weight = dense<0.5> : tensor<24x8xf32>, bias = dense<-1.0> : tensor<24xf32>}
     nnx.relu @relu
     nnx.linear @head {weight = dense<0.25> : tensor<2x24xf32>}
+  }
+}
+
+//--- cnn.mlir
+// conv_nn: the new site gets relu (the default), dropout 0 (the nonzero
+// scalar dropout is materialized per site) and no pool (the scalar pool is
+// materialized per block); a kernel other than kernel_size is recorded in
+// kernel_sizes. An identity conv after a block keeps "same" padding.
+// CNN:         nnx.conv_nn @net attributes {channels = array<i64: 2, 3, 3>, dropout = 2.500000e-01 : f64, dropout_probs = [2.500000e-01, 2.500000e-01, 0.000000e+00, 2.500000e-01], hidden_dims = array<i64: 2>, in_channels = 2 : i64, output_dim = 1 : i64, pool = 2 : i64, pools = array<i64: 2, 2, 0>}
+// CNN:         nnx.conv2d @"2" {bias = dense<0.000000e+00> : tensor<3xf32>, {{.*}}in_channels = 3 : i64, kernel_size = array<i64: 3, 3>, out_channels = 3 : i64, padding = array<i64: 1, 1>{{.*}}tensor<3x3x3x3xf32>}
+// CNN1X1:      nnx.conv_nn @net attributes {channels = array<i64: 2, 2, 3>, {{.*}}kernel_sizes = array<i64: 3, 1, 3>, output_dim = 1 : i64, pool = 2 : i64, pools = array<i64: 2, 0, 2>}
+// CNN1X1:      nnx.conv2d @"1" {{.*}}kernel_size = array<i64: 1, 1>{{.*}}padding = array<i64: 0, 0>{{.*}}weight = dense<{{\[\[\[\[}}1.000000e+00]], {{\[\[}}0.000000e+00]]], {{\[\[\[}}0.000000e+00]], {{\[\[}}1.000000e+00]]]]> : tensor<2x2x1x1xf32>}
+// CNN1X1-NEXT: nnx.conv2d @"2" {{.*}}in_channels = 2 : i64
+// CNNFC:       nnx.conv_nn @net attributes {channels = array<i64: 2, 3>, dropout = 2.500000e-01 : f64, dropout_probs = [2.500000e-01, 2.500000e-01, 2.500000e-01, 0.000000e+00], hidden_dims = array<i64: 2, 2>, in_channels = 2 : i64, output_dim = 1 : i64, pool = 2 : i64}
+// CNNFC:       nnx.linear @"1" {bias = dense<0.000000e+00> : tensor<2xf32>, weight = dense<{{\[}}[1.000000e+00, 0.000000e+00], [0.000000e+00, 1.000000e+00]]> : tensor<2x2xf32>}
+// CNNFC-NEXT:  nnx.linear @"2" {weight = dense<1.000000e+00> : tensor<1x2xf32>}
+nnx.model @cnn inputs(tensor<?x2x8x8xf32>) {
+  nnx.conv_nn @net attributes {in_channels = 2, channels = array<i64: 2, 3>, hidden_dims = array<i64: 2>, output_dim = 1, pool = 2, dropout = 0.25 : f64} {
+    nnx.module_list @layers {
+      nnx.conv2d @"0" {in_channels = 2 : i64, out_channels = 2 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.5> : tensor<2x2x3x3xf32>, bias = dense<0.1> : tensor<2xf32>}
+      nnx.conv2d @"1" {in_channels = 2 : i64, out_channels = 3 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.25> : tensor<3x2x3x3xf32>}
+    }
+    nnx.module_list @fcs {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<2x3xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<1x2xf32>}
+    }
   }
 }

@@ -8,6 +8,7 @@
 // RUN: nnx-opt %t/list.mlir -verify-diagnostics --nnx-drop-layer="layer=layers"
 // RUN: nnx-opt %t/dict.mlir -verify-diagnostics --nnx-drop-layer="layer=d"
 // RUN: nnx-opt %t/conv.mlir -split-input-file -verify-diagnostics --nnx-drop-layer="layer=t"
+// RUN: nnx-opt %t/cnn.mlir -verify-diagnostics --nnx-drop-layer="layer=layers.1"
 
 //--- main.mlir
 
@@ -208,5 +209,21 @@ nnx.model @m inputs(tensor<?x2x8x8xf32>) {
   nnx.sequential @net keying = named {
     // expected-error @+1 {{nnx-drop-layer: layer 't' (nnx.adaptive_avg_pool2d) pools its input to a fixed size; an identity in its place would break the chain}}
     nnx.adaptive_avg_pool2d @t {output_size = array<i64: 1, 1>}
+  }
+}
+
+// conv_nn: a block that changes the channels.
+//--- cnn.mlir
+nnx.model @cnn inputs(tensor<?x2x8x8xf32>) {
+  nnx.conv_nn @net attributes {in_channels = 2, channels = array<i64: 2, 3>, hidden_dims = array<i64: 2>, output_dim = 1} {
+    nnx.module_list @layers {
+      nnx.conv2d @"0" {in_channels = 2 : i64, out_channels = 2 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.5> : tensor<2x2x3x3xf32>}
+      // expected-error @+1 {{nnx-drop-layer: layer 'layers.1' (nnx.conv2d) maps 2 to 3 features; an identity in its place would break the chain}}
+      nnx.conv2d @"1" {in_channels = 2 : i64, out_channels = 3 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.5> : tensor<3x2x3x3xf32>}
+    }
+    nnx.module_list @fcs {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<2x3xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<1x2xf32>}
+    }
   }
 }

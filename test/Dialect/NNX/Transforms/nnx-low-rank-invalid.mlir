@@ -7,6 +7,8 @@
 // RUN: nnx-opt %t/huge.mlir -verify-diagnostics --nnx-low-rank="layer=t rank=1"
 // RUN: nnx-opt %t/ff.mlir -verify-diagnostics --nnx-low-rank="layer=layers.0 rank=1"
 // RUN: nnx-opt %t/conv.mlir -split-input-file -verify-diagnostics --nnx-low-rank="layer=t rank=5"
+// RUN: nnx-opt %t/cnn.mlir -verify-diagnostics --nnx-low-rank="layer=layers.1 rank=2"
+// RUN: nnx-opt %t/cnn-fc.mlir -verify-diagnostics --nnx-low-rank="layer=fcs.0 rank=1"
 
 //--- main.mlir
 
@@ -144,5 +146,39 @@ nnx.model @m inputs(tensor<?x3x5x5xf32>) {
   nnx.sequential @net keying = named {
     // expected-error @+1 {{nnx-low-rank: target 't' (nnx.conv2d) is 4x3x3x3 (a 4x27 matrix); option rank=5 is outside 1..4}}
     nnx.conv2d @t {in_channels = 3 : i64, out_channels = 4 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<1.0> : tensor<4x3x3x3xf32>}
+  }
+}
+
+// conv_nn: its params describe each block as one convolution and each fc
+// as one Linear.
+//--- cnn.mlir
+nnx.model @cnn inputs(tensor<?x2x8x8xf32>) {
+  // expected-note @+1 {{conv_nn is here}}
+  nnx.conv_nn @net attributes {in_channels = 2, channels = array<i64: 2, 3>, hidden_dims = array<i64: 2>, output_dim = 1} {
+    nnx.module_list @layers {
+      nnx.conv2d @"0" {in_channels = 2 : i64, out_channels = 2 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.5> : tensor<2x2x3x3xf32>}
+      // expected-error @+1 {{nnx-low-rank: target 'layers.1' (nnx.conv2d) is a layer of conv_nn '<root>', whose params cannot describe a factorization (record it as a low_rank recipe instead)}}
+      nnx.conv2d @"1" {in_channels = 2 : i64, out_channels = 3 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.5> : tensor<3x2x3x3xf32>}
+    }
+    nnx.module_list @fcs {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<2x3xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<1x2xf32>}
+    }
+  }
+}
+
+//--- cnn-fc.mlir
+nnx.model @cnn inputs(tensor<?x2x8x8xf32>) {
+  // expected-note @+1 {{conv_nn is here}}
+  nnx.conv_nn @net attributes {in_channels = 2, channels = array<i64: 2, 3>, hidden_dims = array<i64: 2>, output_dim = 1} {
+    nnx.module_list @layers {
+      nnx.conv2d @"0" {in_channels = 2 : i64, out_channels = 2 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.5> : tensor<2x2x3x3xf32>}
+      nnx.conv2d @"1" {in_channels = 2 : i64, out_channels = 3 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.5> : tensor<3x2x3x3xf32>}
+    }
+    nnx.module_list @fcs {
+      // expected-error @+1 {{nnx-low-rank: target 'fcs.0' (nnx.linear) is a layer of conv_nn '<root>', whose params cannot describe a factorization}}
+      nnx.linear @"0" {weight = dense<1.0> : tensor<2x3xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<1x2xf32>}
+    }
   }
 }

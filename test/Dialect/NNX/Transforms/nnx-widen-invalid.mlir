@@ -8,6 +8,9 @@
 // RUN: nnx-opt %t/huge.mlir -verify-diagnostics --nnx-widen="layer=t width=4611686018427387904"
 // RUN: nnx-opt %t/call.mlir -split-input-file -verify-diagnostics --nnx-widen="layer=s.0 width=16"
 // RUN: nnx-opt %t/dict.mlir -verify-diagnostics --nnx-widen="layer=d.fc width=16"
+// RUN: nnx-opt %t/cnn-out.mlir -verify-diagnostics --nnx-widen="layer=fcs.1 width=4"
+// RUN: nnx-opt %t/cnn-dropped.mlir -verify-diagnostics --nnx-widen="layer=layers.0 width=4"
+// RUN: nnx-opt %t/cnn-softmax.mlir -verify-diagnostics --nnx-widen="layer=fcs.0 width=4"
 
 //--- seq.mlir
 
@@ -514,6 +517,57 @@ nnx.model @m inputs(tensor<?x4xf32>) {
       %a = nnx.call @d::@fc(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
       %b = nnx.call @d::@out(%a) : (tensor<?x4xf32>) -> tensor<?x4xf32>
       nnx.return %b : tensor<?x4xf32>
+    }
+  }
+}
+
+// conv_nn: the output fc has no consumer.
+//--- cnn-out.mlir
+nnx.model @cnn inputs(tensor<?x2x8x8xf32>) {
+  // expected-note @+1 {{container is here}}
+  nnx.conv_nn @net attributes {in_channels = 2, channels = array<i64: 2, 3>, hidden_dims = array<i64: 2>, output_dim = 1} {
+    nnx.module_list @layers {
+      nnx.conv2d @"0" {in_channels = 2 : i64, out_channels = 2 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.5> : tensor<2x2x3x3xf32>}
+      nnx.conv2d @"1" {in_channels = 2 : i64, out_channels = 3 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.5> : tensor<3x2x3x3xf32>}
+    }
+    nnx.module_list @fcs {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<2x3xf32>}
+      // expected-error @+1 {{nnx-widen: target 'fcs.1' (nnx.linear) has no consumer: it is the output layer of conv_nn '<root>'}}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<1x2xf32>}
+    }
+  }
+}
+
+// conv_nn: a dropped block (an identity) is no consumer.
+//--- cnn-dropped.mlir
+nnx.model @cnn inputs(tensor<?x2x8x8xf32>) {
+  nnx.conv_nn @net attributes {in_channels = 2, channels = array<i64: 2, 2>, hidden_dims = array<i64: 2>, output_dim = 1} {
+    nnx.module_list @layers {
+      // expected-error @+1 {{nnx-widen: target 'layers.0' (nnx.conv2d) has no consumer: 'layers.1' is not an 'nnx.linear' or a convolution}}
+      nnx.conv2d @"0" {in_channels = 2 : i64, out_channels = 2 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.5> : tensor<2x2x3x3xf32>}
+      // expected-note @+1 {{'layers.1' is here}}
+      nnx.identity @"1"
+    }
+    nnx.module_list @fcs {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<2x2xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<1x2xf32>}
+    }
+  }
+}
+
+// conv_nn: a softmax after a hidden fc mixes its units.
+//--- cnn-softmax.mlir
+nnx.model @cnn inputs(tensor<?x2x8x8xf32>) {
+  // expected-error @+1 {{nnx-widen: container '<root>' (nnx.conv_nn) applies activation_for(2) = 'softmax' after 'fcs.0', which is width-dependent}}
+  nnx.conv_nn @net attributes {in_channels = 2, channels = array<i64: 2, 3>, hidden_dims = array<i64: 2>, activations = [#nnx.activation<relu>, #nnx.activation<relu>, #nnx.activation<softmax>], output_dim = 1} {
+    nnx.module_list @layers {
+      nnx.conv2d @"0" {in_channels = 2 : i64, out_channels = 2 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.5> : tensor<2x2x3x3xf32>}
+      nnx.conv2d @"1" {in_channels = 2 : i64, out_channels = 3 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.5> : tensor<3x2x3x3xf32>}
+    }
+    nnx.module_list @fcs {
+      // expected-note @+1 {{widen target is here}}
+      nnx.linear @"0" {weight = dense<1.0> : tensor<2x3xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<1x2xf32>}
     }
   }
 }

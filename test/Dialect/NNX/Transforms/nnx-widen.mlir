@@ -8,6 +8,9 @@
 // RUN: nnx-opt %t/named.mlir --nnx-widen="layer=body.fc width=6 seed=7" | FileCheck %t/named.mlir --check-prefix=NAMED
 // RUN: nnx-opt %t/ff.mlir --nnx-widen="layer=layers.1 width=4 seed=3" | FileCheck %t/ff.mlir --check-prefix=L1
 // RUN: nnx-opt %t/ff.mlir --nnx-widen="layer=layers.0 width=4 seed=3" | FileCheck %t/ff.mlir --check-prefix=L0
+// RUN: nnx-opt %t/cnn.mlir --nnx-widen="layer=layers.0 width=3" | FileCheck %t/cnn.mlir --check-prefix=CNN0
+// RUN: nnx-opt %t/cnn.mlir --nnx-widen="layer=layers.1 width=4" | FileCheck %t/cnn.mlir --check-prefix=CNN1
+// RUN: nnx-opt %t/cnn.mlir --nnx-widen="layer=fcs.0 width=3" | FileCheck %t/cnn.mlir --check-prefix=CNNFC
 
 //--- pos.mlir
 // Positional sequential. Units 2..4 replicate units chosen by
@@ -75,6 +78,33 @@ nnx.model @ff inputs(tensor<?x2xf32>) {
       nnx.linear @"0" {weight = dense<[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]> : tensor<3x2xf32>}
       nnx.linear @"1" {weight = dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>, bias = dense<[1.0, 2.0]> : tensor<2xf32>}
       nnx.linear @"2" {weight = dense<[[1.0, -1.0]]> : tensor<1x2xf32>}
+    }
+  }
+}
+
+//--- cnn.mlir
+// conv_nn: channels / hidden_dims record the new width. A block feeds the
+// next block (each input channel's 3 x 3 taps), the last block feeds fcs.0
+// through the global average pool (one column per channel), and a hidden fc
+// feeds the next fc.
+// CNN0:      nnx.conv_nn @net attributes {channels = array<i64: 3, 3>, {{.*}}hidden_dims = array<i64: 2>
+// CNN0:      nnx.conv2d @"0" {{.*}}out_channels = 3 : i64{{.*}}tensor<3x2x3x3xf32>}
+// CNN0-NEXT: nnx.conv2d @"1" {{.*}}in_channels = 3 : i64{{.*}}tensor<3x3x3x3xf32>}
+// CNN1:      nnx.conv_nn @net attributes {channels = array<i64: 2, 4>,
+// CNN1:      nnx.conv2d @"1" {{.*}}out_channels = 4 : i64{{.*}}tensor<4x2x3x3xf32>}
+// CNN1:      nnx.linear @"0" {weight = dense<{{.*}}> : tensor<2x4xf32>}
+// CNNFC:     nnx.conv_nn @net attributes {channels = array<i64: 2, 3>, {{.*}}hidden_dims = array<i64: 3>
+// CNNFC:     nnx.linear @"0" {weight = dense<1.000000e+00> : tensor<3x3xf32>}
+// CNNFC-NEXT: nnx.linear @"1" {weight = dense<{{.*}}> : tensor<1x3xf32>}
+nnx.model @cnn inputs(tensor<?x2x8x8xf32>) {
+  nnx.conv_nn @net attributes {in_channels = 2, channels = array<i64: 2, 3>, hidden_dims = array<i64: 2>, output_dim = 1, pool = 2, dropout = 0.25 : f64} {
+    nnx.module_list @layers {
+      nnx.conv2d @"0" {in_channels = 2 : i64, out_channels = 2 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.5> : tensor<2x2x3x3xf32>, bias = dense<0.1> : tensor<2xf32>}
+      nnx.conv2d @"1" {in_channels = 2 : i64, out_channels = 3 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.25> : tensor<3x2x3x3xf32>}
+    }
+    nnx.module_list @fcs {
+      nnx.linear @"0" {weight = dense<1.0> : tensor<2x3xf32>}
+      nnx.linear @"1" {weight = dense<1.0> : tensor<1x2xf32>}
     }
   }
 }

@@ -21,15 +21,16 @@ template <typename ConcreteType, typename ResultType = void,
 class ModuleVisitor {
 public:
   /// Calls the concrete visitor's `visit(SequentialOp)`,
-  /// `visit(FeedFwdOp)`, `visit(ModuleListOp)`, `visit(ModuleDictOp)`,
+  /// `visit(FeedFwdOp)`, `visit(ConvNNOp)`, `visit(ModuleListOp)`,
+  /// `visit(ModuleDictOp)`,
   /// `visit(CustomModuleOp)` or
   /// `visitLayer(LayerOpInterface)`; anything else (not a module) goes to
   /// `visitNotAModule(Operation *)`.
   ResultType dispatchModuleVisitor(Operation *op, ExtraArgs... args) {
     auto *self = static_cast<ConcreteType *>(this);
     return llvm::TypeSwitch<Operation *, ResultType>(op)
-        .template Case<SequentialOp, FeedFwdOp, ModuleListOp, ModuleDictOp,
-                       CustomModuleOp>(
+        .template Case<SequentialOp, FeedFwdOp, ConvNNOp, ModuleListOp,
+                       ModuleDictOp, CustomModuleOp>(
             [&](auto container) { return self->visit(container, args...); })
         .template Case<LayerOpInterface>(
             [&](auto layer) { return self->visitLayer(layer, args...); })

@@ -154,4 +154,50 @@ def NNX_ConvLayerOpInterface : OpInterface<"ConvLayerOpInterface"> {
   ];
 }
 
+def NNX_StockNetOpInterface : OpInterface<"StockNetOpInterface"> {
+  let cppNamespace = "::mlir::nnx";
+  let description = [{
+    Implemented by the built-in nets described by immutable params
+    (`nnx.feed_fwd`, `nnx.conv_nn`): layers held in `nnx.module_list`s whose
+    data flow the params fix. The layers are numbered in data-flow order
+    across the lists; layer `s` below `getSiteCount()` is hidden site `s`,
+    followed by `activation_for(s)` and dropout `dropout_for(s)`; the last
+    layer (the output layer) has neither. The surgery passes read and update
+    the params through this interface, with one code path for every net.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        The `nnx.module_list`s that hold the layers, in data-flow order (null
+        for a missing one).
+      }],
+      "::llvm::SmallVector<::mlir::Operation *, 2>", "getLayerLists">,
+    InterfaceMethod<"The number of hidden sites (layers but the last).",
+      "unsigned", "getSiteCount">,
+    InterfaceMethod<[{
+        The position of `slot` in data-flow order, or none when it is not a
+        child of one of the net's lists.
+      }],
+      "std::optional<unsigned>", "getLayerIndex", (ins "::mlir::Operation *":$slot)>,
+    InterfaceMethod<"Layer `index` in data-flow order, or null.",
+      "::mlir::Operation *", "getLayerAt", (ins "unsigned":$index)>,
+    InterfaceMethod<"The (in, out) sizes the params give layer `index`.",
+      "std::pair<int64_t, int64_t>", "getLayerSizes", (ins "unsigned":$index)>,
+    InterfaceMethod<"The effective activation of site `site` (override first).",
+      "::mlir::nnx::ActivationKind", "activationFor", (ins "unsigned":$site)>,
+    InterfaceMethod<"Whether the params hold per-site activation overrides.",
+      "bool", "hasActivationOverrides">,
+    InterfaceMethod<"The effective dropout probability of site `site`.",
+      "double", "dropoutFor", (ins "unsigned":$site)>,
+    InterfaceMethod<"Records width `width` for site `site` (nnx-widen).",
+      "void", "setSiteWidth", (ins "unsigned":$site, "int64_t":$width)>,
+    InterfaceMethod<[{
+        Records a new site `at` of `width` (nnx-deepen inserted an identity
+        layer there): ReLU, dropout 0 and, for a convolution site, no pooling
+        and a `kernel` window. Per-site lists stay aligned.
+      }],
+      "void", "insertSite",
+      (ins "unsigned":$at, "int64_t":$width, "int64_t":$kernel)>,
+  ];
+}
+
 #endif // NNX_INTERFACES_TD

@@ -174,7 +174,8 @@ def NNX_SequentialOp : NNX_ContainerOp<"sequential"> {
   let hasRegionVerifier = 1;
 }
 
-def NNX_FeedFwdOp : NNX_ContainerOp<"feed_fwd"> {
+def NNX_FeedFwdOp : NNX_ContainerOp<"feed_fwd", [
+    DeclareOpInterfaceMethods<NNX_StockNetOpInterface>]> {
   let summary = "The built-in FeedFwdNN: a module_list of Linears plus params";
   let description = [{
     Holds one `nnx.module_list @layers` of `len(hidden_dims) + 1` Linears and
@@ -204,12 +205,68 @@ def NNX_FeedFwdOp : NNX_ContainerOp<"feed_fwd"> {
   let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
   let hasRegionVerifier = 1;
   let extraClassDeclaration = NNX_ContainerDecl # [{
-    /// The effective activation of hidden layer `i` (override first).
-    ActivationKind activationFor(unsigned i);
-    /// The effective dropout probability of hidden layer `i`.
-    double dropoutFor(unsigned i);
     /// The `layers` list, or null if missing.
     ModuleListOp getLayers();
+  }];
+}
+
+def NNX_ConvNNOp : NNX_ContainerOp<"conv_nn", [
+    DeclareOpInterfaceMethods<NNX_StockNetOpInterface>]> {
+  let summary = "The built-in ConvNN: conv blocks, then Linears, plus params";
+  let description = [{
+    Holds `nnx.module_list @layers` of `len(channels)` Conv2d blocks and
+    `nnx.module_list @fcs` of `len(hidden_dims) + 1` Linears, and the net's
+    immutable params. With `c = [in_channels] + channels`, `layers.i` is a
+    `c[i] -> c[i+1]` convolution with a square `kernel_for(i)` window
+    (`kernel_sizes` if given, else `kernel_size`; odd), "same" padding,
+    stride 1 and groups 1. The forward applies, for block `i`, `layers.i`,
+    `activation_for(i)`, `dropout_for(i)` and, when `pool_for(i)` (`pools`
+    if given, else `pool`) is above 1, a max pool of that kernel and stride;
+    then a global average pool and a flatten to `N x channels[-1]`; then
+    `fcs.j`, followed for a hidden `j` by `activation_for(L + j)` and
+    `dropout_for(L + j)` (L = `len(channels)`): the sites are numbered across
+    both lists, so `activations` and `dropout_probs` hold `L + len(hidden_dims)`
+    entries. The verifier checks that the layers agree with the params.
+
+    ```mlir
+    nnx.conv_nn @net attributes {in_channels = 3, channels = array<i64: 8>,
+                      hidden_dims = array<i64: 16>, output_dim = 10, pool = 2} {
+      nnx.module_list @layers {
+        nnx.conv2d @"0" {in_channels = 3 : i64, out_channels = 8 : i64,
+                         kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>,
+                         padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>,
+                         weight = dense<0.1> : tensor<8x3x3x3xf32>}
+      }
+      nnx.module_list @fcs {
+        nnx.linear @"0" {weight = dense<0.1> : tensor<16x8xf32>}
+        nnx.linear @"1" {weight = dense<0.1> : tensor<10x16xf32>}
+      }
+    }
+    ```
+  }];
+  let arguments = !con(NNX_ModuleAttrs, (ins
+      I64Attr:$in_channels, DenseI64ArrayAttr:$channels,
+      DenseI64ArrayAttr:$hidden_dims, I64Attr:$output_dim,
+      DefaultValuedAttr<I64Attr, "3">:$kernel_size,
+      OptionalAttr<DenseI64ArrayAttr>:$kernel_sizes,
+      DefaultValuedAttr<I64Attr, "0">:$pool,
+      OptionalAttr<DenseI64ArrayAttr>:$pools,
+      DefaultValuedAttr<NNX_ActivationKindAttr, "ActivationKind::relu">:$activation,
+      OptionalAttr<NNX_ActivationKindArrayAttr>:$activations,
+      DefaultValuedAttr<F64Attr, "0.0">:$dropout,
+      OptionalAttr<F64ArrayAttr>:$dropout_probs,
+      OptionalAttr<DictionaryAttr>:$state));
+  let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = NNX_ContainerDecl # [{
+    /// The `layers` (conv blocks) and `fcs` lists, or null if missing.
+    ModuleListOp getLayers();
+    ModuleListOp getFcs();
+    /// The window of conv block `i` (override first).
+    int64_t kernelFor(unsigned i);
+    /// The max-pool kernel after conv block `i` (override first); 0 or 1:
+    /// none.
+    int64_t poolFor(unsigned i);
   }];
 }
 

@@ -50,7 +50,11 @@ def NNXWidenPass : NNX_Pass<"nnx-widen", "::mlir::nnx::ModelOp"> {
       identity) up to the next `nnx.linear`;
     - in an `nnx.feed_fwd`'s `layers`, through `activation_for(i)` /
       `dropout_for(i)`; `hidden_dims[i]` records the new width and every
-      per-layer override is kept.
+      per-layer override is kept;
+    - in an `nnx.conv_nn`, block `layers.i` feeds `layers.(i+1)` (through
+      its activation, dropout and max pool), the last block feeds `fcs.0`
+      (through the global average pool: one column per channel), a hidden
+      `fcs.j` feeds `fcs.(j+1)`; `channels` / `hidden_dims` record the width.
 
     A convolution (`nnx.conv1d`, `nnx.conv2d`, groups = 1) widens its
     `out_channels` the same way: replicated filters and bias entries, and
@@ -138,6 +142,11 @@ def NNXDeepenPass : NNX_Pass<"nnx-deepen", "::mlir::nnx::ModelOp"> {
       `dropout_probs` gets 0.0 at the new site; a nonzero scalar `dropout`
       is materialized into a per-layer list so every old site keeps its
       probability.
+    - `nnx.conv_nn`: `after = "layers.i"` (a block: an identity conv2d of
+      `kernel-size`, default the net's `kernel_size`, as block `i + 1` with
+      no pool) or `"fcs.j"` (a hidden fc: an identity Linear); `channels` /
+      `hidden_dims`, `kernel_sizes` (when the kernel differs), `pools` (when
+      any pool is set) and the per-site lists stay aligned.
 
     Refused before anything changes, as "value" errors: a feed_fwd site whose
     effective `activation_for(i)` is not relu (or the output layer); a ReLU
@@ -146,8 +155,8 @@ def NNXDeepenPass : NNX_Pass<"nnx-deepen", "::mlir::nnx::ModelOp"> {
     or given for a site a Linear feeds; a container
     subclass with its own forward, a container with its own parameters or
     buffers (`state`) or hooks; a hooked ReLU; a ReLU subclass with its own
-    forward; a `nnx.module_list` that is not a stock feed_fwd's `layers`;
-    any other container. A non-ReLU site in a sequential is a distinct
+    forward; a `nnx.module_list` that is not a stock feed_fwd's `layers` or
+    a conv_nn's `layers` / `fcs`; any other container. A non-ReLU site in a sequential is a distinct
     "type" error: its message starts with `nnx-deepen: type error:` (the
     seed's TypeError), all others with `nnx-deepen: ` and no such prefix.
 
@@ -190,7 +199,8 @@ def NNXDropLayerPass : NNX_Pass<"nnx-drop-layer", "::mlir::nnx::ModelOp"> {
     `layers` list; keys and `hidden_dims` stay as they were, and the
     feed_fwd verifier accepts an identity in slot `i` when that slot's
     params in and out sizes are equal. The forward still applies
-    `activation_for(i)` / `dropout_for(i)` after a dropped hidden slot.
+    `activation_for(i)` / `dropout_for(i)` after a dropped hidden slot. A
+    conv_nn's block or fc is dropped the same way.
 
     Refused before anything changes: a module whose output feature size
     differs from its input's (or that takes integer ids), which would break
@@ -251,8 +261,9 @@ def NNXLowRankPass : NNX_Pass<"nnx-low-rank", "::mlir::nnx::ModelOp"> {
     Refused before anything changes: `rank` outside `1 .. min(out, in)`; a
     grouped convolution (groups > 1, depthwise included);
     parametrizations, prune masks, hooks, a subclass with its own forward,
-    a lazy layer; an aliased Linear; a Linear in a feed_fwd's `layers` (the
-    feed_fwd params cannot describe a factorization: use a recipe).
+    a lazy layer; an aliased Linear; a layer of a stock net (a feed_fwd's
+    `layers`, a conv_nn's blocks and fcs: the params cannot describe a
+    factorization: use a recipe).
 
     Before (`--nnx-low-rank="layer=fc rank=1"`):
     ```mlir
@@ -356,7 +367,7 @@ def NNXValidateRecipePass : NNX_Pass<"nnx-validate-recipe", "::mlir::nnx::ModelO
       path segment; an operation without targets;
     - a missing target; a target that is not exactly an `nnx.linear` (a
       subclass, another kind); an uninitialised lazy Linear; a layer of a
-      feed_fwd; a target registered under more than one name;
+      feed_fwd or conv_nn; a target registered under more than one name;
     - two targets of one operation that are the same or nested; a target
       inside a subtree another operation (or an earlier, materialized one)
       transforms;
