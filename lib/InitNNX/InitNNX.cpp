@@ -1,6 +1,7 @@
 //===- InitNNX.cpp - dialects and passes the nnx tools register -*- C++ -*-===//
 #include "nnx/InitNNX.h"
 
+#include "nnx/Codegen/CPU/Passes.h"
 #include "nnx/Conversion/LinalgToGPU/Passes.h"
 #include "nnx/Conversion/Passes.h"
 
@@ -30,6 +31,7 @@ void nnx::registerNNXPasses() {
   mlir::registerTransformsPasses();
   mlir::nnx::registerNNXPasses();
   mlir::nnx::registerNNXConversionPasses();
+  mlir::nnx::registerNNXCodegenCPUPasses();
   mlir::nnx::registerNNXPipelines();
   mlir::nnx::registerNNXLinalgToGPUPasses();
   mlir::nnx::registerNNXCUDAPipeline();

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Stages.h"
+#include "nnx/Codegen/CPU/Passes.h"
 #include "nnx/Conversion/Passes.h"
 #include "nnx/Dialect/NNX/Tracing/Passes.h"
 #include "nnx/Pipelines/Pipelines.h"

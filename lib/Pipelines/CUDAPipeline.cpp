@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Stages.h"
+#include "nnx/Codegen/CPU/Passes.h"
 #include "nnx/Conversion/LinalgToGPU/Passes.h"
 #include "nnx/Conversion/Passes.h"
 #include "nnx/Dialect/NNX/Tracing/Passes.h"

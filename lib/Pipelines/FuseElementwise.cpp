@@ -19,7 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Stages.h"
-#include "nnx/Conversion/LinalgToCPU/MulAdd.h"
+#include "nnx/Codegen/CPU/MulAdd.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -1,6 +1,7 @@
 //===- Stages.cpp - pass sequences the CPU and CUDA pipelines share -------===//
 #include "Stages.h"
 
+#include "nnx/Codegen/CPU/Passes.h"
 #include "nnx/Conversion/Passes.h"
 #include "nnx/Dialect/NNX/Tracing/Passes.h"
 

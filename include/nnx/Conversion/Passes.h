@@ -21,9 +21,6 @@
 
 namespace mlir::nnx {
 
-/// The stages of `nnx-apply-cpu-schedule` (its `stage` option).
-enum class CPUScheduleStage { TileMatmul, LowerVectors };
-
 #define GEN_PASS_DECL
 #include "nnx/Conversion/Passes.h.inc"
 

@@ -4,7 +4,7 @@
 // transcendental functions the layers use, so that their loops vectorize.
 //
 //===----------------------------------------------------------------------===//
-#include "nnx/Conversion/Passes.h"
+#include "nnx/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -15,7 +15,7 @@
 
 namespace mlir::nnx {
 #define GEN_PASS_DEF_NNXAPPROXIMATEMATHPASS
-#include "nnx/Conversion/Passes.h.inc"
+#include "nnx/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::nnx
 
 using namespace mlir;

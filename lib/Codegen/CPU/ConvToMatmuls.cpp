@@ -18,7 +18,7 @@
 // row of zeros, so the last tap's window stays inside its phase.
 //
 //===----------------------------------------------------------------------===//
-#include "nnx/Conversion/LinalgToCPU/Layouts.h"
+#include "nnx/Codegen/CPU/Layouts.h"
 #include "nnx/Conversion/NNXToLinalg/NNXToLinalg.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"

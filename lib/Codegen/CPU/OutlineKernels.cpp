@@ -5,7 +5,7 @@
 // kept once (see the pass description in Passes.td).
 //
 //===----------------------------------------------------------------------===//
-#include "nnx/Conversion/Passes.h"
+#include "nnx/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -15,7 +15,7 @@
 
 namespace mlir::nnx {
 #define GEN_PASS_DEF_NNXOUTLINEKERNELSPASS
-#include "nnx/Conversion/Passes.h.inc"
+#include "nnx/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::nnx
 
 using namespace mlir;

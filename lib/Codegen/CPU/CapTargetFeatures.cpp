@@ -1,12 +1,12 @@
 //===- CapTargetFeatures.cpp - nnx-cap-target-features --------------------===//
-#include "nnx/Conversion/Passes.h"
+#include "nnx/Codegen/CPU/Passes.h"
 #include "nnx/Support/TargetISA.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 namespace mlir::nnx {
 #define GEN_PASS_DEF_NNXCAPTARGETFEATURESPASS
-#include "nnx/Conversion/Passes.h.inc"
+#include "nnx/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::nnx
 
 using namespace mlir;

@@ -5,7 +5,7 @@
 // layouts their readers permute them to (see Layouts.h).
 //
 //===----------------------------------------------------------------------===//
-#include "nnx/Conversion/LinalgToCPU/Layouts.h"
+#include "nnx/Codegen/CPU/Layouts.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

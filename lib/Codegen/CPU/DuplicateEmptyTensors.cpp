@@ -6,7 +6,7 @@
 // alias set (see the pass description in Passes.td).
 //
 //===----------------------------------------------------------------------===//
-#include "nnx/Conversion/Passes.h"
+#include "nnx/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -15,7 +15,7 @@
 
 namespace mlir::nnx {
 #define GEN_PASS_DEF_NNXDUPLICATEEMPTYTENSORSPASS
-#include "nnx/Conversion/Passes.h.inc"
+#include "nnx/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::nnx
 
 using namespace mlir;

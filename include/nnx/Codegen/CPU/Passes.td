@@ -1,0 +1,249 @@
+//===- Passes.td - nnx CPU code generation passes ----------*- tablegen -*-===//
+//
+// The passes of the CPU pipeline after nnx-build-forward: the schedule that
+// tiles, packs and vectorizes the contractions (and rewrites convolutions
+// into them), the temporaries, the math approximations, the kernels'
+// outlining and the target-feature cap.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NNX_CODEGEN_CPU_PASSES_TD
+#define NNX_CODEGEN_CPU_PASSES_TD
+
+include "nnx/Support/PassBase.td"
+
+def NNXApplyCPUSchedulePass : NNX_Pass<"nnx-apply-cpu-schedule", "::mlir::ModuleOp"> {
+  let summary = "Apply one stage of nnx's transform-dialect CPU schedule";
+  let description = [{
+    The CPU pipeline's fast matmul, as a transform-dialect schedule embedded
+    in the pass (see docs/Lowering.md). Two stages:
+
+    * `tile-matmul` (on tensors, before bufferization): a `linalg.matmul`
+      that reads B transposed (`indexing_maps` (m, k), (n, k), (m, n): a
+      Linear's weight as `nnx-build-forward` emits it) first gets B in
+      K x N layout: folded into a new constant when B is constant; when B
+      is a parameter argument (`nnx.parameter`) that only such matmuls
+      read, the argument itself is asked for transposed (its type becomes
+      K x N and the function's `nnx.parameter_layouts` maps the
+      parameter's name to the permutation `array<i64: 1, 0>`, which the
+      runner applies once when it binds the weights); else through a
+      `linalg.transpose` per call. Then every `linalg.matmul` is tiled
+      for the caches (48x128x128, loops ordered
+      N, K, M so a 128x128 block of the weight stays in L2), then for
+      registers, by `vector-bits` (M x N x K: 6x64x1 for AVX-512, 6x16x1
+      for AVX2, 4x8x1 for SSE / NEON; `kMatmulTiles` in
+      MatmulSchedule.cpp, bound to the schedule's entry sequences as
+      `!transform.param<i64>` arguments); the register-tile loops are peeled so the main
+      tiles have static shapes, which are vectorized to `vector.contract`.
+      Partial tiles (a dynamic batch remainder) stay scalar linalg ops.
+      Loop-invariant subsets are hoisted, so the accumulator tile lives in
+      registers across the K loop.
+    * `lower-vectors` (on buffers): contractions lowered to outer products
+      (vector FMAs), transfers to rank-1 loads and stores.
+  }];
+  let options = [
+    Option<"stage", "stage", "::mlir::nnx::CPUScheduleStage",
+           /*default=*/"::mlir::nnx::CPUScheduleStage::TileMatmul",
+           "The stage to apply",
+           [{::llvm::cl::values(
+               clEnumValN(::mlir::nnx::CPUScheduleStage::TileMatmul,
+                          "tile-matmul", "tile and vectorize (tensors)"),
+               clEnumValN(::mlir::nnx::CPUScheduleStage::LowerVectors,
+                          "lower-vectors", "lower the vectors (buffers)"))}]>,
+    Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
+           "Vector register width the tiles are chosen for: 512 (AVX-512), "
+           "256 (AVX2), 128 (SSE/NEON), or 0 for the host's widest">,
+    Option<"maxISA", "max-isa", "std::string", /*default=*/"\"\"",
+           "With vector-bits=0, the host's width capped at an instruction "
+           "set: avx512, avx2 or sse4.2 (empty: NNX_JIT_MAX_ISA, else no "
+           "cap)">,
+    Option<"parallel", "parallel", "bool", /*default=*/"false",
+           "Split N into cache tiles with an scf.forall (threads) instead "
+           "of an scf.for (a batched contraction's batch loop is an "
+           "scf.forall either way)">
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect",
+    "::mlir::transform::TransformDialect"
+  ];
+}
+
+def NNXDuplicateEmptyTensorsPass
+    : NNX_Pass<"nnx-duplicate-empty-tensors", "::mlir::func::FuncOp"> {
+  let summary = "Split the uses of shared tensor.empty ops and fills of them";
+  let description = [{
+    CSE merges equal `tensor.empty` ops, and equal `linalg.fill`s of them,
+    so that one value becomes the destination (`outs`) of many ops, layers
+    apart. One-shot bufferization checks each in-place write against every
+    use of every value that aliases the destination; with one destination
+    shared along a whole model, all its writers end up in one alias set,
+    which is quadratic work per op and cubic in the model's depth (1,000
+    ReLUs: more than a minute in bufferization). Run just before
+    bufferization, this pass bounds that:
+
+    * the uses of a `tensor.empty` are split, in program order, into groups
+      of at most `uses-per-empty`, each group with its own clone of the op
+      (so neighbouring ops still share, and may reuse, one buffer);
+    * a `linalg.fill` of a `tensor.empty` gets a clone (with its own clone
+      of the empty) for each use but the last, except where an op only
+      reads it (a DPS input), so that two reductions starting from the
+      same filled tensor each fill their own buffer instead of one of them
+      copying it.
+
+    Clones are inserted just before the original, so none moves into a
+    loop. Values are unchanged: an empty tensor has no contents, a fill's
+    are recomputed.
+
+    Before (`uses-per-empty=1`):
+
+    ```mlir
+    %e = tensor.empty(%n) : tensor<?x64xf32>
+    %1 = linalg.generic ... ins(%x : tensor<?x64xf32>) outs(%e : tensor<?x64xf32>)
+    %2 = linalg.generic ... ins(%1 : tensor<?x64xf32>) outs(%e : tensor<?x64xf32>)
+    ```
+
+    After:
+
+    ```mlir
+    %e_0 = tensor.empty(%n) : tensor<?x64xf32>
+    %e = tensor.empty(%n) : tensor<?x64xf32>
+    %1 = linalg.generic ... ins(%x : tensor<?x64xf32>) outs(%e : tensor<?x64xf32>)
+    %2 = linalg.generic ... ins(%1 : tensor<?x64xf32>) outs(%e_0 : tensor<?x64xf32>)
+    ```
+  }];
+  let options = [
+    Option<"usesPerEmpty", "uses-per-empty", "unsigned", /*default=*/"8",
+           "Most uses that one tensor.empty keeps (0: no limit)">
+  ];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def NNXApproximateMathPass : NNX_Pass<"nnx-approximate-math"> {
+  let summary = "Replace f32 exp, tanh and erf by branch-free polynomial "
+                "approximations, and f32 sqrt, floor, abs and fma by LLVM "
+                "intrinsics, so that their loops vectorize";
+  let description = [{
+    The CPU pipeline's elementwise loops (GELU, softmax, SiLU, sigmoid) call
+    `math.exp`, `math.tanh` and `math.erf`; lowered to libm calls, each
+    element costs a call and the loop stays scalar. This pass rewrites them,
+    on `f32` scalars and vectors, into polynomial approximations: exp and
+    tanh upstream's (`populateMathPolynomialApproximationPatterns`:
+    Cephes-style range reduction and a polynomial, within a few ulp of the
+    exact value), erf the pass's own (piecewise least-squares polynomials,
+    max abs error 6e-8 against float64, about 1 ulp; upstream's reaches
+    2.4e-7), all plain arithmetic: LLVM's loop vectorizer then turns each
+    loop into vector code. For the same reason f32 `math.sqrt`, `math.floor` and
+    `math.absf` become LLVM's intrinsics (exact, like libm's; a `sqrtf` call
+    may set errno, which keeps LLVM from vectorizing it), and the
+    approximations' `math.fma` LLVM's `fma` (not libm's `fmaf`), and
+    `math.absi` LLVM's `abs` (convert-math-to-libm refuses it). Other
+    functions and other types are left alone (they still become libm
+    calls). The reference tests (every layer and six
+    transformer families against PyTorch at atol = rtol = 1e-5) hold with
+    it.
+
+    ```mlir
+    %y = math.tanh %x : f32
+    ```
+    becomes a sequence of `arith` ops (clamps, a rational polynomial) with
+    no call.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::math::MathDialect", "::mlir::vector::VectorDialect"
+  ];
+}
+
+def NNXOutlineKernelsPass : NNX_Pass<"nnx-outline-kernels", "::mlir::ModuleOp"> {
+  let summary = "Outline each loop nest of a function on buffers into a "
+                "shared kernel function";
+  let description = [{
+    Compile time of a deep model: the forward is one function holding every
+    layer's loops, and each layer's tiled, vectorized matmul is lowered and
+    then optimized by LLVM once per layer although the twelve blocks of a
+    transformer (or a chain of equal Linears) run the same code. On buffers
+    (after bufferization and the matmul schedule), this pass moves every
+    top-level op with regions of a function body (an `scf.for` nest, a
+    `linalg` op) into a private function, `@<function>_kernel_<n>`, and
+    replaces it by a `func.call`:
+
+    * the values the op uses from outside become arguments, in order of
+      first use, except constants (`arith.constant` and other constant-like
+      ops), which are cloned into the kernel so that its loop bounds and
+      vector shapes stay static;
+    * the op's results become the kernel's results;
+    * a kernel equal to an earlier one (same types, same body) is not
+      kept: the call goes to the earlier one. Equal layers of a model
+      share one kernel, so what follows (lowering to LLVM, LLVM's
+      optimization and code generation) grows with the number of distinct
+      layer shapes, not with depth.
+
+    Functions whose top-level ops have no regions are left alone; values
+    and memory effects are unchanged (a kernel reads and writes the same
+    buffers the op did).
+
+    Before:
+
+    ```mlir
+    func.func @forward(%x: memref<?x64xf32>, %y: memref<?x64xf32>) {
+      %cst = arith.constant 0.0 : f32
+      linalg.generic {...} ins(%x : memref<?x64xf32>) outs(%y : memref<?x64xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %0 = arith.maximumf %in, %cst : f32
+        linalg.yield %0 : f32
+      }
+      return
+    }
+    ```
+
+    After:
+
+    ```mlir
+    func.func @forward(%x: memref<?x64xf32>, %y: memref<?x64xf32>) {
+      call @forward_kernel_0(%x, %y) : (memref<?x64xf32>, memref<?x64xf32>) -> ()
+      return
+    }
+    func.func private @forward_kernel_0(%arg0: memref<?x64xf32>, %arg1: memref<?x64xf32>) {
+      %cst = arith.constant 0.0 : f32
+      linalg.generic {...} ins(%arg0 : ...) outs(%arg1 : ...) {...}
+      return
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
+def NNXCapTargetFeaturesPass
+    : NNX_Pass<"nnx-cap-target-features", "::mlir::ModuleOp"> {
+  let summary = "Keep the code LLVM emits within an instruction-set cap";
+  let description = [{
+    The last step of `nnx-cpu-pipeline`. With a cap (`max-isa=avx2`, or the
+    `NNX_JIT_MAX_ISA` environment variable when the option is empty), every
+    `llvm.func` with a body gets the `target_features` that clear the wider
+    instruction sets ("-avx512f" for avx2, "-avx" for sse4.2; clearing a
+    feature clears every feature that implies it). LLVM's optimizer and
+    code generator, in the JIT, in `mlir-runner` or in an object file,
+    then use no wider register than the cap on any host. Without a cap
+    the module is unchanged. The matmul schedule reads the same cap for
+    its tile table (`nnx-apply-cpu-schedule`, vector-bits=0).
+
+    ```mlir
+    llvm.func @forward(...) { ... }
+    ```
+    becomes, with max-isa=avx2,
+    ```mlir
+    llvm.func @forward(...) attributes {
+        target_features = #llvm.target_features<["-avx512f"]>} { ... }
+    ```
+  }];
+  let options = [
+    Option<"maxISA", "max-isa", "std::string", /*default=*/"\"\"",
+           "avx512, avx2 or sse4.2 (empty: NNX_JIT_MAX_ISA, else no cap)">
+  ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+#endif // NNX_CODEGEN_CPU_PASSES_TD

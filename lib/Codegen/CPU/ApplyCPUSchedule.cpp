@@ -1,0 +1,140 @@
+//===- ApplyCPUSchedule.cpp - nnx-apply-cpu-schedule -----------*- C++ -*-===//
+//
+// The pass: one stage of the matmul schedule (MatmulSchedule.cpp). Stage
+// `tile-matmul` first rewrites convolutions (ConvToMatmuls.cpp) and batched
+// contractions (BatchedContractions.cpp) into matmuls and settles the
+// weights' layouts (ParameterLayouts.cpp), then tiles, splits the row
+// remainders (RowRemainders.cpp) and vectorizes; `lower-vectors` lowers the
+// vectors to FMAs on buffers.
+//
+//===----------------------------------------------------------------------===//
+#include "MatmulSchedule.h"
+
+#include "nnx/Codegen/CPU/Layouts.h"
+#include "nnx/Codegen/CPU/Passes.h"
+#include "nnx/Dialect/NNX/IR/NNXOps.h"
+#include "nnx/Support/TargetISA.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/TransformOps/DialectExtension.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/TransformOps/SCFTransformOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/SubsetInsertionOpInterfaceImpl.h"
+#include "mlir/Dialect/Transform/IR/TransformOps.h"
+#include "mlir/Dialect/Transform/LoopExtension/LoopExtension.h"
+#include "mlir/Dialect/Transform/Transforms/TransformInterpreterUtils.h"
+#include "mlir/Dialect/Vector/TransformOps/VectorTransformOps.h"
+#include "mlir/Dialect/Vector/Transforms/SubsetOpInterfaceImpl.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cstring>
+#include <memory>
+
+namespace mlir::nnx {
+#define GEN_PASS_DEF_NNXAPPLYCPUSCHEDULEPASS
+#include "nnx/Codegen/CPU/Passes.h.inc"
+} // namespace mlir::nnx
+
+using namespace mlir;
+
+namespace {
+struct NNXApplyCPUSchedulePass
+    : public mlir::nnx::impl::NNXApplyCPUSchedulePassBase<
+          NNXApplyCPUSchedulePass> {
+  using Base::Base;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    linalg::registerTransformDialectExtension(registry);
+    scf::registerTransformDialectExtension(registry);
+    transform::registerLoopExtension(registry);
+    // Subset hoisting sees tensor slices and vector transfers through these.
+    tensor::registerSubsetOpInterfaceExternalModels(registry);
+    vector::registerSubsetOpInterfaceExternalModels(registry);
+    vector::registerTransformDialectExtension(registry);
+  }
+
+  LogicalResult initialize(MLIRContext *context) override {
+    if (vectorBits != 0 && vectorBits != 128 && vectorBits != 256 &&
+        vectorBits != 512)
+      return emitError(UnknownLoc::get(context))
+             << "nnx-apply-cpu-schedule: vector-bits="
+             << static_cast<unsigned>(vectorBits)
+             << " is not a vector width the schedule knows (expected 0 for "
+                "the host's, 128, 256 or 512)";
+    // vector-bits=0: the host's widest, under the instruction-set cap
+    // (max-isa, else NNX_JIT_MAX_ISA) that the code will be compiled for.
+    tileBits = vectorBits;
+    if (tileBits == 0) {
+      llvm::Expected<unsigned> cap = nnx::maxISABits(maxISA);
+      if (!cap)
+        return emitError(UnknownLoc::get(context))
+               << "nnx-apply-cpu-schedule: " << llvm::toString(cap.takeError());
+      tileBits = nnx::hostVectorBits(*cap);
+    }
+    OwningOpRef<ModuleOp> parsed = nnx::parseMatmulSchedule(context, parallel);
+    if (!parsed)
+      return failure();
+    library = std::make_shared<OwningOpRef<ModuleOp>>(std::move(parsed));
+    return success();
+  }
+
+  void runOnOperation() override {
+    bool tiling = stage == nnx::CPUScheduleStage::TileMatmul;
+    StringRef entry = tiling ? "tile_matmul" : "lower_vectors";
+    if (tiling) {
+      RewritePatternSet patterns(&getContext());
+      nnx::populateBatchedContractionPatterns(patterns);
+      nnx::populateConvToMatmulsPatterns(patterns);
+      nnx::populateMatmulToDefaultLayoutPatterns(patterns);
+      if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+        return signalPassFailure();
+      for (auto func : getOperation().getOps<func::FuncOp>())
+        nnx::foldParameterPermutations(func);
+    }
+    if (failed(applySequence(entry)))
+      return signalPassFailure();
+    if (tiling) {
+      nnx::splitRowRemainders(getOperation(),
+                              nnx::matmulTilesFor(tileBits).regM);
+      if (failed(applySequence("tile_registers_all")))
+        return signalPassFailure();
+    }
+  }
+
+  /// Applies the schedule's sequence `@name` to the module.
+  LogicalResult applySequence(StringRef name) {
+    ModuleOp lib = library->get();
+    auto sequence = lib.lookupSymbol<transform::NamedSequenceOp>(name);
+    if (!sequence)
+      return getOperation().emitError("nnx-apply-cpu-schedule: no sequence @")
+             << name;
+    // The payload, then the tile sizes as !transform.param<i64> values.
+    RaggedArray<transform::MappedValue> bindings;
+    transform::MappedValue root = getOperation().getOperation();
+    bindings.push_back(ArrayRef(root));
+    Builder b(&getContext());
+    for (int64_t size :
+         nnx::scheduleParams(name, nnx::matmulTilesFor(tileBits))) {
+      transform::MappedValue param = Attribute(b.getI64IntegerAttr(size));
+      bindings.push_back(ArrayRef(param));
+    }
+    return transform::applyTransformNamedSequence(
+        bindings,
+        cast<transform::TransformOpInterface>(sequence.getOperation()), lib,
+        transform::TransformOptions());
+  }
+
+private:
+  // Shared by clones of the pass (parsed once in initialize()).
+  std::shared_ptr<OwningOpRef<ModuleOp>> library;
+  /// The width the tiles were chosen for (vector-bits, or the host's).
+  unsigned tileBits = 0;
+};
+} // namespace

@@ -1,0 +1,55 @@
+//===- MatmulSchedule.h - the CPU schedule's parts --------------*- C++ -*-===//
+//
+// What nnx-apply-cpu-schedule (ApplyCPUSchedule.cpp) puts together: the
+// transform-dialect schedule and its tile sizes (MatmulSchedule.cpp), the
+// batched contractions split into 2-D matmuls (BatchedContractions.cpp) and
+// the dynamic row remainders split into static blocks (RowRemainders.cpp).
+//
+//===----------------------------------------------------------------------===//
+#ifndef NNX_LIB_CODEGEN_CPU_MATMULSCHEDULE_H
+#define NNX_LIB_CODEGEN_CPU_MATMULSCHEDULE_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::nnx {
+
+/// Tile sizes of the matmul schedule, chosen from the target's vector width
+/// (see docs/Lowering.md, "Matmul schedule"). Register tiles: `regN` is two
+/// vectors of f32 and `regM` rows of them are the accumulators, as many as
+/// keep both FMA pipes busy through the FMA latency while leaving registers
+/// for the B row and the broadcast A element; one K step per tile (a longer
+/// K step only adds shuffles). Cache tiles: an N x K block of the weight
+/// (128 x 128 f32: 64 KiB) stays in L2 while `cacheM` rows of A stream by.
+struct MatmulTiles {
+  unsigned vectorBits;
+  int64_t regM, regN, regK;
+  int64_t cacheM, cacheN, cacheK;
+};
+
+/// The row of the tile table for `vectorBits` (not 0: resolved from the
+/// host and the instruction-set cap first).
+const MatmulTiles &matmulTilesFor(unsigned vectorBits);
+
+/// The transform-dialect schedule, parsed; `parallel`: its `@split_n`
+/// splits N into cache tiles with an `scf.forall` (threads), else with an
+/// `scf.for`. Null (with an error) if it does not parse.
+OwningOpRef<ModuleOp> parseMatmulSchedule(MLIRContext *context, bool parallel);
+
+/// The tile sizes the schedule's entry sequence `entry` takes as
+/// `!transform.param<i64>` arguments after the payload root, in order.
+SmallVector<int64_t> scheduleParams(StringRef entry, const MatmulTiles &tiles);
+
+/// A batched contraction (rank > 2) becomes an `scf.forall` over its batch
+/// of 2-D `linalg.matmul`s.
+void populateBatchedContractionPatterns(RewritePatternSet &patterns);
+
+/// The dynamic M remainders below `regM` rows become loops over static row
+/// blocks.
+void splitRowRemainders(Operation *root, int64_t regM);
+
+} // namespace mlir::nnx
+
+#endif // NNX_LIB_CODEGEN_CPU_MATMULSCHEDULE_H
