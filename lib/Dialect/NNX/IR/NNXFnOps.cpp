@@ -29,13 +29,7 @@ void NNXDialect::registerFunctionalOps() {
       >();
 }
 
-StringRef mlir::nnx::stringifyFnBinaryKind(FnBinaryKind kind) {
-  static constexpr StringLiteral names[] = {
-      "add",     "sub",         "mul",        "div",        "pow", "maximum",
-      "minimum", "eq",          "ne",         "lt",         "le",  "gt",
-      "ge",      "logical_and", "logical_or", "logical_xor"};
-  return names[static_cast<unsigned>(kind)];
-}
+#include "nnx/Dialect/NNX/IR/NNXFnEnums.cpp.inc"
 
 //===----------------------------------------------------------------------===//
 // Shared checks

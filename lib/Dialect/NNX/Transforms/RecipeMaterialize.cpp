@@ -102,7 +102,7 @@ static void applyLora(LinearOp target, const OpOptions &options,
   std::vector<double> a(r * in);
   for (double &v : a)
     v = dist(rng);
-  ElementsAttr b = zeroFill()("", "", "", weight.clone({out, r}));
+  ElementsAttr b = zeroTensor(weight.clone({out, r}));
   wrapLora(target, makeTensor(weight.clone({r, in}), a), b, options.alpha);
 }
 

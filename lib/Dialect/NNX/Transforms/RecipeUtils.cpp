@@ -74,23 +74,33 @@ llvm::StringMap<Operation *> recipe::indexTree(ModuleOpInterface root) {
   return index;
 }
 
+ElementsAttr recipe::zeroTensor(RankedTensorType type) {
+  Type elt = type.getElementType();
+  Attribute zero = isa<FloatType>(elt) ? Attribute(FloatAttr::get(elt, 0.0))
+                                       : Attribute(IntegerAttr::get(elt, 0));
+  return cast<ElementsAttr>(DenseElementsAttr::get(type, zero));
+}
+
 TensorFill recipe::zeroFill() {
-  return [](StringRef, StringRef, StringRef, RankedTensorType type) {
-    Type elt = type.getElementType();
-    Attribute zero = isa<FloatType>(elt) ? Attribute(FloatAttr::get(elt, 0.0))
-                                         : Attribute(IntegerAttr::get(elt, 0));
-    return cast<ElementsAttr>(DenseElementsAttr::get(type, zero));
+  return [](StringRef, OperationName, StringRef, RankedTensorType type) {
+    return zeroTensor(type);
   };
 }
 
+/// The norm layers, whose PyTorch initialization is weight 1 and bias 0.
+static bool isNormKind(OperationName kind) {
+  TypeID id = kind.getTypeID();
+  return id == TypeID::get<LayerNormOp>() || id == TypeID::get<RMSNormOp>() ||
+         id == TypeID::get<BatchNormOp>();
+}
+
 TensorFill recipe::randomFill(std::mt19937_64 &rng) {
-  return [&rng](StringRef, StringRef kind, StringRef name,
+  return [&rng](StringRef, OperationName kind, StringRef name,
                 RankedTensorType type) -> ElementsAttr {
-    bool norm = kind == "nnx.layer_norm" || kind == "nnx.rms_norm" ||
-                kind == "nnx.batch_norm";
+    bool norm = isNormKind(kind);
     if (!isa<FloatType>(type.getElementType()) || name == "running_mean" ||
         (norm && name == "bias"))
-      return zeroFill()("", kind, name, type);
+      return zeroTensor(type);
     int64_t count = type.getNumElements();
     if (name == "running_var" || norm)
       return makeTensor(type, std::vector<double>(count, 1.0));
@@ -107,7 +117,7 @@ TensorFill recipe::randomFill(std::mt19937_64 &rng) {
 
 /// `attr` with every tensor type (as `stripTensors` wrote it) replaced by a
 /// tensor from `fill`.
-static Attribute fillTensors(Attribute attr, StringRef path, StringRef kind,
+static Attribute fillTensors(Attribute attr, StringRef path, OperationName kind,
                              StringRef name, const TensorFill &fill) {
   if (auto type = dyn_cast<TypeAttr>(attr))
     if (auto tensor = dyn_cast<RankedTensorType>(type.getValue()))
@@ -137,8 +147,8 @@ static FailureOr<Operation *> buildEntry(ModuleDescAttr desc, StringRef key,
                      StringAttr::get(ctx, key));
   for (NamedAttribute attr : desc.getAttributes())
     state.addAttribute(attr.getName(),
-                       fillTensors(attr.getValue(), desc.getPath(),
-                                   desc.getKind(), attr.getName(), fill));
+                       fillTensors(attr.getValue(), desc.getPath(), *name,
+                                   attr.getName(), fill));
   if (name->hasTrait<OpTrait::SymbolTable>())
     state.addRegion()->emplaceBlock();
   Operation *op = Operation::create(state);
@@ -314,7 +324,6 @@ void recipe::replaceByFactors(LinearOp target, ElementsAttr first,
 /// Replays operation `index` (`op`, options `options`) as shapes.
 static LogicalResult replayOne(ModelOp model, int64_t index, RecipeOpAttr op,
                                const OpOptions &options, StringRef pass) {
-  TensorFill zeros = zeroFill();
   for (auto [j, t] : llvm::enumerate(op.getTargets())) {
     StringRef path = cast<StringAttr>(t).getValue();
     auto recorded =
@@ -333,8 +342,8 @@ static LogicalResult replayOne(ModelOp model, int64_t index, RecipeOpAttr op,
                     << ", the replay finds " << lin.getWeightAttr().getType();
     int64_t out = recorded.getDimSize(0), in = recorded.getDimSize(1);
     int64_t k = options.rank;
-    ElementsAttr first = zeros("", "", "", recorded.clone({k, in}));
-    ElementsAttr second = zeros("", "", "", recorded.clone({out, k}));
+    ElementsAttr first = zeroTensor(recorded.clone({k, in}));
+    ElementsAttr second = zeroTensor(recorded.clone({out, k}));
     if (op.getId().getValue() == kLora)
       wrapLora(lin, first, second, options.alpha);
     else

@@ -27,8 +27,10 @@ ArrayAttr describe(ModuleOpInterface root);
 
 /// Makes the tensor `name` of the module being built at `path`.
 using TensorFill =
-    std::function<ElementsAttr(llvm::StringRef path, llvm::StringRef kind,
+    std::function<ElementsAttr(llvm::StringRef path, OperationName kind,
                                llvm::StringRef name, RankedTensorType type)>;
+/// A zero tensor of `type` (a splat).
+ElementsAttr zeroTensor(RankedTensorType type);
 /// Zeros (a splat): the placeholder of a shapes-only build.
 TensorFill zeroFill();
 /// Seeded random tensors: PyTorch's default initialisations (uniform

@@ -12,6 +12,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
+#include "nnx/Dialect/NNX/IR/NNXFnEnums.h.inc"
+
 namespace mlir::nnx {
 
 /// Marks the `nnx.fn` ops: pure ops on ranked tensors that nnx-build-forward
@@ -25,26 +27,6 @@ inline bool isFunctionalOp(Operation *op) {
   return op->hasTrait<FunctionalOpTrait>();
 }
 
-/// The scalar operation of a broadcasting binary op.
-enum class FnBinaryKind {
-  add,
-  sub,
-  mul,
-  div,
-  pow,
-  maximum,
-  minimum,
-  eq,
-  ne,
-  lt,
-  le,
-  gt,
-  ge,
-  logical_and,
-  logical_or,
-  logical_xor,
-};
-
 /// Whether `kind` compares (an i1 result).
 inline bool isComparison(FnBinaryKind kind) {
   return kind >= FnBinaryKind::eq && kind <= FnBinaryKind::ge;
@@ -54,9 +36,6 @@ inline bool isComparison(FnBinaryKind kind) {
 inline bool isLogical(FnBinaryKind kind) {
   return kind >= FnBinaryKind::logical_and;
 }
-
-/// The op mnemonic of `kind` (`add`, ..., `ge`).
-StringRef stringifyFnBinaryKind(FnBinaryKind kind);
 
 // The verifier and shape function of each family of ops (NNXFnOps.cpp).
 #define NNX_FN_FAMILY(Family)                                                  \

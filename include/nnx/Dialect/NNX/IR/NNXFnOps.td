@@ -14,6 +14,7 @@
 
 include "nnx/Dialect/NNX/IR/NNXDialect.td"
 include "nnx/Dialect/NNX/IR/NNXAttrs.td"
+include "nnx/Dialect/NNX/IR/NNXFnEnums.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
