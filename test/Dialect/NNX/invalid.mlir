@@ -1390,3 +1390,22 @@ nnx.model @m inputs(tensor<?x3x8x8xf32>) {
   }
 }
 
+
+// -----
+
+// A conv_nn's output features (output_dim) chain into the next child.
+nnx.model @m inputs(tensor<?x3x8x8xf32>) {
+  // expected-error @+1 {{child 'head' takes 5 features but 'net' produces 2}}
+  nnx.sequential @s keying = named {
+    // expected-note @+1 {{producer is here}}
+    nnx.conv_nn @net attributes {in_channels = 3, channels = array<i64: 4>, hidden_dims = array<i64>, output_dim = 2} {
+      nnx.module_list @layers {
+        nnx.conv2d @"0" {in_channels = 3 : i64, out_channels = 4 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, weight = dense<0.1> : tensor<4x3x3x3xf32>}
+      }
+      nnx.module_list @fcs {
+        nnx.linear @"0" {weight = dense<0.1> : tensor<2x4xf32>}
+      }
+    }
+    nnx.linear @head {weight = dense<0.1> : tensor<1x5xf32>}
+  }
+}

@@ -327,11 +327,10 @@ static FeatureSignature signatureOfKind(Operation *module, ActiveSet &active) {
     return s;
   }
   if (auto cnn = dyn_cast<ConvNNOp>(module)) {
-    // Channels in, features out: nothing before or after it chains by the
-    // last dim.
+    // Channels in (dim 1, not the last dim: no input size to chain), the
+    // fcs' features out.
     FeatureSignature s;
     s.out = cnn.getOutputDim();
-    s.restartsChain = true;
     return s;
   }
   if (auto custom = dyn_cast<CustomModuleOp>(module))
