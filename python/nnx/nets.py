@@ -18,6 +18,11 @@ ACTIVATIONS = {
 }
 
 
+def _override(overrides, default, i):
+    """``overrides[i]`` when the per-site list is given, else ``default``."""
+    return overrides[i] if overrides is not None else default
+
+
 class FeedFwdNN(nn.Module):
     """A FeedFwdNN: ``layers`` (a ModuleList of Linears) plus immutable params.
 
@@ -52,14 +57,10 @@ class FeedFwdNN(nn.Module):
         self._acts = [ACTIVATIONS[self.activation_for(i)]() for i in range(n)]
 
     def activation_for(self, i):
-        if self.activations is not None:
-            return self.activations[i]
-        return self.activation
+        return _override(self.activations, self.activation, i)
 
     def dropout_for(self, i):
-        if self.dropout_probs is not None:
-            return self.dropout_probs[i]
-        return self.dropout
+        return _override(self.dropout_probs, self.dropout, i)
 
     def forward(self, x):
         n = len(self.hidden_dims)
@@ -148,24 +149,16 @@ class ConvNN(nn.Module):
         return len(self.channels) + len(self.hidden_dims)
 
     def kernel_size_for(self, i):
-        if self.kernel_sizes is not None:
-            return self.kernel_sizes[i]
-        return self.kernel_size
+        return _override(self.kernel_sizes, self.kernel_size, i)
 
     def pool_for(self, i):
-        if self.pools is not None:
-            return self.pools[i]
-        return self.pool
+        return _override(self.pools, self.pool, i)
 
     def activation_for(self, s):
-        if self.activations is not None:
-            return self.activations[s]
-        return self.activation
+        return _override(self.activations, self.activation, s)
 
     def dropout_for(self, s):
-        if self.dropout_probs is not None:
-            return self.dropout_probs[s]
-        return self.dropout
+        return _override(self.dropout_probs, self.dropout, s)
 
     def _site(self, s, x):
         x = self._acts[s](x)
