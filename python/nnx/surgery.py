@@ -1,0 +1,469 @@
+"""The seed's five model-surgery primitives on ``nn.Module``s, each run by
+the compiler's pass (``nnx-widen``, ``nnx-deepen``, ``nnx-drop-layer``,
+``nnx-low-rank``, ``nnx-expand-embedding``)::
+
+    from nnx.surgery import widen
+    new_net = widen(net, layer_name="layers.0", new_width=64)
+
+Every primitive takes keyword-only arguments after the first positional one
+and returns a fresh module; the argument, its module identities and the
+global RNGs are left untouched. The module is exported to nnx IR
+(:mod:`nnx.torch_export`), the pass runs on it, and the result is the
+caller's own module tree, deep-copied, with the leaves the pass changed
+replaced by plain modules of the same class (their ``requires_grad`` flags
+and train / eval modes as the pass set them, following the seed's §7 rules)
+and the modules the pass inserted (``deepen``) added under the keys it chose.
+A :class:`~nnx.nets.FeedFwdNN` / :class:`~nnx.nets.ConvNN` comes back with
+the descriptor the pass wrote (``new_net.params``).
+
+A refusal raises ``ValueError`` (or ``TypeError`` where the seed does: a
+non-ReLU ``deepen`` target in an ``nn.Sequential``, which the pass reports
+as ``nnx-deepen: type error: ...``; a ``low_rank_factorize`` argument that
+is not exactly an ``nn.Linear``; an ``expand_embedding`` argument that is
+not exactly an ``nn.Embedding``) whose message is the compiler's
+diagnostic, the text ``nnx-opt`` prints for the same pass on the same IR
+(without the locations in the exported text).
+
+The model's input is inferred from its first layer (a Linear, convolution,
+norm or embedding, at any depth of containers). A model with a custom
+module (its own ``forward``) or a first layer that does not tell its input
+needs ``inputs=`` (the exporter's input specs), so that its forward can be
+recorded.
+"""
+
+import collections
+import copy
+import os
+import re
+import tempfile
+
+import numpy as np
+import torch
+from torch import nn
+
+from . import _nnx
+from .nets import ConvNN, ConvNNParams, FeedFwdNN, FeedFwdParams
+from .torch_export import INLINE_WEIGHTS_LIMIT, ExportError, Exporter
+
+__all__ = ["widen", "deepen", "drop_layer", "low_rank_factorize",
+           "expand_embedding"]
+
+
+# -----------------------------------------------------------------------------
+# The primitives
+# -----------------------------------------------------------------------------
+
+def widen(model, *, layer_name, new_width, rng_seed=0, inputs=None):
+    """Net2WiderNet: grows ``layer_name``'s out_features (out_channels) to
+    ``new_width`` and rescales its consumer's incoming columns; the forward
+    output is preserved (in eval mode when dropout is configured)."""
+    _check_name(layer_name, "layer_name")
+    edit = _Edit(model, inputs)
+    edit.run(f"nnx-widen{{layer={layer_name} width={int(new_width)} "
+             f"seed={int(rng_seed)}}}", ValueError)
+    return edit.result()
+
+
+def deepen(model, *, after_layer_name, inputs=None):
+    """Net2DeeperNet: inserts an identity-initialized Linear (and a ReLU)
+    after the ReLU site ``after_layer_name``; the forward is preserved."""
+    _check_name(after_layer_name, "after_layer_name")
+    edit = _Edit(model, inputs)
+    edit.run(f"nnx-deepen{{after={after_layer_name}}}", ValueError)
+    return edit.result(inserted_after=after_layer_name)
+
+
+def drop_layer(model, *, layer_name, importance=None, inputs=None):
+    """Replaces the module at ``layer_name`` with ``nn.Identity`` (chain-
+    preserving only). ``importance``, the seed's optional score of the
+    dropped layer, is accepted and not used by the edit."""
+    _check_name(layer_name, "layer_name")
+    if importance is not None and not isinstance(importance, (int, float)):
+        raise TypeError(f"importance must be a number or None, got "
+                        f"{type(importance).__name__}")
+    edit = _Edit(model, inputs)
+    edit.run(f"nnx-drop-layer{{layer={layer_name}}}", ValueError)
+    return edit.result()
+
+
+def low_rank_factorize(linear, *, rank, method="svd"):
+    """SVD truncation: ``nn.Sequential(Linear(in, rank, bias=False),
+    Linear(rank, out))``; exact at ``rank = min(in, out)``, the best rank-r
+    approximation below (Eckart-Young)."""
+    if method != "svd":
+        raise ValueError(f"method must be 'svd', got {method!r}")
+    if not isinstance(linear, nn.Module):
+        raise TypeError(f"low_rank_factorize takes an nn.Linear, got "
+                        f"{type(linear).__name__}")
+    edit = _Edit(nn.Sequential(collections.OrderedDict(target=linear)), None,
+                 leaf=True)
+    edit.run(f"nnx-low-rank{{layer=target rank={int(rank)}}}",
+             TypeError if type(linear) is not nn.Linear else ValueError)
+    return edit.result().target
+
+
+def expand_embedding(emb, *, new_num_embeddings, init="zeros"):
+    """Grows ``emb`` to ``new_num_embeddings`` rows, keeping the original
+    rows exactly; the new rows are zeros (``init="zeros"``) or the mean of
+    the old ones (``"copy_mean"``). Returns ``(nn.Embedding, frozen_mask)``,
+    the mask True for the rows that came from ``emb``."""
+    if init not in ("zeros", "copy_mean"):
+        raise ValueError(f"init must be 'zeros' or 'copy_mean', got {init!r}")
+    if not isinstance(emb, nn.Module):
+        raise TypeError(f"expand_embedding takes an nn.Embedding, got "
+                        f"{type(emb).__name__}")
+    edit = _Edit(nn.Sequential(collections.OrderedDict(target=emb)), None,
+                 leaf=True)
+    edit.run(f"nnx-expand-embedding{{layer=target "
+             f"num={int(new_num_embeddings)} init={init}}}",
+             TypeError if type(emb) is not nn.Embedding else ValueError)
+    new = edit.result().target
+    rows = edit.ir.lookup("target")["attributes"].get("frozen_rows")
+    mask = torch.tensor(rows if rows is not None
+                        else [True] * new.num_embeddings, dtype=torch.bool)
+    return new, mask
+
+
+def _check_name(name, what):
+    if not isinstance(name, str):
+        raise TypeError(f"{what} must be a dotted path string, got "
+                        f"{type(name).__name__}")
+
+
+# -----------------------------------------------------------------------------
+# One edit: export, run the pass, rebuild the module tree
+# -----------------------------------------------------------------------------
+
+class _Edit:
+    """Exports `model`, runs one pass on it and builds the edited copy."""
+
+    def __init__(self, model, inputs, leaf=False):
+        if not isinstance(model, nn.Module):
+            raise TypeError(f"surgery takes an nn.Module, got "
+                            f"{type(model).__name__}")
+        self.model = model
+        self._leaf = leaf
+        self._tmp = None
+        self.ir = self._export(model, inputs)
+
+    def _export(self, model, inputs):
+        with torch.random.fork_rng(devices=[]):
+            return self._export_text(model, inputs)
+
+    def _export_text(self, model, inputs):
+        try:
+            if inputs is None:
+                inputs = [_infer_input(model)]
+            ex = Exporter().add_model(model, inputs, name="model", root="net")
+            if ex.tensor_bytes() <= INLINE_WEIGHTS_LIMIT:
+                return _nnx.Model.parse(ex.text(False), "<nnx.surgery>")
+            self._tmp = tempfile.TemporaryDirectory(prefix="nnx-surgery-")
+            path = os.path.join(self._tmp.name, "weights.safetensors")
+            ex.write_weights(path)
+            return _nnx.Model.parse(ex.text(path), "<nnx.surgery>")
+        except ExportError as e:
+            raise (TypeError if self._leaf else ValueError)(str(e)) from None
+
+    def run(self, pipeline, error_class):
+        """Runs `pipeline`; a refusal raises `error_class`, or TypeError when
+        the pass calls it a type error (``nnx-deepen: type error: ...``)."""
+        try:
+            self.ir.run_pipeline(pipeline)
+        except _nnx.Error as e:
+            message = diagnostic_message(e.diagnostics)
+            if _TYPE_ERROR.search(message.split("\n", 1)[0]):
+                error_class = TypeError
+            raise error_class(message) from None
+
+    # -- the result -----------------------------------------------------------
+    def result(self, inserted_after=None):
+        # Building a fresh leaf draws its default init from the global RNG,
+        # which the caller's must not see.
+        with torch.random.fork_rng(devices=[]):
+            return self._result(inserted_after)
+
+    def _result(self, inserted_after):
+        new = copy.deepcopy(self.model)
+        self._root = new
+        self._state = self.ir.state_dict()
+        self._grad = self.ir.requires_grad()
+        if inserted_after is not None:
+            new = self._insert_after(new, inserted_after)
+            self._root = new
+        return self._sync(new, "")
+
+    def _node(self, path):
+        return self.ir.lookup(path)
+
+    def _sync(self, module, path):
+        """Makes `module` (at `path`, already a copy) what the IR holds
+        there; returns the module to keep in its slot."""
+        node = self._node(path)
+        kind = node["kind"]
+        if kind == "nnx.identity" and not isinstance(module, nn.Identity):
+            return self._fresh(node, path)
+        if kind == "nnx.sequential" and _LEAF_KINDS.get(
+                _kind_of(module)) is not None:
+            return self._fresh(node, path)  # low-rank: a leaf became two
+        if isinstance(module, (FeedFwdNN, ConvNN)):
+            self._sync_descriptor(module, node)
+        for key, child in list(module._modules.items()):
+            if child is None:
+                continue
+            synced = self._sync(child, _join(path, key))
+            if synced is not child:
+                _replace_everywhere(self._root, child, synced)
+        if _own_tensor_names(module):
+            return self._sync_leaf(module, node, path)
+        return module
+
+    def _sync_leaf(self, module, node, path):
+        names = _own_tensor_names(module)
+        shapes_match = all(
+            _join(path, n) in self._state
+            and tuple(getattr(module, n).shape)
+            == self._state[_join(path, n)][0].shape
+            for n in names if getattr(module, n) is not None)
+        if not shapes_match:
+            return self._fresh(node, path)
+        for n in names:
+            t = getattr(module, n)
+            key = _join(path, n)
+            if t is None or key not in self._state:
+                continue
+            value = _to_torch(*self._state[key])
+            if not torch.equal(t.detach(), value):
+                with torch.no_grad():
+                    t.copy_(value)
+            if isinstance(t, nn.Parameter):
+                t.requires_grad_(self._grad.get(key, True))
+        return module
+
+    def _fresh(self, node, path):
+        """A new plain module built from the IR node at `path`."""
+        build = _BUILDERS.get(node["kind"])
+        if build is None:
+            raise RuntimeError(f"nnx.surgery cannot rebuild a {node['kind']} "
+                               f"(at '{path}') as a PyTorch module")
+        module = build(self, node, path)
+        module.train(node["train"])
+        return module
+
+    def _tensor(self, path, name, required=True):
+        key = _join(path, name)
+        if key not in self._state:
+            if required:
+                raise RuntimeError(f"the edited IR has no tensor '{key}'")
+            return None
+        value = _to_torch(*self._state[key])
+        return value, self._grad.get(key, True)
+
+    def _parameter(self, path, name):
+        found = self._tensor(path, name, required=False)
+        if found is None:
+            return None
+        value, grad = found
+        return nn.Parameter(value.clone(), requires_grad=grad)
+
+    def _sync_descriptor(self, net, node):
+        a = node["attributes"]
+        p = net.params
+        fields = {f: a[f] for f in p.__dataclass_fields__ if f in a}
+        if isinstance(p, FeedFwdParams):
+            fields.setdefault("activations", None)
+            fields.setdefault("dropout_probs", None)
+        else:
+            for f in ("activations", "dropout_probs", "kernel_sizes", "pools"):
+                fields.setdefault(f, None)
+        new = type(p)(**{**_descriptor_fields(p), **fields})
+        if new != p:
+            object.__setattr__(net, "_params", new)
+            net._set_activations()
+
+    def _insert_after(self, new, site):
+        """Adds the modules nnx-deepen inserted after `site` to the copy `new`
+        (by position in a positional container, under the pass's keys in a
+        named one); the new root (the rebuilt container when it is the
+        root)."""
+        parent_path, _, key = site.rpartition(".")
+        container = new.get_submodule(parent_path) if parent_path else new
+        ir_keys = self._node(parent_path)["children"]
+        old_keys = [k for k, m in container._modules.items() if m is not None]
+        index = old_keys.index(key)
+        added = [k for k in ir_keys[index + 1:index + 3]]
+        modules = [self._fresh(self._node(_join(parent_path, k)),
+                               _join(parent_path, k)) for k in added]
+        children = list(container._modules.items())
+        at = [k for k, _ in children].index(key) + 1
+        if isinstance(container, nn.ModuleList):
+            # A FeedFwdNN / ConvNN list: the new Linear (or conv) only; the
+            # site's activation comes from the descriptor.
+            items = [m for _, m in children]
+            items[at:at] = modules[:1]
+            rebuilt = nn.ModuleList(items)
+        elif all(k.isdigit() for k, _ in children):
+            items = [m for _, m in children]
+            items[at:at] = modules
+            rebuilt = nn.Sequential(*items)
+        else:
+            items = children[:at] + list(zip(added, modules)) + children[at:]
+            rebuilt = nn.Sequential(collections.OrderedDict(items))
+        rebuilt.train(container.training)
+        if not parent_path:
+            return rebuilt
+        _replace_everywhere(new, container, rebuilt)
+        return new
+
+
+def _descriptor_fields(p):
+    return {f: getattr(p, f) for f in p.__dataclass_fields__}
+
+
+# -----------------------------------------------------------------------------
+# Building PyTorch modules from IR nodes
+# -----------------------------------------------------------------------------
+
+def _build_linear(edit, node, path):
+    weight = edit._parameter(path, "weight")
+    bias = edit._parameter(path, "bias")
+    out_f, in_f = weight.shape
+    m = nn.Linear(in_f, out_f, bias=bias is not None)
+    m.weight = weight
+    if bias is not None:
+        m.bias = bias
+    return m
+
+
+def _build_embedding(edit, node, path):
+    weight = edit._parameter(path, "weight")
+    a = node["attributes"]
+    m = nn.Embedding(weight.shape[0], weight.shape[1],
+                     padding_idx=a.get("padding_idx"))
+    m.weight = weight
+    return m
+
+
+def _build_conv(cls):
+    def build(edit, node, path):
+        weight = edit._parameter(path, "weight")
+        bias = edit._parameter(path, "bias")
+        a = node["attributes"]
+        groups = a.get("groups", 1)
+        rank = weight.dim() - 2
+        m = cls(weight.shape[1] * groups, weight.shape[0],
+                tuple(weight.shape[2:]),
+                stride=tuple(a.get("stride", [1] * rank)),
+                padding=tuple(a.get("padding", [0] * rank)),
+                dilation=tuple(a.get("dilation", [1] * rank)), groups=groups,
+                bias=bias is not None)
+        m.weight = weight
+        if bias is not None:
+            m.bias = bias
+        return m
+    return build
+
+
+def _build_sequential(edit, node, path):
+    items = [(k, edit._fresh(edit._node(_join(path, k)), _join(path, k)))
+             for k in node["children"]]
+    if all(k.isdigit() for k, _ in items):
+        return nn.Sequential(*[m for _, m in items])
+    return nn.Sequential(collections.OrderedDict(items))
+
+
+_BUILDERS = {
+    "nnx.linear": _build_linear,
+    "nnx.embedding": _build_embedding,
+    "nnx.conv1d": _build_conv(nn.Conv1d),
+    "nnx.conv2d": _build_conv(nn.Conv2d),
+    "nnx.relu": lambda e, n, p: nn.ReLU(),
+    "nnx.identity": lambda e, n, p: nn.Identity(),
+    "nnx.sequential": _build_sequential,
+}
+
+#: The leaf classes the pass may replace, by their nnx kind.
+_LEAF_KINDS = {nn.Linear: "nnx.linear", nn.Conv1d: "nnx.conv1d",
+               nn.Conv2d: "nnx.conv2d", nn.Embedding: "nnx.embedding"}
+
+
+def _kind_of(module):
+    return next((c for c in _LEAF_KINDS if isinstance(module, c)), None)
+
+
+def _own_tensor_names(module):
+    return [n for n, _ in module.named_parameters(recurse=False)] + [
+        n for n, _ in module.named_buffers(recurse=False)]
+
+
+def _replace_everywhere(root, old, new):
+    """Points every slot of `root`'s tree that holds `old` at `new` (a
+    module registered in several slots stays one object)."""
+    if root is None:
+        return
+    for m in root.modules():
+        for k, child in m._modules.items():
+            if child is old:
+                m._modules[k] = new
+
+
+def _join(path, name):
+    return f"{path}.{name}" if path else name
+
+
+_TORCH_DTYPES = {"f32": torch.float32, "f64": torch.float64,
+                 "f16": torch.float16, "i64": torch.int64,
+                 "i32": torch.int32, "i1": torch.bool}
+
+
+def _to_torch(array, element_type):
+    """A tensor of the IR's `array` (bf16 arrives as its uint16 bits)."""
+    if element_type == "bf16":
+        return torch.from_numpy(array.view(np.int16).copy()).view(
+            torch.bfloat16)
+    t = torch.from_numpy(np.array(array, copy=True))
+    dtype = _TORCH_DTYPES.get(element_type)
+    return t.to(dtype) if dtype is not None and t.dtype != dtype else t
+
+
+def _infer_input(model):
+    """The input spec of `model`'s forward, from its first layer."""
+    if isinstance(model, FeedFwdNN):
+        return (None, model.input_dim)
+    if isinstance(model, ConvNN):
+        return (None, model.in_channels, None, None)
+    first = model
+    while True:
+        if isinstance(first, nn.Linear):
+            return ((None, first.in_features), first.weight.dtype)
+        if isinstance(first, nn.Conv2d):
+            return ((None, first.in_channels, None, None), first.weight.dtype)
+        if isinstance(first, nn.Conv1d):
+            return ((None, first.in_channels, None), first.weight.dtype)
+        if isinstance(first, nn.Embedding):
+            return ((None, None), torch.int64)
+        if isinstance(first, nn.LayerNorm):
+            return ((None, *first.normalized_shape), None)
+        if isinstance(first, (nn.Sequential, nn.ModuleList)) and len(first):
+            first = next(m for m in first.children())
+            continue
+        raise ValueError(
+            f"cannot tell the input of {type(model).__name__} from its first "
+            f"layer ({type(first).__name__}); pass inputs= (the exporter's "
+            "input specs, e.g. inputs=[(None, 8)])")
+
+
+_LOCATION = re.compile(r"^\S+:\d+:\d+: ")
+_TYPE_ERROR = re.compile(r"^nnx-[a-z-]+: type error: ")
+
+
+def diagnostic_message(diagnostics):
+    """The compiler's diagnostics without the locations in the exported IR
+    text (which the user never sees): ``error: ...`` lines become the
+    message, notes follow as ``note: ...``."""
+    lines = []
+    for line in diagnostics.splitlines():
+        line = _LOCATION.sub("", line)
+        if line.startswith("error: "):
+            line = line[len("error: "):]
+        lines.append(line)
+    return "\n".join(lines).strip()

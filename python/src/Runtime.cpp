@@ -1,0 +1,282 @@
+//===- Runtime.cpp - nnx._nnx.CompiledModel: compile once, run many -*- C++
+//-*-===//
+//
+// The in-process runtime: a model compiled once (CompiledModel::compile,
+// with its probes) and run many times on numpy arrays, without a
+// subprocess. Inputs are copied once into the call's arguments (the
+// compiled code may write them); outputs are handed to numpy without a
+// copy (the array owns the buffer the forward wrote). The GIL is released
+// while the forward runs; calls of one compiled model are serialized.
+//
+//===----------------------------------------------------------------------===//
+#include "Bindings.h"
+
+#include "nnx/Execution/CompiledModel.h"
+
+#include "llvm/Support/Error.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <mutex>
+
+namespace py = pybind11;
+using namespace mlir;
+namespace nx = mlir::nnx;
+using namespace ::nnx::python;
+
+namespace {
+
+/// What `compile` takes besides the model (its Python keywords).
+struct CompileArgs {
+  std::string target = "cpu";
+  std::string modelName;
+  unsigned threads = 0;
+  unsigned optLevel = 3;
+  std::vector<std::string> reads, writes;
+  std::string family, familiesDir;
+  std::string weights, cacheDir, objectFile;
+};
+
+/// The numpy dtype of `dtype`.
+py::dtype toNumpy(nx::DType dtype) {
+  return py::dtype(nx::getDTypeDescr(dtype).str());
+}
+
+/// `array` as an NpyArray (a copy); `what` names it in errors.
+nx::NpyArray fromNumpy(const py::handle &object, const std::string &what) {
+  auto array = py::array::ensure(object, py::array::c_style);
+  if (!array)
+    throw py::type_error(what + " is not an array (got " +
+                         std::string(py::str(py::type::of(object))) + ")");
+  std::string descr = py::str(array.dtype().attr("str"));
+  std::optional<nx::DType> dtype;
+  for (nx::DType d : {nx::DType::F16, nx::DType::F32, nx::DType::F64,
+                      nx::DType::I32, nx::DType::I64, nx::DType::Bool})
+    if (nx::getDTypeDescr(d) == descr)
+      dtype = d;
+  if (!dtype)
+    throw py::type_error(what + " has dtype " +
+                         std::string(py::str(array.dtype())) +
+                         "; nnx passes f16, f32, f64, i32, i64 or bool");
+  llvm::SmallVector<int64_t, 4> shape(array.shape(),
+                                      array.shape() + array.ndim());
+  nx::NpyArray out(*dtype, shape);
+  if (out.numBytes())
+    std::memcpy(out.data.data(), array.data(), out.numBytes());
+  return out;
+}
+
+/// `array` as a numpy array that owns its storage (no copy).
+py::array toNumpy(nx::NpyArray &&array) {
+  auto *owned = new nx::NpyArray(std::move(array));
+  py::capsule free(owned,
+                   [](void *p) { delete static_cast<nx::NpyArray *>(p); });
+  return py::array(
+      toNumpy(owned->dtype),
+      std::vector<int64_t>(owned->shape.begin(), owned->shape.end()),
+      owned->data.data(), free);
+}
+
+py::list describe(llvm::ArrayRef<nx::TensorSpec> specs) {
+  py::list out;
+  for (const nx::TensorSpec &s : specs) {
+    py::list shape;
+    for (int64_t d : s.shape)
+      shape.append(ShapedType::isDynamic(d) ? py::object(py::none())
+                                            : py::object(py::int_(d)));
+    py::dict d;
+    d["name"] = s.name;
+    d["dtype"] = toNumpy(s.dtype);
+    d["shape"] = py::tuple(shape);
+    d["type"] = s.typeString;
+    out.append(d);
+  }
+  return out;
+}
+
+/// A model compiled for a target, with the context and the lowered module
+/// it came from.
+class Compiled {
+public:
+  static std::unique_ptr<Compiled> create(Model &model,
+                                          const CompileArgs &args);
+
+  /// Runs the forward; (outputs, read probes), each a list of arrays.
+  py::tuple run(const py::sequence &inputs, const py::sequence &patches,
+                unsigned repeat);
+  void bindWeights(const std::string &path);
+
+  nx::CompiledModel &get() { return *compiled; }
+  double getCompileSeconds() const { return compileSeconds; }
+
+private:
+  std::shared_ptr<MLIRContext> ctx;
+  OwningOpRef<ModuleOp> module;
+  std::unique_ptr<nx::CompiledModel> compiled;
+  double compileSeconds = 0;
+  std::mutex mutex;
+};
+
+nx::CompileOptions toCompileOptions(const CompileArgs &args) {
+  nx::CompileOptions options;
+  std::optional<nx::Target> target = nx::parseTarget(args.target);
+  if (!target)
+    throw py::value_error("unknown target '" + args.target +
+                          "' (expected 'cpu' or 'cuda')");
+  if (args.optLevel > 3)
+    throw py::value_error("opt_level must be 0-3, got " +
+                          std::to_string(args.optLevel));
+  options.target = *target;
+  options.modelName = args.modelName;
+  options.threads = args.threads;
+  options.optLevel = args.optLevel;
+  options.probes.family = args.family;
+  options.probes.familiesDir = args.familiesDir;
+  options.probes.reads.assign(args.reads.begin(), args.reads.end());
+  options.probes.writes.assign(args.writes.begin(), args.writes.end());
+  options.weightsFile = args.weights;
+  options.cacheDir = args.cacheDir;
+  options.objectFile = args.objectFile;
+  return options;
+}
+
+std::unique_ptr<Compiled> Compiled::create(Model &model,
+                                           const CompileArgs &args) {
+  nx::CompileOptions options = toCompileOptions(args);
+  if (!args.family.empty() && args.reads.empty() && args.writes.empty())
+    throw py::value_error("family= needs at least one probe or patch");
+  auto c = std::make_unique<Compiled>();
+  c->ctx = model.getContext();
+  // compile() lowers in place: the model stays as it was.
+  c->module = model.getModule().clone();
+  auto start = std::chrono::steady_clock::now();
+  std::string diagnostics;
+  llvm::Expected<std::unique_ptr<nx::CompiledModel>> compiled = [&] {
+    DiagnosticCollector diags(*c->ctx);
+    py::gil_scoped_release release;
+    auto result = nx::CompiledModel::compile(*c->module, options);
+    diagnostics = diags.take();
+    return result;
+  }();
+  if (!compiled) {
+    std::string message = llvm::toString(compiled.takeError());
+    throw NNXError(diagnostics.empty() ? message
+                                       : message + ":\n" + diagnostics,
+                   diagnostics);
+  }
+  c->compiled = std::move(*compiled);
+  c->compileSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  return c;
+}
+
+py::tuple Compiled::run(const py::sequence &inputs, const py::sequence &patches,
+                        unsigned repeat) {
+  std::vector<nx::NpyArray> in, writes;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    in.push_back(fromNumpy(inputs[i], "input " + std::to_string(i)));
+  llvm::ArrayRef<nx::TensorSpec> writeSpecs = compiled->getWriteProbes();
+  for (size_t i = 0; i < patches.size(); ++i)
+    writes.push_back(fromNumpy(
+        patches[i], i < writeSpecs.size() ? "patch '" + writeSpecs[i].name + "'"
+                                          : "patch " + std::to_string(i)));
+  nx::RunOptions options;
+  options.repeat = std::max(1u, repeat);
+  llvm::Expected<nx::RunResult> result = [&] {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex);
+    return compiled->run(in, writes, options);
+  }();
+  if (!result)
+    throw NNXError(llvm::toString(result.takeError()));
+  py::list outputs, probes, seconds;
+  for (nx::NpyArray &a : result->outputs)
+    outputs.append(toNumpy(std::move(a)));
+  for (nx::NpyArray &a : result->readProbes)
+    probes.append(toNumpy(std::move(a)));
+  for (double s : result->seconds)
+    seconds.append(s);
+  return py::make_tuple(outputs, probes, seconds);
+}
+
+void Compiled::bindWeights(const std::string &path) {
+  llvm::Error err = [&] {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mutex);
+    return compiled->bindWeights(path);
+  }();
+  if (err)
+    throw NNXError(llvm::toString(std::move(err)));
+}
+
+} // namespace
+
+void ::nnx::python::bindRuntime(py::module_ &m) {
+  py::class_<Compiled>(m, "CompiledModel",
+                       "A model compiled once for a target and run many "
+                       "times in this process (nnx.compile wraps it).")
+      .def("run", &Compiled::run, py::arg("inputs"),
+           py::arg("patches") = py::list(), py::arg("repeat") = 1,
+           "Runs the forward on numpy arrays (one per input, one per write "
+           "probe, in the order of `write_probes`); returns (outputs, read "
+           "probe values, seconds of each call). Raises nnx._nnx.Error "
+           "naming a wrong array or a failed run-time check.")
+      .def("bind_weights", &Compiled::bindWeights, py::arg("path"),
+           "Runs the forward with the tensors of the safetensors file at "
+           "`path` from now on (keys, dtypes and shapes checked first).")
+      .def_property_readonly(
+          "inputs", [](Compiled &c) { return describe(c.get().getInputs()); })
+      .def_property_readonly(
+          "outputs", [](Compiled &c) { return describe(c.get().getOutputs()); })
+      .def_property_readonly(
+          "read_probes",
+          [](Compiled &c) { return describe(c.get().getReadProbes()); })
+      .def_property_readonly(
+          "write_probes",
+          [](Compiled &c) { return describe(c.get().getWriteProbes()); })
+      .def_property_readonly(
+          "parameters",
+          [](Compiled &c) { return describe(c.get().getParameters()); })
+      .def_property_readonly("parameter_keys",
+                             [](Compiled &c) {
+                               return std::vector<std::string>(
+                                   c.get().getParameterKeys());
+                             })
+      .def_property_readonly("from_cache",
+                             [](Compiled &c) { return c.get().isFromCache(); })
+      .def_property_readonly("compile_seconds", &Compiled::getCompileSeconds);
+
+  m.def(
+      "compile",
+      [](Model &model, const std::string &target, const std::string &name,
+         unsigned threads, unsigned optLevel, std::vector<std::string> reads,
+         std::vector<std::string> writes, const std::string &family,
+         const std::string &familiesDir, const std::string &weights,
+         const std::string &cacheDir, const std::string &objectFile) {
+        CompileArgs args;
+        args.target = target;
+        args.modelName = name;
+        args.threads = threads;
+        args.optLevel = optLevel;
+        args.reads = std::move(reads);
+        args.writes = std::move(writes);
+        args.family = family;
+        args.familiesDir = familiesDir;
+        args.weights = weights;
+        args.cacheDir = cacheDir;
+        args.objectFile = objectFile;
+        return Compiled::create(model, args);
+      },
+      py::arg("model"), py::kw_only(), py::arg("target") = "cpu",
+      py::arg("model_name") = "", py::arg("threads") = 0,
+      py::arg("opt_level") = 3, py::arg("reads") = std::vector<std::string>(),
+      py::arg("writes") = std::vector<std::string>(), py::arg("family") = "",
+      py::arg("families_dir") = "", py::arg("weights") = "",
+      py::arg("cache_dir") = "", py::arg("object_file") = "",
+      "Compiles a parsed model for `target` with the given probes (tracing "
+      "names of `family`, or probe paths); raises nnx._nnx.Error with the "
+      "diagnostics on failure.");
+}
