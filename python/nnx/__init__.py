@@ -1,16 +1,27 @@
 """nnx: Python side of the nnx MLIR dialect.
 
-- :mod:`nnx.torch_export` writes PyTorch modules as nnx IR text (needs torch),
-  with their tensors inline or in a safetensors weights file.
-- :mod:`nnx.safetensors` reads and writes safetensors files (numpy only).
-- :mod:`nnx.nets` holds the built-in nets nnx describes natively (FeedFwdNN,
-  ConvNN).
-- :mod:`nnx.tools` runs the command-line tools (nnx-opt, nnx-run).
-- ``nnx._nnx`` (built by CMake into ``<build>/python/nnx``) binds the C++ API:
-  parsing, dotted-path lookup, parameter counts and pass pipelines.
+The public API:
 
-The package sources live in ``python/nnx``; the compiled ``_nnx`` module is
-found in ``$NNX_BUILD_DIR/python/nnx`` (default: ``<repo>/build``).
+- :func:`nnx.compile` compiles a model (an ``nn.Module``, a loaded nnx
+  model or a path) once and returns a callable that runs it many times in
+  this process, with probes and patches (:mod:`nnx.runtime`);
+- :func:`nnx.load` / :func:`nnx.save` read and write nnx IR (text or
+  bytecode; tensors inline or in a safetensors file);
+- :func:`nnx.export` writes a PyTorch module as nnx IR text
+  (:mod:`nnx.torch_export`);
+- :mod:`nnx.surgery`: the seed's primitives on ``nn.Module``s (``widen``,
+  ``deepen``, ``drop_layer``, ``low_rank_factorize``, ``expand_embedding``),
+  each run by the compiler's pass, also importable from ``nnx``;
+- :mod:`nnx.nets`: the built-in nets nnx describes natively (FeedFwdNN,
+  ConvNN) and their immutable ``params`` descriptors;
+- :mod:`nnx.safetensors` reads and writes safetensors files (numpy only);
+- :mod:`nnx.tools` runs the command-line tools (nnx-opt, nnx-run).
+
+``nnx._nnx`` (pybind11, built by CMake into ``<build>/python/nnx``) is the
+implementation of the compiled parts; it is found in
+``$NNX_BUILD_DIR/python/nnx`` (default: ``<repo>/build``). The names that
+need it (compile, load, save, the surgery primitives) are imported on first
+use, so that the exporter works without a build.
 """
 
 import os as _os
@@ -27,3 +38,24 @@ def build_dir():
 _ext = _os.path.join(build_dir(), "python", "nnx")
 if _os.path.isdir(_ext) and _ext not in __path__:
     __path__.append(_ext)
+
+_LAZY = {
+    "compile": "runtime", "load": "runtime", "save": "runtime",
+    "CompiledModel": "runtime", "Model": "runtime", "Error": "runtime",
+    "export": "torch_export",
+    "widen": "surgery", "deepen": "surgery", "drop_layer": "surgery",
+    "low_rank_factorize": "surgery", "expand_embedding": "surgery",
+    "FeedFwdNN": "nets", "ConvNN": "nets",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'nnx' has no attribute {name!r}")
+    import importlib
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,217 @@
+"""Models compiled once and run many times in this process.
+
+    import nnx
+    run = nnx.compile(model, inputs=[(None, None)], family="gpt2",
+                      probes=["layers.0.attention_output"], threads=2)
+    logits, probes = run(ids)                    # compiled once, run many
+    a = probes["layers.0.attention_output"]
+    logits, _ = run(ids, patches={...})          # patch values change per call
+
+:func:`compile` takes an ``nn.Module`` (exported first, with ``inputs=`` as
+:func:`nnx.torch_export.export` takes them), a :class:`Model` (a loaded
+nnx file, :func:`load`) or a path. It returns a :class:`CompiledModel`
+bound over the C++ runtime (``nnx._nnx.CompiledModel``, pybind11): no
+subprocess, and nothing is recompiled between calls. The machine code is
+also cached across processes in ``$NNX_CACHE_DIR`` when it is set.
+
+Arrays: numpy arrays or torch tensors (CPU; a tensor is viewed as numpy
+without a copy). Each input is copied once into the call's arguments (the
+compiled code may write its inputs); outputs are returned without a copy
+(numpy arrays owning the buffers the forward wrote, or torch tensors over
+them when the inputs were tensors). Errors raise :class:`nnx.Error` with
+the compiler's diagnostics (``err.diagnostics``).
+"""
+
+import os
+import tempfile
+
+import numpy as np
+
+from . import _nnx
+
+__all__ = ["compile", "load", "save", "Model", "CompiledModel", "Error"]
+
+Error = _nnx.Error
+Model = _nnx.Model
+
+
+def load(path):
+    """Parses an nnx IR file (text or bytecode) into a :class:`Model`; its
+    ``#nnx.external`` tensors are read from the weights file it names."""
+    return _nnx.Model.parse_file(os.fspath(path))
+
+
+def save(model, path, bytecode=False):
+    """Writes `model` (a :class:`Model`) to `path` as IR text, or as MLIR
+    bytecode with ``bytecode=True`` (through ``nnx-opt --emit-bytecode``)."""
+    text = str(model)
+    path = os.fspath(path)
+    if not bytecode:
+        with open(path, "w") as f:
+            f.write(text)
+        return
+    from .tools import run_tool
+    run_tool("nnx-opt", ["-", "--emit-bytecode", "-o", path], input_text=text)
+
+
+def compile(model, inputs=None, *, target="cpu", threads=0, probes=(),
+            patches=(), family=None, weights=None, opt_level=3,
+            model_name="", forward_specs=None, functions=()):
+    """Compiles `model` once for `target` ("cpu" or "cuda").
+
+    `model`: an ``nn.Module`` (exported with ``inputs=``, one spec per
+    forward argument), a :class:`Model`, or the path of an nnx file.
+    `probes` / `patches`: tracing points to read / overwrite (standardized
+    names of `family`, e.g. ``"layers.0.attention_output"``, or probe paths
+    without a family). `threads`: threads of the compiled code (0: one per
+    hardware thread). `weights`: a safetensors file to run with instead of
+    the model's own tensors. `forward_specs` / `functions`: as the exporter
+    takes them (:func:`nnx.torch_export.export`), for an ``nn.Module``."""
+    tmp = None
+    if isinstance(model, (str, os.PathLike)):
+        model = load(model)
+    elif not isinstance(model, _nnx.Model):
+        model, tmp = _export(model, inputs, forward_specs, functions)
+    elif inputs is not None:
+        raise ValueError("inputs= is for an nn.Module; a loaded nnx model "
+                         "already has its input types")
+    compiled = _nnx.compile(
+        model, target=target, model_name=model_name, threads=int(threads),
+        opt_level=int(opt_level), reads=list(probes), writes=list(patches),
+        family=family or "", weights=os.fspath(weights) if weights else "",
+        cache_dir=os.environ.get("NNX_CACHE_DIR", ""))
+    return CompiledModel(compiled, tmp)
+
+
+def _export(module, inputs, forward_specs, functions):
+    """`module` as a parsed Model; its tensors go to a temporary safetensors
+    file (kept alive with the compiled model) when they are too large to
+    inline."""
+    from .torch_export import INLINE_WEIGHTS_LIMIT, Exporter
+    if inputs is None:
+        raise ValueError("compiling an nn.Module needs inputs= (one spec per "
+                         "forward argument, e.g. inputs=[(None, 4)])")
+    ex = Exporter(forward_specs, functions).add_model(
+        module, inputs, name="model", root="net")
+    if ex.tensor_bytes() <= INLINE_WEIGHTS_LIMIT:
+        return _nnx.Model.parse(ex.text(False), "<nnx.compile>"), None
+    tmp = tempfile.TemporaryDirectory(prefix="nnx-compile-")
+    path = os.path.join(tmp.name, "weights.safetensors")
+    ex.write_weights(path)
+    return _nnx.Model.parse(ex.text(path), "<nnx.compile>"), tmp
+
+
+class CompiledModel:
+    """A compiled forward: ``outputs, probes = compiled(*inputs,
+    patches={name: array})``. `outputs` is the output when the forward has
+    one, else a tuple; `probes` maps each read probe's name to its value."""
+
+    def __init__(self, compiled, tmp=None):
+        self._c = compiled
+        self._tmp = tmp
+        self._weights_tmp = None
+        self._patch_names = [p["name"] for p in compiled.write_probes]
+
+    # -- what it takes and gives ----------------------------------------------
+    @property
+    def inputs(self):
+        """One dict per input: name, dtype, shape (None: dynamic), type."""
+        return self._c.inputs
+
+    @property
+    def outputs(self):
+        return self._c.outputs
+
+    @property
+    def probes(self):
+        """The names of the read probes, in order."""
+        return [p["name"] for p in self._c.read_probes]
+
+    @property
+    def patches(self):
+        """The names of the write probes (patches), in order."""
+        return list(self._patch_names)
+
+    @property
+    def parameter_keys(self):
+        """The key each parameter is bound by (:meth:`bind_weights`)."""
+        return self._c.parameter_keys
+
+    @property
+    def compile_seconds(self):
+        """Wall-clock seconds compile() took (once)."""
+        return self._c.compile_seconds
+
+    @property
+    def from_cache(self):
+        return self._c.from_cache
+
+    # -- running ---------------------------------------------------------------
+    def __call__(self, *inputs, patches=None):
+        outputs, probes, _ = self._run(inputs, patches, 1)
+        return outputs, probes
+
+    def time(self, *inputs, patches=None, repeat=10):
+        """Runs the forward `repeat` times; the seconds of each call
+        (excluding the copies in and out)."""
+        return self._run(inputs, patches, repeat)[2]
+
+    def _run(self, inputs, patches, repeat):
+        as_torch = any(_is_tensor(x) for x in inputs)
+        arrays = [_as_numpy(x, f"input {i}") for i, x in enumerate(inputs)]
+        given = dict(patches or {})
+        unknown = sorted(set(given) - set(self._patch_names))
+        if unknown:
+            raise ValueError(f"no patch named {', '.join(map(repr, unknown))} "
+                             f"(compiled with patches={self._patch_names})")
+        missing = [n for n in self._patch_names if n not in given]
+        if missing:
+            raise ValueError(f"this call gives no value for the patch"
+                             f"{'es' if len(missing) > 1 else ''} "
+                             f"{', '.join(map(repr, missing))}")
+        writes = [_as_numpy(given[n], f"patch '{n}'")
+                  for n in self._patch_names]
+        outs, reads, seconds = self._c.run(arrays, writes, repeat)
+        wrap = _to_torch if as_torch else (lambda a: a)
+        outs = [wrap(a) for a in outs]
+        values = {name: wrap(a) for name, a in zip(self.probes, reads)}
+        return (outs[0] if len(outs) == 1 else tuple(outs)), values, seconds
+
+    # -- weights ----------------------------------------------------------------
+    def bind_weights(self, weights):
+        """Runs with other tensors from now on: a safetensors file's path, or
+        a state_dict (name -> tensor / array, keyed as
+        :attr:`parameter_keys`). Every parameter must be there with its
+        dtype and shape (checked before anything changes)."""
+        if isinstance(weights, (str, os.PathLike)):
+            self._c.bind_weights(os.fspath(weights))
+            return
+        from .safetensors import write_safetensors
+        tensors = {k: (v.detach().cpu() if _is_tensor(v) else np.asarray(v))
+                   for k, v in dict(weights).items()}
+        tmp = tempfile.TemporaryDirectory(prefix="nnx-weights-")
+        path = os.path.join(tmp.name, "weights.safetensors")
+        write_safetensors(path, tensors)
+        self._c.bind_weights(path)
+        self._weights_tmp = tmp  # the file stays mapped while bound
+
+
+def _is_tensor(x):
+    try:
+        import torch
+    except ImportError:
+        return False
+    return isinstance(x, torch.Tensor)
+
+
+def _as_numpy(x, what):
+    if _is_tensor(x):
+        if x.device.type != "cpu":
+            raise ValueError(f"{what} is on {x.device}; nnx takes CPU tensors")
+        return x.detach().numpy()
+    return np.asarray(x)
+
+
+def _to_torch(a):
+    import torch
+    return torch.from_numpy(a)

@@ -1,0 +1,189 @@
+"""nnx.compile: models compiled once and run many times in this process,
+with probes, patches and rebound weights, against PyTorch (1e-5)."""
+
+import collections
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+from torch import nn  # noqa: E402
+
+nnx = pytest.importorskip("nnx")
+try:
+    from nnx import _nnx  # noqa: F401
+except ImportError:
+    pytest.skip("nnx._nnx is not built", allow_module_level=True)
+
+from models import gpt2  # noqa: E402
+from models.common import attention_interface  # noqa: E402
+
+TOL = dict(atol=1e-5, rtol=1e-5)
+
+
+def mlp(seed=0):
+    torch.manual_seed(seed)
+    return nn.Sequential(collections.OrderedDict(
+        fc1=nn.Linear(6, 16), act=nn.GELU(), fc2=nn.Linear(16, 3))).eval()
+
+
+@pytest.fixture(scope="module")
+def tiny_gpt2():
+    model = gpt2.build(gpt2.small_config(), seed=3)
+    run = nnx.compile(model, inputs=[((None, None), torch.int64)],
+                      family="gpt2", threads=1, functions=[attention_interface],
+                      probes=["layers.0.attention_output",
+                              "layers.1.layer_output"],
+                      patches=["layers.0.mlp_output"])
+    return model, run
+
+
+def ids(batch, seq, seed=0):
+    return torch.from_numpy(np.random.default_rng(seed).integers(
+        0, gpt2.small_config().vocab_size, size=(batch, seq)))
+
+
+def test_a_module_compiles_once_and_runs_at_many_shapes():
+    model = mlp()
+    run = nnx.compile(model, inputs=[(None, 6)], threads=1)
+    compiled = run.compile_seconds
+    for batch in (1, 5, 64):
+        x = torch.randn(batch, 6)
+        y, probes = run(x)
+        assert isinstance(y, torch.Tensor) and probes == {}
+        torch.testing.assert_close(y, model(x).detach(), **TOL)
+    assert run.compile_seconds == compiled  # nothing was compiled again
+    assert [i["shape"] for i in run.inputs] == [(None, 6)]
+    assert [o["type"] for o in run.outputs] == ["tensor<?x3xf32>"]
+
+
+def test_numpy_in_numpy_out_and_outputs_are_not_copied():
+    model = mlp()
+    run = nnx.compile(model, inputs=[(None, 6)], threads=1)
+    x = np.random.default_rng(1).standard_normal((4, 6)).astype(np.float32)
+    y, _ = run(x)
+    assert isinstance(y, np.ndarray) and y.dtype == np.float32
+    # The array views the buffer the forward wrote (owned by its base).
+    assert not y.flags.owndata and y.base is not None
+    np.testing.assert_allclose(y, model(torch.from_numpy(x)).detach().numpy(),
+                               **TOL)
+
+
+def test_probes_read_what_pytorch_hooks_see(tiny_gpt2):
+    model, run = tiny_gpt2
+    seen = {}
+    hooks = [
+        model.transformer.h[0].attn.register_forward_hook(
+            lambda m, a, out: seen.__setitem__("layers.0.attention_output", out[0])),
+        model.transformer.h[1].register_forward_hook(
+            lambda m, a, out: seen.__setitem__("layers.1.layer_output", out)),
+    ]
+    try:
+        for batch, seq in ((1, 5), (3, 9)):
+            x = ids(batch, seq, seed=batch)
+            # An all-zero patch of the MLP output... is not the identity;
+            # patch with what PyTorch computes there, so the run is the
+            # unpatched model.
+            mlp_out = {}
+            h = model.transformer.h[0].mlp.register_forward_hook(
+                lambda m, a, out: mlp_out.__setitem__("v", out))
+            with torch.no_grad():
+                want = model(x)
+            h.remove()
+            got, probes = run(x, patches={"layers.0.mlp_output": mlp_out["v"]})
+            torch.testing.assert_close(got, want, **TOL)
+            assert sorted(probes) == sorted(seen)
+            for name, value in probes.items():
+                torch.testing.assert_close(value, seen[name], **TOL)
+    finally:
+        for h in hooks:
+            h.remove()
+
+
+def test_a_patch_value_changes_between_calls_without_recompiling(tiny_gpt2):
+    model, run = tiny_gpt2
+    x = ids(2, 7, seed=5)
+    compiled = run.compile_seconds
+    for scale in (0.0, 1.0, -3.0):
+        patch = torch.full((2, 7, 32), scale)
+        h = model.transformer.h[0].mlp.register_forward_hook(
+            lambda m, a, out, patch=patch: patch)
+        with torch.no_grad():
+            want = model(x)
+        h.remove()
+        got, _ = run(x, patches={"layers.0.mlp_output": patch})
+        torch.testing.assert_close(got, want, **TOL)
+    assert run.compile_seconds == compiled
+
+
+def test_patch_errors_name_the_patch(tiny_gpt2):
+    _, run = tiny_gpt2
+    x = ids(2, 7)
+    with pytest.raises(ValueError, match="no value for the patch 'layers.0.mlp_output'"):
+        run(x)
+    with pytest.raises(ValueError, match="no patch named 'nope'"):
+        run(x, patches={"nope": np.zeros(1), "layers.0.mlp_output": np.zeros(1)})
+    with pytest.raises(nnx.Error, match="layers.0.mlp_output"):
+        run(x, patches={"layers.0.mlp_output": torch.zeros(2, 6, 32)})
+
+
+def test_bind_weights_from_a_state_dict_and_a_file(tmp_path):
+    model = mlp(0)
+    run = nnx.compile(model, inputs=[(None, 6)], threads=1)
+    other = mlp(1)
+    x = torch.randn(3, 6)
+    run.bind_weights(other.state_dict())
+    torch.testing.assert_close(run(x)[0], other(x).detach(), **TOL)
+    from nnx.safetensors import write_safetensors
+    path = tmp_path / "w.safetensors"
+    write_safetensors(path, model.state_dict())
+    run.bind_weights(path)
+    torch.testing.assert_close(run(x)[0], model(x).detach(), **TOL)
+    bad = dict(model.state_dict())
+    bad["fc1.weight"] = torch.zeros(16, 5)
+    with pytest.raises(nnx.Error, match="fc1.weight"):
+        run.bind_weights(bad)
+    # A refused rebind changes nothing.
+    torch.testing.assert_close(run(x)[0], model(x).detach(), **TOL)
+
+
+def test_bad_inputs_raise_with_the_runtime_message():
+    run = nnx.compile(mlp(), inputs=[(None, 6)], threads=1)
+    with pytest.raises(nnx.Error, match=r"input 0: dimension 1 is 5, expected 6"):
+        run(np.zeros((2, 5), np.float32))
+    with pytest.raises(nnx.Error, match="expected tensor<\\?x6xf32>, got float64"):
+        run(np.zeros((2, 6)))
+    with pytest.raises(TypeError, match="dtype"):
+        run(np.zeros((2, 6), np.complex64))
+    with pytest.raises(ValueError, match="needs inputs="):
+        nnx.compile(mlp())
+
+
+def test_compile_errors_carry_the_diagnostics():
+    with pytest.raises(nnx.Error) as info:
+        nnx.compile(mlp(), inputs=[(None, 6)], family="no-such-family",
+                    probes=["layers.0.mlp_output"])
+    assert "cannot read family 'no-such-family'" in info.value.diagnostics
+    assert "error:" in str(info.value)
+    with pytest.raises(ValueError, match="unknown target 'tpu'"):
+        nnx.compile(mlp(), inputs=[(None, 6)], target="tpu")
+
+
+def test_load_save_and_compile_a_file(tmp_path):
+    from nnx.torch_export import write
+    model = mlp()
+    path = tmp_path / "m.mlir"
+    write(model, path, [(None, 6)])
+    loaded = nnx.load(path)
+    x = torch.randn(2, 6)
+    want = model(x).detach()
+    torch.testing.assert_close(nnx.compile(loaded, threads=1)(x)[0], want, **TOL)
+    torch.testing.assert_close(nnx.compile(str(path), threads=1)(x)[0], want,
+                               **TOL)
+    bc = tmp_path / "m.mlirbc"
+    nnx.save(loaded, bc, bytecode=True)
+    assert bc.read_bytes()[:4] == b"ML\xefR"
+    torch.testing.assert_close(nnx.compile(nnx.load(bc), threads=1)(x)[0], want,
+                               **TOL)
+    with pytest.raises(ValueError, match="inputs= is for an nn.Module"):
+        nnx.compile(loaded, inputs=[(None, 6)])
