@@ -92,13 +92,13 @@ def low_rank_factorize(linear, *, rank, method="svd"):
     approximation below (Eckart-Young)."""
     if method != "svd":
         raise ValueError(f"method must be 'svd', got {method!r}")
-    if not isinstance(linear, nn.Module):
-        raise TypeError(f"low_rank_factorize takes an nn.Linear, got "
-                        f"{type(linear).__name__}")
-    edit = _Edit(nn.Sequential(collections.OrderedDict(target=linear)), None,
-                 leaf=True)
+    edit = _leaf_edit(linear, "low_rank_factorize takes an nn.Linear")
+    # TypeError where the compiler does not see exactly a Linear (another
+    # module, a subclass with its own forward); a refusal of a Linear (its
+    # rank, a parametrization, a prune mask) is a ValueError, whatever
+    # class object carries it (parametrize swaps in a subclass).
     edit.run(f"nnx-low-rank{{layer=target rank={int(rank)}}}",
-             TypeError if type(linear) is not nn.Linear else ValueError)
+             edit.error_class_for("nnx.linear"))
     return edit.result().target
 
 
@@ -109,19 +109,25 @@ def expand_embedding(emb, *, new_num_embeddings, init="zeros"):
     the mask True for the rows that came from ``emb``."""
     if init not in ("zeros", "copy_mean"):
         raise ValueError(f"init must be 'zeros' or 'copy_mean', got {init!r}")
-    if not isinstance(emb, nn.Module):
-        raise TypeError(f"expand_embedding takes an nn.Embedding, got "
-                        f"{type(emb).__name__}")
-    edit = _Edit(nn.Sequential(collections.OrderedDict(target=emb)), None,
-                 leaf=True)
+    edit = _leaf_edit(emb, "expand_embedding takes an nn.Embedding")
     edit.run(f"nnx-expand-embedding{{layer=target "
              f"num={int(new_num_embeddings)} init={init}}}",
-             TypeError if type(emb) is not nn.Embedding else ValueError)
+             edit.error_class_for("nnx.embedding"))
     new = edit.result().target
     rows = edit.ir.lookup("target")["attributes"].get("frozen_rows")
     mask = torch.tensor(rows if rows is not None
                         else [True] * new.num_embeddings, dtype=torch.bool)
     return new, mask
+
+
+def _leaf_edit(module, takes):
+    """The edit of one module, exported as the only child ``target`` of a
+    Sequential; `takes` ("low_rank_factorize takes an nn.Linear") starts
+    the TypeError for a module that is none."""
+    if not isinstance(module, nn.Module):
+        raise TypeError(f"{takes}, got {type(module).__name__}")
+    return _Edit(nn.Sequential(collections.OrderedDict(target=module)), None,
+                 leaf=takes)
 
 
 def _check_name(name, what):
@@ -137,7 +143,10 @@ def _check_name(name, what):
 class _Edit:
     """Exports `model`, runs one pass on it and builds the edited copy."""
 
-    def __init__(self, model, inputs, leaf=False):
+    def __init__(self, model, inputs, leaf=None):
+        """`leaf`: for a one-module edit (the module wrapped as ``target``),
+        the primitive's "takes an ..." text, for a module it cannot export
+        on its own."""
         if not isinstance(model, nn.Module):
             raise TypeError(f"surgery takes an nn.Module, got "
                             f"{type(model).__name__}")
@@ -147,13 +156,29 @@ class _Edit:
         self.ir = self._export(model, inputs)
 
     def _export(self, model, inputs):
-        with torch.random.fork_rng(devices=[]):
-            return self._export_text(model, inputs)
+        # Reading a parametrized tensor runs its parametrization, and a
+        # spectral_norm in train mode then steps its power iteration (_u,
+        # _v buffers) in place: the source's buffers are restored after.
+        buffers = [(b, b.detach().clone()) for b in model.buffers()]
+        try:
+            with torch.random.fork_rng(devices=[]):
+                return self._export_text(model, inputs)
+        finally:
+            with torch.no_grad():
+                for b, saved in buffers:
+                    if not torch.equal(b, saved):
+                        b.copy_(saved)
 
     def _export_text(self, model, inputs):
         try:
             if inputs is None:
-                inputs = [_infer_input(model)]
+                try:
+                    inputs = [_infer_input(model)]
+                except ValueError:
+                    if not self._leaf:
+                        raise
+                    raise TypeError(f"{self._leaf}, got "
+                                    f"{type(model.target).__name__}") from None
             ex = Exporter().add_model(model, inputs, name="model", root="net")
             if ex.tensor_bytes() <= INLINE_WEIGHTS_LIMIT:
                 return _nnx.Model.parse(ex.text(False), "<nnx.surgery>")
@@ -163,6 +188,12 @@ class _Edit:
             return _nnx.Model.parse(ex.text(path), "<nnx.surgery>")
         except ExportError as e:
             raise (TypeError if self._leaf else ValueError)(str(e)) from None
+
+    def error_class_for(self, kind):
+        """ValueError when the one-module edit's target is exported as
+        `kind`, else TypeError."""
+        return (ValueError if self.ir.lookup("target")["kind"] == kind
+                else TypeError)
 
     def run(self, pipeline, error_class):
         """Runs `pipeline`; a refusal raises `error_class`, or TypeError when
@@ -190,6 +221,7 @@ class _Edit:
         if inserted_after is not None:
             new = self._insert_after(new, inserted_after)
             self._root = new
+        self._synced = {}
         return self._sync(new, "")
 
     def _node(self, path):
@@ -197,8 +229,22 @@ class _Edit:
 
     def _sync(self, module, path):
         """Makes `module` (at `path`, already a copy) what the IR holds
-        there; returns the module to keep in its slot."""
+        there; returns the module to keep in its slot. A module registered
+        in several slots is synced once, at the path the IR keeps its
+        tensors under (an alias's target), and every slot gets that one
+        result."""
+        done = self._synced.get(id(module))
+        if done is not None:
+            return done[1]
         node = self._node(path)
+        if node.get("alias"):
+            path = node["target"]
+        synced = self._sync_module(module, node, path)
+        # The module itself is kept too, so that its id is not reused.
+        self._synced[id(module)] = (module, synced)
+        return synced
+
+    def _sync_module(self, module, node, path):
         kind = node["kind"]
         if kind == "nnx.identity" and not isinstance(module, nn.Identity):
             return self._fresh(node, path)
@@ -308,7 +354,10 @@ class _Edit:
         else:
             items = children[:at] + list(zip(added, modules)) + children[at:]
             rebuilt = nn.Sequential(collections.OrderedDict(items))
-        rebuilt.train(container.training)
+        # The container's own mode only: .train() would recurse and reset
+        # the modes of the children it keeps (and of the inserted ones,
+        # which already have the mode the pass gave them).
+        rebuilt.training = container.training
         if not parent_path:
             return rebuilt
         _replace_everywhere(new, container, rebuilt)
