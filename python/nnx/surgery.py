@@ -89,7 +89,12 @@ def drop_layer(model, *, layer_name, importance=None, inputs=None):
 def low_rank_factorize(linear, *, rank, method="svd"):
     """SVD truncation: ``nn.Sequential(Linear(in, rank, bias=False),
     Linear(rank, out))``; exact at ``rank = min(in, out)``, the best rank-r
-    approximation below (Eckart-Young)."""
+    approximation below (Eckart-Young).
+
+    Beyond the seed, which takes Linears only: an ``nn.Conv1d`` /
+    ``nn.Conv2d`` with ``groups=1`` is factorized as nnx-low-rank does it, a
+    k x k conv into ``C_in -> rank`` (k x k, no bias) then ``rank -> C_out``
+    (1 x 1, the bias)."""
     if method != "svd":
         raise ValueError(f"method must be 'svd', got {method!r}")
     edit = _leaf_edit(linear, "low_rank_factorize takes an nn.Linear")
