@@ -1080,3 +1080,25 @@ def test_plain_linear_subclass_is_factorized():
     f = low_rank_factorize(linear, rank=4)
     assert [type(m) for m in f] == [nn.Linear, nn.Linear]
     assert_same_function(linear, f, torch.randn(3, 6))
+
+
+def test_low_rank_factorize_of_a_conv_is_exact_at_max_rank():
+    """Beyond the seed: a groups=1 Conv2d becomes a k x k conv to `rank`
+    channels then a 1 x 1 conv; at rank min(C_out, C_in k k) it computes
+    the same function."""
+    torch.manual_seed(4)
+    conv = nn.Conv2d(3, 8, 3, padding=1, stride=2).eval()
+    seq = low_rank_factorize(conv, rank=8)
+    assert isinstance(seq, nn.Sequential) and len(seq) == 2
+    first, second = seq[0], seq[1]
+    assert isinstance(first, nn.Conv2d) and isinstance(second, nn.Conv2d)
+    assert (first.in_channels, first.out_channels, first.kernel_size,
+            first.stride, first.padding, first.bias) == (3, 8, (3, 3), (2, 2),
+                                                         (1, 1), None)
+    assert (second.in_channels, second.out_channels, second.kernel_size) == (
+        8, 8, (1, 1))
+    x = torch.randn(2, 3, 9, 11)
+    with torch.no_grad():
+        torch.testing.assert_close(seq(x), conv(x), atol=1e-5, rtol=1e-5)
+    low = low_rank_factorize(conv, rank=2)
+    assert low[0].out_channels == 2 and low[1].in_channels == 2
