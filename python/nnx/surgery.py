@@ -43,6 +43,7 @@ from torch import nn
 
 from . import _nnx
 from .nets import ConvNN, ConvNNParams, FeedFwdNN, FeedFwdParams
+from .peft import LoraLinear
 from .torch_export import INLINE_WEIGHTS_LIMIT, ExportError, Exporter
 
 __all__ = ["widen", "deepen", "drop_layer", "low_rank_factorize",
@@ -160,6 +161,19 @@ class _Edit:
         self._tmp = None
         self.ir = self._export(model, inputs)
 
+    #: The nnx.model of `ir` the result is read from ("": the first).
+    model_name = ""
+
+    @classmethod
+    def on_ir(cls, model, ir, model_name=""):
+        """The edit of `model` whose IR (`ir`, a parsed model of it) the
+        caller prepared and transforms itself (nnx.transforms); the result
+        is read from the IR's model `model_name`."""
+        edit = cls.__new__(cls)
+        edit.model, edit._leaf, edit._tmp, edit.ir = model, None, None, ir
+        edit.model_name = model_name
+        return edit
+
     def _export(self, model, inputs):
         # Reading a parametrized tensor runs its parametrization, and a
         # spectral_norm in train mode then steps its power iteration (_u,
@@ -221,8 +235,8 @@ class _Edit:
     def _result(self, inserted_after):
         new = copy.deepcopy(self.model)
         self._root = new
-        self._state = self.ir.state_dict()
-        self._grad = self.ir.requires_grad()
+        self._state = self.ir.state_dict(self.model_name)
+        self._grad = self.ir.requires_grad(self.model_name)
         if inserted_after is not None:
             new = self._insert_after(new, inserted_after)
             self._root = new
@@ -230,7 +244,7 @@ class _Edit:
         return self._sync(new, "")
 
     def _node(self, path):
-        return self.ir.lookup(path)
+        return self.ir.lookup(path, self.model_name)
 
     def _sync(self, module, path):
         """Makes `module` (at `path`, already a copy) what the IR holds
@@ -253,9 +267,11 @@ class _Edit:
         kind = node["kind"]
         if kind == "nnx.identity" and not isinstance(module, nn.Identity):
             return self._fresh(node, path)
-        if kind == "nnx.sequential" and _LEAF_KINDS.get(
-                _kind_of(module)) is not None:
-            return self._fresh(node, path)  # low-rank: a leaf became two
+        leaf = _kind_of(module)
+        if leaf is not None and _LEAF_KINDS[leaf] != kind:
+            # Low-rank: a leaf became two; a recipe's lora: a Linear became
+            # an nnx.lora.
+            return self._fresh(node, path)
         if isinstance(module, (FeedFwdNN, ConvNN)):
             self._sync_descriptor(module, node)
         for key, child in list(module._modules.items()):
@@ -388,6 +404,20 @@ def _build_linear(edit, node, path):
     return m
 
 
+def _build_lora(edit, node, path):
+    weight = edit._parameter(path, "weight")
+    bias = edit._parameter(path, "bias")
+    a, b = edit._parameter(path, "lora_A"), edit._parameter(path, "lora_B")
+    attrs = node["attributes"]
+    m = LoraLinear(weight.shape[1], weight.shape[0], a.shape[0],
+                   attrs["alpha"], bias=bias is not None,
+                   merged=bool(attrs.get("merged", False)), dtype=weight.dtype)
+    m.weight, m.lora_A, m.lora_B = weight, a, b
+    if bias is not None:
+        m.bias = bias
+    return m
+
+
 def _build_embedding(edit, node, path):
     weight = edit._parameter(path, "weight")
     a = node["attributes"]
@@ -427,6 +457,7 @@ def _build_sequential(edit, node, path):
 
 _BUILDERS = {
     "nnx.linear": _build_linear,
+    "nnx.lora": _build_lora,
     "nnx.embedding": _build_embedding,
     "nnx.conv1d": _build_conv(nn.Conv1d),
     "nnx.conv2d": _build_conv(nn.Conv2d),
@@ -436,7 +467,8 @@ _BUILDERS = {
 }
 
 #: The leaf classes the pass may replace, by their nnx kind.
-_LEAF_KINDS = {nn.Linear: "nnx.linear", nn.Conv1d: "nnx.conv1d",
+_LEAF_KINDS = {LoraLinear: "nnx.lora", nn.Linear: "nnx.linear",
+               nn.Conv1d: "nnx.conv1d",
                nn.Conv2d: "nnx.conv2d", nn.Embedding: "nnx.embedding"}
 
 
@@ -487,7 +519,7 @@ def _infer_input(model):
         return (None, model.in_channels, None, None)
     first = model
     while True:
-        if isinstance(first, nn.Linear):
+        if isinstance(first, (nn.Linear, LoraLinear)):
             return ((None, first.in_features), first.weight.dtype)
         if isinstance(first, nn.Conv2d):
             return ((None, first.in_channels, None, None), first.weight.dtype)

@@ -55,6 +55,7 @@ from .export_ir import (ExportError, Value, mlir_element_type,
                         scalar_literal, tensor_type)
 from .recorder import Recorder
 from .nets import ConvNN, FeedFwdNN
+from .peft import LoraLinear
 from .safetensors import write_safetensors
 
 __all__ = ["ExportError", "Input", "ForwardBuilder", "Exporter", "export",
@@ -1024,6 +1025,19 @@ def _linear_layer(ex, m, path, where):
     if m.bias is not None:
         extra.append(f"bias = {ex._t(m, path, 'bias')}")
     return ("linear", ["weight", "bias"], extra, nn.Linear)
+
+
+@_layer(LoraLinear)
+def _lora_layer(ex, m, path, where):
+    extra = [f"weight = {ex._t(m, path, 'weight')}"]
+    if m.bias is not None:
+        extra.append(f"bias = {ex._t(m, path, 'bias')}")
+    extra += [f"lora_A = {ex._t(m, path, 'lora_A')}",
+              f"lora_B = {ex._t(m, path, 'lora_B')}",
+              f"alpha = {_f64(m.alpha)}"]
+    if m.merged:
+        extra.append("merged")
+    return ("lora", ["weight", "bias", "lora_A", "lora_B"], extra, LoraLinear)
 
 
 @_layer(nn.Embedding)

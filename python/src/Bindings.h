@@ -71,6 +71,15 @@ public:
   pybind11::dict stateDict(const std::string &model);
   /// Dotted tensor name -> requires_grad, for every tensor of the model.
   pybind11::dict requiresGrad(const std::string &model);
+  /// The model's attribute `name` as printed (`nnx.base`, `nnx.recipe`), or
+  /// None when it has none.
+  pybind11::object getAttribute(const std::string &name,
+                                const std::string &model);
+  /// Sets the model's attribute `name` to the attribute `text` parses to;
+  /// a malformed text, or a value the verifiers refuse, raises and
+  /// changes nothing.
+  void setAttribute(const std::string &name, const std::string &text,
+                    const std::string &model);
   /// Runs `pipeline` on a clone; on success the clone becomes the model and
   /// its printed IR is returned, on failure the model is left unchanged.
   std::string runPipeline(const std::string &pipeline);

@@ -13,6 +13,7 @@
 #include "nnx/InitNNX.h"
 #include "nnx/Support/InputGuard.h"
 
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
@@ -420,6 +421,40 @@ py::dict Model::requiresGrad(const std::string &model) {
   return out;
 }
 
+py::object Model::getAttribute(const std::string &name,
+                               const std::string &model) {
+  Attribute attr = getModel(model)->getAttr(name);
+  if (!attr)
+    return py::none();
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  attr.print(os);
+  return py::str(s);
+}
+
+void Model::setAttribute(const std::string &name, const std::string &text,
+                         const std::string &model) {
+  nx::ModelOp m = getModel(model);
+  DiagnosticCollector diags(*ctx);
+  Attribute attr = parseAttribute(text, ctx.get());
+  if (!attr) {
+    std::string errors = diags.take();
+    throw NNXError("cannot parse the attribute '" + name + "':\n" + errors,
+                   errors);
+  }
+  Attribute old = m->getAttr(name);
+  m->setAttr(name, attr);
+  if (failed(mlir::verify(m))) {
+    if (old)
+      m->setAttr(name, old);
+    else
+      m->removeAttr(name);
+    std::string errors = diags.take();
+    throw NNXError("the attribute '" + name + "' is refused:\n" + errors,
+                   errors);
+  }
+}
+
 std::string Model::runPipeline(const std::string &pipeline) {
   std::string errors;
   OwningOpRef<ModuleOp> clone = module->clone();
@@ -482,6 +517,14 @@ void ::nnx::python::bindModel(py::module_ &m) {
            "their bits.")
       .def("requires_grad", &Model::requiresGrad, py::arg("model") = "",
            "Dotted tensor name -> requires_grad, for every tensor.")
+      .def("get_attribute", &Model::getAttribute, py::arg("name"),
+           py::arg("model") = "",
+           "The model's attribute `name` as printed, or None.")
+      .def("set_attribute", &Model::setAttribute, py::arg("name"),
+           py::arg("text"), py::arg("model") = "",
+           "Sets the model's attribute `name` from its text; raises "
+           "nnx._nnx.Error (nothing changed) when it does not parse or "
+           "verify.")
       .def("run_pipeline", &Model::runPipeline, py::arg("pipeline"),
            "Runs a pass pipeline ('nnx-param-count' or "
            "'builtin.module(...)'); on success the result replaces the model "
