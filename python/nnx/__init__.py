@@ -8,10 +8,14 @@ The public API:
 - :func:`nnx.load` / :func:`nnx.save` read and write nnx IR (text or
   bytecode; tensors inline or in a safetensors file);
 - :func:`nnx.export` writes a PyTorch module as nnx IR text
-  (:mod:`nnx.torch_export`);
+  (:mod:`nnx.torch_export`); :func:`nnx.to_torch` builds a PyTorch module
+  back from nnx IR (:mod:`nnx.to_torch`);
 - :mod:`nnx.surgery`: the seed's primitives on ``nn.Module``s (``widen``,
   ``deepen``, ``drop_layer``, ``low_rank_factorize``, ``expand_embedding``),
   each run by the compiler's pass, also importable from ``nnx``;
+- :mod:`nnx.transforms`: the seed's recorded recipes (``TransformRecipe``,
+  ``lora``, ``low_rank``, ``check_optimizer``), on :mod:`nnx.peft`'s
+  ``LoraLinear``;
 - :mod:`nnx.nets`: the built-in nets nnx describes natively (FeedFwdNN,
   ConvNN) and their immutable ``params`` descriptors;
 - :mod:`nnx.safetensors` reads and writes safetensors files (numpy only);
@@ -42,7 +46,9 @@ if _os.path.isdir(_ext) and _ext not in __path__:
 _LAZY = {
     "compile": "runtime", "load": "runtime", "save": "runtime",
     "CompiledModel": "runtime", "Model": "runtime", "Error": "runtime",
-    "export": "torch_export",
+    "export": "torch_export", "to_torch": "to_torch",
+    "TransformRecipe": "transforms", "lora": "transforms",
+    "low_rank": "transforms", "check_optimizer": "transforms",
     "widen": "surgery", "deepen": "surgery", "drop_layer": "surgery",
     "low_rank_factorize": "surgery", "expand_embedding": "surgery",
     "FeedFwdNN": "nets", "ConvNN": "nets",

@@ -71,6 +71,12 @@ public:
   pybind11::dict stateDict(const std::string &model);
   /// Dotted tensor name -> requires_grad, for every tensor of the model.
   pybind11::dict requiresGrad(const std::string &model);
+  /// The forward region of the custom module at `path`: its argument and
+  /// result types and its ops in order, each with numbered operands and
+  /// results (the arguments are 0..n-1), its attributes as Python values
+  /// and `callee` (a dotted path) for an nnx.call; None for a module
+  /// without one.
+  pybind11::object forward(const std::string &path, const std::string &model);
   /// The model's attribute `name` as printed (`nnx.base`, `nnx.recipe`), or
   /// None when it has none.
   pybind11::object getAttribute(const std::string &name,

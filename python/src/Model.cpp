@@ -389,10 +389,13 @@ static std::pair<py::dtype, std::string> storedDType(Type type) {
 py::dict Model::stateDict(const std::string &model) {
   nx::ModelOp m = getModel(model);
   SmallVector<nx::ModelTensor> tensors = nx::getModelTensors(m);
+  std::string weightsPath = nx::getEnclosingWeightsPath(m.getRootModule());
   py::dict out;
   DiagnosticCollector diags(*ctx);
   for (const nx::ModelTensor &t : tensors) {
-    FailureOr<nx::TensorData> data = nx::getTensorData(t.module, t.name);
+    // By value: a container's `state` entry is not an attribute of its own.
+    FailureOr<nx::TensorData> data = nx::getTensorData(
+        t.value, weightsPath, t.module->getLoc(), t.describe());
     if (failed(data)) {
       std::string text = diags.take();
       throw NNXError("cannot read " + t.describe() + ":\n" + text, text);
@@ -419,6 +422,121 @@ py::dict Model::requiresGrad(const std::string &model) {
         !mod || t.inState || mod.requiresGrad(t.name.getValue());
   }
   return out;
+}
+
+static std::string printType(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  t.print(os);
+  return s;
+}
+
+/// An elements attribute's values as a numpy array (of its element type's
+/// storage dtype), or None when it has none.
+static py::object elementsToNumpy(DenseElementsAttr dense) {
+  auto type = dense.getType();
+  Type et = type.getElementType();
+  std::vector<int64_t> shape(type.getShape());
+  if (et.isIndex())
+    et = IntegerType::get(et.getContext(), 64);
+  py::dtype dtype = py::dtype("<f4");
+  try {
+    dtype = storedDType(et).first;
+  } catch (const NNXError &) {
+    return py::none();
+  }
+  py::array array(dtype, shape);
+  auto *out = static_cast<char *>(array.mutable_data());
+  size_t size = dtype.itemsize();
+  int64_t i = 0;
+  auto put = [&](const APInt &bits) {
+    uint64_t word =
+        bits.getBitWidth() == 1 ? bits.getZExtValue() : bits.getZExtValue();
+    std::memcpy(out + i * size, &word, size);
+    ++i;
+  };
+  if (isa<FloatType>(et)) {
+    for (APFloat v : dense.getValues<APFloat>())
+      put(v.bitcastToAPInt());
+  } else {
+    for (APInt v : dense.getValues<APInt>())
+      put(v.getBitWidth() < 8 * size ? v.sext(8 * size) : v);
+  }
+  return std::move(array);
+}
+
+/// `attr` for a forward op: toPython's value, an elements attribute as a
+/// numpy array, a type as its text; else the printed attribute.
+static py::object opAttrToPython(Attribute attr) {
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    py::object array = elementsToNumpy(dense);
+    if (!array.is_none())
+      return array;
+  }
+  if (auto t = dyn_cast<TypeAttr>(attr))
+    return py::str(printType(t.getValue()));
+  py::object v = toPython(attr);
+  if (!v.is_none())
+    return v;
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  attr.print(os);
+  return py::str(s);
+}
+
+/// A symbol reference as a dotted path (`@a::@"0"` -> "a.0").
+static std::string dottedPath(SymbolRefAttr ref) {
+  std::string path = ref.getRootReference().str();
+  for (FlatSymbolRefAttr nested : ref.getNestedReferences())
+    path += "." + nested.getValue().str();
+  return path;
+}
+
+py::object Model::forward(const std::string &path, const std::string &model) {
+  auto custom =
+      dyn_cast<nx::CustomModuleOp>(lookupModule(path, model).getOperation());
+  nx::ForwardOp fwd = custom ? custom.getForward() : nx::ForwardOp();
+  if (!fwd)
+    return py::none();
+  llvm::DenseMap<Value, int64_t> ids;
+  Block &body = fwd.getBody().front();
+  py::list args, ops;
+  for (BlockArgument a : body.getArguments()) {
+    ids[a] = ids.size();
+    args.append(printType(a.getType()));
+  }
+  for (Operation &op : body) {
+    py::dict d;
+    d["name"] = op.getName().getStringRef().str();
+    py::list operands, results, types;
+    for (Value v : op.getOperands())
+      operands.append(ids.lookup(v));
+    for (Value r : op.getResults()) {
+      ids[r] = ids.size();
+      results.append(ids[r]);
+      types.append(printType(r.getType()));
+    }
+    d["operands"] = operands;
+    d["results"] = results;
+    d["types"] = types;
+    py::dict attrs;
+    for (NamedAttribute na : op.getAttrs())
+      attrs[py::str(na.getName().str())] = opAttrToPython(na.getValue());
+    d["attributes"] = attrs;
+    if (auto call = dyn_cast<nx::CallOp>(op))
+      d["callee"] = dottedPath(call.getCallee());
+    ops.append(d);
+  }
+  py::dict out;
+  out["arguments"] = args;
+  py::list results;
+  for (Type t : fwd.getResultTypes())
+    results.append(printType(t));
+  out["results"] = results;
+  out["ops"] = ops;
+  if (Attribute names = fwd->getAttr("nnx.output_names"))
+    out["output_names"] = toPython(names);
+  return std::move(out);
 }
 
 py::object Model::getAttribute(const std::string &name,
@@ -517,6 +635,10 @@ void ::nnx::python::bindModel(py::module_ &m) {
            "their bits.")
       .def("requires_grad", &Model::requiresGrad, py::arg("model") = "",
            "Dotted tensor name -> requires_grad, for every tensor.")
+      .def("forward", &Model::forward, py::arg("path"), py::arg("model") = "",
+           "The forward region of the custom module at `path` as a dict "
+           "(arguments, results: types; ops: name, operands, results, types, "
+           "attributes, callee), or None.")
       .def("get_attribute", &Model::getAttribute, py::arg("name"),
            py::arg("model") = "",
            "The model's attribute `name` as printed, or None.")
