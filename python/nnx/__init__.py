@@ -9,7 +9,7 @@ The public API:
   bytecode; tensors inline or in a safetensors file);
 - :func:`nnx.export` writes a PyTorch module as nnx IR text
   (:mod:`nnx.torch_export`); :func:`nnx.to_torch` builds a PyTorch module
-  back from nnx IR (:mod:`nnx.to_torch`);
+  back from nnx IR (:mod:`nnx.torch_import`);
 - :mod:`nnx.surgery`: the seed's primitives on ``nn.Module``s (``widen``,
   ``deepen``, ``drop_layer``, ``low_rank_factorize``, ``expand_embedding``),
   each run by the compiler's pass, also importable from ``nnx``;
@@ -18,6 +18,8 @@ The public API:
   ``LoraLinear``;
 - :mod:`nnx.nets`: the built-in nets nnx describes natively (FeedFwdNN,
   ConvNN) and their immutable ``params`` descriptors;
+- :func:`nnx.tracing.support` lists a model's standardized tracing names
+  and whether each is available (``nnx-support``);
 - :mod:`nnx.safetensors` reads and writes safetensors files (numpy only);
 - :mod:`nnx.tools` runs the command-line tools (nnx-opt, nnx-run).
 
@@ -46,7 +48,7 @@ if _os.path.isdir(_ext) and _ext not in __path__:
 _LAZY = {
     "compile": "runtime", "load": "runtime", "save": "runtime",
     "CompiledModel": "runtime", "Model": "runtime", "Error": "runtime",
-    "export": "torch_export", "to_torch": "to_torch",
+    "export": "torch_export", "to_torch": "torch_import",
     "TransformRecipe": "transforms", "lora": "transforms",
     "low_rank": "transforms", "check_optimizer": "transforms",
     "widen": "surgery", "deepen": "surgery", "drop_layer": "surgery",
@@ -57,11 +59,18 @@ _LAZY = {
 __all__ = sorted(_LAZY)
 
 
+#: Submodules reachable as attributes (``nnx.tracing.support``).
+_SUBMODULES = {"runtime", "surgery", "transforms", "tracing", "peft", "nets",
+               "torch_export", "torch_import", "safetensors", "tools"}
+
+
 def __getattr__(name):
+    import importlib
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'nnx' has no attribute {name!r}")
-    import importlib
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value

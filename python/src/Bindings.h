@@ -77,6 +77,12 @@ public:
   /// and `callee` (a dotted path) for an nnx.call; None for a module
   /// without one.
   pybind11::object forward(const std::string &path, const std::string &model);
+  /// The standardized names of `family` on the model (nnx-support): for
+  /// each, in report order, (name, "available" | "unavailable" | "error",
+  /// where it resolves or why not).
+  pybind11::list tracingSupport(const std::string &family,
+                                const std::string &familiesDir,
+                                const std::string &model);
   /// The model's attribute `name` as printed (`nnx.base`, `nnx.recipe`), or
   /// None when it has none.
   pybind11::object getAttribute(const std::string &name,

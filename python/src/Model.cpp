@@ -10,6 +10,8 @@
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
 #include "nnx/Dialect/NNX/IR/NNXDialect.h"
 #include "nnx/Dialect/NNX/IR/Weights.h"
+#include "nnx/Dialect/NNX/Tracing/Family.h"
+#include "nnx/Dialect/NNX/Tracing/Resolver.h"
 #include "nnx/InitNNX.h"
 #include "nnx/Support/InputGuard.h"
 
@@ -539,6 +541,37 @@ py::object Model::forward(const std::string &path, const std::string &model) {
   return std::move(out);
 }
 
+py::list Model::tracingSupport(const std::string &family,
+                               const std::string &familiesDir,
+                               const std::string &model) {
+  namespace tr = nx::tracing;
+  std::string error;
+  std::optional<tr::Family> fam =
+      tr::loadFamily(family, tr::getFamiliesDir(familiesDir), error);
+  if (!fam)
+    throw NNXError("nnx-support: " + error);
+  tr::Resolver resolver(*fam, getModel(model));
+  std::vector<std::string> names = resolver.listNames(error);
+  if (names.empty() && !error.empty())
+    throw NNXError("nnx-support: family '" + fam->name + "': " + error);
+  py::list out;
+  for (const std::string &n : names) {
+    tr::Resolution r = resolver.resolve(n, /*forWrite=*/false);
+    switch (r.kind) {
+    case tr::Resolution::Available:
+      out.append(py::make_tuple(n, "available", r.location.describe()));
+      break;
+    case tr::Resolution::Unavailable:
+      out.append(py::make_tuple(n, "unavailable", r.message));
+      break;
+    case tr::Resolution::Error:
+      out.append(py::make_tuple(n, "error", r.message));
+      break;
+    }
+  }
+  return out;
+}
+
 py::object Model::getAttribute(const std::string &name,
                                const std::string &model) {
   Attribute attr = getModel(model)->getAttr(name);
@@ -639,6 +672,10 @@ void ::nnx::python::bindModel(py::module_ &m) {
            "The forward region of the custom module at `path` as a dict "
            "(arguments, results: types; ops: name, operands, results, types, "
            "attributes, callee), or None.")
+      .def("tracing_support", &Model::tracingSupport, py::arg("family"),
+           py::arg("families_dir") = "", py::arg("model") = "",
+           "nnx-support as data: (name, status, where or why) for every "
+           "standardized name of `family`.")
       .def("get_attribute", &Model::getAttribute, py::arg("name"),
            py::arg("model") = "",
            "The model's attribute `name` as printed, or None.")

@@ -187,3 +187,24 @@ def test_load_save_and_compile_a_file(tmp_path):
                                **TOL)
     with pytest.raises(ValueError, match="inputs= is for an nn.Module"):
         nnx.compile(loaded, inputs=[(None, 6)])
+
+
+def test_tracing_support_is_nnx_supports_report(tmp_path):
+    import os
+    from nnx import tools
+    path = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir,
+                        "examples", "families", "cohere.mlir")
+    report = nnx.tracing.support(nnx.load(path), "cohere")
+    assert report["input_ids"].available
+    mid = report["layers.0.layer_mid"]
+    assert not mid.available and "parallel" in mid.reason
+    printed = tools.run_tool("nnx-opt", [path, "--nnx-support=family=cohere",
+                                         "-o", str(tmp_path / "out.mlir")]).stdout
+    lines = printed.splitlines()[1:]
+    assert len(lines) == len(report)
+    for (name, row), line in zip(report.items(), lines):
+        status = "available" if row.available else "unavailable"
+        assert line.split()[:2] == [name, status], line
+        assert line.rstrip().endswith(row.where or row.reason), line
+    with pytest.raises(nnx.Error, match="cannot read family 'nope'"):
+        nnx.tracing.support(nnx.load(path), "nope")

@@ -17,7 +17,7 @@ try:
 except ImportError:
     pytest.skip("nnx._nnx is not built", allow_module_level=True)
 
-from nnx.to_torch import ToTorchError, to_torch  # noqa: E402
+from nnx.torch_import import ToTorchError, to_torch  # noqa: E402
 from nnx.torch_export import export  # noqa: E402
 
 TOL = dict(atol=1e-5, rtol=1e-5)
