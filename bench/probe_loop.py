@@ -137,7 +137,7 @@ def main(argv=None):
           f"parameters), {n} forwards of {args.batch}x{args.seq} tokens, "
           f"{len(probes)} probes, {args.threads} thread(s), {cpu_model()}")
     print(f"probes: {', '.join(probes)}")
-    print(f"logits and probes agree with PyTorch hooks (atol = rtol = 1e-5)")
+    print("logits and probes agree with PyTorch hooks (atol = rtol = 1e-5)")
     print(f"nnx compile (export + lowering + JIT, once): {compile_s:.2f} s"
           f"{' (machine code from the cache)' if run.from_cache else ''}")
     print(f"nnx loop:     {nnx_s:8.2f} s  ({nnx_s / n * 1e3:7.2f} ms / forward)")

@@ -42,7 +42,7 @@ import torch
 from torch import nn
 
 from . import _nnx
-from .nets import ConvNN, ConvNNParams, FeedFwdNN, FeedFwdParams
+from .nets import ConvNN, FeedFwdNN, FeedFwdParams
 from .peft import LoraLinear
 from .torch_export import INLINE_WEIGHTS_LIMIT, ExportError, Exporter
 

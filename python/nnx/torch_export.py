@@ -44,7 +44,6 @@ is a function ``spec(F, *xs)`` over a :class:`ForwardBuilder`::
 
 import collections
 import dataclasses
-import inspect
 import os
 import re
 
