@@ -256,7 +256,11 @@ def conv_nn_descriptor(text):
 
 
 def descriptor_of(net):
-    return {k: copy.deepcopy(getattr(net, k)) for k in DESCRIPTOR_DEFAULTS}
+    """The net's descriptor as the IR's (lists where the params hold
+    tuples), to compare with and edit like conv_nn_descriptor's."""
+    def plain(v):
+        return list(v) if isinstance(v, tuple) else copy.deepcopy(v)
+    return {k: plain(getattr(net, k)) for k in DESCRIPTOR_DEFAULTS}
 
 
 _TENSOR = re.compile(r"\b(weight|bias) = \S*?<[^>]*> : tensor<([0-9x]+)x[a-z]\w*>")
