@@ -315,16 +315,16 @@ LogicalResult SequentialOp::verifyRegions() {
 // Stock nets: nnx.feed_fwd and nnx.conv_nn
 //===----------------------------------------------------------------------===//
 
-/// `overrides[i]` if the per-site list is given, else `fallback`.
-static ActivationKind siteActivation(ArrayAttr overrides,
-                                     ActivationKind fallback, unsigned i) {
+ActivationKind mlir::nnx::detail::getSiteActivation(ArrayAttr overrides,
+                                                   ActivationKind fallback,
+                                                   unsigned i) {
   if (overrides && i < overrides.size())
     return cast<ActivationKindAttr>(overrides[i]).getValue();
   return fallback;
 }
 
-static double siteDropout(std::optional<ArrayAttr> probs, APFloat fallback,
-                          unsigned i) {
+double mlir::nnx::detail::getSiteDropout(std::optional<ArrayAttr> probs,
+                                         APFloat fallback, unsigned i) {
   if (probs && i < probs->size())
     return cast<FloatAttr>((*probs)[i]).getValueAsDouble();
   return fallback.convertToDouble();
@@ -446,18 +446,6 @@ static Operation *layerInLists(ArrayRef<Operation *> lists, unsigned index) {
   return nullptr;
 }
 
-ActivationKind FeedFwdOp::activationFor(unsigned i) {
-  return siteActivation(getActivationsAttr(), getActivation(), i);
-}
-
-double FeedFwdOp::dropoutFor(unsigned i) {
-  return siteDropout(getDropoutProbs(), getDropout(), i);
-}
-
-bool FeedFwdOp::hasActivationOverrides() {
-  return getActivationsAttr() != nullptr;
-}
-
 ModuleListOp FeedFwdOp::getLayers() {
   return dyn_cast_or_null<ModuleListOp>(lookupChild(*this, "layers"));
 }
@@ -516,18 +504,6 @@ LogicalResult FeedFwdOp::verifyRegions() {
   llvm::append_range(dims, hidden);
   dims.push_back(getOutputDim());
   return verifyLinearList(*this, "layers", linears, dims);
-}
-
-ActivationKind ConvNNOp::activationFor(unsigned i) {
-  return siteActivation(getActivationsAttr(), getActivation(), i);
-}
-
-double ConvNNOp::dropoutFor(unsigned i) {
-  return siteDropout(getDropoutProbs(), getDropout(), i);
-}
-
-bool ConvNNOp::hasActivationOverrides() {
-  return getActivationsAttr() != nullptr;
 }
 
 int64_t ConvNNOp::kernelFor(unsigned i) {

@@ -183,11 +183,20 @@ def NNX_StockNetOpInterface : OpInterface<"StockNetOpInterface"> {
     InterfaceMethod<"The (in, out) sizes the params give layer `index`.",
       "std::pair<int64_t, int64_t>", "getLayerSizes", (ins "unsigned":$index)>,
     InterfaceMethod<"The effective activation of site `site` (override first).",
-      "::mlir::nnx::ActivationKind", "activationFor", (ins "unsigned":$site)>,
+      "::mlir::nnx::ActivationKind", "activationFor", (ins "unsigned":$site),
+      [{}], [{
+        return ::mlir::nnx::detail::getSiteActivation(
+            $_op.getActivationsAttr(), $_op.getActivation(), site);
+      }]>,
     InterfaceMethod<"Whether the params hold per-site activation overrides.",
-      "bool", "hasActivationOverrides">,
+      "bool", "hasActivationOverrides", (ins), [{}], [{
+        return $_op.getActivationsAttr() != nullptr;
+      }]>,
     InterfaceMethod<"The effective dropout probability of site `site`.",
-      "double", "dropoutFor", (ins "unsigned":$site)>,
+      "double", "dropoutFor", (ins "unsigned":$site), [{}], [{
+        return ::mlir::nnx::detail::getSiteDropout($_op.getDropoutProbs(),
+                                                   $_op.getDropout(), site);
+      }]>,
     InterfaceMethod<"Records width `width` for site `site` (nnx-widen).",
       "void", "setSiteWidth", (ins "unsigned":$site, "int64_t":$width)>,
     InterfaceMethod<[{

@@ -91,6 +91,14 @@ private:
   Operation *module;
   std::optional<Location> loc;
 };
+namespace detail {
+/// A stock net's effective per-site values (StockNetOpInterface's default
+/// methods): `overrides[i]` if the per-site list is given, else `fallback`.
+ActivationKind getSiteActivation(ArrayAttr overrides, ActivationKind fallback,
+                                 unsigned i);
+double getSiteDropout(std::optional<ArrayAttr> probs, llvm::APFloat fallback,
+                      unsigned i);
+} // namespace detail
 } // namespace mlir::nnx
 
 #include "nnx/Dialect/NNX/IR/NNXInterfaces.h.inc"
