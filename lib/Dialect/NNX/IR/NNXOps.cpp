@@ -316,8 +316,8 @@ LogicalResult SequentialOp::verifyRegions() {
 //===----------------------------------------------------------------------===//
 
 ActivationKind mlir::nnx::detail::getSiteActivation(ArrayAttr overrides,
-                                                   ActivationKind fallback,
-                                                   unsigned i) {
+                                                    ActivationKind fallback,
+                                                    unsigned i) {
   if (overrides && i < overrides.size())
     return cast<ActivationKindAttr>(overrides[i]).getValue();
   return fallback;
