@@ -67,6 +67,9 @@ def compile(model, inputs=None, *, target="cpu", threads=0, probes=(),
     hardware thread). `weights`: a safetensors file to run with instead of
     the model's own tensors. `forward_specs` / `functions`: as the exporter
     takes them (:func:`nnx.torch_export.export`), for an ``nn.Module``."""
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
+        raise ValueError(f"threads must be a non-negative integer (0: one per "
+                         f"hardware thread), got {threads!r}")
     tmp = None
     if isinstance(model, (str, os.PathLike)):
         model = load(model)

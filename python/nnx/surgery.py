@@ -140,6 +140,12 @@ def _check_name(name, what):
     if not isinstance(name, str):
         raise TypeError(f"{what} must be a dotted path string, got "
                         f"{type(name).__name__}")
+    if _PIPELINE_CHARS.search(name):
+        raise ValueError(f"{what} {name!r} is not a dotted module path (it "
+                         "holds whitespace or one of '{},=')")
+
+
+_PIPELINE_CHARS = re.compile(r"[\s{},=]")
 
 
 # -----------------------------------------------------------------------------

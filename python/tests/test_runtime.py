@@ -208,3 +208,26 @@ def test_tracing_support_is_nnx_supports_report(tmp_path):
         assert line.rstrip().endswith(row.where or row.reason), line
     with pytest.raises(nnx.Error, match="cannot read family 'nope'"):
         nnx.tracing.support(nnx.load(path), "nope")
+
+
+def test_bad_options_and_weights_files_are_clear_errors(tmp_path):
+    with pytest.raises(ValueError, match="threads must be a non-negative"):
+        nnx.compile(mlp(), inputs=[(None, 6)], threads=-1)
+    with pytest.raises(ValueError, match="opt_level must be 0-3"):
+        nnx.compile(mlp(), inputs=[(None, 6)], opt_level=9)
+    run = nnx.compile(mlp(), inputs=[(None, 6)], threads=1)
+    bad = tmp_path / "corrupt.safetensors"
+    bad.write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not json}xxxxxxx")
+    with pytest.raises(nnx.Error, match="the header is not valid JSON"):
+        run.bind_weights(bad)
+    with pytest.raises(nnx.Error, match="cannot open file"):
+        run.bind_weights(tmp_path / "missing.safetensors")
+    with pytest.raises(nnx.Error, match="takes 1 input"):
+        run()
+    with pytest.raises(ValueError, match="cannot read"):
+        nnx.load(tmp_path / "missing.mlir")
+    (tmp_path / "bad.mlir").write_text(
+        "nnx.model @m inputs(tensor<?x4xf32>) { nnx.linear @l }")
+    with pytest.raises(nnx.Error, match="bad.mlir:1:40: error: 'nnx.linear' "
+                       "op at '<root>': needs a 'weight'"):
+        nnx.load(tmp_path / "bad.mlir")

@@ -1105,3 +1105,11 @@ def test_low_rank_factorize_of_a_conv_is_exact_at_max_rank():
         torch.testing.assert_close(seq(x), conv(x), atol=1e-5, rtol=1e-5)
     low = low_rank_factorize(conv, rank=2)
     assert low[0].out_channels == 2 and low[1].in_channels == 2
+
+
+def test_a_layer_name_cannot_carry_pass_options():
+    net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    with pytest.raises(ValueError, match="is not a dotted module path"):
+        widen(net, layer_name="0} nnx-drop-layer{layer=2", new_width=16)
+    with pytest.raises(ValueError, match="is not a dotted module path"):
+        deepen(net, after_layer_name="1 ")
