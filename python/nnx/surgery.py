@@ -37,7 +37,6 @@ import os
 import re
 import tempfile
 
-import numpy as np
 import torch
 from torch import nn
 
@@ -45,6 +44,7 @@ from . import _nnx
 from .nets import ConvNN, FeedFwdNN, FeedFwdParams
 from .peft import LoraLinear
 from .torch_export import INLINE_WEIGHTS_LIMIT, ExportError, Exporter
+from .torch_import import TensorSource, build_module
 
 __all__ = ["widen", "deepen", "drop_layer", "low_rank_factorize",
            "expand_embedding"]
@@ -152,7 +152,7 @@ _PIPELINE_CHARS = re.compile(r"[\s{},=]")
 # One edit: export, run the pass, rebuild the module tree
 # -----------------------------------------------------------------------------
 
-class _Edit:
+class _Edit(TensorSource):
     """Exports `model`, runs one pass on it and builds the edited copy."""
 
     def __init__(self, model, inputs, leaf=None):
@@ -241,8 +241,8 @@ class _Edit:
     def _result(self, inserted_after):
         new = copy.deepcopy(self.model)
         self._root = new
-        self._state = self.ir.state_dict(self.model_name)
-        self._grad = self.ir.requires_grad(self.model_name)
+        self.state = self.ir.state_dict(self.model_name)
+        self.grad = self.ir.requires_grad(self.model_name)
         if inserted_after is not None:
             new = self._insert_after(new, inserted_after)
             self._root = new
@@ -293,50 +293,39 @@ class _Edit:
     def _sync_leaf(self, module, node, path):
         names = _own_tensor_names(module)
         shapes_match = all(
-            _join(path, n) in self._state
+            _join(path, n) in self.state
             and tuple(getattr(module, n).shape)
-            == self._state[_join(path, n)][0].shape
+            == self.state[_join(path, n)][0].shape
             for n in names if getattr(module, n) is not None)
         if not shapes_match:
             return self._fresh(node, path)
         for n in names:
             t = getattr(module, n)
             key = _join(path, n)
-            if t is None or key not in self._state:
+            if t is None or key not in self.state:
                 continue
-            value = _to_torch(*self._state[key])
+            value = self.tensor(path, n)[0]
             if not torch.equal(t.detach(), value):
                 with torch.no_grad():
                     t.copy_(value)
             if isinstance(t, nn.Parameter):
-                t.requires_grad_(self._grad.get(key, True))
+                t.requires_grad_(self.grad.get(key, True))
         return module
 
     def _fresh(self, node, path):
         """A new plain module built from the IR node at `path`."""
-        build = _BUILDERS.get(node["kind"])
-        if build is None:
-            raise RuntimeError(f"nnx.surgery cannot rebuild a {node['kind']} "
-                               f"(at '{path}') as a PyTorch module")
-        module = build(self, node, path)
-        module.train(node["train"])
-        return module
+        return build_module(self, node, path)
 
-    def _tensor(self, path, name, required=True):
-        key = _join(path, name)
-        if key not in self._state:
-            if required:
-                raise RuntimeError(f"the edited IR has no tensor '{key}'")
-            return None
-        value = _to_torch(*self._state[key])
-        return value, self._grad.get(key, True)
+    # TensorSource: the builders read the edited IR through these.
+    def node(self, path):
+        return self._node(path)
 
-    def _parameter(self, path, name):
-        found = self._tensor(path, name, required=False)
-        if found is None:
-            return None
-        value, grad = found
-        return nn.Parameter(value.clone(), requires_grad=grad)
+    def module(self, path):
+        return self._fresh(self._node(path), path)
+
+    @property
+    def name(self):
+        return self.model_name
 
     def _sync_descriptor(self, net, node):
         a = node["attributes"]
@@ -395,83 +384,6 @@ def _descriptor_fields(p):
     return {f: getattr(p, f) for f in p.__dataclass_fields__}
 
 
-# -----------------------------------------------------------------------------
-# Building PyTorch modules from IR nodes
-# -----------------------------------------------------------------------------
-
-def _build_linear(edit, node, path):
-    weight = edit._parameter(path, "weight")
-    bias = edit._parameter(path, "bias")
-    out_f, in_f = weight.shape
-    m = nn.Linear(in_f, out_f, bias=bias is not None)
-    m.weight = weight
-    if bias is not None:
-        m.bias = bias
-    return m
-
-
-def _build_lora(edit, node, path):
-    weight = edit._parameter(path, "weight")
-    bias = edit._parameter(path, "bias")
-    a, b = edit._parameter(path, "lora_A"), edit._parameter(path, "lora_B")
-    attrs = node["attributes"]
-    m = LoraLinear(weight.shape[1], weight.shape[0], a.shape[0],
-                   attrs["alpha"], bias=bias is not None,
-                   merged=bool(attrs.get("merged", False)), dtype=weight.dtype)
-    m.weight, m.lora_A, m.lora_B = weight, a, b
-    if bias is not None:
-        m.bias = bias
-    return m
-
-
-def _build_embedding(edit, node, path):
-    weight = edit._parameter(path, "weight")
-    a = node["attributes"]
-    m = nn.Embedding(weight.shape[0], weight.shape[1],
-                     padding_idx=a.get("padding_idx"))
-    m.weight = weight
-    return m
-
-
-def _build_conv(cls):
-    def build(edit, node, path):
-        weight = edit._parameter(path, "weight")
-        bias = edit._parameter(path, "bias")
-        a = node["attributes"]
-        groups = a.get("groups", 1)
-        rank = weight.dim() - 2
-        m = cls(weight.shape[1] * groups, weight.shape[0],
-                tuple(weight.shape[2:]),
-                stride=tuple(a.get("stride", [1] * rank)),
-                padding=tuple(a.get("padding", [0] * rank)),
-                dilation=tuple(a.get("dilation", [1] * rank)), groups=groups,
-                bias=bias is not None)
-        m.weight = weight
-        if bias is not None:
-            m.bias = bias
-        return m
-    return build
-
-
-def _build_sequential(edit, node, path):
-    items = [(k, edit._fresh(edit._node(_join(path, k)), _join(path, k)))
-             for k in node["children"]]
-    if all(k.isdigit() for k, _ in items):
-        return nn.Sequential(*[m for _, m in items])
-    return nn.Sequential(collections.OrderedDict(items))
-
-
-_BUILDERS = {
-    "nnx.linear": _build_linear,
-    "nnx.lora": _build_lora,
-    "nnx.embedding": _build_embedding,
-    "nnx.conv1d": _build_conv(nn.Conv1d),
-    "nnx.conv2d": _build_conv(nn.Conv2d),
-    "nnx.relu": lambda e, n, p: nn.ReLU(),
-    "nnx.identity": lambda e, n, p: nn.Identity(),
-    "nnx.sequential": _build_sequential,
-}
-
 #: The leaf classes the pass may replace, by their nnx kind.
 _LEAF_KINDS = {LoraLinear: "nnx.lora", nn.Linear: "nnx.linear",
                nn.Conv1d: "nnx.conv1d",
@@ -500,21 +412,6 @@ def _replace_everywhere(root, old, new):
 
 def _join(path, name):
     return f"{path}.{name}" if path else name
-
-
-_TORCH_DTYPES = {"f32": torch.float32, "f64": torch.float64,
-                 "f16": torch.float16, "i64": torch.int64,
-                 "i32": torch.int32, "i1": torch.bool}
-
-
-def _to_torch(array, element_type):
-    """A tensor of the IR's `array` (bf16 arrives as its uint16 bits)."""
-    if element_type == "bf16":
-        return torch.from_numpy(array.view(np.int16).copy()).view(
-            torch.bfloat16)
-    t = torch.from_numpy(np.array(array, copy=True))
-    dtype = _TORCH_DTYPES.get(element_type)
-    return t.to(dtype) if dtype is not None and t.dtype != dtype else t
 
 
 def _infer_input(model):

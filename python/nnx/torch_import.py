@@ -75,7 +75,55 @@ _DTYPES = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16,
            "index": torch.int64}
 
 
-class _Builder:
+class TensorSource:
+    """What the module builders (:data:`BUILDERS`) read an IR model
+    through: ``state`` and ``grad`` (the IR's state_dict and flags, by
+    dotted key), ``ir`` and ``name`` (the parsed file and the model in it),
+    ``node(path)`` (the module's lookup) and ``module(path)`` (the built
+    module there). :mod:`nnx.surgery` builds the leaves a pass replaced
+    through the same builders."""
+
+    def tensor(self, path, name):
+        """(tensor, requires_grad) of the IR's tensor `name` of `path`, or
+        None when it has none."""
+        key = _join(path, name)
+        if key not in self.state:
+            return None
+        array, element_type = self.state[key]
+        if element_type == "bf16":
+            t = torch.from_numpy(array.view(np.int16).copy()).view(
+                torch.bfloat16)
+        else:
+            t = torch.from_numpy(np.array(array, copy=True))
+        return t, self.grad.get(key, True)
+
+    def param(self, path, name):
+        found = self.tensor(path, name)
+        if found is None:
+            return None
+        value, grad = found
+        return nn.Parameter(value, requires_grad=grad and value.is_floating_point())
+
+    def set_tensors(self, m, path, names, buffers=()):
+        """Sets `m`'s parameters `names` and buffers `buffers` to the IR's
+        (a parameter the IR does not have becomes None)."""
+        for n in names:
+            p = self.param(path, n)
+            if p is not None:
+                setattr(m, n, p)
+            elif getattr(m, n, None) is not None:
+                setattr(m, n, None)
+        for n in buffers:
+            found = self.tensor(path, n)
+            if found is not None:
+                m.register_buffer(n, found[0])
+        return m
+
+    def children(self, node, path):
+        return [(k, self.module(_join(path, k))) for k in node["children"]]
+
+
+class _Builder(TensorSource):
     def __init__(self, ir, model_name):
         self.ir, self.name = ir, model_name
         self.state = ir.state_dict(model_name)
@@ -96,49 +144,22 @@ class _Builder:
         target = node["target"]
         if target in self.built:
             return self.built[target]
-        build = _BUILDERS.get(node["kind"])
-        if build is None:
-            raise ToTorchError(f"module '{path or '<root>'}' is a "
-                               f"{node['kind']}, which has no PyTorch form here")
-        m = build(self, node, target)
-        m.training = node["train"]  # its own mode; children have theirs
+        m = build_module(self, node, target)
         self.built[target] = m
         return m
 
-    def children(self, node, path):
-        return [(k, self.module(_join(path, k))) for k in node["children"]]
 
-    def tensor(self, path, name):
-        key = _join(path, name)
-        if key not in self.state:
-            return None
-        array, element_type = self.state[key]
-        if element_type == "bf16":
-            t = torch.from_numpy(array.view(np.int16).copy()).view(
-                torch.bfloat16)
-        else:
-            t = torch.from_numpy(np.array(array, copy=True))
-        return t, self.grad.get(key, True)
-
-    def param(self, path, name):
-        found = self.tensor(path, name)
-        if found is None:
-            return None
-        value, grad = found
-        return nn.Parameter(value, requires_grad=grad and value.is_floating_point())
-
-    def set_tensors(self, m, path, names, buffers=()):
-        for n in names:
-            p = self.param(path, n)
-            if p is not None:
-                setattr(m, n, p)
-            elif getattr(m, n, None) is not None:
-                setattr(m, n, None)
-        for n in buffers:
-            found = self.tensor(path, n)
-            if found is not None:
-                m.register_buffer(n, found[0])
-        return m
+def build_module(source, node, path):
+    """The PyTorch module of the IR `node` at `path`, read through `source`
+    (a :class:`TensorSource`), in the node's own train / eval mode (its
+    children have theirs)."""
+    build = BUILDERS.get(node["kind"])
+    if build is None:
+        raise ToTorchError(f"module '{path or '<root>'}' is a {node['kind']}, "
+                           "which has no PyTorch form here")
+    m = build(source, node, path)
+    m.training = node["train"]
+    return m
 
 
 def _join(path, name):
@@ -265,7 +286,7 @@ def _conv_nn(b, node, path):
     return net
 
 
-_BUILDERS = {
+BUILDERS = {
     "nnx.linear": _linear,
     "nnx.lora": _lora,
     "nnx.embedding": _embedding,
@@ -326,7 +347,7 @@ def _custom(b, node, path):
     return gm
 
 
-_BUILDERS["nnx.module"] = _custom
+BUILDERS["nnx.module"] = _custom
 
 
 def _class_name(node):

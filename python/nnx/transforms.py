@@ -244,8 +244,8 @@ def _apply(net, ir, operations):
     now holds there (flags and modes as the pass set them)."""
     edit = _Edit.on_ir(net, ir)
     edit._root = net
-    edit._state = ir.state_dict()
-    edit._grad = ir.requires_grad()
+    edit.state = ir.state_dict()
+    edit.grad = ir.requires_grad()
     replaced = _replaced_parameters(net)
     for op in operations:
         for target in op.targets:
