@@ -243,9 +243,7 @@ def _apply(net, ir, operations):
     """Replaces each target of `operations` in `net` by the module the IR
     now holds there (flags and modes as the pass set them)."""
     edit = _Edit.on_ir(net, ir)
-    edit._root = net
-    edit.state = ir.state_dict()
-    edit.grad = ir.requires_grad()
+    edit.state, edit.grad = ir.state_dict(), ir.requires_grad()
     replaced = _replaced_parameters(net)
     for op in operations:
         for target in op.targets:
@@ -253,8 +251,7 @@ def _apply(net, ir, operations):
             owner = net.get_submodule(parent) if parent else net
             old = owner._modules[key]
             replaced.update((id(p), weakref.ref(p)) for p in old.parameters())
-            new = edit._fresh(edit._node(target), target)
-            owner._modules[key] = new
+            owner._modules[key] = edit.module(target)
 
 
 def _replaced_parameters(net):
