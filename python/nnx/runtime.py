@@ -74,7 +74,11 @@ def compile(model, inputs=None, *, target="cpu", threads=0, probes=(),
     if isinstance(model, (str, os.PathLike)):
         model = load(model)
     elif not isinstance(model, _nnx.Model):
-        model, tmp = _export(model, inputs, forward_specs, functions)
+        if inputs is None:
+            raise ValueError("compiling an nn.Module needs inputs= (one spec "
+                             "per forward argument, e.g. inputs=[(None, 4)])")
+        model, tmp = parse_module(model, inputs, "<nnx.compile>",
+                                  forward_specs, functions)
     elif inputs is not None:
         raise ValueError("inputs= is for an nn.Module; a loaded nnx model "
                          "already has its input types")
@@ -86,22 +90,20 @@ def compile(model, inputs=None, *, target="cpu", threads=0, probes=(),
     return CompiledModel(compiled, tmp)
 
 
-def _export(module, inputs, forward_specs, functions):
-    """`module` as a parsed Model; its tensors go to a temporary safetensors
-    file (kept alive with the compiled model) when they are too large to
-    inline."""
+def parse_module(module, inputs, source, forward_specs=None, functions=()):
+    """`module` exported (:class:`nnx.torch_export.Exporter`, with `inputs`)
+    and parsed as a :class:`Model` named `source` in diagnostics, and the
+    temporary directory that holds its weights file when its tensors are too
+    large to inline (None otherwise); keep it alive as long as the model."""
     from .torch_export import INLINE_WEIGHTS_LIMIT, Exporter
-    if inputs is None:
-        raise ValueError("compiling an nn.Module needs inputs= (one spec per "
-                         "forward argument, e.g. inputs=[(None, 4)])")
     ex = Exporter(forward_specs, functions).add_model(
         module, inputs, name="model", root="net")
     if ex.tensor_bytes() <= INLINE_WEIGHTS_LIMIT:
-        return _nnx.Model.parse(ex.text(False), "<nnx.compile>"), None
-    tmp = tempfile.TemporaryDirectory(prefix="nnx-compile-")
+        return _nnx.Model.parse(ex.text(False), source), None
+    tmp = tempfile.TemporaryDirectory(prefix="nnx-weights-")
     path = os.path.join(tmp.name, "weights.safetensors")
     ex.write_weights(path)
-    return _nnx.Model.parse(ex.text(path), "<nnx.compile>"), tmp
+    return _nnx.Model.parse(ex.text(path), source), tmp
 
 
 class CompiledModel:

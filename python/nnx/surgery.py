@@ -33,9 +33,7 @@ recorded.
 
 import collections
 import copy
-import os
 import re
-import tempfile
 
 import torch
 from torch import nn
@@ -43,7 +41,8 @@ from torch import nn
 from . import _nnx
 from .nets import ConvNN, FeedFwdNN, FeedFwdParams
 from .peft import LoraLinear
-from .torch_export import INLINE_WEIGHTS_LIMIT, ExportError, Exporter
+from .runtime import parse_module
+from .torch_export import ExportError
 from .torch_import import TensorSource, build_module
 
 __all__ = ["widen", "deepen", "drop_layer", "low_rank_factorize",
@@ -204,13 +203,8 @@ class _Edit(TensorSource):
                         raise
                     raise TypeError(f"{self._leaf}, got "
                                     f"{type(model.target).__name__}") from None
-            ex = Exporter().add_model(model, inputs, name="model", root="net")
-            if ex.tensor_bytes() <= INLINE_WEIGHTS_LIMIT:
-                return _nnx.Model.parse(ex.text(False), "<nnx.surgery>")
-            self._tmp = tempfile.TemporaryDirectory(prefix="nnx-surgery-")
-            path = os.path.join(self._tmp.name, "weights.safetensors")
-            ex.write_weights(path)
-            return _nnx.Model.parse(ex.text(path), "<nnx.surgery>")
+            ir, self._tmp = parse_module(model, inputs, "<nnx.surgery>")
+            return ir
         except ExportError as e:
             raise (TypeError if self._leaf else ValueError)(str(e)) from None
 

@@ -28,8 +28,8 @@ def support(model, family, families_dir=None):
     A name the model's structure breaks (an error, not an absence) has
     ``available=False`` and the error as its reason."""
     if isinstance(model, tuple):
-        from .runtime import _export
-        model, _ = _export(model[0], model[1], None, ())
+        from .runtime import parse_module
+        model, _ = parse_module(model[0], model[1], "<nnx.tracing>")
     elif isinstance(model, (str, os.PathLike)):
         model = _nnx.Model.parse_file(os.fspath(model))
     rows = model.tracing_support(family, families_dir or "")

@@ -42,7 +42,8 @@ from . import _nnx
 from torch import nn
 
 from .surgery import _Edit, _infer_input, diagnostic_message
-from .torch_export import Exporter, _f64
+from .runtime import parse_module
+from .torch_export import _f64
 
 __all__ = ["TransformRecipe", "Operation", "RecipeError", "lora", "low_rank",
            "check_optimizer", "recorded_recipe"]
@@ -138,7 +139,8 @@ class TransformRecipe:
         parameters (build optimizers after the recipe). `seed`: of the new
         adapters' initialization (default: drawn from torch's RNG once the
         checks pass)."""
-        net, ir, prior = self._prepare(model, optimizers)
+        # `weights` keeps the IR's weights file (a large net's) until done.
+        net, ir, prior, weights = self._prepare(model, optimizers)
         if seed is None:
             seed = int(torch.randint(0, 2**31 - 1, ()).item())
         try:
@@ -160,15 +162,16 @@ class TransformRecipe:
         return net
 
     def _prepare(self, model, optimizers):
-        """The net to transform, its IR with the recipe pending, and the
-        operations it had recorded; raises RecipeError for every problem
-        the compiler or the optimizers show."""
+        """The net to transform, its IR with the recipe pending, the
+        operations it had recorded and the IR's weights directory (or None);
+        raises RecipeError for every problem the compiler or the
+        optimizers show."""
         if not isinstance(model, nn.Module):
             raise TypeError(f"a recipe transforms an nn.Module, got "
                             f"{type(model).__name__}")
         net = model
         prior = recorded_recipe(net).operations
-        ir = _export_with_recipe(net, prior, self)
+        ir, weights = _export_with_recipe(net, prior, self)
         problems = []
         try:
             ir.run_pipeline("builtin.module(nnx.model(nnx-validate-recipe))")
@@ -178,7 +181,7 @@ class TransformRecipe:
                                         start=len(prior))
         if problems:
             raise RecipeError(problems)
-        return net, ir, prior
+        return net, ir, prior, weights
 
 
 def _forget(net):
@@ -210,10 +213,11 @@ def _record(net, recipe, ir, model_name=""):
 
 def _export_with_recipe(net, prior, recipe):
     """`net` as IR with its base descriptor and the recipe: `prior` applied,
-    `recipe`'s operations pending. The base is the structure the net had
+    `recipe`'s operations pending, and the directory of its weights file
+    (keep it while the IR is used). The base is the structure the net had
     when its first recipe was materialized (recorded then, on the net);
     before that, the net's own."""
-    ir = _parse(net)
+    ir, weights = _parse(net)
     base = getattr(net, "_nnx_base", None)
     if base is None:
         if prior:
@@ -229,14 +233,13 @@ def _export_with_recipe(net, prior, recipe):
     ir.set_attribute("nnx.recipe", (
         f"#nnx.recipe<materialization = {recipe.materialization}, "
         f"materialized = {len(prior)}, operations = [{', '.join(ops)}]>"))
-    return ir
+    return ir, weights
 
 
 def _parse(net):
+    """`net` as a Model, and the directory of its weights file (or None)."""
     with torch.random.fork_rng(devices=[]):
-        ex = Exporter().add_model(net, [_infer_input(net)], name="model",
-                                  root="net")
-    return _nnx.Model.parse(ex.text(False), "<nnx.transforms>")
+        return parse_module(net, [_infer_input(net)], "<nnx.transforms>")
 
 
 def _apply(net, ir, operations):

@@ -9,11 +9,8 @@ import pytest
 torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 
-nnx = pytest.importorskip("nnx")
-try:
-    from nnx import _nnx  # noqa: F401
-except ImportError:
-    pytest.skip("nnx._nnx is not built", allow_module_level=True)
+_nnx = pytest.importorskip("nnx._nnx", reason="nnx._nnx is not built")
+import nnx  # noqa: E402
 
 from models import gpt2  # noqa: E402
 from models.common import attention_interface  # noqa: E402

@@ -11,11 +11,8 @@ import pytest
 torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 
-nnx = pytest.importorskip("nnx")
-try:
-    from nnx import _nnx  # noqa: F401
-except ImportError:
-    pytest.skip("nnx._nnx is not built", allow_module_level=True)
+_nnx = pytest.importorskip("nnx._nnx", reason="nnx._nnx is not built")
+import nnx  # noqa: E402
 
 from nnx.torch_import import ToTorchError, to_torch  # noqa: E402
 from nnx.torch_export import export  # noqa: E402
