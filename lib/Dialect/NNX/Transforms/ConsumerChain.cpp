@@ -108,7 +108,7 @@ LogicalResult SequentialWalk::refuseOnPath(Operation *s) {
   if (isa<BatchNormOp>(s) && conv)
     diag << " (option through-batchnorm=true copies the statistics of each "
             "replicated channel, in eval mode)";
-  diag.attachNote(target->getLoc()) << "widen target is here";
+  diag.attachNote(target->getLoc()) << "target is here";
   return diag;
 }
 
@@ -141,7 +141,7 @@ LogicalResult SequentialWalk::acceptBatchNorm(BatchNormOp bn) {
         << "is in train mode: it normalizes by the batch's statistics, which "
            "replicated units change; option through-batchnorm=true needs "
            "eval mode";
-    diag.attachNote(target->getLoc()) << "widen target is here";
+    diag.attachNote(target->getLoc()) << "target is here";
     return diag;
   }
   int64_t features =
@@ -168,7 +168,7 @@ LogicalResult SequentialWalk::acceptFlatten(FlattenOp flatten) {
            << " of a rank-" << rank
            << " input; only dims 1 to -1 keep each channel of '"
            << getDisplayPath(target) << "' one block of features";
-    diag.attachNote(target->getLoc()) << "widen target is here";
+    diag.attachNote(target->getLoc()) << "target is here";
     return diag;
   }
   flattened = true;
@@ -189,7 +189,7 @@ LogicalResult SequentialWalk::acceptLinearConsumer(LinearOp lin) {
         << "reads the last dim of the output of '" << getDisplayPath(target)
         << "', not its channels (dim 1); an 'nnx.flatten' of dims 1 to -1 "
            "between them makes the channels its input features";
-    diag.attachNote(target->getLoc()) << "widen target is here";
+    diag.attachNote(target->getLoc()) << "target is here";
     return diag;
   }
   if (failed(checkRefusable(lin, kConsumerProperties, pass, "consumer")))
@@ -211,7 +211,7 @@ SequentialWalk::acceptConvConsumer(ConvLayerOpInterface consumer) {
                               << getDisplayPath(target) << "' "
                               << (conv ? "reaches it through an 'nnx.flatten'"
                                        : "grows the last dim of its input");
-    diag.attachNote(target->getLoc()) << "widen target is here";
+    diag.attachNote(target->getLoc()) << "target is here";
     return diag;
   }
   if (consumer.getGroupCount() != 1) {
@@ -220,7 +220,7 @@ SequentialWalk::acceptConvConsumer(ConvLayerOpInterface consumer) {
         << "has groups = " << consumer.getGroupCount()
         << ": each filter reads one group of the input channels, so "
            "replicated channels cannot be rescaled within it";
-    diag.attachNote(target->getLoc()) << "widen target is here";
+    diag.attachNote(target->getLoc()) << "target is here";
     return diag;
   }
   if (failed(checkRefusable(consumer, kConsumerProperties, pass, "consumer")))
@@ -291,7 +291,7 @@ static LogicalResult checkHiddenLayer(Operation *target,
         << getSlotName(target)
         << "', which is width-dependent: duplicating units through it "
            "changes the output";
-    diag.attachNote(target->getLoc()) << "widen target is here";
+    diag.attachNote(target->getLoc()) << "target is here";
     return diag;
   }
   return success();
@@ -363,11 +363,15 @@ FailureOr<ConsumerChain> surgery::findConsumer(Operation *target,
   if (isa<ModelOp>(parent))
     return refuse(target, pass, "target")
            << "is the root module: it has no consumer";
+  auto custom = dyn_cast<CustomModuleOp>(parent);
+  if (auto lin = dyn_cast<LinearOp>(target); custom && lin)
+    return findForwardConsumer(lin, custom, pass);
   InFlightDiagnostic diag =
       refuse(target, pass, "target")
       << "is a child of '" << parent->getName()
-      << "', whose registration order is not data flow; only 'nnx.sequential' "
-         "and the stock nets prove the consumer";
+      << "', whose registration order is not data flow; only 'nnx.sequential', "
+         "the stock nets and, for a Linear, a custom module's forward prove "
+         "the consumer";
   diag.attachNote(parent->getLoc()) << "container is here";
   return diag;
 }

@@ -81,6 +81,12 @@ struct ConsumerChain {
   llvm::SmallVector<std::pair<BatchNormOp, int64_t>> batchNorms;
   /// For a stock net's layer: its site (`StockNetOpInterface`).
   std::optional<unsigned> hiddenIndex;
+  /// In a custom module's forward: the Linears whose units meet the target's
+  /// elementwise (SwiGLU's `up_proj` beside `gate_proj`), edited in lockstep.
+  llvm::SmallVector<Operation *> siblings;
+  /// In a custom module's forward: every value whose last dim holds the
+  /// units, from the target's call to the consumer's operand.
+  llvm::SmallVector<Value> unitValues;
 };
 
 /// Finds the consumer of `target` (a Linear or a groups-1 convolution): in
@@ -96,6 +102,26 @@ struct ConsumerChain {
 /// a rebuild would change.
 FailureOr<ConsumerChain> findConsumer(Operation *target, bool throughBatchNorm,
                                       llvm::StringRef pass);
+
+/// The consumer of a Linear in a custom module, proven on its forward's SSA
+/// uses (ForwardFlow.cpp): from the target's only `nnx.call`, every value
+/// holding the units goes through elementwise ops and leaf modules, binary
+/// ops with values broadcast across the units or with a sibling Linear's
+/// units, into exactly one Linear. Refuses a second use (another Linear, the
+/// forward's return, a `tensor.dim` of the units), a reduction, a reshape or
+/// permute, a norm, a custom module's call and any other op, with a note at
+/// the use.
+FailureOr<ConsumerChain> findForwardConsumer(LinearOp target,
+                                             CustomModuleOp module,
+                                             llvm::StringRef pass);
+
+/// Gives every value of `chain.unitValues` `width` units (its last dim).
+void setUnitCount(const ConsumerChain &chain, int64_t width);
+
+/// The one `nnx.call` in the model that runs `module`; refuses (as `role`)
+/// a module no call runs or several calls run.
+FailureOr<CallOp> getOnlyCall(Operation *module, llvm::StringRef pass,
+                              llvm::StringRef role);
 
 /// True for layers that normalize by statistics (FeatureDependence::
 /// Normalizing): they keep the width, so deepen may look through them.

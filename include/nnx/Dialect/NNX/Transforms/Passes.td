@@ -55,6 +55,26 @@ def NNXWidenPass : NNX_Pass<"nnx-widen", "::mlir::nnx::ModelOp"> {
       its activation, dropout and max pool), the last block feeds `fcs.0`
       (through the global average pool: one column per channel), a hidden
       `fcs.j` feeds `fcs.(j+1)`; `channels` / `hidden_dims` record the width.
+    - for a Linear in a custom module (`nnx.module`, e.g. GPT-2's MLP or
+      Llama's SwiGLU), on its forward's SSA uses: the forward's only
+      `nnx.call` of the target yields the units in the last dim, and every
+      use of every value holding them must be an elementwise op (`nnx.fn`
+      activations and dropout, unary `math` / `arith` ops), a call of an
+      elementwise leaf module, a binary `nnx.fn` op with a value broadcast
+      across the units (rank 0 or last dim 1), a binary op with the units of
+      a sibling Linear of the same width (SwiGLU's `silu(gate(x)) * up(x)`:
+      the sibling replicates the same units, in lockstep), a `tensor.dim` of
+      another dim, or the call of exactly one consumer Linear. A second use
+      (another Linear, the forward's `nnx.return`), a reduction, a reshape or
+      permute, a norm, a call of a custom module (whose forward the proof does
+      not follow) or any other op is refused with a note at the use. The
+      types of the values on the path are rewritten to the new width.
+
+    `init=zero` (Gesmundo & Maile 2023) keeps every old consumer column as
+    it is and gives the new units zero consumer columns instead of dividing
+    replicated columns: the output is unchanged as well, and the old units'
+    weights are untouched. The new units' rows copy the chosen units either
+    way.
 
     A convolution (`nnx.conv1d`, `nnx.conv2d`, groups = 1) widens its
     `out_channels` the same way: replicated filters and bias entries, and
@@ -107,6 +127,54 @@ def NNXWidenPass : NNX_Pass<"nnx-widen", "::mlir::nnx::ModelOp"> {
     Option<"seed", "seed", "uint64_t", "0", "seed of the unit-replication RNG">,
     Option<"throughBatchNorm", "through-batchnorm", "bool", "false",
            "let a convolution's chain pass eval-mode batch norms (beyond the seed)">,
+    Option<"init", "init", "std::string", "\"copy\"",
+           "new units: 'copy' (Net2Net, replicated columns rescaled) or 'zero' (their consumer columns zero, the old ones kept)">,
+  ];
+}
+
+def NNXPrunePass : NNX_Pass<"nnx-prune", "::mlir::nnx::ModelOp"> {
+  let summary = "Structured pruning: keep a Linear's or convolution's most important units";
+  let description = [{
+    Keeps the `keep` units (output features, or output channels) of the
+    Linear or convolution at `layer` whose importance is largest, in their
+    original order, and removes the others together with the consumer's
+    matching input columns: the inverse of `nnx-widen`, on the same proven
+    consumer (an `nnx.sequential`, a stock net, or a custom module's forward,
+    where the units' siblings - SwiGLU's `up_proj` beside `gate_proj` - lose
+    the same units). The importance of unit `j` is the product of the L2
+    norms of its rows in the target and each sibling (weight row and bias
+    entry) and of its columns in the consumer: a unit whose output or
+    outgoing weights are zero has importance 0. Ties keep the lower index.
+
+    Chain-preserving, not function-preserving: the forward still runs and
+    every shape after the consumer is unchanged; train afterwards, as after
+    `nnx-drop-layer`. The parameter count drops by `(n - keep)` times the
+    entries per unit (weight row plus bias of the target and each sibling,
+    the consumer's column block, batch-norm entries on the path).
+
+    Refused before anything changes: everything `nnx-widen` refuses about
+    the target, its path and its consumer; `keep` not in `1 .. n-1`.
+
+    Before (`--nnx-prune="layer=0 keep=1"`):
+    ```mlir
+    nnx.sequential @net keying = positional {
+      nnx.linear @"0" {weight = dense<[[1.0], [2.0]]> : tensor<2x1xf32>}
+      nnx.relu @"1"
+      nnx.linear @"2" {weight = dense<[[3.0, 4.0]]> : tensor<1x2xf32>}
+    }
+    ```
+    After (unit 1 has importance 2 * 4 = 8, unit 0 has 1 * 3 = 3):
+    ```mlir
+    nnx.sequential @net keying = positional {
+      nnx.linear @"0" {weight = dense<2.0> : tensor<1x1xf32>}
+      nnx.relu @"1"
+      nnx.linear @"2" {weight = dense<4.0> : tensor<1x1xf32>}
+    }
+    ```
+  }];
+  let options = [
+    Option<"layer", "layer", "std::string", "", "dotted path of the Linear or convolution to prune">,
+    Option<"keep", "keep", "int64_t", "0", "units to keep (1 .. out_features - 1)">,
   ];
 }
 

@@ -14,13 +14,36 @@
 
 namespace mlir::nnx {
 
+/// How widen initializes the new units.
+enum class WidenInit {
+  /// Net2Net: new units copy chosen old ones, the consumer's columns of every
+  /// replicated unit are divided by its replication count.
+  Copy,
+  /// Gesmundo & Maile: new units copy chosen old ones, their consumer
+  /// columns are zero and the old columns are kept.
+  Zero,
+};
+
+/// Parses "copy" / "zero".
+std::optional<WidenInit> parseWidenInit(llvm::StringRef name);
+
 /// Net2WiderNet: grows the Linear (out_features) or convolution
 /// (out_channels) at `layer` to `width` units, replicating units chosen by
-/// std::mt19937_64(`seed`), and rescales the consumer's incoming columns so
-/// the forward output is unchanged. `throughBatchNorm` lets a convolution's
-/// chain pass eval-mode batch norms, whose statistics follow the units.
+/// std::mt19937_64(`seed`), and rescales the consumer's incoming columns (or,
+/// with WidenInit::Zero, zeroes the new ones) so the forward output is
+/// unchanged. `throughBatchNorm` lets a convolution's chain pass eval-mode
+/// batch norms, whose statistics follow the units. A Linear in a custom
+/// module is proven on its forward (findForwardConsumer), siblings included.
 LogicalResult widen(ModelOp model, llvm::StringRef layer, int64_t width,
-                    uint64_t seed = 0, bool throughBatchNorm = false);
+                    uint64_t seed = 0, bool throughBatchNorm = false,
+                    WidenInit init = WidenInit::Copy);
+
+/// Structured pruning: keeps the `keep` units of the Linear or convolution
+/// at `layer` with the largest importance (the product of the L2 norms of
+/// each unit's rows in the target and its siblings and of its consumer
+/// columns), in their order, and the consumer's matching columns. Found as
+/// widen finds its consumer. Chain-preserving, not function-preserving.
+LogicalResult prune(ModelOp model, llvm::StringRef layer, int64_t keep);
 
 /// Net2DeeperNet: inserts an identity-initialized Linear and a ReLU after the
 /// ReLU site at `after` (a sequential's ReLU, or a feed_fwd's `layers.i`).

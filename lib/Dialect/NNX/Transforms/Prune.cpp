@@ -1,0 +1,108 @@
+//===- Prune.cpp - keep a layer's most important units ----------*- C++ -*-===//
+#include "UnitEdit.h"
+
+#include "nnx/Dialect/NNX/Transforms/Passes.h"
+#include "nnx/Dialect/NNX/Transforms/Surgery.h"
+
+#include <cmath>
+#include <numeric>
+
+namespace mlir::nnx {
+#define GEN_PASS_DEF_NNXPRUNEPASS
+#include "nnx/Dialect/NNX/Transforms/Passes.h.inc"
+} // namespace mlir::nnx
+
+using namespace mlir;
+using namespace mlir::nnx;
+using namespace mlir::nnx::surgery;
+
+static constexpr llvm::StringLiteral kPass = "nnx-prune";
+
+/// The importance of each of the plan's `units`: the product over the
+/// target's and siblings' tensors (dim 0 = units) and the consumer (dim 1 =
+/// units x block) of the L2 norm of the unit's entries.
+static std::vector<double> importance(const UnitPlan &plan, int64_t units) {
+  std::vector<double> score(units, 1.0);
+  auto multiply = [&](const std::vector<double> &sumsq) {
+    for (int64_t j = 0; j < units; ++j)
+      score[j] *= std::sqrt(sumsq[j]);
+  };
+  // The rows tensors of the target and its siblings, grouped per module.
+  for (size_t i = 0; i < plan.rows.size();) {
+    Operation *op = plan.rows[i].op;
+    std::vector<double> sumsq(units, 0.0);
+    for (; i < plan.rows.size() && plan.rows[i].op == op; ++i) {
+      const std::vector<double> &v = plan.rows[i].values;
+      int64_t per = v.size() / units;
+      for (int64_t j = 0; j < units; ++j)
+        for (int64_t k = 0; k < per; ++k)
+          sumsq[j] += v[j * per + k] * v[j * per + k];
+    }
+    multiply(sumsq);
+  }
+  const std::vector<double> &c = plan.consumer.values;
+  int64_t block = plan.chain.columnsPerUnit;
+  int64_t cols = units * block, down = c.size() / cols;
+  std::vector<double> sumsq(units, 0.0);
+  for (int64_t r = 0; r < down; ++r)
+    for (int64_t j = 0; j < units; ++j)
+      for (int64_t k = 0; k < block; ++k) {
+        double x = c[r * cols + j * block + k];
+        sumsq[j] += x * x;
+      }
+  multiply(sumsq);
+  return score;
+}
+
+/// The `keep` units of largest score (ties: the lower index), in order.
+static UnitMap keepUnits(const std::vector<double> &score, int64_t keep) {
+  std::vector<int64_t> order(score.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return score[a] > score[b]; });
+  order.resize(keep);
+  llvm::sort(order);
+  return UnitMap{order, std::vector<int64_t>(score.size(), 1)};
+}
+
+LogicalResult mlir::nnx::prune(ModelOp model, StringRef layer, int64_t keep) {
+  if (failed(refuseRecipeModel(model, kPass)))
+    return failure();
+  FailureOr<Operation *> slot = lookupSlot(model, layer, kPass, "layer");
+  if (failed(slot))
+    return failure();
+  if (auto alias = dyn_cast<AliasOp>(*slot))
+    return refuseAliasSlot(alias, kPass, "target");
+  Operation *target = *slot;
+  if (failed(checkUnitTarget(target, kPass)))
+    return failure();
+  int64_t units = getUnitCount(target);
+  if (keep < 1 || keep >= units)
+    return refuse(target, kPass, "target")
+           << "has "
+           << (isa<ConvLayerOpInterface>(target) ? "out_channels"
+                                                 : "out_features")
+           << " = " << units << "; option keep=" << keep << " must be in 1.."
+           << units - 1;
+  FailureOr<ConsumerChain> chain = findUnitConsumer(target, false, kPass);
+  if (failed(chain))
+    return failure();
+  FailureOr<UnitPlan> plan =
+      planUnitEdit(target, keep, std::move(*chain), kPass,
+                   "option keep=" + std::to_string(keep));
+  if (failed(plan))
+    return failure();
+  applyUnitEdit(*plan, keepUnits(importance(*plan, units), keep),
+                ConsumerColumns::Rescale);
+  return success();
+}
+
+namespace {
+struct NNXPrunePass : public mlir::nnx::impl::NNXPrunePassBase<NNXPrunePass> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (failed(prune(getOperation(), layer, keep)))
+      signalPassFailure();
+  }
+};
+} // namespace
