@@ -85,17 +85,6 @@ static Operation *createIdentity(OpBuilder &b, Location loc, StringRef key,
                                       rank, plan.elementType);
 }
 
-/// Renames every child after `slot` of a positional container from key k to
-/// k + shift (last first, so keys never collide).
-static void shiftPositionalKeys(Operation *slot, int64_t shift) {
-  SmallVector<Operation *> later;
-  for (Operation *op = slot->getNextNode(); op; op = op->getNextNode())
-    later.push_back(op);
-  int64_t first = positionInBlock(slot) + 1;
-  for (int64_t i = later.size() - 1; i >= 0; --i)
-    SymbolTable::setSymbolName(later[i], positionalKey(first + i + shift));
-}
-
 /// Refuses a site of `net` (layer `i`) whose activation is not a ReLU.
 static LogicalResult checkReluSite(StockNetOpInterface net, Operation *slot,
                                    unsigned i) {

@@ -76,7 +76,96 @@ static LogicalResult checkKeepsShape(Operation *op, Operation *module) {
   return result;
 }
 
-LogicalResult mlir::nnx::dropLayer(ModelOp model, StringRef layer) {
+/// Refuses `op` if anything outside its subtree reaches into it, or (for
+/// an identity, `!remove`) if a call of its slot passes types an identity
+/// cannot return.
+static LogicalResult checkReferences(ModelOp model, Operation *op,
+                                     bool remove) {
+  Operation *reaching = nullptr, *reached = nullptr;
+  CallOp badCall;
+  model.walk([&](Operation *user) {
+    if (reaching || badCall)
+      return;
+    if (auto call = dyn_cast<CallOp>(user)) {
+      if (!remove && call.lookupCalleeSlot() == op &&
+          (call.getNumOperands() != 1 || call.getNumResults() != 1 ||
+           call.getOperand(0).getType() != call.getResult(0).getType())) {
+        badCall = call;
+        return;
+      }
+    }
+    if (isa<AliasOp>(op))
+      return;
+    Operation *target = nullptr;
+    if (auto alias = dyn_cast<AliasOp>(user))
+      target = resolveAlias(alias);
+    else if (auto call = dyn_cast<CallOp>(user))
+      target = call.resolveCalleeModule();
+    if (target && target != op && op->isProperAncestor(target) &&
+        !op->isAncestor(user)) {
+      reaching = user;
+      reached = target;
+    }
+  });
+  if (badCall) {
+    InFlightDiagnostic diag = refuse(op, kPass, "layer")
+                              << "is called with types an identity cannot "
+                                 "produce";
+    diag.attachNote(badCall.getLoc()) << "call is here";
+    return diag;
+  }
+  if (reaching) {
+    InFlightDiagnostic diag = refuse(op, kPass, "layer")
+                              << "contains '" << getDisplayPath(reached)
+                              << "', which is referenced from outside it";
+    diag.attachNote(reaching->getLoc()) << "reference is here";
+    return diag;
+  }
+  return success();
+}
+
+/// Option `remove`: takes block `op` out of its positional module_list, the
+/// later blocks one key down, its call out of the chain (its first result
+/// replaced by its first input).
+static LogicalResult removeFromList(Operation *op) {
+  auto list = dyn_cast<ModuleListOp>(op->getParentOp());
+  if (!list || getStockNetOf(op) || isa<AliasOp>(op))
+    return refuse(op, kPass, "layer")
+           << "is not a block of a plain 'nnx.module_list': option "
+              "remove=true takes a block out of a list (a stock net keeps "
+              "its slots; drop it without remove)";
+  FailureOr<CallOp> call = getOnlyCall(op, kPass, "layer");
+  if (failed(call))
+    return failure();
+  if (call->getNumOperands() == 0 || call->getNumResults() == 0 ||
+      call->getResult(0).getType() != call->getOperand(0).getType()) {
+    InFlightDiagnostic diag = refuse(op, kPass, "layer")
+                              << "does not return a value of its first "
+                                 "input's type: the chain cannot skip it";
+    diag.attachNote(call->getLoc()) << "call is here";
+    return diag;
+  }
+  for (OpResult r : call->getResults().drop_front())
+    if (!r.use_empty()) {
+      InFlightDiagnostic diag =
+          refuse(op, kPass, "layer")
+          << "has result " << r.getResultNumber()
+          << " used: nothing can stand in for it once the block is gone";
+      diag.attachNote(r.getUses().begin()->getOwner()->getLoc())
+          << "use is here";
+      return diag;
+    }
+  (*call)->getResult(0).replaceAllUsesWith(call->getOperand(0));
+  (*call)->erase();
+  ReferenceSnapshot refs(getParentModel(op));
+  shiftPositionalKeys(op, -1);
+  op->erase();
+  refs.retarget();
+  return success();
+}
+
+LogicalResult mlir::nnx::dropLayer(ModelOp model, StringRef layer,
+                                   bool remove) {
   if (failed(refuseRecipeModel(model, kPass)))
     return failure();
   FailureOr<Operation *> slot = lookupSlot(model, layer, kPass, "layer");
@@ -111,49 +200,10 @@ LogicalResult mlir::nnx::dropLayer(ModelOp model, StringRef layer) {
     if (failed(checkRefusable(op, Aliases, kPass, "layer")))
       return failure();
   }
-  // Nothing else may reach into the subtree that is about to go, and every
-  // call of this slot must accept the identity's types.
-  Operation *reaching = nullptr, *reached = nullptr;
-  CallOp badCall;
-  model.walk([&](Operation *user) {
-    if (reaching || badCall)
-      return;
-    if (auto call = dyn_cast<CallOp>(user)) {
-      if (call.lookupCalleeSlot() == op &&
-          (call.getNumOperands() != 1 || call.getNumResults() != 1 ||
-           call.getOperand(0).getType() != call.getResult(0).getType())) {
-        badCall = call;
-        return;
-      }
-    }
-    if (isa<AliasOp>(op))
-      return;
-    Operation *target = nullptr;
-    if (auto alias = dyn_cast<AliasOp>(user))
-      target = resolveAlias(alias);
-    else if (auto call = dyn_cast<CallOp>(user))
-      target = call.resolveCalleeModule();
-    if (target && target != op && op->isProperAncestor(target) &&
-        !op->isAncestor(user)) {
-      reaching = user;
-      reached = target;
-    }
-  });
-  if (badCall) {
-    InFlightDiagnostic diag = refuse(op, kPass, "layer")
-                              << "is called with types an identity cannot "
-                                 "produce";
-    diag.attachNote(badCall.getLoc()) << "call is here";
-    return diag;
-  }
-  if (reaching) {
-    InFlightDiagnostic diag = refuse(op, kPass, "layer")
-                              << "contains '" << getDisplayPath(reached)
-                              << "', which is referenced from outside it";
-    diag.attachNote(reaching->getLoc()) << "reference is here";
-    return diag;
-  }
-
+  if (failed(checkReferences(model, op, remove)))
+    return failure();
+  if (remove)
+    return removeFromList(op);
   OpBuilder b(op);
   bool train = module.getTrain();
   IdentityOp::create(b, op->getLoc(), SymbolTable::getSymbolName(op).getValue(),
@@ -167,7 +217,7 @@ struct NNXDropLayerPass
     : public mlir::nnx::impl::NNXDropLayerPassBase<NNXDropLayerPass> {
   using Base::Base;
   void runOnOperation() override {
-    if (failed(dropLayer(getOperation(), layer)))
+    if (failed(dropLayer(getOperation(), layer, remove)))
       signalPassFailure();
   }
 };

@@ -320,6 +320,24 @@ int64_t surgery::positionInBlock(Operation *op) {
 
 std::string surgery::positionalKey(int64_t i) { return std::to_string(i); }
 
+void surgery::shiftPositionalKeys(Operation *slot, int64_t shift) {
+  SmallVector<Operation *> later;
+  for (Operation *op = slot->getNextNode(); op; op = op->getNextNode())
+    later.push_back(op);
+  int64_t first = positionInBlock(slot) + 1;
+  auto rename = [&](int64_t i) {
+    SymbolTable::setSymbolName(later[i], positionalKey(first + i + shift));
+  };
+  // Growing keys are renamed last first, shrinking ones first first, so
+  // that keys never collide.
+  if (shift > 0)
+    for (int64_t i = later.size() - 1; i >= 0; --i)
+      rename(i);
+  else
+    for (int64_t i = 0, e = later.size(); i < e; ++i)
+      rename(i);
+}
+
 StockNetOpInterface surgery::getStockNetOf(Operation *slot) {
   Operation *list = slot->getParentOp();
   if (!isa_and_nonnull<ModuleListOp>(list))

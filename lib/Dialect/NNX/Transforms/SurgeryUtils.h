@@ -193,6 +193,24 @@ int64_t positionInBlock(Operation *op);
 /// A positional key for index `i`.
 std::string positionalKey(int64_t i);
 
+/// Renames every child after `slot` of a positional container from key k to
+/// k + shift (in an order where keys never collide).
+void shiftPositionalKeys(Operation *slot, int64_t shift);
+
+/// The Linears that end the residual branches of `block`'s forward (result
+/// 0 as the block's input plus branch terms, through `nnx.fn.add`s and the
+/// forwards of custom modules; each branch followed back through dropout,
+/// reshapes and products to a Linear of the block): attention's and the
+/// MLP's output projections. Refuses a branch that ends in no such Linear.
+FailureOr<llvm::SmallVector<LinearOp>>
+findBranchProjections(CustomModuleOp block, llvm::StringRef pass);
+
+/// True when `block`'s forward returns exactly its first input (result 0)
+/// once the weights and biases of `zeroed` are zero: the forward evaluated
+/// on {Zero, Input, Other}, through the forwards of custom modules.
+bool isIdentityWithZeroed(CustomModuleOp block,
+                          llvm::ArrayRef<LinearOp> zeroed);
+
 /// The stock net (`nnx.feed_fwd`, `nnx.conv_nn`) one of whose layer lists
 /// holds `slot`, or null.
 StockNetOpInterface getStockNetOf(Operation *slot);

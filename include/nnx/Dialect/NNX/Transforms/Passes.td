@@ -255,6 +255,42 @@ def NNXDeepenPass : NNX_Pass<"nnx-deepen", "::mlir::nnx::ModelOp"> {
   ];
 }
 
+def NNXInsertBlockPass : NNX_Pass<"nnx-insert-block", "::mlir::nnx::ModelOp"> {
+  let summary = "Insert an identity copy of a residual block (function-preserving)";
+  let description = [{
+    Copies block `after` (an `nnx.module` in an `nnx.module_list`, e.g.
+    `model.layers.3`) right after itself and zeroes the weights and biases
+    of the Linears that end its residual branches (attention's output
+    projection, the MLP's down projection), so that the copy computes
+    `x + 0 + 0 = x` and the model's output is unchanged (Gesmundo & Maile
+    2023, layer addition). Later blocks shift by one key (`3` becomes `4`),
+    the parent's forward calls the copy right after the block with the same
+    other inputs, and every call and alias follows its module. The copy
+    keeps the block's trained norms and input projections, is trainable and
+    takes the list's mode.
+
+    The proof, checked before anything changes: the branches are found by
+    walking back from the forward's first result through the residual
+    `nnx.fn.add`s (entering custom modules' forwards, e.g. BLOOM's
+    `dropout_add`); each branch is followed through dropout, reshapes and
+    products (a zero factor keeps it zero) to a Linear of the block. Then
+    the forward is evaluated on the lattice {Zero, Input, Other} with those
+    Linears zero - sums with zero keep the input, products and reshapes of
+    zero stay zero, a bias-free norm (RMSNorm, Gemma-2's post-norms) of zero
+    is zero - and must return Input.
+
+    Refused: a slot that is not a custom module in a positional
+    `nnx.module_list` (a stock net's layers grow with `nnx-deepen`); a block
+    or list with hooks; a block run by no call or by several; a block whose
+    first result does not have its first input's type; a branch that ends
+    in no Linear of the block; a forward the lattice does not prove the
+    identity (e.g. a LayerNorm with a bias after a branch).
+  }];
+  let options = [
+    Option<"after", "after", "std::string", "", "dotted path of the block to copy (e.g. model.layers.3)">,
+  ];
+}
+
 def NNXDropLayerPass : NNX_Pass<"nnx-drop-layer", "::mlir::nnx::ModelOp"> {
   let summary = "Replace a module by identity (chain-preserving)";
   let description = [{
@@ -281,6 +317,16 @@ def NNXDropLayerPass : NNX_Pass<"nnx-drop-layer", "::mlir::nnx::ModelOp"> {
     aliases or `nnx.call`s reach into; a slot called with types an identity
     cannot produce.
 
+    With `remove=true`, a block of a plain positional `nnx.module_list`
+    (a transformer's `layers.N`) is taken out instead: its only call leaves
+    the parent's forward (its first result replaced by its first input, so
+    the residual stream skips it), the later blocks shift one key down (the
+    seed's positional rule: `layers.3` becomes `layers.2`) and every call
+    and alias follows its module. Refused as well: a slot that is not a
+    block of a plain list, a block run by no call or several, one whose
+    first result does not have its first input's type, and one whose other
+    results are used.
+
     Before (`--nnx-drop-layer="layer=1"`):
     ```mlir
     nnx.sequential @net keying = positional {
@@ -300,6 +346,8 @@ def NNXDropLayerPass : NNX_Pass<"nnx-drop-layer", "::mlir::nnx::ModelOp"> {
   }];
   let options = [
     Option<"layer", "layer", "std::string", "", "dotted path of the module to drop">,
+    Option<"remove", "remove", "bool", "false",
+           "take a block out of its nnx.module_list (later keys shift down, the chain skips its call) instead of an identity">,
   ];
 }
 

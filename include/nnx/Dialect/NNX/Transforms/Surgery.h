@@ -52,8 +52,18 @@ LogicalResult prune(ModelOp model, llvm::StringRef layer, int64_t keep);
 LogicalResult deepen(ModelOp model, llvm::StringRef after,
                      int64_t kernelSize = 0);
 
-/// Replaces the module at `layer` by an `nnx.identity` (chain-preserving).
-LogicalResult dropLayer(ModelOp model, llvm::StringRef layer);
+/// Inserts after block `after` of an `nnx.module_list` a copy of it whose
+/// residual branches end in zero Linears (attention's and the MLP's output
+/// projections), so that it returns its input: `x + 0 + 0 = x`. Later
+/// blocks shift by one key; the parent's forward calls the copy right after
+/// the block. The copy is trainable and in the list's mode.
+LogicalResult insertBlock(ModelOp model, llvm::StringRef after);
+
+/// Replaces the module at `layer` by an `nnx.identity` (chain-preserving);
+/// with `remove`, takes a block out of its `nnx.module_list` instead, the
+/// later blocks one key down and the chain skipping its call.
+LogicalResult dropLayer(ModelOp model, llvm::StringRef layer,
+                        bool remove = false);
 
 /// Replaces the Linear at `layer` by its rank-`rank` SVD factorization, a
 /// positional sequential of two Linears.
