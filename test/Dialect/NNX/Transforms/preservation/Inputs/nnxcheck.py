@@ -7,7 +7,7 @@ tolerance (never relaxed). Also generates random nets for the property test.
 CLI (one lit RUN line per check):
   nnxcheck.py --opt nnx-opt --run nnx-run MODEL.mlir \
       --edit "nnx-widen{layer=0 width=16 seed=3}" [--edit ...] \
-      [--ids-below N] [--seed S] [--batch B]
+      [--ids-below N] [--seed S] [--batch B] [--seq L]
 Every --edit is a textual pass pipeline on nnx.model (one or more passes,
 comma-separated), run as one nnx-opt invocation; edits apply in order.
 """
@@ -37,14 +37,17 @@ def model_inputs(text):
         dims, elt = parts[:-1], parts[-1]
         if not dims or dims[0] != "?":
             raise SystemExit("expected a dynamic batch dimension in " + t)
-        out.append(([int(d) for d in dims[1:]], elt))
+        out.append(([None if d == "?" else int(d) for d in dims[1:]], elt))
     return out
 
 
-def make_inputs(text, rng, batch, ids_below):
+def make_inputs(text, rng, batch, ids_below, seq=None):
+    """Random inputs; a dynamic dim after the batch (a sequence) is `seq`."""
     arrays = []
     for tail, elt in model_inputs(text):
-        shape = [batch] + tail
+        if None in tail and seq is None:
+            raise SystemExit("a dynamic dim after the batch: pass --seq L")
+        shape = [batch] + [seq if d is None else d for d in tail]
         if elt.startswith("i"):
             if ids_below is None:
                 raise SystemExit("integer input: pass --ids-below N")
@@ -92,7 +95,7 @@ def apply_edits(nnx_opt, model_path, edits, workdir, tag="edited"):
 
 
 def check_preserved(nnx_opt, nnx_run, model_path, edits, seed=0, batch=7,
-                    ids_below=None, workdir=None, what=None):
+                    ids_below=None, workdir=None, what=None, seq=None):
     """Asserts that `edits` preserve the forward of `model_path`."""
     own = workdir is None
     if own:
@@ -101,7 +104,7 @@ def check_preserved(nnx_opt, nnx_run, model_path, edits, seed=0, batch=7,
     with open(model_path) as f:
         text = f.read()
     rng = np.random.default_rng(seed)
-    inputs = make_inputs(text, rng, batch, ids_below)
+    inputs = make_inputs(text, rng, batch, ids_below, seq)
     before = forward(nnx_run, model_path, inputs, workdir, "before")
     edited = apply_edits(nnx_opt, model_path, edits, workdir)
     with open(edited) as f:
@@ -228,9 +231,11 @@ def main(argv):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--batch", type=int, default=7)
     ap.add_argument("--ids-below", type=int)
+    ap.add_argument("--seq", type=int,
+                    help="size of the dynamic dims after the batch")
     a = ap.parse_args(argv)
     err = check_preserved(a.opt, a.run, a.model, a.edit, seed=a.seed,
-                          batch=a.batch, ids_below=a.ids_below)
+                          batch=a.batch, ids_below=a.ids_below, seq=a.seq)
     print("preserved: max |difference| = %.3g" % err)
 
 
