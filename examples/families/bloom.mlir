@@ -6,7 +6,7 @@ nnx.model @bloom inputs(tensor<?x?xi64>) {
       nnx.module_list @h {
         nnx.module @"0" class = "BloomBlock" {
           nnx.layer_norm @input_layernorm {normalized_shape = array<i64: 32>, eps = 1.0e-05 : f64, weight = dense_resource<bloom_transformer_h_0_input_layernorm_weight> : tensor<32xf32>, bias = dense_resource<bloom_transformer_h_0_input_layernorm_bias> : tensor<32xf32>}
-          nnx.module @self_attention class = "BloomAttention" attributes {state = {slopes = dense_resource<bloom_transformer_h_0_self_attention_slopes> : tensor<4xf32>}} {
+          nnx.module @self_attention class = "BloomAttention" attributes {state = {slopes = dense_resource<bloom_transformer_h_0_self_attention_slopes> : tensor<4xf32>}, nnx.buffers = ["slopes"]} {
             nnx.linear @query_key_value {weight = dense_resource<bloom_transformer_h_0_self_attention_query_key_value_weight> : tensor<96x32xf32>, bias = dense_resource<bloom_transformer_h_0_self_attention_query_key_value_bias> : tensor<96xf32>}
             nnx.linear @dense {weight = dense_resource<bloom_transformer_h_0_self_attention_dense_weight> : tensor<32x32xf32>, bias = dense_resource<bloom_transformer_h_0_self_attention_dense_bias> : tensor<32xf32>}
             nnx.dropout @attention_dropout {p = 0.0 : f64}
@@ -99,7 +99,7 @@ nnx.model @bloom inputs(tensor<?x?xi64>) {
         }
         nnx.module @"1" class = "BloomBlock" {
           nnx.layer_norm @input_layernorm {normalized_shape = array<i64: 32>, eps = 1.0e-05 : f64, weight = dense_resource<bloom_transformer_h_1_input_layernorm_weight> : tensor<32xf32>, bias = dense_resource<bloom_transformer_h_1_input_layernorm_bias> : tensor<32xf32>}
-          nnx.module @self_attention class = "BloomAttention" attributes {state = {slopes = dense_resource<bloom_transformer_h_1_self_attention_slopes> : tensor<4xf32>}} {
+          nnx.module @self_attention class = "BloomAttention" attributes {state = {slopes = dense_resource<bloom_transformer_h_1_self_attention_slopes> : tensor<4xf32>}, nnx.buffers = ["slopes"]} {
             nnx.linear @query_key_value {weight = dense_resource<bloom_transformer_h_1_self_attention_query_key_value_weight> : tensor<96x32xf32>, bias = dense_resource<bloom_transformer_h_1_self_attention_query_key_value_bias> : tensor<96xf32>}
             nnx.linear @dense {weight = dense_resource<bloom_transformer_h_1_self_attention_dense_weight> : tensor<32x32xf32>, bias = dense_resource<bloom_transformer_h_1_self_attention_dense_bias> : tensor<32xf32>}
             nnx.dropout @attention_dropout {p = 0.0 : f64}

@@ -10,7 +10,7 @@ nnx.model @cohere inputs(tensor<?x?xi64>) {
             nnx.linear @k_proj {weight = dense_resource<cohere_model_layers_0_self_attn_k_proj_weight> : tensor<16x32xf32>}
             nnx.linear @v_proj {weight = dense_resource<cohere_model_layers_0_self_attn_v_proj_weight> : tensor<16x32xf32>}
             nnx.linear @o_proj {weight = dense_resource<cohere_model_layers_0_self_attn_o_proj_weight> : tensor<32x32xf32>}
-            nnx.module @rotary_emb class = "CohereRotaryEmbedding" attributes {state = {inv_freq = dense_resource<cohere_model_layers_0_self_attn_rotary_emb_inv_freq> : tensor<4xf32>}} {
+            nnx.module @rotary_emb class = "CohereRotaryEmbedding" attributes {state = {inv_freq = dense_resource<cohere_model_layers_0_self_attn_rotary_emb_inv_freq> : tensor<4xf32>}, nnx.buffers = ["inv_freq"]} {
               nnx.forward @forward(%x: tensor<?x?x32xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>) {
                 %c1 = arith.constant 1 : index
                 %x_d1 = tensor.dim %x, %c1 : tensor<?x?x32xf32>
@@ -152,7 +152,7 @@ nnx.model @cohere inputs(tensor<?x?xi64>) {
             nnx.linear @k_proj {weight = dense_resource<cohere_model_layers_1_self_attn_k_proj_weight> : tensor<16x32xf32>}
             nnx.linear @v_proj {weight = dense_resource<cohere_model_layers_1_self_attn_v_proj_weight> : tensor<16x32xf32>}
             nnx.linear @o_proj {weight = dense_resource<cohere_model_layers_1_self_attn_o_proj_weight> : tensor<32x32xf32>}
-            nnx.module @rotary_emb class = "CohereRotaryEmbedding" attributes {state = {inv_freq = dense_resource<cohere_model_layers_1_self_attn_rotary_emb_inv_freq> : tensor<4xf32>}} {
+            nnx.module @rotary_emb class = "CohereRotaryEmbedding" attributes {state = {inv_freq = dense_resource<cohere_model_layers_1_self_attn_rotary_emb_inv_freq> : tensor<4xf32>}, nnx.buffers = ["inv_freq"]} {
               nnx.forward @forward(%x: tensor<?x?x32xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>) {
                 %c1 = arith.constant 1 : index
                 %x_d1 = tensor.dim %x, %c1 : tensor<?x?x32xf32>

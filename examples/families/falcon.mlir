@@ -9,7 +9,7 @@ nnx.model @falcon inputs(tensor<?x?xi64>) {
             nnx.linear @query_key_value {weight = dense_resource<falcon_transformer_h_0_self_attention_query_key_value_weight> : tensor<48x32xf32>}
             nnx.linear @dense {weight = dense_resource<falcon_transformer_h_0_self_attention_dense_weight> : tensor<32x32xf32>}
             nnx.dropout @attention_dropout {p = 0.0 : f64}
-            nnx.module @rotary_emb class = "FalconRotaryEmbedding" attributes {state = {inv_freq = dense_resource<falcon_transformer_h_0_self_attention_rotary_emb_inv_freq> : tensor<4xf32>}} {
+            nnx.module @rotary_emb class = "FalconRotaryEmbedding" attributes {state = {inv_freq = dense_resource<falcon_transformer_h_0_self_attention_rotary_emb_inv_freq> : tensor<4xf32>}, nnx.buffers = ["inv_freq"]} {
               nnx.forward @forward(%x: tensor<?x?x32xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>) {
                 %c1 = arith.constant 1 : index
                 %x_d1 = tensor.dim %x, %c1 : tensor<?x?x32xf32>
@@ -133,7 +133,7 @@ nnx.model @falcon inputs(tensor<?x?xi64>) {
             nnx.linear @query_key_value {weight = dense_resource<falcon_transformer_h_1_self_attention_query_key_value_weight> : tensor<48x32xf32>}
             nnx.linear @dense {weight = dense_resource<falcon_transformer_h_1_self_attention_dense_weight> : tensor<32x32xf32>}
             nnx.dropout @attention_dropout {p = 0.0 : f64}
-            nnx.module @rotary_emb class = "FalconRotaryEmbedding" attributes {state = {inv_freq = dense_resource<falcon_transformer_h_1_self_attention_rotary_emb_inv_freq> : tensor<4xf32>}} {
+            nnx.module @rotary_emb class = "FalconRotaryEmbedding" attributes {state = {inv_freq = dense_resource<falcon_transformer_h_1_self_attention_rotary_emb_inv_freq> : tensor<4xf32>}, nnx.buffers = ["inv_freq"]} {
               nnx.forward @forward(%x: tensor<?x?x32xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>) {
                 %c1 = arith.constant 1 : index
                 %x_d1 = tensor.dim %x, %c1 : tensor<?x?x32xf32>

@@ -24,7 +24,7 @@ nnx.model @gemma2 inputs(tensor<?x?xi64>) {
             nnx.linear @k_proj {weight = dense_resource<gemma2_model_layers_0_self_attn_k_proj_weight> : tensor<32x32xf32>}
             nnx.linear @v_proj {weight = dense_resource<gemma2_model_layers_0_self_attn_v_proj_weight> : tensor<32x32xf32>}
             nnx.linear @o_proj {weight = dense_resource<gemma2_model_layers_0_self_attn_o_proj_weight> : tensor<32x64xf32>}
-            nnx.module @rotary_emb class = "Gemma2RotaryEmbedding" attributes {state = {inv_freq = dense_resource<gemma2_model_layers_0_self_attn_rotary_emb_inv_freq> : tensor<8xf32>}} {
+            nnx.module @rotary_emb class = "Gemma2RotaryEmbedding" attributes {state = {inv_freq = dense_resource<gemma2_model_layers_0_self_attn_rotary_emb_inv_freq> : tensor<8xf32>}, nnx.buffers = ["inv_freq"]} {
               nnx.forward @forward(%x: tensor<?x?x32xf32>) -> (tensor<?x16xf32>, tensor<?x16xf32>) {
                 %c1 = arith.constant 1 : index
                 %x_d1 = tensor.dim %x, %c1 : tensor<?x?x32xf32>
@@ -204,7 +204,7 @@ nnx.model @gemma2 inputs(tensor<?x?xi64>) {
             nnx.linear @k_proj {weight = dense_resource<gemma2_model_layers_1_self_attn_k_proj_weight> : tensor<32x32xf32>}
             nnx.linear @v_proj {weight = dense_resource<gemma2_model_layers_1_self_attn_v_proj_weight> : tensor<32x32xf32>}
             nnx.linear @o_proj {weight = dense_resource<gemma2_model_layers_1_self_attn_o_proj_weight> : tensor<32x64xf32>}
-            nnx.module @rotary_emb class = "Gemma2RotaryEmbedding" attributes {state = {inv_freq = dense_resource<gemma2_model_layers_1_self_attn_rotary_emb_inv_freq> : tensor<8xf32>}} {
+            nnx.module @rotary_emb class = "Gemma2RotaryEmbedding" attributes {state = {inv_freq = dense_resource<gemma2_model_layers_1_self_attn_rotary_emb_inv_freq> : tensor<8xf32>}, nnx.buffers = ["inv_freq"]} {
               nnx.forward @forward(%x: tensor<?x?x32xf32>) -> (tensor<?x16xf32>, tensor<?x16xf32>) {
                 %c1 = arith.constant 1 : index
                 %x_d1 = tensor.dim %x, %c1 : tensor<?x?x32xf32>

@@ -751,6 +751,10 @@ class Exporter:
         if own:
             attrs.append("state = {" + ", ".join(
                 f"{n} = {self._t(m, path, n)}" for n, _ in own) + "}")
+        buffers = [n for n, t in m._buffers.items() if t is not None]
+        if buffers:
+            attrs.append("nnx.buffers = [" + ", ".join(
+                _string(n) for n in buffers) + "]")
 
     def _container(self, lines, ind, head, attrs, children, path):
         pad = "  " * ind

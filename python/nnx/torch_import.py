@@ -15,9 +15,10 @@ forward region (its ``nnx.fn`` ops, the upstream ``arith`` / ``math`` /
 ``tensor`` ops the exporter writes, and ``nnx.call`` of its children),
 which computes what the compiled forward computes.
 
-A custom module's ``state`` tensors become parameters when they are
-floating point and require grad, else buffers: the IR does not record
-which of them were buffers in the original module.
+A custom module's ``state`` tensors become buffers where its
+``nnx.buffers`` list names them (the exporter records PyTorch's ``register_buffer``), and
+parameters otherwise; IR without the list keeps the old rule (floating
+point and requiring grad: a parameter).
 """
 
 import collections
@@ -331,10 +332,15 @@ def _custom(b, node, path):
     root = nn.Module()
     for key, child in b.children(node, path):
         root.add_module(key, child)
+    buffers = node["attributes"].get("nnx.buffers")
     for name in _state_names(b, path):
         value, grad = b.tensor(path, name)
-        if value.is_floating_point() and grad:
-            root.register_parameter(name, nn.Parameter(value))
+        if buffers is not None:
+            parameter = name not in buffers
+        else:  # IR written before `buffers` existed
+            parameter = value.is_floating_point() and grad
+        if parameter:
+            root.register_parameter(name, nn.Parameter(value, grad))
         else:
             root.register_buffer(name, value)
     graph = _Graph(path, forward).build()

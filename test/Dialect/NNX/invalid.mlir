@@ -1409,3 +1409,37 @@ nnx.model @m inputs(tensor<?x3x8x8xf32>) {
     nnx.linear @head {weight = dense<0.1> : tensor<1x5xf32>}
   }
 }
+
+// -----
+
+// `nnx.buffers` names only entries of the container's `state`.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{'nnx.module' op at '<root>': 'nnx.buffers' names "freq", which is not an entry of its 'state'}}
+  nnx.module @rotary class = "Rotary" attributes {state = {inv_freq = dense<0.5> : tensor<2xf32>}, nnx.buffers = ["freq"]} {
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      nnx.return %x : tensor<?x4xf32>
+    }
+  }
+}
+
+// -----
+
+// ... and is a list of strings.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{'nnx.buffers' must be an array of strings}}
+  nnx.module @rotary class = "Rotary" attributes {state = {inv_freq = dense<0.5> : tensor<2xf32>}, nnx.buffers = [1]} {
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      nnx.return %x : tensor<?x4xf32>
+    }
+  }
+}
+
+// -----
+
+// ... on a container.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = positional {
+    // expected-error @+1 {{'nnx.buffers' is only for a container's 'state'}}
+    nnx.linear @"0" {weight = dense<1.0> : tensor<4x4xf32>, nnx.buffers = ["weight"]}
+  }
+}

@@ -291,6 +291,20 @@ nnx.model @rms inputs(tensor<?x?x4xf32>) {
   }
 }
 
+// `nnx.buffers` marks which `state` entries are buffers (register_buffer):
+// the others are parameters, and only they are counted.
+// CHECK-LABEL: nnx.model @rope
+// CHECK:         nnx.module @rotary class = "Rotary" attributes {nnx.buffers = ["inv_freq"], state = {inv_freq = dense<5.000000e-01> : tensor<2xf32>, scale = dense<1.000000e+00> : tensor<4xf32>}}
+nnx.model @rope inputs(tensor<?x4xf32>) {
+  nnx.module @rotary class = "Rotary" attributes {state = {inv_freq = dense<0.5> : tensor<2xf32>, scale = dense<1.0> : tensor<4xf32>}, nnx.buffers = ["inv_freq"]} {
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      %s = nnx.state "scale" : tensor<4xf32>
+      %y = nnx.fn.mul %x, %s : tensor<?x4xf32>, tensor<4xf32> -> tensor<?x4xf32>
+      nnx.return %y : tensor<?x4xf32>
+    }
+  }
+}
+
 // A module_dict (nn.ModuleDict) keyed by names, holding a module_list and an
 // alias; the owner's forward calls its children by path.
 // CHECK-LABEL: nnx.model @gpt inputs(tensor<?x3xi64>)

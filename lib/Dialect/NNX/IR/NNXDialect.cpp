@@ -220,7 +220,8 @@ LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
   if (name == kProbesAttrName)
     return verifyArrayOf<ProbeAttr>(op, attr, "#nnx.probe");
   if (name == kKwargsAttrName || name == kReadProbesAttrName ||
-      name == kWriteProbesAttrName || name == kParameterNamesAttrName)
+      name == kWriteProbesAttrName || name == kParameterNamesAttrName ||
+      name == kBuffersAttrName)
     return verifyArrayOf<StringAttr>(op, attr, "strings");
   if (name == kParameterLayoutsAttrName)
     return verifyParameterLayouts(op, attr);
@@ -256,5 +257,5 @@ LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
             "nnx.write_probes, nnx.parameters, "
             "nnx.parameter_names, nnx.weights, "
             "nnx.parameter_layouts, nnx.index_checks, nnx.base, "
-            "nnx.recipe)";
+            "nnx.recipe, nnx.buffers)";
 }

@@ -66,6 +66,18 @@ LogicalResult mlir::nnx::detail::verifyModuleOpInterface(Operation *op) {
     }
     return success();
   };
+  if (auto buffers = op->getAttrOfType<ArrayAttr>(kBuffersAttrName)) {
+    if (!op->hasTrait<OpTrait::SymbolTable>())
+      return emitModuleError(op) << "'" << kBuffersAttrName
+                                 << "' is only for a container's 'state'";
+    auto state = op->getAttrOfType<DictionaryAttr>("state");
+    for (Attribute a : buffers) {
+      auto name = dyn_cast<StringAttr>(a);
+      if (!name || !state || !state.get(name))
+        return emitModuleError(op) << "'" << kBuffersAttrName << "' names " << a
+                                   << ", which is not an entry of its 'state'";
+    }
+  }
   if (failed(checkKeys(m.getRequiresGradAttr(), "requires_grad")) ||
       failed(checkKeys(m.getParametrizationsAttr(), "parametrizations")))
     return failure();
@@ -91,7 +103,8 @@ LogicalResult mlir::nnx::detail::verifyModuleOpInterface(Operation *op) {
   for (StringRef name : names)
     if (ElementsAttr t = m.getTensor(name))
       if (auto type = dyn_cast<ShapedType>(t.getType());
-          type && type.hasStaticShape() && !getStoredByteSize(type))
+          type && type.hasStaticShape() &&
+          type.getElementType().isIntOrFloat() && !getStoredByteSize(type))
         return emitModuleError(op)
                << "tensor '" << name << "' of type " << type
                << " holds more bytes than 64 bits can count";
@@ -293,9 +306,37 @@ LogicalResult ModelOp::verifyRegions() {
 // Containers
 //===----------------------------------------------------------------------===//
 
+/// The `state` entries of a container that `buffers` names (buffers) or
+/// does not name (parameters).
+static SmallVector<StringRef> stateNames(DictionaryAttr state,
+                                         ArrayAttr buffers, bool wantBuffers) {
+  SmallVector<StringRef> names;
+  for (StringRef name : stateNames(state)) {
+    bool isBuffer = buffers && llvm::any_of(buffers, [&](Attribute a) {
+                      auto s = dyn_cast<StringAttr>(a);
+                      return s && s.getValue() == name;
+                    });
+    if (isBuffer == wantBuffers)
+      names.push_back(name);
+  }
+  return names;
+}
+
+/// A container's `nnx.buffers` list, if any.
+static ArrayAttr getBuffersOf(Operation *op) {
+  return op->getAttrOfType<ArrayAttr>(kBuffersAttrName);
+}
+
 #define NNX_CONTAINER_PARAMETER_NAMES(OP)                                      \
   SmallVector<StringRef> OP::getParameterNames() {                             \
-    return stateNames(getStateAttr());                                         \
+    return stateNames(getStateAttr(), getBuffersOf(*this), false);             \
+  }                                                                            \
+  SmallVector<StringRef> OP::getBufferNames() {                                \
+    return stateNames(getStateAttr(), getBuffersOf(*this), true);              \
+  }                                                                            \
+  ElementsAttr OP::getTensor(StringRef name) {                                 \
+    DictionaryAttr state = getStateAttr();                                     \
+    return state ? state.getAs<ElementsAttr>(name) : ElementsAttr();           \
   }
 NNX_CONTAINER_PARAMETER_NAMES(SequentialOp)
 NNX_CONTAINER_PARAMETER_NAMES(FeedFwdOp)

@@ -64,7 +64,10 @@ def NNX_Dialect : Dialect {
     // On an nnx.model: its base descriptor (#nnx.base) and its recipe
     // (#nnx.recipe), docs/Recipes.md.
     "::mlir::Attribute":$base,
-    "::mlir::Attribute":$recipe
+    "::mlir::Attribute":$recipe,
+    // On a container: the entries of its `state` that are buffers
+    // (PyTorch's register_buffer); the others are parameters.
+    "::mlir::ArrayAttr":$buffers
   );
   let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{

@@ -128,6 +128,9 @@ inline constexpr llvm::StringLiteral kBaseAttrName =
     NNXDialect::BaseAttrHelper::getNameStr();
 inline constexpr llvm::StringLiteral kRecipeAttrName =
     NNXDialect::RecipeAttrHelper::getNameStr();
+/// On a container: the names of its `state` entries that are buffers.
+inline constexpr llvm::StringLiteral kBuffersAttrName =
+    NNXDialect::BuffersAttrHelper::getNameStr();
 /// Labels an op inside a forward region for tracing paths
 /// (`source.<label>.output`): StringAttr, unique within the forward.
 inline constexpr llvm::StringLiteral kSourceAttrName =

@@ -76,9 +76,15 @@ class NNX_LeafOp<string mnemonic, list<string> params = [],
   let extraClassDeclaration = NNX_TensorNames<params, buffers>.decl;
 }
 
+// A container's tensors live in its `state` dictionary; the entries its
+// `nnx.buffers` list names are buffers (PyTorch's `register_buffer`), the
+// others parameters. (A discardable attribute: bytecode written before it
+// existed keeps its layout.)
 defvar NNX_ContainerDecl = [{
     ::llvm::SmallVector<::llvm::StringRef> getParameterNames();
-    ::llvm::SmallVector<::llvm::StringRef> getBufferNames() { return {}; }
+    ::llvm::SmallVector<::llvm::StringRef> getBufferNames();
+    /// The `state` entry `name`, if it is a tensor.
+    ::mlir::ElementsAttr getTensor(::llvm::StringRef name);
 }];
 
 // A container: a symbol table of modules, with tensors of its own in `state`.
