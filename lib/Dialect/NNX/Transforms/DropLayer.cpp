@@ -157,10 +157,13 @@ static LogicalResult removeFromList(Operation *op) {
     }
   (*call)->getResult(0).replaceAllUsesWith(call->getOperand(0));
   (*call)->erase();
+  // The snapshot records the calls inside `op` too: erase it only after the
+  // retargeting, under a key no path names.
   ReferenceSnapshot refs(getParentModel(op));
+  SymbolTable::setSymbolName(op, "_nnx_removed");
   shiftPositionalKeys(op, -1);
-  op->erase();
   refs.retarget();
+  op->erase();
   return success();
 }
 

@@ -230,6 +230,12 @@ LogicalResult ForwardWalk::addSibling(Value other, Operation *join) {
   SmallVector<Value> between;
   Value v = other;
   while (Operation *def = v.getDefiningOp()) {
+    // Back on the units' own path (`gelu(h) * tanh(h)`): no sibling.
+    if (values.contains(v)) {
+      for (Value b : between)
+        add(b);
+      return success();
+    }
     auto call = dyn_cast<CallOp>(def);
     Operation *m = call ? call.resolveCalleeModule().getOperation() : nullptr;
     if (!(call ? isElementwiseModule(m) && call->getNumOperands() == 1

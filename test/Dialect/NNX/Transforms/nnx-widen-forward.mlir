@@ -6,6 +6,7 @@
 // RUN: nnx-opt %t/gelu.mlir --nnx-widen="layer=c_fc width=3 seed=0" | FileCheck %s --check-prefix=GELU
 // RUN: nnx-opt %t/swiglu.mlir --nnx-widen="layer=gate_proj width=3 seed=0" | FileCheck %s --check-prefix=SWIGLU
 // RUN: nnx-opt %t/swiglu.mlir --nnx-widen="layer=up_proj width=3 seed=0 init=zero" | FileCheck %s --check-prefix=ZERO
+// RUN: nnx-opt %t/selfgate.mlir --nnx-widen="layer=fc width=3" | FileCheck %s --check-prefix=SELFGATE
 // RUN: not nnx-opt %t/gelu.mlir --nnx-widen="layer=c_fc width=3 init=random" 2>&1 | FileCheck %s --check-prefix=BADINIT
 
 // Unit 2 replicates unit 0: its row and bias entry are copies, and unit 0's
@@ -32,6 +33,11 @@
 // ZERO:      nnx.linear @gate_proj {weight = dense<{{\[\[}}1.000000e+00], [2.000000e+00], [1.000000e+00]]> : tensor<3x1xf32>}
 // ZERO-NEXT: nnx.linear @up_proj {weight = dense<{{\[\[}}5.000000e+00], [6.000000e+00], [5.000000e+00]]> : tensor<3x1xf32>}
 // ZERO-NEXT: nnx.linear @down_proj {weight = dense<{{\[\[}}3.000000e+00, 4.000000e+00, 0.000000e+00]]> : tensor<1x3xf32>}
+
+// Two elementwise paths from the same units meet again (a product of two
+// functions of h): no sibling, one region.
+// SELFGATE:      nnx.fn.mul %{{.*}}, %{{.*}} : tensor<?x3xf32>, tensor<?x3xf32> -> tensor<?x3xf32>
+// SELFGATE-NEXT: nnx.call @proj(%{{.*}}) : (tensor<?x3xf32>) -> tensor<?x1xf32>
 
 // BADINIT: error: nnx-widen: option init='random' is not one of 'copy', 'zero'
 
@@ -69,6 +75,24 @@ nnx.model @m inputs(tensor<?x?x1xf32>) {
       %m = nnx.fn.mul %a, %u : tensor<?x?x2xf32>, tensor<?x?x2xf32> -> tensor<?x?x2xf32>
       %y = nnx.call @down_proj(%m) : (tensor<?x?x2xf32>) -> tensor<?x?x1xf32>
       nnx.return %y : tensor<?x?x1xf32>
+    }
+  }
+}
+
+//--- selfgate.mlir
+nnx.model @m inputs(tensor<?x1xf32>) {
+  nnx.module @net class = "SelfGated" {
+    nnx.linear @fc {weight = dense<[[1.0], [2.0]]> : tensor<2x1xf32>}
+    nnx.linear @proj {weight = dense<[[3.0, 4.0]]> : tensor<1x2xf32>}
+    nnx.forward @forward(%x: tensor<?x1xf32>) -> tensor<?x1xf32> {
+      %h = nnx.call @fc(%x) : (tensor<?x1xf32>) -> tensor<?x2xf32>
+      %a = nnx.fn.gelu %h : tensor<?x2xf32>
+      %a2 = math.tanh %a : tensor<?x2xf32>
+      %b = nnx.fn.sigmoid %h : tensor<?x2xf32>
+      %b2 = math.exp %b : tensor<?x2xf32>
+      %m = nnx.fn.mul %b2, %a2 : tensor<?x2xf32>, tensor<?x2xf32> -> tensor<?x2xf32>
+      %y = nnx.call @proj(%m) : (tensor<?x2xf32>) -> tensor<?x1xf32>
+      nnx.return %y : tensor<?x1xf32>
     }
   }
 }
