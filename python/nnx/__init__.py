@@ -11,7 +11,8 @@ The public API:
   (:mod:`nnx.torch_export`); :func:`nnx.to_torch` builds a PyTorch module
   back from nnx IR (:mod:`nnx.torch_import`);
 - :mod:`nnx.surgery`: the seed's primitives on ``nn.Module``s (``widen``,
-  ``deepen``, ``drop_layer``, ``low_rank_factorize``, ``expand_embedding``),
+  ``deepen``, ``drop_layer``, ``low_rank_factorize``, ``expand_embedding``)
+  and, for transformers, ``prune``, ``insert_block``, ``remove_block``,
   each run by the compiler's pass, also importable from ``nnx``;
 - :mod:`nnx.transforms`: the seed's recorded recipes (``TransformRecipe``,
   ``lora``, ``low_rank``, ``check_optimizer``), on :mod:`nnx.peft`'s
@@ -53,6 +54,7 @@ _LAZY = {
     "low_rank": "transforms", "check_optimizer": "transforms",
     "widen": "surgery", "deepen": "surgery", "drop_layer": "surgery",
     "low_rank_factorize": "surgery", "expand_embedding": "surgery",
+    "prune": "surgery", "insert_block": "surgery", "remove_block": "surgery",
     "FeedFwdNN": "nets", "ConvNN": "nets",
 }
 

@@ -1,6 +1,7 @@
 """The seed's five model-surgery primitives on ``nn.Module``s, each run by
 the compiler's pass (``nnx-widen``, ``nnx-deepen``, ``nnx-drop-layer``,
-``nnx-low-rank``, ``nnx-expand-embedding``)::
+``nnx-low-rank``, ``nnx-expand-embedding``), and three for transformers
+beyond the seed (``prune``, ``insert_block``, ``remove_block``)::
 
     from nnx.surgery import widen
     new_net = widen(net, layer_name="layers.0", new_width=64)
@@ -46,22 +47,56 @@ from .torch_export import ExportError
 from .torch_import import TensorSource, build_module
 
 __all__ = ["widen", "deepen", "drop_layer", "low_rank_factorize",
-           "expand_embedding"]
+           "expand_embedding", "prune", "insert_block", "remove_block"]
 
 
 # -----------------------------------------------------------------------------
 # The primitives
 # -----------------------------------------------------------------------------
 
-def widen(model, *, layer_name, new_width, rng_seed=0, inputs=None):
+def widen(model, *, layer_name, new_width, rng_seed=0, init="copy",
+          inputs=None):
     """Net2WiderNet: grows ``layer_name``'s out_features (out_channels) to
     ``new_width`` and rescales its consumer's incoming columns; the forward
-    output is preserved (in eval mode when dropout is configured)."""
+    output is preserved (in eval mode when dropout is configured).
+
+    Beyond the seed: a Linear inside a custom module (a transformer's MLP,
+    SwiGLU's ``gate_proj`` with ``up_proj`` in lockstep) is widened where
+    its forward proves the consumer, and ``init="zero"`` keeps the old
+    consumer columns and gives the new units zero ones (Gesmundo & Maile)."""
     _check_name(layer_name, "layer_name")
+    if init not in ("copy", "zero"):
+        raise ValueError(f"init must be 'copy' or 'zero', got {init!r}")
     edit = _Edit(model, inputs)
     edit.run(f"nnx-widen{{layer={layer_name} width={int(new_width)} "
-             f"seed={int(rng_seed)}}}", ValueError)
+             f"seed={int(rng_seed)} init={init}}}", ValueError)
     return edit.result()
+
+
+def prune(model, *, layer_name, keep, inputs=None):
+    """Structured pruning (beyond the seed): keeps the ``keep`` most
+    important units of the Linear (or convolution) ``layer_name`` and its
+    consumer's matching columns, as ``nnx-prune`` chooses them (the product
+    of each unit's row and column L2 norms). Chain-preserving: train
+    afterwards."""
+    _check_name(layer_name, "layer_name")
+    edit = _Edit(model, inputs)
+    edit.run(f"nnx-prune{{layer={layer_name} keep={int(keep)}}}", ValueError)
+    return edit.result()
+
+
+def insert_block(model, *, after, inputs=None):
+    """Inserts after the block ``after`` of an ``nn.ModuleList`` (a
+    transformer's ``model.layers.3``) a copy of it whose residual branches
+    end in zero Linears, as ``nnx-insert-block`` proves: the output is
+    unchanged. The copy is the block's own class (deep-copied), trainable,
+    in the list's mode; the later blocks shift one index. The parent's
+    forward must run the list's blocks in order (``for layer in
+    self.layers``), as the exported forward did."""
+    _check_name(after, "after")
+    edit = _Edit(model, inputs)
+    edit.run(f"nnx-insert-block{{after={after}}}", ValueError)
+    return edit.result(block_inserted_after=after)
 
 
 def deepen(model, *, after_layer_name, inputs=None):
@@ -84,6 +119,17 @@ def drop_layer(model, *, layer_name, importance=None, inputs=None):
     edit = _Edit(model, inputs)
     edit.run(f"nnx-drop-layer{{layer={layer_name}}}", ValueError)
     return edit.result()
+
+
+def remove_block(model, *, layer_name, inputs=None):
+    """Takes the block ``layer_name`` out of its ``nn.ModuleList`` (beyond
+    the seed, whose ``drop_layer`` leaves an ``nn.Identity`` in the slot),
+    as ``nnx-drop-layer{remove=true}`` does: the later blocks shift one
+    index down. Chain-preserving only."""
+    _check_name(layer_name, "layer_name")
+    edit = _Edit(model, inputs)
+    edit.run(f"nnx-drop-layer{{layer={layer_name} remove=true}}", ValueError)
+    return edit.result(block_removed=layer_name)
 
 
 def low_rank_factorize(linear, *, rank, method="svd"):
@@ -226,13 +272,15 @@ class _Edit(TensorSource):
             raise error_class(message) from None
 
     # -- the result -----------------------------------------------------------
-    def result(self, inserted_after=None):
+    def result(self, inserted_after=None, block_inserted_after=None,
+               block_removed=None):
         # Building a fresh leaf draws its default init from the global RNG,
         # which the caller's must not see.
         with torch.random.fork_rng(devices=[]):
-            return self._result(inserted_after)
+            return self._result(inserted_after, block_inserted_after,
+                                block_removed)
 
-    def _result(self, inserted_after):
+    def _result(self, inserted_after, block_inserted_after, block_removed):
         new = copy.deepcopy(self.model)
         self._root = new
         self.state = self.ir.state_dict(self.model_name)
@@ -240,6 +288,9 @@ class _Edit(TensorSource):
         if inserted_after is not None:
             new = self._insert_after(new, inserted_after)
             self._root = new
+        if block_inserted_after is not None or block_removed is not None:
+            self._edit_list(new, block_inserted_after or block_removed,
+                            insert=block_inserted_after is not None)
         self._synced = {}
         return self._sync(new, "")
 
@@ -335,6 +386,26 @@ class _Edit(TensorSource):
         if new != p:
             object.__setattr__(net, "_params", new)
             net._set_activations()
+
+    @staticmethod
+    def _edit_list(new, path, insert):
+        """Mirrors nnx-insert-block (a deep copy of the block at `path`
+        after it, in the list's mode) or nnx-drop-layer{remove} (the block
+        taken out) on the copy `new`'s ModuleList; the sync then reads the
+        copy's tensors and flags from the IR."""
+        parent_path, _, key = path.rpartition(".")
+        container = new.get_submodule(parent_path) if parent_path else new
+        if not isinstance(container, nn.ModuleList):
+            raise ValueError(f"'{parent_path}' is a "
+                             f"{type(container).__name__}, not an "
+                             "nn.ModuleList")
+        index = int(key)
+        if insert:
+            block = copy.deepcopy(container[index])
+            block.train(container.training)
+            container.insert(index + 1, block)
+        else:
+            del container[index]
 
     def _insert_after(self, new, site):
         """Adds the modules nnx-deepen inserted after `site` to the copy `new`
