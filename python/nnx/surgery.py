@@ -34,7 +34,11 @@ recorded.
 
 import collections
 import copy
+import os
 import re
+import tempfile
+
+import numpy as np
 
 import torch
 from torch import nn
@@ -73,15 +77,25 @@ def widen(model, *, layer_name, new_width, rng_seed=0, init="copy",
     return edit.result()
 
 
-def prune(model, *, layer_name, keep, inputs=None):
+def prune(model, *, layer_name, keep, importance=None, inputs=None):
     """Structured pruning (beyond the seed): keeps the ``keep`` most
     important units of the Linear (or convolution) ``layer_name`` and its
-    consumer's matching columns, as ``nnx-prune`` chooses them (the product
-    of each unit's row and column L2 norms). Chain-preserving: train
-    afterwards."""
+    consumer's matching columns, as ``nnx-prune`` chooses them: by the
+    product of each unit's row and column L2 norms, or by ``importance``,
+    one score per unit (a sequence, array or tensor). Chain-preserving:
+    train afterwards."""
     _check_name(layer_name, "layer_name")
     edit = _Edit(model, inputs)
-    edit.run(f"nnx-prune{{layer={layer_name} keep={int(keep)}}}", ValueError)
+    option = ""
+    with tempfile.TemporaryDirectory() as tmp:
+        if importance is not None:
+            if isinstance(importance, torch.Tensor):
+                importance = importance.detach().cpu().numpy()
+            path = os.path.join(tmp, "importance.npy")
+            np.save(path, np.asarray(importance, dtype=np.float64))
+            option = f" importance={path}"
+        edit.run(f"nnx-prune{{layer={layer_name} keep={int(keep)}{option}}}",
+                 ValueError)
     return edit.result()
 
 

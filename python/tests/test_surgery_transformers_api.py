@@ -110,6 +110,19 @@ def test_prune_swiglu_counts(llama, ids):
     assert logits(pruned, ids).shape == logits(llama, ids).shape
 
 
+def test_prune_by_given_importance(llama):
+    """The user's scores decide: the 40 units with the highest given score
+    stay, in order (here the last 40)."""
+    scores = torch.arange(64, dtype=torch.float32)
+    pruned = surgery.prune(llama, layer_name="model.layers.1.mlp.gate_proj",
+                           keep=40, importance=scores, inputs=INPUTS)
+    kept = pruned.model.layers[1].mlp.up_proj.weight
+    assert torch.equal(kept, llama.model.layers[1].mlp.up_proj.weight[24:])
+    with pytest.raises(ValueError, match="not a float array of shape"):
+        surgery.prune(llama, layer_name="model.layers.1.mlp.gate_proj",
+                      keep=40, importance=[1.0, 2.0], inputs=INPUTS)
+
+
 def test_widen_refuses_attention_reshape(llama):
     with pytest.raises(ValueError, match="reaches a reshape"):
         surgery.widen(llama, layer_name="model.layers.0.self_attn.q_proj",

@@ -3,6 +3,7 @@
 
 #include "nnx/Dialect/NNX/Transforms/Passes.h"
 #include "nnx/Dialect/NNX/Transforms/Surgery.h"
+#include "nnx/Support/Npy.h"
 
 #include <cmath>
 #include <numeric>
@@ -54,6 +55,33 @@ static std::vector<double> importance(const UnitPlan &plan, int64_t units) {
   return score;
 }
 
+/// The importance of each of `units` units read from the .npy file at
+/// `path`: one finite float per unit.
+static FailureOr<std::vector<double>>
+readImportance(Operation *target, StringRef path, int64_t units) {
+  llvm::Expected<NpyArray> array = readNpy(path);
+  if (!array)
+    return refuse(target, kPass, "target")
+           << "is ranked by option importance='" << path
+           << "', which cannot be read: " << llvm::toString(array.takeError());
+  bool isFloat = array->dtype == DType::F16 || array->dtype == DType::F32 ||
+                 array->dtype == DType::F64;
+  if (!isFloat || array->rank() != 1 || array->shape[0] != units)
+    return refuse(target, kPass, "target")
+           << "has " << units << " units; option importance='" << path
+           << "' holds a " << array->describe() << ", not a float array of "
+           << "shape (" << units << ")";
+  std::vector<double> score(units);
+  for (int64_t j = 0; j < units; ++j) {
+    score[j] = array->getAsDouble(j);
+    if (!std::isfinite(score[j]))
+      return refuse(target, kPass, "target")
+             << "is ranked by option importance='" << path << "', whose entry "
+             << j << " is not finite";
+  }
+  return score;
+}
+
 /// The `keep` units of largest score (ties: the lower index), in order.
 static UnitMap keepUnits(const std::vector<double> &score, int64_t keep) {
   std::vector<int64_t> order(score.size());
@@ -65,17 +93,12 @@ static UnitMap keepUnits(const std::vector<double> &score, int64_t keep) {
   return UnitMap{order, std::vector<int64_t>(score.size(), 1)};
 }
 
-LogicalResult mlir::nnx::prune(ModelOp model, StringRef layer, int64_t keep) {
-  if (failed(refuseRecipeModel(model, kPass)))
-    return failure();
-  FailureOr<Operation *> slot = lookupSlot(model, layer, kPass, "layer");
+LogicalResult mlir::nnx::prune(ModelOp model, StringRef layer, int64_t keep,
+                               StringRef importanceFile) {
+  FailureOr<Operation *> slot = lookupUnitTarget(model, layer, kPass);
   if (failed(slot))
     return failure();
-  if (auto alias = dyn_cast<AliasOp>(*slot))
-    return refuseAliasSlot(alias, kPass, "target");
   Operation *target = *slot;
-  if (failed(checkUnitTarget(target, kPass)))
-    return failure();
   int64_t units = getUnitCount(target);
   if (keep < 1 || keep >= units)
     return refuse(target, kPass, "target")
@@ -92,8 +115,13 @@ LogicalResult mlir::nnx::prune(ModelOp model, StringRef layer, int64_t keep) {
                    "option keep=" + std::to_string(keep));
   if (failed(plan))
     return failure();
-  applyUnitEdit(*plan, keepUnits(importance(*plan, units), keep),
-                ConsumerColumns::Rescale);
+  FailureOr<std::vector<double>> score =
+      importanceFile.empty()
+          ? FailureOr<std::vector<double>>(importance(*plan, units))
+          : readImportance(target, importanceFile, units);
+  if (failed(score))
+    return failure();
+  applyUnitEdit(*plan, keepUnits(*score, keep), ConsumerColumns::Rescale);
   return success();
 }
 
@@ -101,7 +129,7 @@ namespace {
 struct NNXPrunePass : public mlir::nnx::impl::NNXPrunePassBase<NNXPrunePass> {
   using Base::Base;
   void runOnOperation() override {
-    if (failed(prune(getOperation(), layer, keep)))
+    if (failed(prune(getOperation(), layer, keep, importance)))
       signalPassFailure();
   }
 };

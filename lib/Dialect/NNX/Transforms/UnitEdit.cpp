@@ -71,7 +71,8 @@ static ShapedType withDim(const UnitTensor &t, unsigned dim, int64_t size) {
   return type.clone(shape);
 }
 
-LogicalResult surgery::checkUnitTarget(Operation *target, StringRef pass) {
+/// A Linear or groups-1 convolution with units and nothing a rebuild drops.
+static LogicalResult checkUnitTarget(Operation *target, StringRef pass) {
   auto conv = dyn_cast<ConvLayerOpInterface>(target);
   if (!isa<LinearOp>(target) && !conv)
     return refuse(target, pass, "target")
@@ -89,6 +90,20 @@ LogicalResult surgery::checkUnitTarget(Operation *target, StringRef pass) {
            << "has " << (conv ? "out_channels" : "out_features")
            << " = 0: there is no unit to edit";
   return success();
+}
+
+FailureOr<Operation *> surgery::lookupUnitTarget(ModelOp model, StringRef layer,
+                                                 StringRef pass) {
+  if (failed(refuseRecipeModel(model, pass)))
+    return failure();
+  FailureOr<Operation *> slot = lookupSlot(model, layer, pass, "layer");
+  if (failed(slot))
+    return failure();
+  if (auto alias = dyn_cast<AliasOp>(*slot))
+    return refuseAliasSlot(alias, pass, "target");
+  if (failed(checkUnitTarget(*slot, pass)))
+    return failure();
+  return *slot;
 }
 
 FailureOr<ConsumerChain> surgery::findUnitConsumer(Operation *target,

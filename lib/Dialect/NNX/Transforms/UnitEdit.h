@@ -57,9 +57,12 @@ FailureOr<UnitPlan> planUnitEdit(Operation *target, int64_t width,
 void applyUnitEdit(const UnitPlan &plan, const UnitMap &map,
                    ConsumerColumns columns);
 
-/// The checks every target of a unit edit passes: a Linear, or a groups-1
-/// convolution, with at least one unit and nothing a rebuild would drop.
-LogicalResult checkUnitTarget(Operation *target, llvm::StringRef pass);
+/// The target of a unit edit at `layer`, checked as every one is: the
+/// model carries no recipe, the slot is no alias, and it is a Linear or a
+/// groups-1 convolution with at least one unit and nothing a rebuild would
+/// drop.
+FailureOr<Operation *> lookupUnitTarget(ModelOp model, llvm::StringRef layer,
+                                        llvm::StringRef pass);
 
 /// The consumer of `target` (findConsumer) and the check that no call runs
 /// it outside its container's order (a custom forward's walk checks calls

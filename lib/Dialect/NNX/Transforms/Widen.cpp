@@ -38,11 +38,8 @@ static UnitMap chooseUnits(int64_t oldWidth, int64_t width, uint64_t seed) {
   return map;
 }
 
-/// The target's checks: a Linear or groups-1 convolution narrower than
-/// `width`.
+/// The target's own check: narrower than `width`.
 static LogicalResult checkTarget(Operation *target, int64_t width) {
-  if (failed(checkUnitTarget(target, kPass)))
-    return failure();
   StringRef unit =
       isa<ConvLayerOpInterface>(target) ? "out_channels" : "out_features";
   int64_t oldWidth = getUnitCount(target);
@@ -56,17 +53,11 @@ static LogicalResult checkTarget(Operation *target, int64_t width) {
 LogicalResult mlir::nnx::widen(ModelOp model, StringRef layer, int64_t width,
                                uint64_t seed, bool throughBatchNorm,
                                WidenInit init) {
-  if (failed(refuseRecipeModel(model, kPass)))
-    return failure();
   // Check everything first.
-  FailureOr<Operation *> slot = lookupSlot(model, layer, kPass, "layer");
-  if (failed(slot))
+  FailureOr<Operation *> slot = lookupUnitTarget(model, layer, kPass);
+  if (failed(slot) || failed(checkTarget(*slot, width)))
     return failure();
-  if (auto alias = dyn_cast<AliasOp>(*slot))
-    return refuseAliasSlot(alias, kPass, "target");
   Operation *target = *slot;
-  if (failed(checkTarget(target, width)))
-    return failure();
   FailureOr<ConsumerChain> chain =
       findUnitConsumer(target, throughBatchNorm, kPass);
   if (failed(chain))

@@ -3,6 +3,18 @@
 // RUN: split-file %s %t
 // RUN: nnx-opt %t/keep.mlir -verify-diagnostics --nnx-prune="layer=0 keep=2"
 // RUN: nnx-opt %t/keep.mlir -verify-diagnostics --nnx-prune="layer=0 keep=0"
+// Importance files that do not fit: the wrong shape, a non-finite entry,
+// integers, no file.
+// RUN: %python -c "import numpy; numpy.save('%t/three.npy', numpy.ones(3, numpy.float32)); numpy.save('%t/nan.npy', numpy.array([1.0, numpy.nan])); numpy.save('%t/int.npy', numpy.array([1, 2]))"
+// RUN: not nnx-opt %t/keep.mlir --nnx-prune="layer=0 keep=1 importance=%t/three.npy" 2>&1 | FileCheck %s --check-prefix=SHAPE
+// RUN: not nnx-opt %t/keep.mlir --nnx-prune="layer=0 keep=1 importance=%t/nan.npy" 2>&1 | FileCheck %s --check-prefix=NAN
+// RUN: not nnx-opt %t/keep.mlir --nnx-prune="layer=0 keep=1 importance=%t/int.npy" 2>&1 | FileCheck %s --check-prefix=INT
+// RUN: not nnx-opt %t/keep.mlir --nnx-prune="layer=0 keep=1 importance=%t/none.npy" 2>&1 | FileCheck %s --check-prefix=NONE
+// SHAPE: error: nnx-prune: target '0' (nnx.linear) has 2 units; option importance='{{.*}}three.npy' holds a float32 array of shape (3,), not a float array of shape (2)
+// NAN: error: nnx-prune: target '0' (nnx.linear) is ranked by option importance='{{.*}}nan.npy', whose entry 1 is not finite
+// INT: error: nnx-prune: target '0' (nnx.linear) has 2 units; option importance='{{.*}}int.npy' holds a int64 array
+// NONE: error: nnx-prune: target '0' (nnx.linear) is ranked by option importance='{{.*}}none.npy', which cannot be read: {{.*}}none.npy: cannot open file
+
 // A norm between target and consumer (the sequential walk's refusal).
 // RUN: nnx-opt %t/norm.mlir -verify-diagnostics --nnx-prune="layer=0 keep=1"
 

@@ -4,12 +4,19 @@
 // RUN: split-file %s %t
 // RUN: nnx-opt %t/seq.mlir --nnx-prune="layer=0 keep=1" | FileCheck %s --check-prefix=SEQ
 // RUN: nnx-opt %t/swiglu.mlir --nnx-prune="layer=gate_proj keep=2" | FileCheck %s --check-prefix=SWIGLU
+// RUN: %python -c "import numpy; numpy.save('%t/imp.npy', numpy.array([9.0, 1.0], dtype=numpy.float32))"
+// RUN: nnx-opt %t/seq.mlir --nnx-prune="layer=0 keep=1 importance=%t/imp.npy" | FileCheck %s --check-prefix=FILE
 // RUN: nnx-opt %t/seq.mlir --nnx-prune="layer=0 keep=1" --nnx-param-count -o %t/out.mlir | FileCheck %s --check-prefix=COUNT
 
 // Unit 1 (2 * 4 = 8) outranks unit 0 (1 * 3 = 3).
 // SEQ:      nnx.linear @"0" {bias = dense<2.000000e-01> : tensor<1xf32>, weight = dense<2.000000e+00> : tensor<1x1xf32>}
 // SEQ-NEXT: nnx.relu @"1"
 // SEQ-NEXT: nnx.linear @"2" {weight = dense<4.000000e+00> : tensor<1x1xf32>}
+
+// importance= ranks by the file's scores: unit 0 (9) stays.
+// FILE:      nnx.linear @"0" {bias = dense<1.000000e-01> : tensor<1xf32>, weight = dense<1.000000e+00> : tensor<1x1xf32>}
+// FILE-NEXT: nnx.relu @"1"
+// FILE-NEXT: nnx.linear @"2" {weight = dense<3.000000e+00> : tensor<1x1xf32>}
 
 // Importance: unit 0: 1 * 1 * 1 = 1, unit 1: 2 * 1 * 2 = 4, unit 2: 1 * 3 *
 // 3 = 9. Units 1 and 2 stay, in order.

@@ -145,6 +145,9 @@ def NNXPrunePass : NNX_Pass<"nnx-prune", "::mlir::nnx::ModelOp"> {
     norms of its rows in the target and each sibling (weight row and bias
     entry) and of its columns in the consumer: a unit whose output or
     outgoing weights are zero has importance 0. Ties keep the lower index.
+    `importance=<file.npy>` ranks by the user's own scores instead (one
+    finite float per unit, e.g. accumulated activation statistics or
+    gradients).
 
     Chain-preserving, not function-preserving: the forward still runs and
     every shape after the consumer is unchanged; train afterwards, as after
@@ -153,7 +156,9 @@ def NNXPrunePass : NNX_Pass<"nnx-prune", "::mlir::nnx::ModelOp"> {
     the consumer's column block, batch-norm entries on the path).
 
     Refused before anything changes: everything `nnx-widen` refuses about
-    the target, its path and its consumer; `keep` not in `1 .. n-1`.
+    the target, its path and its consumer; `keep` not in `1 .. n-1`; an
+    importance file that cannot be read, is not a float array of shape
+    `(n)`, or holds a non-finite entry.
 
     Before (`--nnx-prune="layer=0 keep=1"`):
     ```mlir
@@ -175,6 +180,8 @@ def NNXPrunePass : NNX_Pass<"nnx-prune", "::mlir::nnx::ModelOp"> {
   let options = [
     Option<"layer", "layer", "std::string", "", "dotted path of the Linear or convolution to prune">,
     Option<"keep", "keep", "int64_t", "0", "units to keep (1 .. out_features - 1)">,
+    Option<"importance", "importance", "std::string", "",
+           "an .npy file of one float per unit, the importance to rank by instead of the weight norms">,
   ];
 }
 

@@ -42,8 +42,11 @@ LogicalResult widen(ModelOp model, llvm::StringRef layer, int64_t width,
 /// at `layer` with the largest importance (the product of the L2 norms of
 /// each unit's rows in the target and its siblings and of its consumer
 /// columns), in their order, and the consumer's matching columns. Found as
-/// widen finds its consumer. Chain-preserving, not function-preserving.
-LogicalResult prune(ModelOp model, llvm::StringRef layer, int64_t keep);
+/// widen finds its consumer; `importanceFile`, if set, is an .npy of one
+/// float per unit that replaces the norms. Chain-preserving, not
+/// function-preserving.
+LogicalResult prune(ModelOp model, llvm::StringRef layer, int64_t keep,
+                    llvm::StringRef importanceFile = "");
 
 /// Net2DeeperNet: inserts an identity-initialized Linear and a ReLU after the
 /// ReLU site at `after` (a sequential's ReLU, or a feed_fwd's `layers.i`).
