@@ -134,17 +134,10 @@ static LogicalResult removeFromList(Operation *op) {
            << "is not a block of a plain 'nnx.module_list': option "
               "remove=true takes a block out of a list (a stock net keeps "
               "its slots; drop it without remove)";
-  FailureOr<CallOp> call = getOnlyCall(op, kPass, "layer");
+  FailureOr<CallOp> call =
+      getChainCall(op, kPass, "layer", "the chain cannot skip it");
   if (failed(call))
     return failure();
-  if (call->getNumOperands() == 0 || call->getNumResults() == 0 ||
-      call->getResult(0).getType() != call->getOperand(0).getType()) {
-    InFlightDiagnostic diag = refuse(op, kPass, "layer")
-                              << "does not return a value of its first "
-                                 "input's type: the chain cannot skip it";
-    diag.attachNote(call->getLoc()) << "call is here";
-    return diag;
-  }
   for (OpResult r : call->getResults().drop_front())
     if (!r.use_empty()) {
       InFlightDiagnostic diag =

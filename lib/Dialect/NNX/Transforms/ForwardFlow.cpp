@@ -26,29 +26,6 @@ static constexpr unsigned kEditedProperties = AllRebuildProperties;
 /// What an elementwise module on the path may not carry.
 static constexpr unsigned kPathProperties = Hooks | Subclass | Aliases;
 
-FailureOr<CallOp> surgery::getOnlyCall(Operation *module, StringRef pass,
-                                       StringRef role) {
-  SmallVector<CallOp> calls;
-  if (ModelOp model = getParentModel(module))
-    model.walk([&](CallOp call) {
-      if (call.resolveCalleeModule() == module)
-        calls.push_back(call);
-    });
-  if (calls.empty())
-    return refuse(module, pass, role)
-           << "is never run by an 'nnx.call' in its module's forward: there "
-              "is no data flow to prove";
-  if (calls.size() == 1)
-    return calls.front();
-  InFlightDiagnostic diag =
-      refuse(module, pass, role)
-      << "is run by " << calls.size()
-      << " 'nnx.call's: the edit would change what each of them computes";
-  for (CallOp call : calls)
-    diag.attachNote(call.getLoc()) << "call is here";
-  return diag;
-}
-
 /// True for ops that compute each element from the same element of their
 /// operands, with no broadcasting (math.*, arith.negf on tensors) or as a
 /// functional activation / dropout.

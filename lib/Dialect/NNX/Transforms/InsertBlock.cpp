@@ -65,18 +65,10 @@ static FailureOr<InsertPlan> findBlock(ModelOp model, StringRef after) {
       failed(checkRefusable(list, Hooks, kPass, "container")) ||
       failed(checkRefusable(block, Hooks, kPass, "block")))
     return failure();
-  FailureOr<CallOp> call = getOnlyCall(block, kPass, "block");
+  FailureOr<CallOp> call = getChainCall(block, kPass, "block",
+                                        "a copy cannot follow it in the chain");
   if (failed(call))
     return failure();
-  if (call->getNumOperands() == 0 || call->getNumResults() == 0 ||
-      call->getResult(0).getType() != call->getOperand(0).getType()) {
-    InFlightDiagnostic diag =
-        refuse(block, kPass, "block")
-        << "does not return a value of its first input's type: a copy "
-           "cannot follow it in the chain";
-    diag.attachNote(call->getLoc()) << "call is here";
-    return diag;
-  }
   return InsertPlan{block, list, *call, {}};
 }
 

@@ -358,3 +358,45 @@ std::string surgery::describeStockNet(StockNetOpInterface net) {
   return (net->getName().stripDialect() + " '" + getDisplayPath(net) + "'")
       .str();
 }
+
+//===----------------------------------------------------------------------===//
+// Calls
+//===----------------------------------------------------------------------===//
+
+FailureOr<CallOp> surgery::getOnlyCall(Operation *module, StringRef pass,
+                                       StringRef role) {
+  SmallVector<CallOp> calls;
+  if (ModelOp model = getParentModel(module))
+    model.walk([&](CallOp call) {
+      if (call.resolveCalleeModule() == module)
+        calls.push_back(call);
+    });
+  if (calls.empty())
+    return refuse(module, pass, role)
+           << "is never run by an 'nnx.call' in its module's forward: there "
+              "is no data flow to prove";
+  if (calls.size() == 1)
+    return calls.front();
+  InFlightDiagnostic diag =
+      refuse(module, pass, role)
+      << "is run by " << calls.size()
+      << " 'nnx.call's: the edit would change what each of them computes";
+  for (CallOp call : calls)
+    diag.attachNote(call.getLoc()) << "call is here";
+  return diag;
+}
+
+FailureOr<CallOp> surgery::getChainCall(Operation *module, StringRef pass,
+                                        StringRef role, StringRef why) {
+  FailureOr<CallOp> call = getOnlyCall(module, pass, role);
+  if (failed(call))
+    return failure();
+  if (call->getNumOperands() != 0 && call->getNumResults() != 0 &&
+      call->getResult(0).getType() == call->getOperand(0).getType())
+    return call;
+  InFlightDiagnostic diag =
+      refuse(module, pass, role)
+      << "does not return a value of its first input's type: " << why;
+  diag.attachNote(call->getLoc()) << "call is here";
+  return diag;
+}

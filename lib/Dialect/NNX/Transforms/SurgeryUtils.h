@@ -123,6 +123,12 @@ void setUnitCount(const ConsumerChain &chain, int64_t width);
 FailureOr<CallOp> getOnlyCall(Operation *module, llvm::StringRef pass,
                               llvm::StringRef role);
 
+/// The one call of block `module` in a chain (getOnlyCall) whose first
+/// result has its first input's type; refuses another, with `why` ("a copy
+/// cannot follow it in the chain") after the reason.
+FailureOr<CallOp> getChainCall(Operation *module, llvm::StringRef pass,
+                               llvm::StringRef role, llvm::StringRef why);
+
 /// True for layers that normalize by statistics (FeatureDependence::
 /// Normalizing): they keep the width, so deepen may look through them.
 bool isNormModule(Operation *op);
