@@ -88,11 +88,11 @@ nnx.model @m inputs(tensor<?x4xf32>) {
     nnx.linear @t {weight = dense<1.0> : tensor<4x4xf32>}
     nnx.relu @r
     nnx.linear @c {weight = dense<1.0> : tensor<4x4xf32>}
-    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
       %h = nnx.call @t(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
       %a = nnx.call @r(%h) : (tensor<?x4xf32>) -> tensor<?x4xf32>
       %y = nnx.call @c(%a) : (tensor<?x4xf32>) -> tensor<?x4xf32>
-      nnx.return %y : tensor<?x4xf32>
+      nnx.return %y, %h : tensor<?x4xf32>, tensor<?x4xf32>
     }
   }
 })mlir";
@@ -203,7 +203,15 @@ TEST_F(SurgeryTest, RefusalsLeaveTheIRByteIdentical) {
        [](ModelOp m) { return widen(m, "again.0", 8, 0); },
        "its container 'body' is also registered as 'again'"},
       {"widen/custom", kCustom, [](ModelOp m) { return widen(m, "t", 8, 0); },
-       "registration order is not data flow"},
+       "a second use of the units"},
+      {"prune/custom", kCustom, [](ModelOp m) { return prune(m, "t", 2); },
+       "a second use of the units"},
+      {"insert-block/not-listed", kCustom,
+       [](ModelOp m) { return insertBlock(m, "t"); },
+       "is not a block of an 'nnx.module_list'"},
+      {"drop/remove-not-listed", kCustom,
+       [](ModelOp m) { return dropLayer(m, "t", /*remove=*/true); },
+       "is not a block of a plain 'nnx.module_list'"},
       {"widen/ff-softmax", kFeedFwd,
        [](ModelOp m) { return widen(m, "layers.0", 9, 0); }, "'softmax'"},
       {"widen/missing", kFeedFwd,
