@@ -153,3 +153,26 @@ nnx.model @m inputs(tensor<?x2xf32>) {
     }
   }
 }
+
+// -----
+
+// A hooked block: what the hook does to a copy is unknown.
+nnx.model @m inputs(tensor<?x2xf32>) {
+  nnx.module @net class = "Net" {
+    nnx.module_list @layers {
+      // expected-error @+1 {{nnx-insert-block: block 'layers.0' (nnx.module) has hooks}}
+      nnx.module @"0" class = "Block" attributes {hooks = ["capture"]} {
+        nnx.linear @fc {weight = dense<1.0> : tensor<2x2xf32>}
+        nnx.forward @forward(%x: tensor<?x2xf32>) -> tensor<?x2xf32> {
+          %h = nnx.call @fc(%x) : (tensor<?x2xf32>) -> tensor<?x2xf32>
+          %y = nnx.fn.add %x, %h : tensor<?x2xf32>, tensor<?x2xf32> -> tensor<?x2xf32>
+          nnx.return %y : tensor<?x2xf32>
+        }
+      }
+    }
+    nnx.forward @forward(%x: tensor<?x2xf32>) -> tensor<?x2xf32> {
+      %h = nnx.call @layers::@"0"(%x) : (tensor<?x2xf32>) -> tensor<?x2xf32>
+      nnx.return %h : tensor<?x2xf32>
+    }
+  }
+}
