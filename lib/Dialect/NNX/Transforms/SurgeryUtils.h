@@ -63,10 +63,11 @@ Operation *walkSiblings(Operation *slot, bool forward,
 /// convolution's out_channels (dim 0 of the weight either way).
 int64_t getUnitCount(Operation *target);
 
-/// Where a widen target's output goes, proven by execution order.
+/// Where a widen / prune target's output goes, proven by execution order or
+/// by a forward's SSA uses.
 struct ConsumerChain {
   /// The `nnx.sequential` or stock net (feed_fwd, conv_nn) that fixes the
-  /// order.
+  /// order, or the custom module whose forward proves the flow.
   Operation *container = nullptr;
   /// Modules strictly between target and consumer (sequential only).
   llvm::SmallVector<Operation *> path;
