@@ -303,9 +303,7 @@ static void applySequential(const DeepenPlan &plan) {
 
 LogicalResult mlir::nnx::deepen(ModelOp model, StringRef after,
                                 int64_t kernelSize) {
-  if (failed(refuseRecipeModel(model, kPass)))
-    return failure();
-  FailureOr<Operation *> slot = lookupSlot(model, after, kPass, "after");
+  FailureOr<Operation *> slot = lookupEditSlot(model, after, kPass, "after");
   if (failed(slot))
     return failure();
   Operation *container = (*slot)->getParentOp();

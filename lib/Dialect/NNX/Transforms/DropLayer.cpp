@@ -162,9 +162,7 @@ static LogicalResult removeFromList(Operation *op) {
 
 LogicalResult mlir::nnx::dropLayer(ModelOp model, StringRef layer,
                                    bool remove) {
-  if (failed(refuseRecipeModel(model, kPass)))
-    return failure();
-  FailureOr<Operation *> slot = lookupSlot(model, layer, kPass, "layer");
+  FailureOr<Operation *> slot = lookupEditSlot(model, layer, kPass, "layer");
   if (failed(slot))
     return failure();
   Operation *op = *slot;

@@ -26,10 +26,8 @@ std::optional<EmbeddingInit> mlir::nnx::parseEmbeddingInit(StringRef name) {
 
 LogicalResult mlir::nnx::expandEmbedding(ModelOp model, StringRef layer,
                                          int64_t num, EmbeddingInit init) {
-  if (failed(refuseRecipeModel(model, kPass)))
-    return failure();
   // Check everything first.
-  FailureOr<Operation *> slot = lookupSlot(model, layer, kPass, "layer");
+  FailureOr<Operation *> slot = lookupEditSlot(model, layer, kPass, "layer");
   if (failed(slot))
     return failure();
   auto emb = dyn_cast_or_null<EmbeddingOp>(resolveAlias(*slot).getOperation());

@@ -146,9 +146,7 @@ static LogicalResult lowRankConv(ConvLayerOpInterface conv, int64_t rank) {
 }
 
 LogicalResult mlir::nnx::lowRank(ModelOp model, StringRef layer, int64_t rank) {
-  if (failed(refuseRecipeModel(model, kPass)))
-    return failure();
-  FailureOr<Operation *> slot = lookupSlot(model, layer, kPass, "layer");
+  FailureOr<Operation *> slot = lookupEditSlot(model, layer, kPass, "layer");
   if (failed(slot))
     return failure();
   if (auto conv = dyn_cast<ConvLayerOpInterface>(*slot))

@@ -400,3 +400,11 @@ FailureOr<CallOp> surgery::getChainCall(Operation *module, StringRef pass,
   diag.attachNote(call->getLoc()) << "call is here";
   return diag;
 }
+
+FailureOr<Operation *> surgery::lookupEditSlot(ModelOp model, StringRef path,
+                                               StringRef pass,
+                                               StringRef option) {
+  if (failed(refuseRecipeModel(model, pass)))
+    return failure();
+  return lookupSlot(model, path, pass, option);
+}

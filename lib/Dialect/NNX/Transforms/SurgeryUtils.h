@@ -28,6 +28,12 @@ InFlightDiagnostic refuse(Operation *op, llvm::StringRef pass,
 FailureOr<Operation *> lookupSlot(ModelOp model, llvm::StringRef path,
                                   llvm::StringRef pass, llvm::StringRef option);
 
+/// The slot a surgery edit starts from: refuses a model that carries a
+/// recipe (refuseRecipeModel), then looks `path` up (lookupSlot).
+FailureOr<Operation *> lookupEditSlot(ModelOp model, llvm::StringRef path,
+                                      llvm::StringRef pass,
+                                      llvm::StringRef option);
+
 /// Properties of a module that a rebuilt plain module would drop, or that
 /// make an edit ambiguous.
 enum Property : unsigned {

@@ -94,9 +94,7 @@ static LogicalResult checkUnitTarget(Operation *target, StringRef pass) {
 
 FailureOr<Operation *> surgery::lookupUnitTarget(ModelOp model, StringRef layer,
                                                  StringRef pass) {
-  if (failed(refuseRecipeModel(model, pass)))
-    return failure();
-  FailureOr<Operation *> slot = lookupSlot(model, layer, pass, "layer");
+  FailureOr<Operation *> slot = lookupEditSlot(model, layer, pass, "layer");
   if (failed(slot))
     return failure();
   if (auto alias = dyn_cast<AliasOp>(*slot))
