@@ -185,6 +185,60 @@ def NNXPrunePass : NNX_Pass<"nnx-prune", "::mlir::nnx::ModelOp"> {
   ];
 }
 
+def NNXGrowAttentionPass : NNX_Pass<"nnx-grow-attention", "::mlir::nnx::ModelOp"> {
+  let summary = "Add attention heads or widen head dims (function-preserving)";
+  let description = [{
+    Grows the attention module at `layer` (a custom module such as
+    `model.layers.0.self_attn`): `heads=` query heads, `kv-heads=` key/value
+    heads (grouped-query attention), `head-dim=` the per-head dim of queries,
+    keys and values (Gesmundo & Maile 2023: head addition, heads expansion,
+    attention expansion). The module's output is unchanged.
+
+    The proof, checked before anything changes, is a dim provenance over the
+    module's forward and the forwards it calls: every static dim is a
+    product of axes (`q_proj`'s 32 is `kv_heads x group x 2 x 4` once the
+    `view`, `repeat_kv` and the rotary halves are seen); each op relates its
+    operands' and results' axes. The one attention core
+    (`softmax(q @ k^T ...) @ v`) names the heads (its scores' heads dim;
+    the axis a `repeat_kv` expand creates is the group) and the head dims
+    (the contraction; its rotary halves stay, the other axis grows). The
+    edit appends indices to those axes; every type, reshape and expand size,
+    slice offset and size, and every tensor (the projections' rows and
+    columns, a module's own state such as BLOOM's ALiBi slopes or the
+    rotary `inv_freq`) follows.
+
+    Values: the output projection's new columns are zero, so new heads and
+    new value coordinates add nothing; with a growing query/key dim the
+    query's new rows are zero too (found by walking back from the scores'
+    left operand, through the fused projection's slices), so every `q . k`
+    is unchanged and the forward's constant 1/sqrt(d) scale stays right for
+    the existing heads. Other new rows are drawn from a normal distribution
+    with the weight's standard deviation (`seed=`), new biases are zero,
+    new state entries copy existing ones (index modulo the old size).
+
+    With grouped-query attention, `heads=` alone adds query heads to every
+    kv group (`heads` must be a multiple of the kv heads); with `kv-heads=`
+    new kv heads come with their groups. Refused before anything changes:
+    a slot that is not a custom module run by one call, no or several
+    attention cores, a heads ratio that is not an integer (the note names
+    the `repeat_kv` expand), fewer heads or a smaller head dim
+    (`nnx-prune heads=` removes heads), a head dim that is not one axis
+    (after rotary halves), a dim the forward reads with `tensor.dim`
+    (e.g. a scale computed from the head dim), reduces over (a norm over
+    the head dim), or uses through an op the analysis does not follow
+    (Falcon's uneven query/key/value split of one axis), a dim of the
+    forward's arguments, a used result whose dims change, and a changed
+    layer with hooks or aliases or run by several calls.
+  }];
+  let options = [
+    Option<"layer", "layer", "std::string", "", "dotted path of the attention module">,
+    Option<"heads", "heads", "int64_t", "0", "query heads after the edit (0: keep)">,
+    Option<"kvHeads", "kv-heads", "int64_t", "0", "key/value heads after the edit (0: keep)">,
+    Option<"headDim", "head-dim", "int64_t", "0", "per-head dim after the edit (0: keep)">,
+    Option<"seed", "seed", "uint64_t", "0", "seed of the new rows' normal draws">,
+  ];
+}
+
 def NNXDeepenPass : NNX_Pass<"nnx-deepen", "::mlir::nnx::ModelOp"> {
   let summary = "Net2DeeperNet: insert an identity Linear + ReLU after a ReLU";
   let description = [{

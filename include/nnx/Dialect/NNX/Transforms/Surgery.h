@@ -48,6 +48,14 @@ LogicalResult widen(ModelOp model, llvm::StringRef layer, int64_t width,
 LogicalResult prune(ModelOp model, llvm::StringRef layer, int64_t keep,
                     llvm::StringRef importanceFile = "");
 
+/// Grows the attention module at `layer`: `heads` query heads, `kvHeads`
+/// kv heads, `headDim` per-head dim (each 0: keep), function-preserving
+/// (the output projection's new columns and the query's new head-dim rows
+/// are zero; other new rows are normal draws from `seed`).
+LogicalResult growAttention(ModelOp model, llvm::StringRef layer,
+                            int64_t heads, int64_t kvHeads, int64_t headDim,
+                            uint64_t seed = 0);
+
 /// Net2DeeperNet: inserts an identity-initialized Linear and a ReLU after the
 /// ReLU site at `after` (a sequential's ReLU, or a feed_fwd's `layers.i`).
 /// After a ReLU a convolution feeds, the identity is a convolution whose

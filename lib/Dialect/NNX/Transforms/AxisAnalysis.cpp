@@ -1,0 +1,504 @@
+//===- AxisAnalysis.cpp - which factor of which dim is what -----*- C++ -*-===//
+#include "AxisAnalysis.h"
+
+#include "nnx/Dialect/NNX/IR/NNXFnOps.h"
+#include "nnx/Dialect/NNX/IR/TensorUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::nnx;
+using namespace mlir::nnx::surgery;
+
+//===----------------------------------------------------------------------===//
+// Axes
+//===----------------------------------------------------------------------===//
+
+Axis AxisAnalysis::make(int64_t size) {
+  Axis a = nodes.size();
+  nodes.push_back(Node{size, a, {}, nullptr, nullptr, false});
+  return a;
+}
+
+Axis AxisAnalysis::find(Axis a) {
+  while (nodes[a].parent != a) {
+    nodes[a].parent = nodes[nodes[a].parent].parent;
+    a = nodes[a].parent;
+  }
+  return a;
+}
+
+AxisList AxisAnalysis::leaves(ArrayRef<Axis> list) {
+  AxisList out;
+  for (Axis a : list) {
+    Axis r = find(a);
+    if (nodes[r].parts.empty()) {
+      out.push_back(r);
+      continue;
+    }
+    AxisList parts(nodes[r].parts.begin(), nodes[r].parts.end());
+    out.append(leaves(parts));
+  }
+  return out;
+}
+
+AxisList AxisAnalysis::leaves(Value v, unsigned dim) {
+  return leaves(dimsOf(v)[dim]);
+}
+
+/// Unites two leaves of the same size, merging what is known about them.
+void AxisAnalysis::unite(Axis a, Axis b) {
+  a = find(a);
+  b = find(b);
+  if (a == b)
+    return;
+  Node &na = nodes[a], &nb = nodes[b];
+  if (!na.pin)
+    na.pin = nb.pin;
+  if (!na.expand)
+    na.expand = nb.expand;
+  na.structural |= nb.structural;
+  nb.parent = a;
+}
+
+/// Splits leaf `a` into `major x (size / major)`.
+void AxisAnalysis::split(Axis a, int64_t major) {
+  a = find(a);
+  int64_t n = nodes[a].size;
+  Axis hi = make(major), lo = make(n / major);
+  for (Axis p : {hi, lo}) {
+    nodes[p].pin = nodes[a].pin;
+    nodes[p].expand = nodes[a].expand;
+  }
+  nodes[a].parts = {hi, lo};
+}
+
+void AxisAnalysis::pin(ArrayRef<Axis> list, Operation *at) {
+  for (Axis a : leaves(list))
+    if (!nodes[a].pin)
+      nodes[a].pin = at;
+}
+
+void AxisAnalysis::pinValue(Value v, Operation *at) {
+  if (!isa<RankedTensorType>(v.getType()))
+    return;
+  for (AxisList &d : dimsOf(v))
+    pin(d, at);
+}
+
+/// Refines `a` and `b` (two factorizations of one extent) to their common
+/// factorization, from the minor end; dynamic axes pair with dynamic ones.
+/// Whatever does not pair up is pinned at `at`.
+void AxisAnalysis::unify(ArrayRef<Axis> a, ArrayRef<Axis> b, Operation *at) {
+  AxisList x = leaves(a), y = leaves(b);
+  while (!x.empty() && !y.empty()) {
+    Axis p = find(x.back()), q = find(y.back());
+    int64_t sp = nodes[p].size, sq = nodes[q].size;
+    if (p == q || (sp < 0 && sq < 0)) {
+      unite(p, q);
+      x.pop_back();
+      y.pop_back();
+      continue;
+    }
+    if (sp < 0 || sq < 0)
+      break;
+    if (sp == sq) {
+      unite(p, q);
+      x.pop_back();
+      y.pop_back();
+    } else if (sp > sq && sp % sq == 0) {
+      split(p, sp / sq);
+      x.pop_back();
+      x.append(leaves(ArrayRef<Axis>{p}));
+    } else if (sq > sp && sq % sp == 0) {
+      split(q, sq / sp);
+      y.pop_back();
+      y.append(leaves(ArrayRef<Axis>{q}));
+    } else {
+      break;
+    }
+  }
+  pin(x, at);
+  pin(y, at);
+}
+
+//===----------------------------------------------------------------------===//
+// Dims of values and tensors
+//===----------------------------------------------------------------------===//
+
+/// Fresh axes for a shape: a dynamic dim gets a dynamic axis, a 1 none.
+static SmallVector<AxisList> freshDims(ArrayRef<int64_t> shape,
+                                       llvm::function_ref<Axis(int64_t)> make) {
+  SmallVector<AxisList> dims;
+  for (int64_t n : shape) {
+    AxisList d;
+    if (n != 1)
+      d.push_back(make(ShapedType::isDynamic(n) ? -1 : n));
+    dims.push_back(d);
+  }
+  return dims;
+}
+
+SmallVector<AxisList> &AxisAnalysis::dimsOf(Value v) {
+  auto it = valueDims.find(v);
+  if (it != valueDims.end())
+    return it->second;
+  ArrayRef<int64_t> shape;
+  if (auto t = dyn_cast<RankedTensorType>(v.getType()))
+    shape = t.getShape();
+  return valueDims[v] = freshDims(shape, [&](int64_t n) { return make(n); });
+}
+
+SmallVector<AxisList> &AxisAnalysis::tensorDims(Operation *op, StringRef name,
+                                                ShapedType type, bool isState) {
+  for (TensorSite &t : tensors)
+    if (t.op == op && t.name == name)
+      return t.dims;
+  tensors.push_back(TensorSite{
+      op, name.str(), isState,
+      freshDims(type.getShape(), [&](int64_t n) { return make(n); })});
+  return tensors.back().dims;
+}
+
+const TensorSite *AxisAnalysis::lookupTensor(Operation *op, StringRef name) {
+  for (TensorSite &t : tensors)
+    if (t.op == op && t.name == name)
+      return &t;
+  return nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// Ops
+//===----------------------------------------------------------------------===//
+
+void AxisAnalysis::run(CustomModuleOp root) {
+  if (ForwardOp forward = root.getForward())
+    visitForward(forward);
+}
+
+void AxisAnalysis::visitForward(ForwardOp forward) {
+  if (!forwards.insert(forward))
+    return;
+  forward.getBodyBlock().walk([&](Operation *op) { visitOp(op); });
+}
+
+/// Right-aligned broadcasting of `operands` into `result`, leaving out the
+/// last `skipTrailing` dims (a matmul's matrix dims).
+void AxisAnalysis::broadcast(Operation *op, ArrayRef<Value> operands,
+                             Value result, unsigned skipTrailing) {
+  auto rt = cast<RankedTensorType>(result.getType());
+  for (Value v : operands) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    if (!t)
+      continue;
+    int64_t offset = rt.getRank() - t.getRank();
+    for (int64_t d = 0; d + skipTrailing < t.getRank(); ++d) {
+      if (t.getDimSize(d) == 1 || offset + d < 0)
+        continue;
+      AxisList a = dimsOf(v)[d], r = dimsOf(result)[offset + d];
+      unify(a, r, op);
+    }
+  }
+}
+
+/// A reshape refines its input's and result's factorizations to one.
+void AxisAnalysis::visitReshape(Operation *op, Value input, Value result) {
+  AxisList in, out;
+  for (AxisList &d : dimsOf(input))
+    in.append(d);
+  for (AxisList &d : dimsOf(result))
+    out.append(d);
+  unify(in, out, op);
+}
+
+/// A slice of a static extent `n` to `s`: the selected range is the minor
+/// factors of product `s` (split off as needed), at a multiple of `s`.
+void AxisAnalysis::visitSlice(Operation *op) {
+  auto slice = cast<tensor::ExtractSliceOp>(op);
+  auto srcType = slice.getSourceType();
+  llvm::SmallBitVector dropped = slice.getDroppedDims();
+  ArrayRef<int64_t> sizes = slice.getStaticSizes();
+  ArrayRef<int64_t> offsets = slice.getStaticOffsets();
+  ArrayRef<int64_t> strides = slice.getStaticStrides();
+  unsigned r = 0;
+  for (int64_t d = 0; d < srcType.getRank(); ++d) {
+    AxisList src = dimsOf(slice.getSource())[d];
+    bool keep = !dropped.test(d);
+    int64_t n = srcType.getDimSize(d), s = sizes[d];
+    if (strides[d] != 1 || ShapedType::isDynamic(offsets[d])) {
+      pin(src, op);
+      if (keep)
+        pin(dimsOf(slice.getResult())[r++], op);
+      continue;
+    }
+    if (s == n || ShapedType::isDynamic(n)) {
+      if (keep)
+        unify(src, dimsOf(slice.getResult())[r++], op);
+      continue;
+    }
+    // Split off minor factors until they multiply to s.
+    int64_t acc = 1;
+    AxisList suffix;
+    for (bool progress = true; acc < s && progress;) {
+      progress = false;
+      AxisList l = leaves(src);
+      if (l.size() <= suffix.size())
+        break;
+      Axis x = l[l.size() - 1 - suffix.size()];
+      int64_t m = size(x);
+      if (m > 0 && s % (acc * m) == 0) {
+        suffix.insert(suffix.begin(), x);
+        acc *= m;
+        progress = true;
+      } else if (m > 0 && m % (s / acc) == 0 && s % acc == 0) {
+        split(x, m / (s / acc));
+        progress = true;
+      }
+    }
+    if (acc != s || offsets[d] % s != 0) {
+      pin(src, op);
+      if (keep)
+        pin(dimsOf(slice.getResult())[r++], op);
+      continue;
+    }
+    if (keep)
+      unify(suffix, dimsOf(slice.getResult())[r++], op);
+  }
+}
+
+void AxisAnalysis::visitOp(Operation *op) {
+  if (op->getNumResults() == 0 && !isa<ReturnOp>(op))
+    return;
+  if (auto call = dyn_cast<CallOp>(op))
+    return visitCall(call);
+  if (auto ret = dyn_cast<ReturnOp>(op))
+    return; // related to the forward's calls in visitCall
+  auto hasTensor = [](TypeRange types) {
+    return llvm::any_of(types, [](Type t) { return isa<RankedTensorType>(t); });
+  };
+  if (!hasTensor(op->getOperandTypes()) && !hasTensor(op->getResultTypes()))
+    return; // index arithmetic
+  if (auto dim = dyn_cast<tensor::DimOp>(op)) {
+    std::optional<int64_t> index = dim.getConstantIndex();
+    auto type = cast<RankedTensorType>(dim.getSource().getType());
+    if (!index)
+      pinValue(dim.getSource(), op);
+    else if (!type.isDynamicDim(*index))
+      dimReads.push_back({op, dimsOf(dim.getSource())[*index]});
+    return;
+  }
+  if (auto state = dyn_cast<StateOp>(op)) {
+    SmallVector<AxisList> &t =
+        tensorDims(state.getModule(), state.getName(),
+                   cast<ShapedType>(state.getType()), true);
+    SmallVector<AxisList> t2 = t;
+    for (auto [a, b] : llvm::zip(t2, dimsOf(state.getResult())))
+      unify(a, b, op);
+    return;
+  }
+  if (isa<arith::ConstantOp, tensor::SplatOp, FnArangeOp>(op)) {
+    (void)dimsOf(op->getResult(0));
+    return;
+  }
+  if (isa<FnBinaryOpInterface, FnWhereOp>(op))
+    return broadcast(op, SmallVector<Value>(op->getOperands()),
+                     op->getResult(0), 0);
+  if (auto mm = dyn_cast<FnMatmulOp>(op)) {
+    auto lt = cast<RankedTensorType>(mm.getLhs().getType());
+    auto rt = cast<RankedTensorType>(mm.getRhs().getType());
+    if (lt.getRank() < 2 || rt.getRank() < 2) {
+      for (Value v : op->getOperands())
+        pinValue(v, op);
+      return pinValue(op->getResult(0), op);
+    }
+    Value res = mm.getResult();
+    int64_t rr = cast<RankedTensorType>(res.getType()).getRank();
+    broadcast(op, {mm.getLhs(), mm.getRhs()}, res, 2);
+    AxisList lk = dimsOf(mm.getLhs())[lt.getRank() - 1];
+    AxisList rk = dimsOf(mm.getRhs())[rt.getRank() - 2];
+    unify(lk, rk, op);
+    AxisList lm = dimsOf(mm.getLhs())[lt.getRank() - 2];
+    AxisList rm = dimsOf(res)[rr - 2];
+    unify(lm, rm, op);
+    AxisList rn = dimsOf(mm.getRhs())[rt.getRank() - 1];
+    AxisList resn = dimsOf(res)[rr - 1];
+    unify(rn, resn, op);
+    return;
+  }
+  if (isa<FnReshapeOp>(op))
+    return visitReshape(op, op->getOperand(0), op->getResult(0));
+  if (auto expand = dyn_cast<FnExpandOp>(op)) {
+    auto it = cast<RankedTensorType>(expand.getInput().getType());
+    auto rt = cast<RankedTensorType>(expand.getType());
+    int64_t offset = rt.getRank() - it.getRank();
+    for (int64_t d = 0; d < rt.getRank(); ++d) {
+      AxisList r = dimsOf(expand.getResult())[d];
+      if (d < offset || it.getDimSize(d - offset) == 1) {
+        for (Axis a : leaves(r))
+          if (!nodes[a].expand)
+            nodes[a].expand = op;
+        continue;
+      }
+      AxisList i = dimsOf(expand.getInput())[d - offset];
+      unify(i, r, op);
+    }
+    return;
+  }
+  if (auto perm = dyn_cast<FnPermuteOp>(op)) {
+    for (auto [i, p] : llvm::enumerate(perm.getPermutation())) {
+      AxisList a = dimsOf(perm.getInput())[p], b = dimsOf(perm.getResult())[i];
+      unify(a, b, op);
+    }
+    return;
+  }
+  if (isa<tensor::ExtractSliceOp>(op))
+    return visitSlice(op);
+  if (auto cat = dyn_cast<tensor::ConcatOp>(op)) {
+    int64_t dim = cat.getDim();
+    Value first = cat.getInputs().front();
+    bool same = true;
+    for (Value in : cat.getInputs()) {
+      for (int64_t d = 0; d < cat.getRank(); ++d) {
+        AxisList a = dimsOf(in)[d], b = dimsOf(first)[d];
+        if (d != dim)
+          unify(a, dimsOf(cat.getResult())[d], op);
+        else if (cast<RankedTensorType>(in.getType()).getDimSize(d) ==
+                 cast<RankedTensorType>(first.getType()).getDimSize(d))
+          unify(a, b, op);
+        else
+          same = false;
+      }
+    }
+    if (!same) {
+      for (Value in : cat.getInputs())
+        pin(dimsOf(in)[dim], op);
+      return pin(dimsOf(cat.getResult())[dim], op);
+    }
+    // The result's dim is `inputs x the inputs' dim`.
+    AxisList whole{make(cat.getInputs().size())};
+    nodes[whole[0]].structural = true;
+    whole.append(dimsOf(first)[dim]);
+    AxisList r = dimsOf(cat.getResult())[dim];
+    unify(whole, r, op);
+    return;
+  }
+  if (isa<FnMeanOp, FnSumOp, FnAmaxOp, FnAminOp>(op)) {
+    auto dims = op->getAttrOfType<DenseI64ArrayAttr>("dims").asArrayRef();
+    bool keepdim = op->hasAttr("keepdim");
+    SmallVector<bool> kept = getReductionKeptDims(
+        dims, cast<RankedTensorType>(op->getOperand(0).getType()).getRank());
+    SmallVector<int64_t> reduced;
+    unsigned r = 0;
+    for (auto [d, k] : llvm::enumerate(kept)) {
+      if (!k) {
+        reduced.push_back(d);
+        r += keepdim;
+        continue;
+      }
+      AxisList a = dimsOf(op->getOperand(0))[d];
+      AxisList b = dimsOf(op->getResult(0))[r++];
+      unify(a, b, op);
+    }
+    reductions.push_back({op, op->getOperand(0), reduced});
+    return;
+  }
+  if (isa<FnSoftmaxOp, FnCumsumOp>(op)) {
+    int64_t rank = cast<RankedTensorType>(op->getResult(0).getType()).getRank();
+    int64_t dim = op->getAttrOfType<IntegerAttr>("dim").getInt();
+    reductions.push_back({op, op->getOperand(0), {dim < 0 ? dim + rank : dim}});
+    broadcast(op, {op->getOperand(0)}, op->getResult(0), 0);
+    return;
+  }
+  bool unaryElementwise =
+      isa<FnActivationOpInterface, FnDropoutOp>(op) ||
+      (op->hasTrait<OpTrait::Elementwise>() && op->getNumResults() == 1 &&
+       llvm::all_of(op->getOperandTypes(), [&](Type t) {
+         auto a = dyn_cast<RankedTensorType>(t);
+         auto b = cast<RankedTensorType>(op->getResult(0).getType());
+         return a && a.getShape() == b.getShape();
+       }));
+  if (unaryElementwise)
+    return broadcast(op, SmallVector<Value>(op->getOperands()),
+                     op->getResult(0), 0);
+  for (Value v : op->getOperands())
+    pinValue(v, op);
+  for (Value v : op->getResults())
+    pinValue(v, op);
+}
+
+void AxisAnalysis::visitCall(CallOp call) {
+  Operation *m = call.resolveCalleeModule().getOperation();
+  auto relateAllButLast = [&](Value in, Value out) {
+    auto it = cast<RankedTensorType>(in.getType());
+    auto ot = cast<RankedTensorType>(out.getType());
+    if (it.getRank() != ot.getRank())
+      return false;
+    for (int64_t d = 0; d + 1 < it.getRank(); ++d) {
+      AxisList a = dimsOf(in)[d], b = dimsOf(out)[d];
+      unify(a, b, call);
+    }
+    return true;
+  };
+  bool single = call->getNumOperands() == 1 && call->getNumResults() == 1 &&
+                isa<RankedTensorType>(call->getOperand(0).getType());
+  if (auto lin = dyn_cast<LinearOp>(m); lin && single && lin.getWeight()) {
+    Value in = call->getOperand(0), out = call->getResult(0);
+    if (relateAllButLast(in, out)) {
+      auto wt = cast<ShapedType>(lin.getWeight()->getType());
+      SmallVector<AxisList> w = tensorDims(lin, "weight", wt, false);
+      AxisList a = dimsOf(in).back(), b = dimsOf(out).back();
+      unify(w[1], a, call);
+      unify(w[0], b, call);
+      if (auto bias = lin.getBias()) {
+        SmallVector<AxisList> bd =
+            tensorDims(lin, "bias", cast<ShapedType>(bias->getType()), false);
+        unify(bd[0], w[0], call);
+      }
+      return;
+    }
+  }
+  if (single && isElementwiseModule(m))
+    return broadcast(call, {call->getOperand(0)}, call->getResult(0), 0);
+  if (single && isa<LayerNormOp, RMSNormOp>(m)) {
+    Value in = call->getOperand(0);
+    broadcast(call, {in}, call->getResult(0), 0);
+    int64_t rank = cast<RankedTensorType>(in.getType()).getRank(), k = 1;
+    for (StringRef name : {"weight", "bias"})
+      if (auto t = m->getAttrOfType<ElementsAttr>(name)) {
+        auto type = cast<ShapedType>(t.getType());
+        k = type.getRank();
+        SmallVector<AxisList> td = tensorDims(m, name, type, false);
+        for (int64_t d = 0; d < k && rank - k + d >= 0; ++d) {
+          AxisList a = dimsOf(in)[rank - k + d];
+          unify(td[d], a, call);
+        }
+      }
+    SmallVector<int64_t> reduced;
+    for (int64_t d = std::max<int64_t>(rank - k, 0); d < rank; ++d)
+      reduced.push_back(d);
+    reductions.push_back({call, in, reduced});
+    return;
+  }
+  if (auto custom = dyn_cast<CustomModuleOp>(m)) {
+    ForwardOp forward = custom.getForward();
+    if (forward && forward.getNumArguments() == call->getNumOperands()) {
+      visitForward(forward);
+      for (auto [arg, operand] :
+           llvm::zip(forward.getArguments(), call->getOperands()))
+        if (isa<RankedTensorType>(arg.getType()))
+          for (auto [a, b] : llvm::zip(dimsOf(arg), dimsOf(operand)))
+            unify(a, b, call);
+      Operation *ret = forward.getBodyBlock().getTerminator();
+      for (auto [r, res] : llvm::zip(ret->getOperands(), call->getResults()))
+        if (isa<RankedTensorType>(r.getType()))
+          for (auto [a, b] : llvm::zip(dimsOf(r), dimsOf(res)))
+            unify(a, b, call);
+      return;
+    }
+  }
+  for (Value v : call->getOperands())
+    pinValue(v, call);
+  for (Value v : call->getResults())
+    pinValue(v, call);
+}

@@ -1,0 +1,162 @@
+//===- AxisAnalysis.h - which factor of which dim is what -------*- C++ -*-===//
+//
+// The dim provenance that attention surgery needs. Every static dim of every
+// tensor in a custom module's forward (and the forwards it calls) is a
+// product of *axes*, major to minor: the `32` that `q_proj` writes becomes
+// `heads x head_dim` at the `view`, `heads` becomes `kv_heads x group` where
+// the repeated keys meet the queries, `head_dim` becomes `2 x half` at the
+// rotary slices. Ops relate their operands' and results' dims (a reshape
+// refines both sides to one factorization, a matmul ties its contraction,
+// a broadcast ties aligned dims), and the axes are merged by union-find.
+//
+// An edit then gives some axes a new size and, per new index, the old index
+// it comes from (or none): every type, every static size and slice offset,
+// and every tensor (weights, biases, a module's own state) follows, with
+// new entries filled by a policy the pass chooses per tensor. An op the
+// analysis does not understand pins the axes it touches; an edit of a
+// pinned axis is refused with a note at that op.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NNX_LIB_DIALECT_NNX_TRANSFORMS_AXISANALYSIS_H
+#define NNX_LIB_DIALECT_NNX_TRANSFORMS_AXISANALYSIS_H
+
+#include "SurgeryUtils.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+#include <functional>
+#include <map>
+
+namespace mlir::nnx::surgery {
+
+/// An axis: a factor of one or more tensor dims.
+using Axis = unsigned;
+/// A dim: its axes, major to minor (none for a static 1).
+using AxisList = llvm::SmallVector<Axis, 4>;
+
+/// A tensor of the module tree whose dims the analysis relates: a layer's
+/// attribute (`weight`, `bias`) or an entry of a custom module's `state`.
+struct TensorSite {
+  Operation *op;
+  std::string name;
+  bool isState;
+  llvm::SmallVector<AxisList> dims;
+};
+
+/// A new size for an axis: new index j is old index `source[j]`, or new
+/// (-1).
+struct AxisResize {
+  llvm::SmallVector<int64_t> source;
+};
+
+class AxisAnalysis {
+public:
+  explicit AxisAnalysis(llvm::StringRef pass) : pass(pass) {}
+
+  /// Relates the dims of `root`'s forward and of every forward it calls.
+  void run(CustomModuleOp root);
+
+  /// The axes of dim `dim` of `v` (leaves, major to minor).
+  AxisList leaves(Value v, unsigned dim);
+  /// The leaves of `list`.
+  AxisList leaves(llvm::ArrayRef<Axis> list);
+  Axis find(Axis a);
+  int64_t size(Axis a) { return nodes[find(a)].size; }
+  /// The `nnx.fn.expand` that created `a` from a unit dim, or null.
+  Operation *expandOrigin(Axis a) { return nodes[find(a)].expand; }
+  /// True for an axis a concatenation created (rotary halves).
+  bool isStructural(Axis a) { return nodes[find(a)].structural; }
+
+  /// The forwards analyzed, root first.
+  llvm::ArrayRef<ForwardOp> getForwards() { return forwards.getArrayRef(); }
+  llvm::ArrayRef<TensorSite> getTensors() { return tensors; }
+  /// The tensor of `op` named `name`, or null.
+  const TensorSite *lookupTensor(Operation *op, llvm::StringRef name);
+
+  /// Checks that resizing `resize`'s axes keeps every op of the forwards
+  /// valid: no pinned axis, no reduction, softmax or `tensor.dim` over a
+  /// resized axis, no dense constant with one, no resized dim of the root
+  /// forward's arguments, and no use of a resized result of `rootCall`.
+  LogicalResult checkEdit(const std::map<Axis, AxisResize> &resize,
+                          CallOp rootCall, Operation *target);
+
+  /// How a tensor's new entries are filled: given the tensor and the new
+  /// multi-index (per dim, per leaf: the new index and whether it is new),
+  /// returns the value, or nullopt for "copy the entry with every new
+  /// index wrapped into the old range".
+  using FillFn = std::function<std::optional<double>(
+      const TensorSite &, llvm::ArrayRef<int64_t> newIndex,
+      llvm::ArrayRef<bool> dimIsNew)>;
+
+  /// Rewrites tensors (with `fill`), types, static sizes and offsets.
+  /// `checkEdit` must have succeeded.
+  void applyEdit(const std::map<Axis, AxisResize> &resize, CallOp rootCall,
+                 const FillFn &fill);
+
+  /// For dim `dim` of a tensor with leaves `list`: per new index, the old
+  /// index (-1 if new), under `resize`.
+  llvm::SmallVector<int64_t>
+  dimSource(llvm::ArrayRef<Axis> list,
+            const std::map<Axis, AxisResize> &resize);
+  /// The digits of `index` in the radices of `list`'s leaf sizes (old sizes,
+  /// or new ones under `resize`).
+  llvm::SmallVector<int64_t> digits(llvm::ArrayRef<Axis> list, int64_t index,
+                                    const std::map<Axis, AxisResize> *resize);
+  int64_t newSize(Axis a, const std::map<Axis, AxisResize> &resize);
+
+  /// Every Linear call, state read and slice that defines `v` (walking back
+  /// through elementwise ops, reshapes, calls and arguments), each with the
+  /// slice selections on the way: axis -> selected index.
+  struct Source {
+    CallOp call;
+    std::map<Axis, int64_t> selection;
+  };
+  llvm::SmallVector<Source> linearSources(Value v);
+
+private:
+  struct Node {
+    int64_t size;
+    Axis parent;
+    llvm::SmallVector<Axis, 2> parts;
+    Operation *pin = nullptr;
+    Operation *expand = nullptr;
+    bool structural = false;
+  };
+  Axis make(int64_t size);
+  llvm::SmallVector<AxisList> &dimsOf(Value v);
+  llvm::SmallVector<AxisList> &tensorDims(Operation *op, llvm::StringRef name,
+                                          ShapedType type, bool isState);
+  void unify(llvm::ArrayRef<Axis> a, llvm::ArrayRef<Axis> b, Operation *at);
+  void unite(Axis a, Axis b);
+  void split(Axis a, int64_t major);
+  void pin(llvm::ArrayRef<Axis> list, Operation *at);
+  void pinValue(Value v, Operation *at);
+  void broadcast(Operation *op, llvm::ArrayRef<Value> operands, Value result,
+                 unsigned skipTrailing);
+
+  void visitForward(ForwardOp forward);
+  void visitOp(Operation *op);
+  void visitCall(CallOp call);
+  void visitSlice(Operation *op);
+  void visitReshape(Operation *op, Value input, Value result);
+
+  llvm::StringRef pass;
+  std::vector<Node> nodes;
+  llvm::DenseMap<Value, llvm::SmallVector<AxisList>> valueDims;
+  std::vector<TensorSite> tensors;
+  llvm::SetVector<ForwardOp> forwards;
+  /// Ops whose result depends on every index of some dims: (op, value,
+  /// dims).
+  llvm::SmallVector<std::tuple<Operation *, Value, llvm::SmallVector<int64_t>>>
+      reductions;
+  /// `tensor.dim`s of static dims.
+  llvm::SmallVector<std::pair<Operation *, AxisList>> dimReads;
+};
+
+/// Replaces `state` entry `name` of `module` (a container) with `value`.
+void setStateTensor(Operation *module, llvm::StringRef name,
+                    ElementsAttr value);
+
+} // namespace mlir::nnx::surgery
+
+#endif // NNX_LIB_DIALECT_NNX_TRANSFORMS_AXISANALYSIS_H

@@ -1,0 +1,398 @@
+//===- AxisEdit.cpp - resize axes: check, then rewrite ----------*- C++ -*-===//
+//
+// The second half of AxisAnalysis: an edit gives axes new sizes. The check
+// refuses an edit that an op of the forwards could not follow; the rewrite
+// gathers every tensor, retypes every value and recomputes every static
+// size and slice offset.
+//
+//===----------------------------------------------------------------------===//
+#include "AxisAnalysis.h"
+
+#include "nnx/Dialect/NNX/IR/NNXFnOps.h"
+#include "nnx/Dialect/NNX/IR/TensorUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <set>
+
+using namespace mlir;
+using namespace mlir::nnx;
+using namespace mlir::nnx::surgery;
+
+using ResizeMap = std::map<Axis, AxisResize>;
+
+int64_t AxisAnalysis::newSize(Axis a, const ResizeMap &resize) {
+  auto it = resize.find(find(a));
+  return it == resize.end() ? size(a) : it->second.source.size();
+}
+
+SmallVector<int64_t> AxisAnalysis::digits(ArrayRef<Axis> list, int64_t index,
+                                          const ResizeMap *resize) {
+  AxisList l = leaves(list);
+  SmallVector<int64_t> out(l.size());
+  for (int64_t i = l.size() - 1; i >= 0; --i) {
+    int64_t radix = resize ? newSize(l[i], *resize) : size(l[i]);
+    out[i] = index % radix;
+    index /= radix;
+  }
+  return out;
+}
+
+SmallVector<int64_t> AxisAnalysis::dimSource(ArrayRef<Axis> list,
+                                             const ResizeMap &resize) {
+  AxisList l = leaves(list);
+  int64_t total = 1;
+  for (Axis a : l)
+    total *= newSize(a, resize);
+  SmallVector<int64_t> out(total);
+  for (int64_t j = 0; j < total; ++j) {
+    SmallVector<int64_t> d = digits(l, j, &resize);
+    int64_t old = 0;
+    for (auto [a, digit] : llvm::zip(l, d)) {
+      auto it = resize.find(find(a));
+      int64_t src = it == resize.end() ? digit : it->second.source[digit];
+      if (src < 0) {
+        old = -1;
+        break;
+      }
+      old = old * size(a) + src;
+    }
+    out[j] = old;
+  }
+  return out;
+}
+
+/// True if any leaf of `list` is resized.
+static bool touches(AxisAnalysis &a, ArrayRef<Axis> list,
+                    const ResizeMap &resize) {
+  return llvm::any_of(a.leaves(list),
+                      [&](Axis x) { return resize.count(a.find(x)); });
+}
+
+//===----------------------------------------------------------------------===//
+// Check
+//===----------------------------------------------------------------------===//
+
+LogicalResult AxisAnalysis::checkEdit(const ResizeMap &resize, CallOp rootCall,
+                                      Operation *target) {
+  auto refuseAt = [&](Operation *at, const Twine &why) {
+    InFlightDiagnostic diag = refuse(target, pass, "target") << why;
+    diag.attachNote(at->getLoc()) << "the op is here";
+    return diag;
+  };
+  for (const auto &[axis, r] : resize)
+    if (Operation *p = nodes[find(axis)].pin)
+      return refuseAt(p, "would resize a dim (size " + Twine(size(axis)) +
+                             ") that '" + p->getName().getStringRef() +
+                             "' uses in a way the pass cannot rewrite");
+  for (auto &[op, list] : dimReads)
+    if (touches(*this, list, resize))
+      return refuseAt(op, "would resize a dim whose size the forward reads "
+                          "with 'tensor.dim': it computes with the number "
+                          "the edit changes");
+  for (auto &[op, v, dims] : reductions)
+    for (int64_t d : dims)
+      if (touches(*this, dimsOf(v)[d], resize))
+        return refuseAt(op, "would resize a dim that '" +
+                                op->getName().getStringRef() +
+                                "' reduces over: its result depends on "
+                                "every index of it");
+  for (ForwardOp forward : forwards) {
+    WalkResult res = forward.walk([&](arith::ConstantOp c) {
+      auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+      if (!dense || dense.isSplat())
+        return WalkResult::advance();
+      for (AxisList &d : dimsOf(c.getResult()))
+        if (touches(*this, d, resize)) {
+          (void)refuseAt(c, "would resize a dense constant that is not a "
+                            "splat: its new entries are unknown");
+          return WalkResult::interrupt();
+        }
+      return WalkResult::advance();
+    });
+    if (res.wasInterrupted())
+      return failure();
+  }
+  ForwardOp root = forwards.front();
+  for (BlockArgument arg : root.getArguments())
+    if (isa<RankedTensorType>(arg.getType()))
+      for (AxisList &d : dimsOf(arg))
+        if (touches(*this, d, resize))
+          return refuseAt(rootCall,
+                          "would resize a dim of its forward's argument #" +
+                              Twine(arg.getArgNumber()) +
+                              ", which comes from outside the module");
+  Operation *ret = root.getBodyBlock().getTerminator();
+  for (auto [i, v] : llvm::enumerate(ret->getOperands()))
+    if (isa<RankedTensorType>(v.getType()))
+      for (AxisList &d : dimsOf(v))
+        if (touches(*this, d, resize) && !rootCall->getResult(i).use_empty()) {
+          Operation *user = *rootCall->getResult(i).getUsers().begin();
+          return refuseAt(user, "would resize a dim of its forward's result #" +
+                                    Twine(i) +
+                                    ", which is used outside the "
+                                    "module");
+        }
+  for (const TensorSite &t : tensors) {
+    bool changed = llvm::any_of(
+        t.dims, [&](const AxisList &d) { return touches(*this, d, resize); });
+    if (!changed || t.isState)
+      continue;
+    if (failed(
+            checkRefusable(t.op, AllRebuildProperties, pass, "edited layer")) ||
+        failed(getOnlyCall(t.op, pass, "edited layer")))
+      return failure();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Rewrite
+//===----------------------------------------------------------------------===//
+
+void surgery::setStateTensor(Operation *module, StringRef name,
+                             ElementsAttr value) {
+  NamedAttrList entries(module->getAttrOfType<DictionaryAttr>("state"));
+  entries.set(name, value);
+  module->setAttr("state", entries.getDictionary(module->getContext()));
+}
+
+/// The tensor of `t` gathered under `resize`, new entries from `fill`.
+static ElementsAttr gatherTensor(AxisAnalysis &a, const TensorSite &t,
+                                 ElementsAttr attr, const ResizeMap &resize,
+                                 const AxisAnalysis::FillFn &fill) {
+  auto type = cast<ShapedType>(attr.getType());
+  std::vector<double> old = *readTensor(attr);
+  int64_t rank = type.getRank();
+  SmallVector<SmallVector<int64_t>> src;
+  SmallVector<int64_t> shape, oldStride(rank, 1);
+  for (int64_t d = rank - 1; d >= 0; --d)
+    oldStride[d] = d + 1 < rank ? oldStride[d + 1] * type.getDimSize(d + 1) : 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    src.push_back(a.dimSource(t.dims[d], resize));
+    shape.push_back(src.back().size());
+  }
+  int64_t total = 1;
+  for (int64_t n : shape)
+    total *= n;
+  std::vector<double> out(total);
+  SmallVector<int64_t> index(rank, 0);
+  SmallVector<bool> isNew(rank);
+  for (int64_t flat = 0; flat < total; ++flat) {
+    int64_t rest = flat, oldFlat = 0;
+    bool anyNew = false;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      index[d] = rest % shape[d];
+      rest /= shape[d];
+    }
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t s = src[d][index[d]];
+      isNew[d] = s < 0;
+      anyNew |= isNew[d];
+      oldFlat += (s < 0 ? 0 : s) * oldStride[d];
+    }
+    if (!anyNew) {
+      out[flat] = old[oldFlat];
+      continue;
+    }
+    if (std::optional<double> v = fill(t, index, isNew)) {
+      out[flat] = *v;
+      continue;
+    }
+    // Wrap each new index into the old range.
+    oldFlat = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t s = src[d][index[d]];
+      oldFlat += (s < 0 ? index[d] % type.getDimSize(d) : s) * oldStride[d];
+    }
+    out[flat] = old[oldFlat];
+  }
+  return makeTensor(type.clone(shape), out);
+}
+
+/// The new type of `v`: each static dim the product of its axes' sizes.
+static Type newType(AxisAnalysis &a, Value v, const ResizeMap &resize) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type)
+    return v.getType();
+  SmallVector<int64_t> shape(type.getShape());
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (type.isDynamicDim(d))
+      continue;
+    int64_t n = 1;
+    for (Axis x : a.leaves(v, d))
+      n *= a.newSize(x, resize);
+    shape[d] = n;
+  }
+  return type.clone(shape);
+}
+
+/// A slice's new static offsets and sizes (computed on the old types).
+static void rewriteSlice(AxisAnalysis &a, tensor::ExtractSliceOp slice,
+                         const ResizeMap &resize) {
+  auto srcType = slice.getSourceType();
+  llvm::SmallBitVector dropped = slice.getDroppedDims();
+  SmallVector<int64_t> offsets(slice.getStaticOffsets());
+  SmallVector<int64_t> sizes(slice.getStaticSizes());
+  unsigned r = 0;
+  for (int64_t d = 0; d < srcType.getRank(); ++d) {
+    bool keep = !dropped.test(d);
+    unsigned rd = keep ? r++ : 0;
+    if (srcType.isDynamicDim(d) || ShapedType::isDynamic(sizes[d]))
+      continue;
+    AxisList src = a.leaves(slice.getSource(), d);
+    AxisList sel = keep ? a.leaves(slice.getResult(), rd) : AxisList();
+    AxisList prefix(src.begin(), src.end() - sel.size());
+    int64_t oldSel = 1, newSel = 1;
+    for (Axis x : sel) {
+      oldSel *= a.size(x);
+      newSel *= a.newSize(x, resize);
+    }
+    SmallVector<int64_t> dig = a.digits(prefix, offsets[d] / oldSel, nullptr);
+    int64_t off = 0;
+    for (auto [x, digit] : llvm::zip(prefix, dig)) {
+      auto it = resize.find(a.find(x));
+      int64_t n = a.newSize(x, resize);
+      int64_t nd = digit;
+      if (it != resize.end())
+        nd = llvm::find(it->second.source, digit) - it->second.source.begin();
+      off = off * n + nd;
+    }
+    offsets[d] = off * newSel;
+    sizes[d] = newSel;
+  }
+  slice.setStaticOffsets(offsets);
+  slice.setStaticSizes(sizes);
+}
+
+void AxisAnalysis::applyEdit(const ResizeMap &resize, CallOp rootCall,
+                             const FillFn &fill) {
+  for (const TensorSite &t : tensors) {
+    if (!llvm::any_of(t.dims, [&](const AxisList &d) {
+          return touches(*this, d, resize);
+        }))
+      continue;
+    ElementsAttr attr = t.isState ? cast<CustomModuleOp>(t.op).getTensor(t.name)
+                                  : t.op->getAttrOfType<ElementsAttr>(t.name);
+    ElementsAttr value = gatherTensor(*this, t, attr, resize, fill);
+    if (t.isState)
+      setStateTensor(t.op, t.name, value);
+    else
+      replaceTensor(t.op, t.name, value);
+    if (auto lin = dyn_cast<LinearOp>(t.op); lin && lin.getOutFeatures())
+      lin.setOutFeatures(cast<ShapedType>(value.getType()).getDimSize(0));
+  }
+  // Static sizes and offsets first (they read the old sizes), then types.
+  SmallVector<std::pair<Value, Type>> types;
+  for (ForwardOp forward : forwards) {
+    forward.walk([&](Operation *op) {
+      if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op))
+        rewriteSlice(*this, slice, resize);
+      for (Value v : op->getResults())
+        types.push_back({v, newType(*this, v, resize)});
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          for (BlockArgument arg : block.getArguments())
+            types.push_back({arg, newType(*this, arg, resize)});
+    });
+  }
+  for (auto [v, t] : types)
+    v.setType(t);
+  for (ForwardOp forward : forwards) {
+    forward.walk([&](Operation *op) {
+      if (isa<FnReshapeOp, FnExpandOp>(op)) {
+        auto rt = cast<RankedTensorType>(op->getResult(0).getType());
+        auto attr = op->getAttrOfType<DenseI64ArrayAttr>("static_shape");
+        SmallVector<int64_t> shape(attr.asArrayRef());
+        for (auto [d, n] : llvm::enumerate(shape))
+          if (!ShapedType::isDynamic(n))
+            n = rt.getDimSize(d);
+        op->setAttr("static_shape",
+                    DenseI64ArrayAttr::get(op->getContext(), shape));
+      }
+      if (auto c = dyn_cast<arith::ConstantOp>(op))
+        if (auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+            dense && dense.getType() != c.getType())
+          c.setValueAttr(dense.resizeSplat(cast<ShapedType>(c.getType())));
+    });
+    Operation *ret = forward.getBodyBlock().getTerminator();
+    forward.setFunctionType(FunctionType::get(
+        forward.getContext(), forward.getBodyBlock().getArgumentTypes(),
+        ret->getOperandTypes()));
+  }
+  ForwardOp root = forwards.front();
+  Operation *ret = root.getBodyBlock().getTerminator();
+  for (auto [res, v] : llvm::zip(rootCall->getResults(), ret->getOperands()))
+    res.setType(v.getType());
+}
+
+//===----------------------------------------------------------------------===//
+// Sources
+//===----------------------------------------------------------------------===//
+
+SmallVector<AxisAnalysis::Source> AxisAnalysis::linearSources(Value start) {
+  SmallVector<Source> out;
+  std::set<std::pair<void *, std::map<Axis, int64_t>>> seen;
+  std::function<void(Value, std::map<Axis, int64_t>)> walk =
+      [&](Value v, std::map<Axis, int64_t> sel) {
+        if (!isa<RankedTensorType>(v.getType()) ||
+            !seen.insert({v.getAsOpaquePointer(), sel}).second)
+          return;
+        if (auto arg = dyn_cast<BlockArgument>(v)) {
+          auto forward = dyn_cast<ForwardOp>(arg.getOwner()->getParentOp());
+          if (!forward || forward == forwards.front())
+            return;
+          for (ForwardOp f : forwards)
+            f.walk([&](CallOp call) {
+              auto m = dyn_cast_or_null<CustomModuleOp>(
+                  call.resolveCalleeModule().getOperation());
+              if (m && m.getForward() == forward)
+                walk(call->getOperand(arg.getArgNumber()), sel);
+            });
+          return;
+        }
+        Operation *def = v.getDefiningOp();
+        if (auto call = dyn_cast<CallOp>(def)) {
+          Operation *m = call.resolveCalleeModule().getOperation();
+          if (isa<LinearOp>(m))
+            out.push_back(Source{call, sel});
+          else if (auto custom = dyn_cast<CustomModuleOp>(m)) {
+            if (ForwardOp f = custom.getForward())
+              walk(f.getBodyBlock().getTerminator()->getOperand(
+                       cast<OpResult>(v).getResultNumber()),
+                   sel);
+          } else if (call->getNumOperands() == 1) {
+            walk(call->getOperand(0), sel);
+          }
+          return;
+        }
+        if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
+          llvm::SmallBitVector dropped = slice.getDroppedDims();
+          unsigned r = 0;
+          for (int64_t d = 0; d < slice.getSourceType().getRank(); ++d) {
+            bool keep = !dropped.test(d);
+            unsigned rd = keep ? r++ : 0;
+            if (slice.getSourceType().isDynamicDim(d))
+              continue;
+            AxisList src = leaves(slice.getSource(), d);
+            AxisList kept = keep ? leaves(slice.getResult(), rd) : AxisList();
+            AxisList prefix(src.begin(), src.end() - kept.size());
+            int64_t s = 1;
+            for (Axis x : kept)
+              s *= size(x);
+            SmallVector<int64_t> dig =
+                digits(prefix, slice.getStaticOffsets()[d] / s, nullptr);
+            for (auto [x, digit] : llvm::zip(prefix, dig))
+              sel[find(x)] = digit;
+          }
+          return walk(slice.getSource(), sel);
+        }
+        if (isa<StateOp, arith::ConstantOp, tensor::SplatOp, FnArangeOp>(def))
+          return;
+        for (Value operand : def->getOperands())
+          walk(operand, sel);
+      };
+  walk(start, {});
+  return out;
+}
