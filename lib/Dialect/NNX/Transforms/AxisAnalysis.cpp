@@ -458,6 +458,21 @@ void AxisAnalysis::visitCall(CallOp call) {
       return;
     }
   }
+  if (auto emb = dyn_cast<EmbeddingOp>(m); emb && single && emb.getWeight()) {
+    Value in = call->getOperand(0), out = call->getResult(0);
+    auto it = cast<RankedTensorType>(in.getType());
+    if (cast<RankedTensorType>(out.getType()).getRank() == it.getRank() + 1) {
+      for (int64_t d = 0; d < it.getRank(); ++d) {
+        AxisList a = dimsOf(in)[d], b = dimsOf(out)[d];
+        unify(a, b, call);
+      }
+      auto wt = cast<ShapedType>(emb.getWeight().getType());
+      SmallVector<AxisList> w = tensorDims(emb, "weight", wt, false);
+      AxisList b = dimsOf(out).back();
+      unify(w[1], b, call);
+      return;
+    }
+  }
   if (single && isElementwiseModule(m))
     return broadcast(call, {call->getOperand(0)}, call->getResult(0), 0);
   if (single && isa<LayerNormOp, RMSNormOp>(m)) {

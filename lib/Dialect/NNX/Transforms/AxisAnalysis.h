@@ -23,6 +23,7 @@
 #include "SurgeryUtils.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 #include <functional>
 #include <map>
@@ -73,10 +74,19 @@ public:
   /// The tensor of `op` named `name`, or null.
   const TensorSite *lookupTensor(Operation *op, llvm::StringRef name);
 
+  /// The reductions, softmaxes and norms of the forwards over a resized
+  /// axis.
+  llvm::SmallVector<Operation *>
+  reductionsOver(const std::map<Axis, AxisResize> &resize);
+  /// Lets `checkEdit` accept reduction `op` over a resized axis (the pass
+  /// rewrites it itself).
+  void allowReduction(Operation *op) { allowedReductions.insert(op); }
+
   /// Checks that resizing `resize`'s axes keeps every op of the forwards
   /// valid: no pinned axis, no reduction, softmax or `tensor.dim` over a
   /// resized axis, no dense constant with one, no resized dim of the root
-  /// forward's arguments, and no use of a resized result of `rootCall`.
+  /// forward's arguments, and no use of a resized result of `rootCall` (null
+  /// when the root is the model's top module).
   LogicalResult checkEdit(const std::map<Axis, AxisResize> &resize,
                           CallOp rootCall, Operation *target);
 
@@ -149,6 +159,7 @@ private:
   /// dims).
   llvm::SmallVector<std::tuple<Operation *, Value, llvm::SmallVector<int64_t>>>
       reductions;
+  llvm::DenseSet<Operation *> allowedReductions;
   /// `tensor.dim`s of static dims.
   llvm::SmallVector<std::pair<Operation *, AxisList>> dimReads;
 };

@@ -74,6 +74,16 @@ static bool touches(AxisAnalysis &a, ArrayRef<Axis> list,
 // Check
 //===----------------------------------------------------------------------===//
 
+SmallVector<Operation *> AxisAnalysis::reductionsOver(const ResizeMap &resize) {
+  SmallVector<Operation *> out;
+  for (auto &[op, v, dims] : reductions)
+    if (llvm::any_of(dims, [&, v = v](int64_t d) {
+          return touches(*this, dimsOf(v)[d], resize);
+        }))
+      out.push_back(op);
+  return out;
+}
+
 LogicalResult AxisAnalysis::checkEdit(const ResizeMap &resize, CallOp rootCall,
                                       Operation *target) {
   auto refuseAt = [&](Operation *at, const Twine &why) {
@@ -91,13 +101,12 @@ LogicalResult AxisAnalysis::checkEdit(const ResizeMap &resize, CallOp rootCall,
       return refuseAt(op, "would resize a dim whose size the forward reads "
                           "with 'tensor.dim': it computes with the number "
                           "the edit changes");
-  for (auto &[op, v, dims] : reductions)
-    for (int64_t d : dims)
-      if (touches(*this, dimsOf(v)[d], resize))
-        return refuseAt(op, "would resize a dim that '" +
-                                op->getName().getStringRef() +
-                                "' reduces over: its result depends on "
-                                "every index of it");
+  for (Operation *op : reductionsOver(resize))
+    if (!allowedReductions.contains(op))
+      return refuseAt(op, "would resize a dim that '" +
+                              op->getName().getStringRef() +
+                              "' reduces over: its result depends on "
+                              "every index of it");
   for (ForwardOp forward : forwards) {
     WalkResult res = forward.walk([&](arith::ConstantOp c) {
       auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
@@ -119,7 +128,7 @@ LogicalResult AxisAnalysis::checkEdit(const ResizeMap &resize, CallOp rootCall,
     if (isa<RankedTensorType>(arg.getType()))
       for (AxisList &d : dimsOf(arg))
         if (touches(*this, d, resize))
-          return refuseAt(rootCall,
+          return refuseAt(rootCall ? rootCall.getOperation() : root,
                           "would resize a dim of its forward's argument #" +
                               Twine(arg.getArgNumber()) +
                               ", which comes from outside the module");
@@ -127,7 +136,11 @@ LogicalResult AxisAnalysis::checkEdit(const ResizeMap &resize, CallOp rootCall,
   for (auto [i, v] : llvm::enumerate(ret->getOperands()))
     if (isa<RankedTensorType>(v.getType()))
       for (AxisList &d : dimsOf(v))
-        if (touches(*this, d, resize) && !rootCall->getResult(i).use_empty()) {
+        if (touches(*this, d, resize) &&
+            (!rootCall || !rootCall->getResult(i).use_empty())) {
+          if (!rootCall)
+            return refuseAt(ret, "would resize a dim of the model's output #" +
+                                     Twine(i));
           Operation *user = *rootCall->getResult(i).getUsers().begin();
           return refuseAt(user, "would resize a dim of its forward's result #" +
                                     Twine(i) +
@@ -323,8 +336,9 @@ void AxisAnalysis::applyEdit(const ResizeMap &resize, CallOp rootCall,
   }
   ForwardOp root = forwards.front();
   Operation *ret = root.getBodyBlock().getTerminator();
-  for (auto [res, v] : llvm::zip(rootCall->getResults(), ret->getOperands()))
-    res.setType(v.getType());
+  if (rootCall)
+    for (auto [res, v] : llvm::zip(rootCall->getResults(), ret->getOperands()))
+      res.setType(v.getType());
 }
 
 //===----------------------------------------------------------------------===//

@@ -239,6 +239,43 @@ def NNXGrowAttentionPass : NNX_Pass<"nnx-grow-attention", "::mlir::nnx::ModelOp"
   ];
 }
 
+def NNXWidenResidualPass : NNX_Pass<"nnx-widen-residual", "::mlir::nnx::ModelOp"> {
+  let summary = "Grow a transformer's residual width d_model (function-preserving)";
+  let description = [{
+    Grows the residual stream of an exported transformer (the model's one
+    custom module) to `width` coordinates (Gesmundo & Maile 2023, hidden
+    dimension expansion). The stream is the embeddings' dim, followed by the
+    dim provenance of `nnx-grow-attention` through every forward: the
+    blocks, their norms and projections, the final norm and the LM head
+    grow together, with every type and static size.
+
+    The new coordinates are zero in the stream: the embeddings' new columns
+    and the new rows (and bias entries) of every Linear that writes the
+    stream are zero. Linears that read it get new columns drawn from a
+    normal distribution with the weight's root-mean-square (`seed=`); they
+    multiply zeros. Each RMSNorm over the stream (`x * rsqrt(mean(x*x) +
+    eps) * g`, `g` its own tensor or Gemma's `1 + weight`) is rescaled so
+    that the old coordinates' normed values are unchanged: the mean over
+    `d'` coordinates is `d/d'` times the old one, so eps becomes
+    `eps * d/d'` and the gain `g * sqrt(d/d')` (new entries `sqrt(d/d')`).
+    The logits are unchanged.
+
+    Refused before anything changes: a model that is not one custom module
+    with a forward, no embedding, embeddings of different widths, a width
+    not larger than d_model, a norm over the stream that is not an RMSNorm
+    (a LayerNorm's mean and variance over `d'` differ from those over `d`,
+    and no rescaling of its gain and bias restores them: GPT-2, BLOOM,
+    Falcon, Cohere), an RMSNorm without a gain of its own, and everything
+    the dim provenance cannot follow (a `tensor.dim` of the stream, a
+    non-splat constant over it, an op it does not know, a changed layer
+    with hooks or aliases or run by several calls).
+  }];
+  let options = [
+    Option<"width", "width", "int64_t", "0", "d_model after the edit">,
+    Option<"seed", "seed", "uint64_t", "0", "seed of the new columns' normal draws">,
+  ];
+}
+
 def NNXDeepenPass : NNX_Pass<"nnx-deepen", "::mlir::nnx::ModelOp"> {
   let summary = "Net2DeeperNet: insert an identity Linear + ReLU after a ReLU";
   let description = [{

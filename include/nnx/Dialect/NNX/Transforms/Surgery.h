@@ -56,6 +56,11 @@ LogicalResult growAttention(ModelOp model, llvm::StringRef layer,
                             int64_t heads, int64_t kvHeads, int64_t headDim,
                             uint64_t seed = 0);
 
+/// Grows the residual stream of the model's transformer to `width`:
+/// embeddings, projections and RMSNorms (eps and gains rescaled), with the
+/// new coordinates zero in the stream. Refuses LayerNorms over the stream.
+LogicalResult widenResidual(ModelOp model, int64_t width, uint64_t seed = 0);
+
 /// Net2DeeperNet: inserts an identity-initialized Linear and a ReLU after the
 /// ReLU site at `after` (a sequential's ReLU, or a feed_fwd's `layers.i`).
 /// After a ReLU a convolution feeds, the identity is a convolution whose

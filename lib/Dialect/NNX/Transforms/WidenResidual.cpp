@@ -1,0 +1,243 @@
+//===- WidenResidual.cpp - grow d_model -------------------------*- C++ -*-===//
+//
+// Gesmundo & Maile 2023's hidden-dimension expansion. The residual stream's
+// axis is found as the embeddings' dim (AxisAnalysis over the whole model);
+// every tensor and type that carries it grows. New stream coordinates stay
+// zero: the embeddings' new columns and the new rows of every Linear that
+// writes the stream (attention's and the MLP's output projections) are
+// zero. Linears that read the stream get new columns drawn from a normal
+// distribution (they multiply zeros, and train).
+//
+// The norms over the stream are the one place the old coordinates could
+// change. An RMSNorm (`x * rsqrt(mean(x*x) + eps) * g`, g a state or
+// `state + c` as Gemma's) is kept exact: with d' coordinates of which d-d'
+// are zero, mean' = mean * d/d', so eps becomes eps * d/d' and the gain
+// g * sqrt(d/d'), and rsqrt(d/d' (mean + eps)) * g sqrt(d/d') is the old
+// value. A LayerNorm cannot be kept: its mean and variance over d' are not
+// those over d, and no rescaling of its gain and bias restores them.
+//
+//===----------------------------------------------------------------------===//
+#include "AxisAnalysis.h"
+
+#include "nnx/Dialect/NNX/IR/NNXFnOps.h"
+#include "nnx/Dialect/NNX/IR/TensorUtils.h"
+#include "nnx/Dialect/NNX/Transforms/Passes.h"
+#include "nnx/Dialect/NNX/Transforms/Surgery.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+#include <cmath>
+#include <random>
+
+namespace mlir::nnx {
+#define GEN_PASS_DEF_NNXWIDENRESIDUALPASS
+#include "nnx/Dialect/NNX/Transforms/Passes.h.inc"
+} // namespace mlir::nnx
+
+using namespace mlir;
+using namespace mlir::nnx;
+using namespace mlir::nnx::surgery;
+
+static constexpr llvm::StringLiteral kPass = "nnx-widen-residual";
+
+using ResizeMap = std::map<Axis, AxisResize>;
+
+namespace {
+/// One RMSNorm over the stream: its eps constant and its gain.
+struct RMSNormSite {
+  arith::ConstantOp eps;
+  StateOp gain;
+  /// Gemma's `1 + weight`: the constant added to the state.
+  double offset = 0;
+};
+} // namespace
+
+/// The splat value of constant `v`, if it is one.
+static std::optional<double> splatValue(Value v) {
+  auto c = v.getDefiningOp<arith::ConstantOp>();
+  auto dense = c ? dyn_cast<DenseFPElementsAttr>(c.getValue()) : nullptr;
+  if (!dense || !dense.isSplat())
+    return std::nullopt;
+  return dense.getSplatValue<APFloat>().convertToDouble();
+}
+
+/// Matches `mean(x * x) + eps ... * gain` at reduction `op`; the gain is the
+/// forward's one state tensor of shape (d_model), axis `stream`.
+static FailureOr<RMSNormSite> matchRMSNorm(Operation *op, Operation *target,
+                                           AxisAnalysis &a, Axis stream) {
+  auto explain = [&](StringRef what) {
+    InFlightDiagnostic diag =
+        refuse(target, kPass, "model")
+        << "has a norm over d_model that is not an RMSNorm (" << what
+        << "): a LayerNorm's mean and variance over d' coordinates are not "
+           "those over d, and no rescaling of its gain and bias keeps the "
+           "old coordinates' values";
+    diag.attachNote(op->getLoc()) << "the reduction is here";
+    return diag;
+  };
+  auto mean = dyn_cast<FnMeanOp>(op);
+  if (!mean)
+    return explain("'" + op->getName().getStringRef().str() + "'");
+  auto square = mean.getInput().getDefiningOp<FnMulOp>();
+  if (!square || square.getLhs() != square.getRhs())
+    return explain("a mean of something other than x * x");
+  RMSNormSite site;
+  for (Operation *user : mean->getUsers())
+    if (auto add = dyn_cast<FnAddOp>(user))
+      if (splatValue(add.getRhs()))
+        site.eps = add.getRhs().getDefiningOp<arith::ConstantOp>();
+  if (!site.eps || !mean->hasOneUse())
+    return explain("no `mean + eps` with a constant eps");
+  auto forward = op->getParentOfType<ForwardOp>();
+  int gains = 0;
+  forward.walk([&](StateOp state) {
+    AxisList d = a.leaves(state.getResult(), 0);
+    if (cast<RankedTensorType>(state.getType()).getRank() == 1 &&
+        d.size() == 1 && a.find(d[0]) == a.find(stream)) {
+      site.gain = state;
+      ++gains;
+    }
+  });
+  if (gains > 1)
+    return explain("several tensors of shape (d_model) in its forward");
+  if (!site.gain)
+    return explain("no gain tensor of its own to rescale");
+  if (site.gain->hasOneUse())
+    if (auto add = dyn_cast<FnAddOp>(*site.gain->getUsers().begin()))
+      if (std::optional<double> c = splatValue(add.getRhs()))
+        site.offset = *c;
+  return site;
+}
+
+/// The residual stream's axis: the one axis of every embedding's dim.
+static FailureOr<Axis> findStream(AxisAnalysis &a, ModelOp model) {
+  std::optional<Axis> stream;
+  for (const TensorSite &t : a.getTensors()) {
+    if (!isa<EmbeddingOp>(t.op))
+      continue;
+    AxisList d = a.leaves(t.dims[1]);
+    if (d.size() != 1 || (stream && a.find(*stream) != a.find(d[0])))
+      return refuse(t.op, kPass, "embedding")
+             << "does not write the one residual stream the other embeddings "
+                "write";
+    stream = a.find(d[0]);
+  }
+  if (!stream)
+    return model.emitError()
+           << kPass << ": model '@" << model.getSymName()
+           << "' has no embedding called in its forward: there is no "
+              "residual stream to widen";
+  return *stream;
+}
+
+/// The model's one top module, a custom module with a forward.
+static FailureOr<CustomModuleOp> findRoot(ModelOp model) {
+  SmallVector<Operation *> tops;
+  for (Operation &op : model.getBody().front())
+    if (isa<ModuleOpInterface>(op))
+      tops.push_back(&op);
+  auto root =
+      tops.size() == 1 ? dyn_cast<CustomModuleOp>(tops[0]) : CustomModuleOp();
+  if (!root || !root.getForward())
+    return model.emitError()
+           << kPass << ": model '@" << model.getSymName()
+           << "' is not one custom module with a forward (an exported "
+              "transformer): the stream is found in its forward";
+  if (failed(checkRefusable(root, Hooks, kPass, "model")))
+    return failure();
+  return root;
+}
+
+/// Rescales each RMSNorm: eps * d/d', gain g * sqrt(d/d') (g = state +
+/// offset); new gain entries sqrt(d/d') - offset.
+static void rescaleNorms(MutableArrayRef<RMSNormSite> norms, int64_t d,
+                         int64_t width,
+                         llvm::DenseMap<Operation *, double> &newGain) {
+  double ratio = static_cast<double>(d) / static_cast<double>(width);
+  double c = std::sqrt(ratio);
+  for (RMSNormSite &n : norms) {
+    double eps = *splatValue(n.eps.getResult());
+    auto type = cast<ShapedType>(n.eps.getType());
+    n.eps.setValueAttr(makeTensor(type, {eps * ratio}));
+    CustomModuleOp module = n.gain.getModule();
+    ElementsAttr old = module.getTensor(n.gain.getName());
+    std::vector<double> g = *readTensor(old);
+    for (double &x : g)
+      x = (x + n.offset) * c - n.offset;
+    setStateTensor(module, n.gain.getName(),
+                   makeTensor(cast<ShapedType>(old.getType()), g));
+    newGain[module] = c - n.offset;
+  }
+}
+
+LogicalResult mlir::nnx::widenResidual(ModelOp model, int64_t width,
+                                       uint64_t seed) {
+  if (failed(refuseRecipeModel(model, kPass)))
+    return failure();
+  FailureOr<CustomModuleOp> root = findRoot(model);
+  if (failed(root))
+    return failure();
+  AxisAnalysis a(kPass);
+  a.run(*root);
+  FailureOr<Axis> stream = findStream(a, model);
+  if (failed(stream))
+    return failure();
+  int64_t d = a.size(*stream);
+  if (width <= d)
+    return model.emitError()
+           << kPass << ": the residual stream has d_model = " << d
+           << "; option width=" << width << " must be larger";
+  ResizeMap resize;
+  for (int64_t j = 0; j < width; ++j)
+    resize[*stream].source.push_back(j < d ? j : -1);
+  SmallVector<RMSNormSite> norms;
+  for (Operation *op : a.reductionsOver(resize)) {
+    FailureOr<RMSNormSite> n = matchRMSNorm(op, *root, a, *stream);
+    if (failed(n))
+      return failure();
+    norms.push_back(*n);
+    a.allowReduction(op);
+  }
+  if (failed(a.checkEdit(resize, CallOp(), *root)))
+    return failure();
+  llvm::DenseMap<Operation *, double> newGain;
+  rescaleNorms(norms, d, width, newGain);
+  std::mt19937_64 rng(seed);
+  llvm::DenseMap<Operation *, double> deviation;
+  auto fill = [&](const TensorSite &t, ArrayRef<int64_t> index,
+                  ArrayRef<bool> isNew) -> std::optional<double> {
+    if (t.isState) {
+      auto it = newGain.find(t.op);
+      return it == newGain.end() ? std::nullopt
+                                 : std::optional<double>(it->second);
+    }
+    if (isa<EmbeddingOp>(t.op) || t.name != "weight" || isNew[0])
+      return 0.0; // stream coordinates, biases, rows writing the stream
+    if (!isa<LinearOp>(t.op))
+      return std::nullopt;
+    auto [it, inserted] = deviation.try_emplace(t.op, 0.0);
+    if (inserted) {
+      std::vector<double> v =
+          *readTensor(t.op->getAttrOfType<ElementsAttr>("weight"));
+      double sumsq = 0;
+      for (double x : v)
+        sumsq += x * x;
+      it->second = v.empty() ? 0.0 : std::sqrt(sumsq / v.size());
+    }
+    std::normal_distribution<double> normal(0.0, it->second);
+    return normal(rng);
+  };
+  a.applyEdit(resize, CallOp(), fill);
+  return success();
+}
+
+namespace {
+struct NNXWidenResidualPass
+    : public mlir::nnx::impl::NNXWidenResidualPassBase<NNXWidenResidualPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (failed(widenResidual(getOperation(), width, seed)))
+      signalPassFailure();
+  }
+};
+} // namespace
