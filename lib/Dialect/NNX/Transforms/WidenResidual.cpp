@@ -63,12 +63,17 @@ static std::optional<double> splatValue(Value v) {
 
 /// Matches `mean(x * x) + eps ... * gain` at reduction `op`; the gain is the
 /// forward's one state tensor of shape (d_model), axis `stream`.
-static FailureOr<RMSNormSite> matchRMSNorm(Operation *op, Operation *target,
-                                           AxisAnalysis &a, Axis stream) {
-  auto explain = [&](StringRef what) {
+static FailureOr<RMSNormSite> matchRMSNorm(Operation *op, AxisAnalysis &a,
+                                           Axis stream) {
+  // The norm module: a leaf norm's, or the custom module whose forward
+  // reduces.
+  Operation *norm = op->getParentOfType<CustomModuleOp>();
+  if (auto call = dyn_cast<CallOp>(op))
+    norm = call.resolveCalleeModule().getOperation();
+  auto explain = [&](const Twine &what) {
     InFlightDiagnostic diag =
-        refuse(target, kPass, "model")
-        << "has a norm over d_model that is not an RMSNorm (" << what
+        refuse(norm, kPass, "norm")
+        << "normalizes over d_model and is not an RMSNorm (" << what
         << "): a LayerNorm's mean and variance over d' coordinates are not "
            "those over d, and no rescaling of its gain and bias keeps the "
            "old coordinates' values";
@@ -77,7 +82,9 @@ static FailureOr<RMSNormSite> matchRMSNorm(Operation *op, Operation *target,
   };
   auto mean = dyn_cast<FnMeanOp>(op);
   if (!mean)
-    return explain("'" + op->getName().getStringRef().str() + "'");
+    return explain(isa<CallOp>(op)
+                       ? "a '" + norm->getName().getStringRef() + "' layer"
+                       : "'" + op->getName().getStringRef() + "'");
   auto square = mean.getInput().getDefiningOp<FnMulOp>();
   if (!square || square.getLhs() != square.getRhs())
     return explain("a mean of something other than x * x");
@@ -192,7 +199,7 @@ LogicalResult mlir::nnx::widenResidual(ModelOp model, int64_t width,
     resize[*stream].source.push_back(j < d ? j : -1);
   SmallVector<RMSNormSite> norms;
   for (Operation *op : a.reductionsOver(resize)) {
-    FailureOr<RMSNormSite> n = matchRMSNorm(op, *root, a, *stream);
+    FailureOr<RMSNormSite> n = matchRMSNorm(op, a, *stream);
     if (failed(n))
       return failure();
     norms.push_back(*n);
