@@ -1,6 +1,8 @@
 //===- Prune.cpp - keep a layer's most important units ----------*- C++ -*-===//
+#include "AttentionCore.h"
 #include "UnitEdit.h"
 
+#include "nnx/Dialect/NNX/IR/TensorUtils.h"
 #include "nnx/Dialect/NNX/Transforms/Passes.h"
 #include "nnx/Dialect/NNX/Transforms/Surgery.h"
 #include "nnx/Support/Npy.h"
@@ -125,11 +127,97 @@ LogicalResult mlir::nnx::prune(ModelOp model, StringRef layer, int64_t keep,
   return success();
 }
 
+/// The importance of each index of axis `unit`: the product over the
+/// Linears whose weight carries it of the L2 norm of the index's entries.
+static std::vector<double> axisImportance(AxisAnalysis &a, Axis unit) {
+  std::vector<double> score(a.size(unit), 1.0);
+  for (const TensorSite &t : a.getTensors()) {
+    if (!isa<LinearOp>(t.op) || t.name != "weight")
+      continue;
+    auto type = cast<ShapedType>(
+        t.op->getAttrOfType<ElementsAttr>("weight").getType());
+    std::vector<double> v =
+        *readTensor(t.op->getAttrOfType<ElementsAttr>("weight"));
+    for (int64_t dim = 0; dim < 2; ++dim) {
+      AxisList l = a.leaves(t.dims[dim]);
+      auto pos = llvm::find_if(l, [&](Axis x) { return a.find(x) == unit; });
+      if (pos == l.end())
+        continue;
+      std::vector<double> sumsq(score.size(), 0.0);
+      int64_t cols = type.getDimSize(1);
+      for (int64_t i = 0; i < static_cast<int64_t>(v.size()); ++i) {
+        int64_t index = dim == 0 ? i / cols : i % cols;
+        sumsq[a.digits(l, index, nullptr)[pos - l.begin()]] += v[i] * v[i];
+      }
+      for (size_t u = 0; u < score.size(); ++u)
+        score[u] *= std::sqrt(sumsq[u]);
+    }
+  }
+  return score;
+}
+
+/// nnx-prune heads=: keeps `heads` query heads of the attention at `layer`,
+/// whole kv groups under grouped-query attention.
+static LogicalResult pruneHeads(ModelOp model, StringRef layer, int64_t heads,
+                                StringRef importanceFile) {
+  AxisAnalysis a(kPass);
+  FailureOr<AttentionCore> core = findAttentionCore(model, layer, a, kPass);
+  if (failed(core))
+    return failure();
+  int64_t n = core->numHeads(a);
+  if (heads < 1 || heads >= n)
+    return refuse(core->module, kPass, "target")
+           << "has " << n << " heads; option heads=" << heads
+           << " must be in 1.." << n - 1;
+  // Under GQA a kv head leaves with its group; with one kv head (MQA) query
+  // heads leave its group; otherwise heads leave with their keys.
+  Axis unit = core->kvHeads ? *core->kvHeads : *core->group;
+  int64_t perUnit = core->kvHeads && core->group ? a.size(*core->group) : 1;
+  if (heads % perUnit != 0) {
+    InFlightDiagnostic diag =
+        refuse(core->module, kPass, "target")
+        << "shares each of its " << a.size(unit) << " kv heads among "
+        << perUnit << " query heads; option heads=" << heads
+        << " must be a multiple of " << perUnit
+        << " (a kv head goes with all its query heads)";
+    diag.attachNote(a.expandOrigin(*core->group)->getLoc())
+        << "repeat_kv's expand is here";
+    return diag;
+  }
+  int64_t units = a.size(unit), keep = heads / perUnit;
+  unit = a.find(unit);
+  std::map<Axis, AxisResize> resize;
+  resize[unit].source.assign(units, 0); // checked with the final size
+  resize[unit].source.resize(keep);
+  if (failed(a.checkEdit(resize, core->call, core->module)))
+    return failure();
+  FailureOr<std::vector<double>> score =
+      importanceFile.empty()
+          ? FailureOr<std::vector<double>>(axisImportance(a, unit))
+          : readImportance(core->module, importanceFile, units);
+  if (failed(score))
+    return failure();
+  std::vector<int64_t> kept = keepUnits(*score, keep).source;
+  resize[unit].source.assign(kept.begin(), kept.end());
+  a.applyEdit(resize, core->call,
+              [](const TensorSite &, ArrayRef<int64_t>, ArrayRef<bool>) {
+                return std::optional<double>();
+              });
+  return success();
+}
+
 namespace {
 struct NNXPrunePass : public mlir::nnx::impl::NNXPrunePassBase<NNXPrunePass> {
   using Base::Base;
   void runOnOperation() override {
-    if (failed(prune(getOperation(), layer, keep, importance)))
+    if (heads && keep) {
+      getOperation().emitError()
+          << kPass << ": options keep= (units of a Linear) and heads= (heads "
+          << "of an attention module) exclude each other";
+      return signalPassFailure();
+    }
+    if (failed(heads ? pruneHeads(getOperation(), layer, heads, importance)
+                     : prune(getOperation(), layer, keep, importance)))
       signalPassFailure();
   }
 };

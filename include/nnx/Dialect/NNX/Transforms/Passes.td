@@ -149,6 +149,16 @@ def NNXPrunePass : NNX_Pass<"nnx-prune", "::mlir::nnx::ModelOp"> {
     finite float per unit, e.g. accumulated activation statistics or
     gradients).
 
+    With `heads=N`, `layer` is an attention module and whole heads go: the
+    dim provenance of `nnx-grow-attention` finds the heads axis, and the
+    query, key and value rows of the removed heads, the output projection's
+    columns and per-head state (ALiBi slopes) are removed with every size
+    that describes them. Under grouped-query attention a kv head goes with
+    all its query heads (N must be a multiple of the group; the note names
+    the `repeat_kv` expand), with one kv head query heads leave its group.
+    A head's importance is the product over the projections of the L2 norm
+    of its entries (or `importance=`, one float per kv head / head).
+
     Chain-preserving, not function-preserving: the forward still runs and
     every shape after the consumer is unchanged; train afterwards, as after
     `nnx-drop-layer`. The parameter count drops by `(n - keep)` times the
@@ -180,6 +190,7 @@ def NNXPrunePass : NNX_Pass<"nnx-prune", "::mlir::nnx::ModelOp"> {
   let options = [
     Option<"layer", "layer", "std::string", "", "dotted path of the Linear or convolution to prune">,
     Option<"keep", "keep", "int64_t", "0", "units to keep (1 .. out_features - 1)">,
+    Option<"heads", "heads", "int64_t", "0", "query heads to keep, for an attention module (1 .. heads - 1)">,
     Option<"importance", "importance", "std::string", "",
            "an .npy file of one float per unit, the importance to rank by instead of the weight norms">,
   ];

@@ -1,0 +1,51 @@
+// nnx-prune heads= refusals: a kv head goes with all its query heads.
+// RUN: nnx-opt %s -split-input-file -verify-diagnostics --nnx-prune="layer=attn heads=3"
+
+nnx.model @gqa inputs(tensor<?x?x8xf32>) {
+  nnx.module @net class = "Net" {
+    // expected-error @+1 {{target 'attn' (nnx.module) shares each of its 2 kv heads among 2 query heads; option heads=3 must be a multiple of 2 (a kv head goes with all its query heads)}}
+    nnx.module @attn class = "Attention" {
+      nnx.linear @q_proj {weight = dense<0.1> : tensor<8x8xf32>}
+      nnx.linear @k_proj {weight = dense<0.2> : tensor<4x8xf32>}
+      nnx.linear @v_proj {weight = dense<0.3> : tensor<4x8xf32>}
+      nnx.linear @o_proj {weight = dense<0.4> : tensor<8x8xf32>}
+      nnx.forward @forward(%x: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+        %c0 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %b = tensor.dim %x, %c0 : tensor<?x?x8xf32>
+        %t = tensor.dim %x, %c1 : tensor<?x?x8xf32>
+        %q = nnx.call @q_proj(%x) : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+        %qv = nnx.fn.reshape %q [%b, %t, 4, 2] : tensor<?x?x8xf32> -> tensor<?x?x4x2xf32>
+        %qt0 = nnx.fn.permute %qv [0, 2, 1, 3] : tensor<?x?x4x2xf32> -> tensor<?x4x?x2xf32>
+        %qt = nnx.fn.dropout %qt0 {p = 0.0 : f64} : tensor<?x4x?x2xf32>
+        %k = nnx.call @k_proj(%x) : (tensor<?x?x8xf32>) -> tensor<?x?x4xf32>
+        %kv = nnx.fn.reshape %k [%b, %t, 2, 2] : tensor<?x?x4xf32> -> tensor<?x?x2x2xf32>
+        %kt = nnx.fn.permute %kv [0, 2, 1, 3] : tensor<?x?x2x2xf32> -> tensor<?x2x?x2xf32>
+        %k1 = nnx.fn.reshape %kt [%b, 2, 1, %t, 2] : tensor<?x2x?x2xf32> -> tensor<?x2x1x?x2xf32>
+        %ke = nnx.fn.expand %k1 [%b, 2, 2, %t, 2] : tensor<?x2x1x?x2xf32> -> tensor<?x2x2x?x2xf32>
+        %kr = nnx.fn.reshape %ke [%b, 4, %t, 2] : tensor<?x2x2x?x2xf32> -> tensor<?x4x?x2xf32>
+        %v = nnx.call @v_proj(%x) : (tensor<?x?x8xf32>) -> tensor<?x?x4xf32>
+        %vv = nnx.fn.reshape %v [%b, %t, 2, 2] : tensor<?x?x4xf32> -> tensor<?x?x2x2xf32>
+        %vt = nnx.fn.permute %vv [0, 2, 1, 3] : tensor<?x?x2x2xf32> -> tensor<?x2x?x2xf32>
+        %v1 = nnx.fn.reshape %vt [%b, 2, 1, %t, 2] : tensor<?x2x?x2xf32> -> tensor<?x2x1x?x2xf32>
+        // expected-note @+1 {{repeat_kv's expand is here}}
+        %ve = nnx.fn.expand %v1 [%b, 2, 2, %t, 2] : tensor<?x2x1x?x2xf32> -> tensor<?x2x2x?x2xf32>
+        %vr = nnx.fn.reshape %ve [%b, 4, %t, 2] : tensor<?x2x2x?x2xf32> -> tensor<?x4x?x2xf32>
+        %ktt = nnx.fn.permute %kr [0, 1, 3, 2] : tensor<?x4x?x2xf32> -> tensor<?x4x2x?xf32>
+        %s = nnx.fn.matmul %qt, %ktt : tensor<?x4x?x2xf32>, tensor<?x4x2x?xf32> -> tensor<?x4x?x?xf32>
+        %scale = arith.constant dense<0.7071> : tensor<f32>
+        %ss = nnx.fn.mul %s, %scale : tensor<?x4x?x?xf32>, tensor<f32> -> tensor<?x4x?x?xf32>
+        %p = nnx.fn.softmax %ss {dim = -1 : i64} : tensor<?x4x?x?xf32>
+        %o = nnx.fn.matmul %p, %vr : tensor<?x4x?x?xf32>, tensor<?x4x?x2xf32> -> tensor<?x4x?x2xf32>
+        %ot = nnx.fn.permute %o [0, 2, 1, 3] : tensor<?x4x?x2xf32> -> tensor<?x?x4x2xf32>
+        %of = nnx.fn.reshape %ot [%b, %t, 8] : tensor<?x?x4x2xf32> -> tensor<?x?x8xf32>
+        %y = nnx.call @o_proj(%of) : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+        nnx.return %y : tensor<?x?x8xf32>
+      }
+    }
+    nnx.forward @forward(%x: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+      %y = nnx.call @attn(%x) : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+      nnx.return %y : tensor<?x?x8xf32>
+    }
+  }
+}
