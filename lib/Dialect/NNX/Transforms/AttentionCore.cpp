@@ -66,6 +66,11 @@ static LogicalResult classifyHeads(AttentionCore &core, AxisAnalysis &a,
   if (heads.empty())
     return refuse(core.module, pass, "target")
            << "has one attention head (the scores' heads dim is 1)";
+  // Keys with one head, broadcast by the matmul (multi-query attention):
+  // every query head is in the one kv head's group.
+  auto keys = cast<RankedTensorType>(core.scores.getRhs().getType());
+  if (!core.group && keys.getDimSize(keys.getRank() - 3) == 1)
+    std::swap(core.group, core.kvHeads);
   return success();
 }
 

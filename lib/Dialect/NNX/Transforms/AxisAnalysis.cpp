@@ -17,7 +17,7 @@ using namespace mlir::nnx::surgery;
 
 Axis AxisAnalysis::make(int64_t size) {
   Axis a = nodes.size();
-  nodes.push_back(Node{size, a, {}, nullptr, nullptr, false});
+  nodes.push_back(Node{size, a, {}, {}, nullptr, nullptr, false});
   return a;
 }
 
@@ -59,6 +59,7 @@ void AxisAnalysis::unite(Axis a, Axis b) {
   if (!na.expand)
     na.expand = nb.expand;
   na.structural |= nb.structural;
+  na.segments.append(nb.segments.begin(), nb.segments.end());
   nb.parent = a;
 }
 
@@ -202,6 +203,46 @@ void AxisAnalysis::broadcast(Operation *op, ArrayRef<Value> operands,
   }
 }
 
+/// Records `[offset, offset + size)` of the one static leaf of `src` as a
+/// segment with the axes `result` (none: a dropped unit dim); false if `src`
+/// is not one static leaf.
+bool AxisAnalysis::addSegment(Operation *op, ArrayRef<Axis> src, int64_t offset,
+                              int64_t size, std::optional<AxisList> result) {
+  AxisList l = leaves(src);
+  if (l.size() != 1 || nodes[find(l[0])].size < 0 || !nodes[l[0]].parts.empty())
+    return false;
+  Node &x = nodes[find(l[0])];
+  AxisList axes = result ? *result : AxisList();
+  for (Segment &seg : x.segments)
+    if (seg.offset == offset && seg.size == size) {
+      AxisList old = seg.axes;
+      unify(old, axes, op);
+      return true;
+    }
+  x.segments.push_back(Segment{offset, size, axes, op});
+  return true;
+}
+
+std::optional<SmallVector<AxisAnalysis::Segment, 3>>
+AxisAnalysis::tiling(Axis a) {
+  Node &x = nodes[find(a)];
+  if (x.segments.empty() || !x.parts.empty())
+    return std::nullopt;
+  SmallVector<Segment, 3> segs(x.segments);
+  llvm::sort(segs, [](const Segment &p, const Segment &q) {
+    return p.offset < q.offset;
+  });
+  int64_t at = 0;
+  for (const Segment &seg : segs) {
+    if (seg.offset != at)
+      return std::nullopt;
+    at += seg.size;
+  }
+  if (at != x.size)
+    return std::nullopt;
+  return segs;
+}
+
 /// A reshape refines its input's and result's factorizations to one.
 void AxisAnalysis::visitReshape(Operation *op, Value input, Value result) {
   AxisList in, out;
@@ -257,11 +298,22 @@ void AxisAnalysis::visitSlice(Operation *op) {
       }
     }
     if (acc != s || offsets[d] % s != 0) {
+      std::optional<AxisList> res;
+      if (keep)
+        res = dimsOf(slice.getResult())[r];
+      if (addSegment(op, src, offsets[d], s, res)) {
+        r += keep;
+        continue;
+      }
       pin(src, op);
       if (keep)
         pin(dimsOf(slice.getResult())[r++], op);
       continue;
     }
+    // One index of a single axis is also a unit segment of it, so that
+    // Falcon's [q heads | k | v] split tiles with its unit parts.
+    if (suffix.empty())
+      (void)addSegment(op, src, offsets[d], 1, std::nullopt);
     if (keep)
       unify(suffix, dimsOf(slice.getResult())[r++], op);
   }

@@ -113,6 +113,17 @@ public:
   llvm::SmallVector<int64_t> digits(llvm::ArrayRef<Axis> list, int64_t index,
                                     const std::map<Axis, AxisResize> *resize);
   int64_t newSize(Axis a, const std::map<Axis, AxisResize> &resize);
+  /// True if `a` is resized, directly or through one of its segments.
+  bool isResized(Axis a, const std::map<Axis, AxisResize> &resize);
+  /// The old index of new index `digit` of leaf `a` (-1: new).
+  int64_t leafSource(Axis a, int64_t digit,
+                     const std::map<Axis, AxisResize> &resize);
+  /// For a segmented leaf `a` (an extent sliced into parts of different
+  /// sizes: Falcon's 4 query, 1 key, 1 value heads), the new offset and size
+  /// of the segment at old offset `offset`, or nullopt.
+  std::optional<std::pair<int64_t, int64_t>>
+  segmentRange(Axis a, int64_t offset,
+               const std::map<Axis, AxisResize> &resize);
 
   /// Every Linear call, state read and slice that defines `v` (walking back
   /// through elementwise ops, reshapes, calls and arguments), each with the
@@ -124,10 +135,18 @@ public:
   llvm::SmallVector<Source> linearSources(Value v);
 
 private:
+  /// A contiguous part [offset, offset + size) of a leaf that slices of
+  /// different sizes read, with the axes of the slices' dim.
+  struct Segment {
+    int64_t offset, size;
+    AxisList axes;
+    Operation *op;
+  };
   struct Node {
     int64_t size;
     Axis parent;
     llvm::SmallVector<Axis, 2> parts;
+    llvm::SmallVector<Segment, 3> segments;
     Operation *pin = nullptr;
     Operation *expand = nullptr;
     bool structural = false;
@@ -149,6 +168,10 @@ private:
   void visitCall(CallOp call);
   void visitSlice(Operation *op);
   void visitReshape(Operation *op, Value input, Value result);
+  bool addSegment(Operation *op, llvm::ArrayRef<Axis> src, int64_t offset,
+                  int64_t size, std::optional<AxisList> result);
+  /// The segments of `a` sorted by offset, if they tile it exactly.
+  std::optional<llvm::SmallVector<Segment, 3>> tiling(Axis a);
 
   llvm::StringRef pass;
   std::vector<Node> nodes;

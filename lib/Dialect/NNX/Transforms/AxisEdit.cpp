@@ -24,7 +24,70 @@ using ResizeMap = std::map<Axis, AxisResize>;
 
 int64_t AxisAnalysis::newSize(Axis a, const ResizeMap &resize) {
   auto it = resize.find(find(a));
-  return it == resize.end() ? size(a) : it->second.source.size();
+  if (it != resize.end())
+    return it->second.source.size();
+  if (auto segs = tiling(a)) {
+    int64_t n = 0;
+    for (const Segment &seg : *segs) {
+      int64_t m = 1;
+      for (Axis x : leaves(seg.axes))
+        m *= newSize(x, resize);
+      n += seg.axes.empty() ? seg.size : m;
+    }
+    return n;
+  }
+  return size(a);
+}
+
+bool AxisAnalysis::isResized(Axis a, const ResizeMap &resize) {
+  if (resize.count(find(a)))
+    return true;
+  if (auto segs = tiling(a))
+    for (const Segment &seg : *segs)
+      for (Axis x : leaves(seg.axes))
+        if (isResized(x, resize))
+          return true;
+  return false;
+}
+
+std::optional<std::pair<int64_t, int64_t>>
+AxisAnalysis::segmentRange(Axis a, int64_t offset, const ResizeMap &resize) {
+  auto segs = tiling(a);
+  if (!segs)
+    return std::nullopt;
+  int64_t at = 0;
+  for (const Segment &seg : *segs) {
+    int64_t n = 1;
+    for (Axis x : leaves(seg.axes))
+      n *= newSize(x, resize);
+    if (seg.axes.empty())
+      n = seg.size;
+    if (seg.offset == offset)
+      return std::make_pair(at, n);
+    at += n;
+  }
+  return std::nullopt;
+}
+
+int64_t AxisAnalysis::leafSource(Axis a, int64_t digit,
+                                 const ResizeMap &resize) {
+  auto it = resize.find(find(a));
+  if (it != resize.end())
+    return it->second.source[digit];
+  if (auto segs = tiling(a)) {
+    int64_t at = 0;
+    for (const Segment &seg : *segs) {
+      auto range = segmentRange(a, seg.offset, resize);
+      if (digit < at + range->second) {
+        if (seg.axes.empty())
+          return seg.offset + (digit - at);
+        int64_t src = dimSource(seg.axes, resize)[digit - at];
+        return src < 0 ? -1 : seg.offset + src;
+      }
+      at += range->second;
+    }
+  }
+  return digit;
 }
 
 SmallVector<int64_t> AxisAnalysis::digits(ArrayRef<Axis> list, int64_t index,
@@ -50,8 +113,7 @@ SmallVector<int64_t> AxisAnalysis::dimSource(ArrayRef<Axis> list,
     SmallVector<int64_t> d = digits(l, j, &resize);
     int64_t old = 0;
     for (auto [a, digit] : llvm::zip(l, d)) {
-      auto it = resize.find(find(a));
-      int64_t src = it == resize.end() ? digit : it->second.source[digit];
+      int64_t src = leafSource(a, digit, resize);
       if (src < 0) {
         old = -1;
         break;
@@ -67,7 +129,7 @@ SmallVector<int64_t> AxisAnalysis::dimSource(ArrayRef<Axis> list,
 static bool touches(AxisAnalysis &a, ArrayRef<Axis> list,
                     const ResizeMap &resize) {
   return llvm::any_of(a.leaves(list),
-                      [&](Axis x) { return resize.count(a.find(x)); });
+                      [&](Axis x) { return a.isResized(x, resize); });
 }
 
 //===----------------------------------------------------------------------===//
@@ -96,6 +158,15 @@ LogicalResult AxisAnalysis::checkEdit(const ResizeMap &resize, CallOp rootCall,
       return refuseAt(p, "would resize a dim (size " + Twine(size(axis)) +
                              ") that '" + p->getName().getStringRef() +
                              "' uses in a way the pass cannot rewrite");
+  for (Node &node : nodes)
+    if (!node.segments.empty() && node.parent == &node - nodes.data() &&
+        !tiling(&node - nodes.data()) &&
+        llvm::any_of(node.segments, [&](const Segment &seg) {
+          return touches(*this, seg.axes, resize);
+        }))
+      return refuseAt(node.segments.front().op,
+                      "would resize part of a dim whose slices do not tile "
+                      "it: the pass cannot place the new indices");
   for (auto &[op, list] : dimReads)
     if (touches(*this, list, resize))
       return refuseAt(op, "would resize a dim whose size the forward reads "
@@ -255,6 +326,12 @@ static void rewriteSlice(AxisAnalysis &a, tensor::ExtractSliceOp slice,
     if (srcType.isDynamicDim(d) || ShapedType::isDynamic(sizes[d]))
       continue;
     AxisList src = a.leaves(slice.getSource(), d);
+    if (src.size() == 1)
+      if (auto range = a.segmentRange(src[0], offsets[d], resize)) {
+        offsets[d] = range->first;
+        sizes[d] = range->second;
+        continue;
+      }
     AxisList sel = keep ? a.leaves(slice.getResult(), rd) : AxisList();
     AxisList prefix(src.begin(), src.end() - sel.size());
     int64_t oldSel = 1, newSel = 1;
@@ -390,6 +467,11 @@ SmallVector<AxisAnalysis::Source> AxisAnalysis::linearSources(Value start) {
             if (slice.getSourceType().isDynamicDim(d))
               continue;
             AxisList src = leaves(slice.getSource(), d);
+            int64_t offset = slice.getStaticOffsets()[d];
+            if (src.size() == 1 && segmentRange(src[0], offset, {})) {
+              sel[find(src[0])] = -(offset + 1); // a segment, by old offset
+              continue;
+            }
             AxisList kept = keep ? leaves(slice.getResult(), rd) : AxisList();
             AxisList prefix(src.begin(), src.end() - kept.size());
             int64_t s = 1;

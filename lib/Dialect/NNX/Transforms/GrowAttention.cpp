@@ -69,9 +69,14 @@ static LogicalResult planHeads(AttentionCore &core, AxisAnalysis &a,
   Operation *expand = a.expandOrigin(*core.group);
   auto refuseRatio = [&](const Twine &why) {
     InFlightDiagnostic diag = refuse(core.module, kPass, "target") << why;
-    diag.attachNote(expand->getLoc())
-        << "repeat_kv's expand is here: it repeats each of the " << kv
-        << " kv heads " << groupSize << " times";
+    if (expand)
+      diag.attachNote(expand->getLoc())
+          << "repeat_kv's expand is here: it repeats each of the " << kv
+          << " kv heads " << groupSize << " times";
+    else
+      diag.attachNote(core.scores.getLoc())
+          << "the scores broadcast " << kv << " kv head over " << groupSize
+          << " query heads here";
     return diag;
   };
   if (newKv < kv || (!core.kvHeads && newKv != 1))
@@ -162,8 +167,14 @@ private:
       bool match = true, newCoord = false;
       for (auto [x, d] : llvm::zip(out, digits)) {
         auto sel = s.selection.find(a.find(x));
-        if (sel != s.selection.end() && sel->second != d)
+        if (sel != s.selection.end() && sel->second >= 0 && sel->second != d)
           match = false;
+        if (sel != s.selection.end() && sel->second < 0) {
+          // A segment (Falcon's query heads), by its old offset.
+          auto range = a.segmentRange(x, -sel->second - 1, resize);
+          if (!range || d < range->first || d >= range->first + range->second)
+            match = false;
+        }
         if (isQk(x) && d >= a.size(x))
           newCoord = true;
       }

@@ -134,8 +134,8 @@ static std::vector<double> axisImportance(AxisAnalysis &a, Axis unit) {
   for (const TensorSite &t : a.getTensors()) {
     if (!isa<LinearOp>(t.op) || t.name != "weight")
       continue;
-    auto type = cast<ShapedType>(
-        t.op->getAttrOfType<ElementsAttr>("weight").getType());
+    auto type =
+        cast<ShapedType>(t.op->getAttrOfType<ElementsAttr>("weight").getType());
     std::vector<double> v =
         *readTensor(t.op->getAttrOfType<ElementsAttr>("weight"));
     for (int64_t dim = 0; dim < 2; ++dim) {
@@ -174,14 +174,14 @@ static LogicalResult pruneHeads(ModelOp model, StringRef layer, int64_t heads,
   Axis unit = core->kvHeads ? *core->kvHeads : *core->group;
   int64_t perUnit = core->kvHeads && core->group ? a.size(*core->group) : 1;
   if (heads % perUnit != 0) {
-    InFlightDiagnostic diag =
-        refuse(core->module, kPass, "target")
-        << "shares each of its " << a.size(unit) << " kv heads among "
-        << perUnit << " query heads; option heads=" << heads
-        << " must be a multiple of " << perUnit
-        << " (a kv head goes with all its query heads)";
-    diag.attachNote(a.expandOrigin(*core->group)->getLoc())
-        << "repeat_kv's expand is here";
+    InFlightDiagnostic diag = refuse(core->module, kPass, "target")
+                              << "shares each of its " << a.size(unit)
+                              << " kv heads among " << perUnit
+                              << " query heads; option heads=" << heads
+                              << " must be a multiple of " << perUnit
+                              << " (a kv head goes with all its query heads)";
+    if (Operation *expand = a.expandOrigin(*core->group))
+      diag.attachNote(expand->getLoc()) << "repeat_kv's expand is here";
     return diag;
   }
   int64_t units = a.size(unit), keep = heads / perUnit;

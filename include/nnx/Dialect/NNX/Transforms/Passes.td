@@ -227,8 +227,12 @@ def NNXGrowAttentionPass : NNX_Pass<"nnx-grow-attention", "::mlir::nnx::ModelOp"
     with the weight's standard deviation (`seed=`), new biases are zero,
     new state entries copy existing ones (index modulo the old size).
 
-    With grouped-query attention, `heads=` alone adds query heads to every
-    kv group (`heads` must be a multiple of the kv heads); with `kv-heads=`
+    Slices of different sizes of one axis (Falcon's fused projection: 4
+    query heads, 1 key and 1 value head) make it a concatenation of
+    segments; a segment grows in place and the later ones move. With one
+    kv head broadcast by the scores matmul (multi-query attention) every
+    query head is in its group. With grouped-query attention, `heads=`
+    alone adds query heads to every kv group (`heads` must be a multiple of the kv heads); with `kv-heads=`
     new kv heads come with their groups. Refused before anything changes:
     a slot that is not a custom module run by one call, no or several
     attention cores, a heads ratio that is not an integer (the note names
@@ -236,8 +240,8 @@ def NNXGrowAttentionPass : NNX_Pass<"nnx-grow-attention", "::mlir::nnx::ModelOp"
     (`nnx-prune heads=` removes heads), a head dim that is not one axis
     (after rotary halves), a dim the forward reads with `tensor.dim`
     (e.g. a scale computed from the head dim), reduces over (a norm over
-    the head dim), or uses through an op the analysis does not follow
-    (Falcon's uneven query/key/value split of one axis), a dim of the
+    the head dim), or uses through an op the analysis does not follow, a
+    dim of the
     forward's arguments, a used result whose dims change, and a changed
     layer with hooks or aliases or run by several calls.
   }];
