@@ -16,6 +16,13 @@ ids drawn from a seeded RNG.
   the removed units times what each owns, computed from the exported shapes:
   a weight row and a bias entry of the Linear and of each sibling, and a
   column of the consumer.
+- nnx-grow-attention (twice the heads; under GQA also twice the kv heads;
+  a head dim 4 wider) and, on the RMSNorm families, nnx-widen-residual
+  preserve the logits within 1e-5 (the LayerNorm families are refused);
+  doubling the heads adds exactly the predicted parameters.
+- nnx-prune heads= to half the heads runs with the probe
+  ``layers.0.attention_probabilities`` resolved at the new head count, and
+  removes exactly the predicted parameters (kv groups go with their heads).
 """
 
 import os
@@ -33,7 +40,7 @@ from models.common import attention_interface, dropout_add  # noqa: E402
 
 import nnx  # noqa: E402
 from nnx.testing import CONTRACT  # noqa: E402
-from nnx.tools import run_tool  # noqa: E402
+from nnx.tools import ToolError, run_tool  # noqa: E402
 from nnx.torch_export import export  # noqa: E402
 
 # (batch, sequence) pairs every model runs at.
@@ -294,3 +301,106 @@ def test_mlp_prune_removes_the_predicted_parameters(family):
     for linear in [family.target] + family.siblings:
         assert shapes[linear + ".weight"][0] == keep, linear
     assert shapes[family.consumer + ".weight"][1] == keep
+
+
+# -----------------------------------------------------------------------------
+# Attention and the residual width (the dim provenance)
+# -----------------------------------------------------------------------------
+
+#: family -> (attention module relative to a block, its query projection
+#: (fused: the q/k/v one), query heads, kv heads (None: one per query head;
+#: 1: multi-query), head dim, whether the norms over d_model are RMSNorms).
+ATTENTION = {
+    "gpt2": ("attn", "attn.c_attn", 4, None, 8, False),
+    "llama": ("self_attn", "self_attn.q_proj", 4, 2, 8, True),
+    "gemma2": ("self_attn", "self_attn.q_proj", 4, 2, 16, True),
+    "bloom": ("self_attention", "self_attention.query_key_value", 4, None, 8,
+              False),
+    "cohere": ("self_attn", "self_attn.q_proj", 4, 2, 8, False),
+    "falcon": ("self_attention", "self_attention.query_key_value", 4, 1, 8,
+               False),
+}
+
+
+def attention(fam):
+    return f"{fam.block}.{ATTENTION[fam.name][0]}"
+
+
+def grow_pass(fam, what):
+    _, _, heads, kv, head_dim, _ = ATTENTION[fam.name]
+    if what == "heads":
+        opts = f"heads={2 * heads}"
+    elif what == "kv-heads":
+        opts = f"heads={2 * heads} kv-heads={2 * kv}"
+    else:
+        opts = f"head-dim={head_dim + 4}"
+    return f"nnx-grow-attention{{layer={attention(fam)} {opts} seed=4}}"
+
+
+def head_prune_pass(fam):
+    heads = ATTENTION[fam.name][2]
+    return f"nnx-prune{{layer={attention(fam)} heads={heads // 2}}}"
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=SHAPE_IDS)
+@pytest.mark.parametrize("what", ["heads", "kv-heads", "head-dim"])
+def test_grow_attention_preserves_the_logits(family, what, shape):
+    kv = ATTENTION[family.name][3]
+    if what == "kv-heads" and not (kv and kv > 1):
+        pytest.skip("kv heads grow only under grouped-query attention")
+    assert_preserves_logits(family, grow_pass(family, what), shape)
+
+
+def test_grow_attention_adds_the_predicted_parameters(family):
+    """Doubling the heads adds, per new query head, head_dim rows (with
+    bias entries) of the query projection - of each of q, k and v where
+    every query head has its own kv head - and head_dim columns of the
+    output projection; multi-query and grouped-query keep the kv heads."""
+    _, q, heads, kv, head_dim, _ = ATTENTION[family.name]
+    hidden = family.hidden()
+    q = f"{family.block}.{q}"
+    bias = int(q + ".bias" in family.shapes)
+    per_projection = heads * head_dim * (hidden + bias)
+    projections = 3 if kv is None else 1
+    expected = projections * per_projection + heads * head_dim * hidden
+    _, (_, total) = family.edit(grow_pass(family, "heads"))
+    assert total - family.total == expected
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=SHAPE_IDS)
+def test_widen_residual_preserves_the_logits_with_rms_norms(family, shape):
+    passes = f"nnx-widen-residual{{width={family.hidden() + 16} seed=5}}"
+    if not ATTENTION[family.name][5]:
+        with pytest.raises(ToolError, match="is not an RMSNorm"):
+            family.edit(passes)
+        return
+    assert_preserves_logits(family, passes, shape)
+    shapes = tensor_shapes(family.edit(passes)[0], family.name)
+    assert shapes["lm_head.weight"][1] == family.hidden() + 16
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=SHAPE_IDS)
+def test_head_prune_runs_with_a_probe(family, shape):
+    probe = "layers.0.attention_probabilities"
+    logits, probes = family.run_edited(head_prune_pass(family), shape, [probe])
+    assert logits.shape == family.logits[shape].shape
+    assert np.isfinite(logits).all()
+    heads = ATTENTION[family.name][2] // 2
+    assert probes[probe].shape == (shape[0], heads, shape[1], shape[1])
+
+
+def test_head_prune_removes_the_predicted_parameters(family):
+    """Half the heads leave: their query rows (and bias entries), their
+    output columns, and - where kv heads go with them - their key and
+    value rows."""
+    _, q, heads, kv, head_dim, _ = ATTENTION[family.name]
+    hidden = family.hidden()
+    q = f"{family.block}.{q}"
+    bias = int(q + ".bias" in family.shapes)
+    removed = heads // 2
+    removed_kv = removed if kv is None else (kv // 2 if kv > 1 else 0)
+    expected = (removed * head_dim * (hidden + bias)
+                + 2 * removed_kv * head_dim * (hidden + bias)
+                + removed * head_dim * hidden)
+    _, (_, total) = family.edit(head_prune_pass(family))
+    assert family.total - total == expected
