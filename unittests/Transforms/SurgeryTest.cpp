@@ -183,6 +183,55 @@ nnx.model @m inputs(tensor<?x1xf32>) {
   }
 })mlir";
 
+/// Grouped-query attention: 2 kv heads of 2 query heads, head dim 2.
+const char *kAttention = R"mlir(
+nnx.model @gqa inputs(tensor<?x?x8xf32>) {
+  nnx.module @net class = "Net" {
+    nnx.module @attn class = "Attention" {
+      nnx.linear @q_proj {weight = dense<0.1> : tensor<8x8xf32>}
+      nnx.linear @k_proj {weight = dense<0.2> : tensor<4x8xf32>}
+      nnx.linear @v_proj {weight = dense<0.3> : tensor<4x8xf32>}
+      nnx.linear @o_proj {weight = dense<0.4> : tensor<8x8xf32>}
+      nnx.forward @forward(%x: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+        %c0 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %b = tensor.dim %x, %c0 : tensor<?x?x8xf32>
+        %t = tensor.dim %x, %c1 : tensor<?x?x8xf32>
+        %q = nnx.call @q_proj(%x) : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+        %qv = nnx.fn.reshape %q [%b, %t, 4, 2] : tensor<?x?x8xf32> -> tensor<?x?x4x2xf32>
+        %qt0 = nnx.fn.permute %qv [0, 2, 1, 3] : tensor<?x?x4x2xf32> -> tensor<?x4x?x2xf32>
+        %qt = nnx.fn.dropout %qt0 {p = 0.0 : f64} : tensor<?x4x?x2xf32>
+        %k = nnx.call @k_proj(%x) : (tensor<?x?x8xf32>) -> tensor<?x?x4xf32>
+        %kv = nnx.fn.reshape %k [%b, %t, 2, 2] : tensor<?x?x4xf32> -> tensor<?x?x2x2xf32>
+        %kt = nnx.fn.permute %kv [0, 2, 1, 3] : tensor<?x?x2x2xf32> -> tensor<?x2x?x2xf32>
+        %k1 = nnx.fn.reshape %kt [%b, 2, 1, %t, 2] : tensor<?x2x?x2xf32> -> tensor<?x2x1x?x2xf32>
+        %ke = nnx.fn.expand %k1 [%b, 2, 2, %t, 2] : tensor<?x2x1x?x2xf32> -> tensor<?x2x2x?x2xf32>
+        %kr = nnx.fn.reshape %ke [%b, 4, %t, 2] : tensor<?x2x2x?x2xf32> -> tensor<?x4x?x2xf32>
+        %v = nnx.call @v_proj(%x) : (tensor<?x?x8xf32>) -> tensor<?x?x4xf32>
+        %vv = nnx.fn.reshape %v [%b, %t, 2, 2] : tensor<?x?x4xf32> -> tensor<?x?x2x2xf32>
+        %vt = nnx.fn.permute %vv [0, 2, 1, 3] : tensor<?x?x2x2xf32> -> tensor<?x2x?x2xf32>
+        %v1 = nnx.fn.reshape %vt [%b, 2, 1, %t, 2] : tensor<?x2x?x2xf32> -> tensor<?x2x1x?x2xf32>
+        %ve = nnx.fn.expand %v1 [%b, 2, 2, %t, 2] : tensor<?x2x1x?x2xf32> -> tensor<?x2x2x?x2xf32>
+        %vr = nnx.fn.reshape %ve [%b, 4, %t, 2] : tensor<?x2x2x?x2xf32> -> tensor<?x4x?x2xf32>
+        %ktt = nnx.fn.permute %kr [0, 1, 3, 2] : tensor<?x4x?x2xf32> -> tensor<?x4x2x?xf32>
+        %s = nnx.fn.matmul %qt, %ktt : tensor<?x4x?x2xf32>, tensor<?x4x2x?xf32> -> tensor<?x4x?x?xf32>
+        %scale = arith.constant dense<0.7071> : tensor<f32>
+        %ss = nnx.fn.mul %s, %scale : tensor<?x4x?x?xf32>, tensor<f32> -> tensor<?x4x?x?xf32>
+        %p = nnx.fn.softmax %ss {dim = -1 : i64} : tensor<?x4x?x?xf32>
+        %o = nnx.fn.matmul %p, %vr : tensor<?x4x?x?xf32>, tensor<?x4x?x2xf32> -> tensor<?x4x?x2xf32>
+        %ot = nnx.fn.permute %o [0, 2, 1, 3] : tensor<?x4x?x2xf32> -> tensor<?x?x4x2xf32>
+        %of = nnx.fn.reshape %ot [%b, %t, 8] : tensor<?x?x4x2xf32> -> tensor<?x?x8xf32>
+        %y = nnx.call @o_proj(%of) : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+        nnx.return %y : tensor<?x?x8xf32>
+      }
+    }
+    nnx.forward @forward(%x: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+      %y = nnx.call @attn(%x) : (tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+      nnx.return %y : tensor<?x?x8xf32>
+    }
+  }
+})mlir";
+
 const char *kTall = R"mlir(
 nnx.model @m inputs(tensor<?x1xf32>) {
   nnx.sequential @net keying = named {
@@ -209,6 +258,17 @@ TEST_F(SurgeryTest, RefusalsLeaveTheIRByteIdentical) {
       {"insert-block/not-listed", kCustom,
        [](ModelOp m) { return insertBlock(m, "t"); },
        "is not a block of an 'nnx.module_list'"},
+      {"grow-attention/ratio", kAttention,
+       [](ModelOp m) { return growAttention(m, "attn", 5, 0, 0); },
+       "num_heads / num_kv_heads must stay an integer"},
+      {"grow-attention/smaller-head-dim", kAttention,
+       [](ModelOp m) { return growAttention(m, "attn", 8, 0, 1); },
+       "must not be smaller"},
+      {"prune/heads-group", kAttention,
+       [](ModelOp m) { return pruneHeads(m, "attn", 3); },
+       "a kv head goes with all its query heads"},
+      {"widen-residual/no-embedding", kAttention,
+       [](ModelOp m) { return widenResidual(m, 16); }, "has no embedding"},
       {"drop/remove-not-listed", kCustom,
        [](ModelOp m) { return dropLayer(m, "t", /*remove=*/true); },
        "is not a block of a plain 'nnx.module_list'"},

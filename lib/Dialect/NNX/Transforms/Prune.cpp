@@ -156,10 +156,8 @@ static std::vector<double> axisImportance(AxisAnalysis &a, Axis unit) {
   return score;
 }
 
-/// nnx-prune heads=: keeps `heads` query heads of the attention at `layer`,
-/// whole kv groups under grouped-query attention.
-static LogicalResult pruneHeads(ModelOp model, StringRef layer, int64_t heads,
-                                StringRef importanceFile) {
+LogicalResult mlir::nnx::pruneHeads(ModelOp model, StringRef layer,
+                                    int64_t heads, StringRef importanceFile) {
   AxisAnalysis a(kPass);
   FailureOr<AttentionCore> core = findAttentionCore(model, layer, a, kPass);
   if (failed(core))

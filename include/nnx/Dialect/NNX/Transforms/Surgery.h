@@ -48,6 +48,13 @@ LogicalResult widen(ModelOp model, llvm::StringRef layer, int64_t width,
 LogicalResult prune(ModelOp model, llvm::StringRef layer, int64_t keep,
                     llvm::StringRef importanceFile = "");
 
+/// Head pruning: keeps `heads` query heads of the attention module at
+/// `layer` - whole kv groups under grouped-query attention - ranked by the
+/// L2 norms of their projections' entries or by `importanceFile` (one float
+/// per kv head, or per head without GQA). Chain-preserving.
+LogicalResult pruneHeads(ModelOp model, llvm::StringRef layer, int64_t heads,
+                         llvm::StringRef importanceFile = "");
+
 /// Grows the attention module at `layer`: `heads` query heads, `kvHeads`
 /// kv heads, `headDim` per-head dim (each 0: keep), function-preserving
 /// (the output projection's new columns and the query's new head-dim rows
