@@ -319,6 +319,101 @@ void AxisAnalysis::visitSlice(Operation *op) {
   }
 }
 
+void AxisAnalysis::visitMatmul(FnMatmulOp mm) {
+  Operation *op = mm;
+  auto lt = cast<RankedTensorType>(mm.getLhs().getType());
+  auto rt = cast<RankedTensorType>(mm.getRhs().getType());
+  if (lt.getRank() < 2 || rt.getRank() < 2) {
+    for (Value v : op->getOperands())
+      pinValue(v, op);
+    return pinValue(op->getResult(0), op);
+  }
+  Value res = mm.getResult();
+  int64_t rr = cast<RankedTensorType>(res.getType()).getRank();
+  broadcast(op, {mm.getLhs(), mm.getRhs()}, res, 2);
+  AxisList lk = dimsOf(mm.getLhs())[lt.getRank() - 1];
+  AxisList rk = dimsOf(mm.getRhs())[rt.getRank() - 2];
+  unify(lk, rk, op);
+  AxisList lm = dimsOf(mm.getLhs())[lt.getRank() - 2];
+  AxisList rm = dimsOf(res)[rr - 2];
+  unify(lm, rm, op);
+  AxisList rn = dimsOf(mm.getRhs())[rt.getRank() - 1];
+  AxisList resn = dimsOf(res)[rr - 1];
+  unify(rn, resn, op);
+  return;
+}
+
+void AxisAnalysis::visitExpand(FnExpandOp expand) {
+  Operation *op = expand;
+  auto it = cast<RankedTensorType>(expand.getInput().getType());
+  auto rt = cast<RankedTensorType>(expand.getType());
+  int64_t offset = rt.getRank() - it.getRank();
+  for (int64_t d = 0; d < rt.getRank(); ++d) {
+    AxisList r = dimsOf(expand.getResult())[d];
+    if (d < offset || it.getDimSize(d - offset) == 1) {
+      for (Axis a : leaves(r))
+        if (!nodes[a].expand)
+          nodes[a].expand = op;
+      continue;
+    }
+    AxisList i = dimsOf(expand.getInput())[d - offset];
+    unify(i, r, op);
+  }
+  return;
+}
+
+void AxisAnalysis::visitConcat(tensor::ConcatOp cat) {
+  Operation *op = cat;
+  int64_t dim = cat.getDim();
+  Value first = cat.getInputs().front();
+  bool same = true;
+  for (Value in : cat.getInputs()) {
+    for (int64_t d = 0; d < cat.getRank(); ++d) {
+      AxisList a = dimsOf(in)[d], b = dimsOf(first)[d];
+      if (d != dim)
+        unify(a, dimsOf(cat.getResult())[d], op);
+      else if (cast<RankedTensorType>(in.getType()).getDimSize(d) ==
+               cast<RankedTensorType>(first.getType()).getDimSize(d))
+        unify(a, b, op);
+      else
+        same = false;
+    }
+  }
+  if (!same) {
+    for (Value in : cat.getInputs())
+      pin(dimsOf(in)[dim], op);
+    return pin(dimsOf(cat.getResult())[dim], op);
+  }
+  // The result's dim is `inputs x the inputs' dim`.
+  AxisList whole{make(cat.getInputs().size())};
+  nodes[whole[0]].structural = true;
+  whole.append(dimsOf(first)[dim]);
+  AxisList r = dimsOf(cat.getResult())[dim];
+  unify(whole, r, op);
+  return;
+}
+
+void AxisAnalysis::visitReduction(Operation *op) {
+  auto dims = op->getAttrOfType<DenseI64ArrayAttr>("dims").asArrayRef();
+  bool keepdim = op->hasAttr("keepdim");
+  SmallVector<bool> kept = getReductionKeptDims(
+      dims, cast<RankedTensorType>(op->getOperand(0).getType()).getRank());
+  SmallVector<int64_t> reduced;
+  unsigned r = 0;
+  for (auto [d, k] : llvm::enumerate(kept)) {
+    if (!k) {
+      reduced.push_back(d);
+      r += keepdim;
+      continue;
+    }
+    AxisList a = dimsOf(op->getOperand(0))[d];
+    AxisList b = dimsOf(op->getResult(0))[r++];
+    unify(a, b, op);
+  }
+  reductions.push_back({op, op->getOperand(0), reduced});
+  return;
+}
+
 void AxisAnalysis::visitOp(Operation *op) {
   if (op->getNumResults() == 0 && !isa<ReturnOp>(op))
     return;
@@ -356,47 +451,16 @@ void AxisAnalysis::visitOp(Operation *op) {
   if (isa<FnBinaryOpInterface, FnWhereOp>(op))
     return broadcast(op, SmallVector<Value>(op->getOperands()),
                      op->getResult(0), 0);
-  if (auto mm = dyn_cast<FnMatmulOp>(op)) {
-    auto lt = cast<RankedTensorType>(mm.getLhs().getType());
-    auto rt = cast<RankedTensorType>(mm.getRhs().getType());
-    if (lt.getRank() < 2 || rt.getRank() < 2) {
-      for (Value v : op->getOperands())
-        pinValue(v, op);
-      return pinValue(op->getResult(0), op);
-    }
-    Value res = mm.getResult();
-    int64_t rr = cast<RankedTensorType>(res.getType()).getRank();
-    broadcast(op, {mm.getLhs(), mm.getRhs()}, res, 2);
-    AxisList lk = dimsOf(mm.getLhs())[lt.getRank() - 1];
-    AxisList rk = dimsOf(mm.getRhs())[rt.getRank() - 2];
-    unify(lk, rk, op);
-    AxisList lm = dimsOf(mm.getLhs())[lt.getRank() - 2];
-    AxisList rm = dimsOf(res)[rr - 2];
-    unify(lm, rm, op);
-    AxisList rn = dimsOf(mm.getRhs())[rt.getRank() - 1];
-    AxisList resn = dimsOf(res)[rr - 1];
-    unify(rn, resn, op);
-    return;
-  }
+  if (auto mm = dyn_cast<FnMatmulOp>(op))
+    return visitMatmul(mm);
+  if (auto expand = dyn_cast<FnExpandOp>(op))
+    return visitExpand(expand);
+  if (auto cat = dyn_cast<tensor::ConcatOp>(op))
+    return visitConcat(cat);
+  if (isa<FnMeanOp, FnSumOp, FnAmaxOp, FnAminOp>(op))
+    return visitReduction(op);
   if (isa<FnReshapeOp>(op))
     return visitReshape(op, op->getOperand(0), op->getResult(0));
-  if (auto expand = dyn_cast<FnExpandOp>(op)) {
-    auto it = cast<RankedTensorType>(expand.getInput().getType());
-    auto rt = cast<RankedTensorType>(expand.getType());
-    int64_t offset = rt.getRank() - it.getRank();
-    for (int64_t d = 0; d < rt.getRank(); ++d) {
-      AxisList r = dimsOf(expand.getResult())[d];
-      if (d < offset || it.getDimSize(d - offset) == 1) {
-        for (Axis a : leaves(r))
-          if (!nodes[a].expand)
-            nodes[a].expand = op;
-        continue;
-      }
-      AxisList i = dimsOf(expand.getInput())[d - offset];
-      unify(i, r, op);
-    }
-    return;
-  }
   if (auto perm = dyn_cast<FnPermuteOp>(op)) {
     for (auto [i, p] : llvm::enumerate(perm.getPermutation())) {
       AxisList a = dimsOf(perm.getInput())[p], b = dimsOf(perm.getResult())[i];
@@ -406,55 +470,6 @@ void AxisAnalysis::visitOp(Operation *op) {
   }
   if (isa<tensor::ExtractSliceOp>(op))
     return visitSlice(op);
-  if (auto cat = dyn_cast<tensor::ConcatOp>(op)) {
-    int64_t dim = cat.getDim();
-    Value first = cat.getInputs().front();
-    bool same = true;
-    for (Value in : cat.getInputs()) {
-      for (int64_t d = 0; d < cat.getRank(); ++d) {
-        AxisList a = dimsOf(in)[d], b = dimsOf(first)[d];
-        if (d != dim)
-          unify(a, dimsOf(cat.getResult())[d], op);
-        else if (cast<RankedTensorType>(in.getType()).getDimSize(d) ==
-                 cast<RankedTensorType>(first.getType()).getDimSize(d))
-          unify(a, b, op);
-        else
-          same = false;
-      }
-    }
-    if (!same) {
-      for (Value in : cat.getInputs())
-        pin(dimsOf(in)[dim], op);
-      return pin(dimsOf(cat.getResult())[dim], op);
-    }
-    // The result's dim is `inputs x the inputs' dim`.
-    AxisList whole{make(cat.getInputs().size())};
-    nodes[whole[0]].structural = true;
-    whole.append(dimsOf(first)[dim]);
-    AxisList r = dimsOf(cat.getResult())[dim];
-    unify(whole, r, op);
-    return;
-  }
-  if (isa<FnMeanOp, FnSumOp, FnAmaxOp, FnAminOp>(op)) {
-    auto dims = op->getAttrOfType<DenseI64ArrayAttr>("dims").asArrayRef();
-    bool keepdim = op->hasAttr("keepdim");
-    SmallVector<bool> kept = getReductionKeptDims(
-        dims, cast<RankedTensorType>(op->getOperand(0).getType()).getRank());
-    SmallVector<int64_t> reduced;
-    unsigned r = 0;
-    for (auto [d, k] : llvm::enumerate(kept)) {
-      if (!k) {
-        reduced.push_back(d);
-        r += keepdim;
-        continue;
-      }
-      AxisList a = dimsOf(op->getOperand(0))[d];
-      AxisList b = dimsOf(op->getResult(0))[r++];
-      unify(a, b, op);
-    }
-    reductions.push_back({op, op->getOperand(0), reduced});
-    return;
-  }
   if (isa<FnSoftmaxOp, FnCumsumOp>(op)) {
     int64_t rank = cast<RankedTensorType>(op->getResult(0).getType()).getRank();
     int64_t dim = op->getAttrOfType<IntegerAttr>("dim").getInt();

@@ -22,6 +22,10 @@
 
 #include "SurgeryUtils.h"
 
+#include "nnx/Dialect/NNX/IR/NNXFnOps.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
@@ -167,6 +171,10 @@ private:
   void visitOp(Operation *op);
   void visitCall(CallOp call);
   void visitSlice(Operation *op);
+  void visitMatmul(FnMatmulOp mm);
+  void visitExpand(FnExpandOp expand);
+  void visitConcat(tensor::ConcatOp cat);
+  void visitReduction(Operation *op);
   void visitReshape(Operation *op, Value input, Value result);
   bool addSegment(Operation *op, llvm::ArrayRef<Axis> src, int64_t offset,
                   int64_t size, std::optional<AxisList> result);

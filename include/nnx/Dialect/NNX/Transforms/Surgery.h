@@ -59,8 +59,8 @@ LogicalResult pruneHeads(ModelOp model, llvm::StringRef layer, int64_t heads,
 /// kv heads, `headDim` per-head dim (each 0: keep), function-preserving
 /// (the output projection's new columns and the query's new head-dim rows
 /// are zero; other new rows are normal draws from `seed`).
-LogicalResult growAttention(ModelOp model, llvm::StringRef layer,
-                            int64_t heads, int64_t kvHeads, int64_t headDim,
+LogicalResult growAttention(ModelOp model, llvm::StringRef layer, int64_t heads,
+                            int64_t kvHeads, int64_t headDim,
                             uint64_t seed = 0);
 
 /// Grows the residual stream of the model's transformer to `width`:
