@@ -13,6 +13,7 @@ The public API:
 - :mod:`nnx.surgery`: the seed's primitives on ``nn.Module``s (``widen``,
   ``deepen``, ``drop_layer``, ``low_rank_factorize``, ``expand_embedding``)
   and, for transformers, ``prune``, ``insert_block``, ``remove_block``,
+  ``grow_attention``, ``prune_heads``, ``widen_residual``,
   each run by the compiler's pass, also importable from ``nnx``;
 - :mod:`nnx.transforms`: the seed's recorded recipes (``TransformRecipe``,
   ``lora``, ``low_rank``, ``check_optimizer``), on :mod:`nnx.peft`'s
@@ -55,6 +56,8 @@ _LAZY = {
     "widen": "surgery", "deepen": "surgery", "drop_layer": "surgery",
     "low_rank_factorize": "surgery", "expand_embedding": "surgery",
     "prune": "surgery", "insert_block": "surgery", "remove_block": "surgery",
+    "grow_attention": "surgery", "prune_heads": "surgery",
+    "widen_residual": "surgery",
     "FeedFwdNN": "nets", "ConvNN": "nets",
 }
 

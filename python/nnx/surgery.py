@@ -1,7 +1,10 @@
 """The seed's five model-surgery primitives on ``nn.Module``s, each run by
 the compiler's pass (``nnx-widen``, ``nnx-deepen``, ``nnx-drop-layer``,
-``nnx-low-rank``, ``nnx-expand-embedding``), and three for transformers
-beyond the seed (``prune``, ``insert_block``, ``remove_block``)::
+``nnx-low-rank``, ``nnx-expand-embedding``), and for transformers beyond
+the seed ``prune``, ``insert_block``, ``remove_block`` (the user's own tree
+comes back), ``grow_attention``, ``prune_heads`` and ``widen_residual``
+(a module generated from the edited IR: the forward code hard-codes the
+sizes these change)::
 
     from nnx.surgery import widen
     new_net = widen(net, layer_name="layers.0", new_width=64)
@@ -51,7 +54,8 @@ from .torch_export import ExportError
 from .torch_import import TensorSource, build_module
 
 __all__ = ["widen", "deepen", "drop_layer", "low_rank_factorize",
-           "expand_embedding", "prune", "insert_block", "remove_block"]
+           "expand_embedding", "prune", "insert_block", "remove_block",
+           "grow_attention", "prune_heads", "widen_residual"]
 
 
 # -----------------------------------------------------------------------------
@@ -86,17 +90,84 @@ def prune(model, *, layer_name, keep, importance=None, inputs=None):
     train afterwards."""
     _check_name(layer_name, "layer_name")
     edit = _Edit(model, inputs)
-    option = ""
     with tempfile.TemporaryDirectory() as tmp:
-        if importance is not None:
-            if isinstance(importance, torch.Tensor):
-                importance = importance.detach().cpu().numpy()
-            path = os.path.join(tmp, "importance.npy")
-            np.save(path, np.asarray(importance, dtype=np.float64))
-            option = f" importance={path}"
-        edit.run(f"nnx-prune{{layer={layer_name} keep={int(keep)}{option}}}",
-                 ValueError)
+        edit.run(f"nnx-prune{{layer={layer_name} keep={int(keep)}"
+                 f"{_importance_option(importance, tmp)}}}", ValueError)
     return edit.result()
+
+
+def _importance_option(importance, tmp):
+    """The ``importance=`` pass option of `importance` (scores saved as an
+    .npy in `tmp`), or ""."""
+    if importance is None:
+        return ""
+    if isinstance(importance, torch.Tensor):
+        importance = importance.detach().cpu().numpy()
+    path = os.path.join(tmp, "importance.npy")
+    np.save(path, np.asarray(importance, dtype=np.float64))
+    return f" importance={path}"
+
+
+def _generated(edit):
+    """The edited IR as an ``nn.Module`` generated from it
+    (:func:`nnx.to_torch`): for edits that change sizes a forward's own code
+    hard-codes (``view(b, t, self.num_heads, self.head_dim)``)."""
+    from .torch_import import to_torch
+    return to_torch(edit.ir)
+
+
+def grow_attention(model, *, layer_name, heads=None, kv_heads=None,
+                   head_dim=None, rng_seed=0, inputs=None):
+    """Adds heads (``heads``; ``kv_heads`` under grouped-query attention)
+    or widens the head dim (``head_dim``) of the attention module
+    ``layer_name`` as ``nnx-grow-attention`` proves it: the output is
+    preserved (the output projection's new columns, and the query's new
+    head-dim rows, are zero).
+
+    Returns an ``nn.Module`` generated from the edited IR
+    (:func:`nnx.to_torch`), with the same paths, parameters, flags and
+    modes: the attention's forward code hard-codes its head count and head
+    dim, so the user's classes cannot run the grown weights."""
+    _check_name(layer_name, "layer_name")
+    opts = [f"{k}={int(v)}" for k, v in (("heads", heads),
+                                         ("kv-heads", kv_heads),
+                                         ("head-dim", head_dim))
+            if v is not None]
+    if not opts:
+        raise ValueError("grow_attention: give heads=, kv_heads= or "
+                         "head_dim=")
+    edit = _Edit(model, inputs)
+    edit.run(f"nnx-grow-attention{{layer={layer_name} {' '.join(opts)} "
+             f"seed={int(rng_seed)}}}", ValueError)
+    return _generated(edit)
+
+
+def prune_heads(model, *, layer_name, heads, importance=None, inputs=None):
+    """Keeps the ``heads`` most important query heads of the attention
+    module ``layer_name`` (``nnx-prune heads=``): under grouped-query
+    attention whole kv groups, ranked by the L2 norms of their projections'
+    entries or by ``importance`` (one score per kv head, or per head).
+    Chain-preserving: train afterwards. Returns an ``nn.Module`` generated
+    from the edited IR, as :func:`grow_attention`."""
+    _check_name(layer_name, "layer_name")
+    edit = _Edit(model, inputs)
+    with tempfile.TemporaryDirectory() as tmp:
+        edit.run(f"nnx-prune{{layer={layer_name} heads={int(heads)}"
+                 f"{_importance_option(importance, tmp)}}}", ValueError)
+    return _generated(edit)
+
+
+def widen_residual(model, *, new_width, rng_seed=0, inputs=None):
+    """Grows the residual stream (d_model) of a transformer to
+    ``new_width`` as ``nnx-widen-residual`` proves it: embeddings,
+    projections and RMSNorms (eps and gains rescaled) grow together and the
+    logits are preserved; a LayerNorm over the stream is refused
+    (ValueError). Returns an ``nn.Module`` generated from the edited IR, as
+    :func:`grow_attention`."""
+    edit = _Edit(model, inputs)
+    edit.run(f"nnx-widen-residual{{width={int(new_width)} "
+             f"seed={int(rng_seed)}}}", ValueError)
+    return _generated(edit)
 
 
 def insert_block(model, *, after, inputs=None):

@@ -143,3 +143,61 @@ def test_param_count_is_pytorchs(family):
     text = export(model, INPUTS, name=family,
                   functions=[attention_interface, dropout_add])
     assert _nnx.Model.parse(text).param_count() == params(model)
+
+
+# -----------------------------------------------------------------------------
+# Edits of sizes the forward code hard-codes: a module generated from the IR
+# -----------------------------------------------------------------------------
+
+def trains(model, ids, param):
+    """One backward pass reaches `param` (a named parameter)."""
+    model.train()
+    out = model(ids)
+    (out[0] if isinstance(out, tuple) else out).square().mean().backward()
+    return dict(model.named_parameters())[param].grad is not None
+
+
+def test_grow_attention_in_pytorch(llama, ids):
+    before = copy.deepcopy(llama.state_dict())
+    grown = surgery.grow_attention(llama, layer_name="model.layers.0.self_attn",
+                                   heads=8, kv_heads=4, head_dim=12,
+                                   rng_seed=2, inputs=INPUTS)
+    grown.eval()
+    torch.testing.assert_close(logits(grown, ids), logits(llama, ids), **TOL)
+    attn = grown.model.layers[0].self_attn
+    assert tuple(attn.q_proj.weight.shape) == (96, 32)
+    assert tuple(attn.k_proj.weight.shape) == (48, 32)
+    assert tuple(attn.o_proj.weight.shape) == (32, 96)
+    for k, v in llama.state_dict().items():
+        assert torch.equal(v, before[k]), k
+    assert trains(grown, ids, "model.layers.0.self_attn.k_proj.weight")
+
+
+def test_grow_attention_refuses_the_gqa_ratio(llama):
+    with pytest.raises(ValueError, match="must stay an integer"):
+        surgery.grow_attention(llama, layer_name="model.layers.0.self_attn",
+                               heads=5, inputs=INPUTS)
+
+
+def test_widen_residual_in_pytorch(llama, ids):
+    wide = surgery.widen_residual(llama, new_width=48, rng_seed=3,
+                                  inputs=INPUTS)
+    wide.eval()
+    torch.testing.assert_close(logits(wide, ids), logits(llama, ids), **TOL)
+    assert tuple(wide.model.embed_tokens.weight.shape) == (32, 48)
+    assert trains(wide, ids, "model.layers.1.mlp.down_proj.weight")
+
+
+def test_widen_residual_refuses_layer_norms(ids):
+    with pytest.raises(ValueError, match="is not an RMSNorm"):
+        surgery.widen_residual(build("gpt2"), new_width=48, inputs=INPUTS)
+
+
+def test_prune_heads_keeps_kv_groups(llama, ids):
+    pruned = surgery.prune_heads(llama, layer_name="model.layers.1.self_attn",
+                                 heads=2, inputs=INPUTS)
+    attn = pruned.model.layers[1].self_attn
+    assert tuple(attn.q_proj.weight.shape) == (16, 32)
+    assert tuple(attn.k_proj.weight.shape) == (8, 32)
+    assert params(llama) - params(pruned) == 16 * 32 * 2 + 8 * 32 * 2
+    assert logits(pruned, ids).shape == logits(llama, ids).shape
