@@ -29,7 +29,9 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/MathExtras.h"
 #include <functional>
+#include <limits>
 #include <map>
 
 namespace mlir::nnx::surgery {
@@ -38,6 +40,13 @@ namespace mlir::nnx::surgery {
 using Axis = unsigned;
 /// A dim: its axes, major to minor (none for a static 1).
 using AxisList = llvm::SmallVector<Axis, 4>;
+
+/// `a * b` (sizes, >= 0), or INT64_MAX when it overflows: an edit's size
+/// that checkHoldable then refuses.
+inline int64_t mulSizes(int64_t a, int64_t b) {
+  int64_t r;
+  return llvm::MulOverflow(a, b, r) ? std::numeric_limits<int64_t>::max() : r;
+}
 
 /// A tensor of the module tree whose dims the analysis relates: a layer's
 /// attribute (`weight`, `bias`) or an entry of a custom module's `state`.
@@ -49,9 +58,17 @@ struct TensorSite {
 };
 
 /// A new size for an axis: new index j is old index `source[j]`, or new
-/// (-1).
+/// (-1); an empty `source` grows the axis (old indices first, then new).
 struct AxisResize {
+  int64_t size;
   llvm::SmallVector<int64_t> source;
+  /// Old indices 0..n-1 in place, then new ones up to `size`.
+  static AxisResize grow(int64_t size) { return AxisResize{size, {}}; }
+  /// The kept old indices, in order.
+  static AxisResize keep(llvm::ArrayRef<int64_t> kept) {
+    return AxisResize{static_cast<int64_t>(kept.size()),
+                      llvm::SmallVector<int64_t>(kept)};
+  }
 };
 
 class AxisAnalysis {
@@ -87,10 +104,11 @@ public:
   void allowReduction(Operation *op) { allowedReductions.insert(op); }
 
   /// Checks that resizing `resize`'s axes keeps every op of the forwards
-  /// valid: no pinned axis, no reduction, softmax or `tensor.dim` over a
-  /// resized axis, no dense constant with one, no resized dim of the root
-  /// forward's arguments, and no use of a resized result of `rootCall` (null
-  /// when the root is the model's top module).
+  /// valid: every changed tensor can be held (checkHoldable), no pinned axis,
+  /// no reduction, softmax or `tensor.dim` over a resized axis, no dense
+  /// constant with one, no resized dim of the root forward's arguments, and no
+  /// use of a resized result of `rootCall` (null when the root is the model's
+  /// top module).
   LogicalResult checkEdit(const std::map<Axis, AxisResize> &resize,
                           CallOp rootCall, Operation *target);
 

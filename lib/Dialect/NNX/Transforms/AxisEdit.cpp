@@ -25,14 +25,16 @@ using ResizeMap = std::map<Axis, AxisResize>;
 int64_t AxisAnalysis::newSize(Axis a, const ResizeMap &resize) {
   auto it = resize.find(find(a));
   if (it != resize.end())
-    return it->second.source.size();
+    return it->second.size;
   if (auto segs = tiling(a)) {
     int64_t n = 0;
     for (const Segment &seg : *segs) {
-      int64_t m = 1;
+      int64_t m = seg.axes.empty() ? seg.size : 1;
       for (Axis x : leaves(seg.axes))
-        m *= newSize(x, resize);
-      n += seg.axes.empty() ? seg.size : m;
+        m = mulSizes(m, newSize(x, resize));
+      int64_t sum;
+      n = llvm::AddOverflow(n, m, sum) ? std::numeric_limits<int64_t>::max()
+                                       : sum;
     }
     return n;
   }
@@ -72,8 +74,11 @@ AxisAnalysis::segmentRange(Axis a, int64_t offset, const ResizeMap &resize) {
 int64_t AxisAnalysis::leafSource(Axis a, int64_t digit,
                                  const ResizeMap &resize) {
   auto it = resize.find(find(a));
-  if (it != resize.end())
+  if (it != resize.end()) {
+    if (it->second.source.empty())
+      return digit < size(a) ? digit : -1;
     return it->second.source[digit];
+  }
   if (auto segs = tiling(a)) {
     int64_t at = 0;
     for (const Segment &seg : *segs) {
@@ -107,7 +112,7 @@ SmallVector<int64_t> AxisAnalysis::dimSource(ArrayRef<Axis> list,
   AxisList l = leaves(list);
   int64_t total = 1;
   for (Axis a : l)
-    total *= newSize(a, resize);
+    total = mulSizes(total, newSize(a, resize));
   SmallVector<int64_t> out(total);
   for (int64_t j = 0; j < total; ++j) {
     SmallVector<int64_t> d = digits(l, j, &resize);
@@ -221,7 +226,19 @@ LogicalResult AxisAnalysis::checkEdit(const ResizeMap &resize, CallOp rootCall,
   for (const TensorSite &t : tensors) {
     bool changed = llvm::any_of(
         t.dims, [&](const AxisList &d) { return touches(*this, d, resize); });
-    if (!changed || t.isState)
+    if (!changed)
+      continue;
+    SmallVector<int64_t> shape;
+    for (const AxisList &d : t.dims) {
+      int64_t n = 1;
+      for (Axis x : leaves(d))
+        n = mulSizes(n, newSize(x, resize));
+      shape.push_back(n);
+    }
+    if (failed(checkHoldable(t.op, shape, pass, "edited layer",
+                             "would grow its '" + t.name + "' to")))
+      return failure();
+    if (t.isState)
       continue;
     if (failed(
             checkRefusable(t.op, AllRebuildProperties, pass, "edited layer")) ||
@@ -306,7 +323,7 @@ static Type newType(AxisAnalysis &a, Value v, const ResizeMap &resize) {
       continue;
     int64_t n = 1;
     for (Axis x : a.leaves(v, d))
-      n *= a.newSize(x, resize);
+      n = mulSizes(n, a.newSize(x, resize));
     shape[d] = n;
   }
   return type.clone(shape);
@@ -345,7 +362,7 @@ static void rewriteSlice(AxisAnalysis &a, tensor::ExtractSliceOp slice,
       auto it = resize.find(a.find(x));
       int64_t n = a.newSize(x, resize);
       int64_t nd = digit;
-      if (it != resize.end())
+      if (it != resize.end() && !it->second.source.empty())
         nd = llvm::find(it->second.source, digit) - it->second.source.begin();
       off = off * n + nd;
     }

@@ -34,14 +34,6 @@ static constexpr llvm::StringLiteral kPass = "nnx-grow-attention";
 
 using ResizeMap = std::map<Axis, AxisResize>;
 
-/// Old indices 0..n-1, then `added` new ones.
-static AxisResize grow(int64_t n, int64_t size) {
-  AxisResize r;
-  for (int64_t j = 0; j < size; ++j)
-    r.source.push_back(j < n ? j : -1);
-  return r;
-}
-
 /// The resize of the heads to `heads` query heads and `kvHeads` kv heads
 /// (0: keep the kv heads, growing the groups).
 static LogicalResult planHeads(AttentionCore &core, AxisAnalysis &a,
@@ -61,7 +53,7 @@ static LogicalResult planHeads(AttentionCore &core, AxisAnalysis &a,
                 "kv-heads="
              << kvHeads << " must equal heads=" << heads;
     if (heads > n)
-      resize[a.find(*core.kvHeads)] = grow(n, heads);
+      resize[a.find(*core.kvHeads)] = AxisResize::grow(heads);
     return success();
   }
   int64_t newKv = kvHeads ? kvHeads : kv;
@@ -93,9 +85,9 @@ static LogicalResult planHeads(AttentionCore &core, AxisAnalysis &a,
     return refuseRatio("would give each kv head " + Twine(heads / newKv) +
                        " query heads, fewer than its " + Twine(groupSize));
   if (newKv > kv)
-    resize[a.find(*core.kvHeads)] = grow(kv, newKv);
+    resize[a.find(*core.kvHeads)] = AxisResize::grow(newKv);
   if (heads / newKv > groupSize)
-    resize[a.find(*core.group)] = grow(groupSize, heads / newKv);
+    resize[a.find(*core.group)] = AxisResize::grow(heads / newKv);
   return success();
 }
 
@@ -130,7 +122,7 @@ static LogicalResult planHeadDim(AttentionCore &core, AxisAnalysis &a,
   }
   Axis x = a.find(free[0]);
   if (!resize.count(x))
-    resize[x] = grow(a.size(x), size / fixed);
+    resize[x] = AxisResize::grow(size / fixed);
   return success();
 }
 

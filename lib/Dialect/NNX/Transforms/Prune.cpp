@@ -185,8 +185,8 @@ LogicalResult mlir::nnx::pruneHeads(ModelOp model, StringRef layer,
   int64_t units = a.size(unit), keep = heads / perUnit;
   unit = a.find(unit);
   std::map<Axis, AxisResize> resize;
-  resize[unit].source.assign(units, 0); // checked with the final size
-  resize[unit].source.resize(keep);
+  // Checked with the final size; the kept indices are chosen after.
+  resize[unit] = AxisResize::keep(SmallVector<int64_t>(keep, 0));
   if (failed(a.checkEdit(resize, core->call, core->module)))
     return failure();
   FailureOr<std::vector<double>> score =
@@ -196,7 +196,7 @@ LogicalResult mlir::nnx::pruneHeads(ModelOp model, StringRef layer,
   if (failed(score))
     return failure();
   std::vector<int64_t> kept = keepUnits(*score, keep).source;
-  resize[unit].source.assign(kept.begin(), kept.end());
+  resize[unit] = AxisResize::keep(kept);
   a.applyEdit(resize, core->call,
               [](const TensorSite &, ArrayRef<int64_t>, ArrayRef<bool>) {
                 return std::optional<double>();

@@ -195,8 +195,7 @@ LogicalResult mlir::nnx::widenResidual(ModelOp model, int64_t width,
            << kPass << ": the residual stream has d_model = " << d
            << "; option width=" << width << " must be larger";
   ResizeMap resize;
-  for (int64_t j = 0; j < width; ++j)
-    resize[*stream].source.push_back(j < d ? j : -1);
+  resize[*stream] = AxisResize::grow(width);
   SmallVector<RMSNormSite> norms;
   for (Operation *op : a.reductionsOver(resize)) {
     FailureOr<RMSNormSite> n = matchRMSNorm(op, a, *stream);

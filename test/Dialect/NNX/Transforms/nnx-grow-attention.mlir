@@ -5,6 +5,10 @@
 // RUN: nnx-opt %s --nnx-grow-attention="layer=attn heads=8" | FileCheck %s --check-prefix=HEADS
 // RUN: nnx-opt %s --nnx-grow-attention="layer=attn heads=8 kv-heads=4" | FileCheck %s --check-prefix=KV
 // RUN: nnx-opt %s --nnx-grow-attention="layer=attn head-dim=4" | FileCheck %s --check-prefix=DIM
+// A size no pass can hold is refused before anything is allocated:
+// RUN: not nnx-opt %s --nnx-grow-attention="layer=attn heads=4000000000000" 2>&1 | FileCheck %s --check-prefix=HUGE
+// RUN: not nnx-opt %s --nnx-grow-attention="layer=attn head-dim=9223372036854775806" 2>&1 | FileCheck %s --check-prefix=HUGE
+// HUGE: error: nnx-grow-attention: edited layer 'attn.q_proj' (nnx.linear) would grow its 'weight' to
 
 // More query heads per kv head: the repeat_kv expand repeats 4 times.
 // HEADS: nnx.linear @q_proj {{.*}} : tensor<16x8xf32>

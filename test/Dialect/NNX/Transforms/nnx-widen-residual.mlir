@@ -2,6 +2,8 @@
 // sqrt(d/d')) and the head grow together; the exported families' logits are
 // checked by executing them (preservation/transformer-attention.test).
 // RUN: nnx-opt %s --nnx-widen-residual="width=16" | FileCheck %s
+// RUN: not nnx-opt %s --nnx-widen-residual="width=100000000000" 2>&1 | FileCheck %s --check-prefix=HUGE
+// HUGE: error: nnx-widen-residual: edited layer 'embed' (nnx.embedding) would grow its 'weight' to 10x100000000000
 
 // CHECK: nnx.embedding @embed {{.*}} : tensor<10x16xf32>
 // CHECK: state = {weight = dense<[1.41421{{[0-9]*}}, 1.41421{{[0-9]*}}, 1.41421{{[0-9]*}}, 1.41421{{[0-9]*}}, 1.41421{{[0-9]*}}, 1.41421{{[0-9]*}}, 1.41421{{[0-9]*}}, 1.41421{{[0-9]*}}, 0.707106{{[0-9]*}}, 0.707106{{[0-9]*}}, 0.707106{{[0-9]*}}, 0.707106{{[0-9]*}}, 0.707106{{[0-9]*}}, 0.707106{{[0-9]*}}, 0.707106{{[0-9]*}}, 0.707106{{[0-9]*}}]> : tensor<16xf32>}
