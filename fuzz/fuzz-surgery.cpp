@@ -5,8 +5,9 @@
 //   widen layer=body.0 width=8 seed=3
 //   nnx.model @m { ... }
 //
-// The pass (nnx-widen, nnx-deepen, nnx-drop-layer, nnx-low-rank or
-// nnx-expand-embedding) runs the way nnx-opt runs it, with the verifier after
+// The pass (nnx-widen, nnx-deepen, nnx-drop-layer, nnx-low-rank,
+// nnx-expand-embedding, nnx-prune, nnx-insert-block, nnx-grow-attention or
+// nnx-widen-residual) runs the way nnx-opt runs it, with the verifier after
 // it. Besides crashes, a finding is a refusal that changed the IR: each pass
 // checks everything before it edits (Surgery.h).
 //
@@ -35,9 +36,10 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
 /// pass or holds characters an option value never needs.
 static std::string getPipeline(llvm::StringRef line) {
   auto [pass, options] = line.split(' ');
-  if (!llvm::is_contained(
-          {"widen", "deepen", "drop-layer", "low-rank", "expand-embedding"},
-          pass))
+  if (!llvm::is_contained({"widen", "deepen", "drop-layer", "low-rank",
+                           "expand-embedding", "prune", "insert-block",
+                           "grow-attention", "widen-residual"},
+                          pass))
     return "";
   for (char c : options)
     if (!llvm::isAlnum(c) && !llvm::is_contained("_.=- ", c))

@@ -30,7 +30,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "fuzz", "corpus")
 MAX_LEN = {"ir-text": 16384, "ir-bytecode": 16384, "surgery": 16384,
            "family": 8192, "npy": 4096, "safetensors": 4096}
-PASSES = ["widen", "deepen", "drop-layer", "low-rank", "expand-embedding"]
+PASSES = ["widen", "deepen", "drop-layer", "low-rank", "expand-embedding",
+          "prune", "insert-block", "grow-attention", "widen-residual"]
 # The models of fuzz-family.cpp, in its order.
 FAMILY_MODELS = ["bloom", "cohere", "falcon", "gemma2", "gpt2", "llama", "tiny"]
 

@@ -102,8 +102,8 @@ void AxisAnalysis::unify(ArrayRef<Axis> a, ArrayRef<Axis> b, Operation *at) {
       y.pop_back();
       continue;
     }
-    if (sp < 0 || sq < 0)
-      break;
+    if (sp <= 0 || sq <= 0)
+      break; // a dynamic dim against a static one, or an empty dim
     if (sp == sq) {
       unite(p, q);
       x.pop_back();

@@ -101,6 +101,8 @@ SmallVector<int64_t> AxisAnalysis::digits(ArrayRef<Axis> list, int64_t index,
   SmallVector<int64_t> out(l.size());
   for (int64_t i = l.size() - 1; i >= 0; --i) {
     int64_t radix = resize ? newSize(l[i], *resize) : size(l[i]);
+    if (radix <= 0)
+      continue; // an empty dim has no index
     out[i] = index % radix;
     index /= radix;
   }
