@@ -78,11 +78,10 @@ FailureOr<AttentionCore> surgery::findAttentionCore(ModelOp model,
                                                     StringRef layer,
                                                     AxisAnalysis &a,
                                                     StringRef pass) {
-  FailureOr<Operation *> slot = lookupEditSlot(model, layer, pass, "layer");
+  FailureOr<Operation *> slot =
+      lookupEditModule(model, layer, pass, "layer", "target");
   if (failed(slot))
     return failure();
-  if (auto alias = dyn_cast<AliasOp>(*slot))
-    return refuseAliasSlot(alias, pass, "target");
   auto module = dyn_cast<CustomModuleOp>(*slot);
   if (!module || !module.getForward())
     return refuse(*slot, pass, "target")

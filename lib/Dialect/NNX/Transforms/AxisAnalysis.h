@@ -33,6 +33,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <random>
 
 namespace mlir::nnx::surgery {
 
@@ -211,6 +212,20 @@ private:
   llvm::DenseSet<Operation *> allowedReductions;
   /// `tensor.dim`s of static dims.
   llvm::SmallVector<std::pair<Operation *, AxisList>> dimReads;
+};
+
+/// Normal draws from one seeded generator with each layer's weight
+/// root-mean-square as the deviation: the new rows and columns of an edit
+/// that should train (their old neighbours' scale, not zero).
+class WeightDraws {
+public:
+  explicit WeightDraws(uint64_t seed) : rng(seed) {}
+  /// A draw for a new entry of `layer`'s weight.
+  double draw(Operation *layer);
+
+private:
+  std::mt19937_64 rng;
+  llvm::DenseMap<Operation *, double> scale;
 };
 
 /// Replaces `state` entry `name` of `module` (a container) with `value`.

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <cmath>
 #include <set>
 
 using namespace mlir;
@@ -259,6 +260,19 @@ void surgery::setStateTensor(Operation *module, StringRef name,
   NamedAttrList entries(module->getAttrOfType<DictionaryAttr>("state"));
   entries.set(name, value);
   module->setAttr("state", entries.getDictionary(module->getContext()));
+}
+
+double WeightDraws::draw(Operation *layer) {
+  auto [it, inserted] = scale.try_emplace(layer, 0.0);
+  if (inserted) {
+    std::vector<double> v =
+        *readTensor(layer->getAttrOfType<ElementsAttr>("weight"));
+    double sumsq = 0;
+    for (double x : v)
+      sumsq += x * x;
+    it->second = v.empty() ? 0.0 : std::sqrt(sumsq / v.size());
+  }
+  return std::normal_distribution<double>(0.0, it->second)(rng);
 }
 
 /// The tensor of `t` gathered under `resize`, new entries from `fill`.

@@ -8,7 +8,7 @@
 // are zero too (found by walking back from the scores' left operand), so
 // every `q . k` and the constant 1/sqrt(d) scale stay as they were. Other
 // new rows are drawn from a normal distribution with the old weight's
-// standard deviation, so that the new units train.
+// root-mean-square, so that the new units train.
 //
 //===----------------------------------------------------------------------===//
 #include "AttentionCore.h"
@@ -134,7 +134,7 @@ class GrowFill {
 public:
   GrowFill(AxisAnalysis &a, const ResizeMap &resize,
            SmallVector<AxisAnalysis::Source> query, uint64_t seed)
-      : a(a), resize(resize), query(std::move(query)), rng(seed) {}
+      : a(a), resize(resize), query(std::move(query)), draws(seed) {}
 
   std::optional<double> operator()(const TensorSite &t, ArrayRef<int64_t> index,
                                    ArrayRef<bool> isNew) {
@@ -144,8 +144,7 @@ public:
       return isa<LinearOp>(t.op) ? std::optional<double>(0.0) : std::nullopt;
     if (isNew[1] || isQueryRow(t, index[0]))
       return 0.0;
-    std::normal_distribution<double> normal(0.0, deviation(t));
-    return normal(rng);
+    return draws.draw(t.op);
   }
 
 private:
@@ -176,21 +175,6 @@ private:
     return false;
   }
   bool isQk(Axis x) { return qk.count(a.find(x)); }
-  double deviation(const TensorSite &t) {
-    auto it = deviations.find(t.op);
-    if (it != deviations.end())
-      return it->second;
-    std::vector<double> v =
-        *readTensor(t.op->getAttrOfType<ElementsAttr>("weight"));
-    double sum = 0, sumsq = 0;
-    for (double x : v) {
-      sum += x;
-      sumsq += x * x;
-    }
-    double mean = v.empty() ? 0 : sum / v.size();
-    double var = v.empty() ? 0 : sumsq / v.size() - mean * mean;
-    return deviations[t.op] = std::sqrt(std::max(var, 0.0));
-  }
 
 public:
   std::set<Axis> qk;
@@ -199,8 +183,7 @@ private:
   AxisAnalysis &a;
   const ResizeMap &resize;
   SmallVector<AxisAnalysis::Source> query;
-  std::mt19937_64 rng;
-  llvm::DenseMap<Operation *, double> deviations;
+  WeightDraws draws;
 };
 } // namespace
 

@@ -46,11 +46,10 @@ static LogicalResult checkPositional(ModuleListOp list, Operation *slot) {
 
 /// The block at `after`, its list, its call in the chain.
 static FailureOr<InsertPlan> findBlock(ModelOp model, StringRef after) {
-  FailureOr<Operation *> slot = lookupEditSlot(model, after, kPass, "after");
+  FailureOr<Operation *> slot =
+      lookupEditModule(model, after, kPass, "after", "block");
   if (failed(slot))
     return failure();
-  if (auto alias = dyn_cast<AliasOp>(*slot))
-    return refuseAliasSlot(alias, kPass, "block");
   auto list = dyn_cast<ModuleListOp>((*slot)->getParentOp());
   if (!list || getStockNetOf(*slot))
     return refuse(*slot, kPass, "block")

@@ -408,3 +408,15 @@ FailureOr<Operation *> surgery::lookupEditSlot(ModelOp model, StringRef path,
     return failure();
   return lookupSlot(model, path, pass, option);
 }
+
+FailureOr<Operation *> surgery::lookupEditModule(ModelOp model, StringRef path,
+                                                 StringRef pass,
+                                                 StringRef option,
+                                                 StringRef role) {
+  FailureOr<Operation *> slot = lookupEditSlot(model, path, pass, option);
+  if (failed(slot))
+    return failure();
+  if (auto alias = dyn_cast<AliasOp>(*slot))
+    return refuseAliasSlot(alias, pass, role);
+  return *slot;
+}

@@ -34,6 +34,13 @@ FailureOr<Operation *> lookupEditSlot(ModelOp model, llvm::StringRef path,
                                       llvm::StringRef pass,
                                       llvm::StringRef option);
 
+/// The module an edit starts from: lookupEditSlot, then a refusal (as
+/// `role`) of a slot that is an `nnx.alias`.
+FailureOr<Operation *> lookupEditModule(ModelOp model, llvm::StringRef path,
+                                        llvm::StringRef pass,
+                                        llvm::StringRef option,
+                                        llvm::StringRef role);
+
 /// Properties of a module that a rebuilt plain module would drop, or that
 /// make an edit ambiguous.
 enum Property : unsigned {

@@ -94,11 +94,10 @@ static LogicalResult checkUnitTarget(Operation *target, StringRef pass) {
 
 FailureOr<Operation *> surgery::lookupUnitTarget(ModelOp model, StringRef layer,
                                                  StringRef pass) {
-  FailureOr<Operation *> slot = lookupEditSlot(model, layer, pass, "layer");
+  FailureOr<Operation *> slot =
+      lookupEditModule(model, layer, pass, "layer", "target");
   if (failed(slot))
     return failure();
-  if (auto alias = dyn_cast<AliasOp>(*slot))
-    return refuseAliasSlot(alias, pass, "target");
   if (failed(checkUnitTarget(*slot, pass)))
     return failure();
   return *slot;

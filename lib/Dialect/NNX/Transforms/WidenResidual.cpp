@@ -208,8 +208,7 @@ LogicalResult mlir::nnx::widenResidual(ModelOp model, int64_t width,
     return failure();
   llvm::DenseMap<Operation *, double> newGain;
   rescaleNorms(norms, d, width, newGain);
-  std::mt19937_64 rng(seed);
-  llvm::DenseMap<Operation *, double> deviation;
+  WeightDraws draws(seed);
   auto fill = [&](const TensorSite &t, ArrayRef<int64_t> index,
                   ArrayRef<bool> isNew) -> std::optional<double> {
     if (t.isState) {
@@ -221,17 +220,7 @@ LogicalResult mlir::nnx::widenResidual(ModelOp model, int64_t width,
       return 0.0; // stream coordinates, biases, rows writing the stream
     if (!isa<LinearOp>(t.op))
       return std::nullopt;
-    auto [it, inserted] = deviation.try_emplace(t.op, 0.0);
-    if (inserted) {
-      std::vector<double> v =
-          *readTensor(t.op->getAttrOfType<ElementsAttr>("weight"));
-      double sumsq = 0;
-      for (double x : v)
-        sumsq += x * x;
-      it->second = v.empty() ? 0.0 : std::sqrt(sumsq / v.size());
-    }
-    std::normal_distribution<double> normal(0.0, it->second);
-    return normal(rng);
+    return draws.draw(t.op);
   };
   a.applyEdit(resize, CallOp(), fill);
   return success();

@@ -224,7 +224,7 @@ def NNXGrowAttentionPass : NNX_Pass<"nnx-grow-attention", "::mlir::nnx::ModelOp"
     left operand, through the fused projection's slices), so every `q . k`
     is unchanged and the forward's constant 1/sqrt(d) scale stays right for
     the existing heads. Other new rows are drawn from a normal distribution
-    with the weight's standard deviation (`seed=`), new biases are zero,
+    with the weight's root-mean-square (`seed=`), new biases are zero,
     new state entries copy existing ones (index modulo the old size).
 
     Slices of different sizes of one axis (Falcon's fused projection: 4
