@@ -216,6 +216,15 @@ def assert_preserves_logits(fam, passes, shape):
                                err_msg=f"{fam.name}: {passes} at {shape}")
 
 
+def assert_runs_with_probe(fam, passes, shape, probe, probe_shape):
+    """The edited model runs at `shape` with finite logits of the unedited
+    shape, and `probe` resolves with `probe_shape`."""
+    logits, probes = fam.run_edited(passes, shape, [probe])
+    assert logits.shape == fam.logits[shape].shape
+    assert np.isfinite(logits).all()
+    assert probes[probe].shape == probe_shape
+
+
 def unit_entries(fam):
     """Parameters one unit of the target owns: a weight row and a bias
     entry of the target and of each sibling, a column of the consumer."""
@@ -267,11 +276,8 @@ def test_insert_block_adds_one_copy_of_the_block(family):
 
 @pytest.mark.parametrize("shape", SHAPES, ids=SHAPE_IDS)
 def test_drop_layer_runs_with_a_probe(family, shape):
-    probe = "layers.0.layer_output"
-    logits, probes = family.run_edited(drop_pass(family), shape, [probe])
-    assert logits.shape == family.logits[shape].shape
-    assert np.isfinite(logits).all()
-    assert probes[probe].shape == shape + (family.hidden(),)
+    assert_runs_with_probe(family, drop_pass(family), shape,
+                           "layers.0.layer_output", shape + (family.hidden(),))
 
 
 def test_drop_layer_removes_the_block_parameters(family):
@@ -285,11 +291,8 @@ def test_drop_layer_removes_the_block_parameters(family):
 
 @pytest.mark.parametrize("shape", SHAPES, ids=SHAPE_IDS)
 def test_mlp_prune_runs_with_a_probe(family, shape):
-    probe = "layers.0.mlp_output"
-    logits, probes = family.run_edited(prune_pass(family), shape, [probe])
-    assert logits.shape == family.logits[shape].shape
-    assert np.isfinite(logits).all()
-    assert probes[probe].shape == shape + (family.hidden(),)
+    assert_runs_with_probe(family, prune_pass(family), shape,
+                           "layers.0.mlp_output", shape + (family.hidden(),))
 
 
 def test_mlp_prune_removes_the_predicted_parameters(family):
@@ -381,12 +384,10 @@ def test_widen_residual_preserves_the_logits_with_rms_norms(family, shape):
 
 @pytest.mark.parametrize("shape", SHAPES, ids=SHAPE_IDS)
 def test_head_prune_runs_with_a_probe(family, shape):
-    probe = "layers.0.attention_probabilities"
-    logits, probes = family.run_edited(head_prune_pass(family), shape, [probe])
-    assert logits.shape == family.logits[shape].shape
-    assert np.isfinite(logits).all()
     heads = ATTENTION[family.name][2] // 2
-    assert probes[probe].shape == (shape[0], heads, shape[1], shape[1])
+    assert_runs_with_probe(family, head_prune_pass(family), shape,
+                           "layers.0.attention_probabilities",
+                           (shape[0], heads, shape[1], shape[1]))
 
 
 def test_head_prune_removes_the_predicted_parameters(family):
