@@ -415,12 +415,12 @@ void AxisAnalysis::visitReduction(Operation *op) {
 }
 
 void AxisAnalysis::visitOp(Operation *op) {
-  if (op->getNumResults() == 0 && !isa<ReturnOp>(op))
-    return;
   if (auto call = dyn_cast<CallOp>(op))
     return visitCall(call);
-  if (auto ret = dyn_cast<ReturnOp>(op))
-    return; // related to the forward's calls in visitCall
+  // Ops without results have no dims of their own; `nnx.return` is related
+  // to the forward's calls in visitCall.
+  if (op->getNumResults() == 0)
+    return;
   auto hasTensor = [](TypeRange types) {
     return llvm::any_of(types, [](Type t) { return isa<RankedTensorType>(t); });
   };

@@ -132,9 +132,14 @@ namespace {
 /// rows), drawn where they should train.
 class GrowFill {
 public:
-  GrowFill(AxisAnalysis &a, const ResizeMap &resize,
-           SmallVector<AxisAnalysis::Source> query, uint64_t seed)
-      : a(a), resize(resize), query(std::move(query)), draws(seed) {}
+  /// `query`: the scores' left operand, whose new head-dim coordinates
+  /// must be zero; `qkDim`: the query/key head dim's axes.
+  GrowFill(AxisAnalysis &a, const ResizeMap &resize, Value query,
+           ArrayRef<Axis> qkDim, uint64_t seed)
+      : a(a), resize(resize), query(a.linearSources(query)), draws(seed) {
+    for (Axis x : qkDim)
+      qk.insert(a.find(x));
+  }
 
   std::optional<double> operator()(const TensorSite &t, ArrayRef<int64_t> index,
                                    ArrayRef<bool> isNew) {
@@ -176,13 +181,10 @@ private:
   }
   bool isQk(Axis x) { return qk.count(a.find(x)); }
 
-public:
-  std::set<Axis> qk;
-
-private:
   AxisAnalysis &a;
   const ResizeMap &resize;
   SmallVector<AxisAnalysis::Source> query;
+  std::set<Axis> qk;
   WeightDraws draws;
 };
 } // namespace
@@ -216,9 +218,7 @@ LogicalResult mlir::nnx::growAttention(ModelOp model, StringRef layer,
     return success();
   if (failed(a.checkEdit(resize, core->call, core->module)))
     return failure();
-  GrowFill fill(a, resize, a.linearSources(core->scores.getLhs()), seed);
-  for (Axis x : core->qkDim)
-    fill.qk.insert(a.find(x));
+  GrowFill fill(a, resize, core->scores.getLhs(), core->qkDim, seed);
   a.applyEdit(resize, core->call,
               [&](const TensorSite &t, ArrayRef<int64_t> index,
                   ArrayRef<bool> isNew) { return fill(t, index, isNew); });
