@@ -69,6 +69,7 @@ std::unique_ptr<MemRefArgument> makeArgument(DType dtype, int64_t rank,
   auto ranks = std::make_integer_sequence<unsigned, kMaxMemRefRank + 1>();
   switch (dtype) {
   case DType::F16: // Only the size matters: 16 bits, passed through.
+  case DType::BF16:
     return makeForRank<Argument, uint16_t>(rank, ranks, args...);
   case DType::F32:
     return makeForRank<Argument, float>(rank, ranks, args...);

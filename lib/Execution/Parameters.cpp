@@ -34,25 +34,6 @@ static TensorData alignedCopy(size_t size, const char *from = nullptr) {
   return TensorData{ArrayRef<char>(storage.get(), size), storage};
 }
 
-/// The safetensors dtype of an nnx array dtype.
-static StringRef getSafeTensorsName(DType dtype) {
-  switch (dtype) {
-  case DType::F16:
-    return "F16";
-  case DType::F32:
-    return "F32";
-  case DType::F64:
-    return "F64";
-  case DType::I32:
-    return "I32";
-  case DType::I64:
-    return "I64";
-  case DType::Bool:
-    return "BOOL";
-  }
-  llvm_unreachable("unknown dtype");
-}
-
 /// Whether `data` holds the bytes of `spec` (count and element alignment).
 static bool fitsSpec(const TensorData &data, const TensorSpec &spec) {
   int64_t n = 1;
@@ -138,7 +119,7 @@ llvm::Error ParameterBindings::readWeightsFile(StringRef path) {
     if (!info)
       return makeError(path + ": no tensor '" + key + "' (parameter '" +
                        spec.name + "', " + spec.typeString + ")");
-    StringRef expected = getSafeTensorsName(spec.dtype);
+    StringRef expected = getSafeTensorsDTypeName(spec.dtype);
     if (info->dtype != expected ||
         ArrayRef<int64_t>(info->shape) != ArrayRef<int64_t>(spec.shape))
       return makeError(path + ": tensor '" + key + "' is " + info->dtype +
@@ -163,14 +144,32 @@ llvm::Error ParameterBindings::readLayouts(Operation *forward) {
   if (!dict)
     return llvm::Error::success();
   for (auto [spec, layout] : llvm::zip_equal(specs, layouts)) {
-    auto perm = dict.getAs<DenseI64ArrayAttr>(spec.name);
+    Attribute entry = dict.get(spec.name);
+    auto perm = dyn_cast_or_null<DenseI64ArrayAttr>(entry);
+    ArrayRef<int64_t> view = spec.shape;
+    // {shape, permutation}: the stored tensor viewed as `shape` first (the
+    // dialect verified both are there, of one rank).
+    if (auto split = dyn_cast_or_null<DictionaryAttr>(entry)) {
+      perm = split.getAs<DenseI64ArrayAttr>("permutation");
+      view = split.getAs<DenseI64ArrayAttr>("shape").asArrayRef();
+      int64_t stored = 1, viewed = 1;
+      for (int64_t d : spec.shape)
+        stored *= d;
+      for (int64_t d : view)
+        viewed *= d;
+      if (stored != viewed)
+        return makeError("parameter '" + spec.name + "' (" + spec.typeString +
+                         "): the compiled forward views it as a tensor of " +
+                         std::to_string(viewed) + " elements");
+    }
     if (!perm)
       continue;
-    if (perm.size() != static_cast<int64_t>(spec.shape.size()))
+    if (perm.size() != static_cast<int64_t>(view.size()))
       return makeError("parameter '" + spec.name + "' (" + spec.typeString +
                        "): the compiled forward asks for a layout of rank " +
                        std::to_string(perm.size()));
-    layout.assign(perm.asArrayRef().begin(), perm.asArrayRef().end());
+    layout.view.assign(view.begin(), view.end());
+    layout.perm.assign(perm.asArrayRef().begin(), perm.asArrayRef().end());
   }
   return llvm::Error::success();
 }
@@ -236,6 +235,12 @@ static void permuteAs(const char *in, char *out, ArrayRef<int64_t> shape,
                       ArrayRef<int64_t> perm) {
   if (perm == ArrayRef<int64_t>{1, 0})
     transposeBlocked<T>(in, out, shape[0], shape[1]);
+  // Pairs (or quads) of the last dim kept together: a transpose of wider
+  // elements (the bf16 kernels' N x K/2 x 2 -> K/2 x N x 2).
+  else if (perm == ArrayRef<int64_t>{1, 0, 2} && sizeof(T) * shape[2] == 4)
+    transposeBlocked<uint32_t>(in, out, shape[0], shape[1]);
+  else if (perm == ArrayRef<int64_t>{1, 0, 2} && sizeof(T) * shape[2] == 8)
+    transposeBlocked<uint64_t>(in, out, shape[0], shape[1]);
   else
     permuteElements<T>(in, out, shape, perm);
 }
@@ -290,13 +295,14 @@ llvm::Error ParameterBindings::prepare(const UploadFn &upload) {
   resident.clear();
   for (auto [spec, data, layout] : llvm::zip_equal(specs, stored, layouts)) {
     llvm::SmallVector<int64_t, 4> shape(spec.shape);
-    if (layout.empty()) {
+    if (layout.perm.empty()) {
       prepared.push_back(data);
     } else {
-      prepared.push_back(
-          permuted(data.bytes, spec.shape, layout, getDTypeSize(spec.dtype)));
-      for (auto [d, from] : llvm::enumerate(layout))
-        shape[d] = spec.shape[from];
+      prepared.push_back(permuted(data.bytes, layout.view, layout.perm,
+                                  getDTypeSize(spec.dtype)));
+      shape.assign(layout.view.size(), 0);
+      for (auto [d, from] : llvm::enumerate(layout.perm))
+        shape[d] = layout.view[from];
       // The compiled code reads only the transposed copy.
       if (data.mapped)
         dropMappedPages(data.bytes);

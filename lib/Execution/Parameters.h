@@ -63,8 +63,13 @@ private:
   std::vector<std::string> keys;
   /// The bound bytes, as stored.
   std::vector<TensorData> stored;
-  /// The permutation each argument wants (empty: as stored).
-  std::vector<llvm::SmallVector<int64_t, 4>> layouts;
+  /// The layout each argument wants: the stored row-major tensor viewed as
+  /// `view` (the stored shape, or a split of it), then permuted by `perm`
+  /// (empty: as stored).
+  struct Layout {
+    llvm::SmallVector<int64_t, 4> view, perm;
+  };
+  std::vector<Layout> layouts;
   /// What the compiled code reads: the permuted bytes and their shape, and
   /// the copy in the target's memory when uploaded.
   std::vector<TensorData> prepared;

@@ -5,6 +5,7 @@
 #include "nnx/Execution/CompiledModel.h"
 #include "nnx/Support/InputGuard.h"
 #include "nnx/Support/Npy.h"
+#include "nnx/Support/SafeTensors.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -153,6 +154,47 @@ compileModelFile(const RunnerOptions &options, llvm::raw_ostream &errs) {
   return CompiledModel::compile(*module, compileOptions);
 }
 
+/// Writes `array` to `file`: a .safetensors file holds it in its own dtype
+/// as tensor `key`; an .npy holds bf16 (no NumPy dtype) widened to f32.
+static llvm::Error writeArray(StringRef file, const NpyArray &array,
+                              StringRef key) {
+  if (file.ends_with(".safetensors")) {
+    SafeTensorsEntry entry;
+    entry.name = key.str();
+    entry.dtype = getSafeTensorsDTypeName(array.dtype).str();
+    entry.shape.assign(array.shape.begin(), array.shape.end());
+    entry.data = ArrayRef<char>(
+        reinterpret_cast<const char *>(array.data.data()), array.data.size());
+    return writeSafeTensorsFile(file, entry);
+  }
+  if (array.dtype == DType::BF16)
+    return writeNpy(file, convertFloats(array, DType::F32));
+  return writeNpy(file, array);
+}
+
+/// Rounds each float array of `arrays` whose spec is f16 or bf16 to it
+/// (`cast`), or explains the mismatch: .npy has no bf16, so a bf16 input
+/// comes as f32 and needs --cast-inputs.
+static llvm::Error castArrays(MutableArrayRef<NpyArray> arrays,
+                              ArrayRef<TensorSpec> specs,
+                              ArrayRef<std::string> sources, bool cast) {
+  for (auto [i, array] : llvm::enumerate(arrays)) {
+    if (i >= specs.size())
+      break;
+    const TensorSpec &spec = specs[i];
+    bool narrow = spec.dtype == DType::F16 || spec.dtype == DType::BF16;
+    if (!narrow || array.dtype == spec.dtype || !isFloatDType(array.dtype))
+      continue;
+    if (!cast)
+      return makeError(sources[i] + ": " + spec.name + " of @forward is " +
+                       spec.typeString + "; the file holds " +
+                       array.describe() + " (pass --cast-inputs to round it " +
+                       "to " + getDTypeName(spec.dtype) + ", nearest even)");
+    array = convertFloats(array, spec.dtype);
+  }
+  return llvm::Error::success();
+}
+
 /// Writes the outputs and read probes to their files and prints them.
 static llvm::Error writeResults(const RunResult &result,
                                 const CompiledModel &model,
@@ -167,13 +209,13 @@ static llvm::Error writeResults(const RunResult &result,
   };
   for (auto [i, array] : llvm::enumerate(result.outputs)) {
     if (i < options.outputFiles.size())
-      if (llvm::Error err = writeNpy(options.outputFiles[i], array))
+      if (llvm::Error err = writeArray(options.outputFiles[i], array, "output"))
         return err;
     print("output " + Twine(i), array);
   }
   for (auto [array, spec, file] :
        llvm::zip_equal(result.readProbes, model.getReadProbes(), readFiles)) {
-    if (llvm::Error err = writeNpy(file, array))
+    if (llvm::Error err = writeArray(file, array, spec.name))
       return err;
     print("probe '" + spec.name + "'", array);
   }
@@ -231,6 +273,12 @@ llvm::Error mlir::nnx::runModelFile(const RunnerOptions &options,
                      (numOutputs == 1 ? "" : "s") + ", got " +
                      Twine(options.outputFiles.size()) + " --output");
 
+  if (llvm::Error err = castArrays(*inputs, model.getInputs(),
+                                   options.inputFiles, options.castInputs))
+    return err;
+  if (llvm::Error err = castArrays(probes->writeArrays, model.getWriteProbes(),
+                                   probes->writeSources, options.castInputs))
+    return err;
   RunOptions runOptions;
   runOptions.inputSources = options.inputFiles;
   runOptions.writeProbeSources = probes->writeSources;

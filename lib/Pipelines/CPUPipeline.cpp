@@ -44,6 +44,7 @@
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -69,6 +70,7 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
     tile.parallel = options.parallel;
     tile.vectorBits = options.vectorBits;
     tile.maxISA = options.maxISA;
+    tile.bf16Dot = options.bf16Dot;
     pm.addPass(createNNXApplyCPUSchedulePass(tile));
     // Folds what tiling left (e.g. the slices of the accumulator) so that
     // bufferization writes in place instead of copying per tile.
@@ -94,6 +96,7 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
   if (options.fastMatmul) {
     NNXApplyCPUSchedulePassOptions lower;
     lower.stage = CPUScheduleStage::LowerVectors;
+    lower.parallel = options.parallel;
     pm.addPass(createNNXApplyCPUSchedulePass(lower));
   }
   // Equal layers share one kernel function from here on.
@@ -130,7 +133,10 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
   expand.opMnemonics = {"rsqrt"};
   pm.addPass(math::createMathExpandOpsPass(expand));
   pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createConvertVectorToLLVMPass());
+  // x86vector: the bf16 tiles' avx512.dot (only there on hosts that run it).
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.x86Vector = true;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createConvertMathToLLVMPass());
   pipeline::HostToLLVMOptions host;
   host.genericAllocFunctions = options.runtimeAllocator;
@@ -161,7 +167,8 @@ void mlir::nnx::registerCPUPipelineDialects(DialectRegistry &registry) {
   registry.insert<affine::AffineDialect, bufferization::BufferizationDialect,
                   cf::ControlFlowDialect, index::IndexDialect,
                   LLVM::LLVMDialect, memref::MemRefDialect, omp::OpenMPDialect,
-                  scf::SCFDialect, ub::UBDialect, vector::VectorDialect>();
+                  scf::SCFDialect, ub::UBDialect, vector::VectorDialect,
+                  x86vector::X86VectorDialect>();
   affine::registerValueBoundsOpInterfaceExternalModels(registry);
   arith::registerBufferDeallocationOpInterfaceExternalModels(registry);
   arith::registerBufferizableOpInterfaceExternalModels(registry);

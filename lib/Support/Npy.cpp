@@ -28,6 +28,8 @@ StringRef mlir::nnx::getDTypeName(DType dtype) {
   switch (dtype) {
   case DType::F16:
     return "float16";
+  case DType::BF16:
+    return "bfloat16";
   case DType::F32:
     return "float32";
   case DType::F64:
@@ -46,6 +48,8 @@ StringRef mlir::nnx::getDTypeDescr(DType dtype) {
   switch (dtype) {
   case DType::F16:
     return "<f2";
+  case DType::BF16: // No NumPy dtype: its bits, as ml_dtypes-less code uses.
+    return "<u2";
   case DType::F32:
     return "<f4";
   case DType::F64:
@@ -63,6 +67,7 @@ StringRef mlir::nnx::getDTypeDescr(DType dtype) {
 size_t mlir::nnx::getDTypeSize(DType dtype) {
   switch (dtype) {
   case DType::F16:
+  case DType::BF16:
     return 2;
   case DType::F32:
   case DType::I32:
@@ -79,6 +84,8 @@ size_t mlir::nnx::getDTypeSize(DType dtype) {
 std::optional<DType> mlir::nnx::getDTypeForElementType(Type type) {
   if (type.isF16())
     return DType::F16;
+  if (type.isBF16())
+    return DType::BF16;
   if (type.isF32())
     return DType::F32;
   if (type.isF64())
@@ -104,6 +111,8 @@ Type mlir::nnx::getElementType(DType dtype, MLIRContext *context) {
   switch (dtype) {
   case DType::F16:
     return Float16Type::get(context);
+  case DType::BF16:
+    return BFloat16Type::get(context);
   case DType::F32:
     return Float32Type::get(context);
   case DType::F64:
@@ -199,6 +208,11 @@ NpyArray::NpyArray(DType dtype, ArrayRef<int64_t> shape)
   data.assign(static_cast<size_t>(numElements()) * getDTypeSize(dtype), 0);
 }
 
+bool mlir::nnx::isFloatDType(DType dtype) {
+  return dtype == DType::F16 || dtype == DType::BF16 || dtype == DType::F32 ||
+         dtype == DType::F64;
+}
+
 int64_t NpyArray::numElements() const {
   int64_t n = 1;
   for (int64_t d : shape)
@@ -206,8 +220,8 @@ int64_t NpyArray::numElements() const {
   return n;
 }
 
-static double halfToDouble(uint16_t bits) {
-  llvm::APFloat value(llvm::APFloat::IEEEhalf(), llvm::APInt(16, bits));
+static double halfToDouble(uint16_t bits, const llvm::fltSemantics &sem) {
+  llvm::APFloat value(sem, llvm::APInt(16, bits));
   bool losesInfo = false;
   value.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
                 &losesInfo);
@@ -220,7 +234,12 @@ double NpyArray::getAsDouble(int64_t i) const {
   case DType::F16: {
     uint16_t v;
     std::memcpy(&v, p, 2);
-    return halfToDouble(v);
+    return halfToDouble(v, llvm::APFloat::IEEEhalf());
+  }
+  case DType::BF16: {
+    uint16_t v;
+    std::memcpy(&v, p, 2);
+    return halfToDouble(v, llvm::APFloat::BFloat());
   }
   case DType::F32: {
     float v;
@@ -462,6 +481,60 @@ llvm::Expected<NpyArray> mlir::nnx::readNpy(StringRef path) {
 // Writing
 //===----------------------------------------------------------------------===//
 
+/// f32 to bf16, rounded to nearest even; a NaN stays a (quiet) NaN.
+static uint16_t floatToBFloat16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  if ((bits & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((bits >> 16) | 0x40u);
+  return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+
+static const llvm::fltSemantics &getFloatSemantics(DType dtype) {
+  switch (dtype) {
+  case DType::F16:
+    return llvm::APFloat::IEEEhalf();
+  case DType::BF16:
+    return llvm::APFloat::BFloat();
+  case DType::F32:
+    return llvm::APFloat::IEEEsingle();
+  default:
+    return llvm::APFloat::IEEEdouble();
+  }
+}
+
+NpyArray mlir::nnx::convertFloats(const NpyArray &array, DType to) {
+  assert(isFloatDType(array.dtype) && isFloatDType(to) && "float dtypes only");
+  NpyArray result(to, array.shape);
+  int64_t n = array.numElements();
+  if (array.dtype == DType::BF16 && to == DType::F32) {
+    ArrayRef<uint16_t> from = array.getValues<uint16_t>();
+    MutableArrayRef<float> into = result.getMutableValues<float>();
+    for (int64_t i = 0; i < n; ++i) {
+      uint32_t bits = static_cast<uint32_t>(from[i]) << 16;
+      std::memcpy(&into[i], &bits, 4);
+    }
+    return result;
+  }
+  if (array.dtype == DType::F32 && to == DType::BF16) {
+    ArrayRef<float> from = array.getValues<float>();
+    MutableArrayRef<uint16_t> into = result.getMutableValues<uint16_t>();
+    for (int64_t i = 0; i < n; ++i)
+      into[i] = floatToBFloat16(from[i]);
+    return result;
+  }
+  const llvm::fltSemantics &sem = getFloatSemantics(to);
+  size_t size = getDTypeSize(to);
+  for (int64_t i = 0; i < n; ++i) {
+    llvm::APFloat value(array.getAsDouble(i));
+    bool losesInfo = false;
+    value.convert(sem, llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+    uint64_t bits = value.bitcastToAPInt().getZExtValue();
+    std::memcpy(result.data.data() + i * size, &bits, size);
+  }
+  return result;
+}
+
 std::string mlir::nnx::serializeNpy(const NpyArray &array) {
   std::string dict =
       ("{'descr': '" + getDTypeDescr(array.dtype) +
@@ -557,6 +630,7 @@ private:
       return;
     }
     case DType::F16:
+    case DType::BF16:
       os << llvm::format("%.4g", array.getAsDouble(i));
       return;
     case DType::F32:

@@ -116,6 +116,26 @@ static StringRef getIntegerDTypeName(IntegerType type) {
   }
 }
 
+StringRef mlir::nnx::getSafeTensorsDTypeName(DType dtype) {
+  switch (dtype) {
+  case DType::F16:
+    return "F16";
+  case DType::BF16:
+    return "BF16";
+  case DType::F32:
+    return "F32";
+  case DType::F64:
+    return "F64";
+  case DType::I32:
+    return "I32";
+  case DType::I64:
+    return "I64";
+  case DType::Bool:
+    return "BOOL";
+  }
+  llvm_unreachable("unknown dtype");
+}
+
 StringRef mlir::nnx::getSafeTensorsDTypeName(Type elementType) {
   if (auto intType = dyn_cast<IntegerType>(elementType))
     return getIntegerDTypeName(intType);

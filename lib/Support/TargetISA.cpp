@@ -47,6 +47,13 @@ unsigned nnx::hostVectorBits(unsigned capBits) {
   return capBits != 0 && capBits < bits ? capBits : bits;
 }
 
+bool nnx::hostHasAVX512BF16(unsigned capBits) {
+  if (capBits != 0 && capBits < 512)
+    return false;
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  return features.lookup("avx512f") && features.lookup("avx512bf16");
+}
+
 std::vector<std::string> nnx::capFeatures(unsigned capBits) {
   if (capBits == 256)
     return {"-avx512f"};

@@ -15,7 +15,9 @@ subprocess, and nothing is recompiled between calls. The machine code is
 also cached across processes in ``$NNX_CACHE_DIR`` when it is set.
 
 Arrays: numpy arrays or torch tensors (CPU; a tensor is viewed as numpy
-without a copy). Each input is copied once into the call's arguments (the
+without a copy; a ``torch.bfloat16`` tensor as the ``uint16`` array of its
+bits, numpy having no bf16, and bf16 outputs come back as such arrays, or
+as ``torch.bfloat16`` tensors when the inputs were tensors). Each input is copied once into the call's arguments (the
 compiled code may write its inputs); outputs are returned without a copy
 (numpy arrays owning the buffers the forward wrote, or torch tensors over
 them when the inputs were tensors). Errors raise :class:`nnx.Error` with
@@ -177,9 +179,11 @@ class CompiledModel:
         writes = [_as_numpy(given[n], f"patch '{n}'")
                   for n in self._patch_names]
         outs, reads, seconds = self._c.run(arrays, writes, repeat)
-        wrap = _to_torch if as_torch else (lambda a: a)
-        outs = [wrap(a) for a in outs]
-        values = {name: wrap(a) for name, a in zip(self.probes, reads)}
+        if as_torch:
+            outs = [_to_torch(a, s) for a, s in zip(outs, self.outputs)]
+            reads = [_to_torch(a, s)
+                     for a, s in zip(reads, self._c.read_probes)]
+        values = dict(zip(self.probes, reads))
         return (outs[0] if len(outs) == 1 else tuple(outs)), values, seconds
 
     # -- weights ----------------------------------------------------------------
@@ -213,10 +217,17 @@ def _as_numpy(x, what):
     if _is_tensor(x):
         if x.device.type != "cpu":
             raise ValueError(f"{what} is on {x.device}; nnx takes CPU tensors")
+        import torch
+        if x.dtype == torch.bfloat16:  # numpy has no bf16: its bits
+            return x.detach().view(torch.int16).numpy().view(np.uint16)
         return x.detach().numpy()
     return np.asarray(x)
 
 
-def _to_torch(a):
+def _to_torch(a, spec):
+    """Array `a` of the output or probe `spec` as a torch tensor (bf16
+    arrays are their bits)."""
     import torch
+    if spec.get("element") == "bfloat16":
+        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
     return torch.from_numpy(a)

@@ -52,14 +52,15 @@ nx::NpyArray fromNumpy(const py::handle &object, const std::string &what) {
                          std::string(py::str(py::type::of(object))) + ")");
   std::string descr = py::str(array.dtype().attr("str"));
   std::optional<nx::DType> dtype;
-  for (nx::DType d : {nx::DType::F16, nx::DType::F32, nx::DType::F64,
-                      nx::DType::I32, nx::DType::I64, nx::DType::Bool})
+  for (nx::DType d :
+       {nx::DType::F16, nx::DType::BF16, nx::DType::F32, nx::DType::F64,
+        nx::DType::I32, nx::DType::I64, nx::DType::Bool})
     if (nx::getDTypeDescr(d) == descr)
       dtype = d;
   if (!dtype)
-    throw py::type_error(what + " has dtype " +
-                         std::string(py::str(array.dtype())) +
-                         "; nnx passes f16, f32, f64, i32, i64 or bool");
+    throw py::type_error(
+        what + " has dtype " + std::string(py::str(array.dtype())) +
+        "; nnx passes f16, bf16 (as uint16 bits), f32, f64, i32, i64 or bool");
   llvm::SmallVector<int64_t, 4> shape(array.shape(),
                                       array.shape() + array.ndim());
   nx::NpyArray out(*dtype, shape);
@@ -89,6 +90,7 @@ py::list describe(llvm::ArrayRef<nx::TensorSpec> specs) {
     py::dict d;
     d["name"] = s.name;
     d["dtype"] = toNumpy(s.dtype);
+    d["element"] = nx::getDTypeName(s.dtype).str();
     d["shape"] = py::tuple(shape);
     d["type"] = s.typeString;
     out.append(d);

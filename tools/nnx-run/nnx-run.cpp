@@ -35,9 +35,16 @@ static cl::list<std::string>
                cl::value_desc("file.npy"), cl::cat(runCategory));
 static cl::list<std::string>
     outputFiles("output",
-                cl::desc("Where to write the next output of the forward as "
-                         ".npy, in order (one per output, or none)"),
+                cl::desc("Where to write the next output of the forward, in "
+                         "order (one per output, or none): .npy (bf16 "
+                         "widened to f32), or .safetensors in its own dtype "
+                         "(tensor \"output\")"),
                 cl::value_desc("file.npy"), cl::cat(runCategory));
+static cl::opt<bool> castInputs(
+    "cast-inputs",
+    cl::desc("Round float .npy inputs and patches to the forward's f16 or "
+             "bf16 types (nearest even; .npy has no bf16)"),
+    cl::cat(runCategory));
 static cl::opt<bool> printOutputs(
     "print",
     cl::desc("Print every output (and read probe): shape, dtype and values"),
@@ -209,6 +216,7 @@ int main(int argc, char **argv) {
   options.cacheDir = cacheDir;
   options.threads = *threads;
   options.print = printOutputs;
+  options.castInputs = castInputs;
   if (llvm::Error err = runModelFile(options, llvm::outs(), llvm::errs()))
     return fail(std::move(err));
   return 0;

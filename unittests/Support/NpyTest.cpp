@@ -10,6 +10,9 @@
 
 #include "gtest/gtest.h"
 
+#include <cmath>
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::nnx;
 
@@ -70,6 +73,44 @@ TEST(NpyTest, RoundTripEveryDType) {
   EXPECT_EQ(half.getAsDouble(0), 1.0);
   EXPECT_EQ(half.getAsDouble(1), -2.0);
   EXPECT_EQ(half.getAsDouble(2), 0.5);
+}
+
+// f32 -> bf16 / f16 rounds to nearest, ties to even; NaN stays NaN;
+// overflow becomes infinity; widening back is exact.
+TEST(NpyTest, ConvertFloatsRoundsToNearestEven) {
+  float nan = std::numeric_limits<float>::quiet_NaN();
+  // 1 + 2^-8 is halfway between bf16 1 and 1 + 2^-7: ties to even (1);
+  // 1 + 3 * 2^-8 ties up to the even 1 + 2^-6; 1 + 2^-8 + 2^-20 rounds up.
+  std::vector<float> f32 = {1.0f + 0x1p-8f,
+                            1.0f + 3 * 0x1p-8f,
+                            1.0f + 0x1p-8f + 0x1p-20f,
+                            -2.5f,
+                            nan,
+                            3.4e38f,
+                            1e-40f};
+  NpyArray from = NpyArray::fromValues<float>(DType::F32, {7}, f32);
+  NpyArray bf16 = convertFloats(from, DType::BF16);
+  ASSERT_EQ(bf16.dtype, DType::BF16);
+  ArrayRef<uint16_t> bits = bf16.getValues<uint16_t>();
+  EXPECT_EQ(bits[0], 0x3f80);
+  EXPECT_EQ(bits[1], 0x3f82);
+  EXPECT_EQ(bits[2], 0x3f81);
+  EXPECT_EQ(bits[3], 0xc020);
+  EXPECT_EQ(bits[4] & 0x7fc0, 0x7fc0);
+  EXPECT_EQ(bits[5], 0x7f80); // above the largest bf16 (3.39e38): infinity
+  EXPECT_EQ(bf16.getAsDouble(3), -2.5);
+  NpyArray back = convertFloats(bf16, DType::F32);
+  EXPECT_EQ(back.getValues<float>()[1], 1.0f + 0x1p-6f);
+  EXPECT_TRUE(std::isnan(back.getValues<float>()[4]));
+  // f16: 1 + 2^-11 ties to 1; 65520 overflows to infinity.
+  std::vector<double> f64 = {1.0 + 0x1p-11, 65520.0, -0.0};
+  NpyArray half = convertFloats(
+      NpyArray::fromValues<double>(DType::F64, {3}, f64), DType::F16);
+  EXPECT_EQ(half.getValues<uint16_t>()[0], 0x3c00);
+  EXPECT_EQ(half.getValues<uint16_t>()[1], 0x7c00);
+  EXPECT_EQ(half.getValues<uint16_t>()[2], 0x8000);
+  EXPECT_EQ(getDTypeName(DType::BF16), "bfloat16");
+  EXPECT_EQ(getDTypeSize(DType::BF16), 2u);
 }
 
 TEST(NpyTest, RoundTripThroughFile) {
@@ -213,7 +254,8 @@ TEST(NpyTest, MapsMLIRElementTypes) {
   Builder b(&context);
   EXPECT_EQ(getDTypeForElementType(b.getF32Type()), DType::F32);
   EXPECT_EQ(getDTypeForElementType(b.getI1Type()), DType::Bool);
-  EXPECT_EQ(getDTypeForElementType(b.getBF16Type()), std::nullopt);
+  EXPECT_EQ(getDTypeForElementType(b.getBF16Type()), DType::BF16);
+  EXPECT_EQ(getDTypeForElementType(b.getF8E8M0Type()), std::nullopt);
   EXPECT_EQ(getElementType(DType::I64, &context), b.getI64Type());
   EXPECT_EQ(formatShape({4}), "(4,)");
   EXPECT_EQ(formatShape({}), "()");

@@ -77,7 +77,13 @@ def NNXBuildForwardPass : NNX_Pass<"nnx-build-forward", "::mlir::ModuleOp"> {
            "Check an embedding's ids at run time: the forward returns the "
            "first out-of-range position and id of each lookup after its "
            "outputs (nnx.index_checks), which nnx-run reports as an error; "
-           "false clamps bad ids into the table">
+           "false clamps bad ids into the table">,
+    Option<"accumulate", "accumulate", "std::string", /*default=*/"\"f32\"",
+           "What bf16 / f16 ops compute and accumulate in: f32 (each op "
+           "reads its narrow operands, computes in f32 and rounds its result "
+           "once, as PyTorch's CPU kernels) or storage (the tensors' own "
+           "type); recorded on the forward as nnx.accumulate, which "
+           "nnx-lower-functional follows">
   ];
   let dependentDialects = [
     "::mlir::func::FuncDialect", "::mlir::arith::ArithDialect",

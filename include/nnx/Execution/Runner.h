@@ -38,7 +38,9 @@ struct RunnerOptions {
   std::string weightsFile;
   /// One .npy file per input of the forward, in order.
   std::vector<std::string> inputFiles;
-  /// Where to write each output as .npy, in order (one per output, or none).
+  /// Where to write each output, in order (one per output, or none): an
+  /// .npy file (bf16, which .npy lacks, widened exactly to f32), or a
+  /// .safetensors file holding it in its own dtype as tensor "output".
   std::vector<std::string> outputFiles;
   /// Read probes: each tracing point's value is written to its file.
   std::vector<NamedFile> reads;
@@ -62,6 +64,9 @@ struct RunnerOptions {
   unsigned threads = 0;
   /// Print every output and read probe: shape, dtype and values.
   bool print = false;
+  /// Round float inputs and patches to the forward's f16 / bf16 types
+  /// (nearest even); else an input's dtype must be the forward's.
+  bool castInputs = false;
 };
 
 /// Splits each `NAME=file.npy` of `args`, the values of the option `--flag`;

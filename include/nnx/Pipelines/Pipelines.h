@@ -38,6 +38,13 @@ struct NNXCPUPipelineOptions
                      "vector-bits=0 and for LLVM's code (empty: the "
                      "NNX_JIT_MAX_ISA environment variable, else no cap)"),
       llvm::cl::init("")};
+  PassOptions::Option<std::string> bf16Dot{
+      *this, "bf16-dot",
+      llvm::cl::desc("bf16 matmuls as vdpbf16ps register tiles (weights "
+                     "packed in pairs of K at bind time): host (when the "
+                     "host has AVX512_BF16 and the tiles are 512 bits), on "
+                     "or off (bf16 extended to f32 in the f32 tiles)"),
+      llvm::cl::init("host")};
   PassOptions::Option<bool> outlineKernels{
       *this, "outline-kernels",
       llvm::cl::desc("On buffers, move each loop nest into a private kernel "

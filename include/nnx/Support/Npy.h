@@ -33,7 +33,9 @@ class MLIRContext;
 namespace mlir::nnx {
 
 /// The element types an .npy array may hold.
-enum class DType { F16, F32, F64, I32, I64, Bool };
+/// BF16 has no NumPy dtype: an .npy never holds one (parseNpy refuses
+/// nothing new); in memory and in Python its elements are their 16 bits.
+enum class DType { F16, BF16, F32, F64, I32, I64, Bool };
 
 /// NumPy's name of the type: "float32", "int64", "bool", ...
 llvm::StringRef getDTypeName(DType dtype);
@@ -47,6 +49,8 @@ std::optional<DType> getDTypeForElementType(mlir::Type type);
 /// The MLIR element type of `dtype`.
 mlir::Type getElementType(DType dtype, mlir::MLIRContext *context);
 
+/// Whether `dtype` is a floating-point type (f16, bf16, f32, f64).
+bool isFloatDType(DType dtype);
 /// A shape the way NumPy prints it: "(3, 5)", "(4,)", "()".
 std::string formatShape(llvm::ArrayRef<int64_t> shape);
 
@@ -102,6 +106,11 @@ struct NpyArray {
   /// "float32 array of shape (3, 5)".
   std::string describe() const;
 };
+
+/// `array` (of a float dtype) converted to float dtype `to`, each element
+/// rounded to nearest, ties to even (NaNs stay NaNs, overflow becomes
+/// infinity); exact when `to` is wider.
+NpyArray convertFloats(const NpyArray &array, DType to);
 
 /// Parses the bytes of an .npy file; `name` (the file name) prefixes every
 /// error message.

@@ -12,6 +12,8 @@
 #ifndef NNX_SUPPORT_SAFETENSORS_H
 #define NNX_SUPPORT_SAFETENSORS_H
 
+#include "nnx/Support/Npy.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
@@ -58,6 +60,8 @@ size_t getSafeTensorsDTypeSize(llvm::StringRef dtype);
 /// U64, ui32 U32, ui16 U16, ui8 U8, i1 BOOL, f8E4M3FN F8_E4M3, f8E5M2
 /// F8_E5M2), or "" when there is none.
 llvm::StringRef getSafeTensorsDTypeName(mlir::Type elementType);
+/// The safetensors dtype name of an nnx array dtype.
+llvm::StringRef getSafeTensorsDTypeName(DType dtype);
 
 /// A safetensors file, memory-mapped (never copied whole), validated on open.
 class SafeTensorsFile {

@@ -34,6 +34,10 @@ unsigned hostVectorBits(unsigned capBits = 0);
 /// The LLVM target features that keep code at `capBits` wide vectors
 /// ("-avx512f" for 256, "-avx" for 128; none for 0 or 512). Clearing a
 /// feature clears every feature that implies it.
+/// Whether the host runs AVX512_BF16 (`vdpbf16ps`) under the cap `capBits`
+/// (0: none; a cap below 512 bits excludes it).
+bool hostHasAVX512BF16(unsigned capBits);
+
 std::vector<std::string> capFeatures(unsigned capBits);
 
 } // namespace mlir::nnx

@@ -78,6 +78,21 @@ struct NNXApplyCPUSchedulePass
                << "nnx-apply-cpu-schedule: " << llvm::toString(cap.takeError());
       tileBits = nnx::hostVectorBits(*cap);
     }
+    // bf16-dot=host: vdpbf16ps when the code is compiled for 512-bit tiles
+    // on a host that has it.
+    if (bf16Dot != "host" && bf16Dot != "on" && bf16Dot != "off")
+      return emitError(UnknownLoc::get(context))
+             << "nnx-apply-cpu-schedule: bf16-dot=" << bf16Dot
+             << " is not a choice the schedule knows (expected host, on or "
+                "off)";
+    useBF16Dot = bf16Dot == "on";
+    if (bf16Dot == "host" && tileBits == 512) {
+      llvm::Expected<unsigned> cap = nnx::maxISABits(maxISA);
+      if (!cap)
+        return emitError(UnknownLoc::get(context))
+               << "nnx-apply-cpu-schedule: " << llvm::toString(cap.takeError());
+      useBF16Dot = nnx::hostHasAVX512BF16(*cap);
+    }
     OwningOpRef<ModuleOp> parsed = nnx::parseMatmulSchedule(context, parallel);
     if (!parsed)
       return failure();
@@ -93,11 +108,15 @@ struct NNXApplyCPUSchedulePass
       nnx::populateBatchedContractionPatterns(patterns);
       nnx::populateConvToMatmulsPatterns(patterns);
       nnx::populateMatmulToDefaultLayoutPatterns(patterns);
+      if (useBF16Dot)
+        nnx::populateBF16PairMatmulPatterns(patterns);
       if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
         return signalPassFailure();
       for (auto func : getOperation().getOps<func::FuncOp>())
         nnx::foldParameterPermutations(func);
     }
+    if (!tiling)
+      nnx::lowerBF16PairContractions(getOperation(), parallel);
     if (failed(applySequence(entry)))
       return signalPassFailure();
     if (tiling) {
@@ -136,5 +155,7 @@ private:
   std::shared_ptr<OwningOpRef<ModuleOp>> library;
   /// The width the tiles were chosen for (vector-bits, or the host's).
   unsigned tileBits = 0;
+  /// Whether bf16 matmuls run as vdpbf16ps tiles (bf16-dot).
+  bool useBF16Dot = false;
 };
 } // namespace

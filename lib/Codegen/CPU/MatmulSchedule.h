@@ -46,6 +46,15 @@ SmallVector<int64_t> scheduleParams(StringRef entry, const MatmulTiles &tiles);
 /// of 2-D `linalg.matmul`s.
 void populateBatchedContractionPatterns(RewritePatternSet &patterns);
 
+/// On tensors: bf16 A * B^T matmuls with f32 accumulators (K even, B static)
+/// as 4-D contractions over pairs of K, B packed K/2 x N x 2
+/// (BF16Matmul.cpp); ahead of the f32 layout pattern (benefit 2).
+void populateBF16PairMatmulPatterns(RewritePatternSet &patterns);
+
+/// On buffers: each such contraction as `x86vector.avx512.dot` register
+/// tiles (`vdpbf16ps`); `parallel`: N cache blocks in an scf.forall.
+void lowerBF16PairContractions(Operation *root, bool parallel);
+
 /// The dynamic M remainders below `regM` rows become loops over static row
 /// blocks.
 void splitRowRemainders(Operation *root, int64_t regM);

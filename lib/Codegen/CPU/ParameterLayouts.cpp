@@ -132,6 +132,51 @@ static std::optional<SmallVector<int64_t>> soleTransposition(Value arg) {
   return perm;
 }
 
+/// The static split a parameter argument's sole reader views it as, when
+/// that is a `tensor.expand_shape` read only by one `linalg.transpose`
+/// (the bf16 kernels' pairs of K); the transpose in `transpose`.
+static std::optional<SmallVector<int64_t>>
+soleSplitTransposition(Value arg, linalg::TransposeOp &transpose) {
+  if (!arg.hasOneUse())
+    return std::nullopt;
+  auto expand = dyn_cast<tensor::ExpandShapeOp>(*arg.getUsers().begin());
+  if (!expand || !expand.getResultType().hasStaticShape() ||
+      !expand.getResult().hasOneUse())
+    return std::nullopt;
+  transpose = dyn_cast<linalg::TransposeOp>(*expand->getUsers().begin());
+  if (!transpose || !transpose.hasPureTensorSemantics() ||
+      transpose.getInput() != expand.getResult())
+    return std::nullopt;
+  return SmallVector<int64_t>(expand.getResultType().getShape());
+}
+
+/// Asks for `arg` (parameter `name`) in the layout its split-and-transpose
+/// reader reads, recording {shape, permutation} in `layouts`.
+static bool foldSplitTransposition(BlockArgument arg, StringAttr name,
+                                   NamedAttrList &layouts,
+                                   SmallVectorImpl<Type> &argTypes) {
+  linalg::TransposeOp transpose;
+  std::optional<SmallVector<int64_t>> shape =
+      soleSplitTransposition(arg, transpose);
+  if (!shape)
+    return false;
+  MLIRContext *ctx = arg.getContext();
+  Builder b(ctx);
+  NamedAttribute entries[] = {
+      b.getNamedAttr("permutation",
+                     DenseI64ArrayAttr::get(ctx, transpose.getPermutation())),
+      b.getNamedAttr("shape", DenseI64ArrayAttr::get(ctx, *shape))};
+  layouts.set(name, b.getDictionaryAttr(entries));
+  Operation *expand = *arg.getUsers().begin();
+  Type permuted = transpose->getResult(0).getType();
+  arg.setType(permuted);
+  argTypes[arg.getArgNumber()] = permuted;
+  transpose->getResult(0).replaceAllUsesWith(arg);
+  transpose->erase();
+  expand->erase();
+  return true;
+}
+
 void mlir::nnx::foldParameterPermutations(func::FuncOp func) {
   if (func.isExternal())
     return;
@@ -145,6 +190,8 @@ void mlir::nnx::foldParameterPermutations(func::FuncOp func) {
     auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
                                                   nnx::kParameterArgAttrName);
     if (!name || arg.use_empty() || layouts.get(name))
+      continue;
+    if (foldSplitTransposition(arg, name, layouts, argTypes))
       continue;
     std::optional<SmallVector<int64_t>> perm = soleTransposition(arg);
     if (!perm)

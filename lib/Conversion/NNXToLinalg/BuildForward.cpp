@@ -76,10 +76,12 @@ class ForwardEmitter
     : public ModuleVisitor<ForwardEmitter, FailureOr<SmallVector<Value>>,
                            ValueRange> {
 public:
-  ForwardEmitter(OpBuilder &b, ParameterArguments *params, bool checkIndices)
+  ForwardEmitter(OpBuilder &b, ParameterArguments *params, bool checkIndices,
+                 FloatType computeType)
       : b(b), layers(b) {
     layers.setParameterArguments(params);
     layers.setCheckIndices(checkIndices);
+    layers.setComputeType(computeType);
   }
 
   ArrayRef<IndexCheck> getIndexChecks() const {
@@ -319,7 +321,22 @@ FailureOr<Value> ForwardEmitter::emitLeaf(LayerOpInterface m, Value x) {
   auto lowering = dyn_cast<LayerLoweringOpInterface>(m.getOperation());
   if (!lowering)
     return emitModuleError(m) << "has no lowering to the forward level";
-  return lowering.emitForward(layers, x);
+  // bf16 / f16 under accumulate=f32: a layer that computes (activations,
+  // norms, softmax, pooling, dropout) reads its input extended to f32 and
+  // rounds its result once; contractions accumulate in f32 themselves
+  // (accumulatorFor) and the layers that only move data keep the type.
+  Type elt = getElementTypeOrSelf(x.getType());
+  FloatType compute = layers.getComputeType();
+  if (!compute || !isNarrowFloat(elt) ||
+      isa<LinearOp, LoraOp, Conv1dOp, Conv2dOp, EmbeddingOp, IdentityOp,
+          FlattenOp, MaxPool2dOp>(m.getOperation()))
+    return lowering.emitForward(layers, x);
+  Location loc = m->getLoc();
+  FailureOr<Value> y =
+      lowering.emitForward(layers, convertElements(b, loc, x, compute));
+  if (failed(y))
+    return failure();
+  return convertElements(b, loc, *y, elt);
 }
 
 //===----------------------------------------------------------------------===//
@@ -488,6 +505,20 @@ static void addIndexChecks(func::FuncOp fn, ArrayRef<IndexCheck> checks,
   fn->setAttr(kIndexChecksAttrName, b.getArrayAttr(entries));
 }
 
+/// Whether any value of `fn` holds bf16 / f16 elements.
+static bool hasNarrowFloats(func::FuncOp fn) {
+  auto narrow = [](Value v) {
+    return isNarrowFloat(getElementTypeOrSelf(v.getType()));
+  };
+  if (llvm::any_of(fn.getArguments(), narrow))
+    return true;
+  WalkResult found = fn.walk([&](Operation *op) {
+    return llvm::any_of(op->getResults(), narrow) ? WalkResult::interrupt()
+                                                  : WalkResult::advance();
+  });
+  return found.wasInterrupted();
+}
+
 FailureOr<func::FuncOp> mlir::nnx::buildForward(ModelOp model,
                                                 StringRef funcName,
                                                 const ForwardOptions &options) {
@@ -514,15 +545,20 @@ FailureOr<func::FuncOp> mlir::nnx::buildForward(ModelOp model,
     if (!isa<RankedTensorType>(t))
       return model.emitOpError("inputs must be ranked tensors, got ") << t;
 
+  if (options.accumulate != "f32" && options.accumulate != "storage")
+    return model.emitOpError("accumulate=")
+           << options.accumulate
+           << " is not a compute type nnx knows (expected f32 or storage)";
   OpBuilder b(model);
   auto fn = func::FuncOp::create(b, model.getLoc(), funcName,
                                  b.getFunctionType(inputs, {}));
   Block *entry = fn.addEntryBlock();
   OpBuilder fb = OpBuilder::atBlockBegin(entry);
   ParameterArguments params(fn);
-  ForwardEmitter emitter(fb,
-                         mode == ParameterMode::Arguments ? &params : nullptr,
-                         options.checkIndices);
+  ForwardEmitter emitter(
+      fb, mode == ParameterMode::Arguments ? &params : nullptr,
+      options.checkIndices,
+      options.accumulate == "f32" ? b.getF32Type() : FloatType());
   SmallVector<Value> inputArgs(entry->getArguments());
   FailureOr<SmallVector<Value>> outs = emitter.emit(root, inputArgs);
   if (failed(outs)) {
@@ -547,6 +583,10 @@ FailureOr<func::FuncOp> mlir::nnx::buildForward(ModelOp model,
     declaration.erase();
   }
   fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  // The compute rule, stated where it matters: a forward with bf16 / f16
+  // values (nnx-lower-functional follows it), or one told to keep them.
+  if (options.accumulate == "storage" || hasNarrowFloats(fn))
+    fn->setAttr(kAccumulateAttrName, b.getStringAttr(options.accumulate));
   return fn;
 }
 
@@ -582,6 +622,7 @@ struct NNXBuildForwardPass
     ForwardOptions options;
     options.parameters = parameters;
     options.checkIndices = checkIndices;
+    options.accumulate = accumulate;
     if (failed(buildAllForwards(getOperation(), options)))
       signalPassFailure();
   }

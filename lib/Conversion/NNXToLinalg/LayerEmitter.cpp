@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 
@@ -14,6 +15,38 @@ using namespace mlir::nnx;
 using IT = utils::IteratorType;
 
 #include "nnx/Conversion/NNXToLinalg/LayerLoweringOpInterface.cpp.inc"
+
+bool mlir::nnx::isNarrowFloat(Type type) {
+  return type.isBF16() || type.isF16();
+}
+
+FloatType mlir::nnx::getComputeType(Operation *op) {
+  auto func = op->getParentOfType<func::FuncOp>();
+  if (auto self = dyn_cast<func::FuncOp>(op))
+    func = self;
+  auto mode = func ? func->getAttrOfType<StringAttr>(kAccumulateAttrName)
+                   : StringAttr();
+  if (mode && mode.getValue() == "storage")
+    return nullptr;
+  return Float32Type::get(op->getContext());
+}
+
+Value mlir::nnx::convertElements(OpBuilder &b, Location loc, Value x,
+                                 Type elt) {
+  auto type = cast<RankedTensorType>(x.getType());
+  auto from = dyn_cast<FloatType>(type.getElementType());
+  auto to = dyn_cast<FloatType>(elt);
+  if (!from || !to || from == to)
+    return x;
+  Type result = type.clone(elt);
+  if (to.getWidth() > from.getWidth())
+    return arith::ExtFOp::create(b, loc, result, x);
+  return arith::TruncFOp::create(b, loc, result, x);
+}
+
+Type LayerEmitter::accumulatorFor(Type elt) const {
+  return computeType && isNarrowFloat(elt) ? Type(computeType) : elt;
+}
 
 Value ParameterArguments::get(Operation *layer, StringRef name,
                               ElementsAttr attr) {
@@ -117,7 +150,17 @@ Value LayerEmitter::generic(ValueRange ins, ArrayRef<AffineMap> inMaps,
   auto g = linalg::GenericOp::create(
       builder, loc, TypeRange{init.getType()}, ins, ValueRange{init}, maps,
       iters, [&](OpBuilder &nb, Location l, ValueRange args) {
-        linalg::YieldOp::create(nb, l, body(nb, l, args));
+        Type outElt = getElementTypeOrSelf(init.getType());
+        bool wide = isa<FloatType>(outElt) && !isNarrowFloat(outElt);
+        SmallVector<Value> values(args);
+        for (Value &v : values)
+          if (wide && isNarrowFloat(v.getType()))
+            v = arith::ExtFOp::create(nb, l, outElt, v);
+        Value result = body(nb, l, values);
+        if (isNarrowFloat(outElt) && isa<FloatType>(result.getType()) &&
+            result.getType() != outElt)
+          result = arith::TruncFOp::create(nb, l, outElt, result);
+        linalg::YieldOp::create(nb, l, result);
       });
   return g.getResult(0);
 }

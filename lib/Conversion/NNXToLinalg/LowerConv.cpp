@@ -195,8 +195,9 @@ Value groupedConv(OpBuilder &b, Location loc, const Conv2dSpec &spec, Value xp,
 
 } // namespace
 
-FailureOr<Value> mlir::nnx::emitConv2d(LayerEmitter &e, const Conv2dSpec &spec,
-                                       Value x, Value w, Value bias) {
+/// The convolution of emitConv2d, accumulating in `acc`.
+static Value emitConv2dIn(LayerEmitter &e, const Conv2dSpec &spec, Value x,
+                          Value w, Value bias, Type acc) {
   OpBuilder &b = e.getBuilder();
   Location loc = e.getLoc();
   Type elt = cast<RankedTensorType>(x.getType()).getElementType();
@@ -206,7 +207,7 @@ FailureOr<Value> mlir::nnx::emitConv2d(LayerEmitter &e, const Conv2dSpec &spec,
     sizes.push_back(outputSize(b, loc, x, 2 + i, spec.window[i], spec.what));
   Value xp = padSpatial(b, loc, x, spec.window, ArrayRef(sizes).drop_front(2),
                         LayerEmitter::scalar(b, loc, elt, 0.0));
-  Value init = convInit(e, bias, elt, sizes);
+  Value init = convInit(e, bias, acc, sizes);
   auto [strides, dilations] = windowAttrs(b, spec.window);
   if (spec.groups == 1)
     return linalg::Conv2DNchwFchwOp::create(b, loc, TypeRange{init.getType()},
@@ -222,6 +223,14 @@ FailureOr<Value> mlir::nnx::emitConv2d(LayerEmitter &e, const Conv2dSpec &spec,
              b, loc, TypeRange{init.getType()}, ValueRange{xp, filter}, init,
              strides, dilations)
       .getResult(0);
+}
+
+FailureOr<Value> mlir::nnx::emitConv2d(LayerEmitter &e, const Conv2dSpec &spec,
+                                       Value x, Value w, Value bias) {
+  // bf16 / f16: accumulated (from the bias) in f32, rounded once.
+  Type elt = cast<RankedTensorType>(x.getType()).getElementType();
+  Value y = emitConv2dIn(e, spec, x, w, bias, e.accumulatorFor(elt));
+  return convertElements(e.getBuilder(), e.getLoc(), y, elt);
 }
 
 namespace {

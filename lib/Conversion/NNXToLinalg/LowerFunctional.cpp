@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
@@ -82,6 +83,56 @@ struct SplatToFill : public OpRewritePattern<tensor::SplatOp> {
   }
 };
 
+/// Whether `op` is an nnx.fn op that computes on bf16 / f16 elements in
+/// more than one rounded step (reductions, softmax, the activations, average
+/// pools): under accumulate=f32 it runs in f32 (promoteNarrowFloatOps).
+/// Matmuls accumulate in f32 in their own lowering; the elementwise binary
+/// ops round once per op as they are.
+bool computesInSteps(Operation *op) {
+  if (!isa<FnSoftmaxOp, FnMeanOp, FnSumOp, FnCumsumOp, FnGeluOp, FnSiluOp,
+           FnSigmoidOp, FnAvgPool2dOp, FnAdaptiveAvgPool2dOp>(op))
+    return false;
+  return llvm::any_of(op->getResultTypes(), [](Type t) {
+    return isNarrowFloat(getElementTypeOrSelf(t));
+  });
+}
+
+/// Runs each computesInSteps op of `func` in its compute type: narrow float
+/// operands extended, the op cloned on them, its results rounded back once
+/// (PyTorch's CPU kernels compute these in f32 and round the result).
+void promoteNarrowFloatOps(func::FuncOp func) {
+  FloatType compute = getComputeType(func);
+  if (!compute)
+    return;
+  SmallVector<Operation *> ops;
+  func.walk([&](Operation *op) {
+    if (computesInSteps(op))
+      ops.push_back(op);
+  });
+  for (Operation *op : ops) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    IRMapping mapping;
+    for (Value v : op->getOperands())
+      if (isa<RankedTensorType>(v.getType()) &&
+          isNarrowFloat(getElementTypeOrSelf(v.getType())))
+        mapping.map(v, convertElements(b, loc, v, compute));
+    Operation *wide = b.clone(*op, mapping);
+    b.setInsertionPointAfter(wide);
+    for (auto [narrow, result] :
+         llvm::zip_equal(op->getResults(), wide->getResults())) {
+      auto type = dyn_cast<RankedTensorType>(narrow.getType());
+      if (!type || !isNarrowFloat(type.getElementType()))
+        continue;
+      result.setType(type.clone(compute));
+      narrow.replaceAllUsesWith(
+          convertElements(b, loc, result, type.getElementType()));
+    }
+    op->replaceAllUsesWith(wide->getResults());
+    op->erase();
+  }
+}
+
 struct NNXLowerFunctionalPass
     : public mlir::nnx::impl::NNXLowerFunctionalPassBase<
           NNXLowerFunctionalPass> {
@@ -108,6 +159,8 @@ struct NNXLowerFunctionalPass
       else if (auto insert = dyn_cast<tensor::InsertSliceOp>(op))
         emitSliceChecks(b, insert, insert.getDest());
     });
+    getOperation()->walk(
+        [](func::FuncOp func) { promoteNarrowFloatOps(func); });
     RewritePatternSet patterns(&getContext());
     populateFunctionalElementwisePatterns(patterns);
     populateFunctionalStructuredPatterns(patterns);

@@ -57,13 +57,18 @@ struct MatmulLowering : public OpRewritePattern<FnMatmulOp> {
     SmallVector<AffineExpr> outExprs;
     for (unsigned d = 0; d < batch + 2; ++d)
       outExprs.push_back(getAffineDimExpr(d, ctx));
-    FailureOr<Value> init = emptyResult(rewriter, op);
-    if (failed(init))
+    FailureOr<SmallVector<OpFoldResult>> sizes = getResultSizes(rewriter, op);
+    if (failed(sizes))
       return rewriter.notifyMatchFailure(op, "result sizes not reified");
+    // bf16 / f16 (accumulate=f32): the products accumulate in f32, the
+    // result is rounded once.
     Type elt = tensorType(op.getResult()).getElementType();
+    FloatType compute = getComputeType(op);
+    Type acc = compute && isNarrowFloat(elt) ? Type(compute) : elt;
+    Value init = tensor::EmptyOp::create(rewriter, loc, *sizes, acc);
     Value zero = linalg::FillOp::create(rewriter, loc,
-                                        ValueRange{zeroOf(rewriter, loc, elt)},
-                                        ValueRange{*init})
+                                        ValueRange{zeroOf(rewriter, loc, acc)},
+                                        ValueRange{init})
                      .getResult(0);
     SmallVector<IT> iters(batch + 2, IT::parallel);
     iters.push_back(IT::reduction);
@@ -77,7 +82,7 @@ struct MatmulLowering : public OpRewritePattern<FnMatmulOp> {
                           });
     if (auto generic = out.getDefiningOp<linalg::LinalgOp>())
       emitLoopChecks(rewriter, generic, op, {"lhs", "rhs", "result"});
-    rewriter.replaceOp(op, out);
+    rewriter.replaceOp(op, convertElements(rewriter, loc, out, elt));
     return success();
   }
 };

@@ -93,11 +93,15 @@ FailureOr<Value> emitProjection(LayerEmitter &e, Operation *layer, Value x,
   }
   SmallVector<OpFoldResult> outSizes{tensor::getMixedSize(b, loc, x2, 0),
                                      b.getIndexAttr(out)};
-  Value init = emitProjectionInit(e, bias, xt.getElementType(), outSizes);
+  // bf16 / f16: the matmul reads the narrow operands and accumulates (from
+  // the bias) in f32; the result is rounded once.
+  Type acc = e.accumulatorFor(xt.getElementType());
+  Value init = emitProjectionInit(e, bias, acc, outSizes);
   Value y = linalg::MatmulOp::create(b, loc, TypeRange{init.getType()},
                                      ValueRange{x2, w}, ValueRange{init},
                                      linalgMatmulTransposedB(b))
                 .getResult(0);
+  y = convertElements(b, loc, y, xt.getElementType());
   if (rank == 2)
     return y;
   inSizes.back() = b.getIndexAttr(out);

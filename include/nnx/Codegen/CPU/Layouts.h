@@ -35,7 +35,9 @@ void populateMatmulToDefaultLayoutPatterns(RewritePatternSet &patterns);
 /// A parameter argument (`nnx.parameter`) that is only read through
 /// `linalg.transpose` ops of one permutation is asked for in that layout:
 /// its type becomes the permuted one, the transposes go, and the function's
-/// `nnx.parameter_layouts` records the permutation for the runner.
+/// `nnx.parameter_layouts` records the permutation for the runner. One read
+/// through a static `tensor.expand_shape` then a `linalg.transpose` is
+/// recorded as {shape = the split, permutation}.
 void foldParameterPermutations(func::FuncOp func);
 
 } // namespace mlir::nnx

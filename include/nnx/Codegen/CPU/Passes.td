@@ -39,6 +39,12 @@ def NNXApplyCPUSchedulePass : NNX_Pass<"nnx-apply-cpu-schedule", "::mlir::Module
       registers across the K loop.
     * `lower-vectors` (on buffers): contractions lowered to outer products
       (vector FMAs), transfers to rank-1 loads and stores.
+
+    bf16 matmuls (bf16 operands, f32 accumulators) on AVX512_BF16 hosts
+    (`bf16-dot`): at `tile-matmul` a 4-D contraction over pairs of K with
+    B packed K/2 x N x 2 (a parameter's bind-time layout
+    `{shape = [N, K/2, 2], permutation = [1, 0, 2]}`), at `lower-vectors`
+    6 x 64 register tiles of `x86vector.avx512.dot` (BF16Matmul.cpp).
   }];
   let options = [
     Option<"stage", "stage", "::mlir::nnx::CPUScheduleStage",
@@ -59,13 +65,19 @@ def NNXApplyCPUSchedulePass : NNX_Pass<"nnx-apply-cpu-schedule", "::mlir::Module
     Option<"parallel", "parallel", "bool", /*default=*/"false",
            "Split N into cache tiles with an scf.forall (threads) instead "
            "of an scf.for (a batched contraction's batch loop is an "
-           "scf.forall either way)">
+           "scf.forall either way)">,
+    Option<"bf16Dot", "bf16-dot", "std::string", /*default=*/"\"host\"",
+           "bf16 x bf16 -> f32 matmuls as vdpbf16ps register tiles "
+           "(x86vector.avx512.dot, B packed in pairs of K): host (when the "
+           "host has AVX512_BF16 and the tiles are 512 bits), on, or off "
+           "(the bf16 operands extended to f32 in the f32 tiles)">
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
     "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect",
-    "::mlir::transform::TransformDialect"
+    "::mlir::transform::TransformDialect",
+    "::mlir::x86vector::X86VectorDialect"
   ];
 }
 

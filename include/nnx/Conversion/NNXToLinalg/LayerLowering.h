@@ -25,6 +25,19 @@ namespace mlir::nnx {
 /// runtime values: one per distinct tensor of a layer (a module reached
 /// twice, through an alias or a call, shares its arguments), in the order
 /// the forward first reads them.
+/// Whether `type` is a float type nnx stores but does not compute in under
+/// accumulate=f32: bf16 and f16.
+bool isNarrowFloat(Type type);
+
+/// The type narrow-float ops of `op`'s forward compute in: f32, unless the
+/// forward's `nnx.accumulate` is "storage" (then null).
+FloatType getComputeType(Operation *op);
+
+/// `x` (a ranked tensor) with its float elements converted to `elt`
+/// (`arith.extf` / `arith.truncf` on the tensor; rounding to nearest even),
+/// or `x` itself when they already are.
+Value convertElements(OpBuilder &b, Location loc, Value x, Type elt);
+
 class ParameterArguments {
 public:
   explicit ParameterArguments(func::FuncOp func) : func(func) {}
@@ -95,7 +108,10 @@ public:
   Value empty(ArrayRef<OpFoldResult> sizes, Type elt);
   /// A tensor of `sizes` filled with `v`.
   Value filled(ArrayRef<OpFoldResult> sizes, Type elt, double v);
-  /// A `linalg.generic` with one result written into `init`.
+  /// A `linalg.generic` with one result written into `init`. When `init`
+  /// holds f32 (or f64), bf16 / f16 operands reach `body` extended to it, so
+  /// a lowering computing in f32 may read narrow weights; a wider value
+  /// `body` returns for a narrow `init` is rounded to it.
   Value generic(ValueRange ins, ArrayRef<AffineMap> inMaps, Value init,
                 AffineMap outMap, ArrayRef<utils::IteratorType> iters,
                 BodyFn body);
@@ -111,6 +127,14 @@ public:
                CombineFn combine);
   /// The sizes of every dim of `x`.
   SmallVector<OpFoldResult> sizesOf(Value x);
+
+  /// The type bf16 / f16 layers compute and accumulate in (f32, the
+  /// default), or null to compute in their tensors' own type.
+  void setComputeType(FloatType type) { computeType = type; }
+  FloatType getComputeType() const { return computeType; }
+  /// The accumulator element type of a contraction (matmul, convolution)
+  /// over elements of `elt`: the compute type for bf16 / f16, else `elt`.
+  Type accumulatorFor(Type elt) const;
 
   /// Whether lowerings emit run-time index checks (the default).
   void setCheckIndices(bool check) { checkIndicesEnabled = check; }
@@ -128,6 +152,7 @@ private:
   OpBuilder &builder;
   Location loc;
   ParameterArguments *params = nullptr;
+  FloatType computeType;
   bool checkIndicesEnabled = true;
   SmallVector<IndexCheck> indexChecks;
 };

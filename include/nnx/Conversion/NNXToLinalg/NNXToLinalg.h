@@ -41,6 +41,11 @@ struct ForwardOptions {
   /// extra results after the outputs, described by `nnx.index_checks`.
   /// Off, a bad id is clamped into the table (no error).
   bool checkIndices = true;
+  /// What bf16 and f16 ops compute in: "f32" (PyTorch's CPU semantics:
+  /// each op reads its narrow operands, computes and accumulates in f32 and
+  /// rounds its result once) or "storage" (in the tensors' own type, each
+  /// arithmetic step rounded). Recorded on the forward as `nnx.accumulate`.
+  std::string accumulate = "f32";
 };
 
 /// Builds `func.func @<funcName>` (on tensors, `llvm.emit_c_interface`) that

@@ -174,6 +174,18 @@ static LogicalResult verifyParameterLayouts(Operation *op,
                              << "' must be a dictionary of permutations";
   for (NamedAttribute entry : dict) {
     auto perm = dyn_cast<DenseI64ArrayAttr>(entry.getValue());
+    if (auto view = dyn_cast<DictionaryAttr>(entry.getValue())) {
+      auto shape = view.getAs<DenseI64ArrayAttr>("shape");
+      perm = view.getAs<DenseI64ArrayAttr>("permutation");
+      if (!shape || !perm || shape.size() != perm.size() ||
+          llvm::any_of(shape.asArrayRef(), [](int64_t d) { return d < 0; }))
+        return op->emitOpError()
+               << "'" << attr.getName().getValue() << "': the layout of '"
+               << entry.getName().getValue()
+               << "' must be {shape = array<i64: ...>, permutation = "
+                  "array<i64: ...>} of one rank, got "
+               << entry.getValue();
+    }
     SmallVector<int64_t> sorted(perm ? perm.asArrayRef() : ArrayRef<int64_t>());
     llvm::sort(sorted);
     bool isPermutation =
@@ -244,6 +256,14 @@ LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
              << " on an 'nnx.model'";
     return success();
   }
+  if (name == kAccumulateAttrName) {
+    auto mode = dyn_cast<StringAttr>(attr.getValue());
+    if (!mode || (mode.getValue() != "f32" && mode.getValue() != "storage"))
+      return op->emitOpError()
+             << "'" << name << "' must be \"f32\" or \"storage\", got "
+             << attr.getValue();
+    return success();
+  }
   if (name == kSourceAttrName || name == kWeightsAttrName) {
     if (!isa<StringAttr>(attr.getValue()))
       return op->emitOpError() << "'" << name << "' must be a string";
@@ -257,5 +277,5 @@ LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
             "nnx.write_probes, nnx.parameters, "
             "nnx.parameter_names, nnx.weights, "
             "nnx.parameter_layouts, nnx.index_checks, nnx.base, "
-            "nnx.recipe, nnx.buffers)";
+            "nnx.recipe, nnx.buffers, nnx.accumulate)";
 }

@@ -66,9 +66,8 @@ readImportance(Operation *target, StringRef path, int64_t units) {
     return refuse(target, kPass, "target")
            << "is ranked by option importance='" << path
            << "', which cannot be read: " << llvm::toString(array.takeError());
-  bool isFloat = array->dtype == DType::F16 || array->dtype == DType::F32 ||
-                 array->dtype == DType::F64;
-  if (!isFloat || array->rank() != 1 || array->shape[0] != units)
+  if (!isFloatDType(array->dtype) || array->rank() != 1 ||
+      array->shape[0] != units)
     return refuse(target, kPass, "target")
            << "has " << units << " units; option importance='" << path
            << "' holds a " << array->describe() << ", not a float array of "

@@ -54,8 +54,13 @@ def NNX_Dialect : Dialect {
     "::mlir::StringAttr":$weights,
     // On a forward whose schedule wants parameters in another layout: the
     // permutation of the stored tensor each parameter argument holds, by
-    // parameter name (the runner permutes once when it binds the weights).
+    // parameter name (the runner permutes once when it binds the weights);
+    // or {shape, permutation}: the stored tensor viewed as `shape` first
+    // (the bf16 kernels' pairs of K: N x K as N x K/2 x 2, then [1, 0, 2]).
     "::mlir::DictionaryAttr":$parameter_layouts,
+    // On a forward: what its bf16 / f16 ops compute in, "f32" or "storage"
+    // (nnx-build-forward's accumulate=, docs/Lowering.md).
+    "::mlir::StringAttr":$accumulate,
     // On a forward: its run-time index checks, one dictionary each
     // ({layer = "wte", op = "nnx.embedding", bound = 16, input = 0}), in the
     // order of the result pairs (first bad position, its index) that

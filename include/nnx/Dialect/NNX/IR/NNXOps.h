@@ -177,6 +177,9 @@ inline constexpr llvm::StringLiteral kWeightsAttrName =
 /// for a Linear's weight as K x N).
 inline constexpr llvm::StringLiteral kParameterLayoutsAttrName =
     NNXDialect::ParameterLayoutsAttrHelper::getNameStr();
+/// On a forward: what its bf16 / f16 ops compute in ("f32" or "storage").
+inline constexpr llvm::StringLiteral kAccumulateAttrName =
+    NNXDialect::AccumulateAttrHelper::getNameStr();
 /// On each parameter argument of such a forward: its dotted name. A target
 /// may keep these arguments resident in its memory (the CUDA pipeline
 /// expects them in device memory, uploaded once by the runtime).

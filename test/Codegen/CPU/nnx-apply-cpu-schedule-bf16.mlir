@@ -1,0 +1,112 @@
+// bf16 matmuls (bf16 operands, f32 accumulators) on vdpbf16ps: at
+// tile-matmul, a 4-D contraction over pairs of K with B packed K/2 x N x 2 (a
+// parameter argument asks for that layout at bind time; a constant is packed
+// at compile time); at lower-vectors, register tiles of x86vector.avx512.dot.
+// bf16-dot=off (a host without AVX512_BF16) leaves the matmul to the f32
+// tiles, which extend the operands.
+// RUN: nnx-opt %s -split-input-file --nnx-apply-cpu-schedule="stage=tile-matmul vector-bits=512 bf16-dot=on" | FileCheck %s --check-prefix=TILE
+// RUN: nnx-opt %s -split-input-file --nnx-apply-cpu-schedule="stage=tile-matmul vector-bits=512 bf16-dot=off" | FileCheck %s --check-prefix=OFF
+// RUN: nnx-opt %s -split-input-file --nnx-apply-cpu-schedule="stage=tile-matmul vector-bits=512 bf16-dot=on" \
+// RUN: | mlir-opt -split-input-file --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN: | nnx-opt -split-input-file --nnx-apply-cpu-schedule=stage=lower-vectors | FileCheck %s --check-prefix=LOWER
+// RUN: nnx-opt %s -split-input-file --nnx-apply-cpu-schedule="stage=tile-matmul vector-bits=512 bf16-dot=on parallel" \
+// RUN: | mlir-opt -split-input-file --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN: | nnx-opt -split-input-file --nnx-apply-cpu-schedule="stage=lower-vectors parallel" | FileCheck %s --check-prefix=THREADS
+// RUN: not nnx-opt %s --nnx-apply-cpu-schedule="bf16-dot=maybe" 2>&1 | FileCheck %s --check-prefix=BAD
+
+// TILE-LABEL: func.func @linear(
+// TILE-SAME:      %[[A:.*]]: tensor<?x64xbf16>, %[[W:.*]]: tensor<32x72x2xbf16> {nnx.parameter = "fc.weight"}
+// TILE-SAME:      nnx.parameter_layouts = {fc.weight = {permutation = array<i64: 1, 0, 2>, shape = array<i64: 72, 32, 2>}}
+// TILE:         %[[A3:.*]] = tensor.expand_shape %[[A]] {{\[\[}}0], [1, 2]] output_shape [%{{.*}}, 32, 2] : tensor<?x64xbf16> into tensor<?x32x2xbf16>
+// TILE:         linalg.generic {indexing_maps = [#[[MA:.*]], #[[MB:.*]], #[[MC:.*]]], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+// TILE-SAME:      ins(%[[A3]], %[[W]] : tensor<?x32x2xbf16>, tensor<32x72x2xbf16>) outs(%{{.*}} : tensor<?x72xf32>)
+// TILE-NOT:     linalg.matmul
+
+// OFF-LABEL: func.func @linear(
+// OFF-SAME:      tensor<64x72xbf16>
+// OFF:         vector.contract
+// OFF-NOT:     x86vector
+
+// The lowered tiles: 6 rows x 4 vectors of 16 accumulators per pair of K
+// (24 dots), then one-vector tiles whose last one is masked (72 = 64 + 8).
+// LOWER-LABEL: func.func @linear(
+// LOWER-COUNT-24: x86vector.avx512.dot %{{.*}} : vector<32xbf16> -> vector<16xf32>
+// LOWER:         vector.maskedload %{{.*}} : memref<32x144xbf16>, vector<32xi1>, vector<32xbf16> into vector<32xbf16>
+// LOWER:         vector.maskedstore %{{.*}} : memref<?x72xf32>, vector<16xi1>, vector<16xf32>
+// LOWER-NOT:     linalg.generic
+
+// With threads, one N cache block (72 columns) is no loop at all.
+// THREADS-LABEL: func.func @linear(
+// THREADS-NOT:     scf.forall
+// THREADS:         x86vector.avx512.dot
+
+// BAD: nnx-apply-cpu-schedule: bf16-dot=maybe is not a choice the schedule knows (expected host, on or off)
+
+func.func @linear(%a: tensor<?x64xbf16>, %w: tensor<72x64xbf16> {nnx.parameter = "fc.weight"}, %c: tensor<?x72xf32>) -> tensor<?x72xf32> {
+  %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                      affine_map<(m, n, k) -> (n, k)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+         ins(%a, %w : tensor<?x64xbf16>, tensor<72x64xbf16>)
+         outs(%c : tensor<?x72xf32>) -> tensor<?x72xf32>
+  return %r : tensor<?x72xf32>
+}
+
+// -----
+
+// A constant weight is packed at compile time: element (k2, n, p) of the
+// constant is W[n, 2 k2 + p].
+// TILE-LABEL: func.func @constant_weight(
+// TILE:         arith.constant dense<{{\[\[\[}}1.000000e+00, 2.000000e+00], [5.000000e+00, 6.000000e+00]], {{\[\[}}3.000000e+00, 4.000000e+00], [7.000000e+00, 8.000000e+00]]]> : tensor<2x2x2xbf16>
+// TILE-NOT:     linalg.transpose
+// OFF-LABEL: func.func @constant_weight(
+// LOWER-LABEL: func.func @constant_weight(
+// LOWER:         x86vector.avx512.dot
+// THREADS-LABEL: func.func @constant_weight(
+func.func @constant_weight(%a: tensor<?x4xbf16>, %c: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  %w = arith.constant dense<[[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]> : tensor<2x4xbf16>
+  %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                      affine_map<(m, n, k) -> (n, k)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+         ins(%a, %w : tensor<?x4xbf16>, tensor<2x4xbf16>)
+         outs(%c : tensor<?x2xf32>) -> tensor<?x2xf32>
+  return %r : tensor<?x2xf32>
+}
+
+// -----
+
+// An odd K has no pairs: the f32 tiles take it.
+// TILE-LABEL: func.func @odd_k(
+// TILE-NOT:     iterator_types = ["parallel", "parallel", "reduction", "reduction"]
+// TILE:         vector.contract
+// OFF-LABEL: func.func @odd_k(
+// LOWER-LABEL: func.func @odd_k(
+// LOWER-NOT:     x86vector
+// THREADS-LABEL: func.func @odd_k(
+func.func @odd_k(%a: tensor<?x3xbf16>, %w: tensor<16x3xbf16>, %c: tensor<?x16xf32>) -> tensor<?x16xf32> {
+  %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                      affine_map<(m, n, k) -> (n, k)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+         ins(%a, %w : tensor<?x3xbf16>, tensor<16x3xbf16>)
+         outs(%c : tensor<?x16xf32>) -> tensor<?x16xf32>
+  return %r : tensor<?x16xf32>
+}
+
+// -----
+
+// 256 columns are two N cache blocks of 128: with threads, an scf.forall
+// over them (each thread owns whole columns).
+// TILE-LABEL: func.func @wide(
+// OFF-LABEL: func.func @wide(
+// LOWER-LABEL: func.func @wide(
+// LOWER:         scf.for %{{.*}} = %c0 to %c256 step %c128
+// THREADS-LABEL: func.func @wide(
+// THREADS:         scf.forall (%{{.*}}) = (0) to (256) step (128)
+// THREADS:           x86vector.avx512.dot
+func.func @wide(%a: tensor<?x8xbf16>, %w: tensor<256x8xbf16>, %c: tensor<?x256xf32>) -> tensor<?x256xf32> {
+  %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                      affine_map<(m, n, k) -> (n, k)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+         ins(%a, %w : tensor<?x8xbf16>, tensor<256x8xbf16>)
+         outs(%c : tensor<?x256xf32>) -> tensor<?x256xf32>
+  return %r : tensor<?x256xf32>
+}
