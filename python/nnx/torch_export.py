@@ -943,6 +943,10 @@ class Exporter:
         if any(isinstance(mod, LazyModuleMixin) and mod.has_uninitialized_params()
                for mod in model.modules()):
             return {}  # running it would initialize (change) the model
+        if not any(self._is_custom(mod) for mod in model.modules()):
+            # Nothing to record (and a float16 model, which PyTorch 1.13
+            # cannot run on the CPU, still exports).
+            return {}
         rec = Recorder(model, self._is_custom,
                        lambda m: not self._is_custom(m) and not isinstance(
                            m, _CONTAINERS),

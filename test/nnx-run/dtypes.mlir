@@ -10,7 +10,7 @@
 
 // F64: output 0: float64 array of shape (2, 2)
 // F16: output 0: float16 array of shape (2, 2)
-// MISMATCH: nnx-run: error: input 0: expected tensor<?x2xf16>, got float64 array of shape (2, 2) from {{.*}}x64.npy
+// MISMATCH: nnx-run: error: {{.*}}x64.npy: input 0 of @forward is tensor<?x2xf16>; the file holds float64 array of shape (2, 2) (pass --cast-inputs to round it to float16, nearest even)
 
 nnx.model @m64 inputs(tensor<?x2xf64>) {
   nnx.sequential @net keying = named {

@@ -819,4 +819,42 @@ def NNXInternalizeWeightsPass
   }];
 }
 
+def NNXConvertFloatPass : NNX_Pass<"nnx-convert-float", "::mlir::ModuleOp"> {
+  let summary = "Change a model's floating-point type, as model.to(dtype)";
+  let description = [{
+    Every `from` element type in the module becomes `to`: the models' input
+    types, the tensors of every layer and module (`state` included), the
+    types of forward regions, their constants and scalar attributes, and
+    built forwards alike. Tensor values are converted element by element,
+    rounded to nearest even (bf16 to f16 is exact within f16's range; a
+    value beyond it becomes infinity, as `Tensor.to` makes it). Values the
+    forward computes in other types stay: a bf16 model's explicit
+    `x.to(torch.float32)` (Llama's RMSNorm) is an f16 model's after
+    `from=bf16 to=f16`, as `model.half()` makes it.
+
+    Refused, before anything changes: `from` equal to `to`, a type that is
+    not f16, bf16, f32 or f64, and a `from` tensor that lives in the
+    weights file (#nnx.external: run nnx-internalize-weights first, or
+    convert the checkpoint).
+
+    ```mlir
+    nnx.model @mlp inputs(tensor<?x4xbf16>) {
+      nnx.linear @fc {weight = dense<5.000000e-01> : tensor<8x4xbf16>}
+    }
+    ```
+    with `--nnx-convert-float="from=bf16 to=f16"`:
+    ```mlir
+    nnx.model @mlp inputs(tensor<?x4xf16>) {
+      nnx.linear @fc {weight = dense<5.000000e-01> : tensor<8x4xf16>}
+    }
+    ```
+  }];
+  let options = [
+    Option<"from", "from", "std::string", /*default=*/"\"bf16\"",
+           "The element type to replace: f16, bf16, f32 or f64">,
+    Option<"to", "to", "std::string", /*default=*/"\"f16\"",
+           "The element type it becomes: f16, bf16, f32 or f64">
+  ];
+}
+
 #endif // NNX_DIALECT_NNX_TRANSFORMS_PASSES_TD
