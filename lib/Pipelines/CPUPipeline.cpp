@@ -129,6 +129,10 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
   // ulp, as PyTorch's kernels); the rest of math to LLVM intrinsics.
   // f32 exp/tanh/erf as polynomials, so that LLVM vectorizes their loops.
   pm.addPass(createNNXApproximateMathPass());
+  // bf16 conversions as integer ops where LLVM would call compiler-rt.
+  NNXExpandBF16CastsPassOptions bf16Casts;
+  bf16Casts.maxISA = options.maxISA;
+  pm.addPass(createNNXExpandBF16CastsPass(bf16Casts));
   math::MathExpandOpsPassOptions expand;
   expand.opMnemonics = {"rsqrt"};
   pm.addPass(math::createMathExpandOpsPass(expand));

@@ -228,6 +228,28 @@ def NNXOutlineKernelsPass : NNX_Pass<"nnx-outline-kernels", "::mlir::ModuleOp"> 
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def NNXExpandBF16CastsPass
+    : NNX_Pass<"nnx-expand-bf16-casts", "::mlir::ModuleOp"> {
+  let summary = "bf16 extf / truncf as integer ops on hosts without AVX512_BF16";
+  let description = [{
+    Without AVX512_BF16 (`vcvtneps2bf16`), LLVM converts f32 to bf16 by
+    calling compiler-rt's `__truncsfbf2`, which the JIT does not link.
+    This pass rewrites every `arith.truncf` to bf16 (rounding to nearest,
+    ties to even; NaN stays NaN) and `arith.extf` from bf16 (a shift) into
+    integer ops that vectorize (upstream's bf16 expansion of arith-expand),
+    when the host under the instruction-set cap (`max-isa`, else
+    `NNX_JIT_MAX_ISA`) lacks AVX512_BF16, or with `always`. The results are
+    the same bits as the instruction's.
+  }];
+  let options = [
+    Option<"maxISA", "max-isa", "std::string", /*default=*/"\"\"",
+           "avx512, avx2 or sse4.2 (empty: NNX_JIT_MAX_ISA, else no cap)">,
+    Option<"always", "always", "bool", /*default=*/"false",
+           "Expand whatever the host has">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def NNXCapTargetFeaturesPass
     : NNX_Pass<"nnx-cap-target-features", "::mlir::ModuleOp"> {
   let summary = "Keep the code LLVM emits within an instruction-set cap";
