@@ -139,7 +139,6 @@ def check(got, want, steps):
 
 
 def bench_mlp(args, threads, workdir):
-    import numpy as np
     import torch
     model, steps = mlp(args.seed)
     f32 = os.path.join(workdir, "mlp-f32.mlir")

@@ -15,9 +15,9 @@
 //    parameter); the f32 schedule does not touch it;
 //  * on buffers (lower-vectors), that contraction becomes the loop nest:
 //    N in cache blocks (threads own whole columns, as in the f32 schedule),
-//    K/2 in cache blocks, M in register tiles of 6 rows (a remainder row by
-//    row), N in register tiles of 64 columns (then 16, the last one masked),
-//    and the K/2 loop carrying 6 x 4 accumulators in registers.
+//    K/2 in cache blocks, M in register tiles of 6 rows (a remainder in
+//    tiles of 4, 2 and 1), N in register tiles of 64 columns (then 16, the last
+//    one masked), and the K/2 loop carrying 6 x 4 accumulators in registers.
 //
 //===----------------------------------------------------------------------===//
 #include "MatmulSchedule.h"
@@ -156,8 +156,7 @@ public:
         Value fullRows = mul(div(rows, idx(kRows)), idx(kRows));
         forLoop(idx(0), fullRows, kRows,
                 [&](Value m) { rowTile(m, kRows, nb, nEnd, kb, kEnd); });
-        forLoop(fullRows, rows, 1,
-                [&](Value m) { rowTile(m, 1, nb, nEnd, kb, kEnd); });
+        remainderRows(fullRows, rows, nb, nEnd, kb, kEnd);
       });
     };
     if (!parallel) {
@@ -176,6 +175,26 @@ public:
   }
 
 private:
+  /// The rows [from, rows) left by the 6-row tiles (0 to 5) in tiles of 4,
+  /// 2 and 1 rows, each under an scf.if: a remainder of 4 or 5 rows runs at
+  /// nearly the full tiles' speed, not one row at a time.
+  void remainderRows(Value from, Value rows, Value nb, Value nEnd, Value kb,
+                     Value kEnd) {
+    Value m = from;
+    for (int64_t height : {4, 2, 1}) {
+      Value left = sub(rows, m);
+      Value fits = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                         left, idx(height));
+      auto branch = scf::IfOp::create(b, loc, fits, /*withElseRegion=*/false);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(branch.thenBlock()->getTerminator());
+        rowTile(m, height, nb, nEnd, kb, kEnd);
+      }
+      m = arith::SelectOp::create(b, loc, fits, add(m, idx(height)), m);
+    }
+  }
+
   /// `rows` rows from `m`, columns [nb, nEnd): 64-column tiles, then 16
   /// (the last one masked).
   void rowTile(Value m, int64_t rows, Value nb, Value nEnd, Value kb,

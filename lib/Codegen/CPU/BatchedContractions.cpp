@@ -30,9 +30,21 @@ static bool isBatchExpr(AffineExpr e, unsigned numBatch) {
 
 } // namespace
 
+/// Whether `v` is `arg`, or `arg` extended (a bf16 / f16 operand read into
+/// an f32 accumulation).
+static bool readsArgument(Value v, Value arg) {
+  if (v == arg)
+    return true;
+  auto ext = v.getDefiningOp<arith::ExtFOp>();
+  return ext && ext.getIn() == arg;
+}
+
 bool mlir::nnx::isMulAddBody(linalg::GenericOp op) {
   Block &body = op.getRegion().front();
-  if (body.getOperations().size() != 3)
+  // mul, add, yield, and an extf of each input at most.
+  size_t extensions = llvm::count_if(
+      body.getOperations(), [](Operation &o) { return isa<arith::ExtFOp>(o); });
+  if (extensions > 2 || body.getOperations().size() != 3 + extensions)
     return false;
   auto add = dyn_cast<arith::AddFOp>(
       body.getTerminator()->getOperand(0).getDefiningOp());
@@ -47,8 +59,8 @@ bool mlir::nnx::isMulAddBody(linalg::GenericOp op) {
   if (!mul)
     return false;
   Value a = body.getArgument(0), b = body.getArgument(1);
-  return (mul.getLhs() == a && mul.getRhs() == b) ||
-         (mul.getLhs() == b && mul.getRhs() == a);
+  return (readsArgument(mul.getLhs(), a) && readsArgument(mul.getRhs(), b)) ||
+         (readsArgument(mul.getLhs(), b) && readsArgument(mul.getRhs(), a));
 }
 
 namespace {

@@ -1,4 +1,5 @@
-//===- ExpandBF16Casts.cpp - nnx-expand-bf16-casts -------------------------===//
+//===- ExpandBF16Casts.cpp - nnx-expand-bf16-casts
+//-------------------------===//
 //
 // bf16 conversions as integer ops where the host has no instruction for
 // them (see the pass description in Passes.td).

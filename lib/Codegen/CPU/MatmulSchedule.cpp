@@ -138,7 +138,11 @@ module attributes {transform.with_named_sequence} {
         transform.structured.vectorize %m2 : !transform.any_op
       }
     }
+    // sink_ops first: a bf16 / f16 matmul's operands are extended after the
+    // vectorizer's broadcasts; moved before them, the broadcasts fold into
+    // the contraction's maps (else it is lowered element by element).
     transform.apply_patterns to %f {
+      transform.apply_patterns.vector.sink_ops
       transform.apply_patterns.vector.reduction_to_contract
       transform.apply_patterns.vector.transfer_permutation_patterns
       transform.apply_patterns.canonicalization

@@ -12,7 +12,8 @@
 namespace mlir::nnx {
 
 /// Whether `op`'s body is `out + a * b` on floats (either order of either
-/// operation), `a` and `b` its two inputs and `out` its init.
+/// operation), `a` and `b` its two inputs (each possibly `arith.extf`-ed: a
+/// bf16 / f16 contraction accumulating in f32) and `out` its init.
 bool isMulAddBody(linalg::GenericOp op);
 
 } // namespace mlir::nnx

@@ -76,20 +76,22 @@ struct NNXConvertFloatPass
           return std::make_pair(FloatAttr::get(target, attr.getValueAsDouble()),
                                 WalkResult::skip());
         });
-    replacer.addReplacement([&](ElementsAttr attr)
-                                -> std::optional<std::pair<Attribute, WalkResult>> {
-      auto type = dyn_cast<RankedTensorType>(attr.getShapedType());
-      if (!type || type.getElementType() != source ||
-          isa<ExternalTensorAttr>(attr))
-        return std::nullopt;
-      FailureOr<std::vector<double>> values = readTensor(attr);
-      if (failed(values)) {
-        unreadable = unreadable ? unreadable : Attribute(attr);
-        return std::nullopt;
-      }
-      return std::make_pair(Attribute(makeTensor(type.clone(target), *values)),
-                            WalkResult::skip());
-    });
+    replacer.addReplacement(
+        [&](ElementsAttr attr)
+            -> std::optional<std::pair<Attribute, WalkResult>> {
+          auto type = dyn_cast<RankedTensorType>(attr.getShapedType());
+          if (!type || type.getElementType() != source ||
+              isa<ExternalTensorAttr>(attr))
+            return std::nullopt;
+          FailureOr<std::vector<double>> values = readTensor(attr);
+          if (failed(values)) {
+            unreadable = unreadable ? unreadable : Attribute(attr);
+            return std::nullopt;
+          }
+          return std::make_pair(
+              Attribute(makeTensor(type.clone(target), *values)),
+              WalkResult::skip());
+        });
     replacer.recursivelyReplaceElementsIn(module, /*replaceAttrs=*/true,
                                           /*replaceLocs=*/false,
                                           /*replaceTypes=*/true);
