@@ -6,6 +6,7 @@
 // RUN: nnx-opt %t/f32.mlir --nnx-lora-merge --nnx-lora-unmerge | FileCheck %t/f32.mlir --check-prefix=BACK
 // RUN: nnx-opt %t/f32.mlir --nnx-lora-merge="layer=q" | FileCheck %t/f32.mlir --check-prefix=ONE
 // RUN: nnx-opt %t/f16.mlir --nnx-lora-merge | FileCheck %t/f16.mlir
+// RUN: nnx-opt %t/bf16.mlir --nnx-lora-merge | FileCheck %t/bf16.mlir --check-prefix=BF16
 
 //--- f32.mlir
 // q: alpha / r = 2 and B A = [[0.5, 1], [1.5, 3]], so W + 2 B A =
@@ -40,5 +41,18 @@ nnx.model @h inputs(tensor<?x2xf16>) {
   nnx.sequential @net keying = named {
     nnx.lora @v {alpha = 1.0 : f64, weight = dense<1.0> : tensor<2x2xf16>,
                  lora_A = dense<[[1.0, 0.0]]> : tensor<1x2xf16>, lora_B = dense<[[0.25], [0.0]]> : tensor<2x1xf16>}
+  }
+}
+
+//--- bf16.mlir
+// bf16: W + B A = 1 + (1 * 1 + (1 + 2^-7) * 2^-7) = 2 + 2^-7 + 2^-14, just
+// above the tie between 2 and 2 + 2^-6: rounded once it is 2 + 2^-6
+// (2.015625). Rounded per step (B A to 1 + 2^-7 first, then the sum, a tie,
+// to even) it would be 2.
+// BF16: nnx.lora @o {alpha = 2.000000e+00 : f64, {{.*}}merged, weight = dense<2.015630e+00> : tensor<1x1xbf16>}
+nnx.model @b inputs(tensor<?x1xbf16>) {
+  nnx.sequential @net keying = named {
+    nnx.lora @o {alpha = 2.0 : f64, weight = dense<1.0> : tensor<1x1xbf16>,
+                 lora_A = dense<[[1.0], [0.0078125]]> : tensor<2x1xbf16>, lora_B = dense<[[1.0, 1.0078125]]> : tensor<1x2xbf16>}
   }
 }
