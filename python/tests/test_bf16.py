@@ -91,8 +91,8 @@ def inputs(rows, k, dtype, seed):
 
 # M rows x K x N: row remainders (1, 5, 7, 13 rows against 6-row tiles),
 # N tails (72 = 64 + 8 masked, 130 = 2 x 64 + 2, 16), K in two cache blocks
-# of pairs (1024 = 2 x 256 pairs), an odd K (no pairs: the f32 tiles).
-LINEARS = [(1, 64, 72), (5, 64, 72), (7, 512, 130), (13, 1024, 16),
+# of pairs (1088 = 512 + 32 pairs), an odd K (no pairs: the f32 tiles).
+LINEARS = [(1, 64, 72), (5, 64, 72), (7, 512, 130), (13, 1088, 16),
            (6, 66, 64), (3, 7, 5)]
 
 

@@ -41,9 +41,11 @@ namespace {
 
 /// Register and cache tiles of the kernel: 6 rows x 4 vectors of 16 f32
 /// accumulators (24 of the 32 zmm; 4 B rows and the broadcast A pair
-/// beside them); a 256-pair x 128-column block of B (128 KiB) stays in L2.
+/// beside them); a 512-pair x 128-column block of B (256 KiB) stays in L2
+/// (K up to 1024 in one block: the f32 accumulators are read and written
+/// once per block, which costs most with a wide N, an LM head).
 constexpr int64_t kRows = 6, kVectors = 4, kLanes = 16;
-constexpr int64_t kCacheN = 128, kCachePairs = 256;
+constexpr int64_t kCacheN = 128, kCachePairs = 512;
 
 /// The maps of the 4-D pair contraction: A (m, k2, p), B (k2, n, p),
 /// C (m, n), over (m, n, k2, p).

@@ -177,6 +177,83 @@ static bool foldSplitTransposition(BlockArgument arg, StringAttr name,
   return true;
 }
 
+/// The layout `chain` (a user of `arg`) reads `arg` in, if it is one the
+/// element reads can follow: a 2-D transpose, or the bf16 pairs' static
+/// expand_shape (N x K/2 x 2) then transpose [1, 0, 2]. The ops of the chain
+/// in `ops` (in order), its result in `result`.
+static bool matchLayoutChain(Operation *chain,
+                             SmallVectorImpl<Operation *> &ops, Value &result,
+                             bool &pairs) {
+  auto transpose = dyn_cast<linalg::TransposeOp>(chain);
+  pairs = false;
+  if (!transpose) {
+    auto expand = dyn_cast<tensor::ExpandShapeOp>(chain);
+    if (!expand || !expand.getResultType().hasStaticShape() ||
+        expand.getResultType().getRank() != 3 ||
+        expand.getResultType().getDimSize(2) != 2 ||
+        !expand.getResult().hasOneUse())
+      return false;
+    transpose = dyn_cast<linalg::TransposeOp>(*expand->getUsers().begin());
+    if (!transpose || transpose.getPermutation() != ArrayRef<int64_t>{1, 0, 2})
+      return false;
+    ops.push_back(expand);
+    pairs = true;
+  } else if (transpose.getPermutation() != ArrayRef<int64_t>{1, 0}) {
+    return false;
+  }
+  auto init = transpose.getInit().getDefiningOp<tensor::EmptyOp>();
+  if (!transpose.hasPureTensorSemantics() || !init ||
+      init->getNumOperands() != 0)
+    return false;
+  ops.insert(ops.begin(), init);
+  ops.push_back(transpose);
+  result = transpose->getResult(0);
+  return true;
+}
+
+/// A parameter read by one matmul layout (a transpose, or the bf16 pairs)
+/// and by element reads (`tensor.extract`: an embedding whose table is tied
+/// to an LM head) has its reads follow the layout: the argument is then
+/// asked for in that layout at bind time, instead of a copy of the whole
+/// table per call. The chain moves to the function's entry so that it
+/// dominates every read.
+static void retargetElementReads(BlockArgument arg) {
+  SmallVector<tensor::ExtractOp> reads;
+  Operation *chain = nullptr;
+  for (Operation *user : arg.getUsers()) {
+    auto read = dyn_cast<tensor::ExtractOp>(user);
+    if (read && read.getTensor() == arg) {
+      reads.push_back(read);
+      continue;
+    }
+    if (chain && chain != user)
+      return;
+    chain = user;
+  }
+  SmallVector<Operation *> ops;
+  Value packed;
+  bool pairs;
+  if (reads.empty() || !chain || !matchLayoutChain(chain, ops, packed, pairs))
+    return;
+  Block &entry = arg.getOwner()->getParent()->front();
+  for (Operation *op : llvm::reverse(ops))
+    op->moveBefore(&entry, entry.begin());
+  for (tensor::ExtractOp read : reads) {
+    OpBuilder b(read);
+    Location loc = read.getLoc();
+    Value row = read.getIndices()[0], col = read.getIndices()[1];
+    SmallVector<Value> at{col, row};
+    if (pairs) {
+      Value two = arith::ConstantIndexOp::create(b, loc, 2);
+      at = {arith::DivUIOp::create(b, loc, col, two), row,
+            arith::RemUIOp::create(b, loc, col, two)};
+    }
+    read->replaceAllUsesWith(
+        tensor::ExtractOp::create(b, loc, packed, at)->getResults());
+    read->erase();
+  }
+}
+
 void mlir::nnx::foldParameterPermutations(func::FuncOp func) {
   if (func.isExternal())
     return;
@@ -191,6 +268,7 @@ void mlir::nnx::foldParameterPermutations(func::FuncOp func) {
                                                   nnx::kParameterArgAttrName);
     if (!name || arg.use_empty() || layouts.get(name))
       continue;
+    retargetElementReads(arg);
     if (foldSplitTransposition(arg, name, layouts, argTypes))
       continue;
     std::optional<SmallVector<int64_t>> perm = soleTransposition(arg);

@@ -110,3 +110,37 @@ func.func @wide(%a: tensor<?x8xbf16>, %w: tensor<256x8xbf16>, %c: tensor<?x256xf
          outs(%c : tensor<?x256xf32>) -> tensor<?x256xf32>
   return %r : tensor<?x256xf32>
 }
+
+// -----
+
+// A table tied to the head (GPT-2's wte and lm_head): the embedding's
+// element reads follow the packed layout (W[i, j] is element (j / 2, i,
+// j % 2)), so the parameter is still packed once at bind time, not per call.
+// TILE-LABEL: func.func @tied(
+// TILE-SAME:      %[[W:[a-z0-9]+]]: tensor<4x72x2xbf16> {nnx.parameter = "wte.weight"}
+// TILE-SAME:      nnx.parameter_layouts = {wte.weight = {permutation = array<i64: 1, 0, 2>, shape = array<i64: 72, 4, 2>}}
+// TILE:         linalg.generic
+// TILE:           %[[HALF:.*]] = arith.divui %[[J:.*]], %c2 : index
+// TILE:           %[[PAIR:.*]] = arith.remui %[[J]], %c2 : index
+// TILE:           tensor.extract %[[W]][%[[HALF]], %{{.*}}, %[[PAIR]]] : tensor<4x72x2xbf16>
+// TILE-NOT:     linalg.transpose
+// OFF-LABEL: func.func @tied(
+// LOWER-LABEL: func.func @tied(
+// THREADS-LABEL: func.func @tied(
+func.func @tied(%ids: tensor<3xindex>, %w: tensor<72x8xbf16> {nnx.parameter = "wte.weight"}, %c: tensor<3x72xf32>) -> tensor<3x72xf32> {
+  %e = tensor.empty() : tensor<3x8xbf16>
+  %rows = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>],
+                          iterator_types = ["parallel", "parallel"]}
+      ins(%ids : tensor<3xindex>) outs(%e : tensor<3x8xbf16>) {
+  ^bb0(%id: index, %out: bf16):
+    %j = linalg.index 1 : index
+    %v = tensor.extract %w[%id, %j] : tensor<72x8xbf16>
+    linalg.yield %v : bf16
+  } -> tensor<3x8xbf16>
+  %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                      affine_map<(m, n, k) -> (n, k)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+         ins(%rows, %w : tensor<3x8xbf16>, tensor<72x8xbf16>)
+         outs(%c : tensor<3x72xf32>) -> tensor<3x72xf32>
+  return %r : tensor<3x72xf32>
+}
