@@ -72,9 +72,10 @@ llvm::Expected<TensorSpec> mlir::nnx::makeTensorSpec(Type type,
       tensorType ? getDTypeForElementType(tensorType.getElementType())
                  : std::nullopt;
   if (!dtype)
-    return makeError(name + " of @forward has type " + typeString +
-                     "; nnx-run passes ranked tensors of f16, bf16, f32, f64, i32, "
-                     "i64 or i1");
+    return makeError(
+        name + " of @forward has type " + typeString +
+        "; nnx-run passes ranked tensors of f16, bf16, f32, f64, i32, "
+        "i64 or i1");
   if (tensorType.getRank() > kMaxMemRefRank)
     return makeError(name + " of @forward has type " + typeString +
                      "; nnx-run passes tensors of rank at most " +

@@ -50,6 +50,42 @@
 
 using namespace mlir;
 
+namespace mlir::nnx {
+/// The CPU pipeline's last steps: math to polynomials, libm or LLVM
+/// intrinsics, bf16 conversions, vectors and everything else to the LLVM
+/// dialect, and the instruction-set cap.
+static void addMathAndLLVM(OpPassManager &pm,
+                           const NNXCPUPipelineOptions &options) {
+  // To the LLVM dialect. rsqrt becomes 1 / sqrt (what PyTorch's CPU kernel
+  // computes; libm has no rsqrtf); erf/tanh/exp go to libm (exact to the
+  // ulp, as PyTorch's kernels); the rest of math to LLVM intrinsics.
+  // f32 exp/tanh/erf as polynomials, so that LLVM vectorizes their loops.
+  pm.addPass(createNNXApproximateMathPass());
+  // bf16 conversions as integer ops where LLVM would call compiler-rt.
+  NNXExpandBF16CastsPassOptions bf16Casts;
+  bf16Casts.maxISA = options.maxISA;
+  pm.addPass(createNNXExpandBF16CastsPass(bf16Casts));
+  math::MathExpandOpsPassOptions expand;
+  expand.opMnemonics = {"rsqrt"};
+  pm.addPass(math::createMathExpandOpsPass(expand));
+  pm.addPass(createConvertMathToLibmPass());
+  // x86vector: the bf16 tiles' avx512.dot (only there on hosts that run it).
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.x86Vector = true;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
+  pm.addPass(createConvertMathToLLVMPass());
+  pipeline::HostToLLVMOptions host;
+  host.genericAllocFunctions = options.runtimeAllocator;
+  host.openMP = options.parallel;
+  pipeline::addHostToLLVM(pm, host);
+  pm.addPass(createCanonicalizerPass());
+  // An instruction-set cap (max-isa, NNX_JIT_MAX_ISA) reaches LLVM's code.
+  NNXCapTargetFeaturesPassOptions cap;
+  cap.maxISA = options.maxISA;
+  pm.addPass(createNNXCapTargetFeaturesPass(cap));
+}
+} // namespace mlir::nnx
+
 void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
                                     const NNXCPUPipelineOptions &options) {
   // Probes to extra results/arguments; tensor level: everything becomes
@@ -124,33 +160,7 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
-  // To the LLVM dialect. rsqrt becomes 1 / sqrt (what PyTorch's CPU kernel
-  // computes; libm has no rsqrtf); erf/tanh/exp go to libm (exact to the
-  // ulp, as PyTorch's kernels); the rest of math to LLVM intrinsics.
-  // f32 exp/tanh/erf as polynomials, so that LLVM vectorizes their loops.
-  pm.addPass(createNNXApproximateMathPass());
-  // bf16 conversions as integer ops where LLVM would call compiler-rt.
-  NNXExpandBF16CastsPassOptions bf16Casts;
-  bf16Casts.maxISA = options.maxISA;
-  pm.addPass(createNNXExpandBF16CastsPass(bf16Casts));
-  math::MathExpandOpsPassOptions expand;
-  expand.opMnemonics = {"rsqrt"};
-  pm.addPass(math::createMathExpandOpsPass(expand));
-  pm.addPass(createConvertMathToLibmPass());
-  // x86vector: the bf16 tiles' avx512.dot (only there on hosts that run it).
-  ConvertVectorToLLVMPassOptions vectorToLLVM;
-  vectorToLLVM.x86Vector = true;
-  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
-  pm.addPass(createConvertMathToLLVMPass());
-  pipeline::HostToLLVMOptions host;
-  host.genericAllocFunctions = options.runtimeAllocator;
-  host.openMP = options.parallel;
-  pipeline::addHostToLLVM(pm, host);
-  pm.addPass(createCanonicalizerPass());
-  // An instruction-set cap (max-isa, NNX_JIT_MAX_ISA) reaches LLVM's code.
-  NNXCapTargetFeaturesPassOptions cap;
-  cap.maxISA = options.maxISA;
-  pm.addPass(createNNXCapTargetFeaturesPass(cap));
+  addMathAndLLVM(pm, options);
 }
 
 void mlir::nnx::registerNNXPipelines() {
