@@ -199,6 +199,40 @@ def test_deepen_a_bf16_model_preserves_its_function():
     edited_within_bound(model, deep, inputs(5, 16, "bf16", seed=9))
 
 
+def test_low_rank_of_a_bf16_linear_at_full_rank():
+    """SVD in float64, each factor rounded once into bf16: the factored
+    pair computes the original Linear within the pair's own carried bound
+    plus the factors' rounding, |x| (2u |U S^1/2| |S^1/2 V|)."""
+    lin = random_mlp([16, 8], "bf16", seed=10)[0]
+    pair = nnx.low_rank_factorize(lin, rank=8)
+    a, b = pair[0], pair[1]
+    assert a.weight.dtype == b.weight.dtype == torch.bfloat16
+    x = inputs(5, 16, "bf16", seed=11)
+    ref, _ = testing.mlp_bound(x, mlp_layers(torch.nn.Sequential(lin)))
+    _, own = testing.mlp_bound(x, mlp_layers(pair))
+    fa = np.abs(a.weight.detach().double().numpy())
+    fb = np.abs(b.weight.detach().double().numpy())
+    rounding = np.abs(x) @ (2 * testing.U_BF16 * (fb @ fa)).T
+    got = run(compiled(pair, 16), x, "bf16")
+    testing.assert_within(got, ref, own + rounding, "bf16 low rank")
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+def test_checkpoint_weights_of_their_own_dtype(dtype, tmp_path):
+    """A model whose weights are a BF16 / F16 safetensors file runs as the
+    inline one does, bit for bit, and binds another such checkpoint."""
+    from nnx.torch_export import write
+    model = random_mlp([32, 24, 4], dtype, seed=12)
+    path = tmp_path / "m.mlir"
+    write(model, str(path), [(None, 32)], name="m", weights=True)
+    x = inputs(3, 32, dtype, seed=13)
+    c = nnx.compile(str(path), threads=1)
+    np.testing.assert_array_equal(run(c, x, dtype), run(compiled(model, 32), x, dtype))
+    other = random_mlp([32, 24, 4], dtype, seed=14)
+    c.bind_weights(other.state_dict())
+    np.testing.assert_array_equal(run(c, x, dtype), run(compiled(other, 32), x, dtype))
+
+
 # -- the six families ------------------------------------------------------------
 
 def family_steps(model):
