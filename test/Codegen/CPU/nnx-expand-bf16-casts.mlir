@@ -1,0 +1,38 @@
+// nnx-expand-bf16-casts: bf16 conversions as integer ops (what a host
+// without AVX512_BF16 needs: LLVM would call compiler-rt's __truncsfbf2).
+// With `always`, or a cap below AVX-512, every truncf to bf16 (rounding to
+// nearest even: add 0x7fff plus the kept lowest bit, NaN kept) and every
+// extf from bf16 (a shift) goes; f16 conversions stay.
+// RUN: nnx-opt %s --nnx-expand-bf16-casts=always | FileCheck %s
+// RUN: nnx-opt %s --nnx-expand-bf16-casts=max-isa=avx2 | FileCheck %s
+// RUN: not nnx-opt %s --nnx-expand-bf16-casts=max-isa=avx9 2>&1 | FileCheck %s --check-prefix=BAD
+
+// CHECK-LABEL: func.func @casts(
+// CHECK-SAME:      %[[X:[a-z0-9]+]]: vector<16xf32>, %[[Y:[a-z0-9]+]]: vector<16xbf16>
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant dense<1> : vector<16xi32>
+// CHECK-DAG:     %[[SIXTEEN:.*]] = arith.constant dense<16> : vector<16xi32>
+// CHECK-DAG:     %[[QNAN:.*]] = arith.constant dense<32704> : vector<16xi16>
+// CHECK-DAG:     %[[HALF:.*]] = arith.constant dense<32767> : vector<16xi32>
+// CHECK:         %[[NAN:.*]] = arith.cmpf une, %[[X]], %[[X]]
+// CHECK:         %[[BITS:.*]] = arith.bitcast %[[X]] : vector<16xf32> to vector<16xi32>
+// CHECK:         %[[HI:.*]] = arith.shrui %[[BITS]], %[[SIXTEEN]]
+// CHECK:         %[[LSB:.*]] = arith.andi %[[HI]], %[[ONE]]
+// CHECK:         %[[BIAS:.*]] = arith.addi %[[LSB]], %[[HALF]]
+// CHECK:         %[[SUM:.*]] = arith.addi %[[BITS]], %[[BIAS]]
+// CHECK:         %[[TOP:.*]] = arith.shrui %[[SUM]], %[[SIXTEEN]]
+// CHECK:         %[[T16:.*]] = arith.trunci %[[TOP]] : vector<16xi32> to vector<16xi16>
+// CHECK:         %[[SEL:.*]] = arith.select %[[NAN]], %[[QNAN]], %[[T16]]
+// CHECK:         %[[T:.*]] = arith.bitcast %[[SEL]] : vector<16xi16> to vector<16xbf16>
+// CHECK:         %[[YB:.*]] = arith.bitcast %[[Y]] : vector<16xbf16> to vector<16xi16>
+// CHECK:         %[[YW:.*]] = arith.extui %[[YB]] : vector<16xi16> to vector<16xi32>
+// CHECK:         %[[YS:.*]] = arith.shli %[[YW]], %[[SIXTEEN]]
+// CHECK:         %[[E:.*]] = arith.bitcast %[[YS]] : vector<16xi32> to vector<16xf32>
+// CHECK:         %[[H:.*]] = arith.truncf %[[X]] : vector<16xf32> to vector<16xf16>
+// CHECK:         return %[[T]], %[[E]], %[[H]]
+// BAD: nnx-expand-bf16-casts: max-isa=avx9: not an instruction set nnx knows (expected avx512, avx2 or sse4.2)
+func.func @casts(%x: vector<16xf32>, %y: vector<16xbf16>) -> (vector<16xbf16>, vector<16xf32>, vector<16xf16>) {
+  %t = arith.truncf %x : vector<16xf32> to vector<16xbf16>
+  %e = arith.extf %y : vector<16xbf16> to vector<16xf32>
+  %h = arith.truncf %x : vector<16xf32> to vector<16xf16>
+  return %t, %e, %h : vector<16xbf16>, vector<16xf32>, vector<16xf16>
+}
