@@ -43,7 +43,9 @@ struct NNXCPUPipelineOptions
       llvm::cl::desc("bf16 matmuls as vdpbf16ps register tiles (weights "
                      "packed in pairs of K at bind time): host (when the "
                      "host has AVX512_BF16 and the tiles are 512 bits), on "
-                     "or off (bf16 extended to f32 in the f32 tiles)"),
+                     "(whatever the host: the code then needs AVX512_BF16 "
+                     "to run) or off (bf16 extended to f32 in the f32 "
+                     "tiles)"),
       llvm::cl::init("host")};
   PassOptions::Option<bool> outlineKernels{
       *this, "outline-kernels",

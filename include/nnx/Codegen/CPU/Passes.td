@@ -69,8 +69,9 @@ def NNXApplyCPUSchedulePass : NNX_Pass<"nnx-apply-cpu-schedule", "::mlir::Module
     Option<"bf16Dot", "bf16-dot", "std::string", /*default=*/"\"host\"",
            "bf16 x bf16 -> f32 matmuls as vdpbf16ps register tiles "
            "(x86vector.avx512.dot, B packed in pairs of K): host (when the "
-           "host has AVX512_BF16 and the tiles are 512 bits), on, or off "
-           "(the bf16 operands extended to f32 in the f32 tiles)">
+           "host has AVX512_BF16 and the tiles are 512 bits), on "
+           "(whatever the host: the code then needs AVX512_BF16 to run), or "
+           "off (the bf16 operands extended to f32 in the f32 tiles)">
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
