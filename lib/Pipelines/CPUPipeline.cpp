@@ -60,11 +60,13 @@ static void addMathAndLLVM(OpPassManager &pm,
   // computes; libm has no rsqrtf); erf/tanh/exp go to libm (exact to the
   // ulp, as PyTorch's kernels); the rest of math to LLVM intrinsics.
   // f32 exp/tanh/erf as polynomials, so that LLVM vectorizes their loops.
-  pm.addPass(createNNXApproximateMathPass());
-  // bf16 conversions as integer ops where LLVM would call compiler-rt.
+  // Without AVX512_BF16: bf16 arithmetic in f32 and bf16 conversions as
+  // integer ops, where LLVM would call compiler-rt (first: the f32 math
+  // it makes is approximated next).
   NNXExpandBF16CastsPassOptions bf16Casts;
   bf16Casts.maxISA = options.maxISA;
   pm.addPass(createNNXExpandBF16CastsPass(bf16Casts));
+  pm.addPass(createNNXApproximateMathPass());
   math::MathExpandOpsPassOptions expand;
   expand.opMnemonics = {"rsqrt"};
   pm.addPass(math::createMathExpandOpsPass(expand));

@@ -268,6 +268,17 @@ def token_ids(model, batch, seq):
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"b{s[0]}xt{s[1]}")
 def test_family_in_bf16(bf16_family, shape):
+    check_family_in_bf16(bf16_family, shape)
+
+
+def test_family_in_bf16_on_the_f32_tiles(bf16_family, monkeypatch):
+    """A host without AVX512_BF16 (NNX_JIT_MAX_ISA=avx2 on any host): the
+    f32 tiles on extended operands, bf16 conversions as integer ops."""
+    monkeypatch.setenv("NNX_JIT_MAX_ISA", "avx2")
+    check_family_in_bf16(bf16_family, SHAPES[-1])
+
+
+def check_family_in_bf16(bf16_family, shape):
     name, model, path = bf16_family
     ids = token_ids(model, *shape)
     got = logits_of(nnx.compile(str(path), threads=1)(ids)[0])

@@ -9,6 +9,8 @@
 #include "nnx/Support/TargetISA.h"
 
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::nnx {
@@ -19,6 +21,36 @@ namespace mlir::nnx {
 using namespace mlir;
 
 namespace {
+/// bf16 arithmetic (arith, vector and math ops computing on bf16, which
+/// LLVM would promote through compiler-rt calls) as f32 arithmetic between
+/// extf / truncf: the same rounding, one truncf per op.
+LogicalResult emulateBF16Arithmetic(Operation *root) {
+  MLIRContext *ctx = root->getContext();
+  Type bf16 = BFloat16Type::get(ctx), f32 = Float32Type::get(ctx);
+  {
+    TypeConverter converter;
+    arith::populateEmulateUnsupportedFloatsConversions(converter, {bf16}, f32);
+    ConversionTarget target(*ctx);
+    arith::populateEmulateUnsupportedFloatsLegality(target, converter);
+    RewritePatternSet patterns(ctx);
+    arith::populateEmulateUnsupportedFloatsPatterns(patterns, converter);
+    if (failed(applyPartialConversion(root, target, std::move(patterns))))
+      return failure();
+  }
+  TypeConverter converter;
+  // The math types left alone (all but bf16): LLVM handles f16 itself.
+  SetVector<Type> supported;
+  supported.insert(Float16Type::get(ctx));
+  supported.insert(f32);
+  supported.insert(Float64Type::get(ctx));
+  math::populateExtendToSupportedTypesTypeConverter(converter, supported, f32);
+  ConversionTarget target(*ctx);
+  math::populateExtendToSupportedTypesConversionTarget(target, converter);
+  RewritePatternSet patterns(ctx);
+  math::populateExtendToSupportedTypesPatterns(patterns, converter);
+  return applyPartialConversion(root, target, std::move(patterns));
+}
+
 struct NNXExpandBF16CastsPass
     : public mlir::nnx::impl::NNXExpandBF16CastsPassBase<
           NNXExpandBF16CastsPass> {
@@ -35,6 +67,8 @@ struct NNXExpandBF16CastsPass
       if (nnx::hostHasAVX512BF16(*cap))
         return;
     }
+    if (failed(emulateBF16Arithmetic(getOperation())))
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     arith::populateExpandBFloat16Patterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

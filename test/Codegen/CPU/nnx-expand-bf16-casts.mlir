@@ -3,8 +3,8 @@
 // With `always`, or a cap below AVX-512, every truncf to bf16 (rounding to
 // nearest even: add 0x7fff plus the kept lowest bit, NaN kept) and every
 // extf from bf16 (a shift) goes; f16 conversions stay.
-// RUN: nnx-opt %s --nnx-expand-bf16-casts=always | FileCheck %s
-// RUN: nnx-opt %s --nnx-expand-bf16-casts=max-isa=avx2 | FileCheck %s
+// RUN: nnx-opt %s -split-input-file --nnx-expand-bf16-casts=always | FileCheck %s
+// RUN: nnx-opt %s -split-input-file --nnx-expand-bf16-casts=max-isa=avx2 | FileCheck %s
 // RUN: not nnx-opt %s --nnx-expand-bf16-casts=max-isa=avx9 2>&1 | FileCheck %s --check-prefix=BAD
 
 // CHECK-LABEL: func.func @casts(
@@ -35,4 +35,23 @@ func.func @casts(%x: vector<16xf32>, %y: vector<16xbf16>) -> (vector<16xbf16>, v
   %e = arith.extf %y : vector<16xbf16> to vector<16xf32>
   %h = arith.truncf %x : vector<16xf32> to vector<16xf16>
   return %t, %e, %h : vector<16xbf16>, vector<16xf32>, vector<16xf16>
+}
+
+// -----
+
+// bf16 arithmetic (elementwise ops kept in the storage type, math on bf16)
+// runs in f32 between the conversions, which are then expanded too: no op
+// is left on bf16 but the bitcasts.
+// CHECK-LABEL: func.func @arithmetic(
+// CHECK-NOT:     arith.addf %{{.*}} : vector<8xbf16>
+// CHECK-NOT:     math.exp %{{.*}} : vector<8xbf16>
+// CHECK:         arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK:         math.exp %{{.*}} : vector<8xf32>
+// CHECK-NOT:     arith.truncf
+// CHECK-NOT:     arith.extf
+// CHECK:         return
+func.func @arithmetic(%a: vector<8xbf16>, %b: vector<8xbf16>) -> vector<8xbf16> {
+  %s = arith.addf %a, %b : vector<8xbf16>
+  %e = math.exp %s : vector<8xbf16>
+  return %e : vector<8xbf16>
 }

@@ -231,16 +231,21 @@ def NNXOutlineKernelsPass : NNX_Pass<"nnx-outline-kernels", "::mlir::ModuleOp"> 
 
 def NNXExpandBF16CastsPass
     : NNX_Pass<"nnx-expand-bf16-casts", "::mlir::ModuleOp"> {
-  let summary = "bf16 extf / truncf as integer ops on hosts without AVX512_BF16";
+  let summary = "bf16 arithmetic and conversions without AVX512_BF16";
   let description = [{
-    Without AVX512_BF16 (`vcvtneps2bf16`), LLVM converts f32 to bf16 by
-    calling compiler-rt's `__truncsfbf2`, which the JIT does not link.
-    This pass rewrites every `arith.truncf` to bf16 (rounding to nearest,
-    ties to even; NaN stays NaN) and `arith.extf` from bf16 (a shift) into
-    integer ops that vectorize (upstream's bf16 expansion of arith-expand),
-    when the host under the instruction-set cap (`max-isa`, else
-    `NNX_JIT_MAX_ISA`) lacks AVX512_BF16, or with `always`. The results are
-    the same bits as the instruction's.
+    Without AVX512_BF16 (`vcvtneps2bf16`), LLVM converts f32 to bf16 (and
+    promotes bf16 arithmetic through f32) by calling compiler-rt's
+    `__truncsfbf2`, which the JIT does not link. This pass first rewrites
+    every arith, vector and math op computing on bf16 into the f32 op
+    between `arith.extf` / `arith.truncf` (upstream's
+    arith-emulate-unsupported-floats and math-extend-to-supported-types:
+    one rounding per op, as before), then every `arith.truncf` to bf16
+    (rounding to nearest, ties to even; NaN stays NaN) and `arith.extf`
+    from bf16 (a shift) into integer ops that vectorize (upstream's bf16
+    expansion of arith-expand). It runs when the host under the
+    instruction-set cap (`max-isa`, else `NNX_JIT_MAX_ISA`) lacks
+    AVX512_BF16, or with `always`. The results are the bits the
+    instructions give.
   }];
   let options = [
     Option<"maxISA", "max-isa", "std::string", /*default=*/"\"\"",
@@ -248,7 +253,9 @@ def NNXExpandBF16CastsPass
     Option<"always", "always", "bool", /*default=*/"false",
            "Expand whatever the host has">
   ];
-  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def NNXCapTargetFeaturesPass
