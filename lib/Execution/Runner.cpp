@@ -190,7 +190,13 @@ static llvm::Error castArrays(MutableArrayRef<NpyArray> arrays,
                        spec.typeString + "; the file holds " +
                        array.describe() + " (pass --cast-inputs to round it " +
                        "to " + getDTypeName(spec.dtype) + ", nearest even)");
-    array = convertFloats(array, spec.dtype);
+    // Only an array of the right shape: else the run's check describes the
+    // file as it is.
+    NpyArray shapeOnly;
+    shapeOnly.dtype = spec.dtype;
+    shapeOnly.shape = array.shape;
+    if (spec.accepts(shapeOnly))
+      array = convertFloats(array, spec.dtype);
   }
   return llvm::Error::success();
 }

@@ -11,6 +11,11 @@
 // RUN: not nnx-run %t/mlp.mlir --input %t/x.npy 2>&1 | FileCheck %s --check-prefix=NOCAST
 // NOCAST: nnx-run: error: {{.*}}x.npy: input 0 of @forward is tensor<?x64xbf16>; the file holds float32 array of shape (5, 64) (pass --cast-inputs to round it to bfloat16, nearest even)
 
+// A file of the wrong shape is described as it is, cast or not.
+// RUN: %python -c "import numpy as np; np.save('%t/x63.npy', np.zeros((5, 63), np.float32))"
+// RUN: not nnx-run %t/mlp.mlir --input %t/x63.npy --cast-inputs 2>&1 | FileCheck %s --check-prefix=SHAPE
+// SHAPE: nnx-run: error: input 0: expected tensor<?x64xbf16>, got float32 array of shape (5, 63) from {{.*}}x63.npy
+
 // RUN: nnx-run %t/mlp.mlir --input %t/x.npy --cast-inputs --output %t/y.npy --print | FileCheck %s --check-prefix=PRINT
 // PRINT: output 0: bfloat16 array of shape (5, 10)
 // RUN: nnx-run %t/mlp.mlir --input %t/x.npy --cast-inputs --output %t/y.safetensors
