@@ -65,11 +65,13 @@ if getattr(config, "nnx_sanitizers", "").upper() in ("ON", "TRUE", "1", "YES"):
 # mknod (a private device node for the output-file tests) needs root.
 if hasattr(os, "geteuid") and os.geteuid() == 0:
     config.available_features.add("root")
-# The host's AVX512_BF16 (vdpbf16ps): the bf16 tiles' machine-code checks.
+# The host's AVX512_BF16 (vdpbf16ps), unless the JIT is capped below
+# AVX-512 (lit-avx2): the bf16 tiles' machine-code checks.
 try:
     with open("/proc/cpuinfo") as cpuinfo:
         flags = set(cpuinfo.read().split())
-    if {"avx512f", "avx512_bf16"} <= flags:
+    capped = os.environ.get("NNX_JIT_MAX_ISA", "").lower() not in ("", "avx512")
+    if {"avx512f", "avx512_bf16"} <= flags and not capped:
         config.available_features.add("avx512bf16")
 except OSError:
     pass
