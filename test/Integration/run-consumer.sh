@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# The ctest `integration-install` (test/Integration/CMakeLists.txt,
+# docs/Integration.md): installs the nnx build into a prefix, builds the
+# out-of-tree project consumer/ against that prefix (find_package(NNX)), and
+# runs its my-opt and the installed tools on examples/mlp.mlir, FileCheck'ing
+# what they print (checks.txt). Any step that fails fails the test.
+#
+#   run-consumer.sh BUILD_DIR MLIR_DIR FILECHECK CMAKE CXX CC
+#
+# BUILD_DIR is nnx's build directory, already built; MLIR_DIR the MLIR it was
+# configured with; CMAKE, CXX and CC the cmake and compilers it used.
+# Everything is written under BUILD_DIR/integration/, anew on each run.
+set -euo pipefail
+trap 'echo "run-consumer.sh: error: line $LINENO: $BASH_COMMAND failed" >&2' ERR
+
+if [[ $# -ne 6 ]]; then
+  echo "usage: $0 BUILD_DIR MLIR_DIR FILECHECK CMAKE CXX CC" >&2
+  exit 2
+fi
+BUILD=$(cd "$1" && pwd -P)
+MLIR_DIR=$2
+FILECHECK=$3
+CMAKE=$4
+CXX=$5
+CC=$6
+HERE=$(cd "$(dirname "$0")" && pwd -P)
+SRC=$(cd "$HERE/../.." && pwd -P)
+WORK=$BUILD/integration
+PREFIX=$WORK/prefix
+CONSUMER_BUILD=$WORK/consumer-build
+MODEL=$SRC/examples/mlp.mlir
+INPUT=$SRC/examples/mlp_input.npy
+CHECKS=$HERE/checks.txt
+
+step() {
+  echo
+  echo "== $*"
+}
+fail() {
+  echo "run-consumer.sh: error: $*" >&2
+  exit 1
+}
+# check PREFIX FILE: FILE matches checks.txt's PREFIX lines; FILE is printed
+# when it does not.
+check() {
+  if ! "$FILECHECK" --check-prefix="$1" --dump-input=fail "$CHECKS" \
+    --input-file="$2"; then
+    fail "$1: $2 does not match the $1 lines of $CHECKS"
+  fi
+}
+
+rm -rf "$WORK"
+mkdir -p "$WORK"
+
+step "cmake --install $BUILD --prefix $PREFIX"
+"$CMAKE" --install "$BUILD" --prefix "$PREFIX" >"$WORK/install.log" ||
+  { cat "$WORK/install.log"; fail "cmake --install failed"; }
+echo "$(grep -c '^-- Installing' "$WORK/install.log") files installed"
+for f in lib/cmake/nnx/NNXConfig.cmake lib/cmake/nnx/NNXTargets.cmake \
+  bin/nnx-opt bin/nnx-run include/nnx/InitNNX.h \
+  include/nnx/Dialect/NNX/IR/NNXOps.h.inc include/nnx/Config.h; do
+  [[ -e "$PREFIX/$f" ]] || fail "$PREFIX/$f was not installed"
+done
+# The package and the headers must not name the source or build tree: a
+# prefix is used after both are gone.
+if grep -rn -e "$SRC" -e "$BUILD" "$PREFIX/lib/cmake" "$PREFIX/include"; then
+  fail "the installed CMake package or headers name $SRC or $BUILD"
+fi
+
+step "configure consumer/ against the prefix (find_package(NNX))"
+"$CMAKE" -G Ninja -S "$HERE/consumer" -B "$CONSUMER_BUILD" \
+  -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CXX_COMPILER="$CXX" -DCMAKE_C_COMPILER="$CC" \
+  -DNNX_DIR="$PREFIX/lib/cmake/nnx" -DMLIR_DIR="$MLIR_DIR" \
+  >"$WORK/configure.log" ||
+  { cat "$WORK/configure.log"; fail "configuring the consumer failed"; }
+grep -e 'NNXConfig' -e 'MLIRConfig' "$WORK/configure.log"
+
+step "build my-opt"
+"$CMAKE" --build "$CONSUMER_BUILD" -j 2 >"$WORK/build.log" ||
+  { cat "$WORK/build.log"; fail "building the consumer failed"; }
+MY_OPT=$CONSUMER_BUILD/bin/my-opt
+[[ -x "$MY_OPT" ]] || fail "$MY_OPT was not built"
+
+step "my-opt: its own pass, nnx-widen, nnx-cpu-pipeline"
+"$MY_OPT" "$MODEL" --my-linear-shapes -o /dev/null >"$WORK/shapes.txt"
+check SHAPES "$WORK/shapes.txt"
+"$MY_OPT" "$MODEL" --nnx-widen="layer=fc1 width=16 seed=7" \
+  --my-linear-shapes >"$WORK/wide.txt"
+check WIDEN "$WORK/wide.txt"
+"$MY_OPT" "$MODEL" --nnx-widen="layer=fc1 width=16 seed=7" \
+  -o "$WORK/wide.mlir"
+"$MY_OPT" "$WORK/wide.mlir" --nnx-build-forward --nnx-cpu-pipeline \
+  >"$WORK/cpu.mlir"
+check CPU "$WORK/cpu.mlir"
+if "$MY_OPT" "$MODEL" --nnx-widen="layer=head width=4" -o /dev/null \
+  2>"$WORK/refuse.txt"; then
+  fail "my-opt --nnx-widen=\"layer=head width=4\" succeeded"
+fi
+check REFUSE "$WORK/refuse.txt"
+
+step "the installed nnx-opt and nnx-run on the widened model"
+"$PREFIX/bin/nnx-opt" "$WORK/wide.mlir" --nnx-param-count -o /dev/null \
+  >"$WORK/params.txt"
+check PARAMS "$WORK/params.txt"
+env -u NNX_CACHE_DIR "$PREFIX/bin/nnx-run" "$WORK/wide.mlir" \
+  --input "$INPUT" --print >"$WORK/outputs.txt"
+check OUTPUTS "$WORK/outputs.txt"
+
+echo
+echo "run-consumer.sh: all checks passed"
