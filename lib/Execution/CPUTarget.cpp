@@ -15,11 +15,23 @@ using namespace mlir;
 using namespace mlir::nnx;
 
 llvm::Error mlir::nnx::configureCPUTarget(TargetConfig &config) {
-  config.buildPipeline = [](OpPassManager &pm) {
+  config.buildPipeline = [](OpPassManager &pm,
+                            llvm::StringRef text) -> llvm::Error {
+    // The runtime allocates the results and serves the temporaries.
     NNXCPUPipelineOptions options;
     options.outParams = true;
     options.runtimeAllocator = true;
+    if (llvm::Error err =
+            parsePipelineOptions(options, "nnx-cpu-pipeline", text))
+      return err;
+    if (!options.outParams || !options.runtimeAllocator)
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "nnx-cpu-pipeline options '%s': the runtime needs out-params and "
+          "runtime-allocator",
+          text.str().c_str());
     buildNNXCPUPipeline(pm, options);
+    return llvm::Error::success();
   };
   // Temporaries come from a cache of the blocks earlier calls freed.
   config.symbolMap = temporaryAllocatorSymbols;

@@ -63,12 +63,25 @@ llvm::Error mlir::nnx::configureCUDATarget(TargetConfig &config) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "target 'cuda': " + message);
   std::string chip = options.chip, format = options.format;
-  config.buildPipeline = [chip, format](OpPassManager &pm) {
+  config.buildPipeline = [chip, format](OpPassManager &pm,
+                                        llvm::StringRef text) -> llvm::Error {
     NNXCUDAPipelineOptions o;
     o.chip = chip;
     o.format = format;
     o.outParams = true;
+    if (llvm::Error err = parsePipelineOptions(o, "nnx-cuda-pipeline", text))
+      return err;
+    std::string message;
+    llvm::raw_string_ostream os(message);
+    if (!o.outParams)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "nnx-cuda-pipeline options '" + text +
+                                         "': the runtime needs out-params");
+    if (failed(verifyNNXCUDAPipelineOptions(o, os)))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "target 'cuda': " + message);
     buildNNXCUDAPipeline(pm, o);
+    return llvm::Error::success();
   };
   config.registerExtensions = registerNNXCUDAExtensions;
   config.symbolMap = [](llvm::orc::MangleAndInterner interner) {

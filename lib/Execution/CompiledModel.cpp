@@ -6,7 +6,6 @@
 #include "MemRefArguments.h"
 #include "ModelJIT.h"
 #include "Parameters.h"
-#include "ResultShapes.h"
 #include "RuntimeFailure.h"
 #include "TemporaryAllocator.h"
 
@@ -15,6 +14,8 @@
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
 #include "nnx/Dialect/NNX/IR/Weights.h"
 #include "nnx/Dialect/NNX/Tracing/Passes.h"
+#include "nnx/Pipelines/Passes.h"
+#include "nnx/Pipelines/ResultShapes.h"
 #include "nnx/Support/SafeTensors.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -158,131 +159,84 @@ void mlir::nnx::registerExecutionTranslations(DialectRegistry &registry) {
   });
 }
 
-/// Selects the model to compile and drops the others.
-static llvm::Expected<ModelOp> selectModel(ModuleOp module,
-                                           StringRef modelName) {
-  SmallVector<ModelOp> models(module.getOps<ModelOp>());
-  std::string names;
-  llvm::raw_string_ostream os(names);
-  llvm::interleaveComma(models, os,
-                        [&](ModelOp m) { os << "@" << m.getSymName(); });
-  ModelOp selected;
-  if (!modelName.empty()) {
-    for (ModelOp model : models)
-      if (model.getSymName() == modelName)
-        selected = model;
-    if (!selected)
-      return makeError("no nnx.model named @" + modelName +
-                       " in the module (it holds " + names + ")");
-  } else if (models.size() > 1) {
-    return makeError("the module holds " + Twine(models.size()) +
-                     " nnx.model ops (" + names +
-                     "); choose one by name (nnx-run --model NAME)");
-  } else {
-    selected = models.front();
-  }
-  for (ModelOp model : models)
-    if (model != selected)
-      model.erase();
-  return selected;
-}
-
-/// The probe request as the pass pipeline that runs it:
-/// "nnx-insert-probes{family=gpt2 reads=a,b writes=c}".
-static std::string describeProbeRequest(const NNXInsertProbesPassOptions &o) {
-  SmallVector<std::string> parts;
-  if (!o.family.empty())
-    parts.push_back("family=" + o.family);
-  if (!o.familiesDir.empty())
-    parts.push_back("families-dir=" + o.familiesDir);
-  if (!o.reads.empty())
-    parts.push_back("reads=" + llvm::join(o.reads, ","));
-  if (!o.writes.empty())
-    parts.push_back("writes=" + llvm::join(o.writes, ","));
-  return "nnx-insert-probes{" + llvm::join(parts, " ") + "}";
-}
-
-/// Builds `@forward` from the module's nnx.model (after resolving the probe
-/// requests), or finds the forward-level `@forward`; marks it for the C
-/// interface. Its probes are still `nnx.probe` ops.
-static llvm::Expected<func::FuncOp>
-buildForwardFunction(ModuleOp module, const CompileOptions &options) {
-  MLIRContext *context = module.getContext();
-  const NNXInsertProbesPassOptions &probes = options.probes;
-  bool tracing = !probes.reads.empty() || !probes.writes.empty();
-  if (!module.getOps<ModelOp>().empty()) {
-    if (module.lookupSymbol("forward"))
-      return makeError("the module holds both an nnx.model and a symbol "
-                       "@forward; remove one");
-    llvm::Expected<ModelOp> model = selectModel(module, options.modelName);
-    if (!model)
-      return model.takeError();
-    std::string name = model->getSymName().str();
-    if (tracing) {
-      PassManager pm(context);
-      pm.addPass(createNNXInsertProbesPass(probes));
-      if (failed(pm.run(module)))
-        return makeError("pre-forward pipeline '" +
-                         describeProbeRequest(probes) + "' failed");
+/// Renders `loc` as "file:line:col" (or "file" for line 0) when it holds a
+/// file location.
+static std::string formatLocation(Location loc) {
+  std::string text;
+  loc->walk([&](Location inner) {
+    if (auto file = dyn_cast<FileLineColLoc>(inner)) {
+      // An implicit module is at 0:0: the file says where.
+      text = file.getLine() == 0
+                 ? file.getFilename().str()
+                 : (file.getFilename().getValue() + ":" +
+                    Twine(file.getLine()) + ":" + Twine(file.getColumn()))
+                       .str();
+      return WalkResult::interrupt();
     }
-    if (failed(buildForward(*model, "forward")))
-      return makeError("failed to build the forward of nnx.model @" + name);
-    model->erase();
-  } else if (tracing) {
-    return makeError("probes need an nnx.model; the module holds a "
-                     "forward-level function");
-  }
-  auto forward = module.lookupSymbol<func::FuncOp>("forward");
-  if (!forward || forward.isExternal())
-    return makeError("the module holds neither an nnx.model nor a "
-                     "func.func @forward with a body");
-  forward->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
-  return forward;
-}
-
-/// Adds `@forward_write_shapes` (the names of the write probes it measures
-/// go to `measuredWrites`) while `forward` still holds its probes, then
-/// lowers them to trailing arguments and results; the lowered forward.
-static llvm::Expected<func::FuncOp>
-lowerForwardProbes(ModuleOp module, func::FuncOp forward,
-                   SmallVectorImpl<std::string> &measuredWrites) {
-  measuredWrites.clear();
-  if (!forward.walk([](ProbeOp) { return WalkResult::interrupt(); })
-           .wasInterrupted())
-    return forward;
-  SmallVector<std::string> names;
-  FailureOr<func::FuncOp> writeShapes =
-      buildWriteShapesFunction(forward, kWriteShapesFuncName, names);
-  if (failed(writeShapes))
-    return makeError("failed to build @" + kWriteShapesFuncName);
-  if (*writeShapes)
-    measuredWrites.assign(names.begin(), names.end());
-  PassManager pm(module.getContext());
-  pm.addPass(createNNXLowerProbesPass());
-  if (failed(pm.run(module)))
-    return makeError("failed to lower the probes of @forward");
-  forward = module.lookupSymbol<func::FuncOp>("forward");
-  if (!forward)
-    return makeError("nnx-lower-probes removed @forward");
-  return forward;
-}
-
-/// Gives every result of `forward` a value of its own: an operand a return
-/// repeats becomes a copy. Each result is then a buffer of its own, which
-/// hoisting a returned allocation into the caller's argument needs (LLVM
-/// 22's buffer-results-to-out-params uses a freed op on a repeated one).
-static void copyRepeatedResults(func::FuncOp forward) {
-  forward.walk([](func::ReturnOp ret) {
-    llvm::DenseSet<Value> seen;
-    OpBuilder b(ret);
-    for (OpOperand &operand : ret->getOpOperands()) {
-      auto type = dyn_cast<RankedTensorType>(operand.get().getType());
-      if (!type || seen.insert(operand.get()).second)
-        continue;
-      operand.set(bufferization::AllocTensorOp::create(
-          b, ret.getLoc(), type, ValueRange(), operand.get()));
-    }
+    return WalkResult::advance();
   });
+  return text;
+}
+
+namespace {
+/// Collects the errors (with their notes) a compile step emits, so that
+/// the caller's llvm::Error carries them ("model.mlir:3:5: 'nnx.linear' op
+/// ...") instead of a handler printing them to stderr. Other diagnostics
+/// go on to the context's handler.
+class CompileDiagnostics {
+public:
+  explicit CompileDiagnostics(MLIRContext *context)
+      : handler(context, [this](Diagnostic &diag) { return collect(diag); }) {}
+
+  /// The collected errors, or `fallback` when there were none.
+  llvm::Error takeError(const Twine &fallback) {
+    std::string message = text.empty() ? fallback.str() : std::move(text);
+    text.clear();
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+  }
+  /// `err` with the errors collected since the last take in its place (they
+  /// say more: where, which layer); `err` alone when there were none.
+  llvm::Error withCollected(llvm::Error err) {
+    if (!err || text.empty())
+      return err;
+    llvm::consumeError(std::move(err));
+    return takeError("");
+  }
+
+private:
+  LogicalResult collect(Diagnostic &diag) {
+    if (diag.getSeverity() != DiagnosticSeverity::Error)
+      return failure();
+    if (!text.empty())
+      text += "\n";
+    append(diag, "");
+    for (Diagnostic &note : diag.getNotes()) {
+      text += "\n";
+      append(note, "note: ");
+    }
+    return success();
+  }
+  void append(Diagnostic &diag, StringRef prefix) {
+    std::string where = formatLocation(diag.getLocation());
+    if (!where.empty())
+      text += where + ": ";
+    text += prefix.str() + diag.str();
+  }
+
+  ScopedDiagnosticHandler handler;
+  std::string text;
+};
+} // namespace
+
+/// nnx-prepare-forward with the options' model and probe requests.
+static void addPrepareForward(PassManager &pm, const CompileOptions &options) {
+  NNXPrepareForwardPassOptions prepare;
+  prepare.model = options.modelName;
+  prepare.family = options.probes.family;
+  prepare.familiesDir = options.probes.familiesDir;
+  prepare.reads = options.probes.reads;
+  prepare.writes = options.probes.writes;
+  pm.addPass(createNNXPrepareForwardPass(prepare));
 }
 
 /// The specs of `types`, the last `probeNames.size()` of them probes.
@@ -346,6 +300,26 @@ llvm::Error CompiledModel::readSignature(func::FuncOp forward) {
   indexChecks = std::move(*checks);
   std::tie(inputs, writeProbes) = std::move(*args);
   std::tie(outputs, readProbes) = std::move(*results);
+  return llvm::Error::success();
+}
+
+llvm::Error CompiledModel::readABI(ModuleOp module) {
+  if (llvm::Error err =
+          readSignature(module.lookupSymbol<func::FuncOp>("forward")))
+    return err;
+  SmallVector<std::string> measuredWrites;
+  if (auto writeShapes =
+          module.lookupSymbol<func::FuncOp>(kWriteShapesFuncName))
+    if (auto names =
+            writeShapes->getAttrOfType<ArrayAttr>(kWriteProbesAttrName))
+      for (StringRef name : names.getAsValueRange<StringAttr>())
+        measuredWrites.push_back(name.str());
+  if (llvm::Error err = matchMeasuredWriteProbes(measuredWrites))
+    return err;
+  hasResultShapesFunction =
+      static_cast<bool>(module.lookupSymbol(kResultShapesFuncName));
+  shapeChecks =
+      readShapeChecks(module.lookupSymbol<func::FuncOp>(kShapeChecksFuncName));
   return llvm::Error::success();
 }
 
@@ -446,19 +420,19 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
   // buildForward creates func/arith/tensor/linalg ops outside a pass manager.
   context->loadAllAvailableDialects();
 
-  // Structure level -> forward level, probes lowered; the signature.
-  llvm::Expected<func::FuncOp> forward = buildForwardFunction(module, options);
-  if (!forward)
-    return forward.takeError();
-  SmallVector<std::string> measuredWrites;
-  forward = lowerForwardProbes(module, *forward, measuredWrites);
-  if (!forward)
-    return forward.takeError();
+  // Structure level -> forward level: nnx-prepare-forward, then the ABI
+  // its functions' signatures and attributes describe.
+  CompileDiagnostics diagnostics(context);
+  {
+    PassManager pm(context);
+    addPrepareForward(pm, options);
+    if (failed(pm.run(module)))
+      return diagnostics.takeError("nnx-prepare-forward failed");
+  }
+  auto forward = module.lookupSymbol<func::FuncOp>("forward");
   std::unique_ptr<CompiledModel> compiled(new CompiledModel());
   compiled->target = options.target;
-  if (llvm::Error err = compiled->readSignature(*forward))
-    return std::move(err);
-  if (llvm::Error err = compiled->matchMeasuredWriteProbes(measuredWrites))
+  if (llvm::Error err = diagnostics.withCollected(compiled->readABI(module)))
     return std::move(err);
   // The weights, checked before anything is compiled: the model's own, or
   // another checkpoint's (the model's tensors are then not read).
@@ -466,38 +440,32 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
   compiled->uploadParameter = config.uploadParameter;
   ParameterBindings &params = *compiled->parameters;
   auto weightsStart = std::chrono::steady_clock::now();
-  if (llvm::Error err = params.readForward(*forward, compiled->inputs.size(),
-                                           options.weightsFile.empty()))
+  if (llvm::Error err = diagnostics.withCollected(params.readForward(
+          forward, compiled->inputs.size(), options.weightsFile.empty())))
     return std::move(err);
   if (!options.weightsFile.empty())
-    if (llvm::Error err = params.readWeightsFile(options.weightsFile))
+    if (llvm::Error err = diagnostics.withCollected(
+            params.readWeightsFile(options.weightsFile)))
       return std::move(err);
   compiled->weightsSeconds += secondsSince(weightsStart);
-  copyRepeatedResults(*forward);
-  FailureOr<func::FuncOp> shapes =
-      buildResultShapesFunction(*forward, kResultShapesFuncName);
-  if (failed(shapes))
-    return makeError("failed to build @" + kResultShapesFuncName);
-  compiled->hasResultShapesFunction = static_cast<bool>(*shapes);
-  if (failed(buildShapeChecksFunction(*forward, kShapeChecksFuncName,
-                                      compiled->shapeChecks)))
-    return makeError("failed to build @" + kShapeChecksFuncName);
-  // After the shape functions (their clones need no checks): the
-  // temporaries' sizes.
-  addTemporarySizeChecks(*forward);
 
   // Forward level -> LLVM dialect -> machine code.
-  PassManager pm(context);
-  config.buildPipeline(pm);
-  if (failed(pm.run(module)))
-    return makeError("failed to lower the forward for target '" +
-                     stringifyTarget(options.target) + "'");
+  {
+    PassManager pm(context);
+    if (llvm::Error err = config.buildPipeline(pm, options.pipelineOptions))
+      return std::move(err);
+    if (failed(pm.run(module)))
+      return diagnostics.takeError("failed to lower the forward for target '" +
+                                   stringifyTarget(options.target) + "'");
+  }
   // Permuted into the layouts the compiled code asks for and placed where
   // it reads them (device memory on CUDA), once.
   weightsStart = std::chrono::steady_clock::now();
-  if (llvm::Error err = params.readLayouts(module.lookupSymbol("forward")))
+  if (llvm::Error err = diagnostics.withCollected(
+          params.readLayouts(module.lookupSymbol("forward"))))
     return std::move(err);
-  if (llvm::Error err = params.prepare(config.uploadParameter))
+  if (llvm::Error err =
+          diagnostics.withCollected(params.prepare(config.uploadParameter)))
     return std::move(err);
   compiled->weightsSeconds += secondsSince(weightsStart);
   std::string shapesName = ("_mlir_ciface_" + kResultShapesFuncName).str();
@@ -513,7 +481,7 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
   llvm::Expected<std::unique_ptr<ModelJIT>> engine =
       createEngine(module, config, options, names);
   if (!engine)
-    return engine.takeError();
+    return diagnostics.withCollected(engine.takeError());
   compiled->engine = std::move(*engine);
   compiled->checkRuntime = config.checkRuntime;
   compiled->setThreads = config.setThreads;

@@ -143,6 +143,7 @@ compileModelFile(const RunnerOptions &options, llvm::raw_ostream &errs) {
   compileOptions.optLevel = options.optLevel;
   compileOptions.objectFile = options.objectFile;
   compileOptions.cacheDir = options.cacheDir;
+  compileOptions.pipelineOptions = options.pipelineOptions;
   compileOptions.threads = options.threads;
   compileOptions.weightsFile = options.weightsFile;
   compileOptions.probes.family = options.family;

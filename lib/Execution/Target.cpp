@@ -33,3 +33,15 @@ llvm::Error mlir::nnx::getTargetConfig(Target target, TargetConfig &config) {
   }
   llvm_unreachable("unknown target");
 }
+
+llvm::Error mlir::nnx::parsePipelineOptions(mlir::detail::PassOptions &options,
+                                            llvm::StringRef name,
+                                            llvm::StringRef text) {
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  if (succeeded(options.parseFromString(text, os)))
+    return llvm::Error::success();
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(), "%s options '%s': %s", name.str().c_str(),
+      text.str().c_str(), llvm::StringRef(message).trim().str().c_str());
+}

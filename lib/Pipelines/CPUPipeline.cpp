@@ -7,6 +7,7 @@
 #include "nnx/Codegen/CPU/Passes.h"
 #include "nnx/Conversion/Passes.h"
 #include "nnx/Dialect/NNX/Tracing/Passes.h"
+#include "nnx/Pipelines/Passes.h"
 #include "nnx/Pipelines/Pipelines.h"
 #include "nnx/Support/PassOptions.h"
 
@@ -167,6 +168,7 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
 
 void mlir::nnx::registerNNXPipelines() {
   pipeline::registerFuseElementwisePass();
+  registerNNXPipelinesPasses();
   registerNNXPassPipeline<NNXCPUPipelineOptions>(
       "nnx-cpu-pipeline",
       "Lower the forward level (func on tensors) to the LLVM dialect for the "

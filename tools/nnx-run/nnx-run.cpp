@@ -100,6 +100,14 @@ static cl::opt<std::string> cacheDir(
              "for the same CPU (default: the NNX_CACHE_DIR environment "
              "variable, else no cache)"),
     cl::value_desc("dir"), cl::cat(runCategory));
+static cl::opt<std::string> pipelineOptions(
+    "pipeline-options",
+    cl::desc("Options of the target pipeline, in its syntax, e.g. "
+             "'max-isa=avx2 bf16-dot=off' (nnx-opt --help lists "
+             "nnx-cpu-pipeline's); nnx-run compiles what `nnx-opt "
+             "--nnx-prepare-forward --nnx-cpu-pipeline=\"out-params "
+             "runtime-allocator <these>\"` prints"),
+    cl::value_desc("options"), cl::cat(runCategory));
 static cl::opt<std::string> objectFile(
     "dump-object",
     cl::desc("Write the object code the JIT compiled to this file (an ELF "
@@ -214,6 +222,7 @@ int main(int argc, char **argv) {
   options.optLevel = optLevel;
   options.objectFile = objectFile;
   options.cacheDir = cacheDir;
+  options.pipelineOptions = pipelineOptions;
   options.threads = *threads;
   options.print = printOutputs;
   options.castInputs = castInputs;

@@ -1,5 +1,5 @@
 //===- ShapeFunctionsTest.cpp - the shape functions of a forward ----------===//
-#include "ResultShapes.h"
+#include "nnx/Pipelines/ResultShapes.h"
 
 #include "nnx/Dialect/NNX/Tracing/Passes.h"
 #include "nnx/Execution/CompiledModel.h"

@@ -53,6 +53,7 @@
 #include "nnx/Dialect/NNX/IR/Weights.h"
 #include "nnx/Dialect/NNX/Tracing/Passes.h"
 #include "nnx/Execution/Target.h"
+#include "nnx/Pipelines/ResultShapes.h"
 #include "nnx/Support/Npy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -74,19 +75,6 @@ class MemRefArgument;
 class ParameterBindings;
 struct ShapeCheck;
 struct IndexCheckSpec;
-
-/// The function compile() adds to compute the forward's dynamic result
-/// dimensions.
-inline constexpr llvm::StringLiteral kResultShapesFuncName =
-    "forward_result_shapes";
-/// The function compile() adds to compute the shapes the write probes must
-/// have.
-inline constexpr llvm::StringLiteral kWriteShapesFuncName =
-    "forward_write_shapes";
-/// The function compile() adds to compute the sizes the compiled code
-/// assumes equal (where two dims of the arguments meet in a loop).
-inline constexpr llvm::StringLiteral kShapeChecksFuncName =
-    "forward_shape_checks";
 
 /// One argument or result of the compiled forward.
 struct TensorSpec {
@@ -128,6 +116,11 @@ struct CompileOptions {
   /// entry instead of running LLVM again. Empty: the NNX_CACHE_DIR
   /// environment variable, else no cache.
   std::string cacheDir;
+  /// Options of the target pipeline, in its own syntax, over the target's
+  /// defaults: "max-isa=avx2 bf16-dot=off" for nnx-cpu-pipeline,
+  /// "chip=sm_90" for nnx-cuda-pipeline. The runtime's out-params (and on
+  /// the CPU runtime-allocator) cannot be turned off.
+  std::string pipelineOptions;
 };
 
 struct RunOptions {
@@ -240,6 +233,10 @@ private:
 
   /// Reads the specs of the arguments and results of `forward`.
   llvm::Error readSignature(func::FuncOp forward);
+  /// Reads what nnx-prepare-forward wrote into `module`: @forward's
+  /// signature (readSignature), the write probes @forward_write_shapes
+  /// measures, whether @forward_result_shapes exists, the shape checks.
+  llvm::Error readABI(ModuleOp module);
   /// Sets `measuredWriteProbes` from the names of the write probes
   /// `@forward_write_shapes` measures, in order.
   llvm::Error matchMeasuredWriteProbes(llvm::ArrayRef<std::string> names);

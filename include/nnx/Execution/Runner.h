@@ -59,6 +59,8 @@ struct RunnerOptions {
   std::string objectFile;
   /// The compile cache (CompileOptions::cacheDir).
   std::string cacheDir;
+  /// The target pipeline's options (CompileOptions::pipelineOptions).
+  std::string pipelineOptions;
   /// Threads of the compiled code (CompileOptions::threads); 0: one per
   /// hardware thread.
   unsigned threads = 0;

@@ -12,6 +12,7 @@
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -41,7 +42,10 @@ struct TargetConfig {
   /// host memory: every argument a `StridedMemRefType<T, Rank> *`, and the
   /// results written into trailing arguments the caller allocates
   /// (buffer-results-to-out-params).
-  std::function<void(OpPassManager &)> buildPipeline;
+  /// `options` are the pipeline's options in its own syntax, parsed over
+  /// the target's defaults; an error names a bad one.
+  std::function<llvm::Error(OpPassManager &, llvm::StringRef options)>
+      buildPipeline;
   /// Dialect extensions the pipeline needs and translations to LLVM IR the
   /// lowered module needs beyond the builtin and LLVM dialects (e.g. the GPU
   /// dialects' offloading translations); appended to the module's context.
@@ -66,6 +70,11 @@ struct TargetConfig {
   std::function<llvm::Expected<std::shared_ptr<void>>(llvm::ArrayRef<char>)>
       uploadParameter;
 };
+
+/// Parses `text` (the options of pipeline `name`, in its syntax) into
+/// `options`, over the values they hold; the error names the bad option.
+llvm::Error parsePipelineOptions(mlir::detail::PassOptions &options,
+                                 llvm::StringRef name, llvm::StringRef text);
 
 /// Fills `config` for `target`; an error when the target cannot be used in
 /// this build or on this machine.

@@ -750,8 +750,26 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 nnx.model @m inputs(tensor<?x4xf32>) {
   nnx.sequential @net keying = named {
     // expected-error @+1 {{attribute 'approximate' failed to satisfy constraint}}
-    nnx.gelu @g {approximate = "tanh"}
+    nnx.gelu @g {approximate = 1 : i64}
   }
+}
+
+// -----
+
+// The string spelling of earlier versions (upgraded on load) holds a value
+// that never was one.
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{attribute 'approximate' is "fast", which is not a GELU approximation (none, tanh)}}
+    nnx.gelu @g {approximate = "fast"}
+  }
+}
+
+// -----
+
+// expected-error @+1 {{attribute 'activations' is "swish", which is not an activation (relu, gelu, tanh, sigmoid, silu, leaky_relu, softmax, identity)}}
+nnx.feed_fwd @net attributes {input_dim = 2, hidden_dims = array<i64: 2>, output_dim = 1,
+    activations = ["relu", "swish"]} {
 }
 
 // -----

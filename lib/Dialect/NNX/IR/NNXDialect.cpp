@@ -1,5 +1,6 @@
 //===- NNXDialect.cpp - nnx dialect -----------------------------*- C++ -*-===//
 #include "nnx/Dialect/NNX/IR/NNXDialect.h"
+#include "nnx/Dialect/NNX/IR/Compatibility.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
 #include "nnx/Dialect/NNX/IR/Weights.h"
 #include "nnx/Support/SafeTensors.h"
@@ -27,6 +28,7 @@ void NNXDialect::initialize() {
 #include "nnx/Dialect/NNX/IR/NNXOps.cpp.inc"
       >();
   registerFunctionalOps();
+  addNNXBytecodeInterface(*this);
 }
 
 //===----------------------------------------------------------------------===//
@@ -226,6 +228,33 @@ static LogicalResult verifyIndexChecks(Operation *op, NamedAttribute attr) {
   return success();
 }
 
+/// `nnx.shape_checks`: {op = "...", operand, dim, source_operand,
+/// source_dim >= 0, argument, source_argument >= -1}.
+static LogicalResult verifyShapeChecks(Operation *op, NamedAttribute attr) {
+  auto array = dyn_cast<ArrayAttr>(attr.getValue());
+  if (!array)
+    return op->emitOpError() << "'" << attr.getName().getValue()
+                             << "' must be an array of dictionaries";
+  for (auto [i, a] : llvm::enumerate(array)) {
+    auto d = dyn_cast<DictionaryAttr>(a);
+    auto atLeast = [&](StringRef key, int64_t min) {
+      auto v = d ? d.getAs<IntegerAttr>(key) : IntegerAttr();
+      return v && v.getInt() >= min;
+    };
+    bool ok = d && d.getAs<StringAttr>("op") && atLeast("operand", 0) &&
+              atLeast("dim", 0) && atLeast("source_operand", 0) &&
+              atLeast("source_dim", 0) && atLeast("argument", -1) &&
+              atLeast("source_argument", -1);
+    if (!ok)
+      return op->emitOpError()
+             << "'" << attr.getName().getValue() << "' entry " << i
+             << " must be {op = \"...\", operand, dim, source_operand, "
+                "source_dim >= 0, argument, source_argument >= -1}, got "
+             << a;
+  }
+  return success();
+}
+
 LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
@@ -245,6 +274,8 @@ LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
     return verifyInPlace(op, attr);
   if (name == kIndexChecksAttrName)
     return verifyIndexChecks(op, attr);
+  if (name == kShapeChecksAttrName)
+    return verifyShapeChecks(op, attr);
   if (name == kBaseAttrName || name == kRecipeAttrName) {
     bool right = name == kBaseAttrName
                      ? isa<BaseDescriptorAttr>(attr.getValue())

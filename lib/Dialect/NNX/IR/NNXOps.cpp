@@ -1,5 +1,6 @@
 //===- NNXOps.cpp - nnx operations: verifiers and syntax --------*- C++ -*-===//
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
+#include "nnx/Dialect/NNX/IR/Compatibility.h"
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
 #include "nnx/Dialect/NNX/IR/UpstreamOpChecks.h"
 #include "nnx/Dialect/NNX/IR/Weights.h"
@@ -777,20 +778,45 @@ void ForwardOp::build(OpBuilder &builder, OperationState &state,
     block->addArgument(t, state.location);
 }
 
+// function_interface_impl::parseFunctionOp, but for the name: before
+// 2026-12-01 a forward had none (`nnx.forward(%x: ...) -> ...`), and such a
+// file still reads (Compatibility.h).
 ParseResult ForwardOp::parse(OpAsmParser &parser, OperationState &result) {
-  auto buildType = [](Builder &builder, ArrayRef<Type> inputs,
-                      ArrayRef<Type> results,
-                      function_interface_impl::VariadicFlag, std::string &) {
-    return builder.getFunctionType(inputs, results);
-  };
-  if (function_interface_impl::parseFunctionOp(
-          parser, result, /*allowVariadic=*/false,
-          getFunctionTypeAttrName(result.name), buildType,
-          getArgAttrsAttrName(result.name), getResAttrsAttrName(result.name)))
+  Builder &builder = parser.getBuilder();
+  (void)mlir::impl::parseOptionalVisibilityKeyword(parser, result.attributes);
+  StringAttr name;
+  if (failed(parser.parseOptionalSymbolName(name)))
+    name = builder.getStringAttr(getForwardSymbolName());
+  result.addAttribute(SymbolTable::getSymbolAttrName(), name);
+  SmallVector<OpAsmParser::Argument> args;
+  SmallVector<Type> resultTypes;
+  SmallVector<DictionaryAttr> resultAttrs;
+  bool isVariadic = false;
+  if (function_interface_impl::parseFunctionSignatureWithArguments(
+          parser, /*allowVariadic=*/false, args, isVariadic, resultTypes,
+          resultAttrs))
     return failure();
-  Region &body = *result.regions.front();
+  SmallVector<Type> argTypes;
+  for (OpAsmParser::Argument &arg : args)
+    argTypes.push_back(arg.type);
+  result.addAttribute(
+      getFunctionTypeAttrName(result.name),
+      TypeAttr::get(builder.getFunctionType(argTypes, resultTypes)));
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
+    return failure();
+  call_interface_impl::addArgAndResultAttrs(builder, result, args, resultAttrs,
+                                            getArgAttrsAttrName(result.name),
+                                            getResAttrsAttrName(result.name));
+  Region &body = *result.addRegion();
+  SMLoc bodyLoc = parser.getCurrentLocation();
+  OptionalParseResult parsed =
+      parser.parseOptionalRegion(body, args, /*enableNameShadowing=*/false);
+  if (parsed.has_value() && failed(*parsed))
+    return failure();
+  if (parsed.has_value() && body.empty())
+    return parser.emitError(bodyLoc, "expected non-empty function body");
   if (!body.empty())
-    ForwardOp::ensureTerminator(body, parser.getBuilder(), result.location);
+    ForwardOp::ensureTerminator(body, builder, result.location);
   return success();
 }
 
@@ -1613,6 +1639,82 @@ FailureOr<Type> FlattenOp::inferOutputType(RankedTensorType input,
   shape.push_back(size);
   llvm::append_range(shape, input.getShape().drop_front(hi + 1));
   return Type(input.clone(shape));
+}
+
+//===----------------------------------------------------------------------===//
+// Custom assembly: the legacy spellings
+//===----------------------------------------------------------------------===//
+
+// nnx.gelu and nnx.feed_fwd print as ODS would (`@name {attrs}`,
+// `@name attributes {attrs} {body}`) and parse what earlier versions wrote
+// too: their attributes go through upgradeLegacyAttributes before the
+// checks the generated parser makes (Compatibility.h).
+
+/// `@name` then the attribute dictionary (after `attributes` when
+/// `withKeyword`), upgraded and checked.
+static ParseResult parseNameAndUpgradedAttrs(OpAsmParser &parser,
+                                             OperationState &result,
+                                             bool withKeyword) {
+  StringAttr name;
+  if (parser.parseSymbolName(name))
+    return failure();
+  result.addAttribute(SymbolTable::getSymbolAttrName(), name);
+  SMLoc loc = parser.getCurrentLocation();
+  if (withKeyword ? parser.parseOptionalAttrDictWithKeyword(result.attributes)
+                  : parser.parseOptionalAttrDict(result.attributes))
+    return failure();
+  // The parser names the op ("custom op 'nnx.gelu' ...").
+  auto emitError = [&]() { return parser.emitError(loc); };
+  if (failed(
+          upgradeLegacyAttributes(result.name, result.attributes, emitError)) ||
+      failed(result.name.verifyInherentAttrs(result.attributes, emitError)))
+    return failure();
+  return success();
+}
+
+/// `@name` and the attributes but `sym_name` and `elided`.
+static void printNameAndAttrs(OpAsmPrinter &p, Operation *op,
+                              SmallVector<StringRef> elided, bool withKeyword) {
+  p << ' ';
+  p.printSymbolName(SymbolTable::getSymbolName(op).getValue());
+  elided.push_back(SymbolTable::getSymbolAttrName());
+  if (withKeyword)
+    p.printOptionalAttrDictWithKeyword(op->getAttrs(), elided);
+  else
+    p.printOptionalAttrDict(op->getAttrs(), elided);
+}
+
+ParseResult GELUOp::parse(OpAsmParser &parser, OperationState &result) {
+  return parseNameAndUpgradedAttrs(parser, result, /*withKeyword=*/false);
+}
+
+void GELUOp::print(OpAsmPrinter &p) {
+  SmallVector<StringRef> elided;
+  if (getApproximate() == GeluApproximation::none)
+    elided.push_back(getApproximateAttrName());
+  printNameAndAttrs(p, *this, elided, /*withKeyword=*/false);
+}
+
+ParseResult FeedFwdOp::parse(OpAsmParser &parser, OperationState &result) {
+  if (parseNameAndUpgradedAttrs(parser, result, /*withKeyword=*/true))
+    return failure();
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body))
+    return failure();
+  if (body->empty())
+    body->emplaceBlock();
+  return success();
+}
+
+void FeedFwdOp::print(OpAsmPrinter &p) {
+  SmallVector<StringRef> elided;
+  if (getActivation() == ActivationKind::relu)
+    elided.push_back(getActivationAttrName());
+  if (getDropoutAttr() == Builder(getContext()).getF64FloatAttr(0.0))
+    elided.push_back(getDropoutAttrName());
+  printNameAndAttrs(p, *this, elided, /*withKeyword=*/true);
+  p << ' ';
+  p.printRegion(getBody());
 }
 
 #define GET_OP_CLASSES

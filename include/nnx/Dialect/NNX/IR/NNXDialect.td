@@ -66,6 +66,12 @@ def NNX_Dialect : Dialect {
     // order of the result pairs (first bad position, its index) that
     // nnx-build-forward appended after the outputs.
     "::mlir::ArrayAttr":$index_checks,
+    // On @forward_shape_checks (nnx-prepare-forward): where the compiled
+    // code assumes two argument dims equal, one dictionary per pair of sizes
+    // it returns ({op = "...", operand = 1, dim = 0, source_operand = 0,
+    // source_dim = 0, argument = 1, source_argument = 0}; argument -1: not
+    // an argument).
+    "::mlir::ArrayAttr":$shape_checks,
     // On an nnx.model: its base descriptor (#nnx.base) and its recipe
     // (#nnx.recipe), docs/Recipes.md.
     "::mlir::Attribute":$base,

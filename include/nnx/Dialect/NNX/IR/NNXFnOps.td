@@ -67,6 +67,8 @@ class NNX_FnOp<string mnemonic, list<Trait> traits = []>
                                   ["reifyResultShapes"]>], traits)> {
   let results = (outs AnyRankedTensor:$result);
   let hasVerifier = 1;
+  // Attributes go to bytecode as one dictionary, like NNX_Op's.
+  let useCustomPropertiesEncoding = 1;
 }
 
 // The verifier and shape function of a class of ops: one C++ function each
@@ -378,6 +380,7 @@ def NNX_FnTopkOp : Op<NNX_Dialect, "fn.topk", [
     Pure, NNX_FunctionalOpTrait,
     DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
                               ["reifyResultShapes"]>]> {
+  let useCustomPropertiesEncoding = 1;
   let summary = "`torch.topk(input, k, dim, largest, sorted)`";
   let description = [{
     The `k` largest (with `largest`, else smallest) elements along `dim`

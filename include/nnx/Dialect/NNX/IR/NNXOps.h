@@ -162,6 +162,10 @@ inline constexpr llvm::StringLiteral kWriteProbesAttrName =
 /// IndexCheck), one dictionary per pair of results after the outputs.
 inline constexpr llvm::StringLiteral kIndexChecksAttrName =
     NNXDialect::IndexChecksAttrHelper::getNameStr();
+/// On @forward_shape_checks: the checks whose sizes it returns (ShapeCheck,
+/// nnx/Pipelines/ResultShapes.h).
+inline constexpr llvm::StringLiteral kShapeChecksAttrName =
+    NNXDialect::ShapeChecksAttrHelper::getNameStr();
 /// On a forward function built with parameters as arguments: the tensor
 /// attribute and the dotted name of each parameter argument (they follow the
 /// inputs), and the absolute path of the weights file its #nnx.external

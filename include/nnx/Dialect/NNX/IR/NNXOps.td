@@ -27,8 +27,14 @@ def NNX_Keying : I32EnumAttr<"Keying", "how a sequential names its children", [
 // Base classes
 //===----------------------------------------------------------------------===//
 
+// Every nnx op stores its attributes in bytecode as one dictionary
+// (NNXBytecode.cpp, docs/Dialect.md "Compatibility"): a file keeps loading
+// when an op gains, loses or retypes an attribute, where upstream's
+// positional encoding would misread it.
 class NNX_Op<string mnemonic, list<Trait> traits = []>
-    : Op<NNX_Dialect, mnemonic, traits>;
+    : Op<NNX_Dialect, mnemonic, traits> {
+  let useCustomPropertiesEncoding = 1;
+}
 
 // Attributes every registered module carries. `train` is the module's mode
 // (absent: eval). The rest record what a rebuilt plain module would drop.
@@ -208,7 +214,9 @@ def NNX_FeedFwdOp : NNX_ContainerOp<"feed_fwd", [
       DefaultValuedAttr<F64Attr, "0.0">:$dropout,
       OptionalAttr<F64ArrayAttr>:$dropout_probs,
       OptionalAttr<DictionaryAttr>:$state));
-  let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
+  // `$sym_name attr-dict-with-keyword $body`, with the legacy spellings
+  // (`activation = "relu"`, `activations = ["relu", ...]`) upgraded.
+  let hasCustomAssemblyFormat = 1;
   let hasRegionVerifier = 1;
   let extraClassDeclaration = NNX_ContainerDecl # [{
     /// The `layers` list, or null if missing.
@@ -661,10 +669,16 @@ def NNX_GELUOp : NNX_LeafOp<"gelu"> {
     ```mlir
     nnx.gelu @act {approximate = #nnx.gelu_approximation<tanh>}
     ```
+
+    The spelling of earlier versions, `approximate = "tanh"`, still parses
+    (upgraded on load: docs/Dialect.md, "Compatibility").
   }];
   let arguments = !con(NNX_ModuleAttrs, (ins
       DefaultValuedAttr<NNX_GeluApproximationAttr,
                         "GeluApproximation::none">:$approximate));
+  // `$sym_name attr-dict`, with the legacy spellings upgraded.
+  let assemblyFormat = ?;
+  let hasCustomAssemblyFormat = 1;
 }
 
 def NNX_LeakyReLUOp : NNX_LeafOp<"leaky_relu"> {

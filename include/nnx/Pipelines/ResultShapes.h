@@ -26,8 +26,8 @@
 // than read past its end.
 //
 //===----------------------------------------------------------------------===//
-#ifndef NNX_LIB_EXECUTION_RESULTSHAPES_H
-#define NNX_LIB_EXECUTION_RESULTSHAPES_H
+#ifndef NNX_PIPELINES_RESULTSHAPES_H
+#define NNX_PIPELINES_RESULTSHAPES_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -35,6 +35,16 @@
 #include <vector>
 
 namespace mlir::nnx {
+
+/// The functions nnx-prepare-forward adds next to `@forward`: its dynamic
+/// result dimensions, the shapes its write probes must have, and the sizes
+/// it assumes equal.
+inline constexpr llvm::StringLiteral kResultShapesFuncName =
+    "forward_result_shapes";
+inline constexpr llvm::StringLiteral kWriteShapesFuncName =
+    "forward_write_shapes";
+inline constexpr llvm::StringLiteral kShapeChecksFuncName =
+    "forward_shape_checks";
 
 /// Adds `@<name>` after `forward`: the same arguments (read-only:
 /// `bufferization.writable = false`), one result `tensor<Nxi64>` holding the
@@ -60,6 +70,8 @@ FailureOr<func::FuncOp> buildResultShapesFunction(func::FuncOp forward,
 /// model's own), so the dimensions are those each write must have for every
 /// later value to have the shape the compiled code assumes; resolved as in
 /// buildResultShapesFunction.
+///
+/// The function lists the probe names in `nnx.write_probes`.
 ///
 /// Returns a null function when no written value has a dynamic dimension,
 /// and fails with a diagnostic when `@<name>` exists or a probe is nested in
@@ -90,11 +102,21 @@ struct ShapeCheck {
 /// where these checks do (two inputs of different batch added) would read
 /// past a buffer.
 ///
+/// The function lists the checks in `nnx.shape_checks`
+/// (getShapeChecksAttr).
+///
 /// Returns a null function when no check is left (or the forward has more
 /// than one block), and fails with a diagnostic when `@<name>` exists.
 FailureOr<func::FuncOp>
 buildShapeChecksFunction(func::FuncOp forward, StringRef name,
                          std::vector<ShapeCheck> &checks);
+
+/// `checks` as the `nnx.shape_checks` attribute: one dictionary each.
+ArrayAttr getShapeChecksAttr(MLIRContext *context, ArrayRef<ShapeCheck> checks);
+
+/// The checks `nnx.shape_checks` of `fn` describes (none when `fn` is null
+/// or has none); the dialect's verifier has checked the entries.
+std::vector<ShapeCheck> readShapeChecks(func::FuncOp fn);
 
 /// Adds to `forward`, before each op that makes a tensor with dynamic dims
 /// from index values (tensor.empty, tensor.splat, nnx.fn.arange /
@@ -106,4 +128,4 @@ void addTemporarySizeChecks(func::FuncOp forward);
 
 } // namespace mlir::nnx
 
-#endif // NNX_LIB_EXECUTION_RESULTSHAPES_H
+#endif // NNX_PIPELINES_RESULTSHAPES_H

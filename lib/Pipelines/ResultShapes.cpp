@@ -1,5 +1,5 @@
 //===- ResultShapes.cpp - the shape functions of a forward ----------------===//
-#include "ResultShapes.h"
+#include "nnx/Pipelines/ResultShapes.h"
 
 #include "nnx/Conversion/NNXToLinalg/RuntimeChecks.h"
 #include "nnx/Dialect/NNX/IR/NNXFnOps.h"
@@ -187,6 +187,9 @@ mlir::nnx::buildWriteShapesFunction(func::FuncOp forward, StringRef name,
   returnDynamicDims(*shapes, ret, written);
   if (failed(simplifyShapeFunction(*shapes)))
     return failure();
+  SmallVector<StringRef> names(probeNames.begin(), probeNames.end());
+  (*shapes)->setAttr(kWriteProbesAttrName,
+                     Builder(forward.getContext()).getStrArrayAttr(names));
   return *shapes;
 }
 
@@ -321,6 +324,7 @@ mlir::nnx::buildShapeChecksFunction(func::FuncOp forward, StringRef name,
         linalgOp && linalgOp.hasPureTensorSemantics())
       ops.push_back(linalgOp);
   SmallVector<Value> pairs;
+
   for (linalg::LinalgOp op : ops)
     addLoopChecks(op, *fn, pairs, checks);
   if (pairs.empty()) {
@@ -331,7 +335,51 @@ mlir::nnx::buildShapeChecksFunction(func::FuncOp forward, StringRef name,
                pairs);
   if (failed(simplifyShapeFunction(*fn)))
     return failure();
-  return pruneChecks(*fn, checks);
+  FailureOr<func::FuncOp> pruned = pruneChecks(*fn, checks);
+  if (succeeded(pruned) && *pruned)
+    (*pruned)->setAttr(kShapeChecksAttrName,
+                       getShapeChecksAttr(forward.getContext(), checks));
+  return pruned;
+}
+
+ArrayAttr mlir::nnx::getShapeChecksAttr(MLIRContext *context,
+                                        ArrayRef<nnx::ShapeCheck> checks) {
+  Builder b(context);
+  SmallVector<Attribute> entries;
+  for (const nnx::ShapeCheck &c : checks)
+    entries.push_back(b.getDictionaryAttr({
+        b.getNamedAttr("op", b.getStringAttr(c.op)),
+        b.getNamedAttr("operand", b.getI64IntegerAttr(c.operand)),
+        b.getNamedAttr("dim", b.getI64IntegerAttr(c.dim)),
+        b.getNamedAttr("source_operand", b.getI64IntegerAttr(c.sourceOperand)),
+        b.getNamedAttr("source_dim", b.getI64IntegerAttr(c.sourceDim)),
+        b.getNamedAttr("argument", b.getI64IntegerAttr(c.argument)),
+        b.getNamedAttr("source_argument",
+                       b.getI64IntegerAttr(c.sourceArgument)),
+    }));
+  return b.getArrayAttr(entries);
+}
+
+std::vector<nnx::ShapeCheck> mlir::nnx::readShapeChecks(func::FuncOp fn) {
+  std::vector<nnx::ShapeCheck> checks;
+  auto array =
+      fn ? fn->getAttrOfType<ArrayAttr>(kShapeChecksAttrName) : ArrayAttr();
+  if (!array)
+    return checks;
+  // The dialect verified every entry (NNXDialect::verifyOperationAttribute).
+  for (auto d : array.getAsRange<DictionaryAttr>()) {
+    auto at = [&](StringRef key) { return d.getAs<IntegerAttr>(key).getInt(); };
+    nnx::ShapeCheck c;
+    c.op = d.getAs<StringAttr>("op").str();
+    c.operand = at("operand");
+    c.dim = at("dim");
+    c.sourceOperand = at("source_operand");
+    c.sourceDim = at("source_dim");
+    c.argument = at("argument");
+    c.sourceArgument = at("source_argument");
+    checks.push_back(std::move(c));
+  }
+  return checks;
 }
 
 //===----------------------------------------------------------------------===//

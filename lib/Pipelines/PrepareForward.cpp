@@ -1,0 +1,179 @@
+//===- PrepareForward.cpp - everything nnx-run does before the target -----===//
+//
+// nnx-prepare-forward (Passes.td): model selection, probe requests, the
+// forward, its shape functions and run-time checks, as one pass, so that
+// `nnx-opt --nnx-prepare-forward --nnx-cpu-pipeline` produces the module
+// CompiledModel::compile hands to the JIT.
+//
+//===----------------------------------------------------------------------===//
+#include "nnx/Pipelines/Passes.h"
+#include "nnx/Pipelines/ResultShapes.h"
+
+#include "nnx/Conversion/NNXToLinalg/LayerLowering.h"
+#include "nnx/Conversion/NNXToLinalg/NNXToLinalg.h"
+#include "nnx/Dialect/NNX/IR/NNXDialect.h"
+#include "nnx/Dialect/NNX/IR/NNXOps.h"
+#include "nnx/Dialect/NNX/Tracing/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/IR/TensorInferTypeOpInterfaceImpl.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
+
+namespace mlir::nnx {
+#define GEN_PASS_DEF_NNXPREPAREFORWARDPASS
+#include "nnx/Pipelines/Passes.h.inc"
+} // namespace mlir::nnx
+
+using namespace mlir;
+using namespace mlir::nnx;
+
+/// The nnx.model named `modelName` (or the only one), the others erased.
+static FailureOr<ModelOp> selectModel(ModuleOp module, StringRef modelName) {
+  SmallVector<ModelOp> models(module.getOps<ModelOp>());
+  std::string names;
+  llvm::raw_string_ostream os(names);
+  llvm::interleaveComma(models, os,
+                        [&](ModelOp m) { os << "@" << m.getSymName(); });
+  ModelOp selected;
+  if (!modelName.empty()) {
+    for (ModelOp model : models)
+      if (model.getSymName() == modelName)
+        selected = model;
+    if (!selected)
+      return module.emitError() << "no nnx.model named @" << modelName
+                                << " in the module (it holds " << names << ")";
+  } else if (models.size() > 1) {
+    return module.emitError()
+           << "the module holds " << models.size() << " nnx.model ops ("
+           << names << "); choose one by name (nnx-run --model NAME)";
+  } else {
+    selected = models.front();
+  }
+  for (ModelOp model : models)
+    if (model != selected)
+      model.erase();
+  return selected;
+}
+
+/// Gives every result of `forward` a value of its own: an operand a return
+/// repeats becomes a copy. Each result is then a buffer of its own, which
+/// hoisting a returned allocation into the caller's argument needs (LLVM
+/// 22's buffer-results-to-out-params uses a freed op on a repeated one).
+static void copyRepeatedResults(func::FuncOp forward) {
+  forward.walk([](func::ReturnOp ret) {
+    llvm::DenseSet<Value> seen;
+    OpBuilder b(ret);
+    for (OpOperand &operand : ret->getOpOperands()) {
+      auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+      if (!type || seen.insert(operand.get()).second)
+        continue;
+      operand.set(bufferization::AllocTensorOp::create(
+          b, ret.getLoc(), type, ValueRange(), operand.get()));
+    }
+  });
+}
+
+namespace {
+struct NNXPrepareForwardPass
+    : public mlir::nnx::impl::NNXPrepareForwardPassBase<NNXPrepareForwardPass> {
+  using NNXPrepareForwardPassBase::NNXPrepareForwardPassBase;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry
+        .insert<arith::ArithDialect, bufferization::BufferizationDialect,
+                func::FuncDialect, linalg::LinalgDialect, LLVM::LLVMDialect,
+                math::MathDialect, scf::SCFDialect, tensor::TensorDialect>();
+    registerLayerLoweringExternalModels(registry);
+    // The shape functions resolve expand/collapse_shape results through
+    // their reified shapes.
+    tensor::registerInferTypeOpInterfaceExternalModels(registry);
+  }
+
+  void runOnOperation() override {
+    FailureOr<func::FuncOp> forward = buildForwardFunction();
+    if (failed(forward) || failed(lowerProbes(*forward)))
+      return signalPassFailure();
+    forward = getOperation().lookupSymbol<func::FuncOp>("forward");
+    copyRepeatedResults(*forward);
+    std::vector<ShapeCheck> checks;
+    if (failed(buildResultShapesFunction(*forward, kResultShapesFuncName)) ||
+        failed(
+            buildShapeChecksFunction(*forward, kShapeChecksFuncName, checks)))
+      return signalPassFailure();
+    // After the shape functions (their clones need no checks): the
+    // temporaries' sizes.
+    addTemporarySizeChecks(*forward);
+  }
+
+private:
+  bool isTracing() const { return !reads.empty() || !writes.empty(); }
+  FailureOr<func::FuncOp> buildForwardFunction();
+  LogicalResult lowerProbes(func::FuncOp forward);
+};
+} // namespace
+
+/// `@forward` from the module's nnx.model (probe requests resolved first),
+/// or the module's own `@forward`; marked for the C interface. Its probes
+/// are still `nnx.probe` ops.
+FailureOr<func::FuncOp> NNXPrepareForwardPass::buildForwardFunction() {
+  ModuleOp module = getOperation();
+  if (!module.getOps<ModelOp>().empty()) {
+    if (Operation *clash = module.lookupSymbol("forward"))
+      return clash->emitError("the module holds both an nnx.model and a "
+                              "symbol @forward; remove one");
+    FailureOr<ModelOp> model = selectModel(module, this->model);
+    if (failed(model))
+      return failure();
+    if (isTracing()) {
+      NNXInsertProbesPassOptions probes;
+      probes.family = family;
+      probes.familiesDir = familiesDir;
+      probes.reads.assign(reads.begin(), reads.end());
+      probes.writes.assign(writes.begin(), writes.end());
+      OpPassManager pm(ModuleOp::getOperationName());
+      pm.addPass(createNNXInsertProbesPass(probes));
+      if (failed(runPipeline(pm, module)))
+        return failure();
+    }
+    if (failed(buildForward(*model, "forward")))
+      return failure();
+    model->erase();
+  } else if (isTracing()) {
+    return module.emitError("probes need an nnx.model; the module holds a "
+                            "forward-level function");
+  }
+  auto forward = module.lookupSymbol<func::FuncOp>("forward");
+  if (!forward || forward.isExternal())
+    return module.emitError("the module holds neither an nnx.model nor a "
+                            "func.func @forward with a body");
+  forward->setAttr("llvm.emit_c_interface", UnitAttr::get(&getContext()));
+  return forward;
+}
+
+/// Adds `@forward_write_shapes` while `forward` still holds its probes, then
+/// lowers them to trailing arguments and results.
+LogicalResult NNXPrepareForwardPass::lowerProbes(func::FuncOp forward) {
+  if (!forward.walk([](ProbeOp) { return WalkResult::interrupt(); })
+           .wasInterrupted())
+    return success();
+  SmallVector<std::string> names;
+  if (failed(buildWriteShapesFunction(forward, kWriteShapesFuncName, names)))
+    return failure();
+  OpPassManager pm(ModuleOp::getOperationName());
+  pm.addPass(createNNXLowerProbesPass());
+  if (failed(runPipeline(pm, getOperation())))
+    return failure();
+  if (!getOperation().lookupSymbol<func::FuncOp>("forward"))
+    return getOperation().emitError("nnx-lower-probes removed @forward");
+  return success();
+}
