@@ -975,6 +975,22 @@ func.func @f() attributes {nnx.index_checks = [{bound = 16 : i64, layer = "wte",
 
 // -----
 
+// nnx.shape_checks (nnx-prepare-forward's @forward_shape_checks): each entry
+// names the op and the operand dims, arguments -1 or more.
+// expected-error @+1 {{'nnx.shape_checks' entry 0 must be {op = "...", operand, dim, source_operand, source_dim >= 0, argument, source_argument >= -1}, got {argument = -2 : i64, dim = 0 : i64, op = "add", operand = 1 : i64, source_argument = 0 : i64, source_dim = 0 : i64, source_operand = 0 : i64}}}
+func.func @f() attributes {nnx.shape_checks = [{op = "add", operand = 1, dim = 0, source_operand = 0, source_dim = 0, argument = -2, source_argument = 0}]} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'nnx.shape_checks' must be an array of dictionaries}}
+func.func @f() attributes {nnx.shape_checks = {op = "add"}} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'nnx.index_checks' must be an array of dictionaries}}
 func.func @f() attributes {nnx.index_checks = "wte"} {
   return

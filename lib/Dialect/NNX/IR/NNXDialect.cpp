@@ -202,57 +202,57 @@ static LogicalResult verifyParameterLayouts(Operation *op,
   return success();
 }
 
-/// `nnx.index_checks`: dictionaries with string `layer` and `op`, a
-/// positive i64 `bound` and optionally an i64 `input` >= 0.
-static LogicalResult verifyIndexChecks(Operation *op, NamedAttribute attr) {
+/// An array of dictionaries each of which `isValid` accepts; the error says
+/// what an entry must be (`expected`).
+static LogicalResult
+verifyArrayOfDictionaries(Operation *op, NamedAttribute attr,
+                          function_ref<bool(DictionaryAttr)> isValid,
+                          StringRef expected) {
   auto array = dyn_cast<ArrayAttr>(attr.getValue());
   if (!array)
     return op->emitOpError() << "'" << attr.getName().getValue()
                              << "' must be an array of dictionaries";
   for (auto [i, a] : llvm::enumerate(array)) {
     auto d = dyn_cast<DictionaryAttr>(a);
-    auto intAt = [&](StringRef key) {
-      return d ? d.getAs<IntegerAttr>(key) : IntegerAttr();
-    };
-    bool ok =
-        d && d.getAs<StringAttr>("layer") && d.getAs<StringAttr>("op") &&
-        intAt("bound") && intAt("bound").getInt() > 0 &&
-        (!d.get("input") || (intAt("input") && intAt("input").getInt() >= 0));
-    if (!ok)
-      return op->emitOpError()
-             << "'" << attr.getName().getValue() << "' entry " << i
-             << " must be {layer = \"...\", op = \"...\", bound = N > 0 "
-                "[, input = K >= 0]}, got "
-             << a;
+    if (!d || !isValid(d))
+      return op->emitOpError() << "'" << attr.getName().getValue() << "' entry "
+                               << i << " must be " << expected << ", got " << a;
   }
   return success();
+}
+
+/// `nnx.index_checks`: dictionaries with string `layer` and `op`, a
+/// positive i64 `bound` and optionally an i64 `input` >= 0.
+static LogicalResult verifyIndexChecks(Operation *op, NamedAttribute attr) {
+  auto isValid = [](DictionaryAttr d) {
+    auto bound = d.getAs<IntegerAttr>("bound");
+    auto input = d.getAs<IntegerAttr>("input");
+    return d.getAs<StringAttr>("layer") && d.getAs<StringAttr>("op") && bound &&
+           bound.getInt() > 0 &&
+           (!d.get("input") || (input && input.getInt() >= 0));
+  };
+  return verifyArrayOfDictionaries(
+      op, attr, isValid,
+      "{layer = \"...\", op = \"...\", bound = N > 0 [, input = K >= 0]}");
 }
 
 /// `nnx.shape_checks`: {op = "...", operand, dim, source_operand,
 /// source_dim >= 0, argument, source_argument >= -1}.
 static LogicalResult verifyShapeChecks(Operation *op, NamedAttribute attr) {
-  auto array = dyn_cast<ArrayAttr>(attr.getValue());
-  if (!array)
-    return op->emitOpError() << "'" << attr.getName().getValue()
-                             << "' must be an array of dictionaries";
-  for (auto [i, a] : llvm::enumerate(array)) {
-    auto d = dyn_cast<DictionaryAttr>(a);
+  auto isValid = [](DictionaryAttr d) {
     auto atLeast = [&](StringRef key, int64_t min) {
-      auto v = d ? d.getAs<IntegerAttr>(key) : IntegerAttr();
+      auto v = d.getAs<IntegerAttr>(key);
       return v && v.getInt() >= min;
     };
-    bool ok = d && d.getAs<StringAttr>("op") && atLeast("operand", 0) &&
-              atLeast("dim", 0) && atLeast("source_operand", 0) &&
-              atLeast("source_dim", 0) && atLeast("argument", -1) &&
-              atLeast("source_argument", -1);
-    if (!ok)
-      return op->emitOpError()
-             << "'" << attr.getName().getValue() << "' entry " << i
-             << " must be {op = \"...\", operand, dim, source_operand, "
-                "source_dim >= 0, argument, source_argument >= -1}, got "
-             << a;
-  }
-  return success();
+    return d.getAs<StringAttr>("op") && atLeast("operand", 0) &&
+           atLeast("dim", 0) && atLeast("source_operand", 0) &&
+           atLeast("source_dim", 0) && atLeast("argument", -1) &&
+           atLeast("source_argument", -1);
+  };
+  return verifyArrayOfDictionaries(
+      op, attr, isValid,
+      "{op = \"...\", operand, dim, source_operand, source_dim >= 0, "
+      "argument, source_argument >= -1}");
 }
 
 LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
