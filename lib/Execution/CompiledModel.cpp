@@ -417,7 +417,8 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
   if (config.registerExtensions)
     config.registerExtensions(registry);
   context->appendDialectRegistry(registry);
-  // buildForward creates func/arith/tensor/linalg ops outside a pass manager.
+  // The registry's dialects, loaded before the first pass manager runs
+  // (the JIT translates what the target pipeline leaves).
   context->loadAllAvailableDialects();
 
   // Structure level -> forward level: nnx-prepare-forward, then the ABI

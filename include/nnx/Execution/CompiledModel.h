@@ -73,7 +73,6 @@ class ModelJIT;
 
 class MemRefArgument;
 class ParameterBindings;
-struct ShapeCheck;
 struct IndexCheckSpec;
 
 /// One argument or result of the compiled forward.
