@@ -163,10 +163,13 @@ std::unique_ptr<Compiled> Compiled::create(Model &model,
     return result;
   }();
   if (!compiled) {
+    // compile() puts its errors, with where, in the message; what reached
+    // the context's handler besides (warnings, an error from outside the
+    // compile steps) follows it.
     std::string message = llvm::toString(compiled.takeError());
-    throw NNXError(diagnostics.empty() ? message
-                                       : message + ":\n" + diagnostics,
-                   diagnostics);
+    if (diagnostics.empty())
+      throw NNXError(message, message);
+    throw NNXError(message + ":\n" + diagnostics, diagnostics);
   }
   c->compiled = std::move(*compiled);
   c->compileSeconds =

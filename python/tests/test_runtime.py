@@ -161,7 +161,8 @@ def test_compile_errors_carry_the_diagnostics():
         nnx.compile(mlp(), inputs=[(None, 6)], family="no-such-family",
                     probes=["layers.0.mlp_output"])
     assert "cannot read family 'no-such-family'" in info.value.diagnostics
-    assert "error:" in str(info.value)
+    # Where: the model's location (nnx.compile of a torch module).
+    assert str(info.value).startswith("<nnx.compile>:1:1: nnx-insert-probes:")
     with pytest.raises(ValueError, match="unknown target 'tpu'"):
         nnx.compile(mlp(), inputs=[(None, 6)], target="tpu")
 
