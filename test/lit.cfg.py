@@ -27,7 +27,7 @@ llvm_config.with_system_environment(["NNX_TEST_REORDER", "NNX_JIT_MAX_ISA"])
 config.environment["NNX_CACHE_DIR"] = os.path.join(config.test_exec_root,
                                                    "jit-cache")
 
-tools = ["nnx-opt", "nnx-run", "mlir-opt", "mlir-runner"]
+tools = ["nnx-opt", "nnx-run", "nnx-capi-test", "mlir-opt", "mlir-runner"]
 llvm_config.add_tool_substitutions(
     [t for t in tools if shutil.which(t, path=config.environment["PATH"])],
     [config.nnx_tools_dir, config.llvm_tools_dir])
