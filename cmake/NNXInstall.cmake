@@ -2,10 +2,12 @@
 # NNXConfig.cmake that lets another CMake project find_package(NNX) there
 # (docs/Integration.md):
 #
-#   bin/                        nnx-opt, nnx-run
+#   bin/                        nnx-opt, nnx-run, nnx-compile
 #   lib/                        libNNX*.a (and libnnx_cuda_runtime.so when
 #                               cuda.h was found)
 #   lib/cmake/nnx/              NNXConfig.cmake, NNXTargets*.cmake
+#   include/nnx-aot/            the C runtime of nnx-compile's objects
+#                               (lib/libnnx_aot_runtime.a)
 #   include/nnx/                the headers and .td files of include/nnx, with
 #                               the generated *.h.inc, *.cpp.inc and Config.h
 #   share/nnx/families/         the tracing families (set $NNX_FAMILIES_DIR)
@@ -48,7 +50,7 @@ function(nnx_install_package)
   # The tools' RUNPATH is $ORIGIN/../lib (llvm_setup_rpath); installed, they
   # also need the libMLIR.so and libmlir_c_runner_utils.so of
   # LLVM_LIBRARY_DIR, which the build tree's RUNPATH alone names.
-  foreach(tool nnx-opt nnx-run)
+  foreach(tool nnx-opt nnx-run nnx-compile)
     if(TARGET ${tool})
       set_property(TARGET ${tool} APPEND PROPERTY
         INSTALL_RPATH "${LLVM_LIBRARY_DIR}")
@@ -76,6 +78,12 @@ function(nnx_install_package)
     PATTERN "*.h"
     PATTERN "*.inc"
     PATTERN "CMakeFiles" EXCLUDE)
+  # The C runtime of ahead-of-time objects (nnx-compile's).
+  install(DIRECTORY ${NNX_SOURCE_DIR}/include/nnx-aot
+    DESTINATION include
+    COMPONENT nnx-headers
+    FILES_MATCHING
+    PATTERN "*.h")
   install(DIRECTORY ${NNX_SOURCE_DIR}/families/
     DESTINATION share/nnx/families
     COMPONENT nnx-families)

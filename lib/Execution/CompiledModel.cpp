@@ -406,11 +406,9 @@ createEngine(ModuleOp module, const TargetConfig &config,
 }
 
 llvm::Expected<std::unique_ptr<CompiledModel>>
-CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
+CompiledModel::lower(ModuleOp module, const CompileOptions &options,
+                     const TargetConfig &config, bool bindWeights) {
   MLIRContext *context = module.getContext();
-  TargetConfig config;
-  if (llvm::Error err = getTargetConfig(options.target, config))
-    return std::move(err);
   DialectRegistry registry;
   registerExecutionDialects(registry);
   registerExecutionTranslations(registry);
@@ -436,21 +434,23 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
   if (llvm::Error err = diagnostics.withCollected(compiled->readABI(module)))
     return std::move(err);
   // The weights, checked before anything is compiled: the model's own, or
-  // another checkpoint's (the model's tensors are then not read).
+  // another checkpoint's (the model's tensors are then not read); without
+  // `bindWeights` only their names, keys and types.
   compiled->parameters = std::make_unique<ParameterBindings>();
   compiled->uploadParameter = config.uploadParameter;
   ParameterBindings &params = *compiled->parameters;
   auto weightsStart = std::chrono::steady_clock::now();
-  if (llvm::Error err = diagnostics.withCollected(params.readForward(
-          forward, compiled->inputs.size(), options.weightsFile.empty())))
+  bool readData = bindWeights && options.weightsFile.empty();
+  if (llvm::Error err = diagnostics.withCollected(
+          params.readForward(forward, compiled->inputs.size(), readData)))
     return std::move(err);
-  if (!options.weightsFile.empty())
+  if (bindWeights && !options.weightsFile.empty())
     if (llvm::Error err = diagnostics.withCollected(
             params.readWeightsFile(options.weightsFile)))
       return std::move(err);
   compiled->weightsSeconds += secondsSince(weightsStart);
 
-  // Forward level -> LLVM dialect -> machine code.
+  // Forward level -> LLVM dialect.
   {
     PassManager pm(context);
     if (llvm::Error err = config.buildPipeline(pm, options.pipelineOptions))
@@ -459,28 +459,45 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
       return diagnostics.takeError("failed to lower the forward for target '" +
                                    stringifyTarget(options.target) + "'");
   }
-  // Permuted into the layouts the compiled code asks for and placed where
-  // it reads them (device memory on CUDA), once.
-  weightsStart = std::chrono::steady_clock::now();
   if (llvm::Error err = diagnostics.withCollected(
           params.readLayouts(module.lookupSymbol("forward"))))
     return std::move(err);
-  if (llvm::Error err =
-          diagnostics.withCollected(params.prepare(config.uploadParameter)))
+  return compiled;
+}
+
+std::vector<std::string> CompiledModel::getEntryPoints() const {
+  std::vector<std::string> names = {"_mlir_ciface_forward"};
+  if (hasResultShapesFunction)
+    names.push_back(("_mlir_ciface_" + kResultShapesFuncName).str());
+  if (!measuredWriteProbes.empty())
+    names.push_back(("_mlir_ciface_" + kWriteShapesFuncName).str());
+  if (!shapeChecks.empty())
+    names.push_back(("_mlir_ciface_" + kShapeChecksFuncName).str());
+  return names;
+}
+
+llvm::Expected<std::unique_ptr<CompiledModel>>
+CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
+  TargetConfig config;
+  if (llvm::Error err = getTargetConfig(options.target, config))
+    return std::move(err);
+  llvm::Expected<std::unique_ptr<CompiledModel>> lowered =
+      lower(module, options, config, /*bindWeights=*/true);
+  if (!lowered)
+    return lowered.takeError();
+  std::unique_ptr<CompiledModel> compiled = std::move(*lowered);
+  // Permuted into the layouts the compiled code asks for and placed where
+  // it reads them (device memory on CUDA), once.
+  CompileDiagnostics diagnostics(module.getContext());
+  auto weightsStart = std::chrono::steady_clock::now();
+  if (llvm::Error err = diagnostics.withCollected(
+          compiled->parameters->prepare(config.uploadParameter)))
     return std::move(err);
   compiled->weightsSeconds += secondsSince(weightsStart);
-  std::string shapesName = ("_mlir_ciface_" + kResultShapesFuncName).str();
-  std::string writeShapesName = ("_mlir_ciface_" + kWriteShapesFuncName).str();
-  SmallVector<StringRef> names = {"_mlir_ciface_forward"};
-  if (compiled->hasResultShapesFunction)
-    names.push_back(shapesName);
-  if (!compiled->measuredWriteProbes.empty())
-    names.push_back(writeShapesName);
-  std::string checksName = ("_mlir_ciface_" + kShapeChecksFuncName).str();
-  if (!compiled->shapeChecks.empty())
-    names.push_back(checksName);
+  std::vector<std::string> names = compiled->getEntryPoints();
+  SmallVector<StringRef> nameRefs(names.begin(), names.end());
   llvm::Expected<std::unique_ptr<ModelJIT>> engine =
-      createEngine(module, config, options, names);
+      createEngine(module, config, options, nameRefs);
   if (!engine)
     return diagnostics.withCollected(engine.takeError());
   compiled->engine = std::move(*engine);

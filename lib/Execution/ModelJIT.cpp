@@ -7,6 +7,7 @@
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/JITEventListener.h"
@@ -202,6 +203,24 @@ static llvm::Error writeEntry(llvm::StringRef dir, llvm::StringRef path,
   return llvm::Error::success();
 }
 
+/// `module` in LLVM IR for `machine`, with the packed wrappers and the
+/// constructor and destructor functions: what the optimizer gets, the same
+/// for the JIT and an object compiled ahead of time.
+static llvm::Expected<std::unique_ptr<llvm::Module>>
+translateForMachine(ModuleOp module, llvm::LLVMContext &context,
+                    const llvm::TargetMachine &machine) {
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, context);
+  if (!llvmModule)
+    return makeError("cannot translate the lowered module to LLVM IR");
+  llvmModule->setDataLayout(machine.createDataLayout());
+  llvmModule->setTargetTriple(machine.getTargetTriple());
+  addPackedWrappers(*llvmModule);
+  lowerStructors(*llvmModule, "llvm.global_ctors", kInitName, false);
+  lowerStructors(*llvmModule, "llvm.global_dtors", kFiniName, true);
+  return std::move(llvmModule);
+}
+
 /// Optimizes and compiles `module` for `machine`.
 static llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 compileObject(llvm::Module &module, llvm::TargetMachine &machine,
@@ -220,15 +239,11 @@ static llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 loadOrCompile(ModuleOp module, const ModelJITOptions &options,
               llvm::TargetMachine &machine, bool &fromCache) {
   llvm::LLVMContext context;
-  std::unique_ptr<llvm::Module> llvmModule =
-      translateModuleToLLVMIR(module, context);
-  if (!llvmModule)
-    return makeError("cannot translate the lowered module to LLVM IR");
-  llvmModule->setDataLayout(machine.createDataLayout());
-  llvmModule->setTargetTriple(machine.getTargetTriple());
-  addPackedWrappers(*llvmModule);
-  lowerStructors(*llvmModule, "llvm.global_ctors", kInitName, false);
-  lowerStructors(*llvmModule, "llvm.global_dtors", kFiniName, true);
+  llvm::Expected<std::unique_ptr<llvm::Module>> translated =
+      translateForMachine(module, context, machine);
+  if (!translated)
+    return translated.takeError();
+  std::unique_ptr<llvm::Module> &llvmModule = *translated;
 
   std::string key, path;
   if (!options.cacheDir.empty()) {
@@ -357,3 +372,74 @@ ModelJIT::lookupPacked(llvm::StringRef name) const {
 }
 
 llvm::StringRef ModelJIT::getObject() const { return object->getBuffer(); }
+
+//===----------------------------------------------------------------------===//
+// Ahead of time
+//===----------------------------------------------------------------------===//
+
+/// Makes every definition of `module` internal except `exported`, which are
+/// renamed `<prefix><name>`.
+static void internalizeAndPrefix(llvm::Module &module,
+                                 llvm::ArrayRef<std::string> exported,
+                                 llvm::StringRef prefix) {
+  llvm::StringSet<> keep;
+  for (const std::string &name : exported)
+    keep.insert(name);
+  auto visit = [&](llvm::GlobalValue &value) {
+    if (value.isDeclaration() || value.hasLocalLinkage())
+      return;
+    if (keep.contains(value.getName())) {
+      value.setName(prefix + value.getName());
+      return;
+    }
+    value.setLinkage(llvm::GlobalValue::InternalLinkage);
+    value.setVisibility(llvm::GlobalValue::DefaultVisibility);
+  };
+  for (llvm::Function &function : module.functions())
+    visit(function);
+  for (llvm::GlobalVariable &global : module.globals())
+    visit(global);
+}
+
+llvm::Expected<std::string>
+mlir::nnx::compileObjectAheadOfTime(ModuleOp module, unsigned optLevel,
+                                    llvm::ArrayRef<std::string> exported,
+                                    llvm::StringRef prefix) {
+  optLevel = std::min(optLevel, 3u);
+  llvm::Expected<llvm::orc::JITTargetMachineBuilder> host =
+      llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!host)
+    return host.takeError();
+  // The JIT's machine (the host's CPU and features), for an object that
+  // links into a position-independent executable or a shared library.
+  host->setCodeGenOptLevel(static_cast<llvm::CodeGenOptLevel>(optLevel));
+  host->setRelocationModel(llvm::Reloc::PIC_);
+  host->setCodeModel(llvm::CodeModel::Small);
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine =
+      host->createTargetMachine();
+  if (!machine)
+    return machine.takeError();
+  llvm::LLVMContext context;
+  llvm::Expected<std::unique_ptr<llvm::Module>> llvmModule =
+      translateForMachine(module, context, **machine);
+  if (!llvmModule)
+    return llvmModule.takeError();
+  std::function<llvm::Error(llvm::Module *)> optimize =
+      makeOptimizingTransformer(optLevel, /*sizeLevel=*/0, machine->get());
+  if (llvm::Error err = optimize(llvmModule->get()))
+    return std::move(err);
+  // After optimization, so that the optimized code is the JIT's.
+  SmallVector<std::string> keep(exported.begin(), exported.end());
+  keep.push_back(kInitName.str());
+  keep.push_back(kFiniName.str());
+  for (const std::string &name : keep)
+    if (!(*llvmModule)->getFunction(name))
+      return makeError("the lowered module defines no function '" + name + "'");
+  internalizeAndPrefix(**llvmModule, keep, prefix);
+  llvm::orc::SimpleCompiler compiler(**machine);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object =
+      compiler(**llvmModule);
+  if (!object)
+    return object.takeError();
+  return (*object)->getBuffer().str();
+}

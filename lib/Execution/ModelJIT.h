@@ -58,6 +58,19 @@ struct ModelJITOptions {
   bool perfListener = false;
 };
 
+/// Compiles `module` (LLVM dialect) to a relocatable, position-independent
+/// object for the host, ahead of time: the same translation, packed
+/// wrappers, optimization and code generation as the JIT (so the code
+/// computes the same bits), then every definition internal except the
+/// packed wrappers of `exported` (`_mlir_<name>`) and the constructor and
+/// destructor functions, which are renamed `<prefix><symbol>`
+/// (`<prefix>__nnx_jit_init`, `<prefix>__nnx_jit_fini`), so that several
+/// models link into one program.
+llvm::Expected<std::string>
+compileObjectAheadOfTime(ModuleOp module, unsigned optLevel,
+                         llvm::ArrayRef<std::string> exported,
+                         llvm::StringRef prefix);
+
 /// A loaded object; runs the module's destructors when destroyed.
 class ModelJIT {
 public:

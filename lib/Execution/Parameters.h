@@ -31,6 +31,13 @@ llvm::Expected<TensorSpec> makeTensorSpec(Type type, std::string name);
 
 class ParameterBindings {
 public:
+  /// The layout an argument wants: the stored row-major tensor viewed as
+  /// `view` (the stored shape, or a split of it), then permuted by `perm`
+  /// (empty: as stored).
+  struct Layout {
+    llvm::SmallVector<int64_t, 4> view, perm;
+  };
+
   using UploadFn = std::function<llvm::Expected<std::shared_ptr<void>>(
       llvm::ArrayRef<char>)>;
 
@@ -52,6 +59,8 @@ public:
 
   llvm::ArrayRef<TensorSpec> getSpecs() const { return specs; }
   llvm::ArrayRef<std::string> getKeys() const { return keys; }
+  /// The layouts readLayouts() read, one per parameter.
+  llvm::ArrayRef<Layout> getLayouts() const { return layouts; }
   /// Read-only descriptors of the prepared parameters, appended to `args`.
   void
   appendArguments(std::vector<std::unique_ptr<MemRefArgument>> &args) const;
@@ -63,12 +72,6 @@ private:
   std::vector<std::string> keys;
   /// The bound bytes, as stored.
   std::vector<TensorData> stored;
-  /// The layout each argument wants: the stored row-major tensor viewed as
-  /// `view` (the stored shape, or a split of it), then permuted by `perm`
-  /// (empty: as stored).
-  struct Layout {
-    llvm::SmallVector<int64_t, 4> view, perm;
-  };
   std::vector<Layout> layouts;
   /// What the compiled code reads: the permuted bytes and their shape, and
   /// the copy in the target's memory when uploaded.

@@ -70,6 +70,7 @@
 namespace mlir::nnx {
 
 class ModelJIT;
+struct CompiledObject;
 
 class MemRefArgument;
 class ParameterBindings;
@@ -229,6 +230,21 @@ public:
 
 private:
   CompiledModel() = default;
+
+  friend llvm::Expected<CompiledObject>
+  compileAheadOfTime(ModuleOp module, const CompileOptions &options,
+                     llvm::StringRef prefix);
+
+  /// compile()'s steps before machine code: the target's dialects,
+  /// nnx-prepare-forward and the ABI it describes, the weights (only their
+  /// names, keys and types without `bindWeights`), the target pipeline and
+  /// the parameter layouts it asks for.
+  static llvm::Expected<std::unique_ptr<CompiledModel>>
+  lower(ModuleOp module, const CompileOptions &options,
+        const TargetConfig &config, bool bindWeights);
+  /// The functions the lowered module must export: `_mlir_ciface_forward`
+  /// and the shape functions it has.
+  std::vector<std::string> getEntryPoints() const;
 
   /// Reads the specs of the arguments and results of `forward`.
   llvm::Error readSignature(func::FuncOp forward);

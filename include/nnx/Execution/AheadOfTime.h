@@ -1,0 +1,103 @@
+//===- AheadOfTime.h - a forward compiled to an object file -----*- C++ -*-===//
+//
+// nnx-compile's library: the forward nnx-run would JIT, compiled instead to
+// a relocatable object (the same pipeline, optimization and code
+// generation, so the same bits), plus a C header that declares a plain C
+// signature for it. The object needs no MLIR or LLVM at run time: it links
+// against nnx's small C runtime (libnnx_aot_runtime.a, nnx-aot/Runtime.h),
+// which binds the weights from a safetensors file at load, checks the
+// arguments as nnx-run does and runs the forward (docs/Integration.md,
+// "Ahead of time").
+//
+// For a model compiled with the prefix `mlp`, the header declares:
+//
+//   typedef struct nnx_aot_model mlp_model;
+//   int mlp_load(const char *weights, mlp_model **model);
+//   int mlp_result_shapes(mlp_model *model, const float *input0,
+//                         const int64_t input0_dims[2],
+//                         int64_t output0_dims[2]);
+//   int mlp_forward(mlp_model *model, const float *input0,
+//                   const int64_t input0_dims[2], float *output0,
+//                   int64_t output0_capacity, int64_t output0_dims[2]);
+//   const char *mlp_error(const mlp_model *model);
+//   void mlp_free(mlp_model *model);
+//
+//===----------------------------------------------------------------------===//
+#ifndef NNX_EXECUTION_AHEADOFTIME_H
+#define NNX_EXECUTION_AHEADOFTIME_H
+
+#include "nnx/Execution/CompiledModel.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::nnx {
+
+/// A parameter of the compiled forward: as stored (dtype, shape, dotted
+/// name), its key in a weights file, and the layout the code reads it in.
+struct ObjectParameter {
+  TensorSpec spec;
+  std::string key;
+  /// The stored tensor viewed as `view`, then permuted by `perm`; both
+  /// empty: read as stored.
+  llvm::SmallVector<int64_t, 4> view, perm;
+};
+
+/// A run-time index check of the forward (IndexChecks.h).
+struct ObjectIndexCheck {
+  std::string layer, op;
+  int64_t bound = 0;
+  /// The input the ids are, or -1.
+  int64_t input = -1;
+};
+
+/// A place where the forward assumes two argument sizes agree
+/// (`@forward_shape_checks`).
+struct ObjectShapeCheck {
+  /// printf format of the error, with two `%lld`: the given size, then the
+  /// expected one.
+  std::string format;
+  /// Whether the expected size is the second of the pair the shape
+  /// function returns (else the first).
+  bool swapped = false;
+};
+
+/// What nnx-compile writes: the object and what its header describes.
+struct CompiledObject {
+  /// ELF, relocatable, position independent.
+  std::string object;
+  /// Of every symbol the object exports and the header declares.
+  std::string prefix;
+  /// The model's name (empty for a forward-level module).
+  std::string modelName;
+  std::vector<TensorSpec> inputs, writeProbes, outputs, readProbes;
+  std::vector<ObjectParameter> parameters;
+  std::vector<ObjectIndexCheck> indexChecks;
+  std::vector<ObjectShapeCheck> shapeChecks;
+  /// The write probes `@forward_write_shapes` measures (indices into
+  /// `writeProbes`).
+  std::vector<size_t> measuredWriteProbes;
+  /// The packed entry points the object exports (`<prefix>_mlir_...`), in
+  /// the order forward, result shapes, write shapes, shape checks; empty
+  /// when the module has no such function.
+  std::string forward, resultShapes, writeShapes, shapeChecksFunction;
+  /// Its constructor and destructor functions.
+  std::string init, fini;
+};
+
+/// Compiles `module` (lowered in place) as CompiledModel::compile does, for
+/// the CPU, into an object whose symbols start with `prefix` (a C
+/// identifier). The model's weights are not read: they are bound at load.
+llvm::Expected<CompiledObject> compileAheadOfTime(ModuleOp module,
+                                                  const CompileOptions &options,
+                                                  llvm::StringRef prefix);
+
+/// The C header of `object`: the runtime's types, the forward's signature
+/// in plain C, and the tables the runtime reads. `source` names the file
+/// it came from (a comment).
+std::string emitObjectHeader(const CompiledObject &object,
+                             llvm::StringRef source);
+
+} // namespace mlir::nnx
+
+#endif // NNX_EXECUTION_AHEADOFTIME_H

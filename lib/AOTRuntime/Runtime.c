@@ -1,0 +1,694 @@
+/*===- Runtime.c - load and run a forward compiled ahead of time ----------===*\
+ *
+ * nnx-aot/Runtime.h's entry points: what lib/Execution/CompiledModel.cpp
+ * and Parameters.cpp do for the JIT, in C, over the tables a header from
+ * nnx-compile holds. The forward's arguments are upstream's memref
+ * descriptors, passed packed (`void **`: a pointer to each argument, each a
+ * pointer to a descriptor), in the order
+ *   inputs, parameters, write probes, outputs, index-check pairs,
+ *   read probes.
+ *
+\*===----------------------------------------------------------------------===*/
+#include "AOTRuntime.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct nnx_aot_model {
+  const nnx_aot_descriptor *d;
+  nnx_aot_file file;
+  /* Each parameter as the code reads it: its bytes (64-byte aligned, in
+   * the mapped file or `param_owned`, the model's copy) and its shape. */
+  const void **param_data;
+  void **param_owned;
+  int64_t (*param_shape)[NNX_AOT_MAX_RANK];
+  int initialized;
+  char error[2048];
+};
+
+static nnx_aot_status fail(nnx_aot_model *m, nnx_aot_status status,
+                           const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static nnx_aot_status fail(nnx_aot_model *m, nnx_aot_status status,
+                           const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  vsnprintf(m->error, sizeof(m->error), format, args);
+  va_end(args);
+  return status;
+}
+
+static size_t dtype_size(nnx_aot_dtype dtype) {
+  switch (dtype) {
+  case NNX_AOT_F16:
+  case NNX_AOT_BF16:
+    return 2;
+  case NNX_AOT_F32:
+  case NNX_AOT_I32:
+    return 4;
+  case NNX_AOT_F64:
+  case NNX_AOT_I64:
+    return 8;
+  case NNX_AOT_BOOL:
+    return 1;
+  }
+  return 0;
+}
+
+static const char *safetensors_name(nnx_aot_dtype dtype) {
+  static const char *const names[] = {"F16", "BF16", "F32", "F64",
+                                      "I32", "I64",  "BOOL"};
+  return (unsigned)dtype < 7 ? names[dtype] : "?";
+}
+
+/* "[2, 3]" into `out`. */
+static const char *format_shape(char *out, size_t size, int32_t rank,
+                                const int64_t *shape) {
+  size_t n = (size_t)snprintf(out, size, "[");
+  for (int32_t i = 0; i < rank && n < size; ++i)
+    n += (size_t)snprintf(out + n, size - n, i ? ", %lld" : "%lld",
+                          (long long)shape[i]);
+  if (n < size)
+    snprintf(out + n, size - n, "]");
+  return out;
+}
+
+/* The element count of `shape`, or -1 when its bytes overflow int64. */
+static int64_t element_count(int32_t rank, const int64_t *shape,
+                             size_t element_size) {
+  int64_t n = 1;
+  for (int32_t i = 0; i < rank; ++i) {
+    if (shape[i] < 0)
+      return -1;
+    if (shape[i] && n > INT64_MAX / (int64_t)element_size / shape[i])
+      return -1;
+    n *= shape[i];
+  }
+  return n;
+}
+
+/*===----------------------------------------------------------------------===
+ * Loading
+ *===----------------------------------------------------------------------===*/
+
+/* `in` (row-major, shape `view`) permuted into `out`: out dim i is in dim
+ * perm[i], as linalg.transpose reads it (Parameters.cpp). */
+static void permute(const unsigned char *in, unsigned char *out, int32_t rank,
+                    const int64_t *view, const int64_t *perm, size_t es) {
+  int64_t in_strides[NNX_AOT_MAX_RANK], strides[NNX_AOT_MAX_RANK],
+      shape[NNX_AOT_MAX_RANK], index[NNX_AOT_MAX_RANK] = {0};
+  int64_t stride = 1;
+  for (int32_t i = rank - 1; i >= 0; --i) {
+    in_strides[i] = stride;
+    stride *= view[i];
+  }
+  int64_t total = stride;
+  for (int32_t i = 0; i < rank; ++i) {
+    shape[i] = view[perm[i]];
+    strides[i] = in_strides[perm[i]];
+  }
+  int64_t from = 0;
+  for (int64_t k = 0; k < total; ++k) {
+    memcpy(out + (size_t)k * es, in + (size_t)from * es, es);
+    int32_t axis = rank - 1;
+    while (axis >= 0) {
+      from += strides[axis];
+      if (++index[axis] < shape[axis])
+        break;
+      from -= strides[axis] * shape[axis];
+      index[axis--] = 0;
+    }
+  }
+}
+
+/* Finds, checks and prepares parameter `i` from the mapped file. */
+static nnx_aot_status bind_parameter(nnx_aot_model *m, int32_t i,
+                                     const char *path) {
+  const nnx_aot_parameter *p = &m->d->parameters[i];
+  const nnx_aot_file_tensor *t = nnx_aot_find_tensor(&m->file, p->key);
+  char a[256], b[256];
+  if (!t)
+    return fail(m, NNX_AOT_ERROR_WEIGHTS,
+                "%s: no tensor '%s' (parameter '%s', %s)", path, p->key,
+                p->name, p->type);
+  size_t es = dtype_size(p->dtype);
+  if (strcmp(t->dtype, safetensors_name(p->dtype)) != 0 || t->rank != p->rank ||
+      memcmp(t->shape, p->shape, sizeof(int64_t) * (size_t)p->rank) != 0)
+    return fail(m, NNX_AOT_ERROR_WEIGHTS,
+                "%s: tensor '%s' is %s of shape %s, parameter '%s' is %s "
+                "of shape %s",
+                path, p->key, t->dtype,
+                format_shape(a, sizeof(a), t->rank, t->shape), p->name,
+                safetensors_name(p->dtype),
+                format_shape(b, sizeof(b), p->rank, p->shape));
+  int64_t count = element_count(p->rank, p->shape, es);
+  uint64_t bytes = (uint64_t)count * es;
+  if (t->end > m->file.data_size || t->end - t->begin != bytes)
+    return fail(m, NNX_AOT_ERROR_WEIGHTS,
+                "%s: tensor '%s': its data_offsets [%llu, %llu) do not hold "
+                "its %llu bytes inside the file's %llu-byte data region",
+                path, p->key, (unsigned long long)t->begin,
+                (unsigned long long)t->end, (unsigned long long)bytes,
+                (unsigned long long)m->file.data_size);
+  const unsigned char *stored = m->file.data + t->begin;
+  int32_t rank = p->view_rank ? p->view_rank : p->rank;
+  for (int32_t d = 0; d < rank; ++d)
+    m->param_shape[i][d] = p->view_rank ? p->view[p->perm[d]] : p->shape[d];
+  if (!p->view_rank && ((uintptr_t)stored & 63) == 0) {
+    m->param_data[i] = stored;
+    return NNX_AOT_OK;
+  }
+  void *copy = nnx_aot_aligned_alloc(bytes);
+  if (!copy)
+    return fail(m, NNX_AOT_ERROR_MEMORY,
+                "cannot allocate %llu bytes for parameter '%s'",
+                (unsigned long long)bytes, p->name);
+  m->param_data[i] = copy;
+  m->param_owned[i] = copy;
+  if (p->view_rank)
+    permute(stored, copy, p->view_rank, p->view, p->perm, es);
+  else
+    memcpy(copy, stored, bytes);
+  return NNX_AOT_OK;
+}
+
+nnx_aot_status nnx_aot_load(const nnx_aot_descriptor *descriptor,
+                            const char *weights, nnx_aot_model **model) {
+  if (!model)
+    return NNX_AOT_ERROR_ARGUMENT;
+  nnx_aot_model *m = calloc(1, sizeof(nnx_aot_model));
+  *model = m;
+  if (!m)
+    return NNX_AOT_ERROR_MEMORY;
+  m->d = descriptor;
+  int32_t n = descriptor->num_parameters;
+  m->param_data = calloc((size_t)n + 1, sizeof(void *));
+  m->param_owned = calloc((size_t)n + 1, sizeof(void *));
+  m->param_shape = calloc((size_t)n + 1, sizeof(*m->param_shape));
+  if (!m->param_data || !m->param_shape || !m->param_owned)
+    return fail(m, NNX_AOT_ERROR_MEMORY, "cannot allocate the model");
+  if (n > 0) {
+    if (!weights)
+      return fail(m, NNX_AOT_ERROR_ARGUMENT,
+                  "model '%s' has %d parameters: give a safetensors file",
+                  descriptor->model, n);
+    nnx_aot_status status =
+        nnx_aot_open_file(weights, &m->file, m->error, sizeof(m->error));
+    if (status != NNX_AOT_OK)
+      return status;
+    for (int32_t i = 0; i < n; ++i)
+      if ((status = bind_parameter(m, i, weights)) != NNX_AOT_OK)
+        return status;
+  }
+  descriptor->init();
+  m->initialized = 1;
+  return NNX_AOT_OK;
+}
+
+const char *nnx_aot_error(const nnx_aot_model *model) {
+  return model ? model->error : "no model (out of memory)";
+}
+
+void nnx_aot_free(nnx_aot_model *m) {
+  if (!m)
+    return;
+  if (m->initialized)
+    m->d->fini();
+  for (int32_t i = 0; m->param_owned && i < m->d->num_parameters; ++i)
+    free(m->param_owned[i]);
+  free(m->param_data);
+  free(m->param_shape);
+  free(m->param_owned);
+  nnx_aot_close_file(&m->file);
+  free(m);
+}
+
+/* omp_set_num_threads, where the program links libomp. */
+extern void omp_set_num_threads(int) __attribute__((weak));
+
+void nnx_aot_set_threads(int threads) {
+  if (!omp_set_num_threads)
+    return;
+  if (threads <= 0) {
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    threads = online > 0 ? (int)online : 1;
+  }
+  omp_set_num_threads(threads);
+}
+
+/*===----------------------------------------------------------------------===
+ * Calling
+ *===----------------------------------------------------------------------===*/
+
+/* The packed arguments of one call: a descriptor per memref argument. */
+typedef struct call_args {
+  size_t count, capacity;
+  void **descriptors; /* each malloc'd */
+  void **packed;      /* packed[i] = &descriptors[i] */
+} call_args;
+
+static void free_args(call_args *c) {
+  for (size_t i = 0; i < c->count; ++i)
+    free(c->descriptors[i]);
+  free(c->descriptors);
+  free(c->packed);
+  memset(c, 0, sizeof(*c));
+}
+
+/* Appends the descriptor {data, data, 0, shape, row-major strides}. */
+static int push_arg(call_args *c, const void *data, int32_t rank,
+                    const int64_t *shape) {
+  if (c->count == c->capacity) {
+    size_t capacity = c->capacity ? 2 * c->capacity : 16;
+    void **grown = realloc(c->descriptors, capacity * sizeof(void *));
+    if (!grown)
+      return 0;
+    c->descriptors = grown;
+    c->capacity = capacity;
+  }
+  int64_t *words = malloc(sizeof(int64_t) * (3 + 2 * (size_t)rank));
+  if (!words)
+    return 0;
+  memcpy(&words[0], &data, sizeof(void *));
+  memcpy(&words[1], &data, sizeof(void *));
+  words[2] = 0;
+  int64_t stride = 1;
+  for (int32_t i = rank - 1; i >= 0; --i) {
+    words[3 + i] = shape[i];
+    words[3 + rank + i] = stride;
+    stride *= shape[i];
+  }
+  c->descriptors[c->count++] = words;
+  return 1;
+}
+
+/* Packs the arguments; 0 when out of memory. */
+static int pack(call_args *c) {
+  c->packed = malloc((c->count + 1) * sizeof(void *));
+  if (!c->packed)
+    return 0;
+  for (size_t i = 0; i < c->count; ++i)
+    c->packed[i] = &c->descriptors[i];
+  return 1;
+}
+
+/* The spec of argument `i`: an input, then a write probe. */
+static const nnx_aot_tensor *argument_spec(const nnx_aot_descriptor *d,
+                                           int32_t i) {
+  return i < d->num_inputs ? &d->inputs[i]
+                           : &d->write_probes[i - d->num_inputs];
+}
+
+static const char *argument_label(const nnx_aot_descriptor *d, int32_t i,
+                                  char *out, size_t size) {
+  if (i < d->num_inputs)
+    snprintf(out, size, "%s", d->inputs[i].name);
+  else
+    snprintf(out, size, "write probe '%s'",
+             d->write_probes[i - d->num_inputs].name);
+  return out;
+}
+
+/* Pushes the inputs, the parameters and (with `writes`) the write probes,
+ * with the arrays `data` (NULL: the caller's). */
+static int push_leading(nnx_aot_model *m, call_args *c,
+                        const void *const *arguments,
+                        const int64_t *const *dims, int writes) {
+  const nnx_aot_descriptor *d = m->d;
+  for (int32_t i = 0; i < d->num_inputs; ++i)
+    if (!push_arg(c, arguments[i], d->inputs[i].rank, dims[i]))
+      return 0;
+  for (int32_t i = 0; i < d->num_parameters; ++i) {
+    const nnx_aot_parameter *p = &d->parameters[i];
+    if (!push_arg(c, m->param_data[i], p->view_rank ? p->view_rank : p->rank,
+                  m->param_shape[i]))
+      return 0;
+  }
+  for (int32_t i = 0; writes && i < d->num_write_probes; ++i)
+    if (!push_arg(c, arguments[d->num_inputs + i], d->write_probes[i].rank,
+                  dims[d->num_inputs + i]))
+      return 0;
+  return 1;
+}
+
+/* Calls the shape function `fn` on the arguments (with the write probes
+ * when `writes`), into `out` (`count` sizes). */
+static nnx_aot_status
+call_shape_function(nnx_aot_model *m, nnx_aot_packed_fn fn,
+                    const void *const *arguments, const int64_t *const *dims,
+                    int writes, int64_t *out, int64_t count) {
+  call_args c = {0};
+  nnx_aot_status status = NNX_AOT_ERROR_MEMORY;
+  if (push_leading(m, &c, arguments, dims, writes) &&
+      push_arg(&c, out, 1, &count) && pack(&c))
+    status = nnx_aot_guarded_call(fn, c.packed, m->error, sizeof(m->error));
+  else
+    fail(m, status, "cannot allocate the arguments of a call");
+  free_args(&c);
+  return status;
+}
+
+/* Count, pointers, ranks' static dimensions and sizes of the arguments. */
+static nnx_aot_status check_arguments(nnx_aot_model *m,
+                                      const void *const *arguments,
+                                      const int64_t *const *dims) {
+  const nnx_aot_descriptor *d = m->d;
+  int32_t n = d->num_inputs + d->num_write_probes;
+  char label[256], shape[256];
+  if (n > 0 && (!arguments || !dims))
+    return fail(m, NNX_AOT_ERROR_ARGUMENT,
+                "the forward takes %d arrays: the argument list is null", n);
+  for (int32_t i = 0; i < n; ++i) {
+    const nnx_aot_tensor *t = argument_spec(d, i);
+    argument_label(d, i, label, sizeof(label));
+    if (t->rank > 0 && !dims[i])
+      return fail(m, NNX_AOT_ERROR_ARGUMENT, "%s: its dimensions are null",
+                  label);
+    for (int32_t k = 0; k < t->rank; ++k) {
+      if (dims[i][k] < 0)
+        return fail(m, NNX_AOT_ERROR_ARGUMENT,
+                    "%s: dimension %d is %lld, which is negative", label, k,
+                    (long long)dims[i][k]);
+      if (t->shape[k] >= 0 && dims[i][k] != t->shape[k])
+        return fail(m, NNX_AOT_ERROR_ARGUMENT,
+                    "%s: dimension %d is %lld, expected %lld (%s); got "
+                    "shape %s",
+                    label, k, (long long)dims[i][k], (long long)t->shape[k],
+                    t->type,
+                    format_shape(shape, sizeof(shape), t->rank, dims[i]));
+    }
+    int64_t count =
+        element_count(t->rank, t->rank ? dims[i] : NULL, dtype_size(t->dtype));
+    if (count < 0)
+      return fail(m, NNX_AOT_ERROR_ARGUMENT,
+                  "%s: shape %s has more bytes than int64 holds", label,
+                  format_shape(shape, sizeof(shape), t->rank, dims[i]));
+    if (count > 0 && !arguments[i])
+      return fail(m, NNX_AOT_ERROR_ARGUMENT, "%s: its data pointer is null",
+                  label);
+  }
+  return NNX_AOT_OK;
+}
+
+/* Each measured write probe against the shape this run computes for it. */
+static nnx_aot_status check_write_shapes(nnx_aot_model *m,
+                                         const void *const *arguments,
+                                         const int64_t *const *dims) {
+  const nnx_aot_descriptor *d = m->d;
+  if (!d->write_shapes)
+    return NNX_AOT_OK;
+  int64_t count = 0;
+  for (int32_t j = 0; j < d->num_measured_write_probes; ++j) {
+    const nnx_aot_tensor *t = &d->write_probes[d->measured_write_probes[j]];
+    for (int32_t k = 0; k < t->rank; ++k)
+      count += t->shape[k] < 0;
+  }
+  int64_t *sizes = calloc((size_t)count + 1, sizeof(int64_t));
+  if (!sizes)
+    return fail(m, NNX_AOT_ERROR_MEMORY, "cannot allocate the write shapes");
+  nnx_aot_status status =
+      call_shape_function(m, d->write_shapes, arguments, dims, 0, sizes, count);
+  const int64_t *next = sizes;
+  for (int32_t j = 0; status == NNX_AOT_OK && j < d->num_measured_write_probes;
+       ++j) {
+    int32_t w = d->measured_write_probes[j];
+    const nnx_aot_tensor *t = &d->write_probes[w];
+    const int64_t *given = dims[d->num_inputs + w];
+    for (int32_t k = 0; status == NNX_AOT_OK && k < t->rank; ++k) {
+      if (t->shape[k] >= 0)
+        continue;
+      int64_t expected = *next++;
+      if (given[k] != expected)
+        status = fail(m, NNX_AOT_ERROR_ARGUMENT,
+                      "write probe '%s': dimension %d is %lld, expected "
+                      "%lld (the value it replaces in this run)",
+                      t->name, k, (long long)given[k], (long long)expected);
+    }
+  }
+  free(sizes);
+  return status;
+}
+
+/* Where the graph makes two arguments' sizes meet, they agree. */
+static nnx_aot_status check_shapes_agree(nnx_aot_model *m,
+                                         const void *const *arguments,
+                                         const int64_t *const *dims) {
+  const nnx_aot_descriptor *d = m->d;
+  if (!d->shape_checks_fn || d->num_shape_checks == 0)
+    return NNX_AOT_OK;
+  int64_t count = 2 * (int64_t)d->num_shape_checks;
+  int64_t *sizes = calloc((size_t)count, sizeof(int64_t));
+  if (!sizes)
+    return fail(m, NNX_AOT_ERROR_MEMORY, "cannot allocate the shape checks");
+  nnx_aot_status status = call_shape_function(m, d->shape_checks_fn, arguments,
+                                              dims, 1, sizes, count);
+  for (int32_t i = 0; status == NNX_AOT_OK && i < d->num_shape_checks; ++i) {
+    int64_t expected = sizes[2 * i], given = sizes[2 * i + 1];
+    if (expected == given)
+      continue;
+    if (d->shape_checks[i].swapped) {
+      int64_t t = expected;
+      expected = given;
+      given = t;
+    }
+    status = fail(m, NNX_AOT_ERROR_ARGUMENT, d->shape_checks[i].format,
+                  (long long)given, (long long)expected);
+  }
+  free(sizes);
+  return status;
+}
+
+/* The result `r`: an output, then a read probe. */
+static const nnx_aot_tensor *result_spec(const nnx_aot_descriptor *d,
+                                         int32_t r) {
+  return r < d->num_outputs ? &d->outputs[r]
+                            : &d->read_probes[r - d->num_outputs];
+}
+
+/* Checks the arguments, then writes every result's shape. */
+static nnx_aot_status compute_result_shapes(nnx_aot_model *m,
+                                            const void *const *arguments,
+                                            const int64_t *const *dims,
+                                            int64_t *const *result_dims) {
+  const nnx_aot_descriptor *d = m->d;
+  nnx_aot_status status = check_arguments(m, arguments, dims);
+  if (status == NNX_AOT_OK)
+    status = check_write_shapes(m, arguments, dims);
+  if (status == NNX_AOT_OK)
+    status = check_shapes_agree(m, arguments, dims);
+  if (status != NNX_AOT_OK)
+    return status;
+  int32_t n = d->num_outputs + d->num_read_probes;
+  int64_t count = 0;
+  for (int32_t r = 0; r < n; ++r) {
+    const nnx_aot_tensor *t = result_spec(d, r);
+    if (t->rank > 0 && !result_dims[r])
+      return fail(m, NNX_AOT_ERROR_ARGUMENT,
+                  "%s: the array for its dimensions is null", t->name);
+    for (int32_t k = 0; k < t->rank; ++k)
+      count += t->shape[k] < 0;
+  }
+  int64_t *sizes = calloc((size_t)count + 1, sizeof(int64_t));
+  if (!sizes)
+    return fail(m, NNX_AOT_ERROR_MEMORY, "cannot allocate the result shapes");
+  if (count > 0)
+    status = call_shape_function(m, d->result_shapes, arguments, dims, 1, sizes,
+                                 count);
+  const int64_t *next = sizes;
+  char shape[256];
+  for (int32_t r = 0; status == NNX_AOT_OK && r < n; ++r) {
+    const nnx_aot_tensor *t = result_spec(d, r);
+    for (int32_t k = 0; k < t->rank; ++k)
+      result_dims[r][k] = t->shape[k] >= 0 ? t->shape[k] : *next++;
+    if (element_count(t->rank, result_dims[r], dtype_size(t->dtype)) < 0)
+      status = fail(m, NNX_AOT_ERROR_ARGUMENT,
+                    "%s: this run computes the shape %s for %s, which has a "
+                    "negative dimension or overflows 64 bits",
+                    t->name,
+                    format_shape(shape, sizeof(shape), t->rank, result_dims[r]),
+                    t->type);
+  }
+  free(sizes);
+  return status;
+}
+
+nnx_aot_status nnx_aot_result_shapes(nnx_aot_model *model,
+                                     const void *const *arguments,
+                                     const int64_t *const *dims,
+                                     int64_t *const *result_dims) {
+  if (!model)
+    return NNX_AOT_ERROR_ARGUMENT;
+  model->error[0] = '\0';
+  return compute_result_shapes(model, arguments, dims, result_dims);
+}
+
+/* An error for the first index check whose pair reports a bad id. */
+static nnx_aot_status report_bad_indices(nnx_aot_model *m, const int64_t *pairs,
+                                         const int64_t *const *dims) {
+  const nnx_aot_descriptor *d = m->d;
+  for (int32_t i = 0; i < d->num_index_checks; ++i) {
+    if (pairs[2 * i] == 0)
+      continue;
+    const nnx_aot_index_check *check = &d->index_checks[i];
+    int64_t position = INT64_MAX - pairs[2 * i], id = pairs[2 * i + 1];
+    char where[512];
+    if (check->input >= 0 && check->input < d->num_inputs) {
+      /* The position as an index into the input. */
+      const nnx_aot_tensor *t = &d->inputs[check->input];
+      int64_t index[NNX_AOT_MAX_RANK];
+      for (int32_t k = t->rank - 1; k >= 0; --k) {
+        int64_t size = dims[check->input][k];
+        index[k] = size ? position % size : 0;
+        position = size ? position / size : 0;
+      }
+      char at[256];
+      format_shape(at, sizeof(at), t->rank, index);
+      at[0] = '(';
+      at[strlen(at) - 1] = ')';
+      snprintf(where, sizeof(where), "at %s of input %lld", at,
+               (long long)check->input);
+    } else {
+      snprintf(where, sizeof(where), "at row-major position %lld of its ids",
+               (long long)position);
+    }
+    return fail(m, NNX_AOT_ERROR_RUNTIME,
+                "'%s' at '%s': id %lld %s is out of range [0, %lld) (the "
+                "table has %lld rows)",
+                check->op, check->layer, (long long)id, where,
+                (long long)check->bound, (long long)check->bound);
+  }
+  return NNX_AOT_OK;
+}
+
+/* The buffers of one call: fresh aligned copies of the arguments (the code
+ * may write them), the results' (the caller's where aligned) and the index
+ * checks'. */
+typedef struct call_buffers {
+  void **copies;  /* one per argument */
+  void **results; /* one per result; owned where != the caller's */
+  int64_t *pairs; /* two per index check */
+} call_buffers;
+
+static void free_buffers(call_buffers *b, int32_t num_arguments,
+                         int32_t num_results, void *const *caller) {
+  for (int32_t i = 0; b->copies && i < num_arguments; ++i)
+    free(b->copies[i]);
+  for (int32_t r = 0; b->results && r < num_results; ++r)
+    if (b->results[r] != caller[r])
+      free(b->results[r]);
+  free(b->copies);
+  free(b->results);
+  free(b->pairs);
+}
+
+static nnx_aot_status make_buffers(nnx_aot_model *m, call_buffers *b,
+                                   const void *const *arguments,
+                                   const int64_t *const *dims,
+                                   void *const *results,
+                                   int64_t *const *result_dims) {
+  const nnx_aot_descriptor *d = m->d;
+  int32_t na = d->num_inputs + d->num_write_probes;
+  int32_t nr = d->num_outputs + d->num_read_probes;
+  b->copies = calloc((size_t)na + 1, sizeof(void *));
+  b->results = calloc((size_t)nr + 1, sizeof(void *));
+  b->pairs = calloc(2 * (size_t)d->num_index_checks + 1, sizeof(int64_t));
+  if (!b->copies || !b->results || !b->pairs)
+    return fail(m, NNX_AOT_ERROR_MEMORY, "cannot allocate a call");
+  for (int32_t i = 0; i < na; ++i) {
+    const nnx_aot_tensor *t = argument_spec(d, i);
+    size_t bytes =
+        (size_t)element_count(t->rank, dims[i], dtype_size(t->dtype)) *
+        dtype_size(t->dtype);
+    if (!(b->copies[i] = nnx_aot_aligned_alloc(bytes)))
+      return fail(m, NNX_AOT_ERROR_MEMORY,
+                  "cannot allocate %zu bytes for a copy of %s", bytes, t->name);
+    if (bytes)
+      memcpy(b->copies[i], arguments[i], bytes);
+  }
+  for (int32_t r = 0; r < nr; ++r) {
+    const nnx_aot_tensor *t = result_spec(d, r);
+    size_t bytes =
+        (size_t)element_count(t->rank, result_dims[r], dtype_size(t->dtype)) *
+        dtype_size(t->dtype);
+    b->results[r] = results[r];
+    if (((uintptr_t)results[r] & 63) == 0)
+      continue;
+    if (!(b->results[r] = nnx_aot_aligned_alloc(bytes)))
+      return fail(m, NNX_AOT_ERROR_MEMORY, "cannot allocate %zu bytes for %s",
+                  bytes, t->name);
+  }
+  return NNX_AOT_OK;
+}
+
+/* Runs the forward on prepared buffers. */
+static nnx_aot_status call_forward(nnx_aot_model *m, call_buffers *b,
+                                   const int64_t *const *dims,
+                                   int64_t *const *result_dims) {
+  const nnx_aot_descriptor *d = m->d;
+  call_args c = {0};
+  int ok = push_leading(m, &c, (const void *const *)b->copies, dims, 1);
+  for (int32_t r = 0; ok && r < d->num_outputs; ++r)
+    ok = push_arg(&c, b->results[r], d->outputs[r].rank, result_dims[r]);
+  for (int32_t i = 0; ok && i < 2 * d->num_index_checks; ++i)
+    ok = push_arg(&c, &b->pairs[i], 0, NULL);
+  for (int32_t r = 0; ok && r < d->num_read_probes; ++r)
+    ok = push_arg(&c, b->results[d->num_outputs + r], d->read_probes[r].rank,
+                  result_dims[d->num_outputs + r]);
+  nnx_aot_status status =
+      ok && pack(&c) ? nnx_aot_guarded_call(d->forward, c.packed, m->error,
+                                            sizeof(m->error))
+                     : fail(m, NNX_AOT_ERROR_MEMORY, "cannot allocate a call");
+  free_args(&c);
+  if (status == NNX_AOT_OK)
+    status = report_bad_indices(m, b->pairs, dims);
+  return status;
+}
+
+nnx_aot_status nnx_aot_run(nnx_aot_model *m, const void *const *arguments,
+                           const int64_t *const *dims, void *const *results,
+                           const int64_t *capacities,
+                           int64_t *const *result_dims) {
+  if (!m)
+    return NNX_AOT_ERROR_ARGUMENT;
+  m->error[0] = '\0';
+  const nnx_aot_descriptor *d = m->d;
+  int32_t nr = d->num_outputs + d->num_read_probes;
+  nnx_aot_status status =
+      compute_result_shapes(m, arguments, dims, result_dims);
+  if (status != NNX_AOT_OK)
+    return status;
+  char shape[256];
+  for (int32_t r = 0; r < nr; ++r) {
+    const nnx_aot_tensor *t = result_spec(d, r);
+    int64_t count =
+        element_count(t->rank, result_dims[r], dtype_size(t->dtype));
+    if (count > capacities[r])
+      return fail(m, NNX_AOT_ERROR_ARGUMENT,
+                  "%s: this run's result has shape %s (%lld elements), its "
+                  "buffer holds %lld",
+                  t->name,
+                  format_shape(shape, sizeof(shape), t->rank, result_dims[r]),
+                  (long long)count, (long long)capacities[r]);
+    if (count > 0 && !results[r])
+      return fail(m, NNX_AOT_ERROR_ARGUMENT, "%s: its buffer is null", t->name);
+  }
+  call_buffers b = {0};
+  status = make_buffers(m, &b, arguments, dims, results, result_dims);
+  if (status == NNX_AOT_OK)
+    status = call_forward(m, &b, dims, result_dims);
+  for (int32_t r = 0; status == NNX_AOT_OK && r < nr; ++r) {
+    if (b.results[r] == results[r])
+      continue;
+    const nnx_aot_tensor *t = result_spec(d, r);
+    memcpy(
+        results[r], b.results[r],
+        (size_t)element_count(t->rank, result_dims[r], dtype_size(t->dtype)) *
+            dtype_size(t->dtype));
+  }
+  free_buffers(&b, d->num_inputs + d->num_write_probes, nr, results);
+  return status;
+}
