@@ -27,7 +27,8 @@ llvm_config.with_system_environment(["NNX_TEST_REORDER", "NNX_JIT_MAX_ISA"])
 config.environment["NNX_CACHE_DIR"] = os.path.join(config.test_exec_root,
                                                    "jit-cache")
 
-tools = ["nnx-opt", "nnx-run", "nnx-capi-test", "mlir-opt", "mlir-runner"]
+tools = ["nnx-opt", "nnx-run", "nnx-capi-test", "nnx-compile", "mlir-opt",
+         "mlir-runner"]
 llvm_config.add_tool_substitutions(
     [t for t in tools if shutil.which(t, path=config.environment["PATH"])],
     [config.nnx_tools_dir, config.llvm_tools_dir])
@@ -51,6 +52,18 @@ config.substitutions.append(("%mlir_runner_libs", ",".join(
 # Feature flags for tests that need optional tools or hardware.
 # ptxas of the CUDA toolkit CMake was given (NNX_CUDA_TOOLKIT_DIR), also
 # handed to utils/nnx-cuda-check.py.
+# A C program that links an object of nnx-compile (test/nnx-compile):
+# `%nnx_cc %aot_cflags prog.c model.o %aot_libs -o prog`: the runtime's
+# headers and the test programs' (test/Integration/aot), then the runtime
+# library, libomp and libm.
+config.substitutions.append(("%nnx_cc", config.c_compiler))
+config.substitutions.append(("%aot_cflags", " ".join([
+    "-std=c11", "-Wall", "-Wextra", "-Werror",
+    "-I" + os.path.join(config.nnx_src_root, "include"),
+    "-I" + os.path.join(config.nnx_src_root, "test", "Integration", "aot")])))
+config.substitutions.append(("%aot_libs", " ".join([
+    "-L" + config.nnx_lib_dir, "-lnnx_aot_runtime", config.libomp,
+    "-Wl,-rpath," + os.path.dirname(config.libomp), "-lm"])))
 ptxas = os.path.join(config.cuda_toolkit_dir, "bin", "ptxas")
 if os.access(ptxas, os.X_OK):
     config.available_features.add("ptxas")
