@@ -101,8 +101,8 @@ MLIR_CAPI_EXPORTED MlirLogicalResult nnxRecordBase(MlirModule module,
 /// Appends a pending `lora` operation (targets, r, alpha) to the recipe of
 /// the module's only nnx.model (an empty in-place recipe when it has none).
 /// Only the recipe changes: nnxValidateRecipe checks it,
-/// nnxMaterializeRecipe applies it. Refused: a module without exactly one
-/// model, no targets, r < 1.
+/// nnxMaterializeRecipe applies it, both check r, alpha and the targets.
+/// Refused: a module without exactly one model, no targets.
 MLIR_CAPI_EXPORTED MlirLogicalResult nnxRecipeAddLora(
     MlirModule module, const MlirStringRef *targets, intptr_t numTargets,
     int64_t r, double alpha, MlirStringCallback onError, void *userData);

@@ -46,8 +46,15 @@ mlir::nnx::capi::CapturedDiagnostics::CapturedDiagnostics(MLIRContext *ctx)
         llvm::raw_string_ostream os(text);
         os << where(diag.getLocation()) << ": " << severity(diag.getSeverity())
            << ": " << diag << "\n";
-        for (Diagnostic &note : diag.getNotes())
+        for (Diagnostic &note : diag.getNotes()) {
+          // A context that prints the op on a diagnostic (the default of
+          // mlirContextCreate) adds it as a note: the whole op in generic
+          // form, a model's weights included. nnx-opt's users never see
+          // it (docs trim it); the caller has the module anyway.
+          if (llvm::StringRef(note.str()).starts_with("see current operation"))
+            continue;
           os << where(note.getLocation()) << ": note: " << note << "\n";
+        }
         return success();
       }) {}
 

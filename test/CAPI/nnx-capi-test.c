@@ -332,8 +332,8 @@ int main(int argc, char **argv) {
   Array x = readNpy(argv[2]);
   NnxTensor input = {NNX_DTYPE_F32, x.rank, x.dims, x.data};
   NnxCompiledModel model = compileAndRun(module, NULL, input, "original");
-  printSpec("input", nnxCompiledModelGetInput(model, 0));
-  printSpec("output", nnxCompiledModelGetOutputSpec(model, 0));
+  printSpec("spec", nnxCompiledModelGetInput(model, 0));
+  printSpec("spec", nnxCompiledModelGetOutputSpec(model, 0));
   for (intptr_t i = 0; i < nnxCompiledModelGetNumParameters(model); ++i) {
     MlirStringRef key = nnxCompiledModelGetParameterKey(model, i);
     printSpec("parameter", nnxCompiledModelGetParameter(model, i));
