@@ -20,12 +20,14 @@
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/IPO/GlobalDCE.h"
 
 #include <algorithm>
 
@@ -401,6 +403,25 @@ static void internalizeAndPrefix(llvm::Module &module,
     visit(global);
 }
 
+/// Removes what nothing exported reaches (the packed wrappers of internal
+/// functions, say); the code of the rest is unchanged.
+static void removeUnreachable(llvm::Module &module,
+                              llvm::TargetMachine &machine) {
+  llvm::LoopAnalysisManager loops;
+  llvm::FunctionAnalysisManager functions;
+  llvm::CGSCCAnalysisManager sccs;
+  llvm::ModuleAnalysisManager modules;
+  llvm::PassBuilder builder(&machine);
+  builder.registerModuleAnalyses(modules);
+  builder.registerCGSCCAnalyses(sccs);
+  builder.registerFunctionAnalyses(functions);
+  builder.registerLoopAnalyses(loops);
+  builder.crossRegisterProxies(loops, functions, sccs, modules);
+  llvm::ModulePassManager passes;
+  passes.addPass(llvm::GlobalDCEPass());
+  passes.run(module, modules);
+}
+
 llvm::Expected<std::string>
 mlir::nnx::compileObjectAheadOfTime(ModuleOp module, unsigned optLevel,
                                     llvm::ArrayRef<std::string> exported,
@@ -436,6 +457,7 @@ mlir::nnx::compileObjectAheadOfTime(ModuleOp module, unsigned optLevel,
     if (!(*llvmModule)->getFunction(name))
       return makeError("the lowered module defines no function '" + name + "'");
   internalizeAndPrefix(**llvmModule, keep, prefix);
+  removeUnreachable(**llvmModule, **machine);
   llvm::orc::SimpleCompiler compiler(**machine);
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object =
       compiler(**llvmModule);
