@@ -5,16 +5,21 @@
 # runs its my-opt and the installed tools on examples/mlp.mlir, FileCheck'ing
 # what they print (checks.txt). Any step that fails fails the test.
 #
-#   run-consumer.sh BUILD_DIR MLIR_DIR FILECHECK CMAKE CXX CC
+# Last, the model goes through the installed nnx-compile into a C program
+# (aot/mlp-main.c) linked against the prefix's runtime, which must compute
+# nnx-run's outputs bit for bit and load no MLIR or LLVM library.
+#
+#   run-consumer.sh BUILD_DIR MLIR_DIR FILECHECK CMAKE CXX CC LIBOMP
 #
 # BUILD_DIR is nnx's build directory, already built; MLIR_DIR the MLIR it was
-# configured with; CMAKE, CXX and CC the cmake and compilers it used.
+# configured with; CMAKE, CXX and CC the cmake and compilers it used; LIBOMP
+# the OpenMP runtime the compiled code calls (NNX_LIBOMP).
 # Everything is written under BUILD_DIR/integration/, anew on each run.
 set -euo pipefail
 trap 'echo "run-consumer.sh: error: line $LINENO: $BASH_COMMAND failed" >&2' ERR
 
-if [[ $# -ne 6 ]]; then
-  echo "usage: $0 BUILD_DIR MLIR_DIR FILECHECK CMAKE CXX CC" >&2
+if [[ $# -ne 7 ]]; then
+  echo "usage: $0 BUILD_DIR MLIR_DIR FILECHECK CMAKE CXX CC LIBOMP" >&2
   exit 2
 fi
 BUILD=$(cd "$1" && pwd -P)
@@ -23,6 +28,7 @@ FILECHECK=$3
 CMAKE=$4
 CXX=$5
 CC=$6
+LIBOMP=$7
 HERE=$(cd "$(dirname "$0")" && pwd -P)
 SRC=$(cd "$HERE/../.." && pwd -P)
 WORK=$BUILD/integration
@@ -57,7 +63,8 @@ step "cmake --install $BUILD --prefix $PREFIX"
   { cat "$WORK/install.log"; fail "cmake --install failed"; }
 echo "$(grep -c '^-- Installing' "$WORK/install.log") files installed"
 for f in lib/cmake/nnx/NNXConfig.cmake lib/cmake/nnx/NNXTargets.cmake \
-  bin/nnx-opt bin/nnx-run include/nnx/InitNNX.h \
+  bin/nnx-opt bin/nnx-run bin/nnx-compile include/nnx/InitNNX.h \
+  include/nnx-aot/Runtime.h lib/libnnx_aot_runtime.a \
   include/nnx/Dialect/NNX/IR/NNXOps.h.inc include/nnx/Config.h; do
   [[ -e "$PREFIX/$f" ]] || fail "$PREFIX/$f was not installed"
 done
@@ -106,6 +113,27 @@ check PARAMS "$WORK/params.txt"
 env -u NNX_CACHE_DIR "$PREFIX/bin/nnx-run" "$WORK/wide.mlir" \
   --input "$INPUT" --print >"$WORK/outputs.txt"
 check OUTPUTS "$WORK/outputs.txt"
+
+step "nnx-compile: the widened model ahead of time, in a C program"
+"$PREFIX/bin/nnx-opt" "$WORK/wide.mlir" \
+  --nnx-externalize-weights=file="$WORK/wide.safetensors" -o "$WORK/wide-ext.mlir"
+"$PREFIX/bin/nnx-compile" "$WORK/wide-ext.mlir" -o "$WORK/mlp.o" \
+  --header "$WORK/mlp.h"
+"$CC" -std=c11 -Wall -Wextra -Werror -I"$PREFIX/include" -I"$WORK" \
+  -I"$HERE/aot" "$HERE/aot/mlp-main.c" "$WORK/mlp.o" -L"$PREFIX/lib" \
+  -lnnx_aot_runtime "$LIBOMP" -Wl,-rpath,"$(dirname "$LIBOMP")" -lm \
+  -o "$WORK/mlp-main"
+ldd "$WORK/mlp-main" >"$WORK/ldd.txt"
+check LDD "$WORK/ldd.txt"
+"$WORK/mlp-main" "$WORK/wide.safetensors" "$INPUT" "$WORK/aot.npy" \
+  >"$WORK/aot.txt"
+check AOT "$WORK/aot.txt"
+env -u NNX_CACHE_DIR "$PREFIX/bin/nnx-run" "$WORK/wide-ext.mlir" \
+  --input "$INPUT" --output "$WORK/jit.npy"
+# The data of a [5, 3] float32 .npy is its last 60 bytes.
+cmp <(tail -c 60 "$WORK/aot.npy") <(tail -c 60 "$WORK/jit.npy") ||
+  fail "mlp-main's outputs are not nnx-run's, bit for bit"
+echo "mlp-main computes nnx-run's outputs, bit for bit"
 
 echo
 echo "run-consumer.sh: all checks passed"
