@@ -79,15 +79,18 @@ step "configure consumer/ against the prefix (find_package(NNX))"
   -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CXX_COMPILER="$CXX" -DCMAKE_C_COMPILER="$CC" \
   -DNNX_DIR="$PREFIX/lib/cmake/nnx" -DMLIR_DIR="$MLIR_DIR" \
+  -DMY_CAPI_TEST_SOURCE="$SRC/test/CAPI/nnx-capi-test.c" \
   >"$WORK/configure.log" ||
   { cat "$WORK/configure.log"; fail "configuring the consumer failed"; }
 grep -e 'NNXConfig' -e 'MLIRConfig' "$WORK/configure.log"
 
-step "build my-opt"
+step "build my-opt and my-capi-test"
 "$CMAKE" --build "$CONSUMER_BUILD" -j 2 >"$WORK/build.log" ||
   { cat "$WORK/build.log"; fail "building the consumer failed"; }
 MY_OPT=$CONSUMER_BUILD/bin/my-opt
 [[ -x "$MY_OPT" ]] || fail "$MY_OPT was not built"
+MY_CAPI_TEST=$CONSUMER_BUILD/my-capi-test
+[[ -x "$MY_CAPI_TEST" ]] || fail "$MY_CAPI_TEST was not built"
 
 step "my-opt: its own pass, nnx-widen, nnx-cpu-pipeline"
 "$MY_OPT" "$MODEL" --my-linear-shapes -o /dev/null >"$WORK/shapes.txt"
@@ -113,6 +116,13 @@ check PARAMS "$WORK/params.txt"
 env -u NNX_CACHE_DIR "$PREFIX/bin/nnx-run" "$WORK/wide.mlir" \
   --input "$INPUT" --print >"$WORK/outputs.txt"
 check OUTPUTS "$WORK/outputs.txt"
+
+step "my-capi-test: the C API from the prefix (test/CAPI/nnx-capi-test.c)"
+"$PREFIX/bin/nnx-opt" "$MODEL" \
+  --nnx-externalize-weights=file="$WORK/mlp.safetensors" -o /dev/null
+env -u NNX_CACHE_DIR "$MY_CAPI_TEST" "$MODEL" "$INPUT" \
+  "$WORK/mlp.safetensors" >"$WORK/capi.txt"
+check CAPI "$WORK/capi.txt"
 
 step "nnx-compile: the widened model ahead of time, in a C program"
 "$PREFIX/bin/nnx-opt" "$WORK/wide.mlir" \
