@@ -16,6 +16,7 @@
 #include "nnx/Dialect/NNX/Tracing/Passes.h"
 #include "nnx/Pipelines/Passes.h"
 #include "nnx/Pipelines/ResultShapes.h"
+#include "nnx/Support/DiagnosticText.h"
 #include "nnx/Support/SafeTensors.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -159,25 +160,6 @@ void mlir::nnx::registerExecutionTranslations(DialectRegistry &registry) {
   });
 }
 
-/// Renders `loc` as "file:line:col" (or "file" for line 0) when it holds a
-/// file location.
-static std::string formatLocation(Location loc) {
-  std::string text;
-  loc->walk([&](Location inner) {
-    if (auto file = dyn_cast<FileLineColLoc>(inner)) {
-      // An implicit module is at 0:0: the file says where.
-      text = file.getLine() == 0
-                 ? file.getFilename().str()
-                 : (file.getFilename().getValue() + ":" +
-                    Twine(file.getLine()) + ":" + Twine(file.getColumn()))
-                       .str();
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return text;
-}
-
 namespace {
 /// Collects the errors (with their notes) a compile step emits, so that
 /// the caller's llvm::Error carries them ("model.mlir:3:5: 'nnx.linear' op
@@ -217,7 +199,7 @@ private:
     return success();
   }
   void append(Diagnostic &diag, StringRef prefix) {
-    std::string where = formatLocation(diag.getLocation());
+    std::string where = formatFileLocation(diag.getLocation());
     if (!where.empty())
       text += where + ": ";
     text += prefix.str() + diag.str();

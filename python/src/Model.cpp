@@ -13,6 +13,7 @@
 #include "nnx/Dialect/NNX/Tracing/Family.h"
 #include "nnx/Dialect/NNX/Tracing/Resolver.h"
 #include "nnx/InitNNX.h"
+#include "nnx/Support/DiagnosticText.h"
 #include "nnx/Support/InputGuard.h"
 
 #include "mlir/AsmParser/AsmParser.h"
@@ -36,32 +37,6 @@ namespace nx = mlir::nnx;
 using namespace ::nnx::python;
 
 namespace {
-
-/// `file:line:col` like the command-line tools print it.
-std::string where(Location loc) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  if (auto flc = dyn_cast<FileLineColLoc>(loc))
-    os << flc.getFilename().getValue() << ":" << flc.getLine() << ":"
-       << flc.getColumn();
-  else
-    os << loc;
-  return s;
-}
-
-const char *severity(DiagnosticSeverity s) {
-  switch (s) {
-  case DiagnosticSeverity::Error:
-    return "error";
-  case DiagnosticSeverity::Warning:
-    return "warning";
-  case DiagnosticSeverity::Note:
-    return "note";
-  case DiagnosticSeverity::Remark:
-    return "remark";
-  }
-  return "error";
-}
 
 std::string printOp(Operation *op) {
   std::string s;
@@ -141,11 +116,7 @@ LogicalResult addPipeline(StringRef text, OpPassManager &pm,
 
 DiagnosticCollector::DiagnosticCollector(MLIRContext &ctx)
     : handler(&ctx, [this](Diagnostic &diag) {
-        llvm::raw_string_ostream os(text);
-        os << where(diag.getLocation()) << ": " << severity(diag.getSeverity())
-           << ": " << diag << "\n";
-        for (Diagnostic &note : diag.getNotes())
-          os << where(note.getLocation()) << ": note: " << note << "\n";
+        nx::appendDiagnosticText(text, diag);
         return success();
       }) {}
 
