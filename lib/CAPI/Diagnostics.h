@@ -1,5 +1,4 @@
-//===- Diagnostics.h - C API: diagnostics as text for a callback -*- C++
-//-*-===//
+//===- Diagnostics.h - C API: diagnostics for a callback --------*- C++ -*-===//
 //
 // The C API's one error path: the MLIR diagnostics emitted while a
 // CapturedDiagnostics is alive are printed as nnx-opt prints them (without

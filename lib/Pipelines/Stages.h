@@ -1,5 +1,4 @@
-//===- Stages.h - pass sequences the CPU and CUDA pipelines share -*- C++
-//-*-===//
+//===- Stages.h - the CPU and CUDA pipelines' stages ------------*- C++ -*-===//
 #ifndef NNX_LIB_PIPELINES_STAGES_H
 #define NNX_LIB_PIPELINES_STAGES_H
 

@@ -1,5 +1,4 @@
-//===- Runtime.cpp - nnx._nnx.CompiledModel: compile once, run many -*- C++
-//-*-===//
+//===- Runtime.cpp - nnx._nnx.CompiledModel: compile once, run many -------===//
 //
 // The in-process runtime: a model compiled once (CompiledModel::compile,
 // with its probes) and run many times on numpy arrays, without a

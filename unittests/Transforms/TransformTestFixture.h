@@ -1,5 +1,4 @@
-//===- TransformTestFixture.h - parse, print, capture diagnostics -*- C++
-//-*-===//
+//===- TransformTestFixture.h - parse, print, capture -----------*- C++ -*-===//
 //
 // The fixture the surgery and recipe tests share: a context with the nnx
 // dialect, the error diagnostics it emitted, and parse/print helpers (a

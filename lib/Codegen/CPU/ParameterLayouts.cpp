@@ -1,5 +1,4 @@
-//===- ParameterLayouts.cpp - operands in the register tiles' layout -*- C++
-//-*-===//
+//===- ParameterLayouts.cpp - operands in the register tiles' layout ------===//
 //
 // B of A * B^T matmuls as K x N, and parameter arguments asked for in the
 // layouts their readers permute them to (see Layouts.h).

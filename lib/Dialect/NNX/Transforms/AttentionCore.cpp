@@ -1,5 +1,4 @@
-//===- AttentionCore.cpp - the heads and head dims of an attention -*- C++
-//-*-===//
+//===- AttentionCore.cpp - an attention's heads and head dims -------------===//
 #include "AttentionCore.h"
 
 using namespace mlir;

@@ -1,5 +1,4 @@
-//===- AttentionCore.h - the heads and head dims of an attention -*- C++
-//-*-===//
+//===- AttentionCore.h - an attention's heads and head dims -----*- C++ -*-===//
 //
 // What nnx-grow-attention and nnx-prune's `heads=` share: the attention
 // module's one core (`softmax(q k^T ...) v`, found in its forward or the

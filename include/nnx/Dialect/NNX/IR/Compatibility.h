@@ -1,5 +1,4 @@
-//===- Compatibility.h - reading what earlier nnx versions wrote -*- C++
-//-*-===//
+//===- Compatibility.h - what earlier versions wrote ------------*- C++ -*-===//
 //
 // A model saved as `.mlir` or `.mlirbc` is data its users keep, so the nnx
 // dialect reads what earlier versions wrote (docs/Dialect.md,
