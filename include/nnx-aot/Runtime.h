@@ -120,6 +120,10 @@ typedef struct nnx_aot_descriptor {
   nnx_aot_packed_fn shape_checks_fn; /* NULL: no check */
   void (*init)(void);
   void (*fini)(void);
+  /* A safetensors image of the weights linked into the object
+   * (nnx-compile --embed-weights); NULL: none. */
+  const unsigned char *embedded_weights;
+  uint64_t embedded_weights_size;
 } nnx_aot_descriptor;
 
 /*===----------------------------------------------------------------------===
@@ -130,8 +134,10 @@ typedef struct nnx_aot_model nnx_aot_model;
 
 /* Binds the weights of the safetensors file `weights` (mapped, never read
  * whole; a tensor the code reads in another layout is permuted once, here)
- * to the forward `descriptor` describes. `*model` is set even on an error
- * (to a model that only reports it), except for NNX_AOT_ERROR_MEMORY. */
+ * to the forward `descriptor` describes; `weights` NULL: the weights linked
+ * into the object (nnx-compile --embed-weights). `*model` is set even on
+ * an error (to a model that only reports it), except for
+ * NNX_AOT_ERROR_MEMORY. */
 nnx_aot_status nnx_aot_load(const nnx_aot_descriptor *descriptor,
                             const char *weights, nnx_aot_model **model);
 

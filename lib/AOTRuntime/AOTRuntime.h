@@ -11,6 +11,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#define NNX_AOT_NORETURN [[noreturn]]
+#else
+#define NNX_AOT_NORETURN _Noreturn
+#endif
+
 /* Ranks the runtime handles (a memref descriptor is built on the stack). */
 #define NNX_AOT_MAX_RANK 16
 
@@ -26,7 +33,7 @@ typedef struct nnx_aot_file_tensor {
 
 /* A mapped safetensors file. */
 typedef struct nnx_aot_file {
-  void *map;
+  void *map; /* NULL: the image is not the file's (embedded weights) */
   uint64_t size;
   const unsigned char *data;
   uint64_t data_size;
@@ -37,6 +44,12 @@ typedef struct nnx_aot_file {
 /* Maps and reads `path`; on an error, `error` says what and where. */
 nnx_aot_status nnx_aot_open_file(const char *path, nnx_aot_file *file,
                                  char *error, size_t error_size);
+/* Reads the safetensors image of `size` bytes at `image` (the weights an
+ * object holds, or a mapped file) into `file`, which does not own it;
+ * `path` names it in errors. */
+nnx_aot_status nnx_aot_read_image(const char *path, const void *image,
+                                  uint64_t size, nnx_aot_file *file,
+                                  char *error, size_t error_size);
 /* The tensor named `key`, or NULL. */
 const nnx_aot_file_tensor *nnx_aot_find_tensor(const nnx_aot_file *file,
                                                const char *key);
@@ -55,12 +68,16 @@ nnx_aot_status nnx_aot_guarded_call(nnx_aot_packed_fn fn, void **args,
 void *_mlir_memref_to_llvm_alloc(uint64_t size);
 void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment, uint64_t size);
 void _mlir_memref_to_llvm_free(void *block);
-_Noreturn void nnxRuntimeFail(const char *message, int64_t a, int64_t b);
+NNX_AOT_NORETURN void nnxRuntimeFail(const char *message, int64_t a, int64_t b);
 typedef struct unranked_memref {
   int64_t rank;
   void *descriptor;
 } unranked_memref;
 void memrefCopy(int64_t element_size, unranked_memref *src,
                 unranked_memref *dst);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* NNX_LIB_AOTRUNTIME_AOTRUNTIME_H */

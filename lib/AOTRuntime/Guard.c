@@ -78,9 +78,9 @@ static void unlink_block(block_header *header) {
 
 static void fail_allocation(uint64_t size) {
   if (current_guard)
-    nnxRuntimeFail("cannot allocate {0} bytes for a temporary of the "
-                   "forward: out of memory",
-                   (int64_t)size, 0);
+    nnxRuntimeFail("out of memory: the forward asked for a temporary of {0} "
+                   "bytes, which the system cannot give",
+                   (int64_t)(size > INT64_MAX ? INT64_MAX : size), 0);
 }
 
 void *_mlir_memref_to_llvm_alloc(uint64_t size) {

@@ -192,16 +192,26 @@ nnx_aot_status nnx_aot_load(const nnx_aot_descriptor *descriptor,
   if (!m->param_data || !m->param_shape || !m->param_owned)
     return fail(m, NNX_AOT_ERROR_MEMORY, "cannot allocate the model");
   if (n > 0) {
-    if (!weights)
+    const char *source = weights;
+    nnx_aot_status status;
+    if (weights) {
+      status = nnx_aot_open_file(weights, &m->file, m->error, sizeof(m->error));
+    } else if (descriptor->embedded_weights) {
+      source = "the weights linked into the object";
+      status = nnx_aot_read_image(source, descriptor->embedded_weights,
+                                  descriptor->embedded_weights_size, &m->file,
+                                  m->error, sizeof(m->error));
+    } else {
       return fail(m, NNX_AOT_ERROR_ARGUMENT,
-                  "model '%s' has %d parameters: give a safetensors file",
+                  "model '%s' has %d parameters: give a safetensors file "
+                  "(none is linked into the object: nnx-compile "
+                  "--embed-weights)",
                   descriptor->model, n);
-    nnx_aot_status status =
-        nnx_aot_open_file(weights, &m->file, m->error, sizeof(m->error));
+    }
     if (status != NNX_AOT_OK)
       return status;
     for (int32_t i = 0; i < n; ++i)
-      if ((status = bind_parameter(m, i, weights)) != NNX_AOT_OK)
+      if ((status = bind_parameter(m, i, source)) != NNX_AOT_OK)
         return status;
   }
   descriptor->init();

@@ -238,35 +238,17 @@ static int read_header(json_reader *r, nnx_aot_file *file) {
   return expect(r, '}');
 }
 
-nnx_aot_status nnx_aot_open_file(const char *path, nnx_aot_file *file,
-                                 char *error, size_t error_size) {
-  memset(file, 0, sizeof(*file));
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0) {
-    snprintf(error, error_size, "%s: cannot open the weights file: %m", path);
-    if (fd >= 0)
-      close(fd);
-    return NNX_AOT_ERROR_WEIGHTS;
-  }
-  uint64_t size = (uint64_t)st.st_size;
+nnx_aot_status nnx_aot_read_image(const char *path, const void *image,
+                                  uint64_t size, nnx_aot_file *file,
+                                  char *error, size_t error_size) {
   if (size < 8) {
-    close(fd);
     snprintf(error, error_size,
              "%s: not a safetensors file: %llu bytes, shorter than its "
              "8-byte header length",
              path, (unsigned long long)size);
     return NNX_AOT_ERROR_WEIGHTS;
   }
-  void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  close(fd);
-  if (map == MAP_FAILED) {
-    snprintf(error, error_size, "%s: cannot map the weights file: %m", path);
-    return NNX_AOT_ERROR_WEIGHTS;
-  }
-  file->map = map;
-  file->size = size;
-  const unsigned char *bytes = map;
+  const unsigned char *bytes = image;
   uint64_t header = 0;
   for (int i = 7; i >= 0; --i)
     header = header << 8 | bytes[i];
@@ -287,9 +269,46 @@ nnx_aot_status nnx_aot_open_file(const char *path, nnx_aot_file *file,
              (long long)(r.at - ((const char *)bytes + 8)));
     return NNX_AOT_ERROR_WEIGHTS;
   }
+  for (size_t i = 0; i < file->num_tensors; ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (file->tensors[i].key_length == file->tensors[j].key_length &&
+          !memcmp(file->tensors[i].key, file->tensors[j].key,
+                  file->tensors[i].key_length)) {
+        snprintf(error, error_size,
+                 "%s: the safetensors header names tensor '%.*s' twice", path,
+                 (int)file->tensors[i].key_length, file->tensors[i].key);
+        return NNX_AOT_ERROR_WEIGHTS;
+      }
   file->data = bytes + 8 + header;
   file->data_size = size - 8 - header;
   return NNX_AOT_OK;
+}
+
+nnx_aot_status nnx_aot_open_file(const char *path, nnx_aot_file *file,
+                                 char *error, size_t error_size) {
+  memset(file, 0, sizeof(*file));
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) {
+    snprintf(error, error_size, "%s: cannot open the weights file: %m", path);
+    if (fd >= 0)
+      close(fd);
+    return NNX_AOT_ERROR_WEIGHTS;
+  }
+  uint64_t size = (uint64_t)st.st_size;
+  if (size < 8) {
+    close(fd);
+    return nnx_aot_read_image(path, NULL, size, file, error, error_size);
+  }
+  void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (map == MAP_FAILED) {
+    snprintf(error, error_size, "%s: cannot map the weights file: %m", path);
+    return NNX_AOT_ERROR_WEIGHTS;
+  }
+  file->map = map;
+  file->size = size;
+  return nnx_aot_read_image(path, map, size, file, error, error_size);
 }
 
 const nnx_aot_file_tensor *nnx_aot_find_tensor(const nnx_aot_file *file,

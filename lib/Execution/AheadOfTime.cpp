@@ -7,8 +7,10 @@
 #include "Parameters.h"
 
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
+#include "nnx/Support/SafeTensors.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -24,6 +26,11 @@ static std::string escapePercent(StringRef text) {
       escaped += '%';
   }
   return escaped;
+}
+
+/// What the object's symbols start with.
+static std::string symbolPrefixOf(StringRef prefix) {
+  return (prefix + "_").str();
 }
 
 /// The error format of `check`, worded as CompiledModel::validate words it.
@@ -70,9 +77,32 @@ static ObjectShapeCheck describeShapeCheck(ShapeCheck c,
   return result;
 }
 
+/// The parameters' stored bytes as a safetensors image, one tensor per key.
+static llvm::Expected<std::string>
+makeWeightsImage(const ParameterBindings &params) {
+  std::vector<SafeTensorsEntry> entries;
+  llvm::StringSet<> keys;
+  for (auto [spec, key, data] : llvm::zip_equal(
+           params.getSpecs(), params.getKeys(), params.getStored())) {
+    if (!keys.insert(key).second)
+      continue;
+    SafeTensorsEntry &entry = entries.emplace_back();
+    entry.name = key;
+    entry.dtype = getSafeTensorsDTypeName(spec.dtype).str();
+    entry.shape.assign(spec.shape.begin(), spec.shape.end());
+    entry.data = data.bytes;
+  }
+  std::string image;
+  llvm::raw_string_ostream os(image);
+  if (llvm::Error err = writeSafeTensors(os, entries))
+    return std::move(err);
+  os.flush();
+  return image;
+}
+
 llvm::Expected<CompiledObject>
 mlir::nnx::compileAheadOfTime(ModuleOp module, const CompileOptions &options,
-                              StringRef prefix) {
+                              StringRef prefix, bool embedWeights) {
   if (options.target != Target::CPU)
     return makeError("ahead-of-time compilation has the cpu target only, "
                      "not '" +
@@ -89,17 +119,26 @@ mlir::nnx::compileAheadOfTime(ModuleOp module, const CompileOptions &options,
   if (llvm::Error err = getTargetConfig(Target::CPU, config))
     return std::move(err);
   llvm::Expected<std::unique_ptr<CompiledModel>> lowered =
-      CompiledModel::lower(module, options, config, /*bindWeights=*/false);
+      CompiledModel::lower(module, options, config, embedWeights);
   if (!lowered)
     return lowered.takeError();
   const CompiledModel &model = **lowered;
+  std::string image;
+  if (embedWeights && !model.parameters->getSpecs().empty()) {
+    llvm::Expected<std::string> made = makeWeightsImage(*model.parameters);
+    if (!made)
+      return made.takeError();
+    image = std::move(*made);
+    result.embeddedWeights = symbolPrefixOf(prefix) + "weights";
+    result.embeddedWeightsSize = image.size();
+  }
 
   std::vector<std::string> exported;
   for (const std::string &name : model.getEntryPoints())
     exported.push_back("_mlir_" + name);
-  std::string symbolPrefix = (prefix + "_").str();
+  std::string symbolPrefix = symbolPrefixOf(prefix);
   llvm::Expected<std::string> object = compileObjectAheadOfTime(
-      module, options.optLevel, exported, symbolPrefix);
+      module, options.optLevel, exported, symbolPrefix, image);
   if (!object)
     return makeError("ahead-of-time compilation failed: " +
                      llvm::toString(object.takeError()));
@@ -391,6 +430,8 @@ static void emitSignatureComment(llvm::raw_ostream &os,
   os << " *   " << object.parameters.size()
      << " parameters, bound by key from the safetensors file given to "
      << object.prefix << "_load\n";
+  if (!object.embeddedWeights.empty())
+    os << " *   (or, given NULL, from the weights linked into the object)\n";
   os << " *\n * " << object.prefix
      << "_result_shapes() gives each result's dimensions (-1 in a type: "
         "set\n * by the arguments' dimensions); "
@@ -422,7 +463,11 @@ std::string mlir::nnx::emitObjectHeader(const CompiledObject &object,
     if (!fn.empty())
       os << "void " << fn << "(void **);\n";
   os << "void " << object.init << "(void);\nvoid " << object.fini
-     << "(void);\n\n";
+     << "(void);\n";
+  if (!object.embeddedWeights.empty())
+    os << "extern const unsigned char " << object.embeddedWeights << "["
+       << object.embeddedWeightsSize << "];\n";
+  os << "\n";
   std::string inputs = emitTensorTable(os, p, "input", object.inputs);
   std::string writes =
       emitTensorTable(os, p, "write_probe", object.writeProbes);
@@ -451,7 +496,12 @@ std::string mlir::nnx::emitObjectHeader(const CompiledObject &object,
      << object.measuredWriteProbes.size() << ", " << measured << ",\n  "
      << fn(object.forward) << ", " << fn(object.resultShapes) << ", "
      << fn(object.writeShapes) << ", " << fn(object.shapeChecksFunction)
-     << ",\n  " << object.init << ", " << object.fini << "};\n\n";
+     << ",\n  " << object.init << ", " << object.fini << ",\n  "
+     << (object.embeddedWeights.empty()
+             ? std::string("NULL, 0")
+             : object.embeddedWeights + ", " +
+                   std::to_string(object.embeddedWeightsSize))
+     << "};\n\n";
   os << "typedef nnx_aot_model " << p << "_model;\n\n";
   emitFunctions(os, object);
   os << "\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guard << " */\n";

@@ -422,10 +422,21 @@ static void removeUnreachable(llvm::Module &module,
   passes.run(module, modules);
 }
 
-llvm::Expected<std::string>
-mlir::nnx::compileObjectAheadOfTime(ModuleOp module, unsigned optLevel,
-                                    llvm::ArrayRef<std::string> exported,
-                                    llvm::StringRef prefix) {
+/// Adds `bytes` as the exported constant `<prefix>weights`.
+static void addEmbeddedBytes(llvm::Module &module, llvm::StringRef prefix,
+                             llvm::StringRef bytes) {
+  llvm::LLVMContext &context = module.getContext();
+  llvm::Constant *data = llvm::ConstantDataArray::getRaw(
+      bytes, bytes.size(), llvm::Type::getInt8Ty(context));
+  auto *array = new llvm::GlobalVariable(
+      module, data->getType(), /*isConstant=*/true,
+      llvm::GlobalValue::ExternalLinkage, data, prefix + "weights");
+  array->setAlignment(llvm::Align(64));
+}
+
+llvm::Expected<std::string> mlir::nnx::compileObjectAheadOfTime(
+    ModuleOp module, unsigned optLevel, llvm::ArrayRef<std::string> exported,
+    llvm::StringRef prefix, llvm::StringRef embedded) {
   optLevel = std::min(optLevel, 3u);
   llvm::Expected<llvm::orc::JITTargetMachineBuilder> host =
       llvm::orc::JITTargetMachineBuilder::detectHost();
@@ -458,6 +469,8 @@ mlir::nnx::compileObjectAheadOfTime(ModuleOp module, unsigned optLevel,
       return makeError("the lowered module defines no function '" + name + "'");
   internalizeAndPrefix(**llvmModule, keep, prefix);
   removeUnreachable(**llvmModule, **machine);
+  if (!embedded.empty())
+    addEmbeddedBytes(**llvmModule, prefix, embedded);
   llvm::orc::SimpleCompiler compiler(**machine);
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object =
       compiler(**llvmModule);

@@ -65,11 +65,12 @@ struct ModelJITOptions {
 /// packed wrappers of `exported` (`_mlir_<name>`) and the constructor and
 /// destructor functions, which are renamed `<prefix><symbol>`
 /// (`<prefix>__nnx_jit_init`, `<prefix>__nnx_jit_fini`), so that several
-/// models link into one program.
+/// models link into one program. A non-empty `embedded` is added as the
+/// exported constant bytes `<prefix>weights` (64-byte aligned).
 llvm::Expected<std::string>
 compileObjectAheadOfTime(ModuleOp module, unsigned optLevel,
                          llvm::ArrayRef<std::string> exported,
-                         llvm::StringRef prefix);
+                         llvm::StringRef prefix, llvm::StringRef embedded);
 
 /// A loaded object; runs the module's destructors when destroyed.
 class ModelJIT {

@@ -1,5 +1,4 @@
-//===- Parameters.h - the weights a compiled forward is bound to -*- C++
-//-*-===//
+//===- Parameters.h - a compiled forward's weights --------------*- C++ -*-===//
 //
 // A forward built with parameters as arguments (nnx-build-forward's
 // default) takes each parameter after its inputs. ParameterBindings holds
@@ -59,6 +58,9 @@ public:
 
   llvm::ArrayRef<TensorSpec> getSpecs() const { return specs; }
   llvm::ArrayRef<std::string> getKeys() const { return keys; }
+  /// The bound bytes of each parameter, as stored (empty when the forward
+  /// was read without its data).
+  llvm::ArrayRef<TensorData> getStored() const { return stored; }
   /// The layouts readLayouts() read, one per parameter.
   llvm::ArrayRef<Layout> getLayouts() const { return layouts; }
   /// Read-only descriptors of the prepared parameters, appended to `args`.

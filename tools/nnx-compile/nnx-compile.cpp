@@ -3,13 +3,14 @@
 //   nnx-compile MODEL.mlir -o model.o --header model.h [--name mlp]
 //               [--model NAME] [--pipeline-options '...'] [--opt-level N]
 //               [--probe NAME]... [--patch NAME]... [--family F]
+//               [--embed-weights [--weights FILE]]
 //
 // Writes the forward nnx-run would JIT as a relocatable object and a C
 // header that declares it in plain C (nnx/Execution/AheadOfTime.h). The
 // program links the object with libnnx_aot_runtime.a (and libomp, libm): no
 // MLIR or LLVM at run time. The weights are bound when the program loads
 // the model, from a safetensors file (nnx-opt --nnx-externalize-weights
-// writes the model's own).
+// writes the model's own) or, with --embed-weights, from the object.
 //
 //===----------------------------------------------------------------------===//
 #include "nnx/Execution/AheadOfTime.h"
@@ -72,6 +73,17 @@ static cl::opt<std::string> familiesDir(
     cl::desc("Directory of family files (default: $NNX_FAMILIES_DIR, else "
              "the source tree's families/)"),
     cl::value_desc("dir"), cl::cat(compileCategory));
+static cl::opt<bool> embedWeights(
+    "embed-weights",
+    cl::desc("Link the weights into the object too (the model's own, or "
+             "--weights'), so that <name>_load(NULL, ...) needs no file"),
+    cl::cat(compileCategory));
+static cl::opt<std::string> weightsFile(
+    "weights",
+    cl::desc("With --embed-weights: link the tensors of this safetensors "
+             "file instead of the model's own (keys, dtypes and shapes "
+             "checked)"),
+    cl::value_desc("file.safetensors"), cl::cat(compileCategory));
 static cl::opt<unsigned> optLevel("opt-level",
                                   cl::desc("LLVM optimization level (0-3)"),
                                   cl::init(3), cl::cat(compileCategory));
@@ -137,6 +149,10 @@ static llvm::Error compileFile() {
   if (optLevel > 3)
     return makeError("--opt-level: " + llvm::Twine(optLevel) +
                      " is not an LLVM optimization level (0-3)");
+  if (weightsFile.getNumOccurrences() && !embedWeights)
+    return makeError("--weights: the weights are bound when the program "
+                     "loads the model; --weights names what to link into "
+                     "the object, with --embed-weights");
   DialectRegistry registry;
   registerExecutionDialects(registry);
   MLIRContext context(registry);
@@ -161,12 +177,13 @@ static llvm::Error compileFile() {
   options.modelName = modelName;
   options.optLevel = optLevel;
   options.pipelineOptions = pipelineOptions;
+  options.weightsFile = weightsFile;
   options.probes.family = family;
   options.probes.familiesDir = familiesDir;
   options.probes.reads.assign(probeNames.begin(), probeNames.end());
   options.probes.writes.assign(patchNames.begin(), patchNames.end());
   llvm::Expected<CompiledObject> object =
-      compileAheadOfTime(*module, options, *prefix);
+      compileAheadOfTime(*module, options, *prefix, embedWeights);
   if (!object)
     return object.takeError();
   if (llvm::Error err = writeFile(objectFile, object->object))

@@ -83,14 +83,21 @@ struct CompiledObject {
   std::string forward, resultShapes, writeShapes, shapeChecksFunction;
   /// Its constructor and destructor functions.
   std::string init, fini;
+  /// The symbol of the weights linked into the object (a safetensors image
+  /// of `embeddedWeightsSize` bytes), or empty.
+  std::string embeddedWeights;
+  uint64_t embeddedWeightsSize = 0;
 };
 
 /// Compiles `module` (lowered in place) as CompiledModel::compile does, for
 /// the CPU, into an object whose symbols start with `prefix` (a C
-/// identifier). The model's weights are not read: they are bound at load.
+/// identifier). The weights are bound at load from a safetensors file; with
+/// `embedWeights`, the model's own (or those of `options.weightsFile`) are
+/// also linked into the object, for a load without a file.
 llvm::Expected<CompiledObject> compileAheadOfTime(ModuleOp module,
                                                   const CompileOptions &options,
-                                                  llvm::StringRef prefix);
+                                                  llvm::StringRef prefix,
+                                                  bool embedWeights = false);
 
 /// The C header of `object`: the runtime's types, the forward's signature
 /// in plain C, and the tables the runtime reads. `source` names the file

@@ -233,7 +233,7 @@ private:
 
   friend llvm::Expected<CompiledObject>
   compileAheadOfTime(ModuleOp module, const CompileOptions &options,
-                     llvm::StringRef prefix);
+                     llvm::StringRef prefix, bool embedWeights);
 
   /// compile()'s steps before machine code: the target's dialects,
   /// nnx-prepare-forward and the ABI it describes, the weights (only their

@@ -35,8 +35,8 @@ int main(int argc, char **argv) {
   float *y = NULL;
   if (status == NNX_AOT_OK) {
     y = malloc(sizeof(float) * (size_t)(y_dims[0] * y_dims[1]));
-    status = mlp_forward(model, x.data, x.shape, y, y_dims[0] * y_dims[1],
-                         y_dims);
+    status =
+        mlp_forward(model, x.data, x.shape, y, y_dims[0] * y_dims[1], y_dims);
   }
   if (status != NNX_AOT_OK) {
     fprintf(stderr, "error: %s\n", mlp_error(model));

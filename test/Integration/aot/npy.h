@@ -85,8 +85,8 @@ static void write_array(const char *path, int dtype, int rank,
                    kDescrs[dtype]);
   size_t count = 1;
   for (int i = 0; i < rank; ++i) {
-    n += snprintf(dict + n, sizeof(dict) - (size_t)n, "%s%lld",
-                  i ? ", " : "", (long long)shape[i]);
+    n += snprintf(dict + n, sizeof(dict) - (size_t)n, "%s%lld", i ? ", " : "",
+                  (long long)shape[i]);
     count *= (size_t)shape[i];
   }
   n += snprintf(dict + n, sizeof(dict) - (size_t)n, "%s), }",
@@ -95,7 +95,14 @@ static void write_array(const char *path, int dtype, int rank,
     dict[n++] = ' ';
   dict[n++] = '\n';
   FILE *f = fopen(path, "wb");
-  unsigned char head[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+  unsigned char head[10] = {0x93,
+                            'N',
+                            'U',
+                            'M',
+                            'P',
+                            'Y',
+                            1,
+                            0,
                             (unsigned char)(n & 0xff),
                             (unsigned char)(n >> 8)};
   if (!f || fwrite(head, 1, 10, f) != 10 ||

@@ -38,5 +38,9 @@ with open(os.path.join(out, "garbage.safetensors"), "wb") as f:
     f.write(struct.pack("<Q", len(header)) + header)
 with open(os.path.join(out, "long-header.safetensors"), "wb") as f:
     f.write(struct.pack("<Q", 1000000) + b"{}" + b" " * 14)
+header = (b'{"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}, '
+          b'"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}')
+with open(os.path.join(out, "duplicate.safetensors"), "wb") as f:
+    f.write(struct.pack("<Q", len(header)) + header + b"\0" * 4)
 with open(os.path.join(out, "short.safetensors"), "wb") as f:
     f.write(b"abc")
