@@ -65,7 +65,7 @@ SAN_CC ?= clang-22
 SAN_CXX ?= clang++-22
 # Seconds each harness runs under `make fuzz`, and which harnesses.
 FUZZ_SECONDS ?= 600
-FUZZERS ?= ir-text ir-bytecode surgery family npy safetensors
+FUZZERS ?= ir-text ir-bytecode surgery family npy safetensors aot-weights
 # Symbolizes ASan's and UBSan's stack traces.
 SYMBOLIZER ?= /usr/lib/llvm-22/bin/llvm-symbolizer
 
