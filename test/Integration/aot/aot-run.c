@@ -13,7 +13,8 @@
  * k goes to OUT<r>.npy for the first set, OUT<k>.<r>.npy for later ones
  * (outputs, then read probes), and each result's shape is printed. A set
  * that fails prints the runtime's message and status and the next set
- * runs; the exit status is 1 when any failed.
+ * runs; the exit status is 1 when any failed. AOT_RUN_THREADS=N sets the
+ * thread count of the forward's parallel loops (nnx_aot_set_threads).
  *
 \*===----------------------------------------------------------------------===*/
 #include "model.h"
@@ -89,6 +90,8 @@ int main(int argc, char **argv) {
             argv[0], na);
     return 2;
   }
+  if (getenv("AOT_RUN_THREADS"))
+    nnx_aot_set_threads(atoi(getenv("AOT_RUN_THREADS")));
   model_model *m = NULL;
   int status = model_load(strcmp(argv[1], "-") ? argv[1] : NULL, &m);
   if (status != NNX_AOT_OK) {
