@@ -1,18 +1,16 @@
 """bad-weights.py GOOD.safetensors DIR: writes the broken weights files of
 errors.test into DIR, each from GOOD (the example MLP's) with one fault."""
-import importlib.util
 import os
 import struct
 import sys
 
 import numpy as np
 
-here = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location(
-    "nnx_safetensors",
-    os.path.join(here, "..", "..", "..", "python", "nnx", "safetensors.py"))
-safetensors = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(safetensors)
+# nnx's package imports its compiled bindings only when they are used: its
+# pure-Python safetensors module needs none (lit puts python/ on PYTHONPATH).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "python"))
+from nnx import safetensors  # noqa: E402
 
 good, out = sys.argv[1], sys.argv[2]
 tensors = safetensors.read_safetensors(good)

@@ -2,18 +2,16 @@
 even, as nnx-run --cast-inputs rounds), written as its 16-bit patterns.
 bf16-bits.py same Y.npy REF.safetensors: Y (bf16 bits, uint16) is the BF16
 tensor "output" of REF, bit for bit."""
-import importlib.util
 import os
 import sys
 
 import numpy as np
 
-here = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location(
-    "nnx_safetensors",
-    os.path.join(here, "..", "..", "..", "python", "nnx", "safetensors.py"))
-safetensors = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(safetensors)
+# nnx's package imports its compiled bindings only when they are used: its
+# pure-Python safetensors module needs none (lit puts python/ on PYTHONPATH).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "python"))
+from nnx import safetensors  # noqa: E402
 
 if sys.argv[1] == "round":
     x = np.load(sys.argv[2]).astype(np.float32)
