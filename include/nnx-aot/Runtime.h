@@ -35,7 +35,10 @@ typedef enum nnx_aot_status {
   /* The system could not give the memory a call or the load needs. */
   NNX_AOT_ERROR_MEMORY = 3,
   /* A check inside the forward failed (an id outside its table). */
-  NNX_AOT_ERROR_RUNTIME = 4
+  NNX_AOT_ERROR_RUNTIME = 4,
+  /* This CPU lacks an instruction set the code was compiled for (the
+   * compiling machine's, less what --pipeline-options max-isa= capped). */
+  NNX_AOT_ERROR_CPU = 5
 } nnx_aot_status;
 
 /* Element types, as nnx's runtime names them (safetensors: F32, ...). */
@@ -124,6 +127,9 @@ typedef struct nnx_aot_descriptor {
    * (nnx-compile --embed-weights); NULL: none. */
   const unsigned char *embedded_weights;
   uint64_t embedded_weights_size;
+  /* The instruction sets the code may use, comma-separated ("avx2,fma");
+   * checked at load. */
+  const char *cpu_features;
 } nnx_aot_descriptor;
 
 /*===----------------------------------------------------------------------===

@@ -176,6 +176,55 @@ static nnx_aot_status bind_parameter(nnx_aot_model *m, int32_t i,
   return NNX_AOT_OK;
 }
 
+/* Whether this CPU has the instruction set `name` (one of nnx-compile's
+ * checked features; another name is taken as present). NNX_AOT_CPU_FEATURES,
+ * when set, is the list to assume instead (to see what a program does on
+ * another machine). */
+static int cpu_has(const char *name, size_t length) {
+  const char *assumed = getenv("NNX_AOT_CPU_FEATURES");
+  if (assumed) {
+    for (const char *p = assumed; *p;) {
+      size_t n = strcspn(p, ",");
+      if (n == length && !strncmp(p, name, length))
+        return 1;
+      p += n + (p[n] == ',');
+    }
+    return 0;
+  }
+#define NNX_AOT_CHECK(feature)                                                 \
+  if (length == sizeof(feature) - 1 && !strncmp(name, feature, length))        \
+    return __builtin_cpu_supports(feature) != 0;
+  __builtin_cpu_init();
+  NNX_AOT_CHECK("sse4.2")
+  NNX_AOT_CHECK("avx")
+  NNX_AOT_CHECK("avx2")
+  NNX_AOT_CHECK("fma")
+  NNX_AOT_CHECK("avx512f")
+  NNX_AOT_CHECK("avx512bw")
+  NNX_AOT_CHECK("avx512dq")
+  NNX_AOT_CHECK("avx512vl")
+  NNX_AOT_CHECK("avx512bf16")
+#undef NNX_AOT_CHECK
+  return 1;
+}
+
+/* The first instruction set of the descriptor's this CPU lacks. */
+static nnx_aot_status check_cpu(nnx_aot_model *m) {
+  const char *features = m->d->cpu_features ? m->d->cpu_features : "";
+  for (const char *p = features; *p;) {
+    size_t n = strcspn(p, ",");
+    if (n && !cpu_has(p, n))
+      return fail(m, NNX_AOT_ERROR_CPU,
+                  "model '%s' was compiled for a CPU with %.*s, which this "
+                  "one lacks: compile it on this machine, or with "
+                  "nnx-compile --pipeline-options max-isa=<what this CPU "
+                  "has> (avx2, sse4.2)",
+                  m->d->model, (int)n, p);
+    p += n + (p[n] == ',');
+  }
+  return NNX_AOT_OK;
+}
+
 nnx_aot_status nnx_aot_load(const nnx_aot_descriptor *descriptor,
                             const char *weights, nnx_aot_model **model) {
   if (!model)
@@ -185,6 +234,9 @@ nnx_aot_status nnx_aot_load(const nnx_aot_descriptor *descriptor,
   if (!m)
     return NNX_AOT_ERROR_MEMORY;
   m->d = descriptor;
+  nnx_aot_status checked = check_cpu(m);
+  if (checked != NNX_AOT_OK)
+    return checked;
   int32_t n = descriptor->num_parameters;
   m->param_data = calloc((size_t)n + 1, sizeof(void *));
   m->param_owned = calloc((size_t)n + 1, sizeof(void *));

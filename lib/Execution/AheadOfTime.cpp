@@ -28,6 +28,13 @@ static std::string escapePercent(StringRef text) {
   return escaped;
 }
 
+/// The CPU features a program checks before it runs an object
+/// (`__builtin_cpu_supports` knows them): the instruction sets nnx's code
+/// generation uses.
+static constexpr llvm::StringLiteral kCheckedCPUFeatures[] = {
+    "sse4.2",   "avx",      "avx2",     "fma",       "avx512f",
+    "avx512bw", "avx512dq", "avx512vl", "avx512bf16"};
+
 /// What the object's symbols start with.
 static std::string symbolPrefixOf(StringRef prefix) {
   return (prefix + "_").str();
@@ -137,8 +144,11 @@ mlir::nnx::compileAheadOfTime(ModuleOp module, const CompileOptions &options,
   for (const std::string &name : model.getEntryPoints())
     exported.push_back("_mlir_" + name);
   std::string symbolPrefix = symbolPrefixOf(prefix);
-  llvm::Expected<std::string> object = compileObjectAheadOfTime(
-      module, options.optLevel, exported, symbolPrefix, image);
+  SmallVector<StringRef> checked(std::begin(kCheckedCPUFeatures),
+                                 std::end(kCheckedCPUFeatures));
+  llvm::Expected<std::string> object =
+      compileObjectAheadOfTime(module, options.optLevel, exported, symbolPrefix,
+                               image, checked, result.cpuFeatures);
   if (!object)
     return makeError("ahead-of-time compilation failed: " +
                      llvm::toString(object.takeError()));
@@ -501,7 +511,7 @@ std::string mlir::nnx::emitObjectHeader(const CompiledObject &object,
              ? std::string("NULL, 0")
              : object.embeddedWeights + ", " +
                    std::to_string(object.embeddedWeightsSize))
-     << "};\n\n";
+     << ",\n  " << quote(llvm::join(object.cpuFeatures, ",")) << "};\n\n";
   os << "typedef nnx_aot_model " << p << "_model;\n\n";
   emitFunctions(os, object);
   os << "\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guard << " */\n";

@@ -7,6 +7,7 @@
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/Config/llvm-config.h"
@@ -20,6 +21,8 @@
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FileSystem.h"
@@ -205,6 +208,22 @@ static llvm::Error writeEntry(llvm::StringRef dir, llvm::StringRef path,
   return llvm::Error::success();
 }
 
+/// Gives the functions added here (packed wrappers, constructors) the
+/// `target-features` of the lowered ones (nnx-cap-target-features: a
+/// max-isa cap), so that no code of the module uses what the cap removed.
+static void shareTargetFeatures(llvm::Module &module) {
+  llvm::Attribute features;
+  for (llvm::Function &function : module.functions())
+    if (!function.isDeclaration() && function.hasFnAttribute("target-features"))
+      features = function.getFnAttribute("target-features");
+  if (!features.isValid())
+    return;
+  for (llvm::Function &function : module.functions())
+    if (!function.isDeclaration() &&
+        !function.hasFnAttribute("target-features"))
+      function.addFnAttr(features);
+}
+
 /// `module` in LLVM IR for `machine`, with the packed wrappers and the
 /// constructor and destructor functions: what the optimizer gets, the same
 /// for the JIT and an object compiled ahead of time.
@@ -220,6 +239,7 @@ translateForMachine(ModuleOp module, llvm::LLVMContext &context,
   addPackedWrappers(*llvmModule);
   lowerStructors(*llvmModule, "llvm.global_ctors", kInitName, false);
   lowerStructors(*llvmModule, "llvm.global_dtors", kFiniName, true);
+  shareTargetFeatures(*llvmModule);
   return std::move(llvmModule);
 }
 
@@ -434,9 +454,44 @@ static void addEmbeddedBytes(llvm::Module &module, llvm::StringRef prefix,
   array->setAlignment(llvm::Align(64));
 }
 
+/// Those of `candidates` (LLVM's feature names) that the code of `module`
+/// may use: enabled for `machine` as a defined function's
+/// `target-features` leave them (LLVM's subtarget resolves what a feature
+/// implies: "-avx" also turns off avx2 and AVX-512).
+static std::vector<std::string>
+getEnabledFeatures(const llvm::Module &module,
+                   const llvm::TargetMachine &machine,
+                   llvm::ArrayRef<llvm::StringRef> candidates) {
+  llvm::StringSet<> seen, enabled;
+  for (const llvm::Function &function : module.functions()) {
+    if (function.isDeclaration())
+      continue;
+    std::string own =
+        function.getFnAttribute("target-features").getValueAsString().str();
+    if (!seen.insert(own).second)
+      continue;
+    std::string all = machine.getTargetFeatureString().str();
+    if (!own.empty())
+      all += "," + own;
+    std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+        machine.getTarget().createMCSubtargetInfo(machine.getTargetTriple(),
+                                                  machine.getTargetCPU(), all));
+    for (llvm::StringRef feature : candidates)
+      if (subtarget && subtarget->checkFeatures(("+" + feature).str()))
+        enabled.insert(feature);
+  }
+  std::vector<std::string> features;
+  for (llvm::StringRef feature : candidates)
+    if (enabled.contains(feature))
+      features.push_back(feature.str());
+  return features;
+}
+
 llvm::Expected<std::string> mlir::nnx::compileObjectAheadOfTime(
     ModuleOp module, unsigned optLevel, llvm::ArrayRef<std::string> exported,
-    llvm::StringRef prefix, llvm::StringRef embedded) {
+    llvm::StringRef prefix, llvm::StringRef embedded,
+    llvm::ArrayRef<llvm::StringRef> checkedFeatures,
+    std::vector<std::string> &features) {
   optLevel = std::min(optLevel, 3u);
   llvm::Expected<llvm::orc::JITTargetMachineBuilder> host =
       llvm::orc::JITTargetMachineBuilder::detectHost();
@@ -471,6 +526,7 @@ llvm::Expected<std::string> mlir::nnx::compileObjectAheadOfTime(
   removeUnreachable(**llvmModule, **machine);
   if (!embedded.empty())
     addEmbeddedBytes(**llvmModule, prefix, embedded);
+  features = getEnabledFeatures(**llvmModule, **machine, checkedFeatures);
   llvm::orc::SimpleCompiler compiler(**machine);
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object =
       compiler(**llvmModule);

@@ -32,6 +32,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace llvm {
 class JITEventListener;
@@ -66,11 +67,16 @@ struct ModelJITOptions {
 /// destructor functions, which are renamed `<prefix><symbol>`
 /// (`<prefix>__nnx_jit_init`, `<prefix>__nnx_jit_fini`), so that several
 /// models link into one program. A non-empty `embedded` is added as the
-/// exported constant bytes `<prefix>weights` (64-byte aligned).
+/// exported constant bytes `<prefix>weights` (64-byte aligned). `features`
+/// gets those of `checkedFeatures` (LLVM's names: "avx2", ...) the code may
+/// use: the host's, less what the functions' `target-features` turn off
+/// (a max-isa cap).
 llvm::Expected<std::string>
 compileObjectAheadOfTime(ModuleOp module, unsigned optLevel,
                          llvm::ArrayRef<std::string> exported,
-                         llvm::StringRef prefix, llvm::StringRef embedded);
+                         llvm::StringRef prefix, llvm::StringRef embedded,
+                         llvm::ArrayRef<llvm::StringRef> checkedFeatures,
+                         std::vector<std::string> &features);
 
 /// A loaded object; runs the module's destructors when destroyed.
 class ModelJIT {

@@ -87,6 +87,9 @@ struct CompiledObject {
   /// of `embeddedWeightsSize` bytes), or empty.
   std::string embeddedWeights;
   uint64_t embeddedWeightsSize = 0;
+  /// The instruction sets the code may use, of those the runtime checks at
+  /// load ("avx2", "avx512f", ...: the host's, less what max-isa caps).
+  std::vector<std::string> cpuFeatures;
 };
 
 /// Compiles `module` (lowered in place) as CompiledModel::compile does, for
