@@ -4,8 +4,9 @@
 
 Each `== SECTION` block of OUT.txt holds `output 0: float32 (4, 3)` and
 the values (`%.9g`, which reads back to the same float32). `=` asks for
-the same shape and the same values bit for bit, `~=` for values within
-1e-6 (a function-preserving edit computed along another path).
+the same shape and the same values bit for bit, `~=` for the seeds'
+end-to-end contract, atol = rtol = 1e-5 (a function-preserving edit
+computed along another path; test/README.md).
 """
 import sys
 
@@ -49,12 +50,12 @@ def main():
             print(f"{name}: differs from {ref_path}: max |diff| "
                   f"{np.abs(got - ref).max()}")
             failed = True
-        elif not exact and not np.allclose(got, ref, rtol=0, atol=1e-6):
-            print(f"{name}: not within 1e-6 of {ref_path}: max |diff| "
+        elif not exact and not np.allclose(got, ref, rtol=1e-5, atol=1e-5):
+            print(f"{name}: not within 1e-5 of {ref_path}: max |diff| "
                   f"{np.abs(got - ref).max()}")
             failed = True
         else:
-            print(f"{name}: {'identical to' if exact else 'within 1e-6 of'} "
+            print(f"{name}: {'identical to' if exact else 'within 1e-5 of'} "
                   f"the reference {got.shape}")
     sys.exit(1 if failed else 0)
 
