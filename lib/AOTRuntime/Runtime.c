@@ -91,6 +91,13 @@ static int64_t element_count(int32_t rank, const int64_t *shape,
   return n;
 }
 
+/* The bytes of a `t` of shape `dims`, whose size check_arguments or
+ * compute_result_shapes passed. */
+static size_t tensor_bytes(const nnx_aot_tensor *t, const int64_t *dims) {
+  size_t es = dtype_size(t->dtype);
+  return (size_t)element_count(t->rank, dims, es) * es;
+}
+
 /*===----------------------------------------------------------------------===
  * Loading
  *===----------------------------------------------------------------------===*/
@@ -662,9 +669,7 @@ static nnx_aot_status make_buffers(nnx_aot_model *m, call_buffers *b,
     return fail(m, NNX_AOT_ERROR_MEMORY, "cannot allocate a call");
   for (int32_t i = 0; i < na; ++i) {
     const nnx_aot_tensor *t = argument_spec(d, i);
-    size_t bytes =
-        (size_t)element_count(t->rank, dims[i], dtype_size(t->dtype)) *
-        dtype_size(t->dtype);
+    size_t bytes = tensor_bytes(t, dims[i]);
     if (!(b->copies[i] = nnx_aot_aligned_alloc(bytes)))
       return fail(m, NNX_AOT_ERROR_MEMORY,
                   "cannot allocate %zu bytes for a copy of %s", bytes, t->name);
@@ -673,9 +678,7 @@ static nnx_aot_status make_buffers(nnx_aot_model *m, call_buffers *b,
   }
   for (int32_t r = 0; r < nr; ++r) {
     const nnx_aot_tensor *t = result_spec(d, r);
-    size_t bytes =
-        (size_t)element_count(t->rank, result_dims[r], dtype_size(t->dtype)) *
-        dtype_size(t->dtype);
+    size_t bytes = tensor_bytes(t, result_dims[r]);
     b->results[r] = results[r];
     if (((uintptr_t)results[r] & 63) == 0)
       continue;
@@ -746,10 +749,7 @@ nnx_aot_status nnx_aot_run(nnx_aot_model *m, const void *const *arguments,
     if (b.results[r] == results[r])
       continue;
     const nnx_aot_tensor *t = result_spec(d, r);
-    memcpy(
-        results[r], b.results[r],
-        (size_t)element_count(t->rank, result_dims[r], dtype_size(t->dtype)) *
-            dtype_size(t->dtype));
+    memcpy(results[r], b.results[r], tensor_bytes(t, result_dims[r]));
   }
   free_buffers(&b, d->num_inputs + d->num_write_probes, nr, results);
   return status;
