@@ -5,6 +5,7 @@
 #include "IndexChecks.h"
 #include "ModelJIT.h"
 #include "Parameters.h"
+#include "ShapeCheckText.h"
 
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
 #include "nnx/Support/SafeTensors.h"
@@ -40,48 +41,16 @@ static std::string symbolPrefixOf(StringRef prefix) {
   return (prefix + "_").str();
 }
 
-/// The error format of `check`, worded as CompiledModel::validate words it.
-static ObjectShapeCheck describeShapeCheck(ShapeCheck c,
+/// `check` as the C runtime's printf format (ShapeCheckText.h).
+static ObjectShapeCheck describeForRuntime(const ShapeCheck &check,
                                            ArrayRef<TensorSpec> inputs,
                                            ArrayRef<TensorSpec> parameters,
                                            ArrayRef<TensorSpec> writeProbes) {
-  ObjectShapeCheck result;
-  // Blame an array the caller gave where one of the two is.
-  if (c.argument < 0 && c.sourceArgument >= 0) {
-    std::swap(c.argument, c.sourceArgument);
-    std::swap(c.operand, c.sourceOperand);
-    std::swap(c.dim, c.sourceDim);
-    result.swapped = true;
-  }
-  auto describe = [&](int64_t arg,
-                      unsigned operand) -> std::pair<std::string, bool> {
-    size_t a = static_cast<size_t>(arg);
-    if (arg < 0)
-      return {"operand " + std::to_string(operand), false};
-    if (a < inputs.size())
-      return {inputs[a].name, true};
-    if (a < inputs.size() + parameters.size())
-      return {"parameter '" + parameters[a - inputs.size()].name + "'", false};
-    return {"write probe '" +
-                writeProbes[a - inputs.size() - parameters.size()].name + "'",
-            true};
-  };
-  auto [name, given] = describe(c.argument, c.operand);
-  std::string as = "as dimension " + std::to_string(c.sourceDim) + " of " +
-                   describe(c.sourceArgument, c.sourceOperand).first;
-  std::string text = given ? name + ": dimension " + std::to_string(c.dim) +
-                                 " is {g}, expected {e} (" + as + ": " + c.op +
-                                 " runs both in one loop)"
-                           : "the arguments' shapes disagree in " + c.op +
-                                 ": dimension " + std::to_string(c.dim) +
-                                 " of " + name + " is {g}, expected {e} (" +
-                                 as + ", in one loop)";
-  std::string format = escapePercent(text);
-  for (auto [from, to] :
-       {std::pair<StringRef, StringRef>{"{g}", "%lld"}, {"{e}", "%lld"}})
-    format.replace(format.find(from), from.size(), to.str());
-  result.format = std::move(format);
-  return result;
+  ShapeCheckText t = describeShapeCheck(check, inputs, parameters, writeProbes);
+  std::string format = escapePercent(t.text);
+  for (StringRef from : {"{given}", "{expected}"})
+    format.replace(format.find(from), from.size(), "%lld");
+  return {std::move(format), t.swapped};
 }
 
 /// The parameters' stored bytes as a safetensors image, one tensor per key.
@@ -166,7 +135,7 @@ mlir::nnx::compileAheadOfTime(ModuleOp module, const CompileOptions &options,
     result.indexChecks.push_back(
         {check.layer, check.op, check.bound, check.input});
   for (const ShapeCheck &check : model.shapeChecks)
-    result.shapeChecks.push_back(describeShapeCheck(
+    result.shapeChecks.push_back(describeForRuntime(
         check, result.inputs, params.getSpecs(), result.writeProbes));
   result.measuredWriteProbes = model.measuredWriteProbes;
   // The packed functions, in getEntryPoints()'s order.

@@ -7,6 +7,7 @@
 #include "ModelJIT.h"
 #include "Parameters.h"
 #include "RuntimeFailure.h"
+#include "ShapeCheckText.h"
 #include "TemporaryAllocator.h"
 
 #include "nnx/Conversion/NNXToLinalg/NNXToLinalg.h"
@@ -610,48 +611,28 @@ llvm::Error CompiledModel::checkShapesAgree(ArrayRef<NpyArray> inputArrays,
       kShapeChecksFuncName, inputArrays, writeArrays, 2 * shapeChecks.size());
   if (!sizes)
     return sizes.takeError();
-  size_t numInputs = inputs.size(), numParams = getParameters().size();
-  // What argument `arg` is, the array given for it and where it came from;
-  // for another operand of the op, "operand <n>".
-  auto describe = [&](int64_t arg, unsigned operand)
-      -> std::tuple<std::string, const NpyArray *, std::string> {
-    size_t a = static_cast<size_t>(arg);
-    if (arg < 0)
-      return {"operand " + std::to_string(operand), nullptr, ""};
-    if (a < numInputs)
-      return {inputs[a].name, &inputArrays[a],
-              sourceSuffix(options.inputSources, a)};
-    if (a < numInputs + numParams)
-      return {"parameter '" + getParameters()[a - numInputs].name + "'",
-              nullptr, ""};
-    size_t w = a - numInputs - numParams;
-    return {"write probe '" + writeProbes[w].name + "'", &writeArrays[w],
-            sourceSuffix(options.writeProbeSources, w)};
-  };
   for (auto [i, check] : llvm::enumerate(shapeChecks)) {
-    int64_t expected = (*sizes)[2 * i], given = (*sizes)[2 * i + 1];
-    if (expected == given)
+    int64_t first = (*sizes)[2 * i], second = (*sizes)[2 * i + 1];
+    if (first == second)
       continue;
-    // Blame an array the caller gave where one of the two is.
-    ShapeCheck c = check;
-    if (c.argument < 0 && c.sourceArgument >= 0) {
-      std::swap(c.argument, c.sourceArgument);
-      std::swap(c.operand, c.sourceOperand);
-      std::swap(c.dim, c.sourceDim);
-      std::swap(expected, given);
-    }
-    auto [name, array, source] = describe(c.argument, c.operand);
-    std::string as = "as dimension " + std::to_string(c.sourceDim) + " of " +
-                     std::get<0>(describe(c.sourceArgument, c.sourceOperand));
-    if (!array)
-      return makeError("the arguments' shapes disagree in " + c.op +
-                       ": dimension " + Twine(c.dim) + " of " + name + " is " +
-                       Twine(given) + ", expected " + Twine(expected) + " (" +
-                       as + ", in one loop)");
-    return makeError(name + ": dimension " + Twine(c.dim) + " is " +
-                     Twine(given) + ", expected " + Twine(expected) + " (" +
-                     as + ": " + c.op + " runs both in one loop); got " +
-                     array->describe() + source);
+    ShapeCheckText t =
+        describeShapeCheck(check, inputs, getParameters(), writeProbes);
+    int64_t expected = t.swapped ? second : first;
+    int64_t given = t.swapped ? first : second;
+    std::string message = t.text;
+    for (auto [from, to] : {std::pair<StringRef, int64_t>{"{given}", given},
+                            {"{expected}", expected}})
+      message.replace(message.find(from), from.size(), std::to_string(to));
+    if (t.blamed < 0)
+      return makeError(message);
+    // The array the caller gave, and where it came from.
+    size_t a = static_cast<size_t>(t.blamed);
+    size_t w = a - inputs.size() - getParameters().size();
+    bool isInput = a < inputs.size();
+    const NpyArray &array = isInput ? inputArrays[a] : writeArrays[w];
+    return makeError(message + "; got " + array.describe() +
+                     (isInput ? sourceSuffix(options.inputSources, a)
+                              : sourceSuffix(options.writeProbeSources, w)));
   }
   return llvm::Error::success();
 }
