@@ -53,6 +53,22 @@ static ObjectShapeCheck describeForRuntime(const ShapeCheck &check,
   return {std::move(format), t.swapped};
 }
 
+/// The C runtime binds each parameter by its key and shape (a whole stored
+/// tensor): a parameter that is a slice of its stored tensor (an
+/// #nnx.external with `slices`) is refused, naming it.
+static llvm::Error refuseSlicedParameters(const ParameterBindings &params) {
+  for (auto [spec, key, slices] :
+       llvm::zip_equal(params.getSpecs(), params.getKeys(), params.getSlices()))
+    if (!slices.empty())
+      return makeError(
+          "parameter '" + spec.name + "' (" + spec.typeString +
+          ") is a slice of the stored tensor '" + key +
+          "' (#nnx.external with slices), which ahead-of-time objects do not "
+          "bind (they bind whole tensors by key): run nnx-internalize-weights "
+          "or nnx-externalize-weights on the model first");
+  return llvm::Error::success();
+}
+
 /// The parameters' stored bytes as a safetensors image, one tensor per key.
 static llvm::Expected<std::string>
 makeWeightsImage(const ParameterBindings &params) {
@@ -99,6 +115,8 @@ mlir::nnx::compileAheadOfTime(ModuleOp module, const CompileOptions &options,
   if (!lowered)
     return lowered.takeError();
   const CompiledModel &model = **lowered;
+  if (llvm::Error err = refuseSlicedParameters(*model.parameters))
+    return std::move(err);
   std::string image;
   if (embedWeights && !model.parameters->getSpecs().empty()) {
     llvm::Expected<std::string> made = makeWeightsImage(*model.parameters);

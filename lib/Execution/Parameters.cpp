@@ -89,6 +89,7 @@ llvm::Error ParameterBindings::readForward(func::FuncOp forward,
     spec->name = name;
     auto ext = dyn_cast<ExternalTensorAttr>(attr);
     keys.push_back(ext ? ext.getKey().str() : name);
+    slices.push_back(ext ? getTensorSlices(ext) : TensorSlices());
     if (readData) {
       // The argument's location is the layer's: diagnostics point there.
       Location loc = forward.getArgument(numInputs + i).getLoc();
@@ -114,18 +115,31 @@ llvm::Error ParameterBindings::readWeightsFile(StringRef path) {
     return opened.takeError();
   std::shared_ptr<SafeTensorsFile> file = std::move(*opened);
   std::vector<TensorData> bound;
-  for (auto [spec, key] : llvm::zip_equal(specs, keys)) {
+  for (auto [spec, key, slice] : llvm::zip_equal(specs, keys, slices)) {
     const SafeTensorInfo *info = file->lookup(key);
     if (!info)
       return makeError(path + ": no tensor '" + key + "' (parameter '" +
                        spec.name + "', " + spec.typeString + ")");
     StringRef expected = getSafeTensorsDTypeName(spec.dtype);
     if (info->dtype != expected ||
-        ArrayRef<int64_t>(info->shape) != ArrayRef<int64_t>(spec.shape))
+        (slice.empty() &&
+         ArrayRef<int64_t>(info->shape) != ArrayRef<int64_t>(spec.shape)))
       return makeError(path + ": tensor '" + key + "' is " + info->dtype +
                        " of shape " + formatShape(info->shape) +
                        ", parameter '" + spec.name + "' is " + spec.typeString);
-    TensorData data{file->getData(*info), file, /*mapped=*/true};
+    if (!slice.empty()) {
+      // The parameter is a slice of the stored tensor: gather it.
+      std::string problem = checkTensorSlices(info->shape, slice, spec.shape);
+      if (!problem.empty())
+        return makeError(path + ": tensor '" + key + "' is " + info->dtype +
+                         " of shape " + formatShape(info->shape) +
+                         ", which parameter '" + spec.name + "' (" +
+                         spec.typeString +
+                         ", a slice of it) does not fit: " + problem);
+      bound.push_back(gatherTensorSlices(*file, *info, slice));
+      continue;
+    }
+    TensorData data{file->getData(*info), file, /*mapped=*/file->isMapped()};
     if (!fitsSpec(data, spec)) {
       data = alignedCopy(data.bytes.size(), data.bytes.data());
     }

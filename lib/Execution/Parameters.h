@@ -58,6 +58,9 @@ public:
 
   llvm::ArrayRef<TensorSpec> getSpecs() const { return specs; }
   llvm::ArrayRef<std::string> getKeys() const { return keys; }
+  /// The slice of its stored tensor each parameter is (none: the whole
+  /// tensor, or not an #nnx.external parameter).
+  llvm::ArrayRef<TensorSlices> getSlices() const { return slices; }
   /// The bound bytes of each parameter, as stored (empty when the forward
   /// was read without its data).
   llvm::ArrayRef<TensorData> getStored() const { return stored; }
@@ -72,6 +75,7 @@ private:
   std::vector<TensorSpec> specs;
   /// The key of each parameter in a weights file.
   std::vector<std::string> keys;
+  std::vector<TensorSlices> slices;
   /// The bound bytes, as stored.
   std::vector<TensorData> stored;
   std::vector<Layout> layouts;

@@ -89,6 +89,12 @@ public:
 
   /// The whole file as mapped.
   llvm::StringRef getBuffer() const { return buffer->getBuffer(); }
+  /// Whether the bytes are a read-only mapping of the file (open() reads a
+  /// small file into memory instead, and fromBuffer() takes any buffer):
+  /// only then may pages be dropped with madvise(MADV_DONTNEED).
+  bool isMapped() const {
+    return buffer->getBufferKind() == llvm::MemoryBuffer::MemoryBuffer_MMap;
+  }
   /// Where the data region starts, in bytes from the start of the file
   /// (8 + the header length).
   uint64_t getDataOffset() const { return dataOffset; }

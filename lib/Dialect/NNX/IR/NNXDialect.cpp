@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::nnx;
@@ -48,12 +49,48 @@ LogicalResult ProbeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult
 ExternalTensorAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                           ShapedType type, StringRef key) {
+                           ShapedType type, StringRef key, ArrayAttr slices) {
   if (key.empty())
     return emitError() << "an external tensor needs a non-empty key";
   if (!type.hasStaticShape())
     return emitError() << "external tensor '" << key
                        << "' needs a static shape, got " << type;
+  if (!slices)
+    return success();
+  if (static_cast<int64_t>(slices.size()) != type.getRank())
+    return emitError() << "external tensor '" << key << "' has "
+                       << slices.size() << " slice entries for " << type
+                       << " (one per dim: " << type.getRank() << ")";
+  for (auto [dim, entry] : llvm::enumerate(slices)) {
+    auto runs = dyn_cast<DenseI64ArrayAttr>(entry);
+    if (!runs)
+      return emitError() << "external tensor '" << key << "': slice entry "
+                         << dim << " is " << entry
+                         << ", not an array<i64> of runs";
+    ArrayRef<int64_t> values = runs.asArrayRef();
+    if (values.empty())
+      continue;
+    if (values.size() % 2 != 0)
+      return emitError() << "external tensor '" << key << "': slice entry "
+                         << dim << " has " << values.size()
+                         << " values, not pairs (start, length)";
+    int64_t total = 0;
+    for (size_t i = 0; i < values.size(); i += 2) {
+      int64_t start = values[i], length = values[i + 1];
+      if (start < 0 || length <= 0)
+        return emitError() << "external tensor '" << key << "': dim " << dim
+                           << " has the run (start " << start << ", length "
+                           << length << "); starts are >= 0 and lengths > 0";
+      if (llvm::AddOverflow(total, length, total))
+        return emitError() << "external tensor '" << key << "': dim " << dim
+                           << "'s run lengths overflow";
+    }
+    if (total != type.getDimSize(dim))
+      return emitError() << "external tensor '" << key << "': dim " << dim
+                         << "'s runs take " << total
+                         << " elements, but the type's dim is "
+                         << type.getDimSize(dim);
+  }
   return success();
 }
 

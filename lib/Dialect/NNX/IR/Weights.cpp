@@ -14,10 +14,17 @@
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/MemAlloc.h"
 
 #include <cstring>
+
+#if defined(__unix__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 using namespace mlir;
 using namespace mlir::nnx;
@@ -172,7 +179,8 @@ openExternalFile(ExternalTensorAttr ext, StringRef path, Location loc,
   return std::move(*file);
 }
 
-/// The tensor `key` of the weights file at `path`, checked against `type`.
+/// The tensor `key` of the weights file at `path`, checked against `type`
+/// (and its slices, gathered).
 static FailureOr<TensorData> externalData(ExternalTensorAttr ext,
                                           StringRef path, Location loc,
                                           const Twine &what) {
@@ -186,17 +194,230 @@ static FailureOr<TensorData> externalData(ExternalTensorAttr ext,
                           << "' has no tensor '" << ext.getKey() << "'";
   ShapedType type = ext.getType();
   StringRef dtype = getSafeTensorsDTypeName(type.getElementType());
-  if (info->dtype != dtype || ArrayRef<int64_t>(info->shape) != type.getShape())
+  TensorSlices slices = getTensorSlices(ext);
+  bool shapeOk =
+      !slices.empty() || ArrayRef<int64_t>(info->shape) == type.getShape();
+  if (info->dtype != dtype || !shapeOk)
     return emitError(loc) << what << ": tensor '" << ext.getKey() << "' of '"
                           << path << "' is " << info->dtype << " of shape "
                           << formatShape(info->shape) << ", the model expects "
                           << dtype << " of shape "
                           << formatShape(type.getShape());
+  if (!slices.empty()) {
+    std::string problem =
+        checkTensorSlices(info->shape, slices, type.getShape());
+    if (!problem.empty())
+      return emitError(loc)
+             << what << ": tensor '" << ext.getKey() << "' of '" << path
+             << "' is " << info->dtype << " of shape "
+             << formatShape(info->shape)
+             << ", which the model's slice of it does not fit: " << problem;
+    return gatherTensorSlices(**file, *info, slices);
+  }
   ArrayRef<char> bytes = (*file)->getData(*info);
   size_t align = std::max<size_t>(1, getSafeTensorsDTypeSize(info->dtype));
   if (reinterpret_cast<uintptr_t>(bytes.data()) % align != 0)
     return ownedCopy(bytes);
-  return TensorData{bytes, *file, /*mapped=*/true};
+  return TensorData{bytes, *file, /*mapped=*/(*file)->isMapped()};
+}
+
+//===----------------------------------------------------------------------===//
+// Slices of a stored tensor
+//===----------------------------------------------------------------------===//
+
+TensorSlices mlir::nnx::getTensorSlices(ExternalTensorAttr ext) {
+  TensorSlices slices;
+  if (ArrayAttr attr = ext.getSlices())
+    for (Attribute entry : attr)
+      slices.emplace_back(cast<DenseI64ArrayAttr>(entry).asArrayRef());
+  return slices;
+}
+
+std::string mlir::nnx::checkTensorSlices(ArrayRef<int64_t> stored,
+                                         const TensorSlices &slices,
+                                         ArrayRef<int64_t> shape) {
+  std::string problem;
+  llvm::raw_string_ostream os(problem);
+  if (stored.size() != slices.size() || shape.size() != slices.size()) {
+    os << "the slice names " << slices.size() << " dims, the stored tensor has "
+       << stored.size();
+    return problem;
+  }
+  for (auto [dim, runs] : llvm::enumerate(slices)) {
+    if (runs.empty()) {
+      if (stored[dim] != shape[dim])
+        os << "dim " << dim << " is taken whole, but the stored dim is "
+           << stored[dim] << " and the model's " << shape[dim];
+      if (!problem.empty())
+        return problem;
+      continue;
+    }
+    int64_t total = 0;
+    for (size_t i = 0; i + 1 < runs.size(); i += 2) {
+      int64_t start = runs[i], length = runs[i + 1];
+      if (start < 0 || length <= 0 || start > stored[dim] - length) {
+        os << "dim " << dim << "'s run (start " << start << ", length "
+           << length << ") lies outside the stored dim of " << stored[dim];
+        return problem;
+      }
+      total += length;
+    }
+    if (runs.size() % 2 != 0 || total != shape[dim]) {
+      os << "dim " << dim << "'s runs take " << total
+         << " elements, the model's dim is " << shape[dim];
+      return problem;
+    }
+  }
+  return problem;
+}
+
+namespace {
+/// Copies spans of a stored tensor, in order, into a buffer. When the file
+/// is mapped, the source pages a span touched are dropped (madvise
+/// MADV_DONTNEED) once the next span is copied (except the pages that one
+/// touches too), and spans are copied in chunks of at most kChunk bytes:
+/// a process binding a slice of a weight keeps only the slice (plus a few
+/// pages) resident, never the whole weight. We chose copy-then-madvise over
+/// pread() because it reads the same mapping the whole tensors are viewed
+/// through (no second open of a path that may since have been replaced)
+/// and needs no file descriptor; dropping pages of a read-only file mapping
+/// is always safe (they are read again from the file if touched).
+class SpanGatherer {
+public:
+  SpanGatherer(const SafeTensorsFile &file, ArrayRef<char> source, char *out)
+      : source(source), out(out), mapped(file.isMapped()) {
+#if defined(__unix__) && defined(MADV_DONTNEED)
+    page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+#endif
+    uintptr_t begin = reinterpret_cast<uintptr_t>(source.data());
+    // Only whole pages of the tensor: the neighbours' are left alone.
+    lo = llvm::alignTo(begin, page);
+    hi = llvm::alignDown(begin + source.size(), page);
+  }
+
+  /// Appends `size` bytes at `offset` of the tensor, merged with the
+  /// previous span when they are adjacent.
+  void add(uint64_t offset, uint64_t size) {
+    if (pendingSize && pendingOffset + pendingSize == offset) {
+      pendingSize += size;
+      return;
+    }
+    flush();
+    pendingOffset = offset;
+    pendingSize = size;
+  }
+
+  void finish() {
+    flush();
+    drop(touchedBegin, touchedEnd);
+    touchedBegin = touchedEnd = 0;
+  }
+
+private:
+  void flush() {
+    for (uint64_t done = 0; done < pendingSize; done += kChunk)
+      copy(pendingOffset + done, std::min(kChunk, pendingSize - done));
+    pendingSize = 0;
+  }
+
+  void copy(uint64_t offset, uint64_t size) {
+    const char *from = source.data() + offset;
+    std::memcpy(out, from, size);
+    out += size;
+    uintptr_t begin = llvm::alignDown(reinterpret_cast<uintptr_t>(from), page);
+    uintptr_t end =
+        llvm::alignTo(reinterpret_cast<uintptr_t>(from) + size, page);
+    // The previous span's pages, less the ones this span touched.
+    drop(touchedBegin, std::min(touchedEnd, begin));
+    drop(std::max(touchedBegin, end), touchedEnd);
+    touchedBegin = begin;
+    touchedEnd = end;
+  }
+
+  void drop(uintptr_t begin, uintptr_t end) {
+#if defined(__unix__) && defined(MADV_DONTNEED)
+    begin = std::max(begin, lo);
+    end = std::min(end, hi);
+    if (mapped && end > begin)
+      (void)madvise(reinterpret_cast<void *>(begin), end - begin,
+                    MADV_DONTNEED);
+#else
+    (void)begin;
+    (void)end;
+#endif
+  }
+
+  static constexpr uint64_t kChunk = uint64_t(64) << 20;
+  ArrayRef<char> source;
+  char *out;
+  bool mapped;
+  uintptr_t page = 4096, lo = 0, hi = 0;
+  uint64_t pendingOffset = 0, pendingSize = 0;
+  uintptr_t touchedBegin = 0, touchedEnd = 0;
+};
+} // namespace
+
+/// Adds the spans of dims `dim`... of `runs` at byte `offset` to `g`: dims
+/// up to `last` are walked index by index, dim `last` run by run (the dims
+/// after it are whole, so a run of it is one contiguous span).
+static void addSpans(SpanGatherer &g, ArrayRef<SmallVector<int64_t, 4>> runs,
+                     ArrayRef<uint64_t> strides, size_t dim, size_t last,
+                     uint64_t offset) {
+  ArrayRef<int64_t> dimRuns = runs[dim];
+  for (size_t i = 0; i + 1 < dimRuns.size(); i += 2) {
+    uint64_t start = dimRuns[i], length = dimRuns[i + 1];
+    if (dim == last) {
+      g.add(offset + start * strides[dim], length * strides[dim]);
+      continue;
+    }
+    for (uint64_t j = start; j < start + length; ++j)
+      addSpans(g, runs, strides, dim + 1, last, offset + j * strides[dim]);
+  }
+}
+
+TensorData mlir::nnx::gatherTensorSlices(const SafeTensorsFile &file,
+                                         const SafeTensorInfo &info,
+                                         const TensorSlices &slices) {
+  ArrayRef<int64_t> stored = info.shape;
+  size_t rank = stored.size();
+  // Every dim's runs, a whole dim as the one run (0, dim).
+  SmallVector<SmallVector<int64_t, 4>> runs(rank);
+  uint64_t size = getSafeTensorsDTypeSize(info.dtype);
+  for (size_t d = 0; d < rank; ++d) {
+    if (slices[d].empty())
+      runs[d] = {0, stored[d]};
+    else
+      runs[d] = slices[d];
+    int64_t length = 0;
+    for (size_t i = 1; i < runs[d].size(); i += 2)
+      length += runs[d][i];
+    size *= static_cast<uint64_t>(length);
+  }
+  SmallVector<uint64_t> strides(rank);
+  uint64_t stride = getSafeTensorsDTypeSize(info.dtype);
+  for (size_t d = rank; d-- > 0;) {
+    strides[d] = stride;
+    stride *= static_cast<uint64_t>(stored[d]);
+  }
+  // The last dim not taken whole: the dims after it fold into its spans.
+  size_t last = rank;
+  while (last > 0 && runs[last - 1].size() == 2 && runs[last - 1][0] == 0 &&
+         runs[last - 1][1] == stored[last - 1])
+    --last;
+  constexpr size_t kAlign = 64;
+  size_t rounded = std::max<size_t>(kAlign, llvm::alignTo(size, kAlign));
+  std::shared_ptr<char> storage(
+      static_cast<char *>(llvm::allocate_buffer(rounded, kAlign)),
+      [rounded](char *p) { llvm::deallocate_buffer(p, rounded, kAlign); });
+  SpanGatherer gatherer(file, file.getData(info), storage.get());
+  if (size) {
+    if (last == 0)
+      gatherer.add(0, size);
+    else
+      addSpans(gatherer, runs, strides, 0, last - 1, 0);
+  }
+  gatherer.finish();
+  return TensorData{ArrayRef<char>(storage.get(), size), storage};
 }
 
 FailureOr<TensorData> mlir::nnx::getTensorData(ElementsAttr attr,

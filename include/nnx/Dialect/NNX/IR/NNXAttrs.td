@@ -104,10 +104,34 @@ def NNX_ExternalTensorAttr : AttrDef<NNX_Dialect, "ExternalTensor",
                       bias = #nnx.external<"fc.bias"> : tensor<8xf32>}
     }
     ```
+
+    With `slices`, the attribute names a slice of the stored tensor (a
+    tensor-parallel rank's shard): one `array<i64>` per dim of the type,
+    each a flat list of runs `start0, len0, start1, len1, ...` over that
+    dim of the *stored* tensor, gathered in order; an empty array takes the
+    whole dim (the stored dim then equals the type's). Rows 0-15, 32-47 and
+    64-79 of a stored 96x32 tensor:
+
+    ```mlir
+    #nnx.external<"h.0.attn.c_attn.weight",
+                  slices = [array<i64: 0, 16, 32, 16, 64, 16>, array<i64>]>
+        : tensor<48x32xf32>
+    ```
+
+    Starts are >= 0, lengths > 0, and a non-empty entry's lengths sum to
+    the type's dim; that the runs lie inside the stored dims is checked
+    when the file is read.
   }];
   let parameters = (ins AttributeSelfTypeParameter<"", "::mlir::ShapedType">:$type,
-                        StringRefParameter<"the tensor's key in the file">:$key);
-  let assemblyFormat = "`<` $key `>`";
+                        StringRefParameter<"the tensor's key in the file">:$key,
+                        OptionalParameter<"::mlir::ArrayAttr",
+                          "per dim, the runs of the stored tensor">:$slices);
+  let builders = [
+    AttrBuilder<(ins "::mlir::ShapedType":$type, "::llvm::StringRef":$key), [{
+      return $_get($_ctxt, type, key, ::mlir::ArrayAttr());
+    }]>
+  ];
+  let assemblyFormat = "`<` $key (`,` `slices` `=` $slices^)? `>`";
   let genVerifyDecl = 1;
 }
 

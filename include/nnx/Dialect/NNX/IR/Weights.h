@@ -27,8 +27,10 @@
 
 namespace mlir::nnx {
 
+class ExternalTensorAttr;
 class ModelOp;
 class SafeTensorsFile;
+struct SafeTensorInfo;
 
 /// The weights files open in a context (NNXDialect::getWeightsFiles()), by
 /// absolute path.
@@ -79,10 +81,36 @@ inline constexpr uint64_t kMaxExpandedTensorBytes = uint64_t(16) << 30;
 
 /// The bytes of `attr`. An #nnx.external tensor is looked up in
 /// `weightsPath` (empty: there is no weights file, an error) and its dtype
-/// and shape checked against the attribute's type. Problems are diagnostics
+/// and shape checked against the attribute's type; a sliced one's runs are
+/// checked against the stored shape and gathered into an owned copy (a
+/// whole one is a view of the mapping). Problems are diagnostics
 /// at `loc` naming `what` ("tensor 'weight' of 'body.fc'").
 FailureOr<TensorData> getTensorData(ElementsAttr attr, StringRef weightsPath,
                                     Location loc, const Twine &what);
+
+/// The slice an #nnx.external tensor names, per dim of the stored tensor:
+/// runs (start, length, start, length, ...) gathered in order; an empty
+/// list takes the whole dim. No entries: the whole stored tensor.
+using TensorSlices = SmallVector<SmallVector<int64_t, 4>, 4>;
+
+/// The `slices` of `ext` (none when it names the whole stored tensor).
+TensorSlices getTensorSlices(ExternalTensorAttr ext);
+
+/// Whether `slices` of a stored tensor of shape `stored` give a tensor of
+/// shape `shape`: the same rank, an empty entry's stored dim equal to the
+/// shape's, every run inside its stored dim, a non-empty entry's lengths
+/// summing to the shape's dim. The problem in words ("dim 0's run (start
+/// 80, length 32) runs past the stored dim of 96"), or "" when none.
+std::string checkTensorSlices(ArrayRef<int64_t> stored,
+                              const TensorSlices &slices,
+                              ArrayRef<int64_t> shape);
+
+/// The elements `slices` (checked: checkTensorSlices) pick from the tensor
+/// `info` of `file`, gathered row-major into an owned buffer aligned to 64
+/// bytes.
+TensorData gatherTensorSlices(const SafeTensorsFile &file,
+                              const SafeTensorInfo &info,
+                              const TensorSlices &slices);
 
 /// getTensorData for the tensor `name` of `op`, an op inside an nnx.model
 /// whose weights file holds its #nnx.external tensors.
