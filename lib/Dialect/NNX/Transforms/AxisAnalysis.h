@@ -126,6 +126,16 @@ public:
   void applyEdit(const std::map<Axis, AxisResize> &resize, CallOp rootCall,
                  const FillFn &fill);
 
+  /// The new value of a changed tensor, given per dim the old index of each
+  /// new index (a subset edit: no new indices).
+  using TensorEditFn = std::function<ElementsAttr(
+      const TensorSite &, ElementsAttr,
+      llvm::ArrayRef<llvm::SmallVector<int64_t>> dimSource)>;
+  /// applyEdit for an edit that only keeps indices, with the changed tensors
+  /// written by `edit` (e.g. a slice of a weights file's tensor).
+  void applyKeepEdit(const std::map<Axis, AxisResize> &resize, CallOp rootCall,
+                     const TensorEditFn &edit);
+
   /// For dim `dim` of a tensor with leaves `list`: per new index, the old
   /// index (-1 if new), under `resize`.
   llvm::SmallVector<int64_t>
@@ -158,6 +168,11 @@ public:
   llvm::SmallVector<Source> linearSources(Value v);
 
 private:
+  void rewriteTensors(const std::map<Axis, AxisResize> &resize,
+                      const TensorEditFn &edit);
+  void rewriteForwards(const std::map<Axis, AxisResize> &resize,
+                       CallOp rootCall);
+
   /// A contiguous part [offset, offset + size) of a leaf that slices of
   /// different sizes read, with the axes of the slices' dim.
   struct Segment {

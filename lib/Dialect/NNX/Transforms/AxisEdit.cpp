@@ -391,6 +391,21 @@ static void rewriteSlice(AxisAnalysis &a, tensor::ExtractSliceOp slice,
 
 void AxisAnalysis::applyEdit(const ResizeMap &resize, CallOp rootCall,
                              const FillFn &fill) {
+  rewriteTensors(resize, [&](const TensorSite &t, ElementsAttr attr,
+                             ArrayRef<SmallVector<int64_t>>) {
+    return gatherTensor(*this, t, attr, resize, fill);
+  });
+  rewriteForwards(resize, rootCall);
+}
+
+void AxisAnalysis::applyKeepEdit(const ResizeMap &resize, CallOp rootCall,
+                                 const TensorEditFn &edit) {
+  rewriteTensors(resize, edit);
+  rewriteForwards(resize, rootCall);
+}
+
+void AxisAnalysis::rewriteTensors(const ResizeMap &resize,
+                                  const TensorEditFn &edit) {
   for (const TensorSite &t : tensors) {
     if (!llvm::any_of(t.dims, [&](const AxisList &d) {
           return touches(*this, d, resize);
@@ -398,7 +413,10 @@ void AxisAnalysis::applyEdit(const ResizeMap &resize, CallOp rootCall,
       continue;
     ElementsAttr attr = t.isState ? cast<CustomModuleOp>(t.op).getTensor(t.name)
                                   : t.op->getAttrOfType<ElementsAttr>(t.name);
-    ElementsAttr value = gatherTensor(*this, t, attr, resize, fill);
+    SmallVector<SmallVector<int64_t>> source;
+    for (const AxisList &d : t.dims)
+      source.push_back(dimSource(d, resize));
+    ElementsAttr value = edit(t, attr, source);
     if (t.isState)
       setStateTensor(t.op, t.name, value);
     else
@@ -406,6 +424,9 @@ void AxisAnalysis::applyEdit(const ResizeMap &resize, CallOp rootCall,
     if (auto lin = dyn_cast<LinearOp>(t.op); lin && lin.getOutFeatures())
       lin.setOutFeatures(cast<ShapedType>(value.getType()).getDimSize(0));
   }
+}
+
+void AxisAnalysis::rewriteForwards(const ResizeMap &resize, CallOp rootCall) {
   // Static sizes and offsets first (they read the old sizes), then types.
   SmallVector<std::pair<Value, Type>> types;
   for (ForwardOp forward : forwards) {

@@ -196,6 +196,52 @@ def NNXPrunePass : NNX_Pass<"nnx-prune", "::mlir::nnx::ModelOp"> {
   ];
 }
 
+def NNXShardTensorParallelPass : NNX_Pass<"nnx-shard-tensor-parallel", "::mlir::nnx::ModelOp"> {
+  let summary = "Megatron tensor parallelism: rank R's part of the model";
+  let description = [{
+    Splits the model for `ranks` processes and keeps the part that rank
+    `rank` runs (every rank runs this pass with its own `rank`; the programs
+    are the same, the weights differ):
+
+    - every attention module (a custom module whose forward, or the forward
+      of a Linear-free module it calls, computes `softmax(q @ k^T) @ v`)
+      keeps its heads `[rank * h / ranks, (rank + 1) * h / ranks)`: the rows
+      of q/k/v (fused or not), per-head state such as ALiBi slopes, and the
+      output projection's columns, found by the dim provenance of
+      `nnx-prune heads=`. Under GQA whole kv groups go to a rank; with one
+      kv head (MQA) only the query heads split and k/v stay whole;
+    - every MLP pair (a Linear and the Linear its units feed, as `nnx-widen`
+      proves it: an `nnx.sequential`, a stock net, or a custom forward with
+      SwiGLU's siblings) keeps the same block of units;
+    - norms, embeddings, the LM head and every other Linear stay whole.
+
+    The Linears that now read a split input (output and down projections)
+    get `nnx.partial_sum = {ranks = N}`: nnx-build-forward sums their matmul
+    over the ranks with `shard.all_reduce` on a 1-D `shard.grid`, then adds
+    the bias once. A parameter in the weights file becomes the slice of the
+    stored tensor this rank binds (`#nnx.external<"key", slices = ...>`), so
+    a rank maps only its part; an inline parameter is gathered. The model
+    records `nnx.tensor_parallel = {ranks = N, rank = R}`.
+
+    Refused before anything changes: `ranks` < 2 or `rank` outside
+    `0 .. ranks - 1`; a model already split; heads, kv heads (GQA) or an
+    MLP's units not divisible by `ranks`; everything `nnx-prune heads=`
+    refuses about an attention module (a forward the dim analysis cannot
+    follow, a split dim that a reduction, a `tensor.dim` or the module's
+    result reads); a probe on a split value (per-head attention
+    probabilities, q/k/v, an MLP's hidden units): gathering it to rank 0
+    needs an all_gather, which the lowering does not provide; a model with
+    nothing to split.
+
+    `nnx-run --tensor-parallel` under `mpirun -np N` runs this pass on every
+    rank with the rank MPI gives it.
+  }];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", "2", "number of processes (>= 2)">,
+    Option<"rank", "rank", "int64_t", "0", "this process's rank (0 .. ranks - 1)">,
+  ];
+}
+
 def NNXGrowAttentionPass : NNX_Pass<"nnx-grow-attention", "::mlir::nnx::ModelOp"> {
   let summary = "Add attention heads or widen head dims (function-preserving)";
   let description = [{

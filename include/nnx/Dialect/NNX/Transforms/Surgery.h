@@ -63,6 +63,21 @@ LogicalResult growAttention(ModelOp model, llvm::StringRef layer, int64_t heads,
                             int64_t kvHeads, int64_t headDim,
                             uint64_t seed = 0);
 
+/// Megatron-style tensor parallelism, rank `rank` of `ranks`: every
+/// attention module keeps heads [rank * h / ranks, (rank + 1) * h / ranks)
+/// (whole kv groups under GQA; with one kv head, k and v stay whole) and
+/// every MLP pair (a Linear and the Linear its units feed) keeps the same
+/// block of units, as nnx-prune edits them; norms, embeddings and other
+/// Linears stay whole. The Linears that now read a split input (output and
+/// down projections) get `nnx.partial_sum = {ranks = N}`: their matmul is
+/// summed over the ranks before the bias is added. A weight of the file
+/// becomes the slice of it this rank binds (#nnx.external slices); an
+/// inline one is gathered. The model records `nnx.tensor_parallel =
+/// {ranks, rank}`. Refused before anything changes: heads or kv heads, or
+/// an MLP's units, not divisible by `ranks`, a split value used by anything
+/// but its consumer, a forward the dim analysis cannot follow.
+LogicalResult shardTensorParallel(ModelOp model, int64_t ranks, int64_t rank);
+
 /// Grows the residual stream of the model's transformer to `width`:
 /// embeddings, projections and RMSNorms (eps and gains rescaled), with the
 /// new coordinates zero in the stream. Refuses LayerNorms over the stream.
