@@ -91,7 +91,9 @@ def NNXBuildForwardPass : NNX_Pass<"nnx-build-forward", "::mlir::ModuleOp"> {
     "::mlir::linalg::LinalgDialect",
     "::mlir::bufferization::BufferizationDialect",
     // The run-time checks (RuntimeChecks.h) of the layers' sizes.
-    "::mlir::LLVM::LLVMDialect", "::mlir::scf::SCFDialect"
+    "::mlir::LLVM::LLVMDialect", "::mlir::scf::SCFDialect",
+    // The partial sums of tensor-parallel Linears (nnx.partial_sum).
+    "::mlir::shard::ShardDialect"
   ];
 }
 

@@ -5,7 +5,8 @@
 // indexing maps read it transposed; the CPU schedule picks the layout it
 // wants) with the bias as the accumulator's initial value,
 // LoRA as three such projections and a scaled sum, Embedding as a gather
-// from its table.
+// from its table. A Linear with `nnx.partial_sum` (tensor parallelism) sums
+// its matmul over the ranks (`shard.all_reduce`) before adding the bias.
 //
 //===----------------------------------------------------------------------===//
 #include "nnx/Conversion/NNXToLinalg/LayerLowering.h"
@@ -14,12 +15,19 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 
 using namespace mlir;
 using namespace mlir::nnx;
 using IT = utils::IteratorType;
+
+/// The grid `nnx.partial_sum` Linears sum over.
+static constexpr llvm::StringLiteral kTensorParallelGridName =
+    "tensor_parallel";
 
 namespace {
 
@@ -51,12 +59,67 @@ Value emitProjectionInit(LayerEmitter &e, Value bias, Type elt,
                    [](OpBuilder &, Location, ValueRange a) { return a[0]; });
 }
 
+/// The 1-D grid of `ranks` devices tensor parallelism sums over
+/// (`shard.grid @tensor_parallel(shape = N)`), created once beside the
+/// function being built; fails if that symbol is something else.
+FailureOr<shard::GridOp>
+getTensorParallelGrid(LayerEmitter &e, Operation *layer, int64_t ranks) {
+  OpBuilder &b = e.getBuilder();
+  Operation *fn = b.getInsertionBlock()->getParentOp();
+  if (!isa<func::FuncOp>(fn))
+    fn = fn->getParentOfType<func::FuncOp>();
+  Operation *table = SymbolTable::getNearestSymbolTable(fn->getParentOp());
+  Operation *existing = SymbolTable::lookupSymbolIn(
+      table, b.getStringAttr(kTensorParallelGridName));
+  auto grid = dyn_cast_or_null<shard::GridOp>(existing);
+  if (grid && grid.getShape() == ArrayRef<int64_t>{ranks})
+    return grid;
+  if (existing) {
+    InFlightDiagnostic diag = emitModuleError(layer)
+                              << "sums over " << ranks << " ranks ('"
+                              << kPartialSumAttrName << "'), but '@"
+                              << kTensorParallelGridName
+                              << "' is already defined otherwise";
+    diag.attachNote(existing->getLoc()) << "defined here";
+    return diag;
+  }
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&table->getRegion(0).front());
+  return shard::GridOp::create(b, layer->getLoc(), kTensorParallelGridName,
+                               ArrayRef<int64_t>{ranks});
+}
+
+/// `y` (a partial matmul) summed over the ranks of the tensor-parallel grid
+/// of `ranks` devices, then `bias` (null for none) added once.
+FailureOr<Value> emitPartialSum(LayerEmitter &e, Operation *layer, Value y,
+                                Value bias, int64_t ranks) {
+  FailureOr<shard::GridOp> grid = getTensorParallelGrid(e, layer, ranks);
+  if (failed(grid))
+    return failure();
+  OpBuilder &b = e.getBuilder();
+  Value sum = shard::AllReduceOp::create(b, e.getLoc(), y, grid->getSymName(),
+                                         ArrayRef<shard::GridAxis>{0},
+                                         shard::ReductionKind::Sum)
+                  .getResult();
+  if (!bias)
+    return sum;
+  AffineMap id = b.getMultiDimIdentityMap(2);
+  return e.generic({sum, bias}, {id, e.keptDims(2, {false, true})},
+                   e.empty(e.sizesOf(sum), getElementTypeOrSelf(y.getType())),
+                   id, {IT::parallel, IT::parallel},
+                   [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                     return arith::AddFOp::create(b, l, a[0], a[1]);
+                   });
+}
+
 /// `x W^T + bias` over the last dim of `x` (rank >= 2), `w` stored out x in
 /// as a Linear's weight, `bias` null for none. Rank > 2: the leading dims are
 /// folded into one and back, so every projection is one 2-D
-/// `linalg.matmul` (the contraction the CPU schedule tiles).
+/// `linalg.matmul` (the contraction the CPU schedule tiles). With
+/// `partialRanks` (`nnx.partial_sum`), x W^T is summed over that many ranks
+/// before the bias is added.
 FailureOr<Value> emitProjection(LayerEmitter &e, Operation *layer, Value x,
-                                Value w, Value bias) {
+                                Value w, Value bias, int64_t partialRanks = 0) {
   OpBuilder &b = e.getBuilder();
   Location loc = e.getLoc();
   auto xt = cast<RankedTensorType>(x.getType());
@@ -96,11 +159,18 @@ FailureOr<Value> emitProjection(LayerEmitter &e, Operation *layer, Value x,
   // bf16 / f16: the matmul reads the narrow operands and accumulates (from
   // the bias) in f32; the result is rounded once.
   Type acc = e.accumulatorFor(xt.getElementType());
-  Value init = emitProjectionInit(e, bias, acc, outSizes);
+  Value init =
+      emitProjectionInit(e, partialRanks ? Value() : bias, acc, outSizes);
   Value y = linalg::MatmulOp::create(b, loc, TypeRange{init.getType()},
                                      ValueRange{x2, w}, ValueRange{init},
                                      linalgMatmulTransposedB(b))
                 .getResult(0);
+  if (partialRanks) {
+    FailureOr<Value> sum = emitPartialSum(e, layer, y, bias, partialRanks);
+    if (failed(sum))
+      return failure();
+    y = *sum;
+  }
   y = convertElements(b, loc, y, xt.getElementType());
   if (rank == 2)
     return y;
@@ -120,7 +190,10 @@ struct LinearLowering
     FailureOr<Value> bias = e.getOptionalTensor(layer, "bias");
     if (failed(bias))
       return failure();
-    return emitProjection(e, layer, x, *w, *bias);
+    FailureOr<int64_t> ranks = getPartialSumRanks(layer, layer->getLoc());
+    if (failed(ranks))
+      return failure();
+    return emitProjection(e, layer, x, *w, *bias, *ranks);
   }
 };
 
@@ -208,6 +281,8 @@ struct EmbeddingLowering
 } // namespace
 
 void mlir::nnx::registerProjectionLowerings(DialectRegistry &registry) {
+  // A Linear with nnx.partial_sum emits shard ops.
+  registry.insert<shard::ShardDialect>();
   registry.addExtension(+[](MLIRContext *ctx, NNXDialect *) {
     LinearOp::attachInterface<LinearLowering>(*ctx);
     LoraOp::attachInterface<LoraLowering>(*ctx);

@@ -292,9 +292,58 @@ static LogicalResult verifyShapeChecks(Operation *op, NamedAttribute attr) {
       "argument, source_argument >= -1}");
 }
 
+/// The ranks N of a tensor-parallel attribute `name` = {ranks = N : i64}
+/// (N >= 2), with `rank = R : i64` (0 <= R < N) too when `withRank`, and no
+/// other entries; otherwise an error at `loc` when given.
+static FailureOr<int64_t> readRanks(Attribute value, StringRef name,
+                                    bool withRank,
+                                    std::optional<Location> loc) {
+  auto dict = dyn_cast<DictionaryAttr>(value);
+  auto i64 = [&](StringRef key) {
+    auto v = dict ? dict.getAs<IntegerAttr>(key) : IntegerAttr();
+    return v && v.getType().isSignlessInteger(64) ? std::optional(v.getInt())
+                                                  : std::nullopt;
+  };
+  std::optional<int64_t> ranks = i64("ranks");
+  std::optional<int64_t> rank =
+      withRank ? i64("rank") : std::optional<int64_t>(0);
+  if (ranks && *ranks >= 2 && rank && *rank >= 0 && *rank < *ranks &&
+      dict.size() == (withRank ? 2u : 1u))
+    return *ranks;
+  if (loc)
+    emitError(*loc) << "'" << name << "' must be "
+                    << (withRank ? "{ranks = N : i64, rank = R : i64} with "
+                                   "N >= 2 and 0 <= R < N"
+                                 : "{ranks = N : i64} with N >= 2")
+                    << ", got " << value;
+  return failure();
+}
+
+FailureOr<int64_t> mlir::nnx::getPartialSumRanks(Operation *op,
+                                                 std::optional<Location> loc) {
+  Attribute value = op->getAttr(kPartialSumAttrName);
+  if (!value)
+    return 0;
+  if (!isa<LinearOp>(op)) {
+    if (loc)
+      emitError(*loc) << "'" << kPartialSumAttrName
+                      << "' must be on an 'nnx.linear', not on '"
+                      << op->getName() << "'";
+    return failure();
+  }
+  return readRanks(value, kPartialSumAttrName, /*withRank=*/false, loc);
+}
+
 LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
+  if (name == kPartialSumAttrName)
+    return getPartialSumRanks(op, op->getLoc());
+  if (name == kTensorParallelAttrName) {
+    if (!isa<ModelOp>(op))
+      return op->emitOpError() << "'" << name << "' must be on an 'nnx.model'";
+    return readRanks(attr.getValue(), name, /*withRank=*/true, op->getLoc());
+  }
   if (name == kProbesAttrName)
     return verifyArrayOf<ProbeAttr>(op, attr, "#nnx.probe");
   if (name == kKwargsAttrName || name == kReadProbesAttrName ||
@@ -345,5 +394,6 @@ LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
             "nnx.write_probes, nnx.parameters, "
             "nnx.parameter_names, nnx.weights, "
             "nnx.parameter_layouts, nnx.index_checks, nnx.base, "
-            "nnx.recipe, nnx.buffers, nnx.accumulate)";
+            "nnx.recipe, nnx.buffers, nnx.accumulate, nnx.partial_sum, "
+            "nnx.tensor_parallel)";
 }

@@ -78,7 +78,13 @@ def NNX_Dialect : Dialect {
     "::mlir::Attribute":$recipe,
     // On a container: the entries of its `state` that are buffers
     // (PyTorch's register_buffer); the others are parameters.
-    "::mlir::ArrayAttr":$buffers
+    "::mlir::ArrayAttr":$buffers,
+    // Tensor parallelism (nnx-shard-tensor-parallel): on an nnx.linear whose
+    // input is split over the ranks, {ranks = N : i64}: its matmul is summed
+    // over the N ranks (shard.all_reduce) before the bias is added; on the
+    // nnx.model of one rank, {ranks = N : i64, rank = R : i64}.
+    "::mlir::DictionaryAttr":$partial_sum,
+    "::mlir::DictionaryAttr":$tensor_parallel
   );
   let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{

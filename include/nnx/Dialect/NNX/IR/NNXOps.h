@@ -184,6 +184,20 @@ inline constexpr llvm::StringLiteral kParameterLayoutsAttrName =
 /// On a forward: what its bf16 / f16 ops compute in ("f32" or "storage").
 inline constexpr llvm::StringLiteral kAccumulateAttrName =
     NNXDialect::AccumulateAttrHelper::getNameStr();
+/// On an `nnx.linear` of one rank of a tensor-parallel model: {ranks = N}
+/// (N >= 2), its matmul is a partial sum over the ranks; on its
+/// `nnx.model`: {ranks = N, rank = R}.
+inline constexpr llvm::StringLiteral kPartialSumAttrName =
+    NNXDialect::PartialSumAttrHelper::getNameStr();
+inline constexpr llvm::StringLiteral kTensorParallelAttrName =
+    NNXDialect::TensorParallelAttrHelper::getNameStr();
+/// The ranks N of `nnx.partial_sum` on `op`: 0 when it has none; failure,
+/// reported at `loc` when given, for a value that is not {ranks = N : i64}
+/// with N >= 2 or an op that is not an `nnx.linear` (the dialect's verifier
+/// and the Linear's lowering share this check).
+FailureOr<int64_t> getPartialSumRanks(Operation *op,
+                                      std::optional<Location> loc);
+
 /// On each parameter argument of such a forward: its dotted name. A target
 /// may keep these arguments resident in its memory (the CUDA pipeline
 /// expects them in device memory, uploaded once by the runtime).
