@@ -4,6 +4,7 @@
 #include "nnx/Codegen/CPU/Passes.h"
 #include "nnx/Conversion/LinalgToGPU/Passes.h"
 #include "nnx/Conversion/Passes.h"
+#include "nnx/Conversion/ShardToMPI/Passes.h"
 
 #include "nnx/Dialect/NNX/IR/NNXDialect.h"
 #include "nnx/Dialect/NNX/Tracing/Passes.h"
@@ -16,13 +17,16 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/Passes.h"
 
 void nnx::registerNNXDialects(mlir::DialectRegistry &registry) {
   registry.insert<mlir::nnx::NNXDialect, mlir::func::FuncDialect,
                   mlir::arith::ArithDialect, mlir::math::MathDialect,
-                  mlir::tensor::TensorDialect, mlir::linalg::LinalgDialect>();
+                  mlir::tensor::TensorDialect, mlir::linalg::LinalgDialect,
+                  mlir::shard::ShardDialect, mlir::mpi::MPIDialect,
+                  mlir::DLTIDialect>();
   mlir::nnx::registerCPUPipelineDialects(registry);
   mlir::nnx::registerNNXCUDAExtensions(registry);
 }
@@ -34,6 +38,7 @@ void nnx::registerNNXPasses() {
   mlir::nnx::registerNNXCodegenCPUPasses();
   mlir::nnx::registerNNXPipelines();
   mlir::nnx::registerNNXLinalgToGPUPasses();
+  mlir::nnx::registerNNXShardToMPIPasses();
   mlir::nnx::registerNNXCUDAPipeline();
   mlir::registerGpuKernelOutliningPass();
   mlir::registerGpuAsyncRegionPass();

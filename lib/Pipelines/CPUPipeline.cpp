@@ -6,6 +6,7 @@
 #include "Stages.h"
 #include "nnx/Codegen/CPU/Passes.h"
 #include "nnx/Conversion/Passes.h"
+#include "nnx/Conversion/ShardToMPI/Passes.h"
 #include "nnx/Dialect/NNX/Tracing/Passes.h"
 #include "nnx/Pipelines/Passes.h"
 #include "nnx/Pipelines/Pipelines.h"
@@ -77,6 +78,8 @@ static void addMathAndLLVM(OpPassManager &pm,
   vectorToLLVM.x86Vector = true;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createConvertMathToLLVMPass());
+  // Tensor parallelism's MPI calls (no-op without mpi ops).
+  pm.addPass(createNNXConvertMPIToLLVMPass());
   pipeline::HostToLLVMOptions host;
   host.genericAllocFunctions = options.runtimeAllocator;
   host.openMP = options.parallel;
@@ -91,6 +94,9 @@ static void addMathAndLLVM(OpPassManager &pm,
 
 void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
                                     const NNXCPUPipelineOptions &options) {
+  // Tensor parallelism: each shard.all_reduce becomes an MPI_Allreduce
+  // into a fresh buffer (no-op without shard ops).
+  pm.addPass(createNNXLowerAllReducePass());
   // Probes to extra results/arguments; tensor level: everything becomes
   // linalg, with cheap fusion.
   pipeline::addForwardPrologue(pm, options.fuseElementwise);
@@ -203,4 +209,5 @@ void mlir::nnx::registerCPUPipelineDialects(DialectRegistry &registry) {
   tensor::registerTilingInterfaceExternalModels(registry);
   tensor::registerValueBoundsOpInterfaceExternalModels(registry);
   vector::registerBufferizableOpInterfaceExternalModels(registry);
+  registerMPIMemoryEffects(registry);
 }

@@ -8,6 +8,7 @@
 #include "nnx/Codegen/CPU/Passes.h"
 #include "nnx/Conversion/LinalgToGPU/Passes.h"
 #include "nnx/Conversion/Passes.h"
+#include "nnx/Conversion/ShardToMPI/Passes.h"
 #include "nnx/Dialect/NNX/Tracing/Passes.h"
 #include "nnx/Pipelines/Pipelines.h"
 #include "nnx/Support/PassOptions.h"
@@ -83,6 +84,10 @@ bool mlir::nnx::isValidCUDAChip(llvm::StringRef chip) {
 
 void mlir::nnx::buildNNXCUDAPipeline(OpPassManager &pm,
                                      const NNXCUDAPipelineOptions &options) {
+  // No MPI on this target: tensor parallelism (shard ops) is refused.
+  NNXLowerAllReducePassOptions noMPI;
+  noMPI.mpi = false;
+  pm.addPass(createNNXLowerAllReducePass(noMPI));
   // Probes, as on the CPU; tensor level: everything becomes linalg, and
   // elementwise chains fuse into one kernel each.
   pipeline::addForwardPrologue(pm, /*fuseElementwise=*/true);
