@@ -62,6 +62,25 @@ struct CommSizeLowering : public ConvertOpToLLVMPattern<mpi::CommSizeOp> {
   }
 };
 
+/// LLVM 22's patterns name OpenMPI's predefined reductions `ompi_mpi_sum`
+/// (and so on); OpenMPI's mpi.h defines MPI_SUM as `&ompi_mpi_op_sum`. The
+/// globals are renamed to what libmpi exports.
+void fixOpenMPIReductionNames(ModuleOp module) {
+  static constexpr llvm::StringLiteral ops[] = {
+      "sum", "max",  "min",  "prod",   "land",   "band",   "lor",
+      "bor", "lxor", "bxor", "maxloc", "minloc", "replace"};
+  SmallVector<LLVM::GlobalOp> globals(module.getOps<LLVM::GlobalOp>());
+  for (LLVM::GlobalOp global : globals) {
+    StringRef name = global.getSymName();
+    if (!name.consume_front("ompi_mpi_") || !llvm::is_contained(ops, name))
+      continue;
+    auto fixed = StringAttr::get(module.getContext(), "ompi_mpi_op_" + name);
+    if (failed(SymbolTable::replaceAllSymbolUses(global, fixed, module)))
+      continue;
+    SymbolTable::setSymbolName(global, fixed);
+  }
+}
+
 struct NNXConvertMPIToLLVMPass
     : public mlir::nnx::impl::NNXConvertMPIToLLVMPassBase<
           NNXConvertMPIToLLVMPass> {
@@ -87,7 +106,13 @@ struct NNXConvertMPIToLLVMPass
     target.addIllegalDialect<mpi::MPIDialect>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+    FailureOr<Attribute> named =
+        dlti::query(module, ArrayRef<StringRef>{"MPI:Implementation"}, false);
+    auto impl =
+        dyn_cast_or_null<StringAttr>(succeeded(named) ? *named : Attribute());
+    if (!impl || impl.getValue() == "OpenMPI")
+      fixOpenMPIReductionNames(module);
   }
 };
 } // namespace

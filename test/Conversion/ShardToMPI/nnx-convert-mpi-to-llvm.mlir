@@ -1,9 +1,11 @@
 // RUN: nnx-opt %s -split-input-file --nnx-convert-mpi-to-llvm | FileCheck %s --enable-var-scope
 
-// OpenMPI's ABI: handles are the addresses of its predefined objects;
+// OpenMPI's ABI: handles are the addresses of its predefined objects (the
+// sum is ompi_mpi_op_sum, which upstream misnames ompi_mpi_sum);
 // mpi.comm_size (which upstream does not lower) calls MPI_Comm_size with a
 // stack slot for the size. Memrefs outside the mpi ops stay memrefs.
 // CHECK:       llvm.func @MPI_Allreduce(!llvm.ptr, !llvm.ptr, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> i32
+// CHECK:       llvm.mlir.global external @ompi_mpi_op_sum()
 // CHECK:       llvm.func @MPI_Comm_size(!llvm.ptr, !llvm.ptr) -> i32
 // CHECK-LABEL: func.func @f(
 // CHECK-SAME:      %[[S:.*]]: memref<?xf32>, %[[R:.*]]: memref<?xf32>)
@@ -14,7 +16,7 @@
 // CHECK:         llvm.call @MPI_Comm_size(%[[WP]], %[[SLOT]])
 // CHECK:         %[[N:.*]] = llvm.load %[[SLOT]] : !llvm.ptr -> i32
 // CHECK:         llvm.mlir.addressof @ompi_mpi_float
-// CHECK:         llvm.mlir.addressof @ompi_mpi_sum
+// CHECK:         llvm.mlir.addressof @ompi_mpi_op_sum
 // CHECK:         llvm.call @MPI_Allreduce(
 // CHECK:         return %[[N]] : i32
 module attributes {dlti.map = #dlti.map<"MPI:Implementation" = "OpenMPI">} {
