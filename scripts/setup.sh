@@ -24,6 +24,8 @@ PACKAGES=(
   python3-dev python3-numpy python3-torch python3-pytest python3-hypothesis
   # fast BLAS for the PyTorch peer in bench/ and the reference tests
   libopenblas0-pthread
+  # MPI for tensor parallelism (nnx-run --tensor-parallel, mpirun in lit)
+  openmpi-bin libopenmpi-dev
 )
 
 case "${1:-}" in

@@ -88,6 +88,16 @@ try:
         config.available_features.add("avx512bf16")
 except OSError:
     pass
+# MPI (nnx-run --tensor-parallel): nnx-run built with it and mpirun found.
+# Oversubscribed (more ranks than cores), as root in a container, the
+# shared-memory and self transports only, no launcher daemons on other hosts.
+mpirun = shutil.which("mpirun")
+if getattr(config, "nnx_have_mpi", "").upper() in ("ON", "TRUE", "1", "YES") \
+        and mpirun:
+    config.available_features.add("mpi")
+    config.substitutions.append(("%mpirun", " ".join([
+        mpirun, "--oversubscribe", "--allow-run-as-root",
+        "--mca", "btl", "self,vader", "--mca", "plm", "isolated", "-np"])))
 if shutil.which("nvidia-smi") and os.path.exists("/dev/nvidia0"):
     config.available_features.add("cuda-device")
 try:

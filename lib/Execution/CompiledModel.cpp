@@ -219,6 +219,8 @@ static void addPrepareForward(PassManager &pm, const CompileOptions &options) {
   prepare.familiesDir = options.probes.familiesDir;
   prepare.reads = options.probes.reads;
   prepare.writes = options.probes.writes;
+  prepare.tensorParallelRanks = options.tensorParallel.ranks;
+  prepare.tensorParallelRank = options.tensorParallel.rank;
   pm.addPass(createNNXPrepareForwardPass(prepare));
 }
 

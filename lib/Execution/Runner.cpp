@@ -146,6 +146,7 @@ compileModelFile(const RunnerOptions &options, llvm::raw_ostream &errs) {
   compileOptions.pipelineOptions = options.pipelineOptions;
   compileOptions.threads = options.threads;
   compileOptions.weightsFile = options.weightsFile;
+  compileOptions.tensorParallel = options.tensorParallel;
   compileOptions.probes.family = options.family;
   compileOptions.probes.familiesDir = options.familiesDir;
   for (const NamedFile &read : options.reads)
@@ -294,6 +295,9 @@ llvm::Error mlir::nnx::runModelFile(const RunnerOptions &options,
       model.run(*inputs, probes->writeArrays, runOptions);
   if (!result)
     return result.takeError();
+  // Tensor parallelism: the ranks computed the same results; rank 0 writes.
+  if (options.tensorParallel.rank != 0)
+    return llvm::Error::success();
   if (llvm::Error err =
           writeResults(*result, model, options, probes->readFiles, os))
     return err;

@@ -14,6 +14,7 @@
 #include "nnx/Dialect/NNX/IR/NNXDialect.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
 #include "nnx/Dialect/NNX/Tracing/Passes.h"
+#include "nnx/Dialect/NNX/Transforms/Surgery.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -118,6 +119,7 @@ struct NNXPrepareForwardPass
 private:
   bool isTracing() const { return !reads.empty() || !writes.empty(); }
   FailureOr<func::FuncOp> buildForwardFunction();
+  LogicalResult splitForTensorParallel(ModelOp model);
   LogicalResult lowerProbes(func::FuncOp forward);
 };
 } // namespace
@@ -145,6 +147,8 @@ FailureOr<func::FuncOp> NNXPrepareForwardPass::buildForwardFunction() {
       if (failed(runPipeline(pm, module)))
         return failure();
     }
+    if (tensorParallelRanks > 0 && failed(splitForTensorParallel(*model)))
+      return failure();
     if (failed(buildForward(*model, "forward")))
       return failure();
     model->erase();
@@ -158,6 +162,32 @@ FailureOr<func::FuncOp> NNXPrepareForwardPass::buildForwardFunction() {
                             "func.func @forward with a body");
   forward->setAttr("llvm.emit_c_interface", UnitAttr::get(&getContext()));
   return forward;
+}
+
+/// `model` as rank `tensorParallelRank` of `tensorParallelRanks`: split
+/// here, or kept when it is split already (it must then be this rank's).
+LogicalResult NNXPrepareForwardPass::splitForTensorParallel(ModelOp model) {
+  if (auto split =
+          model->getAttrOfType<DictionaryAttr>(kTensorParallelAttrName)) {
+    auto ranks = split.getAs<IntegerAttr>("ranks");
+    auto rank = split.getAs<IntegerAttr>("rank");
+    if (!ranks || !rank || ranks.getInt() != tensorParallelRanks ||
+        rank.getInt() != tensorParallelRank)
+      return model.emitOpError("is already split for tensor parallelism (")
+             << split << "), but this is rank " << tensorParallelRank << " of "
+             << tensorParallelRanks << "; give every rank the unsplit model";
+    return success();
+  }
+  bool handSplit = model
+                       .walk([](Operation *op) {
+                         return op->hasAttr(kPartialSumAttrName)
+                                    ? WalkResult::interrupt()
+                                    : WalkResult::advance();
+                       })
+                       .wasInterrupted();
+  if (handSplit)
+    return success();
+  return shardTensorParallel(model, tensorParallelRanks, tensorParallelRank);
 }
 
 /// Adds `@forward_write_shapes` while `forward` still holds its probes, then

@@ -3,7 +3,7 @@
 //   nnx-run MODEL.mlir --input x.npy [--input ...] --output y.npy [...]
 //           [--print] [--target=cpu|cuda] [--model NAME]
 //           [--probe NAME=file.npy]... [--patch NAME=file.npy]...
-//           [--family F] [--repeat N] [--threads N]
+//           [--family F] [--repeat N] [--threads N] [--tensor-parallel]
 //
 // Every problem (a malformed model, a missing file, an array of the wrong
 // shape, dtype or rank, a model that does not lower) is an error message and
@@ -18,6 +18,10 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
+
+#ifdef NNX_HAVE_MPI
+#include <mpi.h>
+#endif
 
 using namespace mlir;
 using namespace mlir::nnx;
@@ -114,6 +118,15 @@ static cl::opt<std::string> objectFile(
              "object: llvm-objdump -d shows the kernels' instructions)"),
     cl::value_desc("file.o"), cl::cat(runCategory));
 
+static cl::opt<bool> tensorParallel(
+    "tensor-parallel",
+    cl::desc("Run the model split over the ranks of MPI_COMM_WORLD (start "
+             "nnx-run under mpirun -np N, N >= 2): each rank compiles its "
+             "part (attention heads and MLP units split, partial sums "
+             "added with MPI_Allreduce); every rank reads the same inputs, "
+             "rank 0 writes the outputs and probes"),
+    cl::cat(runCategory));
+
 // `--threads` is read from argv before LLVM's parser sees it: libLLVM
 // registers an undocumented global option of that name, and two options
 // cannot share one.
@@ -160,10 +173,46 @@ takeThreadsArgument(llvm::SmallVectorImpl<const char *> &args) {
   return threads;
 }
 
+/// "[rank R] " under --tensor-parallel (MPI initialized), else "".
+static std::string rankPrefix;
+
 static int fail(llvm::Error error) {
   llvm::WithColor::error(llvm::errs(), "nnx-run")
-      << llvm::toString(std::move(error)) << "\n";
+      << rankPrefix << llvm::toString(std::move(error)) << "\n";
+  llvm::errs().flush();
+#ifdef NNX_HAVE_MPI
+  // One rank's failure ends them all: the others would wait in a
+  // collective forever.
+  if (!rankPrefix.empty())
+    MPI_Abort(MPI_COMM_WORLD, 1);
+#endif
   return 1;
+}
+
+/// --tensor-parallel: MPI_Init, then this process's rank and the world's
+/// size (at least 2) in `options`.
+static llvm::Error initTensorParallel(int &argc, char **&argv,
+                                      RunnerOptions &options) {
+#ifdef NNX_HAVE_MPI
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size < 2) {
+    MPI_Finalize();
+    return llvm::createStringError(
+        "--tensor-parallel needs at least 2 ranks: run it under mpirun -np N "
+        "(N >= 2)");
+  }
+  rankPrefix = "[rank " + std::to_string(rank) + "] ";
+  options.tensorParallel.ranks = size;
+  options.tensorParallel.rank = rank;
+  return llvm::Error::success();
+#else
+  return llvm::createStringError(
+      "--tensor-parallel: this nnx-run was built without MPI (install "
+      "libopenmpi-dev, scripts/setup.sh does, and reconfigure)");
+#endif
 }
 
 /// The options LLVM's parser accepts but nnx-run does not: an --opt-level
@@ -226,7 +275,14 @@ int main(int argc, char **argv) {
   options.threads = *threads;
   options.print = printOutputs;
   options.castInputs = castInputs;
+  if (tensorParallel)
+    if (llvm::Error err = initTensorParallel(argc, argv, options))
+      return fail(std::move(err));
   if (llvm::Error err = runModelFile(options, llvm::outs(), llvm::errs()))
     return fail(std::move(err));
+#ifdef NNX_HAVE_MPI
+  if (tensorParallel)
+    MPI_Finalize();
+#endif
   return 0;
 }

@@ -121,6 +121,16 @@ struct CompileOptions {
   /// "chip=sm_90" for nnx-cuda-pipeline. The runtime's out-params (and on
   /// the CPU runtime-allocator) cannot be turned off.
   std::string pipelineOptions;
+  /// Tensor parallelism: with `ranks` > 0, the model is compiled as rank
+  /// `rank`'s part of it (nnx-prepare-forward's tensor-parallel-ranks /
+  /// tensor-parallel-rank: shardTensorParallel before the forward is built,
+  /// after the probes), its partial sums as MPI_Allreduce calls over
+  /// MPI_COMM_WORLD, which must then hold `ranks` processes (MPI_Init done
+  /// by the caller).
+  struct TensorParallel {
+    int64_t ranks = 0;
+    int64_t rank = 0;
+  } tensorParallel;
 };
 
 struct RunOptions {

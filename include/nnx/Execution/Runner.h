@@ -9,6 +9,7 @@
 #ifndef NNX_EXECUTION_RUNNER_H
 #define NNX_EXECUTION_RUNNER_H
 
+#include "nnx/Execution/CompiledModel.h"
 #include "nnx/Execution/Target.h"
 
 #include "llvm/Support/Error.h"
@@ -69,6 +70,10 @@ struct RunnerOptions {
   /// Round float inputs and patches to the forward's f16 / bf16 types
   /// (nearest even); else an input's dtype must be the forward's.
   bool castInputs = false;
+  /// Tensor parallelism (CompileOptions::tensorParallel): every rank runs
+  /// its part on the same inputs; only rank 0 writes and prints the outputs
+  /// and probes.
+  CompileOptions::TensorParallel tensorParallel;
 };
 
 /// Splits each `NAME=file.npy` of `args`, the values of the option `--flag`;

@@ -22,14 +22,19 @@ def NNXPrepareForwardPass
        the others; a module with no model keeps its `func.func @forward`;
     2. with `reads` / `writes`, runs `nnx-insert-probes` (with `family` and
        `families-dir`) on the model;
-    3. builds `@forward` (`nnx-build-forward`'s defaults: parameters as
+    3. with `tensor-parallel-ranks` N > 0, makes the model rank
+       `tensor-parallel-rank`'s of N (`shardTensorParallel`, after the
+       probes); a model already split (it carries `nnx.tensor_parallel`,
+       which must then name the same ranks and rank, or Linears with
+       `nnx.partial_sum`) is kept as it is;
+    4. builds `@forward` (`nnx-build-forward`'s defaults: parameters as
        arguments) and marks it `llvm.emit_c_interface`;
-    4. adds `@forward_write_shapes` when a written value has a dynamic dim
+    5. adds `@forward_write_shapes` when a written value has a dynamic dim
        (the probe names it measures in its `nnx.write_probes`), then lowers
        the probes (`nnx-lower-probes`);
-    5. gives every result of `@forward` a buffer of its own (a repeated
+    6. gives every result of `@forward` a buffer of its own (a repeated
        result becomes a copy);
-    6. adds `@forward_result_shapes` (the dynamic result dims) and
+    7. adds `@forward_result_shapes` (the dynamic result dims) and
        `@forward_shape_checks` (the sizes the code assumes equal, described
        by its `nnx.shape_checks`), then the run-time checks that each
        temporary's size fits in int64.
@@ -49,6 +54,12 @@ def NNXPrepareForwardPass
                "Standardized names to write, in execution order">,
     Option<"familiesDir", "families-dir", "std::string", /*default=*/"\"\"",
            "Directory of family files (nnx-insert-probes' families-dir)">,
+    Option<"tensorParallelRanks", "tensor-parallel-ranks", "int64_t",
+           /*default=*/"0",
+           "Tensor parallelism over this many ranks (0: none)">,
+    Option<"tensorParallelRank", "tensor-parallel-rank", "int64_t",
+           /*default=*/"0",
+           "The rank whose part of the model to compile">,
   ];
 }
 
