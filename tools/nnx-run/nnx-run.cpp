@@ -177,8 +177,15 @@ takeThreadsArgument(llvm::SmallVectorImpl<const char *> &args) {
 static std::string rankPrefix;
 
 static int fail(llvm::Error error) {
-  llvm::WithColor::error(llvm::errs(), "nnx-run")
-      << rankPrefix << llvm::toString(std::move(error)) << "\n";
+  if (rankPrefix.empty()) {
+    llvm::WithColor::error(llvm::errs(), "nnx-run")
+        << llvm::toString(std::move(error)) << "\n";
+  } else {
+    // One write per message: the ranks share mpirun's stderr, and a message
+    // written in pieces interleaves with the other ranks' pieces.
+    llvm::errs() << ("nnx-run: error: " + rankPrefix +
+                     llvm::toString(std::move(error)) + "\n");
+  }
   llvm::errs().flush();
 #ifdef NNX_HAVE_MPI
   // One rank's failure ends them all: the others would wait in a
