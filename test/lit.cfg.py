@@ -98,6 +98,11 @@ if getattr(config, "nnx_have_mpi", "").upper() in ("ON", "TRUE", "1", "YES") \
     config.substitutions.append(("%mpirun", " ".join([
         mpirun, "--oversubscribe", "--allow-run-as-root",
         "--mca", "btl", "self,vader", "--mca", "plm", "isolated", "-np"])))
+# The nnx._nnx bindings (not built without pybind11, nor by the sanitizer
+# build): the tests of nnx.compile.
+import glob
+if glob.glob(os.path.join(config.nnx_obj_root, "python", "nnx", "_nnx*.so")):
+    config.available_features.add("python-bindings")
 if shutil.which("nvidia-smi") and os.path.exists("/dev/nvidia0"):
     config.available_features.add("cuda-device")
 try:

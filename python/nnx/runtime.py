@@ -22,6 +22,15 @@ compiled code may write its inputs); outputs are returned without a copy
 (numpy arrays owning the buffers the forward wrote, or torch tensors over
 them when the inputs were tensors). Errors raise :class:`nnx.Error` with
 the compiler's diagnostics (``err.diagnostics``).
+
+Tensor parallelism: under ``mpirun -np N`` (N >= 2), ``compile(model, ...,
+tensor_parallel=True)`` compiles this rank's part of the model split
+Megatron-style over MPI_COMM_WORLD (its partial sums added with
+MPI_Allreduce); every rank calls it with the same model and runs it on the
+same inputs, and each gets the whole output. :attr:`CompiledModel.rank`
+tells the ranks apart (e.g. to write outputs on rank 0 only). MPI is
+initialized by the first such compile unless it already was (e.g. by
+mpi4py), and then finalized at interpreter exit.
 """
 
 import os
@@ -58,7 +67,8 @@ def save(model, path, bytecode=False):
 
 def compile(model, inputs=None, *, target="cpu", threads=0, probes=(),
             patches=(), family=None, weights=None, opt_level=3,
-            model_name="", forward_specs=None, functions=()):
+            model_name="", forward_specs=None, functions=(),
+            tensor_parallel=False):
     """Compiles `model` once for `target` ("cpu" or "cuda").
 
     `model`: an ``nn.Module`` (exported with ``inputs=``, one spec per
@@ -68,10 +78,17 @@ def compile(model, inputs=None, *, target="cpu", threads=0, probes=(),
     without a family). `threads`: threads of the compiled code (0: one per
     hardware thread). `weights`: a safetensors file to run with instead of
     the model's own tensors. `forward_specs` / `functions`: as the exporter
-    takes them (:func:`nnx.torch_export.export`), for an ``nn.Module``."""
+    takes them (:func:`nnx.torch_export.export`), for an ``nn.Module``.
+    `tensor_parallel`: True compiles this process's part of the model split
+    over the ranks of an MPI job (``mpirun -np N``, N >= 2; ValueError in a
+    single process, RuntimeError in an nnx built without MPI); see the
+    module's docstring. CPU only."""
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
         raise ValueError(f"threads must be a non-negative integer (0: one per "
                          f"hardware thread), got {threads!r}")
+    if not isinstance(tensor_parallel, bool):
+        raise TypeError(f"tensor_parallel must be True or False, got "
+                        f"{tensor_parallel!r}")
     tmp = None
     if isinstance(model, (str, os.PathLike)):
         model = load(model)
@@ -88,7 +105,8 @@ def compile(model, inputs=None, *, target="cpu", threads=0, probes=(),
         model, target=target, model_name=model_name, threads=int(threads),
         opt_level=int(opt_level), reads=list(probes), writes=list(patches),
         family=family or "", weights=os.fspath(weights) if weights else "",
-        cache_dir=os.environ.get("NNX_CACHE_DIR", ""))
+        cache_dir=os.environ.get("NNX_CACHE_DIR", ""),
+        tensor_parallel=tensor_parallel)
     return CompiledModel(compiled, tmp)
 
 
@@ -152,6 +170,18 @@ class CompiledModel:
     @property
     def from_cache(self):
         return self._c.from_cache
+
+    @property
+    def ranks(self):
+        """The MPI ranks the model is split over (``tensor_parallel=True``:
+        the size of MPI_COMM_WORLD); 1 for a model compiled whole."""
+        return self._c.ranks
+
+    @property
+    def rank(self):
+        """This process's rank among :attr:`ranks` (0 for a model compiled
+        whole): e.g. write outputs only where it is 0."""
+        return self._c.rank
 
     # -- running ---------------------------------------------------------------
     def __call__(self, *inputs, patches=None):

@@ -7,6 +7,12 @@
 // copy (the array owns the buffer the forward wrote). The GIL is released
 // while the forward runs; calls of one compiled model are serialized.
 //
+// Tensor parallelism (compile(..., tensor_parallel=True)): the process is
+// one rank of an MPI job. MPI is initialized here unless someone else
+// (mpi4py) did, and then finalized at interpreter exit; libmpi is promoted
+// to the global symbol scope the JIT resolves the compiled code's
+// MPI_Allreduce / ompi_* symbols from (Python loads _nnx RTLD_LOCAL).
+//
 //===----------------------------------------------------------------------===//
 #include "Bindings.h"
 
@@ -19,6 +25,15 @@
 
 #include <chrono>
 #include <mutex>
+
+#ifdef NNX_HAVE_MPI
+// The C API only (OpenMPI's and MPICH's mpi.h pull in the C++ bindings,
+// whose symbols the module does not link).
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <dlfcn.h>
+#include <mpi.h>
+#endif
 
 namespace py = pybind11;
 using namespace mlir;
@@ -36,7 +51,71 @@ struct CompileArgs {
   std::vector<std::string> reads, writes;
   std::string family, familiesDir;
   std::string weights, cacheDir, objectFile;
+  bool tensorParallel = false;
 };
+
+#ifdef NNX_HAVE_MPI
+/// Whether this module called MPI_Init_thread (and so finalizes MPI).
+bool mpiInitializedHere = false;
+
+/// MPI_Finalize at interpreter exit (atexit), if this module initialized
+/// MPI and nobody finalized it yet.
+void finalizeMPI() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (mpiInitializedHere && !finalized)
+    MPI_Finalize();
+  mpiInitializedHere = false;
+}
+
+/// Makes libmpi's symbols visible to dlsym(RTLD_DEFAULT), which the JIT
+/// resolves the compiled code's MPI symbols with: Python loaded _nnx, and
+/// with it libmpi, RTLD_LOCAL. (OpenMPI 4's MPI_Init happens to promote it
+/// too, dlopening its components RTLD_GLOBAL; other builds need not.)
+void promoteLibMPI() {
+  Dl_info info;
+  if (!dladdr(reinterpret_cast<void *>(&MPI_Init), &info) || !info.dli_fname)
+    throw NNXError("tensor_parallel: cannot find libmpi (dladdr on MPI_Init)");
+  if (!dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL))
+    throw NNXError(std::string("tensor_parallel: cannot make ") +
+                   info.dli_fname + "'s symbols global: " + dlerror());
+}
+#endif
+
+/// This process's rank and the number of ranks of MPI_COMM_WORLD, MPI
+/// initialized first if nobody did.
+nx::CompileOptions::TensorParallel initTensorParallel() {
+#ifdef NNX_HAVE_MPI
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (finalized)
+    throw py::value_error("tensor_parallel=True: MPI was finalized already");
+  if (!initialized) {
+    // Forwards may be called from any Python thread, one at a time.
+    int provided = 0;
+    if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) !=
+        MPI_SUCCESS)
+      throw NNXError("tensor_parallel=True: MPI_Init_thread failed");
+    mpiInitializedHere = true;
+    py::module_::import("atexit").attr("register")(
+        py::cpp_function(&finalizeMPI));
+  }
+  promoteLibMPI();
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size < 2)
+    throw py::value_error(
+        "tensor_parallel=True needs at least 2 ranks: run the script under "
+        "mpirun -np N (N >= 2), e.g. mpirun -np 2 python3 script.py");
+  return {size, rank};
+#else
+  throw std::runtime_error(
+      "tensor_parallel=True: this nnx was built without MPI (install "
+      "libopenmpi-dev, scripts/setup.sh does, and reconfigure)");
+#endif
+}
 
 /// The numpy dtype of `dtype`.
 py::dtype toNumpy(nx::DType dtype) {
@@ -111,12 +190,16 @@ public:
 
   nx::CompiledModel &get() { return *compiled; }
   double getCompileSeconds() const { return compileSeconds; }
+  /// The ranks the model is split over (1: not split) and this one's.
+  int64_t getRanks() const { return std::max<int64_t>(1, parallel.ranks); }
+  int64_t getRank() const { return parallel.rank; }
 
 private:
   std::shared_ptr<MLIRContext> ctx;
   OwningOpRef<ModuleOp> module;
   std::unique_ptr<nx::CompiledModel> compiled;
   double compileSeconds = 0;
+  nx::CompileOptions::TensorParallel parallel;
   std::mutex mutex;
 };
 
@@ -140,6 +223,10 @@ nx::CompileOptions toCompileOptions(const CompileArgs &args) {
   options.weightsFile = args.weights;
   options.cacheDir = args.cacheDir;
   options.objectFile = args.objectFile;
+  if (args.tensorParallel && options.target != nx::Target::CPU)
+    throw py::value_error("tensor_parallel=True is for target='cpu'");
+  if (args.tensorParallel)
+    options.tensorParallel = initTensorParallel();
   return options;
 }
 
@@ -149,6 +236,7 @@ std::unique_ptr<Compiled> Compiled::create(Model &model,
   if (!args.family.empty() && args.reads.empty() && args.writes.empty())
     throw py::value_error("family= needs at least one probe or patch");
   auto c = std::make_unique<Compiled>();
+  c->parallel = options.tensorParallel;
   c->ctx = model.getContext();
   // compile() lowers in place: the model stays as it was.
   c->module = model.getModule().clone();
@@ -166,6 +254,8 @@ std::unique_ptr<Compiled> Compiled::create(Model &model,
     // the context's handler besides (warnings, an error from outside the
     // compile steps) follows it.
     std::string message = llvm::toString(compiled.takeError());
+    if (c->parallel.ranks)
+      message = "[rank " + std::to_string(c->parallel.rank) + "] " + message;
     if (diagnostics.empty())
       throw NNXError(message, message);
     throw NNXError(message + ":\n" + diagnostics, diagnostics);
@@ -251,7 +341,13 @@ void ::nnx::python::bindRuntime(py::module_ &m) {
                              })
       .def_property_readonly("from_cache",
                              [](Compiled &c) { return c.get().isFromCache(); })
-      .def_property_readonly("compile_seconds", &Compiled::getCompileSeconds);
+      .def_property_readonly("compile_seconds", &Compiled::getCompileSeconds)
+      .def_property_readonly("ranks", &Compiled::getRanks,
+                             "The MPI ranks the model is split over "
+                             "(tensor_parallel=True), 1 when it is not.")
+      .def_property_readonly("rank", &Compiled::getRank,
+                             "This process's rank in MPI_COMM_WORLD "
+                             "(tensor_parallel=True), 0 when not split.");
 
   m.def(
       "compile",
@@ -259,7 +355,8 @@ void ::nnx::python::bindRuntime(py::module_ &m) {
          unsigned threads, unsigned optLevel, std::vector<std::string> reads,
          std::vector<std::string> writes, const std::string &family,
          const std::string &familiesDir, const std::string &weights,
-         const std::string &cacheDir, const std::string &objectFile) {
+         const std::string &cacheDir, const std::string &objectFile,
+         bool tensorParallel) {
         CompileArgs args;
         args.target = target;
         args.modelName = name;
@@ -272,6 +369,7 @@ void ::nnx::python::bindRuntime(py::module_ &m) {
         args.weights = weights;
         args.cacheDir = cacheDir;
         args.objectFile = objectFile;
+        args.tensorParallel = tensorParallel;
         return Compiled::create(model, args);
       },
       py::arg("model"), py::kw_only(), py::arg("target") = "cpu",
@@ -280,7 +378,10 @@ void ::nnx::python::bindRuntime(py::module_ &m) {
       py::arg("writes") = std::vector<std::string>(), py::arg("family") = "",
       py::arg("families_dir") = "", py::arg("weights") = "",
       py::arg("cache_dir") = "", py::arg("object_file") = "",
+      py::arg("tensor_parallel") = false,
       "Compiles a parsed model for `target` with the given probes (tracing "
       "names of `family`, or probe paths); raises nnx._nnx.Error with the "
-      "diagnostics on failure.");
+      "diagnostics on failure. tensor_parallel=True: this rank's part of "
+      "the model split over MPI_COMM_WORLD (MPI initialized if nobody did, "
+      "then finalized at exit; ValueError below 2 ranks).");
 }

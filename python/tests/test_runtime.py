@@ -213,7 +213,15 @@ def test_bad_options_and_weights_files_are_clear_errors(tmp_path):
         nnx.compile(mlp(), inputs=[(None, 6)], threads=-1)
     with pytest.raises(ValueError, match="opt_level must be 0-3"):
         nnx.compile(mlp(), inputs=[(None, 6)], opt_level=9)
+    with pytest.raises(TypeError, match="tensor_parallel must be True or "
+                       "False, got 'yes'"):
+        nnx.compile(mlp(), inputs=[(None, 6)], tensor_parallel="yes")
+    with pytest.raises(ValueError, match="tensor_parallel=True is for "
+                       "target='cpu'"):
+        nnx.compile(mlp(), inputs=[(None, 6)], target="cuda",
+                    tensor_parallel=True)
     run = nnx.compile(mlp(), inputs=[(None, 6)], threads=1)
+    assert (run.ranks, run.rank) == (1, 0)  # compiled whole
     bad = tmp_path / "corrupt.safetensors"
     bad.write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not json}xxxxxxx")
     with pytest.raises(nnx.Error, match="the header is not valid JSON"):
