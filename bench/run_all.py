@@ -22,6 +22,7 @@ BENCHMARKS = [
     ("cuda_vs_cpu", ["--no-record"]),
     ("weights_vs_size", []),
     ("gpt2_vs_torch", []),
+    ("tp_vs_single", []),
     ("bf16_vs_torch", []),
     ("conv_vs_torch", []),
     ("compile_vs_depth", []),

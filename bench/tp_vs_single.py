@@ -28,6 +28,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -137,6 +138,11 @@ def run_tensor_parallel(args, tools, mlir, xin, yout, workdir):
 def main(argv=None):
     args = parse_args(argv)
     args.repeat = max(args.repeat, 2)
+    launcher = shlex.split(args.mpirun)[0]
+    if not shutil.which(launcher):
+        print(f"tp_vs_single: skipped: no {launcher} on the PATH (install "
+              "openmpi-bin libopenmpi-dev: scripts/setup.sh does)")
+        return 0
     configure_environment(args.build, 2)
 
     import numpy as np
