@@ -11,6 +11,7 @@
 
 #include "nnx/Conversion/NNXToLinalg/LayerLowering.h"
 #include "nnx/Conversion/NNXToLinalg/NNXToLinalg.h"
+#include "nnx/Dialect/NNX/IR/ModuleTree.h"
 #include "nnx/Dialect/NNX/IR/NNXDialect.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
 #include "nnx/Dialect/NNX/Tracing/Passes.h"
@@ -120,6 +121,7 @@ private:
   bool isTracing() const { return !reads.empty() || !writes.empty(); }
   FailureOr<func::FuncOp> buildForwardFunction();
   LogicalResult splitForTensorParallel(ModelOp model);
+  LogicalResult checkNotSplit(ModelOp model);
   LogicalResult lowerProbes(func::FuncOp forward);
 };
 } // namespace
@@ -147,7 +149,8 @@ FailureOr<func::FuncOp> NNXPrepareForwardPass::buildForwardFunction() {
       if (failed(runPipeline(pm, module)))
         return failure();
     }
-    if (tensorParallelRanks > 0 && failed(splitForTensorParallel(*model)))
+    if (failed(tensorParallelRanks > 0 ? splitForTensorParallel(*model)
+                                       : checkNotSplit(*model)))
       return failure();
     if (failed(buildForward(*model, "forward")))
       return failure();
@@ -188,6 +191,31 @@ LogicalResult NNXPrepareForwardPass::splitForTensorParallel(ModelOp model) {
   if (handSplit)
     return success();
   return shardTensorParallel(model, tensorParallelRanks, tensorParallelRank);
+}
+
+/// Refuses a model split for tensor parallelism when this compile is not
+/// one rank's: its sums over the ranks would call MPI in a process that is
+/// not one rank of an MPI job.
+LogicalResult NNXPrepareForwardPass::checkNotSplit(ModelOp model) {
+  Operation *partial = nullptr;
+  model.walk([&](Operation *op) {
+    if (!op->hasAttr(kPartialSumAttrName))
+      return WalkResult::advance();
+    partial = op;
+    return WalkResult::interrupt();
+  });
+  if (!partial && !model->hasAttr(kTensorParallelAttrName))
+    return success();
+  InFlightDiagnostic diag =
+      model.emitOpError("is split for tensor parallelism");
+  if (partial)
+    diag << " (" << kPartialSumAttrName << " on '" << getModulePath(partial)
+         << "')";
+  return diag << ": compile it as one rank of an MPI job (nnx-run "
+                 "--tensor-parallel under mpirun, nnx.compile(..., "
+                 "tensor_parallel=True), CompileOptions::tensorParallel, or "
+                 "nnx-prepare-forward's tensor-parallel-ranks and "
+                 "tensor-parallel-rank)";
 }
 
 /// Adds `@forward_write_shapes` while `forward` still holds its probes, then

@@ -38,3 +38,21 @@ module {
   }
 }
 // NONAME: error: no nnx.model named @nope in the module (it holds @a, @b)
+
+// -----
+
+// A model split for tensor parallelism compiles only as one rank's part.
+// expected-error @below {{'nnx.model' op is split for tensor parallelism (nnx.partial_sum on 'proj'): compile it as one rank of an MPI job (nnx-run --tensor-parallel under mpirun, nnx.compile(..., tensor_parallel=True), CompileOptions::tensorParallel, or nnx-prepare-forward's tensor-parallel-ranks and tensor-parallel-rank)}}
+nnx.model @split inputs(tensor<?x4xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.linear @fc {weight = dense<0.5> : tensor<2x4xf32>}
+    nnx.linear @proj {weight = dense<0.25> : tensor<4x2xf32>, nnx.partial_sum = {ranks = 2 : i64}}
+  }
+}
+
+// -----
+
+// expected-error @below {{'nnx.model' op is split for tensor parallelism: compile it as one rank of an MPI job}}
+nnx.model @recorded inputs(tensor<?x4xf32>) attributes {nnx.tensor_parallel = {rank = 1 : i64, ranks = 2 : i64}} {
+  nnx.linear @fc {weight = dense<0.5> : tensor<4x4xf32>}
+}
