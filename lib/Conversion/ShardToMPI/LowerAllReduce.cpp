@@ -14,6 +14,8 @@
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 
+#include <limits>
+
 namespace mlir::nnx {
 #define GEN_PASS_DEF_NNXLOWERALLREDUCEPASS
 #include "nnx/Conversion/ShardToMPI/Passes.h.inc"
@@ -26,6 +28,8 @@ using namespace mlir::nnx;
 static constexpr llvm::StringLiteral kMPIImplementationKey =
     "MPI:Implementation";
 static constexpr llvm::StringLiteral kDefaultMPIImplementation = "OpenMPI";
+/// The most elements one MPI_Allreduce sums (its count is an int).
+static constexpr int64_t kMaxMPICount = std::numeric_limits<int32_t>::max();
 
 namespace {
 /// mpi.allreduce reads its send buffer and writes its receive buffer.
@@ -76,6 +80,11 @@ FailureOr<int64_t> checkAllReduce(shard::AllReduceOp op,
     return op.emitOpError("must map a tensor of rank >= 1 of f64, f32, bf16 "
                           "or f16 to the same type, got ")
            << op.getInput().getType() << " -> " << op.getResult().getType();
+  if (type.hasStaticShape() && type.getNumElements() > kMaxMPICount)
+    return op.emitOpError("sums ")
+           << type.getNumElements()
+           << " elements in one MPI_Allreduce, more than its int count holds ("
+           << kMaxMPICount << ")";
   return grid.getShape()[0];
 }
 
@@ -117,8 +126,16 @@ void lowerAllReduce(shard::AllReduceOp op, int64_t ranks) {
   Value send = bufferization::ToBufferOp::create(b, loc, bufType, flat,
                                                  /*read_only=*/true);
   SmallVector<Value> dynSizes;
-  if (ShapedType::isDynamic(count))
-    dynSizes.push_back(tensor::DimOp::create(b, loc, flat, 0));
+  if (ShapedType::isDynamic(count)) {
+    Value n = tensor::DimOp::create(b, loc, flat, 0);
+    dynSizes.push_back(n);
+    // MPI_Allreduce counts elements in an int.
+    emitRuntimeCheck(b, loc, arith::CmpIPredicate::sle, n,
+                     arith::ConstantIndexOp::create(b, loc, kMaxMPICount),
+                     describeCheckedOp(op) +
+                         ": sums {0} elements in one MPI_Allreduce, "
+                         "more than its int count holds ({1})");
+  }
   Value recv = memref::AllocOp::create(b, loc, bufType, dynSizes);
   Value world =
       mpi::CommWorldOp::create(b, loc, mpi::CommType::get(b.getContext()))

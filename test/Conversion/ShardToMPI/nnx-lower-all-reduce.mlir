@@ -13,6 +13,9 @@
 // CHECK:         %[[FLAT:.*]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1, 2]] : tensor<?x?x8xf32> into tensor<?xf32>
 // CHECK:         %[[SEND:.*]] = bufferization.to_buffer %[[FLAT]] read_only : tensor<?xf32> to memref<?xf32>
 // CHECK:         %[[N:.*]] = tensor.dim %[[FLAT]], %{{.*}} : tensor<?xf32>
+// CHECK:         %[[BIG:.*]] = arith.cmpi sgt, %[[N]], %{{.*}} : index
+// CHECK:         scf.if %[[BIG]] {
+// CHECK:           func.call @nnxRuntimeFail(
 // CHECK:         %[[RECV:.*]] = memref.alloc(%[[N]]) : memref<?xf32>
 // CHECK:         %[[WORLD:.*]] = mpi.comm_world : !mpi.comm
 // CHECK:         %[[SIZE:.*]] = mpi.comm_size(%[[WORLD]]) : i32
@@ -90,5 +93,16 @@ module {
     // expected-error @+1 {{'shard.all_reduce' op must map a tensor of rank >= 1 of f64, f32, bf16 or f16 to the same type, got 'tensor<4xi32>' -> 'tensor<4xi32>'}}
     %s = shard.all_reduce %x on @g grid_axes = [0] : tensor<4xi32> -> tensor<4xi32>
     return %s : tensor<4xi32>
+  }
+}
+
+// -----
+
+module {
+  shard.grid @g(shape = 2)
+  func.func @f(%x: tensor<65536x32769xf32>) -> tensor<65536x32769xf32> {
+    // expected-error @+1 {{'shard.all_reduce' op sums 2147549184 elements in one MPI_Allreduce, more than its int count holds (2147483647)}}
+    %s = shard.all_reduce %x on @g grid_axes = [0] : tensor<65536x32769xf32> -> tensor<65536x32769xf32>
+    return %s : tensor<65536x32769xf32>
   }
 }
