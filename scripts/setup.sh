@@ -22,6 +22,8 @@ PACKAGES=(
   libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev pybind11-dev
   # Python reference, tests and bindings (Debian's /usr/bin/python3)
   python3-dev python3-numpy python3-torch python3-pytest python3-hypothesis
+  # the torchvision model zoo (python/tests/test_zoo.py, make test-zoo)
+  python3-torchvision
   # fast BLAS for the PyTorch peer in bench/ and the reference tests
   libopenblas0-pthread
   # MPI for tensor parallelism (nnx-run --tensor-parallel, mpirun in lit)
