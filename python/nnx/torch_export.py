@@ -1087,13 +1087,13 @@ def _batch_norm_layer(ex, m, path, where):
         raise ExportError(f"{where}: {_batch_norm_base(m).__name__} without "
                           "running statistics "
                           "(track_running_stats=False) has no nnx form")
-    if m.momentum is None:
-        raise ExportError(f"{where}: {_batch_norm_base(m).__name__} with "
-                          "momentum=None "
-                          "(cumulative average) has no nnx form")
+    # momentum=None (a cumulative average) never touches an eval forward:
+    # recorded, for to_torch and training.
+    momentum = ("cumulative_average" if m.momentum is None
+                else f"momentum = {_f64(m.momentum)}")
     extra = [f"running_mean = {ex._t(m, path, 'running_mean')}",
              f"running_var = {ex._t(m, path, 'running_var')}",
-             f"eps = {_f64(m.eps)}", f"momentum = {_f64(m.momentum)}"]
+             f"eps = {_f64(m.eps)}", momentum]
     if m.weight is not None:
         extra.append(f"weight = {ex._t(m, path, 'weight')}")
     if m.bias is not None:

@@ -236,7 +236,9 @@ def _batch_norm(b, node, path):
     mean = b.tensor(path, "running_mean")[0]
     affine = "weight" in node["tensors"]
     m = BatchNorm(mean.shape[0], eps=_attr(node, "eps", 1e-5),
-                  momentum=_attr(node, "momentum", 0.1), affine=affine)
+                  momentum=(None if "cumulative_average" in node["attributes"]
+                            else _attr(node, "momentum", 0.1)),
+                  affine=affine)
     b.set_tensors(m, path, ["weight", "bias"] if affine else [],
                   ["running_mean", "running_var"])
     return m

@@ -116,6 +116,46 @@ def test_a_convnet_with_batch_norm_and_pools():
                                **TOL)
 
 
+def test_batch_norm_calibrated_with_momentum_none():
+    """momentum=None (a cumulative average: how statistics are calibrated)
+    is recorded, not refused: the eval forward never reads it, and the
+    module comes back with it."""
+    torch.manual_seed(3)
+    src = nn.Sequential(nn.Conv2d(3, 6, 3), nn.BatchNorm2d(6, momentum=None),
+                        nn.ReLU())
+    src.train()
+    with torch.no_grad():
+        for _ in range(3):
+            src(torch.randn(4, 3, 9, 9) * 2 + 1)
+    src.eval()
+    assert src[1].num_batches_tracked == 3
+    text = export(src, inputs=[(None, 3, 9, 9)])
+    assert "cumulative_average" in text and "momentum" not in text
+    model = _nnx.Model.parse(text)
+    net = to_torch(model).eval()
+    assert net[1].momentum is None
+    x = torch.randn(2, 3, 9, 9)
+    torch.testing.assert_close(nnx.compile(model, threads=1)(x)[0], src(x),
+                               **TOL)
+
+
+def test_the_usual_feature_extractor_verifies():
+    """nn.Sequential(*resnet.children()[:-1]): BasicBlocks (custom forwards
+    on N x C x H x W) after a conv, a BatchNorm and a pool. The chain check
+    compares channels with channels, never with the image width."""
+    torchvision = pytest.importorskip("torchvision")
+    torch.manual_seed(4)
+    resnet = torchvision.models.resnet18(weights=None, num_classes=7)
+    src = nn.Sequential(*list(resnet.children())[:-1]).eval()
+    model = _nnx.Model.parse(export(src, inputs=[(None, 3, 40, 40)],
+                                    weights=False))
+    x = torch.randn(2, 3, 40, 40)
+    got = nnx.compile(model, threads=1)(x)[0]
+    assert got.shape == (2, 512, 1, 1)
+    torch.testing.assert_close(got, src(x), **TOL)
+    torch.testing.assert_close(to_torch(model).eval()(x), src(x), **TOL)
+
+
 def test_unsupported_ir_is_named():
     text = """
 nnx.model @m inputs(tensor<?x4xf32>) {

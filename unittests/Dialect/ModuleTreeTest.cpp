@@ -168,7 +168,7 @@ TEST(AliasCycleTest, WalksTerminateOnUnverifiedIR) {
   EXPECT_EQ(resolveAlias(up), sub);
   EXPECT_EQ(findContainerReachableFrom(sub, up), sub);
   EXPECT_EQ(getParameterCount(root), 16);
-  EXPECT_EQ(getFeatureSignature(sub).in, 4);
+  EXPECT_EQ(getFeatureSignature(sub).in[FeatureSignature::Last], 4);
   auto f32 = Float32Type::get(&ctx);
   Type in = RankedTensorType::get({ShapedType::kDynamic, 4}, f32);
   EXPECT_TRUE(failed(inferForwardTypes(sub, in, std::nullopt)));

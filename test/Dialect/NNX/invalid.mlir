@@ -1477,3 +1477,41 @@ nnx.model @m inputs(tensor<?x4xf32>) {
     nnx.linear @"0" {weight = dense<1.0> : tensor<4x4xf32>, nnx.buffers = ["weight"]}
   }
 }
+
+// -----
+
+// Channels chain through a pool (it keeps dim 1).
+nnx.model @m inputs(tensor<?x3x8x8xf32>) {
+  // expected-error @+1 {{child 'bn' takes 8 channels but 'conv' produces 16}}
+  nnx.sequential @net keying = named {
+    // expected-note @+1 {{producer is here}}
+    nnx.conv2d @conv {in_channels = 3 : i64, out_channels = 16 : i64, kernel_size = array<i64: 1, 1>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, weight = dense<0.1> : tensor<16x3x1x1xf32>}
+    nnx.relu @act
+    nnx.max_pool2d @pool {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>}
+    nnx.batch_norm @bn {running_mean = dense<0.0> : tensor<8xf32>, running_var = dense<1.0> : tensor<8xf32>}
+  }
+}
+
+// -----
+
+// A custom module's forward types state its channels exactly.
+nnx.model @m inputs(tensor<?x16x4x4xf32>) {
+  // expected-error @+1 {{child 'bn' takes 16 channels but 'block' produces 32}}
+  nnx.sequential @net keying = named {
+    // expected-note @+1 {{producer is here}}
+    nnx.module @block class = "Block" {
+      nnx.forward @forward(%x: tensor<?x16x4x4xf32>) -> tensor<?x32x4x4xf32> {
+        %0 = tensor.concat dim(1) %x, %x : (tensor<?x16x4x4xf32>, tensor<?x16x4x4xf32>) -> tensor<?x32x4x4xf32>
+        nnx.return %0 : tensor<?x32x4x4xf32>
+      }
+    }
+    nnx.batch_norm @bn {running_mean = dense<0.0> : tensor<16xf32>, running_var = dense<1.0> : tensor<16xf32>}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  // expected-error @+1 {{has both momentum = 5.000000e-01 and 'cumulative_average' (PyTorch's momentum=None); keep one}}
+  nnx.batch_norm @bn {running_mean = dense<0.0> : tensor<4xf32>, running_var = dense<1.0> : tensor<4xf32>, momentum = 0.5 : f64, cumulative_average}
+}

@@ -341,3 +341,33 @@ nnx.model @gpt inputs(tensor<?x3xi64>) {
     }
   }
 }
+
+// The sequential chain compares sizes on the same feature axis only: a
+// conv's channels (dim 1) with the channels a custom module's forward takes
+// (ConvNeXt's stem: Conv2d then LayerNorm2d), never with a last dim (here
+// 8, the image width). A LayerNorm over the width after a conv is valid.
+// CHECK-LABEL: nnx.model @chain_axes inputs(tensor<?x3x8x8xf32>)
+// CHECK:         nnx.batch_norm @bn {cumulative_average, running_mean
+nnx.model @chain_axes inputs(tensor<?x3x8x8xf32>) {
+  nnx.sequential @net keying = named {
+    nnx.conv2d @stem {in_channels = 3 : i64, out_channels = 16 : i64, kernel_size = array<i64: 1, 1>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, weight = dense<0.1> : tensor<16x3x1x1xf32>}
+    nnx.module @norm2d class = "LayerNorm2d" {
+      nnx.forward @forward(%x: tensor<?x16x8x8xf32>) -> tensor<?x16x8x8xf32> {
+        nnx.return %x : tensor<?x16x8x8xf32>
+      }
+    }
+    nnx.batch_norm @bn {running_mean = dense<0.0> : tensor<16xf32>, running_var = dense<1.0> : tensor<16xf32>, cumulative_average}
+    nnx.layer_norm @width {normalized_shape = array<i64: 8>}
+    nnx.max_pool2d @pool {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>}
+    nnx.module @block class = "Block" {
+      nnx.forward @forward(%x: tensor<?x16x4x4xf32>) -> tensor<?x32x4x4xf32> {
+        %0 = tensor.concat dim(1) %x, %x : (tensor<?x16x4x4xf32>, tensor<?x16x4x4xf32>) -> tensor<?x32x4x4xf32>
+        nnx.return %0 : tensor<?x32x4x4xf32>
+      }
+    }
+    nnx.batch_norm @bn2 {running_mean = dense<0.0> : tensor<32xf32>, running_var = dense<1.0> : tensor<32xf32>}
+    nnx.adaptive_avg_pool2d @avg {output_size = array<i64: 1, 1>}
+    nnx.flatten @flat {start_dim = 1 : i64, end_dim = -1 : i64}
+    nnx.linear @fc {weight = dense<0.1> : tensor<10x32xf32>}
+  }
+}

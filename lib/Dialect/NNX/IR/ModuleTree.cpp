@@ -240,11 +240,37 @@ bool mlir::nnx::isElementwiseModule(Operation *op) {
 // Feature signatures
 //===----------------------------------------------------------------------===//
 
-static std::optional<int64_t> staticLastDim(Type t) {
-  auto rt = dyn_cast<RankedTensorType>(t);
-  if (!rt || rt.getRank() == 0 || rt.isDynamicDim(rt.getRank() - 1))
-    return std::nullopt;
-  return rt.getDimSize(rt.getRank() - 1);
+FeatureSignature FeatureSignature::compose(const FeatureSignature &first,
+                                           const FeatureSignature &second) {
+  FeatureSignature s;
+  s.integerInput = first.integerInput;
+  for (unsigned axis = 0; axis < NumAxes; ++axis) {
+    const Effect &a = first.out[axis], &b = second.out[axis];
+    // `second`'s requirement is one on the input where `first` keeps the
+    // axis; where `first` sets it, it is checked between the two.
+    s.in[axis] = first.in[axis];
+    if (!s.in[axis] && a.kind == Effect::Keeps)
+      s.in[axis] = second.in[axis];
+    s.out[axis] = b.kind == Effect::Keeps ? a : b;
+  }
+  return s;
+}
+
+FeatureSignature mlir::nnx::getDependenceSignature(FeatureDependence d) {
+  switch (d) {
+  case FeatureDependence::Elementwise:
+  case FeatureDependence::Normalizing:
+  case FeatureDependence::Mixing:
+    return FeatureSignature::keepsShape();
+  case FeatureDependence::PerChannel: {
+    FeatureSignature s = FeatureSignature::keepsShape();
+    s.out[FeatureSignature::Last] = FeatureSignature::Effect::unknown();
+    return s;
+  }
+  case FeatureDependence::Projecting:
+    return FeatureSignature::opaque();
+  }
+  llvm_unreachable("unknown FeatureDependence");
 }
 
 /// Modules whose signature is being computed: a sequential that contains
@@ -255,26 +281,15 @@ static FeatureSignature signatureOf(Operation *module, ActiveSet &active);
 
 static FeatureSignature foldSignatures(ArrayRef<Operation *> children,
                                        ActiveSet &active) {
-  FeatureSignature s;
-  bool seenIn = false;
+  FeatureSignature s = FeatureSignature::keepsShape();
+  bool first = true;
   for (Operation *child : children) {
     ModuleOpInterface m = resolveAlias(child);
     if (!m)
       continue;
     FeatureSignature c = signatureOf(m, active);
-    if (!seenIn && (c.in || c.integerInput || c.out || c.restartsChain)) {
-      s.in = c.in;
-      s.integerInput = c.integerInput;
-      seenIn = true;
-    }
-    if (c.out || c.in) {
-      s.out = c.out ? c.out : c.in;
-      s.restartsChain = false;
-    }
-    if (c.restartsChain) {
-      s.out.reset();
-      s.restartsChain = true;
-    }
+    s = first ? c : FeatureSignature::compose(s, c);
+    first = false;
   }
   return s;
 }
@@ -288,26 +303,50 @@ static FeatureSignature signatureOfKind(Operation *module, ActiveSet &active);
 
 static FeatureSignature signatureOf(Operation *module, ActiveSet &active) {
   if (!active.insert(module).second)
-    return FeatureSignature();
+    return FeatureSignature::opaque();
   FeatureSignature s = signatureOfKind(module, active);
   active.erase(module);
   return s;
 }
 
-/// A custom module's sizes, read off its forward's signature.
+/// The static size of dim `d` of `t` (negative: from the end), if any.
+static std::optional<int64_t> staticDim(Type t, int64_t d) {
+  auto rt = dyn_cast<RankedTensorType>(t);
+  if (!rt || d >= rt.getRank() || -d > rt.getRank())
+    return std::nullopt;
+  if (d < 0)
+    d += rt.getRank();
+  if (rt.isDynamicDim(d))
+    return std::nullopt;
+  return rt.getDimSize(d);
+}
+
+/// A custom module's sizes, read off its forward's types, which state
+/// exactly what it takes and returns: the last dim and, from rank 2, dim 1.
+/// A forward of several inputs or results, or none, fixes nothing the chain
+/// can use.
 static FeatureSignature customSignature(CustomModuleOp op) {
-  FeatureSignature s;
+  FeatureSignature s = FeatureSignature::opaque();
   ForwardOp fwd = op.getForward();
   if (!fwd)
     return s;
   FunctionType ft = fwd.getFunctionType();
   if (ft.getNumInputs() == 1) {
-    s.integerInput = isa<IntegerType>(getElementTypeOrSelf(ft.getInput(0)));
-    if (!s.integerInput)
-      s.in = staticLastDim(ft.getInput(0));
+    Type in = ft.getInput(0);
+    s.integerInput = isa<IntegerType>(getElementTypeOrSelf(in));
+    if (!s.integerInput) {
+      s.in[FeatureSignature::Last] = staticDim(in, -1);
+      s.in[FeatureSignature::Channel] = staticDim(in, 1);
+    }
   }
-  if (ft.getNumResults() == 1)
-    s.out = staticLastDim(ft.getResult(0));
+  if (ft.getNumResults() == 1 &&
+      isa<FloatType>(getElementTypeOrSelf(ft.getResult(0)))) {
+    Type out = ft.getResult(0);
+    s.out[FeatureSignature::Last] =
+        FeatureSignature::Effect::sets(staticDim(out, -1));
+    s.out[FeatureSignature::Channel] =
+        FeatureSignature::Effect::sets(staticDim(out, 1));
+  }
   return s;
 }
 
@@ -320,22 +359,16 @@ static FeatureSignature signatureOfKind(Operation *module, ActiveSet &active) {
       children.push_back(&c);
     return foldSignatures(children, active);
   }
-  if (auto ff = dyn_cast<FeedFwdOp>(module)) {
-    FeatureSignature s;
-    s.in = ff.getInputDim();
-    s.out = ff.getOutputDim();
-    return s;
-  }
-  if (auto cnn = dyn_cast<ConvNNOp>(module)) {
-    // Channels in (dim 1, not the last dim: no input size to chain), the
-    // fcs' features out.
-    FeatureSignature s;
-    s.out = cnn.getOutputDim();
-    return s;
-  }
+  if (auto ff = dyn_cast<FeedFwdOp>(module))
+    return FeatureSignature::projecting(FeatureSignature::Last,
+                                        ff.getInputDim(), ff.getOutputDim());
+  if (auto cnn = dyn_cast<ConvNNOp>(module))
+    // Channels in (no size to chain), the fcs' features out.
+    return FeatureSignature::projecting(FeatureSignature::Last, std::nullopt,
+                                        cnn.getOutputDim());
   if (auto custom = dyn_cast<CustomModuleOp>(module))
     return customSignature(custom);
-  return FeatureSignature();
+  return FeatureSignature::opaque();
 }
 
 //===----------------------------------------------------------------------===//

@@ -170,43 +170,67 @@ static LogicalResult verifyChildren(Operation *container, bool positional) {
   return success();
 }
 
-/// Checks that the feature sizes of consecutive children agree.
+namespace {
+/// What a sequential's chain knows of one feature axis of the value between
+/// two children: its size, and the child that fixed it.
+struct KnownAxis {
+  int64_t size = 0;
+  Operation *producer = nullptr;
+};
+} // namespace
+
+static StringRef axisWord(unsigned axis) {
+  return axis == FeatureSignature::Channel ? "channels" : "features";
+}
+
+/// Checks that the feature sizes of consecutive children agree, axis by
+/// axis: a child's required size against what the children before it are
+/// known to produce on the same axis (FeatureSignature).
 static LogicalResult verifyChain(Operation *container,
                                  ArrayRef<Operation *> children) {
-  // The feature size the chain carries, known while `producer` is set.
-  int64_t features = 0;
-  Operation *producer = nullptr;
+  std::array<KnownAxis, FeatureSignature::NumAxes> known;
+  Operation *lastProducer = nullptr;
   for (Operation *child : children) {
     ModuleOpInterface m = resolveAlias(child);
     if (!m)
       continue; // a dangling alias is reported by the alias itself
     FeatureSignature sig = getFeatureSignature(m);
-    if (sig.integerInput && producer) {
+    StringRef name = SymbolTable::getSymbolName(child).getValue();
+    if (sig.integerInput && lastProducer) {
       auto diag = emitModuleError(container)
-                  << "child '" << SymbolTable::getSymbolName(child).getValue()
+                  << "child '" << name
                   << "' takes integer ids but follows a module producing "
                      "features";
-      diag.attachNote(producer->getLoc()) << "producer is here";
+      diag.attachNote(lastProducer->getLoc()) << "producer is here";
       return diag;
     }
-    if (sig.in && producer && *sig.in != features) {
-      auto diag = emitModuleError(container)
-                  << "child '" << SymbolTable::getSymbolName(child).getValue()
-                  << "' takes " << *sig.in << " features but '"
-                  << SymbolTable::getSymbolName(producer).getValue()
-                  << "' produces " << features;
-      diag.attachNote(producer->getLoc()) << "producer is here";
-      return diag;
+    for (unsigned axis = 0; axis < FeatureSignature::NumAxes; ++axis) {
+      KnownAxis &k = known[axis];
+      if (sig.in[axis] && k.producer && *sig.in[axis] != k.size) {
+        StringRef word = axisWord(axis);
+        auto diag = emitModuleError(container)
+                    << "child '" << name << "' takes " << *sig.in[axis] << " "
+                    << word << " but '"
+                    << SymbolTable::getSymbolName(k.producer).getValue()
+                    << "' produces " << k.size;
+        diag.attachNote(k.producer->getLoc()) << "producer is here";
+        return diag;
+      }
     }
-    if (sig.restartsChain) {
-      producer = nullptr;
-    } else if (sig.out) {
-      features = *sig.out;
-      producer = child;
-    } else if (sig.in && !producer) {
-      features = *sig.in;
-      producer = child;
+    for (unsigned axis = 0; axis < FeatureSignature::NumAxes; ++axis) {
+      KnownAxis &k = known[axis];
+      const FeatureSignature::Effect &e = sig.out[axis];
+      if (e.kind == FeatureSignature::Effect::Sets)
+        k = {e.size, child};
+      else if (e.kind == FeatureSignature::Effect::Unknown)
+        k = {};
+      else if (!k.producer && sig.in[axis])
+        k = {*sig.in[axis], child};
     }
+    if (llvm::any_of(sig.out, [](const FeatureSignature::Effect &e) {
+          return e.kind == FeatureSignature::Effect::Sets;
+        }))
+      lastProducer = child;
   }
   return success();
 }
@@ -1177,6 +1201,12 @@ LogicalResult BatchNormOp::verify() {
     return failure();
   if (getEps().convertToDouble() <= 0.0)
     return emitModuleError(*this) << "eps must be positive";
+  // The parser fills in momentum's default, so only another value shows
+  // that both were written.
+  if (getCumulativeAverage() && getMomentum().convertToDouble() != 0.1)
+    return emitModuleError(*this)
+           << "has both momentum = " << getMomentum().convertToDouble()
+           << " and 'cumulative_average' (PyTorch's momentum=None); keep one";
   return verifySameElementType(*this, {getRunningMean(), getRunningVar(),
                                        getWeightAttr(), getBiasAttr()});
 }
@@ -1335,12 +1365,12 @@ FailureOr<Type> LinearOp::inferOutputType(RankedTensorType input,
 }
 
 FeatureSignature LinearOp::getFeatureSignature() {
-  FeatureSignature s;
+  std::optional<int64_t> in, out;
   if (getWeightAttr())
-    s.in = getInFeatures();
+    in = getInFeatures();
   if (getOutFeaturesCount() != ShapedType::kDynamic)
-    s.out = getOutFeaturesCount();
-  return s;
+    out = getOutFeaturesCount();
+  return FeatureSignature::projecting(FeatureSignature::Last, in, out);
 }
 
 FeatureDependence LinearOp::getFeatureDependence() {
@@ -1358,10 +1388,8 @@ FailureOr<Type> LoraOp::inferOutputType(RankedTensorType input,
 }
 
 FeatureSignature LoraOp::getFeatureSignature() {
-  FeatureSignature s;
-  s.in = getInFeatures();
-  s.out = getOutFeaturesCount();
-  return s;
+  return FeatureSignature::projecting(FeatureSignature::Last, getInFeatures(),
+                                      getOutFeaturesCount());
 }
 
 FeatureDependence LoraOp::getFeatureDependence() {
@@ -1379,9 +1407,10 @@ FailureOr<Type> EmbeddingOp::inferOutputType(RankedTensorType input,
 }
 
 FeatureSignature EmbeddingOp::getFeatureSignature() {
-  FeatureSignature s;
+  FeatureSignature s = FeatureSignature::projecting(
+      FeatureSignature::Last, std::nullopt,
+      cast<ShapedType>(getWeight().getType()).getDimSize(1));
   s.integerInput = true;
-  s.out = cast<ShapedType>(getWeight().getType()).getDimSize(1);
   return s;
 }
 
@@ -1409,8 +1438,8 @@ static FailureOr<Type> inferNormType(NormOp norm, RankedTensorType input,
 }
 
 template <typename NormOp> static FeatureSignature normSignature(NormOp norm) {
-  FeatureSignature s;
-  s.in = s.out = norm.getNormalizedShape().back();
+  FeatureSignature s = FeatureSignature::keepsShape();
+  s.in[FeatureSignature::Last] = norm.getNormalizedShape().back();
   return s;
 }
 
@@ -1454,8 +1483,9 @@ FailureOr<Type> BatchNormOp::inferOutputType(RankedTensorType input,
 }
 
 FeatureSignature BatchNormOp::getFeatureSignature() {
-  FeatureSignature s;
-  s.in = s.out = cast<ShapedType>(getRunningMean().getType()).getDimSize(0);
+  FeatureSignature s = FeatureSignature::keepsShape();
+  s.in[FeatureSignature::Channel] =
+      cast<ShapedType>(getRunningMean().getType()).getDimSize(0);
   return s;
 }
 
@@ -1525,10 +1555,9 @@ FailureOr<Type> Conv1dOp::inferOutputType(RankedTensorType input,
 }
 
 template <typename ConvOp> static FeatureSignature convSignature(ConvOp op) {
-  FeatureSignature s;
-  s.in = op.getInChannels();
-  s.out = op.getOutChannels();
-  return s;
+  return FeatureSignature::projecting(FeatureSignature::Channel,
+                                      (int64_t)op.getInChannels(),
+                                      (int64_t)op.getOutChannels());
 }
 
 FeatureSignature Conv2dOp::getFeatureSignature() {
@@ -1595,9 +1624,7 @@ FeatureDependence AdaptiveAvgPool2dOp::getFeatureDependence() {
   return FeatureDependence::PerChannel;
 }
 FeatureSignature FlattenOp::getFeatureSignature() {
-  FeatureSignature s;
-  s.restartsChain = true;
-  return s;
+  return FeatureSignature::opaque();
 }
 
 FeatureDependence FlattenOp::getFeatureDependence() {

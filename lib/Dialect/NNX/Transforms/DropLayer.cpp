@@ -22,12 +22,56 @@ static constexpr llvm::StringLiteral kPass = "nnx-drop-layer";
 static FeatureSignature slotSignature(Operation *module) {
   if (StockNetOpInterface net = getStockNetOf(module)) {
     auto [in, out] = net.getLayerSizes(*net.getLayerIndex(module));
-    FeatureSignature s;
-    s.in = in;
-    s.out = out;
-    return s;
+    return FeatureSignature::projecting(FeatureSignature::Last, in, out);
   }
   return getFeatureSignature(module);
+}
+
+/// Refuses `op` if an identity in place of `module` would feed the next
+/// module other sizes: it takes ids, or it maps a feature axis it fixes to
+/// another size.
+static LogicalResult checkKeepsSizes(Operation *op, Operation *module) {
+  if (isa<CustomModuleOp>(module))
+    return success(); // its forward's types say more: checkForwardKeepsType
+  FeatureSignature sig = slotSignature(module);
+  if (sig.integerInput)
+    return refuse(op, kPass, "layer")
+           << "takes integer ids; an identity in its place would break the "
+              "chain";
+  for (unsigned axis = 0; axis < FeatureSignature::NumAxes; ++axis) {
+    const FeatureSignature::Effect &e = sig.out[axis];
+    if (!sig.in[axis] || e.kind != FeatureSignature::Effect::Sets ||
+        e.size == *sig.in[axis])
+      continue;
+    return refuse(op, kPass, "layer")
+           << "maps " << *sig.in[axis] << " to " << e.size << " "
+           << (axis == FeatureSignature::Channel ? "channels" : "features")
+           << "; an identity in its place would break the chain";
+  }
+  return success();
+}
+
+/// Refuses `op` if `module` is a custom module whose forward returns another
+/// type than it takes, which its types state exactly (where no call site
+/// shows it: a sequential's child).
+static LogicalResult checkForwardKeepsType(Operation *op, Operation *module) {
+  auto custom = dyn_cast<CustomModuleOp>(module);
+  ForwardOp fwd = custom ? custom.getForward() : ForwardOp();
+  if (!fwd)
+    return success();
+  FunctionType ft = fwd.getFunctionType();
+  if (ft.getNumInputs() != 1 || ft.getNumResults() != 1)
+    return success();
+  Type in = ft.getInput(0), out = ft.getResult(0);
+  if (succeeded(verifyCompatibleShape(in, out)) &&
+      getElementTypeOrSelf(in) == getElementTypeOrSelf(out))
+    return success();
+  InFlightDiagnostic diag = refuse(op, kPass, "layer")
+                            << "has a forward from " << in << " to " << out
+                            << "; an identity in its place would break the "
+                               "chain";
+  diag.attachNote(fwd.getLoc()) << "forward is here";
+  return diag;
 }
 
 /// The spatial dim (from 0) of `layer`'s windows whose output size differs
@@ -178,23 +222,15 @@ LogicalResult mlir::nnx::dropLayer(ModelOp model, StringRef layer,
     diag.attachNote(op->getParentOp()->getLoc()) << "owner is here";
     return diag;
   }
-  FeatureSignature sig = slotSignature(module);
-  if (sig.integerInput || (sig.in && sig.out && *sig.in != *sig.out)) {
-    InFlightDiagnostic diag = refuse(op, kPass, "layer");
-    if (sig.integerInput)
-      diag << "takes integer ids";
-    else
-      diag << "maps " << *sig.in << " to " << *sig.out << " features";
-    diag << "; an identity in its place would break the chain";
-    return diag;
-  }
-  if (failed(checkKeepsShape(op, module)))
+  if (failed(checkKeepsSizes(op, module)) ||
+      failed(checkKeepsShape(op, module)))
     return failure();
   if (!isa<AliasOp>(op)) {
     if (failed(checkRefusable(op, Aliases, kPass, "layer")))
       return failure();
   }
-  if (failed(checkReferences(model, op, remove)))
+  if (failed(checkReferences(model, op, remove)) ||
+      failed(checkForwardKeepsType(op, module)))
     return failure();
   if (remove)
     return removeFromList(op);

@@ -194,6 +194,25 @@ nnx.model @m inputs(tensor<?x2x8x8xf32>) {
 
 // -----
 
+// A custom module's forward states what it maps: here half the image, with
+// no window the tree could show.
+nnx.model @m inputs(tensor<?x2x8x8xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{nnx-drop-layer: layer 't' (nnx.module) has a forward from 'tensor<?x2x8x8xf32>' to 'tensor<?x2x4x4xf32>'; an identity in its place would break the chain}}
+    nnx.module @t class = "Down" {
+      // expected-note @+1 {{forward is here}}
+      nnx.forward @forward(%x: tensor<?x2x8x8xf32>) -> tensor<?x2x4x4xf32> {
+        %c0 = arith.constant 0 : index
+        %n = tensor.dim %x, %c0 : tensor<?x2x8x8xf32>
+        %s = tensor.extract_slice %x[0, 0, 0, 0] [%n, 2, 4, 4] [1, 1, 2, 2] : tensor<?x2x8x8xf32> to tensor<?x2x4x4xf32>
+        nnx.return %s : tensor<?x2x4x4xf32>
+      }
+    }
+  }
+}
+
+// -----
+
 // A flatten changes the rank.
 nnx.model @m inputs(tensor<?x2x8x8xf32>) {
   nnx.sequential @net keying = named {

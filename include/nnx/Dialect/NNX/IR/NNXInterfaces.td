@@ -87,11 +87,17 @@ def NNX_LayerOpInterface : OpInterface<"LayerOpInterface"> {
         return ::mlir::Type(input);
       }]>,
     InterfaceMethod<[{
-        The feature sizes (last dimension) the layer consumes and produces,
-        where its parameters fix them; what a sequential's verifier chains.
+        The feature sizes the layer requires and produces on each feature
+        axis (the last dim, the channels), where its parameters fix them;
+        what a sequential's verifier chains. By default, what its feature
+        dependence implies (an activation keeps the shape, a pool the
+        channels).
       }],
       "::mlir::nnx::FeatureSignature", "getFeatureSignature", (ins), [{}],
-      [{ return {}; }]>,
+      [{
+        return ::mlir::nnx::getDependenceSignature(
+            $_op.getFeatureDependence());
+      }]>,
     InterfaceMethod<[{
         How the output features depend on the input features: what
         `nnx-widen` and `nnx-deepen` read to decide whether units can be

@@ -19,6 +19,7 @@
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <array>
 #include <optional>
 #include <string>
 
@@ -34,14 +35,53 @@ LogicalResult verifyModuleOpInterface(Operation *op);
 } // namespace mlir::nnx::detail
 
 namespace mlir::nnx {
-/// Feature sizes (last dimension) a module consumes and produces, where the
-/// module fixes them; used to check that a sequential's children chain.
+/// The sizes a module fixes, per feature axis: what a sequential's verifier
+/// chains. Two axes carry features: the last dim (Linear, LayerNorm, an
+/// embedding's output) and dim 1, the channels of N x C x ... input (Conv,
+/// BatchNorm, pools). Each fact is exact for every input the module accepts,
+/// so two facts are compared only on the same axis: a conv's channels are
+/// never compared with a LayerNorm's last dim. A module whose input rank is
+/// not fixed (a Linear on (N, C) or on (N, T, C)) leaves the other axis
+/// unknown rather than guessing.
 struct FeatureSignature {
-  std::optional<int64_t> in, out;
+  enum Axis : unsigned { Last = 0, Channel = 1, NumAxes = 2 };
+  /// What a module does to one axis's size.
+  struct Effect {
+    enum Kind { Keeps, Sets, Unknown } kind = Keeps;
+    int64_t size = 0; // for Sets
+    static Effect keeps() { return {Keeps, 0}; }
+    static Effect sets(std::optional<int64_t> n) {
+      return n ? Effect{Sets, *n} : Effect{Unknown, 0};
+    }
+    static Effect unknown() { return {Unknown, 0}; }
+  };
+  /// The size the input must have in each axis, where the module fixes it.
+  std::array<std::optional<int64_t>, NumAxes> in;
+  /// The output's size in each axis.
+  std::array<Effect, NumAxes> out;
   bool integerInput = false; // takes ids (an embedding first)
-  /// The output's last dim is not the input's feature dim (a flatten): the
-  /// chain starts again after the module, with sizes not known statically.
-  bool restartsChain = false;
+
+  /// Keeps every dim (activations, norms, dropout, softmax).
+  static FeatureSignature keepsShape() { return {}; }
+  /// Nothing known of the output (a flatten, a module of unknown kind).
+  static FeatureSignature opaque() {
+    FeatureSignature s;
+    s.out = {Effect::unknown(), Effect::unknown()};
+    return s;
+  }
+  /// Maps axis `axis` from `in` to `out` features; the other axis is unknown
+  /// after it (a Linear, a conv).
+  static FeatureSignature projecting(Axis axis, std::optional<int64_t> in,
+                                     std::optional<int64_t> out) {
+    FeatureSignature s = opaque();
+    s.in[axis] = in;
+    s.out[axis] = Effect::sets(out);
+    return s;
+  }
+  /// The signature of `first` followed by `second` (a sequential's fold);
+  /// a disagreement between them is the verifier's to report.
+  static FeatureSignature compose(const FeatureSignature &first,
+                                  const FeatureSignature &second);
 };
 
 /// How a layer's output features depend on its input features.
@@ -61,6 +101,12 @@ enum class FeatureDependence {
   /// Maps the input features to a new feature space (linear, embedding).
   Projecting,
 };
+
+/// What a layer that does not fix sizes does to the feature axes, by how it
+/// depends on its input: elementwise, normalizing and mixing layers keep the
+/// shape; per-channel ones (pools) keep the channels only; projecting ones
+/// leave both axes unknown.
+FeatureSignature getDependenceSignature(FeatureDependence dependence);
 
 /// Reports why a module cannot run on an input, as "module 'path' (op) ...",
 /// at an optional location: with none it only fails (StableHLO's

@@ -630,6 +630,9 @@ def NNX_BatchNormOp : NNX_LeafOp<"batch_norm", ["weight", "bias"],
   let description = [{
     Eval mode normalizes with the running statistics; train mode with the
     batch's own (biased) statistics. Running statistics are buffers.
+    `momentum` is how training would update them (no forward reads it);
+    `cumulative_average` records PyTorch's `momentum=None` (a cumulative
+    moving average, the usual way to calibrate statistics) instead.
 
     ```mlir
     nnx.batch_norm @bn {eps = 1.0e-05 : f64,
@@ -641,6 +644,7 @@ def NNX_BatchNormOp : NNX_LeafOp<"batch_norm", ["weight", "bias"],
       ElementsAttr:$running_mean, ElementsAttr:$running_var,
       DefaultValuedAttr<F64Attr, "1e-5">:$eps,
       DefaultValuedAttr<F64Attr, "0.1">:$momentum,
+      UnitAttr:$cumulative_average,
       OptionalAttr<ElementsAttr>:$weight, OptionalAttr<ElementsAttr>:$bias));
   let hasVerifier = 1;
 }
