@@ -256,6 +256,9 @@ public:
   py::tuple run(const py::sequence &inputs, const py::sequence &patches,
                 unsigned repeat);
   void bindWeights(const std::string &path);
+  /// A call this rank cannot make (`message` says why): under tensor
+  /// parallelism the other ranks' calls learn it instead of waiting.
+  void failCall(const std::string &message);
 
   nx::CompiledModel &get() { return *compiled; }
   double getCompileSeconds() const { return compileSeconds; }
@@ -349,15 +352,7 @@ py::tuple Compiled::run(const py::sequence &inputs, const py::sequence &patches,
                                     ? "patch '" + writeSpecs[i].name + "'"
                                     : "patch " + std::to_string(i)));
   } catch (std::exception &e) {
-    // Tensor parallelism: the other ranks' calls learn that this one
-    // failed, instead of waiting for it.
-    std::string message = e.what();
-    {
-      py::gil_scoped_release release;
-      std::lock_guard<std::mutex> lock(mutex);
-      llvm::consumeError(compiled->failCall(
-          llvm::createStringError(llvm::inconvertibleErrorCode(), message)));
-    }
+    failCall(e.what());
     throw;
   }
   nx::RunOptions options;
@@ -377,6 +372,15 @@ py::tuple Compiled::run(const py::sequence &inputs, const py::sequence &patches,
   for (double s : result->seconds)
     seconds.append(s);
   return py::make_tuple(outputs, probes, seconds);
+}
+
+void Compiled::failCall(const std::string &message) {
+  // Tensor parallelism: the other ranks' calls learn that this one failed,
+  // instead of waiting for it.
+  py::gil_scoped_release release;
+  std::lock_guard<std::mutex> lock(mutex);
+  llvm::consumeError(compiled->failCall(
+      llvm::createStringError(llvm::inconvertibleErrorCode(), message)));
 }
 
 void Compiled::bindWeights(const std::string &path) {
@@ -401,6 +405,10 @@ void ::nnx::python::bindRuntime(py::module_ &m) {
            "probe, in the order of `write_probes`); returns (outputs, read "
            "probe values, seconds of each call). Raises nnx._nnx.Error "
            "naming a wrong array or a failed run-time check.")
+      .def("fail_call", &Compiled::failCall, py::arg("message"),
+           "Under tensor parallelism: this rank cannot make a call (its "
+           "arguments failed before run); the other ranks' run raises "
+           "instead of waiting. Does nothing for a model compiled whole.")
       .def("bind_weights", &Compiled::bindWeights, py::arg("path"),
            "Runs the forward with the tensors of the safetensors file at "
            "`path` from now on (keys, dtypes and shapes checked first).")

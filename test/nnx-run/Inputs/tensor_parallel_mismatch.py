@@ -1,7 +1,7 @@
 """nnx.compile(..., tensor_parallel=True) with ranks whose calls disagree
 (tensor-parallel-mismatch.test), under mpirun -np 2: a small MLP split over
-the ranks; rank 1's first call gives an input of a dtype nnx cannot pass,
-then each rank gives its own input and every rank must run rank 0's. Each
+the ranks; rank 1's first calls give an input of a dtype nnx cannot pass
+and a tensor off the CPU, then each rank gives its own input and every rank must run rank 0's. Each
 rank prints what it saw, one line per event."""
 
 import os
@@ -24,13 +24,16 @@ def main():
                       tensor_parallel=True)
     rank = run.rank
     x = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
-    given = x.astype(np.complex64) if rank == 1 else x
-    try:
-        run(given)
-        print(f"rank {rank}: the bad call ran", flush=True)
-    except Exception as e:  # noqa: BLE001 - printed for FileCheck
-        name = "nnx.Error" if isinstance(e, nnx.Error) else type(e).__name__
-        print(f"rank {rank}: {name}: {e}", flush=True)
+    # Refused by the binding (a dtype nnx cannot pass), then by Python
+    # (a tensor off the CPU).
+    for bad in (x.astype(np.complex64), torch.zeros(3, 4, device="meta")):
+        try:
+            run(bad if rank == 1 else x)
+            print(f"rank {rank}: the bad call ran", flush=True)
+        except Exception as e:  # noqa: BLE001 - printed for FileCheck
+            name = ("nnx.Error" if isinstance(e, nnx.Error)
+                    else type(e).__name__)
+            print(f"rank {rank}: {name}: {e}", flush=True)
     mine = x if rank == 0 else np.ones((5, 4), np.float32)
     y = run(mine)[0]
     expected = model(torch.from_numpy(x)).detach().numpy()
