@@ -142,8 +142,9 @@ typedef struct nnx_aot_model nnx_aot_model;
  * whole; a tensor the code reads in another layout is permuted once, here)
  * to the forward `descriptor` describes; `weights` NULL: the weights linked
  * into the object (nnx-compile --embed-weights). `*model` is set even on
- * an error (to a model that only reports it), except for
- * NNX_AOT_ERROR_MEMORY. */
+ * an error (to a model that only reports it: nnx_aot_result_shapes and
+ * nnx_aot_run on it return the load's status, and say why it did not
+ * load), except for NNX_AOT_ERROR_MEMORY. */
 nnx_aot_status nnx_aot_load(const nnx_aot_descriptor *descriptor,
                             const char *weights, nnx_aot_model **model);
 

@@ -26,6 +26,10 @@ struct nnx_aot_model {
   void **param_owned;
   int64_t (*param_shape)[NNX_AOT_MAX_RANK];
   int initialized;
+  /* What the load returned and said; a model that did not load only
+   * reports it. */
+  nnx_aot_status load_status;
+  char load_error[2048];
   char error[2048];
 };
 
@@ -232,15 +236,8 @@ static nnx_aot_status check_cpu(nnx_aot_model *m) {
   return NNX_AOT_OK;
 }
 
-nnx_aot_status nnx_aot_load(const nnx_aot_descriptor *descriptor,
-                            const char *weights, nnx_aot_model **model) {
-  if (!model)
-    return NNX_AOT_ERROR_ARGUMENT;
-  nnx_aot_model *m = calloc(1, sizeof(nnx_aot_model));
-  *model = m;
-  if (!m)
-    return NNX_AOT_ERROR_MEMORY;
-  m->d = descriptor;
+static nnx_aot_status load(nnx_aot_model *m, const char *weights) {
+  const nnx_aot_descriptor *descriptor = m->d;
   nnx_aot_status checked = check_cpu(m);
   if (checked != NNX_AOT_OK)
     return checked;
@@ -276,6 +273,31 @@ nnx_aot_status nnx_aot_load(const nnx_aot_descriptor *descriptor,
   descriptor->init();
   m->initialized = 1;
   return NNX_AOT_OK;
+}
+
+nnx_aot_status nnx_aot_load(const nnx_aot_descriptor *descriptor,
+                            const char *weights, nnx_aot_model **model) {
+  if (!model)
+    return NNX_AOT_ERROR_ARGUMENT;
+  nnx_aot_model *m = calloc(1, sizeof(nnx_aot_model));
+  *model = m;
+  if (!m)
+    return NNX_AOT_ERROR_MEMORY;
+  m->d = descriptor;
+  m->load_status = load(m, weights);
+  memcpy(m->load_error, m->error, sizeof(m->error));
+  return m->load_status;
+}
+
+/* A call on a model whose load failed: its load's status, and an error that
+ * repeats why. */
+static nnx_aot_status check_loaded(nnx_aot_model *m) {
+  if (m->initialized)
+    return NNX_AOT_OK;
+  return fail(m, m->load_status,
+              "model '%s' did not load, so it cannot run (free it and load "
+              "it again): %s",
+              m->d->model, m->load_error);
 }
 
 const char *nnx_aot_error(const nnx_aot_model *model) {
@@ -591,6 +613,9 @@ nnx_aot_status nnx_aot_result_shapes(nnx_aot_model *model,
                                      int64_t *const *result_dims) {
   if (!model)
     return NNX_AOT_ERROR_ARGUMENT;
+  nnx_aot_status loaded = check_loaded(model);
+  if (loaded != NNX_AOT_OK)
+    return loaded;
   model->error[0] = '\0';
   return compute_result_shapes(model, arguments, dims, result_dims);
 }
@@ -719,6 +744,9 @@ nnx_aot_status nnx_aot_run(nnx_aot_model *m, const void *const *arguments,
                            int64_t *const *result_dims) {
   if (!m)
     return NNX_AOT_ERROR_ARGUMENT;
+  nnx_aot_status loaded = check_loaded(m);
+  if (loaded != NNX_AOT_OK)
+    return loaded;
   m->error[0] = '\0';
   const nnx_aot_descriptor *d = m->d;
   int32_t nr = d->num_outputs + d->num_read_probes;

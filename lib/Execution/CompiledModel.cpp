@@ -9,6 +9,7 @@
 #include "RuntimeFailure.h"
 #include "ShapeCheckText.h"
 #include "TemporaryAllocator.h"
+#include "TensorParallelSync.h"
 
 #include "nnx/Conversion/NNXToLinalg/NNXToLinalg.h"
 #include "nnx/Dialect/NNX/IR/NNXDialect.h"
@@ -416,6 +417,9 @@ CompiledModel::lower(ModuleOp module, const CompileOptions &options,
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   std::unique_ptr<CompiledModel> compiled(new CompiledModel());
   compiled->target = options.target;
+  compiled->parallel = options.tensorParallel;
+  if (options.tensorParallel.ranks > 0)
+    compiled->fingerprint = fingerprintProgram(module);
   if (llvm::Error err = diagnostics.withCollected(compiled->readABI(module)))
     return std::move(err);
   // The weights, checked before anything is compiled: the model's own, or
@@ -463,6 +467,25 @@ std::vector<std::string> CompiledModel::getEntryPoints() const {
 
 llvm::Expected<std::unique_ptr<CompiledModel>>
 CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
+  llvm::Expected<std::unique_ptr<CompiledModel>> compiled =
+      compileHere(module, options);
+  if (options.tensorParallel.ranks <= 0)
+    return compiled;
+  // Every rank meets the others here, compiled or not (TensorParallelSync.h).
+  std::array<uint8_t, 20> fingerprint = {};
+  llvm::Error local = llvm::Error::success();
+  if (compiled)
+    fingerprint = (*compiled)->fingerprint;
+  else
+    local = compiled.takeError();
+  if (llvm::Error err =
+          agreeOnProgram(options.tensorParallel, std::move(local), fingerprint))
+    return std::move(err);
+  return compiled;
+}
+
+llvm::Expected<std::unique_ptr<CompiledModel>>
+CompiledModel::compileHere(ModuleOp module, const CompileOptions &options) {
   TargetConfig config;
   if (llvm::Error err = getTargetConfig(options.target, config))
     return std::move(err);
@@ -907,6 +930,31 @@ llvm::Expected<std::vector<double>> CompiledModel::runInto(
 llvm::Expected<RunResult> CompiledModel::run(ArrayRef<NpyArray> inputArrays,
                                              ArrayRef<NpyArray> writeArrays,
                                              const RunOptions &options) {
+  if (parallel.ranks <= 0)
+    return runHere(inputArrays, writeArrays, options);
+  std::vector<NpyArray> inputs, writes;
+  if (llvm::Error err = shareArrays(parallel, llvm::Error::success(),
+                                    inputArrays, writeArrays, inputs, writes))
+    return std::move(err);
+  if (parallel.rank == 0)
+    return runHere(inputArrays, writeArrays, options);
+  // Rank 0's arrays: this rank's sources do not name them.
+  RunOptions shared = options;
+  shared.inputSources = {};
+  shared.writeProbeSources = {};
+  return runHere(inputs, writes, shared);
+}
+
+llvm::Error CompiledModel::failCall(llvm::Error err) {
+  if (parallel.ranks <= 0)
+    return err;
+  std::vector<NpyArray> inputs, writes;
+  return shareArrays(parallel, std::move(err), {}, {}, inputs, writes);
+}
+
+llvm::Expected<RunResult> CompiledModel::runHere(ArrayRef<NpyArray> inputArrays,
+                                                 ArrayRef<NpyArray> writeArrays,
+                                                 const RunOptions &options) {
   llvm::Expected<ResultShapes> shapes =
       getResultShapes(inputArrays, writeArrays, options);
   if (!shapes)

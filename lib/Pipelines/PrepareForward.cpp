@@ -177,8 +177,10 @@ LogicalResult NNXPrepareForwardPass::splitForTensorParallel(ModelOp model) {
     if (!ranks || !rank || ranks.getInt() != tensorParallelRanks ||
         rank.getInt() != tensorParallelRank)
       return model.emitOpError("is already split for tensor parallelism (")
-             << split << "), but this is rank " << tensorParallelRank << " of "
-             << tensorParallelRanks << "; give every rank the unsplit model";
+             << split << "), but this is rank "
+             << static_cast<int64_t>(tensorParallelRank) << " of "
+             << static_cast<int64_t>(tensorParallelRanks)
+             << "; give every rank the unsplit model";
     return success();
   }
   bool handSplit = model

@@ -184,17 +184,7 @@ class CompiledModel:
         return self._c.rank
 
     # -- running ---------------------------------------------------------------
-    def __call__(self, *inputs, patches=None):
-        outputs, probes, _ = self._run(inputs, patches, 1)
-        return outputs, probes
-
-    def time(self, *inputs, patches=None, repeat=10):
-        """Runs the forward `repeat` times; the seconds of each call
-        (excluding the copies in and out)."""
-        return self._run(inputs, patches, repeat)[2]
-
-    def _run(self, inputs, patches, repeat):
-        as_torch = any(_is_tensor(x) for x in inputs)
+    def _arguments(self, inputs, patches):
         arrays = [_as_numpy(x, f"input {i}") for i, x in enumerate(inputs)]
         given = dict(patches or {})
         unknown = sorted(set(given) - set(self._patch_names))
@@ -208,6 +198,26 @@ class CompiledModel:
                              f"{', '.join(map(repr, missing))}")
         writes = [_as_numpy(given[n], f"patch '{n}'")
                   for n in self._patch_names]
+        return arrays, writes
+
+    def __call__(self, *inputs, patches=None):
+        outputs, probes, _ = self._run(inputs, patches, 1)
+        return outputs, probes
+
+    def time(self, *inputs, patches=None, repeat=10):
+        """Runs the forward `repeat` times; the seconds of each call
+        (excluding the copies in and out)."""
+        return self._run(inputs, patches, repeat)[2]
+
+    def _run(self, inputs, patches, repeat):
+        as_torch = any(_is_tensor(x) for x in inputs)
+        try:
+            arrays, writes = self._arguments(inputs, patches)
+        except Exception as e:
+            # Tensor parallelism: the other ranks' calls fail too, instead
+            # of waiting for this one.
+            self._c.fail_call(str(e))
+            raise
         outs, reads, seconds = self._c.run(arrays, writes, repeat)
         if as_torch:
             outs = [_to_torch(a, s) for a, s in zip(outs, self.outputs)]

@@ -25,6 +25,9 @@
 
 #include <chrono>
 #include <mutex>
+#include <new>
+
+#include <unistd.h>
 
 #ifdef NNX_HAVE_MPI
 // The C API only (OpenMPI's and MPICH's mpi.h pull in the C++ bindings,
@@ -122,12 +125,42 @@ py::dtype toNumpy(nx::DType dtype) {
   return py::dtype(nx::getDTypeDescr(dtype).str());
 }
 
-/// `array` as an NpyArray (a copy); `what` names it in errors.
-nx::NpyArray fromNumpy(const py::handle &object, const std::string &what) {
-  auto array = py::array::ensure(object, py::array::c_style);
-  if (!array)
+/// "(1099511627776, 4) float32", for errors.
+std::string describeArray(const py::array &array) {
+  return std::string(py::str(py::tuple(array.attr("shape")))) + " " +
+         std::string(py::str(array.dtype()));
+}
+
+/// Raises Python's MemoryError with `message`.
+[[noreturn]] void throwMemoryError(const std::string &message) {
+  PyErr_SetString(PyExc_MemoryError, message.c_str());
+  throw py::error_already_set();
+}
+
+/// `object` as a numpy array, as it is (strided, broadcast); `what` names it
+/// in errors. Something numpy cannot convert raises numpy's own error.
+py::array asArray(const py::handle &object, const std::string &what) {
+  if (py::isinstance<py::array>(object))
+    return py::reinterpret_borrow<py::array>(object);
+  py::object converted;
+  try {
+    converted = py::module_::import("numpy").attr("asarray")(object);
+  } catch (py::error_already_set &e) {
+    throw py::type_error(what + " is not an array (got " +
+                         std::string(py::str(py::type::of(object))) +
+                         ", which numpy.asarray refuses: " + e.what() + ")");
+  }
+  if (!py::isinstance<py::array>(converted))
     throw py::type_error(what + " is not an array (got " +
                          std::string(py::str(py::type::of(object))) + ")");
+  return py::reinterpret_steal<py::array>(converted.release());
+}
+
+/// `object` as an NpyArray: a dense copy, whatever its strides (a
+/// broadcast view, stride 0, is copied out whole); `what` names it in
+/// errors. One that could not exist in this machine's memory is refused.
+nx::NpyArray fromNumpy(const py::handle &object, const std::string &what) {
+  py::array array = asArray(object, what);
   std::string descr = py::str(array.dtype().attr("str"));
   std::optional<nx::DType> dtype;
   for (nx::DType d :
@@ -141,9 +174,45 @@ nx::NpyArray fromNumpy(const py::handle &object, const std::string &what) {
         "; nnx passes f16, bf16 (as uint16 bits), f32, f64, i32, i64 or bool");
   llvm::SmallVector<int64_t, 4> shape(array.shape(),
                                       array.shape() + array.ndim());
-  nx::NpyArray out(*dtype, shape);
-  if (out.numBytes())
-    std::memcpy(out.data.data(), array.data(), out.numBytes());
+  std::optional<uint64_t> bytes = nx::getArrayByteSize(*dtype, shape);
+  uint64_t memory = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
+                    static_cast<uint64_t>(sysconf(_SC_PAGE_SIZE));
+  bool broadcast = false;
+  for (py::ssize_t i = 0; i < array.ndim(); ++i)
+    broadcast |= array.strides(i) == 0 && array.shape(i) > 1;
+  std::string view = broadcast ? " (a broadcast view, with zero strides: "
+                                 "nnx copies it into dense memory)"
+                               : "";
+  if (!bytes)
+    throwMemoryError(what + " of shape " + describeArray(array) +
+                     " has more bytes than 64 bits count");
+  if (*bytes > memory)
+    throwMemoryError(what + " of shape " + describeArray(array) + " is " +
+                     std::to_string(*bytes) + " bytes" + view +
+                     ", more than this machine's " + std::to_string(memory) +
+                     " bytes of memory");
+  nx::NpyArray out;
+  out.dtype = *dtype;
+  out.shape = shape;
+  try {
+    out.data.resize(*bytes);
+  } catch (const std::bad_alloc &) {
+    throwMemoryError(what + " of shape " + describeArray(array) + " is " +
+                     std::to_string(*bytes) + " bytes" + view +
+                     ", which the system cannot give");
+  }
+  if (!*bytes)
+    return out;
+  if (array.flags() & py::array::c_style) {
+    std::memcpy(out.data.data(), array.data(), *bytes);
+    return out;
+  }
+  // Strided: numpy copies it into a view of the buffer (the capsule keeps
+  // nothing alive; the view dies before `out` moves).
+  py::array dense(array.dtype(),
+                  std::vector<py::ssize_t>(shape.begin(), shape.end()),
+                  out.data.data(), py::capsule(out.data.data(), [](void *) {}));
+  py::module_::import("numpy").attr("copyto")(dense, array);
   return out;
 }
 
@@ -187,6 +256,9 @@ public:
   py::tuple run(const py::sequence &inputs, const py::sequence &patches,
                 unsigned repeat);
   void bindWeights(const std::string &path);
+  /// A call this rank cannot make (`message` says why): under tensor
+  /// parallelism the other ranks' calls learn it instead of waiting.
+  void failCall(const std::string &message);
 
   nx::CompiledModel &get() { return *compiled; }
   double getCompileSeconds() const { return compileSeconds; }
@@ -270,13 +342,19 @@ std::unique_ptr<Compiled> Compiled::create(Model &model,
 py::tuple Compiled::run(const py::sequence &inputs, const py::sequence &patches,
                         unsigned repeat) {
   std::vector<nx::NpyArray> in, writes;
-  for (size_t i = 0; i < inputs.size(); ++i)
-    in.push_back(fromNumpy(inputs[i], "input " + std::to_string(i)));
-  llvm::ArrayRef<nx::TensorSpec> writeSpecs = compiled->getWriteProbes();
-  for (size_t i = 0; i < patches.size(); ++i)
-    writes.push_back(fromNumpy(
-        patches[i], i < writeSpecs.size() ? "patch '" + writeSpecs[i].name + "'"
-                                          : "patch " + std::to_string(i)));
+  try {
+    for (size_t i = 0; i < inputs.size(); ++i)
+      in.push_back(fromNumpy(inputs[i], "input " + std::to_string(i)));
+    llvm::ArrayRef<nx::TensorSpec> writeSpecs = compiled->getWriteProbes();
+    for (size_t i = 0; i < patches.size(); ++i)
+      writes.push_back(
+          fromNumpy(patches[i], i < writeSpecs.size()
+                                    ? "patch '" + writeSpecs[i].name + "'"
+                                    : "patch " + std::to_string(i)));
+  } catch (std::exception &e) {
+    failCall(e.what());
+    throw;
+  }
   nx::RunOptions options;
   options.repeat = std::max(1u, repeat);
   llvm::Expected<nx::RunResult> result = [&] {
@@ -294,6 +372,15 @@ py::tuple Compiled::run(const py::sequence &inputs, const py::sequence &patches,
   for (double s : result->seconds)
     seconds.append(s);
   return py::make_tuple(outputs, probes, seconds);
+}
+
+void Compiled::failCall(const std::string &message) {
+  // Tensor parallelism: the other ranks' calls learn that this one failed,
+  // instead of waiting for it.
+  py::gil_scoped_release release;
+  std::lock_guard<std::mutex> lock(mutex);
+  llvm::consumeError(compiled->failCall(
+      llvm::createStringError(llvm::inconvertibleErrorCode(), message)));
 }
 
 void Compiled::bindWeights(const std::string &path) {
@@ -318,6 +405,10 @@ void ::nnx::python::bindRuntime(py::module_ &m) {
            "probe, in the order of `write_probes`); returns (outputs, read "
            "probe values, seconds of each call). Raises nnx._nnx.Error "
            "naming a wrong array or a failed run-time check.")
+      .def("fail_call", &Compiled::failCall, py::arg("message"),
+           "Under tensor parallelism: this rank cannot make a call (its "
+           "arguments failed before run); the other ranks' run raises "
+           "instead of waiting. Does nothing for a model compiled whole.")
       .def("bind_weights", &Compiled::bindWeights, py::arg("path"),
            "Runs the forward with the tensors of the safetensors file at "
            "`path` from now on (keys, dtypes and shapes checked first).")

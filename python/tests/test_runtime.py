@@ -156,6 +156,54 @@ def test_bad_inputs_raise_with_the_runtime_message():
         nnx.compile(mlp())
 
 
+def test_strided_and_broadcast_inputs_are_copied_whole():
+    model = mlp()
+    run = nnx.compile(model, inputs=[(None, 6)], threads=1)
+    x = np.linspace(-1, 1, 18, dtype=np.float32).reshape(6, 3)
+    dense = np.ascontiguousarray(x.T)
+    broadcast = np.broadcast_to(np.arange(6, dtype=np.float32), (4, 6))
+    for given, same in [(x.T, dense), (broadcast, broadcast.copy())]:
+        assert not given.flags.c_contiguous
+        np.testing.assert_array_equal(run(given)[0], run(same)[0])
+    expected = model(torch.from_numpy(broadcast.copy())).detach().numpy()
+    np.testing.assert_allclose(run(broadcast)[0], expected, **TOL)
+
+
+def test_an_input_too_large_to_copy_says_so():
+    # 1 << 40 rows of 6 float32 zeros from 4 bytes of storage: nnx would
+    # copy 26 TB. The error names the input, its shape and its size (a
+    # TypeError "not an array" before).
+    run = nnx.compile(mlp(), inputs=[(None, 6)], threads=1)
+    huge = np.broadcast_to(np.zeros(1, np.float32), (1 << 40, 6))
+    with pytest.raises(MemoryError,
+                       match=r"input 0 of shape \(1099511627776, 6\) float32 "
+                             r"is 26388279066624 bytes \(a broadcast view, "
+                             r"with zero strides: nnx copies it into dense "
+                             r"memory\), more than this machine's [0-9]+ "
+                             r"bytes of memory"):
+        run(huge)
+    with pytest.raises(TypeError, match=r"input 0 has dtype object"):
+        run(object())
+    # The model still runs.
+    assert run(np.zeros((2, 6), np.float32))[0].shape == (2, 3)
+
+
+def test_a_batch_of_zero_rows_gives_an_empty_result():
+    # As in PyTorch: a static batch of 0 and a dynamic one given 0 rows.
+    model = nn.Linear(4, 3).eval()
+    static = nnx.compile(model, inputs=[((0, 4), torch.float32)], threads=1)
+    dynamic = nnx.compile(model, inputs=[((None, 4), torch.float32)],
+                          threads=1)
+    for run in (static, dynamic):
+        y = run(np.zeros((0, 4), np.float32))[0]
+        assert y.shape == (0, 3) and y.dtype == np.float32
+    assert model(torch.zeros(0, 4)).shape == (0, 3)
+    expected = mlp()(torch.zeros(0, 6)).detach().numpy()
+    run = nnx.compile(mlp(), inputs=[(None, 6)], threads=1)
+    np.testing.assert_array_equal(run(np.zeros((0, 6), np.float32))[0],
+                                  expected)
+
+
 def test_compile_errors_carry_the_diagnostics():
     with pytest.raises(nnx.Error) as info:
         nnx.compile(mlp(), inputs=[(None, 6)], family="no-such-family",

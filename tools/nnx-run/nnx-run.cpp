@@ -177,6 +177,7 @@ takeThreadsArgument(llvm::SmallVectorImpl<const char *> &args) {
 static std::string rankPrefix;
 
 static int fail(llvm::Error error) {
+  [[maybe_unused]] bool collective = error.isA<CollectiveError>();
   if (rankPrefix.empty()) {
     llvm::WithColor::error(llvm::errs(), "nnx-run")
         << llvm::toString(std::move(error)) << "\n";
@@ -189,9 +190,14 @@ static int fail(llvm::Error error) {
   llvm::errs().flush();
 #ifdef NNX_HAVE_MPI
   // One rank's failure ends them all: the others would wait in a
-  // collective forever.
-  if (!rankPrefix.empty())
-    MPI_Abort(MPI_COMM_WORLD, 1);
+  // collective forever. An error every rank returned together (their
+  // programs or inputs disagree) ends each normally, after its message.
+  if (!rankPrefix.empty()) {
+    if (collective)
+      MPI_Finalize();
+    else
+      MPI_Abort(MPI_COMM_WORLD, 1);
+  }
 #endif
   return 1;
 }

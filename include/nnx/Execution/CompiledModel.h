@@ -62,6 +62,8 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
 
+#include <array>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -131,6 +133,17 @@ struct CompileOptions {
     int64_t ranks = 0;
     int64_t rank = 0;
   } tensorParallel;
+};
+
+/// An error every rank of a tensor-parallel job returns from the same call
+/// (they found out together that their programs or their calls disagree,
+/// TensorParallelSync.h): the job can end normally (MPI_Finalize), with no
+/// rank left waiting, instead of being aborted.
+class CollectiveError
+    : public llvm::ErrorInfo<CollectiveError, llvm::StringError> {
+public:
+  using ErrorInfo::ErrorInfo;
+  static char ID;
 };
 
 struct RunOptions {
@@ -233,10 +246,18 @@ public:
           const RunOptions &options = {});
 
   /// Validates, then runs the forward `options.repeat` times into arrays it
-  /// allocates (runInto()).
+  /// allocates (runInto()). Under tensor parallelism every rank calls it
+  /// together and runs rank 0's `inputs` and `writeProbes` (broadcast; the
+  /// other ranks' arrays are not read): the ranks first learn whether each
+  /// could make the call (failCall()), and all fail when one did.
   llvm::Expected<RunResult> run(llvm::ArrayRef<NpyArray> inputs,
                                 llvm::ArrayRef<NpyArray> writeProbes = {},
                                 const RunOptions &options = {});
+
+  /// A call of run() this rank cannot make (its arguments failed before
+  /// it): under tensor parallelism it still meets the other ranks' run(),
+  /// which then fail instead of waiting for it. Returns `err`.
+  llvm::Error failCall(llvm::Error err);
 
 private:
   CompiledModel() = default;
@@ -296,8 +317,18 @@ private:
   llvm::Expected<std::vector<double>>
   invoke(llvm::ArrayRef<NpyArray> inputs, llvm::ArrayRef<NpyArray> writeProbes,
          llvm::ArrayRef<NpyArray *> results, unsigned repeat);
+  /// compile() on this rank alone; run() on arrays every rank agrees on.
+  static llvm::Expected<std::unique_ptr<CompiledModel>>
+  compileHere(ModuleOp module, const CompileOptions &options);
+  llvm::Expected<RunResult> runHere(llvm::ArrayRef<NpyArray> inputs,
+                                    llvm::ArrayRef<NpyArray> writeProbes,
+                                    const RunOptions &options);
 
   Target target = Target::CPU;
+  /// The ranks this part of a split model runs on (ranks 0: not split), and
+  /// the SHA-1 of its forward-level IR, which every rank's must equal.
+  CompileOptions::TensorParallel parallel;
+  std::array<uint8_t, 20> fingerprint = {};
   std::unique_ptr<ModelJIT> engine;
   std::function<void(unsigned)> setThreads;
   unsigned threads = 0;

@@ -44,6 +44,26 @@ namespace mlir::nnx {
 using namespace mlir;
 
 namespace {
+/// A linalg op on tensors whose static iteration domain is empty (a loop of
+/// size 0: a batch of no rows) runs no iteration: its results are its
+/// inits (a Linear on 0 rows gives 0 rows; a sum over nothing gives the
+/// accumulator). Folded before the schedule, whose tiling cannot size
+/// tiles of an empty loop.
+struct FoldEmptyIterationDomain
+    : public OpInterfaceRewritePattern<linalg::LinalgOp> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureTensorSemantics() || !op.getShapesToLoopsMap())
+      return rewriter.notifyMatchFailure(op, "not on tensors, or no loops");
+    if (!llvm::is_contained(op.getStaticLoopRanges(), 0))
+      return rewriter.notifyMatchFailure(op, "no empty loop");
+    rewriter.replaceOp(op, op.getDpsInits());
+    return success();
+  }
+};
+
 struct NNXApplyCPUSchedulePass
     : public mlir::nnx::impl::NNXApplyCPUSchedulePassBase<
           NNXApplyCPUSchedulePass> {
@@ -105,6 +125,7 @@ struct NNXApplyCPUSchedulePass
     StringRef entry = tiling ? "tile_matmul" : "lower_vectors";
     if (tiling) {
       RewritePatternSet patterns(&getContext());
+      patterns.add<FoldEmptyIterationDomain>(&getContext());
       nnx::populateBatchedContractionPatterns(patterns);
       nnx::populateConvToMatmulsPatterns(patterns);
       nnx::populateMatmulToDefaultLayoutPatterns(patterns);

@@ -60,13 +60,27 @@ Value indexConst(OpBuilder &b, Location loc, int64_t v) {
 
 /// The output size of spatial dim `d` of `x` under window `w`: a constant
 /// for a static dim, else index arithmetic after a run-time check that the
-/// window fits the padded input. `what` names the op in the message.
+/// window fits the padded input. Either way a run-time check that the dim
+/// is not empty: PyTorch refuses a pool or convolution of an image with no
+/// rows or no columns (padding would make windows of nothing: NaN, -inf,
+/// the bias). `what` names the op in the message.
 OpFoldResult outputSize(OpBuilder &b, Location loc, Value x, unsigned d,
                         const Window &w, StringRef what) {
   int64_t size = cast<RankedTensorType>(x.getType()).getDimSize(d);
-  if (!ShapedType::isDynamic(size))
+  bool dynamic = ShapedType::isDynamic(size);
+  Value in;
+  if (dynamic || size == 0) {
+    in = dynamic ? tensor::DimOp::create(b, loc, x, d).getResult()
+                 : indexConst(b, loc, size);
+    emitRuntimeCheck(
+        b, loc, arith::CmpIPredicate::sgt, in, indexConst(b, loc, 0),
+        (what + ": the input is empty in spatial dim " + std::to_string(d) +
+         " (size {0}); as in PyTorch, a pool or convolution "
+         "needs at least one row and one column")
+            .str());
+  }
+  if (!dynamic)
     return b.getIndexAttr(w.outputSize(size));
-  Value in = tensor::DimOp::create(b, loc, x, d);
   Value padded =
       arith::AddIOp::create(b, loc, in, indexConst(b, loc, 2 * w.padding));
   emitRuntimeCheck(b, loc, arith::CmpIPredicate::sle,
