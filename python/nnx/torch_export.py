@@ -1226,3 +1226,56 @@ def _adaptive_avg_pool2d_layer(ex, m, path, where):
 def _flatten_layer(ex, m, path, where):
     return ("flatten", [], [f"start_dim = {int(m.start_dim)} : i64",
                             f"end_dim = {int(m.end_dim)} : i64"], nn.Flatten)
+
+
+# Recurrent layers: the tensors keep PyTorch's names (weight_ih_l0, ...,
+# bias_hh_l1_reverse; a cell's weight_ih, ...), so state_dict keys match.
+_RECURRENT_OPS = [(nn.LSTM, "lstm"), (nn.GRU, "gru"), (nn.RNN, "rnn")]
+
+
+def _recurrent_kind(m, table):
+    for cls, op in table:
+        if isinstance(m, cls):
+            return cls, op
+    raise ExportError(f"{type(m).__name__} is not a recurrent layer")
+
+
+@_layer(nn.LSTM, nn.GRU, nn.RNN)
+def _recurrent_layer(ex, m, path, where):
+    cls, op = _recurrent_kind(m, _RECURRENT_OPS)
+    if getattr(m, "proj_size", 0):
+        raise ExportError(f"{where}: nn.LSTM with proj_size={m.proj_size} "
+                          "(a projected hidden state) has no nnx form")
+    extra = [f"input_size = {m.input_size}",
+             f"hidden_size = {m.hidden_size}",
+             f"num_layers = {m.num_layers}"]
+    if not m.bias:
+        extra.append("bias = false")
+    if m.batch_first:
+        extra.append("batch_first")
+    if m.bidirectional:
+        extra.append("bidirectional")
+    if m.dropout:
+        extra.append(f"dropout = {_f64(m.dropout)}")
+    if cls is nn.RNN:
+        extra.append(f"nonlinearity = {_activation(m.nonlinearity)}")
+    names = list(m._flat_weights_names)
+    extra += [f"{n} = {ex._t(m, path, n)}" for n in names]
+    return (op, names, extra, cls)
+
+
+_CELL_OPS = [(nn.LSTMCell, "lstm_cell"), (nn.GRUCell, "gru_cell"),
+             (nn.RNNCell, "rnn_cell")]
+
+
+@_layer(nn.LSTMCell, nn.GRUCell, nn.RNNCell)
+def _cell_layer(ex, m, path, where):
+    cls, op = _recurrent_kind(m, _CELL_OPS)
+    extra = [f"input_size = {m.input_size}",
+             f"hidden_size = {m.hidden_size}"]
+    if cls is nn.RNNCell:
+        extra.append(f"nonlinearity = {_activation(m.nonlinearity)}")
+    names = ["weight_ih", "weight_hh"] + (["bias_ih", "bias_hh"]
+                                          if m.bias else [])
+    extra += [f"{n} = {ex._t(m, path, n)}" for n in names]
+    return (op, names, extra, cls)

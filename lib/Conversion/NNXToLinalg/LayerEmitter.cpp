@@ -276,4 +276,5 @@ void mlir::nnx::registerLayerLoweringExternalModels(DialectRegistry &registry) {
   registerNormLowerings(registry);
   registerConvLowerings(registry);
   registerActivationLowerings(registry);
+  registerRecurrentLowerings(registry);
 }

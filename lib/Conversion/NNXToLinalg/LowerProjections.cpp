@@ -280,6 +280,12 @@ struct EmbeddingLowering
 
 } // namespace
 
+FailureOr<Value> mlir::nnx::emitLinearProjection(LayerEmitter &e,
+                                                 Operation *layer, Value x,
+                                                 Value w, Value bias) {
+  return emitProjection(e, layer, x, w, bias);
+}
+
 void mlir::nnx::registerProjectionLowerings(DialectRegistry &registry) {
   // A Linear with nnx.partial_sum emits shard ops.
   registry.insert<shard::ShardDialect>();

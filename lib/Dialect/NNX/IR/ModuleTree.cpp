@@ -342,9 +342,13 @@ static FeatureSignature signatureOfKind(Operation *module, ActiveSet &active) {
 // Forward type function
 //===----------------------------------------------------------------------===//
 
-static FailureOr<SmallVector<Type>>
-inferLeaf(LayerOpInterface layer, Type input, const ModuleTypeError &error) {
-  auto in = dyn_cast<RankedTensorType>(input);
+FailureOr<SmallVector<Type>>
+mlir::nnx::detail::inferSingleOutputTypes(Operation *op, TypeRange inputs,
+                                          const ModuleTypeError &error) {
+  auto layer = cast<LayerOpInterface>(op);
+  if (inputs.size() != 1)
+    return error("takes exactly one input, got ", inputs.size());
+  auto in = dyn_cast<RankedTensorType>(inputs.front());
   if (!in || in.getRank() == 0)
     return error("needs a ranked tensor of rank >= 1 as input");
   FailureOr<Type> out = layer.inferOutputType(in, error);
@@ -456,10 +460,7 @@ public:
 
   FailureOr<SmallVector<Type>> visitLayer(LayerOpInterface layer,
                                           TypeRange inputs) {
-    ModuleTypeError fail(layer, loc);
-    if (inputs.size() != 1)
-      return fail("takes exactly one input, got ", inputs.size());
-    return inferLeaf(layer, inputs.front(), fail);
+    return layer.inferOutputTypes(inputs, ModuleTypeError(layer, loc));
   }
 
   FailureOr<SmallVector<Type>> visitNotAModule(Operation *op, TypeRange) {

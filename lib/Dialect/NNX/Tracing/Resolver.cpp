@@ -416,6 +416,9 @@ static unsigned numModuleValues(ModuleOpInterface m, bool outputs) {
     return 0;
   if (!outputs && isa<ModelOp>(m->getParentOp()))
     return getParentModel(m).getInputTypes().size();
+  if (auto layer = dyn_cast<LayerOpInterface>(m.getOperation());
+      layer && outputs)
+    return layer.getNumOutputs();
   return 1;
 }
 
