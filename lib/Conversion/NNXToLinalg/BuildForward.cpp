@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "nnx/Conversion/NNXToLinalg/ConvLowering.h"
 #include "nnx/Conversion/NNXToLinalg/LayerLowering.h"
+#include "nnx/Conversion/NNXToLinalg/RecurrentLowering.h"
+#include "nnx/Dialect/NNX/IR/NNXRecurrentOps.h"
 #include "nnx/Conversion/NNXToLinalg/NNXToLinalg.h"
 #include "nnx/Conversion/Passes.h"
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
@@ -225,9 +227,8 @@ FailureOr<SmallVector<Value>> ForwardEmitter::visit(ConvNNOp cnn,
 
 FailureOr<SmallVector<Value>> ForwardEmitter::visitLayer(LayerOpInterface layer,
                                                          ValueRange inputs) {
-  auto lowering = dyn_cast<LayerLoweringOpInterface>(layer.getOperation());
-  if (lowering && lowering.hasSeveralValues())
-    return emitLeafValues(layer, lowering, inputs);
+  if (isa<RecurrentLayerOpInterface>(layer.getOperation()))
+    return emitLeafValues(layer, inputs);
   return single(layer, inputs, [&](Value x) { return emitLeaf(layer, x); });
 }
 
@@ -246,7 +247,8 @@ FailureOr<SmallVector<Value>> ForwardEmitter::emitLeafValues(
   if (widen)
     for (Value &v : ins)
       v = convertElements(b, loc, v, compute);
-  FailureOr<SmallVector<Value>> outs = lowering.emitForwardValues(layers, ins);
+  FailureOr<SmallVector<Value>> outs =
+      emitRecurrentForward(layers, m.getOperation(), ins);
   if (failed(outs) || !widen)
     return outs;
   for (Value &v : *outs)

@@ -276,5 +276,4 @@ void mlir::nnx::registerLayerLoweringExternalModels(DialectRegistry &registry) {
   registerNormLowerings(registry);
   registerConvLowerings(registry);
   registerActivationLowerings(registry);
-  registerRecurrentLowerings(registry);
 }

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "nnx/Conversion/NNXToLinalg/LayerLowering.h"
 #include "nnx/Conversion/NNXToLinalg/NNXToLinalg.h"
+#include "nnx/Conversion/NNXToLinalg/RecurrentLowering.h"
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -12,10 +12,11 @@
 // dim and loses it again.
 //
 //===----------------------------------------------------------------------===//
-#include "nnx/Conversion/NNXToLinalg/LayerLowering.h"
+#include "nnx/Conversion/NNXToLinalg/RecurrentLowering.h"
 #include "nnx/Conversion/NNXToLinalg/NNXToLinalg.h"
 #include "nnx/Conversion/NNXToLinalg/RuntimeChecks.h"
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
+#include "nnx/Dialect/NNX/IR/NNXRecurrentOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -415,11 +416,14 @@ Value unitBatch(LayerEmitter &e, Value v, bool expand) {
   return reshapeTensor(b, e.getLoc(), v, t.clone(shape), groups, sizes);
 }
 
+} // namespace
+
 /// The forward of any recurrent op on `inputs` (x, then the states).
-FailureOr<SmallVector<Value>> emitRecurrent(Operation *layer, LayerEmitter &e,
-                                            RecurrentSpec spec,
-                                            ValueRange inputs) {
-  auto typed = cast<LayerOpInterface>(layer);
+FailureOr<SmallVector<Value>>
+mlir::nnx::emitRecurrentForward(LayerEmitter &e, Operation *layer,
+                                ValueRange inputs) {
+  auto typed = cast<RecurrentLayerOpInterface>(layer);
+  RecurrentSpec spec = typed.getSpec();
   FailureOr<SmallVector<Type>> types = typed.inferOutputTypes(
       inputs.getTypes(), ModuleTypeError(layer, layer->getLoc()));
   if (failed(types))
@@ -457,37 +461,4 @@ FailureOr<SmallVector<Value>> emitRecurrent(Operation *layer, LayerEmitter &e,
       v = tensor::CastOp::create(b, e.getLoc(), type, v);
   }
   return outs;
-}
-
-template <typename OpTy>
-struct RecurrentLowering
-    : public LayerLoweringOpInterface::ExternalModel<RecurrentLowering<OpTy>,
-                                                     OpTy> {
-  FailureOr<Value> emitForward(Operation *layer, LayerEmitter &e,
-                               Value x) const {
-    FailureOr<SmallVector<Value>> outs =
-        emitRecurrent(layer, e, cast<OpTy>(layer).getSpec(), x);
-    if (failed(outs))
-      return failure();
-    return outs->front();
-  }
-  bool hasSeveralValues(Operation *) const { return true; }
-  FailureOr<SmallVector<Value>> emitForwardValues(Operation *layer,
-                                                  LayerEmitter &e,
-                                                  ValueRange inputs) const {
-    return emitRecurrent(layer, e, cast<OpTy>(layer).getSpec(), inputs);
-  }
-};
-
-} // namespace
-
-void mlir::nnx::registerRecurrentLowerings(DialectRegistry &registry) {
-  registry.addExtension(+[](MLIRContext *ctx, NNXDialect *) {
-    LSTMOp::attachInterface<RecurrentLowering<LSTMOp>>(*ctx);
-    GRUOp::attachInterface<RecurrentLowering<GRUOp>>(*ctx);
-    RNNOp::attachInterface<RecurrentLowering<RNNOp>>(*ctx);
-    LSTMCellOp::attachInterface<RecurrentLowering<LSTMCellOp>>(*ctx);
-    GRUCellOp::attachInterface<RecurrentLowering<GRUCellOp>>(*ctx);
-    RNNCellOp::attachInterface<RecurrentLowering<RNNCellOp>>(*ctx);
-  });
 }

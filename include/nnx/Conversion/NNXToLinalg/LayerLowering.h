@@ -170,15 +170,6 @@ void registerConvLowerings(DialectRegistry &registry);
 /// (lib/Conversion/NNXToLinalg/LowerActivations.cpp).
 void registerActivationLowerings(DialectRegistry &registry);
 
-/// The recurrent layers and cells
-/// (lib/Conversion/NNXToLinalg/LowerRecurrent.cpp).
-void registerRecurrentLowerings(DialectRegistry &registry);
-
-/// `x W^T + bias` over the last dim of `x` (rank >= 2) as a Linear computes
-/// it (one 2-D `linalg.matmul`); `w` is out x in, `bias` null for none.
-FailureOr<Value> emitLinearProjection(LayerEmitter &e, Operation *layer,
-                                      Value x, Value w, Value bias);
-
 /// Train-mode dropout with probability `p` and hash `seed` (docs/Lowering.md
 /// spells out the mask), as `nnx.dropout` and a FeedFwdNN in train mode use.
 FailureOr<Value> emitDropout(LayerEmitter &emitter, Value input, double p,

@@ -26,29 +26,6 @@ def NNX_LayerLoweringOpInterface : OpInterface<"LayerLoweringOpInterface"> {
       }],
       "::mlir::FailureOr<::mlir::Value>", "emitForward",
       (ins "::mlir::nnx::LayerEmitter &":$emitter, "::mlir::Value":$input)>,
-    InterfaceMethod<[{
-        Whether the layer's forward takes or returns several values (the
-        recurrent layers): `nnx-build-forward` then calls
-        `emitForwardValues` instead of `emitForward`.
-      }],
-      "bool", "hasSeveralValues", (ins), [{}], [{ return false; }]>,
-    InterfaceMethod<[{
-        Emits the layer's forward on `inputs` (checked by the layer's
-        `LayerOpInterface::inferOutputTypes`) and returns its results. The
-        default is `emitForward` on the one input.
-      }],
-      "::mlir::FailureOr<::llvm::SmallVector<::mlir::Value>>",
-      "emitForwardValues",
-      (ins "::mlir::nnx::LayerEmitter &":$emitter,
-           "::mlir::ValueRange":$inputs), [{}], [{
-        auto self = ::mlir::cast<::mlir::nnx::LayerLoweringOpInterface>(
-            $_op.getOperation());
-        ::mlir::FailureOr<::mlir::Value> out =
-            self.emitForward(emitter, inputs.front());
-        if (::mlir::failed(out))
-          return ::mlir::failure();
-        return ::llvm::SmallVector<::mlir::Value>{*out};
-      }]>,
   ];
 }
 

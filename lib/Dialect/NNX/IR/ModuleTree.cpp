@@ -1,5 +1,6 @@
 //===- ModuleTree.cpp - dotted paths, aliases, shapes, counts ---*- C++ -*-===//
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
+#include "nnx/Dialect/NNX/IR/NNXRecurrentOps.h"
 #include "nnx/Dialect/NNX/IR/ModuleVisitor.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -342,10 +343,10 @@ static FeatureSignature signatureOfKind(Operation *module, ActiveSet &active) {
 // Forward type function
 //===----------------------------------------------------------------------===//
 
-FailureOr<SmallVector<Type>>
-mlir::nnx::detail::inferSingleOutputTypes(Operation *op, TypeRange inputs,
-                                          const ModuleTypeError &error) {
-  auto layer = cast<LayerOpInterface>(op);
+/// A one-input, one-result layer's forward types.
+static FailureOr<SmallVector<Type>>
+inferSingleOutputTypes(LayerOpInterface layer, TypeRange inputs,
+                       const ModuleTypeError &error) {
   if (inputs.size() != 1)
     return error("takes exactly one input, got ", inputs.size());
   auto in = dyn_cast<RankedTensorType>(inputs.front());
@@ -460,7 +461,11 @@ public:
 
   FailureOr<SmallVector<Type>> visitLayer(LayerOpInterface layer,
                                           TypeRange inputs) {
-    return layer.inferOutputTypes(inputs, ModuleTypeError(layer, loc));
+    ModuleTypeError fail(layer, loc);
+    if (auto recurrent =
+            dyn_cast<RecurrentLayerOpInterface>(layer.getOperation()))
+      return recurrent.inferOutputTypes(inputs, fail);
+    return inferSingleOutputTypes(layer, inputs, fail);
   }
 
   FailureOr<SmallVector<Type>> visitNotAModule(Operation *op, TypeRange) {

@@ -5,13 +5,28 @@
 //
 //===----------------------------------------------------------------------===//
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
-#include "nnx/Dialect/NNX/IR/NNXOps.h"
+#include "nnx/Dialect/NNX/IR/NNXRecurrentOps.h"
 
 #include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 using namespace mlir::nnx;
 using Kind = RecurrentSpec::Kind;
+
+#include "nnx/Dialect/NNX/IR/NNXRecurrentInterfaces.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "nnx/Dialect/NNX/IR/NNXRecurrentOps.cpp.inc"
+
+void mlir::nnx::registerRecurrentOps(NNXDialect &dialect) {
+  // What Dialect::addOperations does, from outside the dialect class.
+  RegisteredOperationName::insert<LSTMOp>(dialect);
+  RegisteredOperationName::insert<GRUOp>(dialect);
+  RegisteredOperationName::insert<RNNOp>(dialect);
+  RegisteredOperationName::insert<LSTMCellOp>(dialect);
+  RegisteredOperationName::insert<GRUCellOp>(dialect);
+  RegisteredOperationName::insert<RNNCellOp>(dialect);
+}
 
 template <typename OpTy>
 static RecurrentSpec recurrentSpec(OpTy op, Kind kind) {

@@ -3,6 +3,7 @@
 
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
+#include "nnx/Dialect/NNX/IR/NNXRecurrentOps.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -416,9 +417,9 @@ static unsigned numModuleValues(ModuleOpInterface m, bool outputs) {
     return 0;
   if (!outputs && isa<ModelOp>(m->getParentOp()))
     return getParentModel(m).getInputTypes().size();
-  if (auto layer = dyn_cast<LayerOpInterface>(m.getOperation());
-      layer && outputs)
-    return layer.getNumOutputs();
+  if (auto recurrent = dyn_cast<RecurrentLayerOpInterface>(m.getOperation());
+      recurrent && outputs)
+    return recurrent.getNumOutputs();
   return 1;
 }
 

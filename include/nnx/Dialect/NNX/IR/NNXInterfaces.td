@@ -87,26 +87,6 @@ def NNX_LayerOpInterface : OpInterface<"LayerOpInterface"> {
         return ::mlir::Type(input);
       }]>,
     InterfaceMethod<[{
-        The types of the layer's results for `inputs` (the forward type
-        function). The default takes exactly one input, a ranked tensor of
-        rank at least 1, and gives `inferOutputType`'s one result; layers
-        with several inputs or results (the recurrent layers: `(x, h_0,
-        c_0) -> (output, h_n, c_n)`) define it themselves.
-      }],
-      "::mlir::FailureOr<::llvm::SmallVector<::mlir::Type>>",
-      "inferOutputTypes",
-      (ins "::mlir::TypeRange":$inputs,
-           "const ::mlir::nnx::ModuleTypeError &":$error), [{}], [{
-        return ::mlir::nnx::detail::inferSingleOutputTypes(
-            $_op.getOperation(), inputs, error);
-      }]>,
-    InterfaceMethod<[{
-        How many results the layer's forward returns (what a tracing path's
-        `output` with `select` indexes): 1, or more for the layers whose
-        `inferOutputTypes` gives several (an LSTM's output, h_n and c_n).
-      }],
-      "unsigned", "getNumOutputs", (ins), [{}], [{ return 1; }]>,
-    InterfaceMethod<[{
         The feature sizes (last dimension) the layer consumes and produces,
         where its parameters fix them; what a sequential's verifier chains.
       }],

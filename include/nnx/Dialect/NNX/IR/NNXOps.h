@@ -15,7 +15,6 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "nnx/Dialect/NNX/IR/NNXDialect.h"
-#include "nnx/Dialect/NNX/IR/Recurrent.h"
 #include "nnx/Dialect/NNX/IR/Window.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -101,15 +100,6 @@ double getSiteDropout(std::optional<ArrayAttr> probs, llvm::APFloat fallback,
                       unsigned i);
 } // namespace detail
 } // namespace mlir::nnx
-
-namespace mlir::nnx::detail {
-/// LayerOpInterface::inferOutputTypes of a one-input, one-result layer
-/// `layer`: `inputs` must be one ranked tensor of rank >= 1, the result is
-/// `inferOutputType`'s.
-FailureOr<SmallVector<Type>>
-inferSingleOutputTypes(Operation *layer, TypeRange inputs,
-                       const ModuleTypeError &error);
-} // namespace mlir::nnx::detail
 
 #include "nnx/Dialect/NNX/IR/NNXInterfaces.h.inc"
 

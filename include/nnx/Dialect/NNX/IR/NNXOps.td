@@ -891,6 +891,4 @@ def NNX_ProbeOp : NNX_Op<"probe", [AllTypesMatch<["value", "result"]>]> {
   let assemblyFormat = "$kind $name $value attr-dict `:` type($value)";
 }
 
-include "nnx/Dialect/NNX/IR/NNXRecurrentOps.td"
-
 #endif // NNX_OPS_TD

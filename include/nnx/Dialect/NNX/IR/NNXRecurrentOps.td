@@ -1,26 +1,29 @@
 //===- NNXRecurrentOps.td - recurrent layers ----------------*- tablegen -*-===//
 //
-// `torch.nn.LSTM` / `GRU` / `RNN` and their cells. Included by NNXOps.td.
+// `torch.nn.LSTM` / `GRU` / `RNN` and their cells, generated apart from
+// NNXOps.td (`-op-include-regex`) and registered by the same dialect
+// (RecurrentOps.cpp); include NNXRecurrentOps.h.
 // The tensors carry PyTorch's names (`weight_ih_l0`, `bias_hh_l1_reverse`,
 // `weight_ih`), so state_dict keys round-trip. The layers take several
 // inputs and return several results (`nnx.call @lstm(%x, %h0, %c0)` gives
-// the output, h_n and c_n): `LayerOpInterface::inferOutputTypes` is their
-// type function, `LayerLoweringOpInterface::emitForwardValues` their
-// lowering (an `scf.for` over the run-time sequence length).
+// the output, h_n and c_n):
+// `RecurrentLayerOpInterface::inferOutputTypes` is their type function,
+// LowerRecurrent.cpp their lowering (an `scf.for` over the run-time
+// sequence length).
 //
 //===----------------------------------------------------------------------===//
 #ifndef NNX_RECURRENT_OPS_TD
 #define NNX_RECURRENT_OPS_TD
 
-defvar NNX_RecurrentLayerMethods = ["inferOutputType", "inferOutputTypes",
-                                    "getNumOutputs", "getFeatureSignature",
+include "nnx/Dialect/NNX/IR/NNXOps.td"
+include "nnx/Dialect/NNX/IR/NNXRecurrentInterfaces.td"
+
+defvar NNX_RecurrentLayerMethods = ["inferOutputType", "getFeatureSignature",
                                     "getFeatureDependence"];
 
 defvar NNX_RecurrentDecl = [{
     ::llvm::SmallVector<::llvm::StringRef> getParameterNames();
     ::llvm::SmallVector<::llvm::StringRef> getBufferNames() { return {}; }
-    /// The recurrence's shape and flags (RecurrentOps.cpp).
-    ::mlir::nnx::RecurrentSpec getSpec();
 }];
 
 // nn.LSTM / nn.GRU / nn.RNN: `num_layers` stacked layers, each with one
@@ -30,7 +33,8 @@ defvar NNX_RecurrentDecl = [{
 // hidden), with `bias`: `bias_ih_l<l>` and `bias_hh_l<l>` (gates*hidden);
 // the reverse direction's names end in `_reverse`.
 class NNX_RecurrentOp<string mnemonic, dag extra = (ins)>
-    : NNX_LeafOp<mnemonic, [], [], NNX_RecurrentLayerMethods> {
+    : NNX_LeafOp<mnemonic, [], [], NNX_RecurrentLayerMethods,
+                 [DeclareOpInterfaceMethods<NNX_RecurrentLayerOpInterface>]> {
   let arguments = !con(NNX_ModuleAttrs,
       (ins ConfinedAttr<I64Attr, [IntPositive]>:$input_size,
            ConfinedAttr<I64Attr, [IntPositive]>:$hidden_size,
@@ -103,7 +107,8 @@ def NNX_RNNOp : NNX_RecurrentOp<"rnn",
 // (gates*hidden x input_size), `weight_hh` (gates*hidden x hidden_size),
 // optional `bias_ih` and `bias_hh` (both or neither).
 class NNX_CellOp<string mnemonic, dag extra = (ins)>
-    : NNX_LeafOp<mnemonic, [], [], NNX_RecurrentLayerMethods> {
+    : NNX_LeafOp<mnemonic, [], [], NNX_RecurrentLayerMethods,
+                 [DeclareOpInterfaceMethods<NNX_RecurrentLayerOpInterface>]> {
   let arguments = !con(NNX_ModuleAttrs,
       (ins ConfinedAttr<I64Attr, [IntPositive]>:$input_size,
            ConfinedAttr<I64Attr, [IntPositive]>:$hidden_size,
