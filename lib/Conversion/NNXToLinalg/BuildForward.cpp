@@ -8,13 +8,13 @@
 //===----------------------------------------------------------------------===//
 #include "nnx/Conversion/NNXToLinalg/ConvLowering.h"
 #include "nnx/Conversion/NNXToLinalg/LayerLowering.h"
-#include "nnx/Conversion/NNXToLinalg/RecurrentLowering.h"
-#include "nnx/Dialect/NNX/IR/NNXRecurrentOps.h"
 #include "nnx/Conversion/NNXToLinalg/NNXToLinalg.h"
+#include "nnx/Conversion/NNXToLinalg/RecurrentLowering.h"
 #include "nnx/Conversion/Passes.h"
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
 #include "nnx/Dialect/NNX/IR/ModuleVisitor.h"
 #include "nnx/Dialect/NNX/IR/NNXFnOps.h"
+#include "nnx/Dialect/NNX/IR/NNXRecurrentOps.h"
 #include "nnx/Dialect/NNX/IR/Weights.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -102,9 +102,8 @@ private:
   FailureOr<SmallVector<Value>> emitModule(ModuleOpInterface m,
                                            ValueRange inputs);
   FailureOr<Value> emitLeaf(LayerOpInterface layer, Value x);
-  FailureOr<SmallVector<Value>>
-  emitLeafValues(LayerOpInterface layer, LayerLoweringOpInterface lowering,
-                 ValueRange inputs);
+  FailureOr<SmallVector<Value>> emitLeafValues(LayerOpInterface layer,
+                                               ValueRange inputs);
 
   // ModuleVisitor: one case per container kind, one for every leaf layer.
   friend class ModuleVisitor<ForwardEmitter, FailureOr<SmallVector<Value>>,
@@ -235,8 +234,8 @@ FailureOr<SmallVector<Value>> ForwardEmitter::visitLayer(LayerOpInterface layer,
 /// A layer of several inputs or results (the recurrent layers). bf16 / f16
 /// under accumulate=f32: float inputs are extended to f32 and the results
 /// rounded back.
-FailureOr<SmallVector<Value>> ForwardEmitter::emitLeafValues(
-    LayerOpInterface m, LayerLoweringOpInterface lowering, ValueRange inputs) {
+FailureOr<SmallVector<Value>>
+ForwardEmitter::emitLeafValues(LayerOpInterface m, ValueRange inputs) {
   if (failed(inferForwardTypes(m, inputs.getTypes(), m->getLoc())))
     return failure();
   Location loc = m->getLoc();

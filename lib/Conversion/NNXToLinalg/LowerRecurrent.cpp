@@ -12,8 +12,8 @@
 // dim and loses it again.
 //
 //===----------------------------------------------------------------------===//
-#include "nnx/Conversion/NNXToLinalg/RecurrentLowering.h"
 #include "nnx/Conversion/NNXToLinalg/NNXToLinalg.h"
+#include "nnx/Conversion/NNXToLinalg/RecurrentLowering.h"
 #include "nnx/Conversion/NNXToLinalg/RuntimeChecks.h"
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
 #include "nnx/Dialect/NNX/IR/NNXRecurrentOps.h"

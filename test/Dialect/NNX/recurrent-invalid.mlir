@@ -1,7 +1,7 @@
 // RUN: nnx-opt %s -split-input-file -verify-diagnostics
 
 nnx.model @m inputs(tensor<?x?x4xf32>) {
-  // expected-error @+1 {{tensor 'weight_ih_l0' must be a float tensor of shape 32x4, got tensor<32x5xf32>}}
+  // expected-error @+1 {{tensor 'weight_ih_l0' must be a float tensor of shape 32x4, got 'tensor<32x5xf32>'}}
   nnx.lstm @rnn {input_size = 4, hidden_size = 8,
                  weight_ih_l0 = dense<0.1> : tensor<32x5xf32>,
                  weight_hh_l0 = dense<0.1> : tensor<32x8xf32>,
@@ -12,7 +12,7 @@ nnx.model @m inputs(tensor<?x?x4xf32>) {
 // -----
 
 nnx.model @m inputs(tensor<?x?x4xf32>) {
-  // expected-error @+1 {{tensor 'weight_hh_l0' must be a float tensor of shape 24x8, got tensor<32x8xf32>}}
+  // expected-error @+1 {{tensor 'weight_hh_l0' must be a float tensor of shape 24x8, got 'tensor<32x8xf32>'}}
   nnx.gru @rnn {input_size = 4, hidden_size = 8, bias = false,
                 weight_ih_l0 = dense<0.1> : tensor<24x4xf32>,
                 weight_hh_l0 = dense<0.1> : tensor<32x8xf32>}
@@ -60,7 +60,7 @@ nnx.model @m inputs(tensor<?x?x4xf32>) {
 // -----
 
 nnx.model @m inputs(tensor<?x?x4xf32>) {
-  // expected-error @+1 {{tensor 'weight_hh_l0' holds f64, the others f32}}
+  // expected-error @+1 {{tensor 'weight_hh_l0' holds 'f64', the others 'f32'}}
   nnx.rnn @rnn {input_size = 4, hidden_size = 8, bias = false,
                 weight_ih_l0 = dense<0.1> : tensor<8x4xf32>,
                 weight_hh_l0 = dense<0.1> : tensor<8x8xf64>}
@@ -99,7 +99,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 // -----
 
 nnx.model @m inputs(tensor<?x4xf32>) {
-  // expected-error @+1 {{tensor 'weight_ih' must be a float tensor of shape 32x4, got tensor<24x4xf32>}}
+  // expected-error @+1 {{tensor 'weight_ih' must be a float tensor of shape 32x4, got 'tensor<24x4xf32>'}}
   nnx.lstm_cell @cell {input_size = 4, hidden_size = 8,
                        weight_ih = dense<0.1> : tensor<24x4xf32>,
                        weight_hh = dense<0.1> : tensor<32x8xf32>}
@@ -130,7 +130,7 @@ nnx.model @m inputs(tensor<?x?x4xf32>, tensor<1x?x8xf32>) {
 
 // -----
 
-// expected-error @+1 {{takes h_0 of shape tensor<1x3x8xf32>, got tensor<1x2x8xf32>}}
+// expected-error @+1 {{takes h_0 of shape tensor<1x3x8xf32>, got 'tensor<1x2x8xf32>'}}
 nnx.model @m inputs(tensor<5x3x4xf32>, tensor<1x2x8xf32>) {
   // expected-note @+1 {{module defined here}}
   nnx.gru @rnn {input_size = 4, hidden_size = 8, bias = false,

@@ -15,9 +15,8 @@ namespace mlir::nnx {
 /// The forward of `layer` (a RecurrentLayerOpInterface op) on `inputs` (x,
 /// then the optional states, as its `inferOutputTypes` accepts them): its
 /// results. On failure a diagnostic has been emitted on the layer.
-FailureOr<SmallVector<Value>> emitRecurrentForward(LayerEmitter &e,
-                                                   Operation *layer,
-                                                   ValueRange inputs);
+FailureOr<SmallVector<Value>>
+emitRecurrentForward(LayerEmitter &e, Operation *layer, ValueRange inputs);
 
 /// `x W^T + bias` over the last dim of `x` (rank >= 2) as a Linear computes
 /// it (one 2-D `linalg.matmul`, LowerProjections.cpp); `w` is out x in,

@@ -1,7 +1,7 @@
 //===- ModuleTree.cpp - dotted paths, aliases, shapes, counts ---*- C++ -*-===//
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
-#include "nnx/Dialect/NNX/IR/NNXRecurrentOps.h"
 #include "nnx/Dialect/NNX/IR/ModuleVisitor.h"
+#include "nnx/Dialect/NNX/IR/NNXRecurrentOps.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/TypeUtilities.h"

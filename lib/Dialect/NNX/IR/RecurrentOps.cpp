@@ -147,7 +147,7 @@ static LogicalResult verifyTensors(Operation *op, const RecurrentSpec &spec) {
       return emitModuleError(op)
              << "has tensor '" << a.getName().getValue() << "', which "
              << (spec.cell ? std::string("a cell")
-                           : std::to_string(spec.numLayers) + "-layer " +
+                           : "a " + std::to_string(spec.numLayers) + "-layer " +
                                  (spec.bidirectional ? "bidirectional"
                                                      : "unidirectional") +
                                  (spec.bias ? "" : " bias-free") + " layer")
