@@ -3,7 +3,7 @@
 # 2-layer relu RNN without biases, written in IR with their tensors, each
 # run at two (batch, sequence) pairs from one IR file (batch and sequence
 # dynamic: the forward loops over the run-time length) and compared with a
-# NumPy reference within 1e-5; a probe reads the LSTM's output. A sequence
+# NumPy reference within 1e-5; probes read the LSTM's output and h_n. A sequence
 # of length 0 is refused at run time (PyTorch raises too).
 # RUN: %python %s %nnx_bin/bin/nnx-run %t | FileCheck %s
 # CHECK: lstm (2, 3): OK
@@ -90,21 +90,30 @@ def model(kind, t, attrs, inputs):
     return path
 
 
-def run(path, inputs, n_out, probe=None):
+# Probes on the layer's results: `output` selects among them.
+FAMILY = os.path.join(TMP, "rnn.json")
+with open(FAMILY, "w") as f:
+    f.write('{"name": "rnn", "hosts": {"model": ""}, "values": {'
+            '"rnn_output": {"host": "model", "path": "output", "select": 0},'
+            '"rnn_h_n": {"host": "model", "path": "output", "select": 1}}}')
+
+
+def run(path, inputs, n_out, probes=()):
     cmd = [NNX_RUN, path, "--opt-level=0"]
     for i, a in enumerate(inputs):
         np.save(os.path.join(TMP, f"in{i}.npy"), a)
         cmd += ["--input", os.path.join(TMP, f"in{i}.npy")]
     for i in range(n_out):
         cmd += ["--output", os.path.join(TMP, f"out{i}.npy")]
-    if probe:
-        cmd += ["--probe", f"{probe}={os.path.join(TMP, 'probe.npy')}"]
+    if probes:
+        cmd += ["--family", FAMILY]
+    for p in probes:
+        cmd += ["--probe", f"{p}={os.path.join(TMP, p + '.npy')}"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode:
         return r.stderr
     outs = [np.load(os.path.join(TMP, f"out{i}.npy")) for i in range(n_out)]
-    if probe:
-        outs.append(np.load(os.path.join(TMP, "probe.npy")))
+    outs += [np.load(os.path.join(TMP, p + ".npy")) for p in probes]
     return outs
 
 
@@ -123,12 +132,14 @@ for batch, seq in [(2, 3), (1, 7)]:
     x = RNG.standard_normal((batch, seq, I)).astype(np.float32)
     h0, c0 = (RNG.standard_normal((L * 2, batch, H)).astype(np.float32)
               for _ in range(2))
-    out, hn, cn, probed = run(lstm, [x, h0, c0], 3, probe="output")
+    out, hn, cn, p_out, p_hn = run(lstm, [x, h0, c0], 3,
+                                   probes=("rnn_output", "rnn_h_n"))
     ref = reference("lstm", t, x.transpose(1, 0, 2), h0, c0, 2)
     close(out, ref[0].transpose(1, 0, 2), "lstm output")
     close(hn, ref[1], "lstm h_n")
     close(cn, ref[2], "lstm c_n")
-    close(probed, out, "lstm probe")
+    close(p_out, out, "lstm probe of the output")
+    close(p_hn, hn, "lstm probe of h_n")
     print(f"lstm {(batch, seq)}: OK")
 
 # RNN: relu, time major, no biases, no state given (zeros).

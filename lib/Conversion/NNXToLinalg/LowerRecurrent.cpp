@@ -20,6 +20,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -92,37 +93,34 @@ State cellScalar(OpBuilder &b, Location l, const RecurrentSpec &spec,
 }
 
 /// The gates of one step: a `linalg.generic` over (batch, hidden) reading
-/// gate block k of `p` and `r` (batch x gates*hidden) at column j + k *
-/// hidden, and the state `s`.
+/// gate block k of `p` and `r` (batch x gates*hidden: columns k * hidden
+/// on, sliced out, so every operand has the iteration space's shape),
+/// written into the state `s` itself (its elements read as the body's
+/// outputs), so that a loop's new state bufferizes in place of the old one.
 State emitCellUpdate(LayerEmitter &e, const RecurrentSpec &spec, Value p,
                      Value r, State s) {
   OpBuilder &b = e.getBuilder();
-  Location loc = e.getLoc();
-  MLIRContext *ctx = b.getContext();
   int64_t gates = spec.gates(), hidden = spec.hiddenSize;
   bool lstm = spec.kind == Kind::LSTM;
-  AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx);
-  AffineMap id = b.getMultiDimIdentityMap(2);
+  auto stateType = cast<RankedTensorType>(s.h.getType());
+  OpFoldResult batch = tensor::getMixedSize(b, e.getLoc(), s.h, 0);
   SmallVector<Value> ins;
-  SmallVector<AffineMap> maps;
   for (Value proj : {p, r})
-    for (int64_t k = 0; k < gates; ++k) {
-      ins.push_back(proj);
-      maps.push_back(AffineMap::get(2, 0, {d0, d1 + k * hidden}, ctx));
-    }
-  ins.push_back(s.h);
-  maps.push_back(id);
-  if (lstm) {
-    ins.push_back(s.c);
-    maps.push_back(id);
-  }
-  auto type = cast<RankedTensorType>(s.h.getType());
-  SmallVector<Value> outs;
-  for (int i = 0, n = lstm ? 2 : 1; i < n; ++i)
-    outs.push_back(e.empty(e.sizesOf(s.h), type.getElementType()));
-  maps.append(outs.size(), id);
+    for (int64_t k = 0; k < gates; ++k)
+      ins.push_back(tensor::ExtractSliceOp::create(
+          b, e.getLoc(), stateType, proj,
+          ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(k * hidden)},
+          ArrayRef<OpFoldResult>{batch, b.getIndexAttr(hidden)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)}));
+  SmallVector<AffineMap> maps(ins.size(), b.getMultiDimIdentityMap(2));
+  // An LSTM's h' does not read h: a fresh tensor (also when h and c are
+  // one zero-filled value).
+  SmallVector<Value> outs{s.h};
+  if (lstm)
+    outs = {e.empty(e.sizesOf(s.h), stateType.getElementType()), s.c};
+  maps.append(outs.size(), b.getMultiDimIdentityMap(2));
   auto g = linalg::GenericOp::create(
-      b, loc, TypeRange(SmallVector<Type>(outs.size(), type)), ins, outs, maps,
+      b, e.getLoc(), TypeRange(ValueRange(outs)), ins, outs, maps,
       SmallVector<IT>(2, IT::parallel),
       [&](OpBuilder &nb, Location l, ValueRange a) {
         SmallVector<Value> block(a);
@@ -221,9 +219,17 @@ emitDirection(LayerEmitter &e, Operation *layer, const RecurrentSpec &spec,
     sizes.back() = b.getIndexAttr(spec.hiddenSize);
     Value written = tensor::InsertSliceOp::create(b, loc, next->h, outIter,
                                                   offsets, sizes, strides);
-    SmallVector<Value> yields{next->h};
+    // The new state goes into the old one's buffer: bufferization wants a
+    // loop's yielded tensors equivalent to its iteration arguments, and an
+    // LSTM's h' (not read back by the gates) is computed into a new tensor
+    // once canonicalization drops the generic's unused `outs` operand.
+    auto inPlace = [&](Value v, Value dest) {
+      return bufferization::MaterializeInDestinationOp::create(b, loc, v, dest)
+          .getResult();
+    };
+    SmallVector<Value> yields{inPlace(next->h, s.h)};
     if (next->c)
-      yields.push_back(next->c);
+      yields.push_back(inPlace(next->c, s.c));
     yields.push_back(written);
     scf::YieldOp::create(b, loc, yields);
   }
