@@ -3,14 +3,12 @@
 // An LSTM with h_0 and c_0: the input projection of every step is one
 // matmul before the loop; the loop runs over the run-time sequence length
 // (dim 0 of x), slices step t of the projection, projects h (one matmul
-// inside the loop) and applies the four gates in one linalg.generic that
-// reads each gate block at column j + k * hidden; the outputs go into
+// inside the loop), slices the four gate blocks out of both projections and
+// applies the gates in one linalg.generic writing c in place (h' is a new
+// tensor materialized into h's buffer); the outputs go into
 // tensors whose sizes come from x, not from the loop. h_0's and c_0's
 // batch and the sequence length (>= 1) are checked at run time.
 // CHECK-DAG:   #[[$ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
-// CHECK-DAG:   #[[$G1:.*]] = affine_map<(d0, d1) -> (d0, d1 + 2)>
-// CHECK-DAG:   #[[$G2:.*]] = affine_map<(d0, d1) -> (d0, d1 + 4)>
-// CHECK-DAG:   #[[$G3:.*]] = affine_map<(d0, d1) -> (d0, d1 + 6)>
 // CHECK-DAG:   llvm.mlir.global internal constant @{{.*}}("'nnx.lstm' at {{.*}}: h_0 has {0} in dim 1, expected {1}\00")
 // CHECK-DAG:   llvm.mlir.global internal constant @{{.*}}("'nnx.lstm' at {{.*}}: the sequence length is {0}, it must be at least {1}\00")
 // CHECK-LABEL: func.func @forward(
@@ -30,13 +28,24 @@
 // CHECK:         %[[LOOP:.*]]:3 = scf.for %[[I:.*]] = %{{.*}} to %[[STEPS]] step %{{.*}} iter_args(%[[HI:.*]] = %[[H]], %[[CI:.*]] = %[[C]], %[[OI:.*]] = %{{.*}}) -> (tensor<?x2xf32>, tensor<?x2xf32>, tensor<?x?x2xf32>) {
 // CHECK:           %[[PT:.*]] = tensor.extract_slice %[[P]][%[[I]], 0, 0] [1, %{{.*}}, 8] [1, 1, 1] : tensor<?x?x8xf32> to tensor<?x8xf32>
 // CHECK:           %[[HP:.*]] = linalg.matmul {{.*}} ins(%[[HI]], %[[WHH]] : tensor<?x2xf32>, tensor<8x2xf32>)
-// CHECK:           %[[NEW:.*]]:2 = linalg.generic {indexing_maps = [#[[$ID]], #[[$G1]], #[[$G2]], #[[$G3]], #[[$ID]], #[[$G1]], #[[$G2]], #[[$G3]], #[[$ID]], #[[$ID]], #[[$ID]], #[[$ID]]], iterator_types = ["parallel", "parallel"]}
-// CHECK-SAME:          ins(%[[PT]], %[[PT]], %[[PT]], %[[PT]], %[[HP]], %[[HP]], %[[HP]], %[[HP]], %[[HI]], %[[CI]] :
+// CHECK:           %[[PI:.*]] = tensor.extract_slice %[[PT]][0, 0] [%{{.*}}, 2] [1, 1] : tensor<?x8xf32> to tensor<?x2xf32>
+// CHECK:           %[[PF:.*]] = tensor.extract_slice %[[PT]][0, 2] [%{{.*}}, 2]
+// CHECK:           %[[PG:.*]] = tensor.extract_slice %[[PT]][0, 4] [%{{.*}}, 2]
+// CHECK:           %[[PO:.*]] = tensor.extract_slice %[[PT]][0, 6] [%{{.*}}, 2]
+// CHECK:           %[[RI:.*]] = tensor.extract_slice %[[HP]][0, 0] [%{{.*}}, 2]
+// CHECK:           %[[RF:.*]] = tensor.extract_slice %[[HP]][0, 2] [%{{.*}}, 2]
+// CHECK:           %[[RG:.*]] = tensor.extract_slice %[[HP]][0, 4] [%{{.*}}, 2]
+// CHECK:           %[[RO:.*]] = tensor.extract_slice %[[HP]][0, 6] [%{{.*}}, 2]
+// CHECK:           %[[NEW:.*]]:2 = linalg.generic {indexing_maps = [#[[$ID]], #[[$ID]], #[[$ID]], #[[$ID]], #[[$ID]], #[[$ID]], #[[$ID]], #[[$ID]], #[[$ID]], #[[$ID]]], iterator_types = ["parallel", "parallel"]}
+// CHECK-SAME:          ins(%[[PI]], %[[PF]], %[[PG]], %[[PO]], %[[RI]], %[[RF]], %[[RG]], %[[RO]] :
+// CHECK-SAME:          outs(%{{.*}}, %[[CI]] :
 // CHECK:             math.exp
 // CHECK:             math.tanh
 // CHECK:             linalg.yield
 // CHECK:           %[[OUT:.*]] = tensor.insert_slice %[[NEW]]#0 into %[[OI]][%[[I]], 0, 0] [1, %{{.*}}, 2] [1, 1, 1]
-// CHECK:           scf.yield %[[NEW]]#0, %[[NEW]]#1, %[[OUT]]
+// CHECK:           %[[HNEW:.*]] = bufferization.materialize_in_destination %[[NEW]]#0 in %[[HI]]
+// CHECK:           %[[CNEW:.*]] = bufferization.materialize_in_destination %[[NEW]]#1 in %[[CI]]
+// CHECK:           scf.yield %[[HNEW]], %[[CNEW]], %[[OUT]]
 // CHECK:         }
 // CHECK:         %[[R:.*]] = tensor.insert_slice %[[LOOP]]#2 into %{{.*}}[0, 0, 0]
 // CHECK:         %[[HN:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0] [1, %{{.*}}, 2] [1, 1, 1] : tensor<1x?x2xf32> into tensor<1x?x2xf32>

@@ -130,7 +130,7 @@ nnx.model @m inputs(tensor<?x?x4xf32>, tensor<1x?x8xf32>) {
 
 // -----
 
-// expected-error @+1 {{takes h_0 of shape tensor<1x3x8xf32>, got 'tensor<1x2x8xf32>'}}
+// expected-error @+1 {{takes h_0 of shape tensor<1x3x8xf32>, got tensor<1x2x8xf32>}}
 nnx.model @m inputs(tensor<5x3x4xf32>, tensor<1x2x8xf32>) {
   // expected-note @+1 {{module defined here}}
   nnx.gru @rnn {input_size = 4, hidden_size = 8, bias = false,
