@@ -4,7 +4,7 @@ dynamic, compiled once (a loop over the run-time sequence length), run at
 two sequence lengths and two batches against PyTorch (atol = rtol = 1e-5),
 rebuilt by nnx.to_torch, and probed on their outputs."""
 
-import math
+import json
 
 import numpy as np
 import pytest
@@ -207,7 +207,8 @@ def test_lstm_cell_loop():
            shapes=[(4, 3), (4, 1)])
 
 
-def test_probe_on_lstm_output():
+def test_probes_on_lstm_results(tmp_path):
+    """`rnn.output` reads the LSTM's output; select=1 / 2 its h_n / c_n."""
     torch.manual_seed(5)
     layer = nn.LSTM(4, 6, num_layers=2)
 
@@ -221,13 +222,25 @@ def test_probe_on_lstm_output():
             out, _ = self.rnn(x)
             return self.head(out)
 
-    model = Tagger()
-    _, probed = _check(model, lambda s, b: [_seq_input(layer, s, b)],
-                       [_seq_spec(layer)], probes=["rnn.output"])
-    x = _seq_input(layer, *SHAPES[-1])
-    with torch.no_grad():
-        want = model.rnn(x)[0]
-    np.testing.assert_allclose(probed["rnn.output"], want.numpy(), **TOL)
+    family = tmp_path / "tagger.json"
+    family.write_text(json.dumps({"name": "tagger", "hosts": {"model": ""},
+                                  "values": {
+        f"rnn_{n}": {"host": "model", "path": "rnn.output", "select": i}
+        for i, n in enumerate(["output", "h_n", "c_n"])}}))
+    model = Tagger().eval()
+    compiled = nnx.compile(model, inputs=[_seq_spec(layer)],
+                           family=str(family),
+                           probes=["rnn_output", "rnn_h_n", "rnn_c_n"])
+    for seq, batch in SHAPES:
+        x = _seq_input(layer, seq, batch)
+        with torch.no_grad():
+            out, (h_n, c_n) = model.rnn(x)
+            logits = model(x)
+        got, probed = compiled(x.numpy())
+        np.testing.assert_allclose(got, logits.numpy(), **TOL)
+        for name, want in [("output", out), ("h_n", h_n), ("c_n", c_n)]:
+            np.testing.assert_allclose(probed["rnn_" + name], want.numpy(),
+                                       **TOL)
 
 
 @pytest.mark.parametrize("make", [
