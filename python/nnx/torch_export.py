@@ -31,7 +31,10 @@ layers of :data:`LAYER_EMITTERS` (one emitter per class: ``nn.Linear``
 (also lazy), ``nn.Embedding``, ``nn.LayerNorm``, ``nn.BatchNorm1d``/``2d``,
 ``nn.Conv1d``/``2d``, ``nn.MaxPool2d``, ``nn.AvgPool2d``,
 ``nn.AdaptiveAvgPool2d``, ``nn.Flatten``, ReLU, GELU, Tanh, Sigmoid, SiLU,
-LeakyReLU, Softmax, Dropout, Identity), and any other module as
+LeakyReLU, Softmax, Dropout, Identity, ``nn.LSTM`` (not ``proj_size``),
+``nn.GRU``, ``nn.RNN``, ``nn.LSTMCell``, ``nn.GRUCell``, ``nn.RNNCell``:
+``nnx.lstm`` ..., called with their state tuples flattened into operands),
+and any other module as
 ``nnx.module`` with a forward region. That forward comes from, in order:
 ``forward_specs`` (by path, class or class name), a ``nnx_forward(self, F,
 *xs)`` method on the module, or a recording of its ``forward`` run on
