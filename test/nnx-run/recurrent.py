@@ -10,7 +10,7 @@
 # CHECK: lstm (1, 7): OK
 # CHECK: rnn (3, 4): OK
 # CHECK: rnn (1, 9): OK
-# CHECK: empty: the sequence length is 0, it must be at least 1
+# CHECK: empty: nnx-run: error: 'nnx.rnn' at {{.*}}rnn.mlir:2:3: the sequence length is 0, it must be at least 1
 import os
 import subprocess
 import sys
