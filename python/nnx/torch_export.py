@@ -31,7 +31,10 @@ layers of :data:`LAYER_EMITTERS` (one emitter per class: ``nn.Linear``
 (also lazy), ``nn.Embedding``, ``nn.LayerNorm``, ``nn.BatchNorm1d``/``2d``,
 ``nn.Conv1d``/``2d``, ``nn.MaxPool2d``, ``nn.AvgPool2d``,
 ``nn.AdaptiveAvgPool2d``, ``nn.Flatten``, ReLU, GELU, Tanh, Sigmoid, SiLU,
-LeakyReLU, Softmax, Dropout, Identity), and any other module as
+LeakyReLU, Softmax, Dropout, Identity, ``nn.LSTM`` (not ``proj_size``),
+``nn.GRU``, ``nn.RNN``, ``nn.LSTMCell``, ``nn.GRUCell``, ``nn.RNNCell``:
+``nnx.lstm`` ..., called with their state tuples flattened into operands),
+and any other module as
 ``nnx.module`` with a forward region. That forward comes from, in order:
 ``forward_specs`` (by path, class or class name), a ``nnx_forward(self, F,
 *xs)`` method on the module, or a recording of its ``forward`` run on
@@ -1226,3 +1229,56 @@ def _adaptive_avg_pool2d_layer(ex, m, path, where):
 def _flatten_layer(ex, m, path, where):
     return ("flatten", [], [f"start_dim = {int(m.start_dim)} : i64",
                             f"end_dim = {int(m.end_dim)} : i64"], nn.Flatten)
+
+
+# Recurrent layers: the tensors keep PyTorch's names (weight_ih_l0, ...,
+# bias_hh_l1_reverse; a cell's weight_ih, ...), so state_dict keys match.
+_RECURRENT_OPS = [(nn.LSTM, "lstm"), (nn.GRU, "gru"), (nn.RNN, "rnn")]
+
+
+def _recurrent_kind(m, table):
+    for cls, op in table:
+        if isinstance(m, cls):
+            return cls, op
+    raise ExportError(f"{type(m).__name__} is not a recurrent layer")
+
+
+@_layer(nn.LSTM, nn.GRU, nn.RNN)
+def _recurrent_layer(ex, m, path, where):
+    cls, op = _recurrent_kind(m, _RECURRENT_OPS)
+    if getattr(m, "proj_size", 0):
+        raise ExportError(f"{where}: nn.LSTM with proj_size={m.proj_size} "
+                          "(a projected hidden state) has no nnx form")
+    extra = [f"input_size = {m.input_size}",
+             f"hidden_size = {m.hidden_size}",
+             f"num_layers = {m.num_layers}"]
+    if not m.bias:
+        extra.append("bias = false")
+    if m.batch_first:
+        extra.append("batch_first")
+    if m.bidirectional:
+        extra.append("bidirectional")
+    if m.dropout:
+        extra.append(f"dropout = {_f64(m.dropout)}")
+    if cls is nn.RNN:
+        extra.append(f"nonlinearity = {_activation(m.nonlinearity)}")
+    names = list(m._flat_weights_names)
+    extra += [f"{n} = {ex._t(m, path, n)}" for n in names]
+    return (op, names, extra, cls)
+
+
+_CELL_OPS = [(nn.LSTMCell, "lstm_cell"), (nn.GRUCell, "gru_cell"),
+             (nn.RNNCell, "rnn_cell")]
+
+
+@_layer(nn.LSTMCell, nn.GRUCell, nn.RNNCell)
+def _cell_layer(ex, m, path, where):
+    cls, op = _recurrent_kind(m, _CELL_OPS)
+    extra = [f"input_size = {m.input_size}",
+             f"hidden_size = {m.hidden_size}"]
+    if cls is nn.RNNCell:
+        extra.append(f"nonlinearity = {_activation(m.nonlinearity)}")
+    names = ["weight_ih", "weight_hh"] + (["bias_ih", "bias_hh"]
+                                          if m.bias else [])
+    extra += [f"{n} = {ex._t(m, path, n)}" for n in names]
+    return (op, names, extra, cls)

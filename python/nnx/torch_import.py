@@ -289,7 +289,43 @@ def _conv_nn(b, node, path):
     return net
 
 
+def _recurrent(cls):
+    def build(b, node, path):
+        w = b.tensor(path, "weight_ih_l0")[0]
+        kwargs = {}
+        if cls is nn.RNN:
+            kwargs["nonlinearity"] = _attr(node, "nonlinearity", "tanh")
+        m = cls(_attr(node, "input_size"), _attr(node, "hidden_size"),
+                num_layers=_attr(node, "num_layers", 1),
+                bias=_attr(node, "bias", True),
+                batch_first=bool(_attr(node, "batch_first", False)),
+                dropout=_attr(node, "dropout", 0.0),
+                bidirectional=bool(_attr(node, "bidirectional", False)),
+                dtype=w.dtype, **kwargs)
+        return b.set_tensors(m, path, list(m._flat_weights_names))
+    return build
+
+
+def _cell(cls):
+    def build(b, node, path):
+        w = b.tensor(path, "weight_ih")[0]
+        kwargs = {}
+        if cls is nn.RNNCell:
+            kwargs["nonlinearity"] = _attr(node, "nonlinearity", "tanh")
+        m = cls(_attr(node, "input_size"), _attr(node, "hidden_size"),
+                bias="bias_ih" in node["tensors"], dtype=w.dtype, **kwargs)
+        return b.set_tensors(m, path,
+                             ["weight_ih", "weight_hh", "bias_ih", "bias_hh"])
+    return build
+
+
 BUILDERS = {
+    "nnx.lstm": _recurrent(nn.LSTM),
+    "nnx.gru": _recurrent(nn.GRU),
+    "nnx.rnn": _recurrent(nn.RNN),
+    "nnx.lstm_cell": _cell(nn.LSTMCell),
+    "nnx.gru_cell": _cell(nn.GRUCell),
+    "nnx.rnn_cell": _cell(nn.RNNCell),
     "nnx.linear": _linear,
     "nnx.lora": _lora,
     "nnx.embedding": _embedding,

@@ -9,10 +9,12 @@
 #include "nnx/Conversion/NNXToLinalg/ConvLowering.h"
 #include "nnx/Conversion/NNXToLinalg/LayerLowering.h"
 #include "nnx/Conversion/NNXToLinalg/NNXToLinalg.h"
+#include "nnx/Conversion/NNXToLinalg/RecurrentLowering.h"
 #include "nnx/Conversion/Passes.h"
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
 #include "nnx/Dialect/NNX/IR/ModuleVisitor.h"
 #include "nnx/Dialect/NNX/IR/NNXFnOps.h"
+#include "nnx/Dialect/NNX/IR/NNXRecurrentOps.h"
 #include "nnx/Dialect/NNX/IR/Weights.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -100,6 +102,8 @@ private:
   FailureOr<SmallVector<Value>> emitModule(ModuleOpInterface m,
                                            ValueRange inputs);
   FailureOr<Value> emitLeaf(LayerOpInterface layer, Value x);
+  FailureOr<SmallVector<Value>> emitLeafValues(LayerOpInterface layer,
+                                               ValueRange inputs);
 
   // ModuleVisitor: one case per container kind, one for every leaf layer.
   friend class ModuleVisitor<ForwardEmitter, FailureOr<SmallVector<Value>>,
@@ -222,7 +226,33 @@ FailureOr<SmallVector<Value>> ForwardEmitter::visit(ConvNNOp cnn,
 
 FailureOr<SmallVector<Value>> ForwardEmitter::visitLayer(LayerOpInterface layer,
                                                          ValueRange inputs) {
+  if (isa<RecurrentLayerOpInterface>(layer.getOperation()))
+    return emitLeafValues(layer, inputs);
   return single(layer, inputs, [&](Value x) { return emitLeaf(layer, x); });
+}
+
+/// A layer of several inputs or results (the recurrent layers). bf16 / f16
+/// under accumulate=f32: float inputs are extended to f32 and the results
+/// rounded back.
+FailureOr<SmallVector<Value>>
+ForwardEmitter::emitLeafValues(LayerOpInterface m, ValueRange inputs) {
+  if (failed(inferForwardTypes(m, inputs.getTypes(), m->getLoc())))
+    return failure();
+  Location loc = m->getLoc();
+  FloatType compute = layers.getComputeType();
+  Type elt = getElementTypeOrSelf(inputs.front().getType());
+  bool widen = compute && isNarrowFloat(elt);
+  SmallVector<Value> ins(inputs);
+  if (widen)
+    for (Value &v : ins)
+      v = convertElements(b, loc, v, compute);
+  FailureOr<SmallVector<Value>> outs =
+      emitRecurrentForward(layers, m.getOperation(), ins);
+  if (failed(outs) || !widen)
+    return outs;
+  for (Value &v : *outs)
+    v = convertElements(b, loc, v, elt);
+  return outs;
 }
 
 FailureOr<SmallVector<Value>> ForwardEmitter::visitNotAModule(Operation *op,

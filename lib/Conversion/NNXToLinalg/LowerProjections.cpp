@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "nnx/Conversion/NNXToLinalg/LayerLowering.h"
 #include "nnx/Conversion/NNXToLinalg/NNXToLinalg.h"
+#include "nnx/Conversion/NNXToLinalg/RecurrentLowering.h"
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -279,6 +280,12 @@ struct EmbeddingLowering
 };
 
 } // namespace
+
+FailureOr<Value> mlir::nnx::emitLinearProjection(LayerEmitter &e,
+                                                 Operation *layer, Value x,
+                                                 Value w, Value bias) {
+  return emitProjection(e, layer, x, w, bias);
+}
 
 void mlir::nnx::registerProjectionLowerings(DialectRegistry &registry) {
   // A Linear with nnx.partial_sum emits shard ops.

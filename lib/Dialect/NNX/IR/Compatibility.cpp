@@ -8,6 +8,7 @@
 #include "nnx/Dialect/NNX/IR/NNXDialect.h"
 #include "nnx/Dialect/NNX/IR/NNXFnOps.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
+#include "nnx/Dialect/NNX/IR/NNXRecurrentOps.h"
 
 #include "mlir/Bytecode/BytecodeImplementation.h"
 #include "llvm/ADT/STLExtras.h"
@@ -240,6 +241,13 @@ NNX_DICTIONARY_PROPERTIES(SigmoidOp)
 NNX_DICTIONARY_PROPERTIES(SoftmaxOp)
 NNX_DICTIONARY_PROPERTIES(StateOp)
 NNX_DICTIONARY_PROPERTIES(TanhOp)
+// Recurrent layers (NNXRecurrentOps.td).
+NNX_DICTIONARY_PROPERTIES(GRUCellOp)
+NNX_DICTIONARY_PROPERTIES(GRUOp)
+NNX_DICTIONARY_PROPERTIES(LSTMCellOp)
+NNX_DICTIONARY_PROPERTIES(LSTMOp)
+NNX_DICTIONARY_PROPERTIES(RNNCellOp)
+NNX_DICTIONARY_PROPERTIES(RNNOp)
 // Functional ops (nnx.fn.*).
 NNX_DICTIONARY_PROPERTIES(FnAdaptiveAvgPool2dOp)
 NNX_DICTIONARY_PROPERTIES(FnAmaxOp)

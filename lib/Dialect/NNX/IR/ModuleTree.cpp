@@ -1,6 +1,7 @@
 //===- ModuleTree.cpp - dotted paths, aliases, shapes, counts ---*- C++ -*-===//
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
 #include "nnx/Dialect/NNX/IR/ModuleVisitor.h"
+#include "nnx/Dialect/NNX/IR/NNXRecurrentOps.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -375,9 +376,13 @@ static FeatureSignature signatureOfKind(Operation *module, ActiveSet &active) {
 // Forward type function
 //===----------------------------------------------------------------------===//
 
+/// A one-input, one-result layer's forward types.
 static FailureOr<SmallVector<Type>>
-inferLeaf(LayerOpInterface layer, Type input, const ModuleTypeError &error) {
-  auto in = dyn_cast<RankedTensorType>(input);
+inferSingleOutputTypes(LayerOpInterface layer, TypeRange inputs,
+                       const ModuleTypeError &error) {
+  if (inputs.size() != 1)
+    return error("takes exactly one input, got ", inputs.size());
+  auto in = dyn_cast<RankedTensorType>(inputs.front());
   if (!in || in.getRank() == 0)
     return error("needs a ranked tensor of rank >= 1 as input");
   FailureOr<Type> out = layer.inferOutputType(in, error);
@@ -490,9 +495,10 @@ public:
   FailureOr<SmallVector<Type>> visitLayer(LayerOpInterface layer,
                                           TypeRange inputs) {
     ModuleTypeError fail(layer, loc);
-    if (inputs.size() != 1)
-      return fail("takes exactly one input, got ", inputs.size());
-    return inferLeaf(layer, inputs.front(), fail);
+    if (auto recurrent =
+            dyn_cast<RecurrentLayerOpInterface>(layer.getOperation()))
+      return recurrent.inferOutputTypes(inputs, fail);
+    return inferSingleOutputTypes(layer, inputs, fail);
   }
 
   FailureOr<SmallVector<Type>> visitNotAModule(Operation *op, TypeRange) {

@@ -2,6 +2,7 @@
 #include "nnx/Dialect/NNX/IR/NNXDialect.h"
 #include "nnx/Dialect/NNX/IR/Compatibility.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
+#include "nnx/Dialect/NNX/IR/NNXRecurrentOps.h"
 #include "nnx/Dialect/NNX/IR/Weights.h"
 #include "nnx/Support/SafeTensors.h"
 
@@ -29,6 +30,7 @@ void NNXDialect::initialize() {
 #include "nnx/Dialect/NNX/IR/NNXOps.cpp.inc"
       >();
   registerFunctionalOps();
+  registerRecurrentOps(*this);
   addNNXBytecodeInterface(*this);
 }
 

@@ -3,6 +3,7 @@
 
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
+#include "nnx/Dialect/NNX/IR/NNXRecurrentOps.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -416,6 +417,9 @@ static unsigned numModuleValues(ModuleOpInterface m, bool outputs) {
     return 0;
   if (!outputs && isa<ModelOp>(m->getParentOp()))
     return getParentModel(m).getInputTypes().size();
+  if (auto recurrent = dyn_cast<RecurrentLayerOpInterface>(m.getOperation());
+      recurrent && outputs)
+    return recurrent.getNumOutputs();
   return 1;
 }
 

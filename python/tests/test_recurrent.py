@@ -1,0 +1,375 @@
+"""Recurrent layers (nn.LSTM, nn.GRU, nn.RNN, LSTMCell, GRUCell, RNNCell):
+exported as nnx.lstm / gru / rnn / *_cell layer ops with batch and sequence
+dynamic, compiled once (a loop over the run-time sequence length), run at
+two sequence lengths and two batches against PyTorch (atol = rtol = 1e-5),
+rebuilt by nnx.to_torch, and probed on their outputs."""
+
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+from torch import nn  # noqa: E402
+
+import nnx  # noqa: E402
+from nnx.torch_export import ExportError, Input, export  # noqa: E402
+from nnx.torch_import import to_torch  # noqa: E402
+
+TOL = dict(atol=1e-5, rtol=1e-5)
+# (sequence, batch) pairs: two lengths, two batches, none the export's.
+SHAPES = [(5, 3), (11, 1)]
+
+
+def _flat(out):
+    if isinstance(out, torch.Tensor):
+        return [out]
+    return [t for o in out for t in _flat(o)]
+
+
+def _check(model, make_inputs, specs, shapes=SHAPES, probes=()):
+    model.eval()
+    compiled = nnx.compile(model, inputs=specs, probes=probes)
+    for seq, batch in shapes:
+        inputs = make_inputs(seq, batch)
+        with torch.no_grad():
+            want = _flat(model(*inputs))
+        got, probed = compiled(*[i.numpy() for i in inputs])
+        got = list(got) if isinstance(got, (tuple, list)) else [got]
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w.numpy(), **TOL)
+    return compiled, probed
+
+
+def _randn(*shape, seed=0):
+    g = torch.Generator().manual_seed(seed + sum(shape))
+    return torch.randn(*shape, generator=g)
+
+
+class Seq(nn.Module):
+    """The layer called on x alone; returns everything it returns."""
+
+    def __init__(self, layer):
+        super().__init__()
+        self.rnn = layer
+
+    def forward(self, x):
+        return self.rnn(x)
+
+
+class WithLSTMState(nn.Module):
+    def __init__(self, layer):
+        super().__init__()
+        self.rnn = layer
+
+    def forward(self, x, h, c):
+        out, (h_n, c_n) = self.rnn(x, (h, c))
+        return out, h_n, c_n
+
+
+class WithState(nn.Module):
+    def __init__(self, layer):
+        super().__init__()
+        self.rnn = layer
+
+    def forward(self, x, h):
+        out, h_n = self.rnn(x, h)
+        return out, h_n
+
+
+def _seq_spec(layer):
+    if layer.batch_first:
+        return Input(("batch", "seq", layer.input_size))
+    return Input(("seq", "batch", layer.input_size))
+
+
+def _seq_input(layer, seq, batch):
+    shape = (batch, seq) if layer.batch_first else (seq, batch)
+    return _randn(*shape, layer.input_size)
+
+
+def _state_spec(layer):
+    stacked = layer.num_layers * (2 if layer.bidirectional else 1)
+    return Input((stacked, "batch", layer.hidden_size))
+
+
+def _state(layer, batch, seed):
+    stacked = layer.num_layers * (2 if layer.bidirectional else 1)
+    return _randn(stacked, batch, layer.hidden_size, seed=seed)
+
+
+LSTMS = {
+    "lstm": lambda: nn.LSTM(4, 6),
+    "lstm_batch_first": lambda: nn.LSTM(4, 6, batch_first=True),
+    "lstm_2_layers": lambda: nn.LSTM(4, 6, num_layers=2),
+    "lstm_bidirectional": lambda: nn.LSTM(4, 5, bidirectional=True),
+    "lstm_2_layers_bidir_batch_first": lambda: nn.LSTM(
+        3, 5, num_layers=2, bidirectional=True, batch_first=True),
+    "lstm_no_bias": lambda: nn.LSTM(4, 6, bias=False, num_layers=2),
+}
+GRUS = {
+    "gru": lambda: nn.GRU(4, 6),
+    "gru_2_layers_bidir": lambda: nn.GRU(4, 5, num_layers=2,
+                                         bidirectional=True),
+    "gru_batch_first_no_bias": lambda: nn.GRU(4, 6, batch_first=True,
+                                              bias=False),
+    "rnn_tanh": lambda: nn.RNN(4, 6),
+    "rnn_relu_2_layers": lambda: nn.RNN(4, 6, num_layers=2,
+                                        nonlinearity="relu"),
+    "rnn_relu_bidir_batch_first": lambda: nn.RNN(
+        4, 5, nonlinearity="relu", bidirectional=True, batch_first=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LSTMS) + sorted(GRUS))
+def test_sequence_alone(name):
+    torch.manual_seed(0)
+    layer = (LSTMS.get(name) or GRUS.get(name))()
+    _check(Seq(layer), lambda s, b: [_seq_input(layer, s, b)],
+           [_seq_spec(layer)])
+
+
+@pytest.mark.parametrize("name", sorted(LSTMS))
+def test_lstm_state_in_and_out(name):
+    torch.manual_seed(1)
+    layer = LSTMS[name]()
+    _check(WithLSTMState(layer),
+           lambda s, b: [_seq_input(layer, s, b), _state(layer, b, 1),
+                         _state(layer, b, 2)],
+           [_seq_spec(layer), _state_spec(layer), _state_spec(layer)])
+
+
+@pytest.mark.parametrize("name", sorted(GRUS))
+def test_gru_rnn_state_in_and_out(name):
+    torch.manual_seed(2)
+    layer = GRUS[name]()
+    _check(WithState(layer),
+           lambda s, b: [_seq_input(layer, s, b), _state(layer, b, 3)],
+           [_seq_spec(layer), _state_spec(layer)])
+
+
+def test_unbatched_sequence():
+    torch.manual_seed(3)
+    layer = nn.LSTM(4, 6, num_layers=2, bidirectional=True)
+    _check(Seq(layer), lambda s, b: [_randn(s, 4)], [Input(("seq", 4))],
+           shapes=[(5, 0), (9, 0)])
+
+
+class CellLoop(nn.Module):
+    """A cell stepped in Python over a fixed number of steps."""
+
+    def __init__(self, cell, steps=4):
+        super().__init__()
+        self.cell = cell
+        self.steps = steps
+
+    def forward(self, x, h):
+        outs = []
+        for t in range(self.steps):
+            h = self.cell(x[t], h)
+            outs.append(h)
+        return torch.stack(outs), h
+
+
+class LSTMCellLoop(nn.Module):
+    def __init__(self, cell, steps=4):
+        super().__init__()
+        self.cell = cell
+        self.steps = steps
+
+    def forward(self, x, h, c):
+        outs = []
+        for t in range(self.steps):
+            h, c = self.cell(x[t], (h, c))
+            outs.append(h)
+        return torch.stack(outs), h, c
+
+
+@pytest.mark.parametrize("cell", [nn.GRUCell(4, 6), nn.RNNCell(4, 6),
+                                  nn.RNNCell(4, 6, nonlinearity="relu",
+                                             bias=False)],
+                         ids=["gru_cell", "rnn_cell", "rnn_cell_relu"])
+def test_cell_loop(cell):
+    _check(CellLoop(cell),
+           lambda s, b: [_randn(4, b, 4), _randn(b, 6, seed=4)],
+           [Input((4, "batch", 4)), Input(("batch", 6))],
+           shapes=[(4, 3), (4, 1)])
+
+
+def test_lstm_cell_loop():
+    torch.manual_seed(4)
+    cell = nn.LSTMCell(4, 6)
+    _check(LSTMCellLoop(cell),
+           lambda s, b: [_randn(4, b, 4), _randn(b, 6, seed=5),
+                         _randn(b, 6, seed=6)],
+           [Input((4, "batch", 4)), Input(("batch", 6)), Input(("batch", 6))],
+           shapes=[(4, 3), (4, 1)])
+
+
+def test_probes_on_lstm_results(tmp_path):
+    """`rnn.output` reads the LSTM's output; select=1 / 2 its h_n / c_n."""
+    torch.manual_seed(5)
+    layer = nn.LSTM(4, 6, num_layers=2)
+
+    class Tagger(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = layer
+            self.head = nn.Linear(6, 3)
+
+        def forward(self, x):
+            out, _ = self.rnn(x)
+            return self.head(out)
+
+    family = tmp_path / "tagger.json"
+    family.write_text(json.dumps({"name": "tagger", "hosts": {"model": ""},
+                                  "values": {
+        f"rnn_{n}": {"host": "model", "path": "rnn.output", "select": i}
+        for i, n in enumerate(["output", "h_n", "c_n"])}}))
+    model = Tagger().eval()
+    compiled = nnx.compile(model, inputs=[_seq_spec(layer)],
+                           family=str(family),
+                           probes=["rnn_output", "rnn_h_n", "rnn_c_n"])
+    for seq, batch in SHAPES:
+        x = _seq_input(layer, seq, batch)
+        with torch.no_grad():
+            out, (h_n, c_n) = model.rnn(x)
+            logits = model(x)
+        got, probed = compiled(x.numpy())
+        np.testing.assert_allclose(got, logits.numpy(), **TOL)
+        for name, want in [("output", out), ("h_n", h_n), ("c_n", c_n)]:
+            np.testing.assert_allclose(probed["rnn_" + name], want.numpy(),
+                                       **TOL)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: nn.LSTM(4, 6, num_layers=2, bidirectional=True, dropout=0.25),
+    lambda: nn.GRU(3, 5, bias=False, batch_first=True),
+    lambda: nn.RNN(4, 6, nonlinearity="relu"),
+    lambda: nn.LSTMCell(4, 6), lambda: nn.GRUCell(4, 6, bias=False),
+    lambda: nn.RNNCell(4, 6, nonlinearity="relu")])
+def test_to_torch_round_trip(make, tmp_path):
+    torch.manual_seed(6)
+    layer = make()
+    cell = isinstance(layer, nn.RNNCellBase)
+    spec = Input(("batch", layer.input_size)) if cell else _seq_spec(layer)
+    path = tmp_path / "m.mlir"
+    path.write_text(export(Seq(layer), inputs=[spec]))
+    back = to_torch(str(path))
+    assert type(back.rnn) is type(layer)
+    assert back.rnn.state_dict().keys() == layer.state_dict().keys()
+    for k, v in layer.state_dict().items():
+        assert torch.equal(back.rnn.state_dict()[k], v), k
+    for attr in ("input_size", "hidden_size", "bias", "num_layers",
+                 "batch_first", "bidirectional", "dropout", "nonlinearity"):
+        assert getattr(back.rnn, attr, None) == getattr(layer, attr, None), attr
+
+
+def test_lstm_proj_size_is_refused():
+    with pytest.raises(ExportError, match=r"'rnn'.*proj_size=3"):
+        export(Seq(nn.LSTM(4, 6, proj_size=3)),
+               inputs=[Input(("seq", "batch", 4))])
+
+
+# PyTorch's examples/word_language_model/model.py, RNNModel, in its authors'
+# style (the Transformer branch left out).
+class RNNModel(nn.Module):
+    """Container module with an encoder, a recurrent module, and a decoder."""
+
+    def __init__(self, rnn_type, ntoken, ninp, nhid, nlayers, dropout=0.5,
+                 tie_weights=False):
+        super(RNNModel, self).__init__()
+        self.ntoken = ntoken
+        self.drop = nn.Dropout(dropout)
+        self.encoder = nn.Embedding(ntoken, ninp)
+        if rnn_type in ['LSTM', 'GRU']:
+            self.rnn = getattr(nn, rnn_type)(ninp, nhid, nlayers,
+                                             dropout=dropout)
+        else:
+            try:
+                nonlinearity = {'RNN_TANH': 'tanh',
+                                'RNN_RELU': 'relu'}[rnn_type]
+            except KeyError as e:
+                raise ValueError("""An invalid option for `--model` was supplied,
+                                 options are ['LSTM', 'GRU', 'RNN_TANH' or 'RNN_RELU']""") from e
+            self.rnn = nn.RNN(ninp, nhid, nlayers, nonlinearity=nonlinearity,
+                              dropout=dropout)
+        self.decoder = nn.Linear(nhid, ntoken)
+
+        # Optionally tie weights as in:
+        # "Using the Output Embedding to Improve Language Models" (Press & Wolf 2016)
+        # https://arxiv.org/abs/1608.05859
+        if tie_weights:
+            if nhid != ninp:
+                raise ValueError('When using the tied flag, nhid must be equal to emsize')
+            self.decoder.weight = self.encoder.weight
+
+        self.init_weights()
+
+        self.rnn_type = rnn_type
+        self.nhid = nhid
+        self.nlayers = nlayers
+
+    def init_weights(self):
+        initrange = 0.1
+        nn.init.uniform_(self.encoder.weight, -initrange, initrange)
+        nn.init.zeros_(self.decoder.bias)
+        nn.init.uniform_(self.decoder.weight, -initrange, initrange)
+
+    def forward(self, input, hidden):
+        emb = self.drop(self.encoder(input))
+        output, hidden = self.rnn(emb, hidden)
+        output = self.drop(output)
+        decoded = self.decoder(output)
+        decoded = decoded.view(-1, self.ntoken)
+        return F.log_softmax(decoded, dim=1), hidden
+
+    def init_hidden(self, bsz):
+        weight = next(self.parameters())
+        if self.rnn_type == 'LSTM':
+            return (weight.new_zeros(self.nlayers, bsz, self.nhid),
+                    weight.new_zeros(self.nlayers, bsz, self.nhid))
+        else:
+            return weight.new_zeros(self.nlayers, bsz, self.nhid)
+
+
+F = nn.functional
+
+
+class Step(nn.Module):
+    """What the example's evaluate() runs: the model on a batch and the
+    hidden state from init_hidden (a tuple for an LSTM)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, data, *hidden):
+        hidden = tuple(hidden) if len(hidden) == 2 else hidden[0]
+        return self.model(data, hidden)
+
+
+@pytest.mark.parametrize("rnn_type", ["LSTM", "GRU", "RNN_TANH", "RNN_RELU"])
+def test_word_language_model(rnn_type):
+    torch.manual_seed(7)
+    model = RNNModel(rnn_type, ntoken=50, ninp=8, nhid=8, nlayers=2,
+                     dropout=0.2, tie_weights=rnn_type == "GRU")
+    model.eval()
+    lstm = rnn_type == "LSTM"
+    specs = [Input(("seq", "batch"), torch.int64)] + [
+        Input((2, "batch", 8))] * (2 if lstm else 1)
+    step = Step(model)
+    compiled = nnx.compile(step, inputs=specs)
+    for seq, batch in SHAPES:
+        data = torch.randint(0, 50, (seq, batch),
+                             generator=torch.Generator().manual_seed(seq))
+        hidden = model.init_hidden(batch)
+        hidden = list(hidden) if lstm else [hidden]
+        hidden = [h + _randn(*h.shape, seed=i) for i, h in enumerate(hidden)]
+        with torch.no_grad():
+            want = _flat(step(data, *hidden))
+        got, _ = compiled(data.numpy(), *[h.numpy() for h in hidden])
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w.numpy(), **TOL)
