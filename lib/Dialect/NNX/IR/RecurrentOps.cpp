@@ -296,10 +296,9 @@ inferRecurrentTypes(Operation *op, const RecurrentSpec &spec, TypeRange inputs,
   }                                                                            \
   FeatureSignature OP::getFeatureSignature() {                                 \
     RecurrentSpec spec = getSpec();                                            \
-    FeatureSignature s;                                                        \
-    s.in = spec.inputSize;                                                     \
-    s.out = spec.directions() * spec.hiddenSize;                               \
-    return s;                                                                  \
+    return FeatureSignature::projecting(FeatureSignature::Last,                \
+                                        spec.inputSize,                        \
+                                        spec.directions() * spec.hiddenSize);  \
   }                                                                            \
   FeatureDependence OP::getFeatureDependence() {                               \
     return FeatureDependence::Projecting;                                      \
