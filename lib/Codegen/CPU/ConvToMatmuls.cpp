@@ -324,8 +324,7 @@ TapGeometry tapGeometry(OpBuilder &b, Location loc, Value init, int64_t c,
   AffineExpr s0, s1;
   bindSymbols(b.getContext(), s0, s1);
   g.wq = g.ow;
-  g.rows =
-      affine::makeComposedFoldedAffineApply(b, loc, s0 * s1, {g.oh, g.ow});
+  g.rows = affine::makeComposedFoldedAffineApply(b, loc, s0 * s1, {g.oh, g.ow});
   return g;
 }
 
@@ -382,8 +381,7 @@ bool takesPhases(const TapGeometry &g) {
 /// N x (OH * OW) x kh x kw x C, window (oh, ow) at tap (i, j) being
 /// x[n, :, oh * s_h + i * d_h, ow * s_w + j * d_w]. One gather whose input
 /// map is strided, whatever the stride.
-Value gatherPatches(OpBuilder &b, Location loc, const TapGeometry &g,
-                    Value x) {
+Value gatherPatches(OpBuilder &b, Location loc, const TapGeometry &g, Value x) {
   Type elt = getElementTypeOrSelf(x.getType());
   OpFoldResult kh = b.getIndexAttr(g.kh), kw = b.getIndexAttr(g.kw),
                c = b.getIndexAttr(g.c);
@@ -452,8 +450,7 @@ Value depthwisePatchSums(OpBuilder &b, Location loc, const TapGeometry &g,
 /// Replaces `conv` of `x` (padded) by its patches times `weight` (kh x kw x
 /// C x F: one matmul; kh x kw x 1 x C when depthwise).
 void rewriteByPatches(PatternRewriter &rewriter, Operation *conv,
-                      const TapGeometry &g, Value x, Value weight,
-                      Value init) {
+                      const TapGeometry &g, Value x, Value weight, Value init) {
   Location loc = conv->getLoc();
   Type elt = getElementTypeOrSelf(init.getType());
   Value patches = gatherPatches(rewriter, loc, g, x);
@@ -471,9 +468,9 @@ void rewriteByPatches(PatternRewriter &rewriter, Operation *conv,
   Value lhs = nnx::reshapeTensor(
       rewriter, loc, patches, typeOf({rows, k}, elt),
       ArrayRef<ReassociationIndices>{{0, 1}, {2, 3, 4}}, {rows, k});
-  Value rhs = nnx::reshapeTensor(
-      rewriter, loc, weight, typeOf({k, f}, elt),
-      ArrayRef<ReassociationIndices>{{0, 1, 2}, {3}}, {k, f});
+  Value rhs = nnx::reshapeTensor(rewriter, loc, weight, typeOf({k, f}, elt),
+                                 ArrayRef<ReassociationIndices>{{0, 1, 2}, {3}},
+                                 {k, f});
   Value zero =
       arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(elt));
   Value empty = tensor::EmptyOp::create(rewriter, loc, {rows, f}, elt);
@@ -485,9 +482,9 @@ void rewriteByPatches(PatternRewriter &rewriter, Operation *conv,
                                ValueRange{lhs, rhs}, ValueRange{acc})
           .getResult(0);
   SmallVector<OpFoldResult> wide{g.n, g.rows, f};
-  Value sums = nnx::reshapeTensor(rewriter, loc, product, typeOf(wide, elt),
-                                  ArrayRef<ReassociationIndices>{{0, 1}, {2}},
-                                  wide);
+  Value sums =
+      nnx::reshapeTensor(rewriter, loc, product, typeOf(wide, elt),
+                         ArrayRef<ReassociationIndices>{{0, 1}, {2}}, wide);
   rewriter.replaceOp(conv, narrowInto(rewriter, loc, g, sums, init));
 }
 
@@ -559,14 +556,13 @@ struct ConvToTapMatmuls : public OpRewritePattern<linalg::Conv2DNchwFchwOp> {
     if (!isFloatOnTensors(op) || !wType.hasStaticShape())
       return rewriter.notifyMatchFailure(op,
                                          "not one float type, static filter");
-    TapGeometry g = tapGeometry(
-        rewriter, op.getLoc(), op.getOutputs()[0], wType.getDimSize(1),
-        wType.getDimSize(0), wType.getShape().drop_front(2), op.getStrides(),
-        op.getDilations());
+    TapGeometry g = tapGeometry(rewriter, op.getLoc(), op.getOutputs()[0],
+                                wType.getDimSize(1), wType.getDimSize(0),
+                                wType.getShape().drop_front(2), op.getStrides(),
+                                op.getDilations());
     Value weight =
         permute(rewriter, op.getLoc(), op.getInputs()[1], {2, 3, 1, 0});
-    rewriteConv(rewriter, op, g, op.getInputs()[0], weight,
-                op.getOutputs()[0]);
+    rewriteConv(rewriter, op, g, op.getInputs()[0], weight, op.getOutputs()[0]);
     return success();
   }
 };
@@ -603,13 +599,11 @@ struct DepthwiseConvToTaps
           khkwc, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
     }
     int64_t c = fType.getDimSize(0);
-    TapGeometry g =
-        tapGeometry(rewriter, loc, op.getOutputs()[0], c, c,
-                    fType.getShape().drop_front(), op.getStrides(),
-                    op.getDilations());
+    TapGeometry g = tapGeometry(rewriter, loc, op.getOutputs()[0], c, c,
+                                fType.getShape().drop_front(), op.getStrides(),
+                                op.getDilations());
     g.depthwise = true;
-    rewriteConv(rewriter, op, g, op.getInputs()[0], weight,
-                op.getOutputs()[0]);
+    rewriteConv(rewriter, op, g, op.getInputs()[0], weight, op.getOutputs()[0]);
     return success();
   }
 };
