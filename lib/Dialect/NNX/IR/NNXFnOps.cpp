@@ -803,7 +803,7 @@ LogicalResult mlir::nnx::verifyFnPool2dOp(Operation *op) {
     if (failed(requireSpatialSizes(op, max.getDilation(), "dilation", 1)))
       return failure();
   for (unsigned i = 0; i < 2; ++i)
-    if (2 * padding[i] > kernel[i])
+    if (padding[i] > kernel[i] / 2)
       return op->emitOpError()
              << "padding " << padding[i] << " in dim " << 2 + i
              << " is more than half the kernel size " << kernel[i];

@@ -1269,7 +1269,7 @@ Window AvgPool2dOp::getWindow(unsigned i) {
 static LogicalResult verifyPoolPadding(Operation *op, ArrayRef<int64_t> kernel,
                                        ArrayRef<int64_t> padding) {
   for (unsigned i = 0; i < 2; ++i)
-    if (2 * padding[i] > kernel[i])
+    if (padding[i] > kernel[i] / 2)
       return emitModuleError(op)
              << "padding " << padding[i] << " in dim " << 2 + i
              << " is more than half the kernel size " << kernel[i];

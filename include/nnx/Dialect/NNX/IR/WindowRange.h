@@ -1,5 +1,4 @@
-//===- WindowRange.h - the range of window sizes the verifiers take -*- C++
-//-*-===//
+//===- WindowRange.h - window sizes the verifiers take ---------*- C++ -*-===//
 //
 // The limits on a window's stride and extent that keep its output-size
 // arithmetic within int64, checked by the verifiers of the convolutions and
