@@ -378,7 +378,7 @@ bool takesPhases(const TapGeometry &g) {
 }
 
 /// The windows of `x` (N x C x Hp x Wp, padded), channels-last:
-/// N x (OH * OW) x kh x kw x C, window (oh, ow) at tap (i, j) being
+/// N x OH x OW x kh x kw x C, window (oh, ow) at tap (i, j) being
 /// x[n, :, oh * s_h + i * d_h, ow * s_w + j * d_w]. One gather whose input
 /// map is strided, whatever the stride.
 Value gatherPatches(OpBuilder &b, Location loc, const TapGeometry &g, Value x) {
@@ -396,31 +396,27 @@ Value gatherPatches(OpBuilder &b, Location loc, const TapGeometry &g, Value x) {
                       ow * g.strides[1] + j * g.dilations[1]},
                      ctx),
       AffineMap::getMultiDimIdentityMap(6, ctx)};
-  Value patches =
-      linalg::GenericOp::create(
-          b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
-          maps,
-          SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
-          [](OpBuilder &bb, Location l, ValueRange a) {
-            linalg::YieldOp::create(bb, l, a[0]);
-          })
-          .getResult(0);
-  SmallVector<OpFoldResult> flat{g.n, g.rows, kh, kw, c};
-  return nnx::reshapeTensor(
-      b, loc, patches, typeOf(flat, elt),
-      ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}, {5}}, flat);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
+             maps,
+             SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
+             [](OpBuilder &bb, Location l, ValueRange a) {
+               linalg::YieldOp::create(bb, l, a[0]);
+             })
+      .getResult(0);
 }
 
-/// The depthwise products of `patches` (N x M x kh x kw x C) and `weight`
-/// (kh x kw x 1 x C), summed over the taps: N x M x C.
+/// The depthwise products of `patches` (N x OH x OW x kh x kw x C) and
+/// `weight` (kh x kw x 1 x C), summed over the taps: N x (OH * OW) x C.
 Value depthwisePatchSums(OpBuilder &b, Location loc, const TapGeometry &g,
                          Value patches, Value weight) {
   Type elt = getElementTypeOrSelf(patches.getType());
-  OpFoldResult kh = b.getIndexAttr(g.kh), kw = b.getIndexAttr(g.kw),
-               c = b.getIndexAttr(g.c);
-  Value taps = nnx::reshapeTensor(
-      b, loc, weight, typeOf({kh, kw, c}, elt),
-      ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}}, {kh, kw, c});
+  patches = tensor::CollapseShapeOp::create(
+      b, loc, patches,
+      ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}, {5}});
+  OpFoldResult c = b.getIndexAttr(g.c);
+  Value taps = tensor::CollapseShapeOp::create(
+      b, loc, weight, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
   Value empty = tensor::EmptyOp::create(b, loc, {g.n, g.rows, c}, elt);
   Value acc =
@@ -459,21 +455,16 @@ void rewriteByPatches(PatternRewriter &rewriter, Operation *conv,
     rewriter.replaceOp(conv, narrowInto(rewriter, loc, g, sums, init));
     return;
   }
-  AffineExpr s0, s1;
-  bindSymbols(rewriter.getContext(), s0, s1);
-  OpFoldResult rows = affine::makeComposedFoldedAffineApply(
-      rewriter, loc, s0 * s1, {g.n, g.rows});
-  OpFoldResult k = rewriter.getIndexAttr(g.kh * g.kw * g.c),
-               f = rewriter.getIndexAttr(g.f);
-  Value lhs = nnx::reshapeTensor(
-      rewriter, loc, patches, typeOf({rows, k}, elt),
-      ArrayRef<ReassociationIndices>{{0, 1}, {2, 3, 4}}, {rows, k});
-  Value rhs = nnx::reshapeTensor(rewriter, loc, weight, typeOf({k, f}, elt),
-                                 ArrayRef<ReassociationIndices>{{0, 1, 2}, {3}},
-                                 {k, f});
+  OpFoldResult f = rewriter.getIndexAttr(g.f);
+  Value lhs = tensor::CollapseShapeOp::create(
+      rewriter, loc, patches,
+      ArrayRef<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});
+  Value rhs = tensor::CollapseShapeOp::create(
+      rewriter, loc, weight, ArrayRef<ReassociationIndices>{{0, 1, 2}, {3}});
   Value zero =
       arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(elt));
-  Value empty = tensor::EmptyOp::create(rewriter, loc, {rows, f}, elt);
+  Value empty = tensor::EmptyOp::create(
+      rewriter, loc, {tensor::getMixedSize(rewriter, loc, lhs, 0), f}, elt);
   Value acc =
       linalg::FillOp::create(rewriter, loc, ValueRange{zero}, ValueRange{empty})
           .getResult(0);
