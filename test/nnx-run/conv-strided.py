@@ -65,6 +65,17 @@ NETS = {
 }
 
 
+def reference(layer, x):
+    """PyTorch's output; for the 2^40 stride (which oneDNN refuses for some
+    shapes) the same layer on the first window alone, all that a stride
+    larger than the input reads."""
+    with torch.no_grad():
+        if max(layer.stride) < HUGE:
+            return layer(x).numpy()
+        window = x[:, :, :layer.kernel_size[0], :layer.kernel_size[1]]
+        return nn.functional.conv2d(window, layer.weight, layer.bias).numpy()
+
+
 os.makedirs(TMP, exist_ok=True)
 rng = np.random.default_rng(0)
 for name, (make, channels, sizes) in NETS.items():
@@ -85,8 +96,7 @@ for name, (make, channels, sizes) in NETS.items():
         proc = subprocess.run([NNX_RUN, mlir, "--input", xin, "--output", out],
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr
-        with torch.no_grad():
-            want = layer(torch.from_numpy(x)).numpy()
+        want = reference(layer, torch.from_numpy(x))
         got = np.load(out)
         assert got.shape == want.shape, (got.shape, want.shape)
         np.testing.assert_allclose(got, want, **testing.CONTRACT)
