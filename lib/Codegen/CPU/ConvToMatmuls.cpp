@@ -1,11 +1,12 @@
-//===- ConvToMatmuls.cpp - convolutions as shifted matmuls -------*- C++ -*-=//
+//===- ConvToMatmuls.cpp - convolutions as matmuls ---------------*- C++ -*-=//
 //
-// A `linalg.conv_2d_nchw_fchw` becomes one `linalg.matmul` per kernel tap,
-// which the CPU matmul schedule then tiles for registers like a Linear's.
-// There is no im2col: the input is copied once, channels-last and split into
-// its stride phases, and each tap's matmul reads a window of rows of that
-// copy, shifted by the tap's offset.
+// A `linalg.conv_2d_nchw_fchw` becomes matmuls, which the CPU matmul
+// schedule then tiles for registers like a Linear's, in one of two ways:
 //
+// Phases (windows that overlap, strides of at most 2 x 2): one
+// `linalg.matmul` per kernel tap. There is no im2col: the input is copied
+// once, channels-last and split into its stride phases, and each tap's
+// matmul reads a window of rows of that copy, shifted by the tap's offset.
 // With stride s and dilation d, input row `oh * s + kh * d` is row
 // `oh + (kh * d) / s` of phase `(kh * d) % s`. So a phase image P (Hq x Wq
 // pixels, flattened, C channels each) holds every input pixel a tap reads,
@@ -15,7 +16,21 @@
 // ones discarded), that is `wide[p, f] += P[p + off, c] * W[kh, kw, c, f]`:
 // a matmul of an M = OH * Wq by C window of rows of P with a C x F slice of
 // the weight, permuted once to kh x kw x C x F. The phases get one extra
-// row of zeros, so the last tap's window stays inside its phase.
+// row of zeros, so the last tap's window stays inside its phase. The phases
+// are written one by one: s_h * s_w copies, which is why larger strides do
+// not take this way (one-shot bufferization's analysis grows faster than
+// the number of copies into one buffer).
+//
+// Patches (every other conv: windows that do not overlap, such as a ViT's
+// patch embedding with stride = kernel, or strides above 2): the input's
+// windows gathered channels-last by one `linalg.generic` with a strided
+// input map, N x OH x OW x (kh x kw x C), then one matmul with the weight
+// as (kh x kw x C) x F. With stride = kernel that gather is a permutation
+// of the input (space to depth); with windows apart it reads only the
+// pixels the conv reads. Its IR has the same few ops at any stride.
+//
+// A depthwise conv takes the same two ways, each tap a multiply-add per
+// channel instead of a matmul.
 //
 //===----------------------------------------------------------------------===//
 #include "nnx/Codegen/CPU/Layouts.h"
@@ -28,6 +43,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
 
@@ -38,6 +54,8 @@ struct TapGeometry {
   /// Depthwise: F = C, each output channel reads its own input channel.
   bool depthwise;
   int64_t f, c, kh, kw, strides[2], dilations[2];
+  /// The phases are Hq x Wq pixels; the result is computed "wide", as M
+  /// rows of Wq pixels (Wq = OW for the patches).
   OpFoldResult n, hq, wq, oh, ow, rows;
 };
 
@@ -282,31 +300,44 @@ Value narrowInto(OpBuilder &b, Location loc, const TapGeometry &g, Value wide,
       .getResult(0);
 }
 
-/// The geometry of a conv of `x` (N x C x Hp x Wp, padded as `in` says) into
-/// `init` (N x F x OH x OW) with a kh x kw window; the sizes are taken from
-/// `in` so that the padded tensor itself is left unused.
-TapGeometry tapGeometry(OpBuilder &b, Location loc, const UnpaddedInput &in,
-                        Value init, ArrayRef<int64_t> window,
+/// The geometry of a conv into `init` (N x F x OH x OW) with a kh x kw
+/// window of C channels and F filters; the phases' sizes are left to
+/// phaseGeometry.
+TapGeometry tapGeometry(OpBuilder &b, Location loc, Value init, int64_t c,
+                        int64_t f, ArrayRef<int64_t> window,
                         DenseIntElementsAttr strides,
                         DenseIntElementsAttr dilations) {
   TapGeometry g;
   g.depthwise = false;
-  g.c = cast<RankedTensorType>(in.source.getType()).getDimSize(1);
-  g.f = cast<RankedTensorType>(init.getType()).getDimSize(1);
+  g.c = c;
+  g.f = f;
   g.kh = window[0];
   g.kw = window[1];
   for (auto [i, v] : llvm::enumerate(strides.getValues<int64_t>()))
     g.strides[i] = v;
   for (auto [i, v] : llvm::enumerate(dilations.getValues<int64_t>()))
     g.dilations[i] = v;
+  g.n = tensor::getMixedSize(b, loc, init, 0);
+  g.oh = tensor::getMixedSize(b, loc, init, 2);
+  g.ow = tensor::getMixedSize(b, loc, init, 3);
+  // The patches' rows (phaseGeometry widens them).
+  AffineExpr s0, s1;
+  bindSymbols(b.getContext(), s0, s1);
+  g.wq = g.ow;
+  g.rows = affine::makeComposedFoldedAffineApply(b, loc, s0 * s1, {g.oh, g.ow});
+  return g;
+}
+
+/// The phases' sizes of `g`'s conv of `in` (N x C x Hp x Wp once padded as
+/// `in` says), taken from `in` so that the padded tensor itself is left
+/// unused: Hq x Wq pixels each, and the M = OH * Wq rows of the wide result.
+void phaseGeometry(OpBuilder &b, Location loc, const UnpaddedInput &in,
+                   TapGeometry &g) {
   AffineExpr s0, s1, s2;
   bindSymbols(b.getContext(), s0, s1, s2);
   auto apply = [&](AffineExpr e, ArrayRef<OpFoldResult> v) {
     return affine::makeComposedFoldedAffineApply(b, loc, e, v);
   };
-  g.n = tensor::getMixedSize(b, loc, init, 0);
-  g.oh = tensor::getMixedSize(b, loc, init, 2);
-  g.ow = tensor::getMixedSize(b, loc, init, 3);
   OpFoldResult padded[2];
   for (unsigned i = 0; i < 2; ++i)
     padded[i] =
@@ -318,7 +349,134 @@ TapGeometry tapGeometry(OpBuilder &b, Location loc, const UnpaddedInput &in,
   g.hq = apply(s0.ceilDiv(g.strides[0]) + extra, {padded[0]});
   g.wq = apply(s0.ceilDiv(g.strides[1]), {padded[1]});
   g.rows = apply(s0 * s1, {g.oh, g.wq});
-  return g;
+}
+
+/// At most this many stride phases (s_h x s_w) are written one by one.
+constexpr int64_t kMaxPhases = 4;
+
+/// Whether `g`'s conv takes the phases: its windows overlap in a dim
+/// (stride <= d (k - 1)), where the phases copy each input pixel once and
+/// patches would copy it up to (span / stride)^2 times, and it has at most
+/// kMaxPhases phases. Else the patches: no larger than the input (windows
+/// apart), or a constant number of ops where the phases would be s_h x s_w.
+bool takesPhases(const TapGeometry &g) {
+  if (g.strides[0] > kMaxPhases || g.strides[1] > kMaxPhases ||
+      g.strides[0] * g.strides[1] > kMaxPhases)
+    return false;
+  int64_t kernel[2] = {g.kh, g.kw};
+  bool overlap = false;
+  for (unsigned i = 0; i < 2; ++i) {
+    std::optional<int64_t> reach =
+        llvm::checkedMul(g.dilations[i], kernel[i] - 1);
+    // A reach past int64 is refused by the nnx verifiers; a linalg conv
+    // written so takes the patches, which never compute it.
+    if (!reach)
+      return false;
+    overlap |= g.strides[i] <= *reach;
+  }
+  return overlap;
+}
+
+/// The windows of `x` (N x C x Hp x Wp, padded), channels-last:
+/// N x OH x OW x kh x kw x C, window (oh, ow) at tap (i, j) being
+/// x[n, :, oh * s_h + i * d_h, ow * s_w + j * d_w]. One gather whose input
+/// map is strided, whatever the stride.
+Value gatherPatches(OpBuilder &b, Location loc, const TapGeometry &g, Value x) {
+  Type elt = getElementTypeOrSelf(x.getType());
+  OpFoldResult kh = b.getIndexAttr(g.kh), kw = b.getIndexAttr(g.kw),
+               c = b.getIndexAttr(g.c);
+  SmallVector<OpFoldResult> shape{g.n, g.oh, g.ow, kh, kw, c};
+  Value init = tensor::EmptyOp::create(b, loc, shape, elt);
+  MLIRContext *ctx = b.getContext();
+  AffineExpr n, oh, ow, i, j, ch;
+  bindDims(ctx, n, oh, ow, i, j, ch);
+  SmallVector<AffineMap> maps{
+      AffineMap::get(6, 0,
+                     {n, ch, oh * g.strides[0] + i * g.dilations[0],
+                      ow * g.strides[1] + j * g.dilations[1]},
+                     ctx),
+      AffineMap::getMultiDimIdentityMap(6, ctx)};
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
+             maps,
+             SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
+             [](OpBuilder &bb, Location l, ValueRange a) {
+               linalg::YieldOp::create(bb, l, a[0]);
+             })
+      .getResult(0);
+}
+
+/// The depthwise products of `patches` (N x OH x OW x kh x kw x C) and
+/// `weight` (kh x kw x 1 x C), summed over the taps: N x (OH * OW) x C.
+Value depthwisePatchSums(OpBuilder &b, Location loc, const TapGeometry &g,
+                         Value patches, Value weight) {
+  Type elt = getElementTypeOrSelf(patches.getType());
+  patches = tensor::CollapseShapeOp::create(
+      b, loc, patches,
+      ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}, {5}});
+  OpFoldResult c = b.getIndexAttr(g.c);
+  Value taps = tensor::CollapseShapeOp::create(
+      b, loc, weight, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
+  Value empty = tensor::EmptyOp::create(b, loc, {g.n, g.rows, c}, elt);
+  Value acc =
+      linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{empty})
+          .getResult(0);
+  MLIRContext *ctx = b.getContext();
+  AffineExpr n, m, i, j, ch;
+  bindDims(ctx, n, m, i, j, ch);
+  SmallVector<AffineMap> maps{AffineMap::getMultiDimIdentityMap(5, ctx),
+                              AffineMap::get(5, 0, {i, j, ch}, ctx),
+                              AffineMap::get(5, 0, {n, m, ch}, ctx)};
+  using IT = utils::IteratorType;
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{acc.getType()}, ValueRange{patches, taps},
+             ValueRange{acc}, maps,
+             {IT::parallel, IT::parallel, IT::reduction, IT::reduction,
+              IT::parallel},
+             [](OpBuilder &bb, Location l, ValueRange a) {
+               Value product = arith::MulFOp::create(bb, l, a[0], a[1]);
+               linalg::YieldOp::create(
+                   bb, l,
+                   ValueRange{arith::AddFOp::create(bb, l, a[2], product)});
+             })
+      .getResult(0);
+}
+
+/// Replaces `conv` of `x` (padded) by its patches times `weight` (kh x kw x
+/// C x F: one matmul; kh x kw x 1 x C when depthwise).
+void rewriteByPatches(PatternRewriter &rewriter, Operation *conv,
+                      const TapGeometry &g, Value x, Value weight, Value init) {
+  Location loc = conv->getLoc();
+  Type elt = getElementTypeOrSelf(init.getType());
+  Value patches = gatherPatches(rewriter, loc, g, x);
+  if (g.depthwise) {
+    Value sums = depthwisePatchSums(rewriter, loc, g, patches, weight);
+    rewriter.replaceOp(conv, narrowInto(rewriter, loc, g, sums, init));
+    return;
+  }
+  OpFoldResult f = rewriter.getIndexAttr(g.f);
+  Value lhs = tensor::CollapseShapeOp::create(
+      rewriter, loc, patches,
+      ArrayRef<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});
+  Value rhs = tensor::CollapseShapeOp::create(
+      rewriter, loc, weight, ArrayRef<ReassociationIndices>{{0, 1, 2}, {3}});
+  Value zero =
+      arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(elt));
+  Value empty = tensor::EmptyOp::create(
+      rewriter, loc, {tensor::getMixedSize(rewriter, loc, lhs, 0), f}, elt);
+  Value acc =
+      linalg::FillOp::create(rewriter, loc, ValueRange{zero}, ValueRange{empty})
+          .getResult(0);
+  Value product =
+      linalg::MatmulOp::create(rewriter, loc, TypeRange{acc.getType()},
+                               ValueRange{lhs, rhs}, ValueRange{acc})
+          .getResult(0);
+  SmallVector<OpFoldResult> wide{g.n, g.rows, f};
+  Value sums =
+      nnx::reshapeTensor(rewriter, loc, product, typeOf(wide, elt),
+                         ArrayRef<ReassociationIndices>{{0, 1}, {2}}, wide);
+  rewriter.replaceOp(conv, narrowInto(rewriter, loc, g, sums, init));
 }
 
 /// Replaces `conv` with the sum over its taps (`weight`: kh x kw x C x F, or
@@ -370,6 +528,16 @@ bool isFloatOnTensors(linalg::LinalgOp op) {
          });
 }
 
+/// Replaces `conv` of `x` by the phases or the patches (takesPhases).
+void rewriteConv(PatternRewriter &rewriter, Operation *conv, TapGeometry &g,
+                 Value x, Value weight, Value init) {
+  if (!takesPhases(g))
+    return rewriteByPatches(rewriter, conv, g, x, weight, init);
+  UnpaddedInput in = unpad(rewriter, x);
+  phaseGeometry(rewriter, conv->getLoc(), in, g);
+  rewriteByTaps(rewriter, conv, g, in, weight, init);
+}
+
 struct ConvToTapMatmuls : public OpRewritePattern<linalg::Conv2DNchwFchwOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -379,13 +547,13 @@ struct ConvToTapMatmuls : public OpRewritePattern<linalg::Conv2DNchwFchwOp> {
     if (!isFloatOnTensors(op) || !wType.hasStaticShape())
       return rewriter.notifyMatchFailure(op,
                                          "not one float type, static filter");
-    UnpaddedInput in = unpad(rewriter, op.getInputs()[0]);
-    TapGeometry g = tapGeometry(rewriter, op.getLoc(), in, op.getOutputs()[0],
+    TapGeometry g = tapGeometry(rewriter, op.getLoc(), op.getOutputs()[0],
+                                wType.getDimSize(1), wType.getDimSize(0),
                                 wType.getShape().drop_front(2), op.getStrides(),
                                 op.getDilations());
     Value weight =
         permute(rewriter, op.getLoc(), op.getInputs()[1], {2, 3, 1, 0});
-    rewriteByTaps(rewriter, op, g, in, weight, op.getOutputs()[0]);
+    rewriteConv(rewriter, op, g, op.getInputs()[0], weight, op.getOutputs()[0]);
     return success();
   }
 };
@@ -421,12 +589,12 @@ struct DepthwiseConvToTaps
           rewriter, loc, RankedTensorType::get(shape, fType.getElementType()),
           khkwc, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
     }
-    UnpaddedInput in = unpad(rewriter, op.getInputs()[0]);
-    TapGeometry g = tapGeometry(rewriter, loc, in, op.getOutputs()[0],
+    int64_t c = fType.getDimSize(0);
+    TapGeometry g = tapGeometry(rewriter, loc, op.getOutputs()[0], c, c,
                                 fType.getShape().drop_front(), op.getStrides(),
                                 op.getDilations());
     g.depthwise = true;
-    rewriteByTaps(rewriter, op, g, in, weight, op.getOutputs()[0]);
+    rewriteConv(rewriter, op, g, op.getInputs()[0], weight, op.getOutputs()[0]);
     return success();
   }
 };

@@ -671,3 +671,19 @@ func.func @f(%x: tensor<?x3x8x8xf32>) {
   %0 = nnx.fn.adaptive_avg_pool2d %x {output_size = array<i64: 2, 2>} : tensor<?x3x8x8xf32> -> tensor<?x3x2x4xf32>
   return
 }
+
+// -----
+
+func.func @f(%x: tensor<?x3x8x8xf32>) {
+  // expected-error @+1 {{'nnx.fn.max_pool2d' op stride 9223372036854775807 in dim 3 is more than 2^62 (4611686018427387904)}}
+  %0 = nnx.fn.max_pool2d %x {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 9223372036854775807>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>} : tensor<?x3x8x8xf32> -> tensor<?x3x4x1xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x3x8x8xf32>) {
+  // expected-error @+1 {{'nnx.fn.max_pool2d' op window in dim 2 spans more than 2^60 (1152921504606846976) with its padding: 2 * padding 0 + dilation 9223372036854775807 * (kernel_size 2 - 1) + 1}}
+  %0 = nnx.fn.max_pool2d %x {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 9223372036854775807, 1>} : tensor<?x3x8x8xf32> -> tensor<?x3x4x4xf32>
+  return
+}

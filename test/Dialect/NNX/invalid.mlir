@@ -1166,6 +1166,64 @@ nnx.model @m inputs(tensor<?x3x?xf32>) {
   }
 }
 
+// Windows whose output-size arithmetic would leave int64: a stride above
+// 2^62, an extent 2 p + d (k - 1) + 1 above 2^60 (or past int64), a static
+// input size above 2^60. (A stride of 2^62 itself is taken.)
+nnx.model @m inputs(tensor<?x4x?x?xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{stride 9223372036854775807 in dim 3 is more than 2^62 (4611686018427387904)}}
+    nnx.conv2d @c {in_channels = 4 : i64, out_channels = 8 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 4611686018427387904, 9223372036854775807>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, weight = dense<0.1> : tensor<8x4x3x3xf32>}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x3x?xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{window in dim 2 spans more than 2^60 (1152921504606846976) with its padding: 2 * padding 0 + dilation 4611686018427387904 * (kernel_size 3 - 1) + 1}}
+    nnx.conv1d @c {in_channels = 3 : i64, out_channels = 4 : i64, kernel_size = array<i64: 3>, stride = array<i64: 1>, padding = array<i64: 0>, dilation = array<i64: 4611686018427387904>, weight = dense<0.1> : tensor<4x3x3xf32>}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4x?x?xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{window in dim 2 spans more than 2^60 (1152921504606846976) with its padding: 2 * padding 4611686018427387904 + dilation 1 * (kernel_size 3 - 1) + 1}}
+    nnx.conv2d @c {in_channels = 4 : i64, out_channels = 8 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 4611686018427387904, 0>, dilation = array<i64: 1, 1>, weight = dense<0.1> : tensor<8x4x3x3xf32>}
+  }
+}
+
+// -----
+
+// expected-error @+1 {{module 'c' (nnx.conv2d) takes an input of size 2305843009213693952 in dim 3, more than 2^60 (1152921504606846976)}}
+nnx.model @m inputs(tensor<?x4x8x2305843009213693952xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-note @+1 {{module defined here}}
+    nnx.conv2d @c {in_channels = 4 : i64, out_channels = 8 : i64, kernel_size = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, weight = dense<0.1> : tensor<8x4x3x3xf32>}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4x?x?xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{stride 4611686018427387905 in dim 2 is more than 2^62 (4611686018427387904)}}
+    nnx.max_pool2d @p {kernel_size = array<i64: 2, 2>, stride = array<i64: 4611686018427387905, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, ceil_mode}
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4x?x?xf32>) {
+  nnx.sequential @net keying = named {
+    // expected-error @+1 {{window in dim 3 spans more than 2^60 (1152921504606846976) with its padding: 2 * padding 4611686018427387904 + dilation 1 * (kernel_size 2 - 1) + 1}}
+    nnx.avg_pool2d @p {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 4611686018427387904>}
+  }
+}
+
+// -----
+
 // nnx.conv_nn: the params and the layers they describe.
 // -----
 

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "nnx/Dialect/NNX/IR/NNXFnOps.h"
 #include "nnx/Dialect/NNX/IR/Broadcast.h"
+#include "nnx/Dialect/NNX/IR/WindowRange.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
@@ -802,7 +803,7 @@ LogicalResult mlir::nnx::verifyFnPool2dOp(Operation *op) {
     if (failed(requireSpatialSizes(op, max.getDilation(), "dilation", 1)))
       return failure();
   for (unsigned i = 0; i < 2; ++i)
-    if (2 * padding[i] > kernel[i])
+    if (padding[i] > kernel[i] / 2)
       return op->emitOpError()
              << "padding " << padding[i] << " in dim " << 2 + i
              << " is more than half the kernel size " << kernel[i];
@@ -812,6 +813,10 @@ LogicalResult mlir::nnx::verifyFnPool2dOp(Operation *op) {
   SmallVector<int64_t> shape{in[0], in[1]};
   for (unsigned i = 0; i < 2; ++i) {
     Window w = poolWindow(op, i);
+    auto emit = [&] { return op->emitOpError(); };
+    if (failed(verifyWindowRange(w, emit, 2 + i)) ||
+        failed(verifyWindowedSize(in[2 + i], emit, 2 + i)))
+      return failure();
     int64_t size = w.outputSize(in[2 + i]);
     if (size == 0)
       return op->emitOpError()

@@ -4,6 +4,7 @@
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
 #include "nnx/Dialect/NNX/IR/UpstreamOpChecks.h"
 #include "nnx/Dialect/NNX/IR/Weights.h"
+#include "nnx/Dialect/NNX/IR/WindowRange.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -1243,13 +1244,25 @@ template <typename ConvOp> static Window convWindow(ConvOp op, unsigned i) {
 Window Conv2dOp::getWindow(unsigned i) { return convWindow(*this, i); }
 Window Conv1dOp::getWindow(unsigned i) { return convWindow(*this, i); }
 
+/// The windows of `op` (`rank` spatial dims) in the range whose output-size
+/// arithmetic fits int64 (verifyWindowRange).
+template <typename WindowedOp>
+static LogicalResult verifyWindowRanges(WindowedOp op, unsigned rank) {
+  for (unsigned i = 0; i < rank; ++i)
+    if (failed(verifyWindowRange(
+            op.getWindow(i), [&] { return emitModuleError(op); }, 2 + i)))
+      return failure();
+  return success();
+}
+
 /// The verifier of `nnx.conv1d` (`rank` 1) and `nnx.conv2d` (2).
 template <typename ConvOp>
 static LogicalResult verifyConv(ConvOp op, unsigned rank) {
   if (failed(verifySizes(op, op.getKernelSize(), "kernel_size", rank, 1)) ||
       failed(verifySizes(op, op.getStride(), "stride", rank, 1)) ||
       failed(verifySizes(op, op.getPadding(), "padding", rank, 0)) ||
-      failed(verifySizes(op, op.getDilation(), "dilation", rank, 1)))
+      failed(verifySizes(op, op.getDilation(), "dilation", rank, 1)) ||
+      failed(verifyWindowRanges(op, rank)))
     return failure();
   int64_t in = op.getInChannels(), out = op.getOutChannels(),
           g = op.getGroups();
@@ -1286,7 +1299,7 @@ Window AvgPool2dOp::getWindow(unsigned i) {
 static LogicalResult verifyPoolPadding(Operation *op, ArrayRef<int64_t> kernel,
                                        ArrayRef<int64_t> padding) {
   for (unsigned i = 0; i < 2; ++i)
-    if (2 * padding[i] > kernel[i])
+    if (padding[i] > kernel[i] / 2)
       return emitModuleError(op)
              << "padding " << padding[i] << " in dim " << 2 + i
              << " is more than half the kernel size " << kernel[i];
@@ -1297,7 +1310,8 @@ LogicalResult MaxPool2dOp::verify() {
   if (failed(verifySizes(*this, getKernelSize(), "kernel_size", 2, 1)) ||
       failed(verifySizes(*this, getStride(), "stride", 2, 1)) ||
       failed(verifySizes(*this, getPadding(), "padding", 2, 0)) ||
-      failed(verifySizes(*this, getDilation(), "dilation", 2, 1)))
+      failed(verifySizes(*this, getDilation(), "dilation", 2, 1)) ||
+      failed(verifyWindowRanges(*this, 2)))
     return failure();
   return verifyPoolPadding(*this, getKernelSize(), getPadding());
 }
@@ -1305,7 +1319,8 @@ LogicalResult MaxPool2dOp::verify() {
 LogicalResult AvgPool2dOp::verify() {
   if (failed(verifySizes(*this, getKernelSize(), "kernel_size", 2, 1)) ||
       failed(verifySizes(*this, getStride(), "stride", 2, 1)) ||
-      failed(verifySizes(*this, getPadding(), "padding", 2, 0)))
+      failed(verifySizes(*this, getPadding(), "padding", 2, 0)) ||
+      failed(verifyWindowRanges(*this, 2)))
     return failure();
   return verifyPoolPadding(*this, getKernelSize(), getPadding());
 }
@@ -1518,7 +1533,11 @@ static FailureOr<Type> inferWindowedType(RankedTensorType input,
     return error("takes ", what, " input, got ", Type(input));
   SmallVector<int64_t> shape{input.getDimSize(0), channels};
   for (auto [i, w] : llvm::enumerate(windows)) {
-    int64_t in = input.getDimSize(2 + i), size = w.outputSize(in);
+    int64_t in = input.getDimSize(2 + i);
+    if (in > kMaxWindowExtent)
+      return error("takes an input of size ", in, " in dim ", 2 + i,
+                   ", more than 2^60 (", kMaxWindowExtent, ")");
+    int64_t size = w.outputSize(in);
     if (size != ShapedType::kDynamic && size < 1)
       return error("has a window (", w.span(),
                    ") larger than the padded input (", in, " + 2 * ", w.padding,

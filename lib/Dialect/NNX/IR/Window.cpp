@@ -1,10 +1,40 @@
 //===- Window.cpp - sliding windows of convolutions and pooling -----------===//
 #include "nnx/Dialect/NNX/IR/Window.h"
+#include "nnx/Dialect/NNX/IR/WindowRange.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
 using namespace mlir::nnx;
+
+LogicalResult
+mlir::nnx::verifyWindowRange(const Window &w,
+                             function_ref<InFlightDiagnostic()> emitError,
+                             unsigned dim) {
+  if (w.stride > kMaxWindowStride)
+    return emitError() << "stride " << w.stride << " in dim " << dim
+                       << " is more than 2^62 (" << kMaxWindowStride << ")";
+  // 2 p + d (k - 1) + 1, in checked arithmetic.
+  std::optional<int64_t> reach = llvm::checkedMul(w.dilation, w.kernel - 1);
+  std::optional<int64_t> pads = llvm::checkedMul<int64_t>(2, w.padding);
+  std::optional<int64_t> extent =
+      reach && pads ? llvm::checkedAdd(*reach, *pads) : std::nullopt;
+  if (!extent || *extent >= kMaxWindowExtent)
+    return emitError() << "window in dim " << dim << " spans more than 2^60 ("
+                       << kMaxWindowExtent << ") with its padding: 2 * padding "
+                       << w.padding << " + dilation " << w.dilation
+                       << " * (kernel_size " << w.kernel << " - 1) + 1";
+  return success();
+}
+
+LogicalResult mlir::nnx::verifyWindowedSize(
+    int64_t size, function_ref<InFlightDiagnostic()> emitError, unsigned dim) {
+  if (size <= kMaxWindowExtent)
+    return success();
+  return emitError() << "takes an input of size " << size << " in dim " << dim
+                     << ", more than 2^60 (" << kMaxWindowExtent << ")";
+}
 
 int64_t Window::outputSize(int64_t size) const {
   if (ShapedType::isDynamic(size))
