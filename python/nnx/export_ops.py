@@ -826,8 +826,9 @@ def _advanced_index(w, c, x, items, adv):
     `index_select` along the indexed dim; a single constant index in a
     list (`x[:, [-1], :]`) is a slice of size 1."""
     if len(adv) > 1 or any(i is None for i in items):
-        raise w.error("indexing with several lists / tensors (or with "
-                      "None beside one) has no nnx form")
+        # Several index tensors (`x[torch.arange(b), idx]`): aten.index.
+        from .export_decomp import write_decomposed
+        return write_decomposed(w, c)
     k = adv[0]
     d = sum(1 for i in items[:k] if not isinstance(i, int) or True)
     # Dims before k that are ints are dropped by the basic index below.

@@ -39,6 +39,7 @@ from torch.overrides import TorchFunctionMode
 from .export_ir import (ExportError, ForwardWriter, Size, Value, _sym,
                         scalar_literal, tensor_type, mlir_element_type)
 from .export_ops import Call, handler_for, _op_name, _key
+from .export_decomp import write_decomposed
 
 __all__ = ["SymInt", "Recorder", "Recorded"]
 
@@ -729,10 +730,6 @@ class Recorder:
             return self._metadata(func, name, args, ex)
         if frame is None or frame.silent:
             return self.register(*ex, self.depends((args, kwargs)))
-        if h is None:
-            raise frame.error(f"{self._describe(func)} has no nnx form "
-                              "(supported: docs/Python.md, 'What the exporter "
-                              "supports')")
         in_place = name.endswith("_") and not name.endswith("__") or \
             name in ("__iadd__", "__isub__", "__imul__", "__itruediv__",
                      "__setitem__")
@@ -743,7 +740,8 @@ class Recorder:
                               "cannot express")
         c = Call(func, _LABELS.get(name, name.strip("_")),
                  frame.to_ir(args), frame.to_ir(kwargs), ex, in_place)
-        res = h.fn(frame, c)
+        # No handler: written through its ATen decomposition.
+        res = (h.fn if h is not None else write_decomposed)(frame, c)
         out = self.register(*ex, self.depends((args, kwargs)))
         self._bind(frame, out, res)
         return out

@@ -1,0 +1,794 @@
+"""Coverage by decomposition: the torch calls that have no handler of their
+own in :mod:`nnx.export_ops`.
+
+Such a call (``F.hardswish``, ``F.pad``, ``F.interpolate``,
+``F.group_norm``, ``x[torch.arange(b), idx]``, ...) is run again on each
+example run under :func:`make_fx`, at the ATen level, with :data:`TABLE`:
+torch's own decompositions (``torch._decomp``: its ATen-level ones first,
+then its ``_refs``) of every ATen op that has no writer here. That reduces
+the call to a graph over a core set of ATen / prims ops, and :data:`ATEN`
+writes each of them, mostly through the per-callable handlers
+(``aten.add`` is ``torch.add``'s handler), so coverage comes from the
+mechanism, the way torch.export and AOTAutograd reach theirs, and only
+the core set needs nnx forms.
+
+The two example runs give two graphs; they must agree op by op. An int
+argument that differs between them (a batch size baked into a ``view``) is
+a run-time size: it is written as the :class:`Size` of the call's operands
+(a dim, or a product of dims) that has the same two values, and refused if
+none has. Any other difference (a float, a constant tensor) is refused.
+The result is checked against what the call gave on both runs.
+
+Data-movement ops whose index map depends only on static trailing dims
+(``constant_pad_nd`` and the reflection / replication pads, nearest
+upsampling, ``pixel_shuffle``, ``flip``, ``roll``) are written by probing:
+the op is run on an ``arange`` of the trailing dims' size, which gives, per
+output element, the input element it reads; the op is then one constant
+``index_select`` over the flattened trailing dims (and a prepended fill
+value for padding).
+
+Every refusal names the user's callable, the ATen op that stopped it and
+(through the recorder's error) the line of the model's source.
+"""
+
+import math
+import operator
+
+import torch
+import torch._decomp as _decomp
+import torch.nn.functional as F
+from torch.fx.experimental.proxy_tensor import make_fx
+
+from . import export_ops as ops
+from .export_ir import ExportError, Size, Value, _concrete, _norm_dim
+from .export_ops import Call, HANDLERS, callable_name
+
+__all__ = ["ATEN", "TABLE", "write_decomposed", "aten_op_names"]
+
+aten = torch.ops.aten
+prims = torch.ops.prims
+T = torch.Tensor
+
+#: OpOverload / OpOverloadPacket -> writer(w, call): the core set.
+ATEN = {}
+
+
+def _get(ns, name):
+    """`ns.name`, or None where this torch has no such op."""
+    try:
+        return getattr(ns, name)
+    except (AttributeError, RuntimeError):
+        return None
+
+
+def _writes(*targets):
+    def register(fn):
+        for t in targets:
+            if t is not None:
+                ATEN[t] = fn
+        return fn
+    return register
+
+
+def _via(callable_, *targets):
+    """`targets` are written by `callable_`'s handler (same argument
+    order)."""
+    h = HANDLERS[callable_]
+
+    def fn(w, c):
+        return h.fn(w, Call(callable_, c.label, c.args, c.kwargs, c.ex, False))
+    for t in targets:
+        ATEN[t] = fn
+
+
+def _packets(*names, ns=aten):
+    return [p for p in (_get(ns, n) for n in names) if p is not None]
+
+
+for _n in ("add", "sub", "mul", "pow", "maximum", "minimum", "rsub", "eq",
+           "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
+           "logical_xor", "logical_not", "bitwise_not", "bitwise_and",
+           "bitwise_or", "bitwise_xor", "neg", "relu", "sigmoid", "silu",
+           "clamp", "clamp_min", "clamp_max", "sum", "mean", "argmax",
+           "argmin", "cumsum", "topk", "mm", "bmm", "addmm", "baddbmm",
+           "transpose", "t", "permute", "unsqueeze", "squeeze",
+           "index_select", "gather", "cat", "stack", "tril", "triu",
+           "arange", "full", "zeros", "ones", "full_like", "zeros_like",
+           "ones_like", "empty_like", "unbind", "split", "max", "min",
+           *ops._MATH):
+    if getattr(torch, _n, None) in HANDLERS:
+        _via(getattr(torch, _n), *_packets(_n))
+_via(torch.div, aten.div.Tensor, aten.div.Scalar)
+_via(torch.where, aten.where.self, aten.where.ScalarSelf,
+     aten.where.ScalarOther, aten.where.Scalar)
+_via(torch.softmax, aten._softmax)
+_via(torch.log_softmax, aten._log_softmax)
+_via(F.gelu, aten.gelu)
+_via(F.hardtanh, aten.hardtanh)
+_via(T.masked_fill, aten.masked_fill)
+_via(T.view, aten.view, aten._unsafe_view, aten.reshape, prims.reshape)
+_via(T.expand, aten.expand)
+_via(T.repeat, aten.repeat)
+_via(T.to, aten._to_copy, prims.convert_element_type)
+_via(T.new_zeros, aten.new_zeros)
+_via(T.new_ones, aten.new_ones)
+_via(T.new_full, aten.new_full)
+_via(T.new_empty, aten.new_empty)
+_via(torch.split, aten.split_with_sizes)
+_via(F.avg_pool2d, aten.avg_pool2d)
+_via(F.adaptive_avg_pool2d, aten.adaptive_avg_pool2d,
+     aten._adaptive_avg_pool2d)
+for _n in ("add", "sub", "mul", "maximum", "minimum", "eq", "ne", "lt", "le",
+           "gt", "ge", "neg", "where", "pow", "bitwise_and", "bitwise_or",
+           "bitwise_xor", "bitwise_not", *ops._MATH):
+    if _get(prims, _n) is not None and getattr(torch, _n, None) in HANDLERS:
+        _via(getattr(torch, _n), getattr(prims, _n))
+_via(T.permute, prims.transpose)
+_via(torch.sum, prims.sum)
+_via(torch.amax, prims.amax)
+_via(torch.amin, prims.amin)
+
+
+@_writes(aten.amax, aten.amin)
+def _amax(w, c):
+    fn = torch.amax if c.func.overloadpacket is aten.amax else torch.amin
+    args = list(c.args)
+    if len(args) > 1 and not args[1]:  # dim=[]: all of them
+        args[1] = list(range(args[0].rank))
+    return HANDLERS[fn].fn(w, Call(fn, c.label, args, c.kwargs, c.ex, False))
+
+
+@_writes(prims.div)
+def _prims_div(w, c):
+    if not c.ex[0].is_floating_point():
+        raise w.error("prims.div of integers (a truncating division) has "
+                      "no nnx form")
+    return HANDLERS[torch.div].fn(w, Call(torch.div, c.label, c.args,
+                                          c.kwargs, c.ex, False))
+
+
+@_writes(aten.div.Tensor_mode, aten.div.Scalar_mode)
+def _div_mode(w, c):
+    mode = c.kwargs.get("rounding_mode", c.arg(2, "rounding_mode"))
+    if not c.ex[0].is_floating_point():
+        raise w.error(f"an integer division (rounding_mode={mode!r}) has no "
+                      "nnx form")
+    a, b = c.args[0], c.args[1]
+    dtype = c.ex[0].dtype
+    q = w.binary("div", w.as_value(a, dtype), w.as_value(b, dtype),
+                 _ex2(lambda k: _c(a, k) / _c(b, k)), None if mode else
+                 c.label)
+    if mode is None:
+        return q
+    fn = {"floor": "floor", "trunc": "trunc"}[mode]
+    return w.value(fn, c.ex, f"math.{fn} {q.name}", label=c.label)
+
+
+def _c(x, k):
+    return x.examples[k] if isinstance(x, (Value, Size)) else x
+
+
+def _ex2(fn):
+    return tuple(fn(k) for k in range(2))
+
+
+@_writes(aten.clone, aten.alias, aten.detach, aten.lift, aten.lift_fresh,
+         aten.lift_fresh_copy, aten.contiguous, prims.view_of)
+def _identity(w, c):
+    x = c.args[0]
+    if x.dtype != c.ex[0].dtype:
+        return w.cast(x, c.ex[0].dtype, c.label)
+    return x
+
+
+@_writes(aten._reshape_alias, aten.squeeze, prims.squeeze,
+         prims.collapse_view, prims.split_dim, _get(prims, "collapse"), aten.flatten,
+         aten.unflatten)
+def _reshape_like(w, c):
+    """An op that only reshapes: the result's dims from its examples."""
+    return w.reshape(c.args[0], c.ex, None, c.label, "view")
+
+
+@_writes(aten.scalar_tensor)
+def _scalar_tensor(w, c):
+    v = c.args[0]
+    if isinstance(v, (Size, Value)):
+        raise w.error("scalar_tensor of a run-time value has no nnx form")
+    return w.scalar(v, c.ex[0].dtype)
+
+
+@_writes(aten.embedding)
+def _embedding(w, c):
+    weight, ids = c.args[0], c.args[1]
+    return ops._take(w, weight, w.as_value(ids, torch.int64), 0, c.ex,
+                     c.label)
+
+
+@_writes(aten.reciprocal, prims.reciprocal)
+def _reciprocal(w, c):
+    dtype = c.ex[0].dtype
+    return w.binary("div", w.scalar(1, dtype), w.cast(c.args[0], dtype),
+                    c.ex, c.label)
+
+
+@_writes(aten.leaky_relu)
+def _leaky_relu(w, c):
+    x = c.args[0]
+    slope = c.arg(1, "negative_slope", 0.01)
+    pos = w.binary("gt", x, w.scalar(0, x.dtype),
+                   tuple(e > 0 for e in x.examples), None)
+    neg = w.binary("mul", x, w.scalar(slope, x.dtype),
+                   tuple(e * slope for e in x.examples), None)
+    return ops._where_op(w, pos, x, neg, c.ex, c.label)
+
+
+@_writes(aten.sign, aten.sgn, prims.sign)
+def _sign(w, c):
+    x = c.args[0]
+    dtype = c.ex[0].dtype
+    gt = w.binary("gt", x, w.scalar(0, x.dtype),
+                  tuple(e > 0 for e in x.examples), None)
+    lt = w.binary("lt", x, w.scalar(0, x.dtype),
+                  tuple(e < 0 for e in x.examples), None)
+    a, b = w.cast(gt, dtype), w.cast(lt, dtype)
+    return w.binary("sub", a, b, c.ex, c.label)
+
+
+def _reduced_count(w, x, dims):
+    n = 1
+    for d in dims:
+        n = w.arith_size("mul", n, w.dim(x, d))
+    return n
+
+
+def _count_tensor(w, n, dtype):
+    if isinstance(n, Size):
+        return w.cast(w.size_tensor(n, torch.int64), dtype)
+    return w.scalar(n, dtype)
+
+
+def _var(w, x, dims, correction, keep, ex, label):
+    """sum((x - mean)^2) / (N - correction) over `dims`."""
+    mean = ops._reduce_op(w, "mean", x, dims, True, None)
+    d = w.binary("sub", x, mean, _ex2(lambda k: x.examples[k] -
+                                      mean.examples[k]), None)
+    sq = w.binary("mul", d, d, tuple(e * e for e in d.examples), None)
+    s = ops._reduce_op(w, "sum", sq, dims, keep, None)
+    n = w.arith_size("sub", _reduced_count(w, x, dims), correction)
+    return w.binary("div", s, _count_tensor(w, n, x.dtype), ex, label)
+
+
+def _var_args(w, c):
+    x = c.args[0]
+    dims = ops._reduce_dims(w, c.arg(1, "dim"), x.rank) if \
+        c.arg(1, "dim") not in ([], ()) else list(range(x.rank))
+    corr = c.kwargs.get("correction", 1)
+    if corr is None:
+        corr = 1
+    return x, dims, corr, bool(c.kwargs.get("keepdim", False))
+
+
+@_writes(aten.var.correction, aten.std.correction)
+def _var_correction(w, c):
+    x, dims, corr, keep = _var_args(w, c)
+    if c.func.overloadpacket is aten.var:
+        return _var(w, x, dims, corr, keep, c.ex, c.label)
+    vex = tuple(torch.var(e, dims, correction=corr, keepdim=keep)
+                for e in x.examples)
+    v = _var(w, x, dims, corr, keep, vex, None)
+    return w.value("sqrt", c.ex, f"math.sqrt {v.name}", label=c.label)
+
+
+@_writes(aten.var_mean.correction)
+def _var_mean(w, c):
+    x, dims, corr, keep = _var_args(w, c)
+    var = _var(w, x, dims, corr, keep, tuple(e[0] for e in c.ex), c.label)
+    mean = ops._reduce_op(w, "mean", x, dims, keep, None)
+    return var, mean
+
+
+@_writes(aten.linalg_vector_norm)
+def _vector_norm(w, c):
+    x = c.args[0]
+    p = c.arg(1, "ord", 2)
+    dim = c.arg(2, "dim")
+    keep = bool(c.arg(3, "keepdim", False))
+    if c.kwargs.get("dtype") is not None:
+        x = w.cast(x, c.kwargs["dtype"])
+    dims = list(range(x.rank)) if dim in (None, [], ()) else \
+        ops._reduce_dims(w, dim, x.rank)
+    if not x.examples[0].is_floating_point() or isinstance(p, (Size, Value)):
+        raise w.error("vector_norm of a non-float tensor or with a run-time "
+                      "ord has no nnx form")
+    a = w.value("abs", tuple(e.abs() for e in x.examples),
+                f"math.absf {x.name}")
+    if math.isinf(p):
+        return ops._reduce_op(w, "amax" if p > 0 else "amin", a, dims, keep,
+                              c.label, c.ex)
+    if p == 0:
+        nz = w.cast(w.binary("ne", x, w.scalar(0, x.dtype), tuple(
+            e != 0 for e in x.examples), None), x.dtype)
+        return ops._reduce_op(w, "sum", nz, dims, keep, c.label, c.ex)
+    if p == 1:
+        return ops._reduce_op(w, "sum", a, dims, keep, c.label, c.ex)
+    powd = w.binary("mul", a, a, tuple(e * e for e in a.examples), None) \
+        if p == 2 else w.binary("pow", a, w.scalar(p, x.dtype), tuple(
+            e ** p for e in a.examples), None)
+    s = ops._reduce_op(w, "sum", powd, dims, keep, None)
+    if p == 2:
+        return w.value("sqrt", c.ex, f"math.sqrt {s.name}", label=c.label)
+    return w.binary("pow", s, w.scalar(1.0 / p, x.dtype), c.ex, c.label)
+
+
+# -----------------------------------------------------------------------------
+# Views and indexing
+# -----------------------------------------------------------------------------
+
+_BIG = 1 << 62
+
+
+@_writes(aten.slice.Tensor)
+def _slice(w, c):
+    x = c.args[0]
+    d = _norm_dim(c.arg(1, "dim", 0), x.rank, w.where())
+    start, end, step = c.arg(2, "start"), c.arg(3, "end"), c.arg(4, "step", 1)
+    if isinstance(end, int) and end >= _BIG:
+        end = None
+    if isinstance(start, int) and start <= -_BIG:
+        start = None
+    items = [slice(None)] * x.rank
+    items[d] = slice(start, end, step)
+    return ops._basic_index(w, x, items, c.ex, c.label)
+
+
+@_writes(aten.select.int)
+def _select(w, c):
+    x = c.args[0]
+    d = _norm_dim(c.arg(1, "dim"), x.rank, w.where())
+    items = [slice(None)] * x.rank
+    items[d] = c.arg(2, "index")
+    return ops._basic_index(w, x, items, c.ex, c.label)
+
+
+@_writes(aten.as_strided)
+def _as_strided(w, c):
+    """Only the identity view (decompositions take one of the whole
+    tensor)."""
+    x = c.args[0]
+    for k in range(2):
+        t = x.examples[k]
+        size, stride = _concrete(c.arg(1, "size"), k), \
+            _concrete(c.arg(2, "stride"), k)
+        offset = _concrete(c.arg(3, "storage_offset"), k) or 0
+        want = torch.empty(t.shape).stride()
+        if list(size) != list(t.shape) or list(stride) != list(want) or \
+                offset:
+            raise w.error("as_strided other than the identity view has no "
+                          "nnx form")
+    return x
+
+
+@_writes(aten.index.Tensor)
+def _index(w, c):
+    """`x[i0, i1, ...]` with index tensors (None: a whole dim): the indexed
+    dims merged into one, indexed by the linear index sum(i_j * stride_j),
+    broadcast as the indices are."""
+    x, indices = c.args[0], list(c.args[1])
+    pos = [d for d, t in enumerate(indices) if t is not None]
+    idx = [w.as_value(indices[d], torch.int64) if not isinstance(
+        indices[d], Value) else indices[d] for d in pos]
+    if any(t.dtype == torch.bool for t in idx):
+        raise w.error("indexing with a bool mask has no nnx form: its "
+                      "result size depends on the data")
+    if pos != list(range(pos[0], pos[0] + len(pos))):
+        # Non-adjacent indices: torch puts the indexed dims first.
+        perm = pos + [d for d in range(x.rank) if d not in pos]
+        pex = tuple(e.permute(perm) for e in x.examples)
+        x = w.value("permute", pex, f"nnx.fn.permute {x.name} "
+                    f"[{', '.join(map(str, perm))}]", f"{x.type} -> {{r}}")
+        pos = list(range(len(pos)))
+    start, linear, stride = pos[0], None, 1
+    for t, d in reversed(list(zip(idx, pos))):
+        n = w.dim(x, d)
+        t = ops._wrap_negative(w, w.cast(t, torch.int64), n)
+        if stride != 1:
+            st = _count_tensor(w, stride, torch.int64)
+            t = w.binary("mul", t, st, _ex2(
+                lambda k: t.examples[k] * st.examples[k]), None)
+        if linear is not None:
+            lin = linear
+            linear = w.binary("add", t, lin, _ex2(
+                lambda k: t.examples[k] + lin.examples[k]), None)
+        else:
+            linear = t
+        stride = w.arith_size("mul", stride, n)
+    dims = w.dims(x)
+    merged = dims[:start] + [stride] + dims[start + len(pos):]
+    mex = tuple(e.reshape(*e.shape[:start], -1, *e.shape[start + len(pos):])
+                for e in x.examples)
+    xm = w.reshape(x, mex, merged, None, "view")
+    return ops._take(w, xm, linear, start, c.ex, c.label)
+
+
+# -----------------------------------------------------------------------------
+# Data movement by probing
+# -----------------------------------------------------------------------------
+
+def _trailing_of_dims(key):
+    def n(c):
+        rank = c.args[0].rank
+        ds = c.arg(*key)
+        ds = list(ds) if isinstance(ds, (list, tuple)) else [ds]
+        if not ds:
+            return rank
+        return rank - min(d % rank for d in ds)
+    return n
+
+
+_MOVEMENT = {
+    aten.constant_pad_nd: lambda c: len(c.arg(1, "pad")) // 2,
+    aten.pixel_shuffle: lambda c: 3,
+    aten.pixel_unshuffle: lambda c: 3,
+    aten.channel_shuffle: lambda c: c.args[0].rank - 1,
+    aten.flip: _trailing_of_dims((1, "dims")),
+    aten.roll: _trailing_of_dims((2, "dims")),
+    aten.rot90: _trailing_of_dims((2, "dims")),
+}
+for _k in (1, 2, 3):
+    for _n in (f"reflection_pad{_k}d", f"replication_pad{_k}d",
+               f"upsample_nearest{_k}d", f"_upsample_nearest_exact{_k}d"):
+        if _get(aten, _n) is not None:
+            _MOVEMENT[getattr(aten, _n)] = (lambda k: lambda c: k)(_k)
+
+
+def _movement(w, c):
+    """An op that moves elements within the trailing dims it acts on: one
+    constant index_select over those dims flattened (found by running the op
+    on an arange), after a prepended fill value for a constant pad."""
+    x = c.args[0]
+    trailing = _MOVEMENT[c.func.overloadpacket](c)
+    lead = x.rank - trailing
+    what = f"'{c.func.overloadpacket.__name__}'"
+    shapes = [tuple(e.shape) for e in x.examples]
+    outs = [tuple(e.shape) for e in c.ex]
+    if lead < 0 or shapes[0][lead:] != shapes[1][lead:] or \
+            any(o[:lead] != s[:lead] for o, s in zip(outs, shapes)) or \
+            outs[0][lead:] != outs[1][lead:]:
+        raise w.error(f"{what} over run-time sizes has no nnx form (the "
+                      "dims it moves data in must be static)")
+    rest = list(c.args[1:])
+    if any(isinstance(a, (Size, Value)) for a in _leaves(rest) + _leaves(
+            list(c.kwargs.values()))):
+        raise w.error(f"{what} with run-time arguments has no nnx form")
+    fill = c.func.overloadpacket is aten.constant_pad_nd
+    n = math.prod(shapes[0][lead:])
+    probe = torch.arange(1 if fill else 0, n + (1 if fill else 0),
+                         dtype=torch.float64).reshape(
+        (1,) * lead + shapes[0][lead:])
+    if fill:
+        rest = [rest[0], 0.0]
+    src = c.func(probe, *rest, **c.kwargs).reshape(-1)
+    index = src.round().to(torch.int64)
+    if not torch.equal(index.to(src.dtype), src) or index.numel() > 1 << 20:
+        raise w.error(f"{what} is not a movement of elements")
+    dims = w.dims(x)
+    flat_ex = tuple(e.reshape(*e.shape[:lead], n) for e in x.examples)
+    y = w.reshape(x, flat_ex, dims[:lead] + [n], None, "flat")
+    if fill:
+        value = c.arg(2, "value", 0)
+        fex = tuple(torch.full((*e.shape[:lead], 1), value, dtype=e.dtype)
+                    for e in x.examples)
+        f = w.splat(value, fex, dims[:lead] + [1], None)
+        cex = tuple(torch.cat([fex[k], flat_ex[k]], -1) for k in range(2))
+        y = w.value("pad", cex, f"tensor.concat dim({lead}) {f.name}, "
+                    f"{y.name}", f"({f.type}, {y.type}) -> {{r}}")
+    iv = w.constant(index)
+    sex = tuple(torch.index_select(y.examples[k], lead, index)
+                for k in range(2))
+    sel = w.value("index_select", sex, f"nnx.fn.index_select {y.name}, "
+                  f"{iv.name}", f"{y.type}, {iv.type} -> {{r}}",
+                  attrs=[f"dim = {lead} : i64"])
+    return w.reshape(sel, c.ex, dims[:lead] + list(outs[0][lead:]), c.label,
+                     what.strip("'"))
+
+
+for _p in _MOVEMENT:
+    ATEN[_p] = _movement
+
+
+def _leaves(x):
+    if isinstance(x, (list, tuple)):
+        return [i for v in x for i in _leaves(v)]
+    return [x]
+
+
+@_writes(prims.broadcast_in_dim)
+def _broadcast_in_dim(w, c):
+    x, shape, bdims = c.args[0], list(c.args[1]), list(c.args[2])
+    hints = [w.dim(x, bdims.index(d)) if d in bdims else 1
+             for d in range(len(shape))]
+    rex = tuple(e.reshape([e.shape[bdims.index(d)] if d in bdims else 1
+                           for d in range(len(shape))]) for e in x.examples)
+    y = w.reshape(x, rex, hints, None, "view") if rex[0].shape != \
+        x.examples[0].shape else x
+    if tuple(rex[0].shape) == tuple(c.ex[0].shape) and \
+            tuple(rex[1].shape) == tuple(c.ex[1].shape):
+        return y
+    return HANDLERS[T.expand].fn(w, Call(T.expand, c.label, [y, shape], {},
+                                         c.ex, False))
+
+
+# -----------------------------------------------------------------------------
+# The decomposition table
+# -----------------------------------------------------------------------------
+
+def _table():
+    """torch's decompositions of every ATen op without a writer: the
+    ATen-level ones (torch._decomp.decompositions) over the _refs ones."""
+    core = set(ATEN)
+    table = {}
+    for op, fn in sorted(_decomp.decomposition_table.items(), key=lambda kv:
+                         getattr(kv[1], "__module__", "") ==
+                         "torch._decomp.decompositions"):
+        if op in core or op.overloadpacket in core:
+            continue
+        table[op] = fn
+    return table
+
+
+#: OpOverload -> decomposition, for the ops not in :data:`ATEN`.
+TABLE = _table()
+
+
+def aten_op_names():
+    """The ATen / prims ops written directly (the core set), by name."""
+    return sorted({str(getattr(t, "overloadpacket", t)) for t in ATEN})
+
+
+# -----------------------------------------------------------------------------
+# Writing a call through its decomposition
+# -----------------------------------------------------------------------------
+
+def _out_of_place(func):
+    """The functional form of an in-place callable (`hardswish_`)."""
+    name = getattr(func, "__name__", "")
+    if not name.endswith("_") or name.endswith("__"):
+        return func
+    base = name[:-1]
+    qual = callable_name(func)
+    spaces = [T] if qual.startswith("Tensor.") else (
+        [torch._C._nn, F] if qual.startswith("F.") else [torch])
+    for ns in spaces:
+        f = getattr(ns, base, None)
+        if f is not None:
+            return f
+    return func
+
+
+class _Graph:
+    """The ATen graph of one call on the examples of run `k`."""
+
+    def __init__(self, func, c, k):
+        self.values = []
+        template = self._template(c.args, k), self._template(c.kwargs, k)
+
+        def run(*ts):
+            a, kw = self._fill(template, ts)
+            return func(*a, **kw)
+        gm = make_fx(run, decomposition_table=TABLE)(*self.values)
+        gm.graph.eliminate_dead_code()
+        self.gm = gm
+        self.nodes = [n for n in gm.graph.nodes]
+
+    def _template(self, x, k):
+        if isinstance(x, Value):
+            self.values.append(x.examples[k])
+            return ("__nnx_arg__", len(self.values) - 1)
+        if isinstance(x, Size):
+            return x.examples[k]
+        if isinstance(x, tuple):
+            return tuple(self._template(i, k) for i in x)
+        if isinstance(x, list):
+            return [self._template(i, k) for i in x]
+        if isinstance(x, dict):
+            return {n: self._template(i, k) for n, i in x.items()}
+        if isinstance(x, slice):
+            return slice(*(self._template(i, k) for i in (x.start, x.stop,
+                                                          x.step)))
+        return x
+
+    def _fill(self, x, ts):
+        if isinstance(x, tuple) and len(x) == 2 and x[0] == "__nnx_arg__":
+            return ts[x[1]]
+        if isinstance(x, tuple):
+            return tuple(self._fill(i, ts) for i in x)
+        if isinstance(x, list):
+            return [self._fill(i, ts) for i in x]
+        if isinstance(x, dict):
+            return {n: self._fill(i, ts) for n, i in x.items()}
+        if isinstance(x, slice):
+            return slice(*(self._fill(i, ts) for i in (x.start, x.stop,
+                                                       x.step)))
+        return x
+
+
+class _Writer:
+    """Writes the paired graphs of one call into forward `w`."""
+
+    def __init__(self, w, c, what, graphs):
+        self.w, self.c, self.what = w, c, what
+        self.g = graphs
+        self.env = {}  # node of graph 0 -> IR value
+        self.conc = ({}, {})  # node -> example of run k
+        self.index = [{n: i for i, n in enumerate(g.nodes)} for g in graphs]
+        self.inputs = [v for v in _leaves(list(c.args) + list(
+            c.kwargs.values())) if isinstance(v, (Value, Size))]
+
+    def refuse(self, msg):
+        return self.w.error(f"{self.what} {msg}")
+
+    def size(self, ex):
+        """The run-time size with examples `ex` among the call's operands."""
+        w = self.w
+        for v in self.inputs:
+            if isinstance(v, Size) and tuple(v.examples) == ex:
+                return v
+        values = [v for v in self.inputs if isinstance(v, Value)] + \
+            [v for v in self.env.values() if isinstance(v, Value)]
+        for v in values:
+            for d in range(v.rank):
+                if (v.examples[0].shape[d], v.examples[1].shape[d]) == ex:
+                    return w.dim(v, d)
+        for v in values:
+            try:
+                return w._find_size(ex, None, v)
+            except ExportError:
+                pass
+        raise self.refuse(f"has no nnx form: its decomposition uses a "
+                          f"run-time size ({ex[0]} and {ex[1]} in the example "
+                          "runs) that is not a dim of its operands")
+
+    def pair(self, a0, a1, node):
+        """The IR argument of a pair of node arguments."""
+        Node = torch.fx.Node
+        if isinstance(a0, Node):
+            if not isinstance(a1, Node) or \
+                    self.index[0][a0] != self.index[1][a1]:
+                raise self.differs(node)
+            return self.env[a0]
+        if isinstance(a0, (list, tuple)):
+            if type(a0) is not type(a1) or len(a0) != len(a1):
+                raise self.differs(node)
+            return type(a0)(self.pair(x, y, node) for x, y in zip(a0, a1))
+        if isinstance(a0, dict):
+            return {k: self.pair(v, a1[k], node) for k, v in a0.items()}
+        if isinstance(a0, int) and not isinstance(a0, bool) and \
+                isinstance(a1, int) and not isinstance(a1, bool) and a0 != a1:
+            return self.size((a0, a1))
+        same = a0 is a1 or (type(a0) is type(a1) and (
+            a0 == a1 or (isinstance(a0, float) and math.isnan(a0) and
+                         math.isnan(a1))))
+        if not same:
+            raise self.differs(node)
+        return a0
+
+    def differs(self, node):
+        return self.refuse(f"has no nnx form: its decomposition differs "
+                           f"between the example runs at '{node.target}' "
+                           "(a value baked in from an input size)")
+
+    def concrete(self, x, k):
+        if isinstance(x, torch.fx.Node):
+            return self.conc[k][x]
+        if isinstance(x, (list, tuple)):
+            return type(x)(self.concrete(i, k) for i in x)
+        if isinstance(x, dict):
+            return {n: self.concrete(i, k) for n, i in x.items()}
+        return x
+
+    def run(self):
+        g0, g1 = self.g
+        if len(g0.nodes) != len(g1.nodes):
+            raise self.differs(g0.nodes[-1])
+        outputs = set(_leaves(list(g0.nodes[-1].args)))
+        placeholders = iter(v for v in self.inputs if isinstance(v, Value))
+        for n0, n1 in zip(g0.nodes, g1.nodes):
+            if n0.op != n1.op or n0.target != n1.target:
+                raise self.differs(n0)
+            if n0.op == "placeholder":
+                v = next(placeholders)
+                self.env[n0] = v
+                self.conc[0][n0], self.conc[1][n1] = v.examples
+            elif n0.op == "get_attr":
+                t0, t1 = getattr(g0.gm, n0.target), getattr(g1.gm, n1.target)
+                if not torch.equal(t0, t1):
+                    raise self.differs(n0)
+                self.env[n0] = self.w.constant(t0)
+                self.conc[0][n0], self.conc[1][n1] = t0, t1
+            elif n0.op == "call_function":
+                self.call(n0, n1, n0 in outputs)
+            elif n0.op == "output":
+                return self.pair(n0.args[0], n1.args[0], n0)
+        raise self.refuse("has no nnx form: its decomposition has no output")
+
+    def call(self, n0, n1, is_output):
+        ex = []
+        for k, n in enumerate((n0, n1)):
+            args = self.concrete(n.args, k)
+            kwargs = self.concrete(n.kwargs, k)
+            ex.append(n.target(*args, **kwargs))
+            self.conc[k][n] = ex[-1]
+        if n0.target is operator.getitem:
+            self.env[n0] = self.env[n0.args[0]][n0.args[1]]
+            return
+        target = n0.target
+        fn = ATEN.get(target) or ATEN.get(getattr(target, "overloadpacket",
+                                                  None))
+        if fn is None:
+            raise self.refuse(f"has no nnx form: it reaches the ATen op "
+                              f"'{target}', which has neither an nnx form nor "
+                              "a decomposition")
+        args = self.pair(list(n0.args), list(n1.args), n0)
+        kwargs = {k: self.pair(v, n1.kwargs.get(k), n0)
+                  for k, v in n0.kwargs.items()
+                  if k not in ("device", "layout", "pin_memory",
+                               "memory_format", "requires_grad")}
+        if not _tensors(ex[0]):
+            self.env[n0] = ex[0]  # a Python value (the same in both runs)
+            return
+        label = self.c.label if is_output else None
+        c = Call(target, label, args, kwargs, tuple(ex), False)
+        try:
+            self.env[n0] = fn(self.w, c)
+        except ExportError as e:
+            raise self.refuse(f"has no nnx form: its decomposition reaches "
+                              f"'{target}': {_strip(str(e))}") from None
+
+
+def _tensors(x):
+    if isinstance(x, torch.Tensor):
+        return True
+    return isinstance(x, (list, tuple)) and any(_tensors(i) for i in x)
+
+
+def _strip(msg):
+    """An inner refusal's text without its module prefix and site."""
+    if msg.startswith("module at '"):
+        msg = msg.split(": ", 1)[-1]
+    return msg.split(" (at /")[0]
+
+
+def _check(w, what, got, want0, want1):
+    """`got` (the written result) against the call's results on both runs."""
+    if isinstance(want0, torch.Tensor):
+        ok = isinstance(got, Value) and all(
+            g.shape == t.shape and g.dtype == t.dtype and torch.allclose(
+                g, t, rtol=1e-5, atol=1e-6, equal_nan=True) for g, t in zip(
+                got.examples, (want0, want1)))
+        if not ok:
+            raise w.error(f"{what} has no nnx form: its decomposition "
+                          "disagrees with the call on the example inputs")
+        return got
+    if not isinstance(got, (tuple, list)) or len(got) != len(want0):
+        raise w.error(f"{what} has no nnx form: its decomposition gives "
+                      "another structure than the call")
+    return tuple(_check(w, what, g, t0, t1) for g, t0, t1 in zip(
+        got, want0, want1))
+
+
+def write_decomposed(w, c):
+    """Writes call `c` (a torch callable without a handler) through its
+    ATen decomposition; returns its result as the callable does."""
+    what = f"'{callable_name(c.func)}'"
+    func = _out_of_place(c.func)
+    try:
+        graphs = [_Graph(func, c, k) for k in range(2)]
+    except ExportError:
+        raise
+    except Exception as e:  # noqa: BLE001 - torch's own error, reworded
+        raise w.error(f"{what} has no nnx form (its ATen decomposition "
+                      f"failed: {type(e).__name__}: "
+                      f"{str(e).splitlines()[0][:200] if str(e) else ''})"
+                      ) from None
+    out = _Writer(w, c, what, graphs).run()
+    return _check(w, what, out, c.ex[0], c.ex[1])
