@@ -351,24 +351,6 @@ def _select(w, c):
     return ops._basic_index(w, x, items, c.ex, c.label)
 
 
-@_writes(aten.as_strided)
-def _as_strided(w, c):
-    """Only the identity view (decompositions take one of the whole
-    tensor)."""
-    x = c.args[0]
-    for k in range(2):
-        t = x.examples[k]
-        size, stride = _concrete(c.arg(1, "size"), k), \
-            _concrete(c.arg(2, "stride"), k)
-        offset = _concrete(c.arg(3, "storage_offset"), k) or 0
-        want = torch.empty(t.shape).stride()
-        if list(size) != list(t.shape) or list(stride) != list(want) or \
-                offset:
-            raise w.error("as_strided other than the identity view has no "
-                          "nnx form")
-    return x
-
-
 @_writes(aten.index.Tensor)
 def _index(w, c):
     """`x[i0, i1, ...]` with index tensors (None: a whole dim): the indexed
@@ -824,3 +806,265 @@ def write_call(h, w, c):
     except Exception as e:  # noqa: BLE001 - an exporter bug, as a refusal
         raise _error(f"'{callable_name(c.func)}': the exporter failed on "
                      f"this call ({type(e).__name__}: {e})") from None
+
+
+# -----------------------------------------------------------------------------
+# Convolution as a gather and a matmul
+# -----------------------------------------------------------------------------
+
+def _flat_gather(w, x, lead, index, fill, hints_out, ex, label=None):
+    """`x` with its dims after `lead` flattened and gathered by the constant
+    1-based `index` (0: the `fill` value): its dims `lead` + index's."""
+    dims = w.dims(x)
+    n = math.prod(x.examples[0].shape[lead:])
+    fex = tuple(e.reshape(*e.shape[:lead], n) for e in x.examples)
+    y = w.reshape(x, fex, dims[:lead] + [n], None, "flat")
+    pex = tuple(torch.full((*e.shape[:lead], 1), fill, dtype=e.dtype)
+                for e in x.examples)
+    f = w.splat(fill, pex, dims[:lead] + [1], None)
+    cex = tuple(torch.cat([pex[k], fex[k]], -1) for k in range(2))
+    y = w.value("ext", cex, f"tensor.concat dim({lead}) {f.name}, {y.name}",
+                f"({f.type}, {y.type}) -> {{r}}")
+    flat = index.reshape(-1)
+    iv = w.constant(flat)
+    sex = tuple(torch.index_select(y.examples[k], lead, flat)
+                for k in range(2))
+    sel = w.value("gather", sex, f"nnx.fn.index_select {y.name}, {iv.name}",
+                  f"{y.type}, {iv.type} -> {{r}}",
+                  attrs=[f"dim = {lead} : i64"])
+    return w.reshape(sel, ex, dims[:lead] + list(hints_out), label, "view")
+
+
+def _conv_index(base, kernel, stride, padding, dilation):
+    """For a 1-based index map `base` (C, *S), the index of every
+    (C * prod(K), prod(L)) column entry of the convolution's im2col."""
+    s = len(kernel)
+    pads = [p for d in reversed(range(s)) for p in (padding[d], padding[d])]
+    t = F.pad(base, pads) if any(pads) else base
+    for d in range(s):
+        k = dilation[d] * (kernel[d] - 1) + 1
+        t = t.unfold(1 + d, k, stride[d])[..., ::dilation[d]]
+    c = base.shape[0]
+    # (C, L1..Ls, K1..Ks) -> (C, K1..Ks, L1..Ls)
+    perm = [0] + list(range(1 + s, 1 + 2 * s)) + list(range(1, 1 + s))
+    t = t.permute(perm)
+    out = list(t.shape[1 + s:])
+    return t.reshape(c * math.prod(kernel), -1), out
+
+
+def _weight_gather(w, weight, idx, shape):
+    """`weight` rearranged by the constant index `idx` (of its flat
+    elements) into `shape`."""
+    n = weight.examples[0].numel()
+    fex = tuple(e.reshape(n) for e in weight.examples)
+    f = w.reshape(weight, fex, [n], None, "flat")
+    iv = w.constant(idx.reshape(-1))
+    gex = tuple(e[idx.reshape(-1)].reshape(shape) for e in fex)
+    g = w.value("w", tuple(e[idx.reshape(-1)] for e in fex),
+                f"nnx.fn.index_select {f.name}, {iv.name}",
+                f"{f.type}, {iv.type} -> {{r}}", attrs=["dim = 0 : i64"])
+    return w.reshape(g, gex, list(shape), None, "view")
+
+
+@_writes(aten.convolution)
+def _convolution(w, c):
+    """`aten.convolution` as im2col (a constant gather) and one batched
+    matmul per group; a transposed one as the convolution of the
+    zero-stuffed, padded input with the flipped kernel."""
+    x, weight, bias = c.args[0], c.args[1], c.args[2]
+    stride, padding, dilation = (list(c.args[i]) for i in (3, 4, 5))
+    transposed, out_pad, groups = c.args[6], list(c.args[7]), c.args[8]
+    if not isinstance(weight, Value) or any(
+            isinstance(v, (Size, Value)) for v in stride + padding +
+            dilation + out_pad) or isinstance(groups, (Size, Value)):
+        raise w.error("a convolution with run-time arguments has no nnx form")
+    shapes = [tuple(e.shape) for e in x.examples]
+    if shapes[0][1:] != shapes[1][1:]:
+        raise w.error("a convolution over run-time channel or spatial sizes "
+                      "has no nnx form (only the batch may be dynamic)")
+    cin, sp = shapes[0][1], shapes[0][2:]
+    s = len(sp)
+    base = torch.arange(1, cin * math.prod(sp) + 1,
+                        dtype=torch.float64).reshape(cin, *sp)
+    wshape = tuple(weight.examples[0].shape)
+    kernel = list(wshape[2:])
+    if transposed:
+        stuffed = torch.zeros(cin, *[(n - 1) * st + 1 for n, st in
+                                     zip(sp, stride)], dtype=torch.float64)
+        stuffed[(slice(None),) + tuple(slice(None, None, st)
+                                       for st in stride)] = base
+        pads = []
+        for d in reversed(range(s)):
+            edge = dilation[d] * (kernel[d] - 1) - padding[d]
+            pads += [edge, edge + out_pad[d]]
+        base = F.pad(stuffed, pads)
+        widx = torch.arange(math.prod(wshape)).reshape(wshape).flip(
+            list(range(2, 2 + s)))
+        og = wshape[1]
+        widx = widx.reshape(groups, cin // groups, og, *kernel).transpose(
+            1, 2).reshape(groups * og, cin // groups, *kernel)
+        weight = _weight_gather(w, weight, widx, tuple(widx.shape))
+        wshape = tuple(widx.shape)
+        stride, padding = [1] * s, [0] * s
+    index, out_sp = _conv_index(base, kernel, stride, padding, dilation)
+    index = index.round().to(torch.int64)
+    o, ck, nl = wshape[0], index.shape[0] // groups, index.shape[1]
+    if index.numel() > 1 << 20:
+        raise w.error("a convolution whose im2col index has more than 2^20 "
+                      "entries has no nnx form here (use an nn.Conv layer)")
+    n = w.dim(x, 0)
+    cols_ex = tuple(torch.cat([torch.zeros(e.shape[0], 1, dtype=e.dtype),
+                               e.reshape(e.shape[0], -1)], 1)[:, index.reshape(
+                                   -1)].reshape(e.shape[0], groups, ck, nl)
+                    for e in x.examples)
+    cols = _flat_gather(w, x, 1, index, 0.0, [groups, ck, nl], cols_ex)
+    # (N, G, CK, L) -> (G, CK, N, L) -> (G, CK, N * L)
+    pex = tuple(e.permute(1, 2, 0, 3) for e in cols_ex)
+    p = w.value("permute", pex, f"nnx.fn.permute {cols.name} [1, 2, 0, 3]",
+                f"{cols.type} -> {{r}}")
+    nl_all = w.arith_size("mul", n, nl)
+    bex = tuple(e.reshape(groups, ck, -1) for e in pex)
+    b = w.reshape(p, bex, [groups, ck, nl_all], None, "view")
+    wex = tuple(e.reshape(groups, o // groups, ck) for e in weight.examples)
+    wm = w.reshape(weight, wex, [groups, o // groups, ck], None, "view")
+    mex = tuple(wex[k] @ bex[k] for k in range(2))
+    m = w.value("matmul", mex, f"nnx.fn.matmul {wm.name}, {b.name}",
+                f"{wm.type}, {b.type} -> {{r}}")
+    # (G, O/G, N * L) -> (G, O/G, N, L) -> (N, G, O/G, L) -> (N, O, *L)
+    rex = tuple(e.reshape(groups, o // groups, -1, nl) for e in mex)
+    r = w.reshape(m, rex, [groups, o // groups, n, nl], None, "view")
+    qex = tuple(e.permute(2, 0, 1, 3) for e in rex)
+    q = w.value("permute", qex, f"nnx.fn.permute {r.name} [2, 0, 1, 3]",
+                f"{r.type} -> {{r}}")
+    # The gather and matmul, run on the examples, must give the call's
+    # results (else the index arithmetic above is wrong: refuse).
+    for k in range(2):
+        got = qex[k].reshape(c.ex[k].shape)
+        if bias is not None:
+            got = got + bias.examples[k].reshape(o, *[1] * s)
+        if not torch.allclose(got, c.ex[k], rtol=1e-4, atol=1e-4):
+            raise w.error("internal: the im2col form of this convolution "
+                          "disagrees with torch")
+    if bias is None:
+        return w.reshape(q, c.ex, [n, o] + out_sp, c.label, "conv")
+    yex = tuple(e.reshape(e.shape[0], o, *out_sp) for e in qex)
+    y = w.reshape(q, yex, [n, o] + out_sp, None, "conv")
+    bv = w.as_value(bias, c.ex[0].dtype)
+    b2ex = tuple(e.reshape(o, *[1] * s) for e in bv.examples)
+    b2 = w.reshape(bv, b2ex, [o] + [1] * s, None, "bias")
+    return w.binary("add", y, b2, c.ex, c.label)
+
+
+# -----------------------------------------------------------------------------
+# More of the core set, from the ops above
+# -----------------------------------------------------------------------------
+
+@_writes(aten.argmax, aten.argmin)
+def _argmax(w, c):
+    fn = torch.argmax if c.func.overloadpacket is aten.argmax else \
+        torch.argmin
+    x = c.args[0]
+    if c.arg(1, "dim") is not None or x.rank <= 1:
+        args = list(c.args) + ([0] if c.arg(1, "dim") is None else [])
+        return HANDLERS[fn].fn(w, Call(fn, c.label, args[:2], {"keepdim": c.arg(
+            2, "keepdim", False)}, c.ex, False))
+    fex = tuple(e.reshape(-1) for e in x.examples)
+    f = w.reshape(x, fex, None, None, "flat")
+    keep = bool(c.arg(2, "keepdim", False))
+    rex = tuple(fn(e, 0) for e in fex)
+    r = HANDLERS[fn].fn(w, Call(fn, None if keep else c.label, [f, 0], {},
+                                rex, False))
+    return w.reshape(r, c.ex, [1] * x.rank, c.label, "view") if keep else r
+
+
+@_writes(aten.round.decimals)
+def _round_decimals(w, c):
+    x, d = c.args[0], int(c.arg(1, "decimals", 0))
+    scale = 10.0 ** abs(d)
+    up = "mul" if d > 0 else "div"
+    down = "div" if d > 0 else "mul"
+    op = {"mul": torch.mul, "div": torch.div}
+    s1 = w.binary(up, x, w.scalar(scale, x.dtype), tuple(
+        op[up](e, scale) for e in x.examples), None)
+    r = w.value("round", tuple(torch.round(e) for e in s1.examples),
+                f"math.roundeven {s1.name}")
+    return w.binary(down, r, w.scalar(scale, x.dtype), c.ex, c.label)
+
+
+@_writes(aten.logaddexp)
+def _logaddexp(w, c):
+    a, b = c.args[0], c.args[1]
+    dtype = c.ex[0].dtype
+    a, b = w.as_value(a, dtype), w.as_value(b, dtype)
+    m = w.binary("maximum", a, b, _ex2(lambda k: torch.maximum(
+        a.examples[k], b.examples[k])), None)
+    d = w.binary("sub", a, b, _ex2(lambda k: a.examples[k] - b.examples[k]),
+                 None)
+    ad = w.value("abs", tuple(e.abs() for e in d.examples),
+                 f"math.absf {d.name}")
+    nd = w.value("neg", tuple(-e for e in ad.examples), f"arith.negf "
+                 f"{ad.name}")
+    e = w.value("exp", tuple(torch.exp(t) for t in nd.examples),
+                f"math.exp {nd.name}")
+    lp = w.value("log1p", tuple(torch.log1p(t) for t in e.examples),
+                 f"math.log1p {e.name}")
+    return w.binary("add", m, lp, c.ex, c.label)
+
+
+@_writes(prims.var)
+def _prims_var(w, c):
+    x, dims = c.args[0], list(c.args[1] or range(c.args[0].rank))
+    corr = c.arg(2, "correction", 1)
+    return _var(w, x, dims, 1 if corr is None else corr, False, c.ex,
+                c.label)
+
+
+@_writes(_get(prims, "isfinite"), aten.isfinite)
+def _isfinite(w, c):
+    """x - x is 0 exactly where x is finite (inf - inf and nan are nan)."""
+    x = c.args[0]
+    if not x.examples[0].is_floating_point():
+        return w.splat(True, c.ex, w.dims(x), c.label)
+    d = w.binary("sub", x, x, tuple(e - e for e in x.examples), None)
+    return w.binary("eq", d, w.scalar(0, x.dtype), c.ex, c.label)
+
+
+@_writes(aten.hypot, _get(prims, "hypot"))
+def _hypot(w, c):
+    dtype = c.ex[0].dtype
+    a, b = w.as_value(c.args[0], dtype), w.as_value(c.args[1], dtype)
+    aa = w.binary("mul", a, a, tuple(e * e for e in a.examples), None)
+    bb = w.binary("mul", b, b, tuple(e * e for e in b.examples), None)
+    s = w.binary("add", aa, bb, _ex2(lambda k: aa.examples[k] +
+                                     bb.examples[k]), None)
+    return w.value("sqrt", c.ex, f"math.sqrt {s.name}", label=c.label)
+
+
+@_writes(aten.as_strided)
+def _as_strided_gather(w, c):
+    """The identity view; else, over a contiguous tensor of static shape,
+    a constant gather of its elements."""
+    x = c.args[0]
+    size, stride = c.arg(1, "size"), c.arg(2, "stride")
+    offset = c.arg(3, "storage_offset") or 0
+    ident = True
+    for k in range(2):
+        t = x.examples[k]
+        sz, st = _concrete(size, k), _concrete(stride, k)
+        off = _concrete(offset, k)
+        if list(sz) != list(t.shape) or list(st) != list(
+                torch.empty(t.shape).stride()) or off:
+            ident = False
+    if ident:
+        return x
+    if any(isinstance(v, (Size, Value)) for v in _leaves([size, stride,
+                                                          offset])) or \
+            x.examples[0].shape != x.examples[1].shape or \
+            not all(e.is_contiguous() and e.storage_offset() == 0
+                    for e in x.examples):
+        raise w.error("as_strided over run-time sizes or a strided view has "
+                      "no nnx form")
+    n = x.examples[0].numel()
+    index = torch.as_strided(torch.arange(1, n + 1), list(size),
+                             list(stride), offset)
+    return _flat_gather(w, x, 0, index, 0.0, list(size), c.ex, c.label)

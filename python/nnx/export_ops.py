@@ -248,12 +248,16 @@ _MATH = {"exp": "exp", "sqrt": "sqrt", "rsqrt": "rsqrt", "cos": "cos",
          "sin": "sin", "tanh": "tanh", "log": "log", "erf": "erf",
          "floor": "floor", "ceil": "ceil", "log1p": "log1p", "expm1": "expm1",
          "round": "roundeven", "abs": "absf", "exp2": "exp2", "log2": "log2",
-         "trunc": "trunc"}
+         "trunc": "trunc", "tan": "tan", "sinh": "sinh", "cosh": "cosh",
+         "asin": "asin", "acos": "acos", "atan": "atan", "asinh": "asinh",
+         "acosh": "acosh", "atanh": "atanh", "log10": "log10",
+         "erfc": "erfc"}
 
 
 @_handles("math", *_both(*_MATH), *_in_place(*_MATH), *_methods("__abs__"),
           doc="`exp sqrt rsqrt cos sin tanh log erf floor ceil log1p expm1 "
-              "round abs exp2 log2 trunc` (upstream `math`)")
+              "round abs exp2 log2 trunc tan sinh cosh asin acos atan asinh "
+              "acosh atanh log10 erfc` (upstream `math`)")
 def _math(w, c):
     name = _op_name(c.func).strip("_").rstrip("_")
     x = c.args[0]
@@ -666,14 +670,13 @@ def _expand(w, c):
 
 
 @_handles("repeat", *_methods("repeat"), *_both("repeat_interleave"),
-          doc="`repeat`, `repeat_interleave` (a constant count)")
+          doc="`repeat` (counts constant or run-time), `repeat_interleave` "
+              "(a constant count)")
 def _repeat(w, c):
     x = c.args[0]
     name = _op_name(c.func)
     if name == "repeat":
         reps = _shape_args(c.args[1:] or [c.kwargs.get("repeats")])
-        if any(_is_sym(r) for r in reps):
-            raise w.error("repeat with a run-time count has no nnx form")
         lead = len(reps) - x.rank
         dims = [1] * lead + w.dims(x)
         # [r0, d0, r1, d1, ...] by expand, then merged pairs by reshape.
@@ -682,8 +685,9 @@ def _repeat(w, c):
         src = tuple(t.reshape([v for d in ([1] * lead + list(t.shape))
                                for v in (1, d)]) for t in x.examples)
         y = w.reshape(x, src, inter, None, "view")
-        eex = tuple(src[k].expand([v for r, d in zip(reps, [1] * lead + list(
-            x.examples[k].shape)) for v in (r, d)]) for k in range(2))
+        eex = tuple(src[k].expand([v for r, d in zip(
+            _concrete(reps, k), [1] * lead + list(x.examples[k].shape))
+            for v in (r, d)]) for k in range(2))
         e = w.value("expand", eex, f"nnx.fn.expand {y.name} "
                     f"{w.size_list(w.sizes_for(eex, sizes, y))}",
                     f"{y.type} -> {{r}}")
