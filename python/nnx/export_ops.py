@@ -16,6 +16,7 @@ docs/Python.md.
 """
 
 import math
+import os
 import string
 
 import torch
@@ -1335,14 +1336,68 @@ def _outer(w, c):
 # -----------------------------------------------------------------------------
 
 def support_table():
-    """The registry as a markdown table: one row per handler."""
+    """The registry as a markdown table (one row per handler, and the
+    decomposition fallback's core set of ATen ops), then the op-by-op
+    coverage measured by python/tests/test_op_coverage.py (its stored
+    results, python/tests/op_coverage.txt)."""
+    from .export_decomp import aten_op_names
     rows = ["| ops | PyTorch callables | notes |", "|---|---|---|"]
     for h in _GROUPS:
         names = sorted({callable_name(f) for f in h.callables})
         cells = [h.group, ", ".join("`" + n + "`" for n in names), h.doc]
         rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells)
                     + " |")
-    return "\n".join(rows) + "\n"
+    rows.append("| anything else | every other torch callable (and a "
+                "handler's refused arguments) | through its ATen "
+                "decomposition (`python/nnx/export_decomp.py`), down to this "
+                "core set: " + ", ".join("`" + n + "`" for n in
+                                         aten_op_names()) + " |")
+    return "\n".join(rows) + "\n" + _coverage_table()
+
+
+_COVERAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                         "tests", "op_coverage.txt")
+
+
+def _coverage_table():
+    """The op-by-op coverage (python/tests/op_coverage.txt) as markdown."""
+    if not os.path.exists(_COVERAGE):
+        return ""
+    by = {}
+    with open(_COVERAGE) as f:
+        lines = [ln.rstrip("\n").split("\t") for ln in f
+                 if ln.strip() and not ln.startswith("#")]
+    for name, status, detail in ((ln + ["", ""])[:3] for ln in lines):
+        by.setdefault(status, []).append((name, detail))
+    n = len(by.get("pass", []))
+    total = sum(len(v) for k, v in by.items() if k != "n/a")
+    out = [f"\n**Op-by-op coverage** (`python/tests/test_op_coverage.py`: "
+           "every op of torch's OpInfo database with a float32 CPU kernel "
+           "and every `torch.nn.functional` function, each exported, "
+           f"compiled, run and compared with PyTorch at 1e-5): **{n} of "
+           f"{total}**.\n", "| result | ops |", "|---|---|"]
+    why = {"pass": "exported, compiled, equal to PyTorch",
+           "refused": "refused (`ExportError` naming the op)",
+           "compile-error": "exported, not compiled",
+           "no-sample": "not measured (no float32 sample)",
+           "n/a": "outside the measure (complex, sparse, random or no "
+                  "tensor result)"}
+    for status in ("pass", "refused", "compile-error", "no-sample", "n/a"):
+        ops = by.get(status, [])
+        if not ops:
+            continue
+        cell = ", ".join("`" + name + "`" + (
+            f" ({_reason(d)})" if status == "refused" and _reason(d) else "")
+            for name, d in sorted(ops))
+        out.append(f"| {why[status]}: {len(ops)} | {cell} |")
+    return "\n".join(out) + "\n"
+
+
+def _reason(detail):
+    """The short reason of a refusal: the ATen op that stopped it."""
+    import re
+    m = re.search(r"ATen op '([^']+)'", detail)
+    return m.group(1) if m else ""
 
 
 @_handles("layer_norm", F.layer_norm, doc="`F.layer_norm`: a call of the "

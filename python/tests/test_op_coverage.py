@@ -408,3 +408,114 @@ def test_no_wrong_answers(results):
     bad = [f"{n}: {d}" for n, (s, d) in results.items() if s == "mismatch"]
     assert not bad, "compiled ops that differ from PyTorch:\n" + "\n".join(
         bad)
+
+
+# --- the functions new models call, in model code ---------------------------
+
+class SqueezeExcite(nn.Module):
+    """MobileNetV3's block: hardswish, and a hardsigmoid gate."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Conv2d(8, 4, 1)
+        self.fc2 = nn.Conv2d(4, 8, 1)
+
+    def forward(self, x):
+        x = F.hardswish(x)
+        s = F.adaptive_avg_pool2d(x, 1)
+        s = F.hardsigmoid(self.fc2(F.relu(self.fc1(s))), inplace=True)
+        return x * s
+
+
+class WindowPad(nn.Module):
+    """Swin's window partition: pad (B, H, W, C) to whole windows."""
+
+    def forward(self, x):
+        b, h, w, c = x.shape
+        ws = 4
+        pad_r, pad_b = (ws - w % ws) % ws, (ws - h % ws) % ws
+        x = F.pad(x, (0, 0, 0, pad_r, 0, pad_b))
+        hp, wp = h + pad_b, w + pad_r
+        x = x.view(b, hp // ws, ws, wp // ws, ws, c)
+        return x.permute(0, 1, 3, 2, 4, 5).reshape(-1, ws * ws, c)
+
+
+class SegHead(nn.Module):
+    """A segmentation head: upsampled logits (bilinear, nearest,
+    bicubic), pixel shuffle and a transposed convolution."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(2, 3, 2, 2) * 0.1)
+
+    def forward(self, x):
+        size = (x.shape[-2] * 2, x.shape[-1] * 2)
+        a = F.interpolate(x, size=size, mode="bilinear", align_corners=False)
+        b = F.interpolate(x, scale_factor=2, mode="nearest")
+        c = F.interpolate(x, size=size, mode="bicubic", align_corners=True)
+        d = F.pixel_shuffle(torch.cat([x, x, x, x], 1), 2)
+        e = F.conv_transpose2d(x, self.w, stride=2)
+        return a + b + c + d, e
+
+
+class Norms(nn.Module):
+    """Functional batch / group / instance norm, torch.norm, addcmul."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("mean", torch.linspace(-0.5, 0.5, 8))
+        self.register_buffer("var", torch.linspace(0.5, 1.5, 8))
+        self.weight = nn.Parameter(torch.linspace(0.8, 1.2, 8))
+        self.bias = nn.Parameter(torch.linspace(-0.1, 0.1, 8))
+
+    def forward(self, x):
+        a = F.batch_norm(x, self.mean, self.var, self.weight, self.bias,
+                         training=False, eps=1e-3)
+        b = F.group_norm(x, 4, self.weight, self.bias)
+        c = F.instance_norm(x)
+        n = torch.norm(x, dim=1, keepdim=True)
+        return torch.addcmul(a, b, c, value=0.5), n
+
+
+class LastToken(nn.Module):
+    """The usual "gather the EOS token": two index tensors, and a repeat
+    by a run-time count."""
+
+    def forward(self, h, scores):
+        eos = scores.argmax(dim=-1)
+        pooled = h[torch.arange(h.shape[0]), eos]
+        return pooled, pooled.repeat(1, h.shape[0])
+
+
+MODELS = {
+    "mobilenetv3_se": (SqueezeExcite, [(None, 8, 5, 5)]),
+    "swin_window_pad": (WindowPad, [(None, 7, 6, 3)]),
+    "segmentation_head": (SegHead, [(None, 2, 3, 4)]),
+    "norms": (Norms, [(None, 8, 3, 4)]),
+    "last_token": (LastToken, [(None, 5, 4), (None, 5)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_functions_new_models_call(name):
+    if not os.environ.get("NNX_BUILD_DIR"):
+        pytest.skip("needs the build (NNX_BUILD_DIR) for nnx.compile")
+    import nnx
+    cls, spec = MODELS[name]
+    model = cls().eval()
+    run = nnx.compile(model, inputs=spec)
+    gen = torch.Generator().manual_seed(3)
+    for batch in (1, 3):
+        xs = []
+        for s in spec:
+            shape, dtype = (s if isinstance(s[0], tuple) else (s, None))
+            shape = [batch if d is None else d for d in shape]
+            xs.append(torch.randn(*shape, generator=gen) if dtype is None
+                      else torch.randint(0, 5, shape, generator=gen))
+        with torch.no_grad():
+            want = _tensors(model(*xs))
+        got, _ = run(*[x.numpy() for x in xs])
+        got = list(got.values()) if isinstance(got, dict) else list(got)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(np.asarray(g), w.numpy(), **TOL)
