@@ -183,7 +183,8 @@ def _identity(w, c):
 
 
 @_writes(aten._reshape_alias, aten.squeeze, prims.squeeze,
-         prims.collapse_view, prims.split_dim, _get(prims, "collapse"), aten.flatten,
+         prims.collapse_view, prims.split_dim, _get(prims, "collapse"),
+         aten.flatten,
          aten.unflatten)
 def _reshape_like(w, c):
     """An op that only reshapes: the result's dims from its examples."""
@@ -608,8 +609,10 @@ class _Writer:
         self.inputs = [v for v in _leaves(list(c.args) + list(
             c.kwargs.values())) if isinstance(v, (Value, Size))]
 
-    def refuse(self, msg):
-        return self.w.error(f"{self.what} {msg}")
+    def refuse(self, detail):
+        return self.w.error(f"{self.what} has no nnx form ({detail}; "
+                            "supported: docs/Python.md, 'What the exporter "
+                            "supports')")
 
     def size(self, ex):
         """The run-time size with examples `ex` among the call's operands."""
@@ -628,9 +631,9 @@ class _Writer:
                 return w._find_size(ex, None, v)
             except ExportError:
                 pass
-        raise self.refuse(f"has no nnx form: its decomposition uses a "
-                          f"run-time size ({ex[0]} and {ex[1]} in the example "
-                          "runs) that is not a dim of its operands")
+        raise self.refuse(f"its decomposition uses a run-time size ({ex[0]} "
+                          f"and {ex[1]} in the example runs) that is not a "
+                          "dim of its operands")
 
     def pair(self, a0, a1, node):
         """The IR argument of a pair of node arguments."""
@@ -657,9 +660,9 @@ class _Writer:
         return a0
 
     def differs(self, node):
-        return self.refuse(f"has no nnx form: its decomposition differs "
-                           f"between the example runs at '{node.target}' "
-                           "(a value baked in from an input size)")
+        return self.refuse("its decomposition differs between the example "
+                           f"runs at '{node.target}' (a value baked in from "
+                           "an input size)")
 
     def concrete(self, x, k):
         if isinstance(x, torch.fx.Node):
@@ -693,7 +696,7 @@ class _Writer:
                 self.call(n0, n1, n0 in outputs)
             elif n0.op == "output":
                 return self.pair(n0.args[0], n1.args[0], n0)
-        raise self.refuse("has no nnx form: its decomposition has no output")
+        raise self.refuse("its decomposition has no output")
 
     def call(self, n0, n1, is_output):
         ex = []
@@ -709,9 +712,8 @@ class _Writer:
         fn = ATEN.get(target) or ATEN.get(getattr(target, "overloadpacket",
                                                   None))
         if fn is None:
-            raise self.refuse(f"has no nnx form: it reaches the ATen op "
-                              f"'{target}', which has neither an nnx form nor "
-                              "a decomposition")
+            raise self.refuse(f"it reaches the ATen op '{target}', which has "
+                              "neither an nnx form nor a decomposition")
         args = self.pair(list(n0.args), list(n1.args), n0)
         kwargs = {k: self.pair(v, n1.kwargs.get(k), n0)
                   for k, v in n0.kwargs.items()
@@ -725,8 +727,8 @@ class _Writer:
         try:
             self.env[n0] = fn(self.w, c)
         except ExportError as e:
-            raise self.refuse(f"has no nnx form: its decomposition reaches "
-                              f"'{target}': {_strip(str(e))}") from None
+            raise self.refuse(f"its decomposition reaches '{target}': "
+                              f"{_strip(str(e))}") from None
 
 
 def _tensors(x):
@@ -753,12 +755,12 @@ def _check(w, what, got, want0, want1, values=True):
                                              equal_nan=True))
             for g, t in zip(got.examples, (want0, want1)))
         if not ok:
-            raise w.error(f"{what} has no nnx form: its decomposition "
-                          "disagrees with the call on the example inputs")
+            raise w.error(f"{what} has no nnx form (its decomposition "
+                          "disagrees with the call on the example inputs)")
         return got
     if not isinstance(got, (tuple, list)) or len(got) != len(want0):
-        raise w.error(f"{what} has no nnx form: its decomposition gives "
-                      "another structure than the call")
+        raise w.error(f"{what} has no nnx form (its decomposition gives "
+                      "another structure than the call)")
     return tuple(_check(w, what, g, t0, t1, values) for g, t0, t1 in zip(
         got, want0, want1))
 
@@ -966,8 +968,9 @@ def _argmax(w, c):
     x = c.args[0]
     if c.arg(1, "dim") is not None or x.rank <= 1:
         args = list(c.args) + ([0] if c.arg(1, "dim") is None else [])
-        return HANDLERS[fn].fn(w, Call(fn, c.label, args[:2], {"keepdim": c.arg(
-            2, "keepdim", False)}, c.ex, False))
+        keep = {"keepdim": c.arg(2, "keepdim", False)}
+        return HANDLERS[fn].fn(w, Call(fn, c.label, args[:2], keep, c.ex,
+                                       False))
     fex = tuple(e.reshape(-1) for e in x.examples)
     f = w.reshape(x, fex, None, None, "flat")
     keep = bool(c.arg(2, "keepdim", False))
