@@ -706,7 +706,11 @@ class _Writer:
             ex.append(n.target(*args, **kwargs))
             self.conc[k][n] = ex[-1]
         if n0.target is operator.getitem:
-            self.env[n0] = self.env[n0.args[0]][n0.args[1]]
+            got = self.env[n0.args[0]][n0.args[1]]
+            if isinstance(got, _NoIndices):
+                raise self.refuse("the indices of a max pool have no nnx "
+                                  "form")
+            self.env[n0] = got
             return
         target = n0.target
         fn = ATEN.get(target) or ATEN.get(getattr(target, "overloadpacket",
@@ -1071,3 +1075,45 @@ def _as_strided_gather(w, c):
     index = torch.as_strided(torch.arange(1, n + 1), list(size),
                              list(stride), offset)
     return _flat_gather(w, x, 0, index, 0.0, list(size), c.ex, c.label)
+
+
+class _NoIndices:
+    """The indices result of a max pool: no nnx form (a use refuses)."""
+
+
+@_writes(aten.max_pool2d_with_indices)
+def _max_pool2d_with_indices(w, c):
+    ex = tuple(e[0] for e in c.ex)
+    vals = HANDLERS[F.max_pool2d].fn(w, Call(F.max_pool2d, c.label,
+                                             list(c.args[:6]), {}, ex, False))
+    return vals, _NoIndices()
+
+
+@_writes(aten.adaptive_max_pool2d)
+def _adaptive_max_pool2d(w, c):
+    """A max pool with kernel = stride = input / output, where the output
+    size divides the input's."""
+    x, out = c.args[0], list(c.args[1])
+    sp = [tuple(e.shape[-2:]) for e in x.examples]
+    if sp[0] != sp[1] or any(n % o for n, o in zip(sp[0], out)):
+        raise w.error("adaptive_max_pool2d to an output size that does not "
+                      "divide the (static) input size has no nnx form")
+    k = [n // o for n, o in zip(sp[0], out)]
+    ex = tuple(e[0] for e in c.ex)
+    vals = HANDLERS[F.max_pool2d].fn(w, Call(F.max_pool2d, c.label,
+                                             [x, k, k], {}, ex, False))
+    return vals, _NoIndices()
+
+
+@_writes(aten.take)
+def _take_flat(w, c):
+    x, index = c.args[0], w.as_value(c.args[1], torch.int64)
+    fex = tuple(e.reshape(-1) for e in x.examples)
+    f = w.reshape(x, fex, None, None, "flat")
+    iv = ops._wrap_negative(w, index, w.dim(f, 0))
+    return ops._take(w, f, iv, 0, c.ex, c.label)
+
+
+_MOVEMENT[aten.unfold] = lambda c: c.args[0].rank - (
+    c.arg(1, "dimension") % max(c.args[0].rank, 1))
+ATEN[aten.unfold] = _movement
