@@ -664,6 +664,21 @@ class _Writer:
                            f"runs at '{node.target}' (a value baked in from "
                            "an input size)")
 
+    def check_mutable(self, node):
+        """An in-place op of the graph is written as its functional form:
+        only where it writes a tensor the graph made, not a view of
+        another (whose other readers would miss the write) nor an input."""
+        dst = node.args[0]
+        first = next(n for n in self.g[0].nodes if n.op == "placeholder")
+        if self.c.in_place and dst is first:
+            return  # the call's own target (its result is the call's)
+        if not isinstance(dst, torch.fx.Node) or dst.op != "call_function" \
+                or any(self.conc[k].get(n) is not None and
+                       self.conc[k][n]._base is not None for k, n in
+                       enumerate((dst, self.g[1].nodes[self.index[0][dst]]))):
+            raise self.refuse(f"its decomposition writes in place "
+                              f"('{node.target}') into an input or a view")
+
     def concrete(self, x, k):
         if isinstance(x, torch.fx.Node):
             return self.conc[k][x]
@@ -713,8 +728,13 @@ class _Writer:
             self.env[n0] = got
             return
         target = n0.target
-        fn = ATEN.get(target) or ATEN.get(getattr(target, "overloadpacket",
-                                                  None))
+        fn = _writer_of(target)
+        inplace = _in_place_name(target)
+        if fn is None and inplace:  # e.g. aten.clamp_min_: clamp_min's
+            fn = _writer_of(_get(_get(aten, inplace[:-1]),
+                                 target._overloadname))
+        if inplace and fn is not None:
+            self.check_mutable(n0)
         if fn is None:
             raise self.refuse(f"it reaches the ATen op '{target}', which has "
                               "neither an nnx form nor a decomposition")
@@ -730,9 +750,27 @@ class _Writer:
         c = Call(target, label, args, kwargs, tuple(ex), False)
         try:
             self.env[n0] = fn(self.w, c)
+            if inplace:  # later reads of the mutated tensor see the result
+                self.env[n0.args[0]] = self.env[n0]
         except ExportError as e:
             raise self.refuse(f"its decomposition reaches '{target}': "
                               f"{_strip(str(e))}") from None
+
+
+def _writer_of(target):
+    if target is None:
+        return None
+    return ATEN.get(target) or ATEN.get(getattr(target, "overloadpacket",
+                                                None))
+
+
+def _in_place_name(target):
+    """The name of an in-place ATen op (`clamp_min_`), else None."""
+    packet = getattr(target, "overloadpacket", None)
+    name = str(packet).split(".")[-1] if packet is not None else ""
+    if name.endswith("_") and not name.endswith("__"):
+        return name
+    return None
 
 
 def _tensors(x):
@@ -1117,3 +1155,22 @@ def _take_flat(w, c):
 _MOVEMENT[aten.unfold] = lambda c: c.args[0].rank - (
     c.arg(1, "dimension") % max(c.args[0].rank, 1))
 ATEN[aten.unfold] = _movement
+
+
+@_writes(aten.copy_, aten.copy)
+def _copy(w, c):
+    """`dst.copy_(src)`: src broadcast and cast to dst's shape and type."""
+    src = w.as_value(c.args[1], c.ex[0].dtype)
+    if [tuple(e.shape) for e in src.examples] == [tuple(e.shape)
+                                                   for e in c.ex]:
+        return src
+    return HANDLERS[T.expand].fn(w, Call(T.expand, c.label, [src, w.dims(
+        c.args[0])], {}, c.ex, False))
+
+
+@_writes(aten.fill_, aten.fill, aten.zero_, aten.zero)
+def _fill(w, c):
+    value = c.arg(1, "value", 0)
+    if isinstance(value, (Size, Value)):
+        raise w.error("a fill value computed at run time has no nnx form")
+    return w.splat(value, c.ex, w.dims(c.args[0]), c.label)

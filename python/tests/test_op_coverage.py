@@ -255,7 +255,7 @@ def _evaluate():
         except Exception as e:  # noqa: BLE001
             results[name] = ("no-sample", f"PyTorch fails: {type(e).__name__}")
             continue
-        skip = _not_applicable(fn, sample, want)
+        skip = _not_applicable(name, fn, sample, want)
         if skip:
             results[name] = ("n/a", skip)
             continue
@@ -270,12 +270,11 @@ def _evaluate():
     return results
 
 
-def _not_applicable(fn, sample, want):
+def _not_applicable(name, fn, sample, want):
     """Why the op is outside what an export can reproduce, or None."""
     if not want:
         return "no tensor result"
-    if "empty" in getattr(fn, "__name__", "") or "resize" in getattr(
-            fn, "__name__", ""):
+    if "empty" in name or "resize" in name:
         return "uninitialized memory"
     ts = [t for t in _tensors([sample.input, list(sample.args),
                                list(sample.kwargs.values())])]
