@@ -554,7 +554,8 @@ class _Graph:
     """The ATen graph of one call on the examples of run `k`."""
 
     def __init__(self, func, c, k):
-        self.values = []
+        self.values = []  # the examples of run k given to make_fx
+        self.operands = []  # their Values, in the same order
         template = self._template(c.args, k), self._template(c.kwargs, k)
 
         def run(*ts):
@@ -568,6 +569,7 @@ class _Graph:
     def _template(self, x, k):
         if isinstance(x, Value):
             self.values.append(x.examples[k])
+            self.operands.append(x)
             return ("__nnx_arg__", len(self.values) - 1)
         if isinstance(x, Size):
             return x.examples[k]
@@ -606,8 +608,8 @@ class _Writer:
         self.env = {}  # node of graph 0 -> IR value
         self.conc = ({}, {})  # node -> example of run k
         self.index = [{n: i for i, n in enumerate(g.nodes)} for g in graphs]
-        self.inputs = [v for v in _leaves(list(c.args) + list(
-            c.kwargs.values())) if isinstance(v, (Value, Size))]
+        self.inputs = [v for v in _all_leaves((c.args, c.kwargs))
+                       if isinstance(v, (Value, Size))]
 
     def refuse(self, detail):
         return self.w.error(f"{self.what} has no nnx form ({detail}; "
@@ -693,7 +695,7 @@ class _Writer:
         if len(g0.nodes) != len(g1.nodes):
             raise self.differs(g0.nodes[-1])
         outputs = set(_leaves(list(g0.nodes[-1].args)))
-        placeholders = iter(v for v in self.inputs if isinstance(v, Value))
+        placeholders = iter(g0.operands)
         for n0, n1 in zip(g0.nodes, g1.nodes):
             if n0.op != n1.op or n0.target != n1.target:
                 raise self.differs(n0)
@@ -755,6 +757,16 @@ class _Writer:
         except ExportError as e:
             raise self.refuse(f"its decomposition reaches '{target}': "
                               f"{_strip(str(e))}") from None
+
+
+def _all_leaves(x):
+    if isinstance(x, (list, tuple)):
+        return [i for v in x for i in _all_leaves(v)]
+    if isinstance(x, dict):
+        return _all_leaves(list(x.values()))
+    if isinstance(x, slice):
+        return _all_leaves([x.start, x.stop, x.step])
+    return [x]
 
 
 def _writer_of(target):
