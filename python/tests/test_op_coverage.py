@@ -518,3 +518,54 @@ def test_functions_new_models_call(name):
         assert len(got) == len(want)
         for g, w in zip(got, want):
             np.testing.assert_allclose(np.asarray(g), w.numpy(), **TOL)
+
+
+# --- refusals of the decomposition path ---------------------------------------
+
+class _Lambda(nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+@pytest.mark.parametrize("fn,pattern", [
+    # fftshift over the dynamic dim rolls by a size the decomposition bakes
+    # in as a constant (b // 2): refused, not fixed to the example's.
+    (lambda x: torch.fft.fftshift(x, dim=0),
+     r"'torch.fft_fftshift' has no nnx form \(its decomposition uses a "
+     r"run-time size \(1 and 1|'torch.fft_fftshift' has no nnx form \(.*"
+     r"run-time"),
+    (lambda x: x.sort(-1).values,
+     r"'Tensor.sort' has no nnx form \(it reaches the ATen op "
+     r"'aten.sort.default'"),
+    (lambda x: x[x > 0],
+     r"bool mask has no nnx form"),
+    (lambda x: torch.cumprod(x, 1),
+     r"'torch.cumprod' has no nnx form \(it reaches the ATen op "
+     r"'aten.cumprod.default'"),
+])
+def test_decomposition_refusals_name_the_op_and_the_line(fn, pattern):
+    with pytest.raises(ExportError) as e:
+        export(_Lambda(fn), [(None, 4)], name="m")
+    msg = str(e.value)
+    assert re.search(pattern, msg), msg
+    assert msg.startswith("module at '<root>': "), msg
+    # The line of the user's call (here the lambda's).
+    line = fn.__code__.co_firstlineno
+    assert msg.endswith(f"test_op_coverage.py:{line})"), msg
+    assert "Traceback" not in msg and 'File "' not in msg, msg
+
+
+def test_dynamic_size_in_a_decomposition_is_a_runtime_size():
+    """F.group_norm's decomposition views x as (b, groups, -1): the batch
+    it bakes in differs between the example runs, so it is written as the
+    input's dim 0, not as the examples' constant."""
+    text = export(_Lambda(lambda x: F.group_norm(x, 2)), [(None, 4, 3)],
+                  name="m")
+    assert "tensor<?x4x3xf32>" in text
+    views = re.findall(r"nnx.fn.reshape %\S+ \[([^\]]*)\]", text)
+    assert views and all(v.split(",")[0].strip().startswith("%")
+                         for v in views), views
