@@ -521,8 +521,6 @@ def _table():
     return table
 
 
-#: OpOverload -> decomposition, for the ops not in :data:`ATEN`.
-TABLE = _table()
 
 
 def aten_op_names():
@@ -1186,3 +1184,92 @@ def _fill(w, c):
     if isinstance(value, (Size, Value)):
         raise w.error("a fill value computed at run time has no nnx form")
     return w.splat(value, c.ex, w.dims(c.args[0]), c.label)
+
+
+# -----------------------------------------------------------------------------
+# Linear ops by probing: one constant matrix
+# -----------------------------------------------------------------------------
+
+def _linear_probe(w, c, trailing):
+    """An op linear in its input over its static trailing dims (pooling,
+    linear interpolation): `x` flattened over them times the constant
+    matrix found by running the op on the identity; checked on the
+    examples."""
+    x = c.args[0]
+    what = f"'{c.func.overloadpacket.__name__}'"
+    lead = x.rank - trailing
+    shapes = [tuple(e.shape) for e in x.examples]
+    outs = [tuple(e.shape) for e in c.ex]
+    if lead < 1 or shapes[0][lead:] != shapes[1][lead:] or \
+            outs[0][lead:] != outs[1][lead:] or \
+            any(o[:lead] != s[:lead] for o, s in zip(outs, shapes)):
+        raise w.error(f"{what} over run-time sizes has no nnx form (the "
+                      "dims it acts on must be static)")
+    if any(isinstance(a, (Size, Value)) for a in _all_leaves(
+            (c.args[1:], c.kwargs))):
+        raise w.error(f"{what} with run-time arguments has no nnx form")
+    n = math.prod(shapes[0][lead:])
+    m = math.prod(outs[0][lead:])
+    if n * m > 1 << 20:
+        raise w.error(f"{what} as a matrix of {n} x {m} entries is too "
+                      "large to write (at most 2^20)")
+    eye = torch.eye(n, dtype=torch.float64).reshape(
+        (n,) + (1,) * (lead - 1) + shapes[0][lead:])
+    mat = c.func(eye, *c.args[1:], **c.kwargs).reshape(n, m)
+    mat = mat.to(c.ex[0].dtype)
+    for k in range(2):
+        e = x.examples[k]
+        got = (e.reshape(*e.shape[:lead], n).to(mat.dtype) @ mat).reshape(
+            c.ex[k].shape)
+        if not torch.allclose(got, c.ex[k], rtol=1e-4, atol=1e-5):
+            raise w.error(f"{what} is not linear in its input here")
+    dims = w.dims(x)
+    fex = tuple(e.reshape(*e.shape[:lead], n) for e in x.examples)
+    f = w.reshape(x, fex, dims[:lead] + [n], None, "flat")
+    mv = w.constant(mat)
+    pex = tuple(e @ mat for e in fex)
+    p = _mm_const(w, f, mv, pex)
+    return w.reshape(p, c.ex, dims[:lead] + list(outs[0][lead:]), c.label,
+                     what.strip("'"))
+
+
+def _mm_const(w, x, mat, ex):
+    return w.value("matmul", ex, f"nnx.fn.matmul {x.name}, {mat.name}",
+                   f"{x.type}, {mat.type} -> {{r}}")
+
+
+_LINEAR = {}
+for _n, _k in (("adaptive_avg_pool1d", 1), ("_adaptive_avg_pool2d", 2),
+               ("adaptive_avg_pool2d", 2), ("_adaptive_avg_pool3d", 3),
+               ("adaptive_avg_pool3d", 3), ("avg_pool1d", 1),
+               ("avg_pool2d", 2), ("avg_pool3d", 3),
+               ("upsample_linear1d", 1), ("upsample_bilinear2d", 2),
+               ("upsample_trilinear3d", 3), ("upsample_bicubic2d", 2)):
+    if _get(aten, _n) is not None:
+        _LINEAR[_get(aten, _n)] = _k
+
+
+def _linear_or_handler(previous, trailing):
+    def write(w, c):
+        if previous is not None:
+            try:
+                return previous(w, c)
+            except ExportError as e:
+                first = e
+        try:
+            return _linear_probe(w, c, trailing)
+        except ExportError:
+            if previous is not None:
+                raise first from None
+            raise
+    return write
+
+
+for _p, _k in _LINEAR.items():
+    if _p in (aten.upsample_bilinear2d, aten.upsample_bicubic2d):
+        continue  # decomposed by torch (gathers; any size)
+    ATEN[_p] = _linear_or_handler(ATEN.get(_p), _k)
+
+
+#: OpOverload -> decomposition, for the ops not in :data:`ATEN`.
+TABLE = _table()
