@@ -520,7 +520,7 @@ def test_functions_new_models_call(name):
             np.testing.assert_allclose(np.asarray(g), w.numpy(), **TOL)
 
 
-# --- refusals of the decomposition path ---------------------------------------
+# --- refusals of the decomposition path -------------------------------------
 
 class _Lambda(nn.Module):
     def __init__(self, fn):
