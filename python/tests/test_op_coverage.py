@@ -329,7 +329,7 @@ def _compile_and_run(nnx, group, results):
         _compile_and_run(nnx, group[:h], results)
         _compile_and_run(nnx, group[h:], results)
         return
-    outs = list(outs.values()) if isinstance(outs, dict) else list(outs)
+    outs = _outputs(outs)
     i = 0
     for name, _, _, _, want in group:
         got = outs[i:i + len(want)]
@@ -344,6 +344,15 @@ def _compile_and_run(nnx, group, results):
             results[name] = ("pass", "")
         except AssertionError as e:
             results[name] = ("mismatch", str(e).strip().splitlines()[0][:300])
+
+
+def _outputs(got):
+    """A compiled model's outputs as a list (one output: the array)."""
+    if isinstance(got, dict):
+        return list(got.values())
+    if isinstance(got, (list, tuple)):
+        return list(got)
+    return [got]
 
 
 def _read(path):
@@ -514,7 +523,7 @@ def test_functions_new_models_call(name):
         with torch.no_grad():
             want = _tensors(model(*xs))
         got, _ = run(*[x.numpy() for x in xs])
-        got = list(got.values()) if isinstance(got, dict) else list(got)
+        got = _outputs(got)
         assert len(got) == len(want)
         for g, w in zip(got, want):
             np.testing.assert_allclose(np.asarray(g), w.numpy(), **TOL)
