@@ -1018,6 +1018,8 @@ def _argmax(w, c):
     fn = torch.argmax if c.func.overloadpacket is aten.argmax else \
         torch.argmin
     x = c.args[0]
+    if x.rank == 0:
+        return w.splat(0, c.ex, [], c.label)
     if c.arg(1, "dim") is not None or x.rank <= 1:
         args = list(c.args) + ([0] if c.arg(1, "dim") is None else [])
         keep = {"keepdim": c.arg(2, "keepdim", False)}

@@ -152,6 +152,9 @@ def _binary(w, c):
     name = _op_name(c.func).rstrip("_") if not _op_name(c.func).startswith(
         "__") else _op_name(c.func)
     op = _BINARY[name]
+    if op == "div" and c.kwargs.get("rounding_mode", c.arg(
+            2, "rounding_mode")) is not None:
+        raise w.error("div with a rounding_mode is not a true division")
     a, b = c.args[0], c.arg(1, "other")
     if name in _REVERSED:
         a, b = b, a
@@ -413,6 +416,8 @@ def _dropout(w, c):
 # -----------------------------------------------------------------------------
 
 def _reduce_op(w, op, x, dims, keep, label, ex=None):
+    if x.rank == 0:  # a reduction of a scalar is the scalar
+        return x
     attrs = ["dims = array<i64: " + ", ".join(map(str, dims)) + ">"]
     if keep:
         attrs.append("keepdim")
