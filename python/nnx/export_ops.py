@@ -169,6 +169,9 @@ def _binary(w, c):
                     for k in range(2))
         b = w.binary("mul", w.as_value(b, dtype), w.scalar(alpha, dtype),
                      bex, None)
+    if dtype == torch.bool and op in ("mul", "add", "maximum", "minimum"):
+        # On bools: and / or (nnx's arithmetic takes no i1).
+        op = "logical_and" if op in ("mul", "minimum") else "logical_or"
     if op == "pow" and not _is_sym(b) and not isinstance(b, Value) and b == 2:
         x = w.as_value(a, dtype)
         return w.binary("mul", x, x, c.ex, c.label, attrs)
@@ -978,6 +981,10 @@ def _cat(w, c):
     dim = c.arg(1, "dim", c.kwargs.get("axis", 0))
     if name in ("hstack", "vstack"):
         dim = 0 if name == "vstack" or ts[0].rank == 1 else 1
+        if name == "vstack":  # rows: a vector is a 1 x n matrix
+            ts = [w.reshape(t, tuple(e.reshape(1, -1) for e in t.examples),
+                            [1] + w.dims(t), None, "row") if t.rank == 1
+                  else t for t in ts]
     if name == "stack":
         d = _norm_dim(dim, ts[0].rank + 1, w.where())
         parts = []
