@@ -161,8 +161,75 @@ def _div_mode(w, c):
                  c.label)
     if mode is None:
         return q
-    fn = {"floor": "floor", "trunc": "trunc"}[mode]
-    return w.value(fn, c.ex, f"math.{fn} {q.name}", label=c.label)
+    if mode == "trunc":
+        return w.value("trunc", c.ex, f"math.trunc {q.name}", label=c.label)
+    return _floor_divide(w, w.as_value(a, dtype), w.as_value(b, dtype), c)
+
+
+@_writes(aten.floor_divide)
+def _floor_divide_op(w, c):
+    if not c.ex[0].is_floating_point():
+        raise w.error("an integer floor division has no nnx form")
+    dtype = c.ex[0].dtype
+    return _floor_divide(w, w.as_value(c.args[0], dtype),
+                         w.as_value(c.args[1], dtype), c)
+
+
+_TORCH_BINARY = {"add": torch.add, "sub": torch.sub, "mul": torch.mul,
+                 "div": torch.div, "eq": torch.eq, "ne": torch.ne,
+                 "lt": torch.lt, "gt": torch.gt,
+                 "logical_and": torch.logical_and,
+                 "logical_xor": torch.logical_xor}
+
+
+def _floor_divide(w, a, b, c):
+    """torch's floor division of floats (ATen's div_floor_floating: from
+    fmod, so a quotient just below an integer is not rounded up)."""
+    def bin_(kind, x, y, label=None, ex=None):
+        if not isinstance(y, Value):
+            y = w.scalar(y, x.dtype)
+        ex = ex or _ex2(lambda k: _TORCH_BINARY[kind](x.examples[k],
+                                                      y.examples[k]))
+        return w.binary(kind, x, y, ex, label)
+
+    def where(cond, x, y, label=None, ex=None):
+        ex = ex or _ex2(lambda k: torch.where(cond.examples[k], x.examples[k],
+                                              y.examples[k]))
+        return ops._where_op(w, cond, x, y, ex, label)
+
+    def full(v):  # v broadcast to the result's shape
+        if [tuple(e.shape) for e in v.examples] == [tuple(e.shape)
+                                                     for e in c.ex]:
+            return v
+        ex = _ex2(lambda k: v.examples[k].expand(c.ex[k].shape).clone())
+        return HANDLERS[T.expand].fn(w, Call(T.expand, None, [
+            v, _dims_like(w, c, (a, b))], {}, ex, False))
+    a, b = full(a), full(b)
+    mod = w.value("mod", _ex2(lambda k: torch.fmod(a.examples[k],
+                                                   b.examples[k])),
+                  f"arith.remf {a.name}, {b.name}", f"{a.type}")
+    div = bin_("div", bin_("sub", a, mod), b)
+    adjust = bin_("logical_and", bin_("ne", mod, 0.0), bin_(
+        "logical_xor", bin_("lt", b, 0.0), bin_("lt", mod, 0.0)))
+    div = where(adjust, bin_("sub", div, 1.0), div)
+    fl = w.value("floor", tuple(torch.floor(e) for e in div.examples),
+                 f"math.floor {div.name}")
+    fl = where(bin_("gt", bin_("sub", div, fl), 0.5), bin_("add", fl, 1.0),
+               fl)
+    return where(bin_("eq", b, 0.0), bin_("div", a, b), fl, c.label, c.ex)
+
+
+def _dims_like(w, c, operands):
+    """The result's dims: its run-time ones as dims of `operands` with the
+    same two values."""
+    out = []
+    for d in range(c.ex[0].dim()):
+        ex = (c.ex[0].shape[d], c.ex[1].shape[d])
+        same = [(v, i) for v in operands for i in range(v.rank)
+                if (v.examples[0].shape[i], v.examples[1].shape[i]) == ex]
+        out.append(int(ex[0]) if ex[0] == ex[1] else w.dim(*same[0])
+                   if same else w._find_size(ex, None, None))
+    return out
 
 
 def _c(x, k):
@@ -191,7 +258,7 @@ def _reshape_like(w, c):
     return w.reshape(c.args[0], c.ex, None, c.label, "view")
 
 
-@_writes(aten.scalar_tensor)
+@_writes(aten.scalar_tensor, _get(prims, "scalar_tensor"))
 def _scalar_tensor(w, c):
     v = c.args[0]
     if isinstance(v, (Size, Value)):

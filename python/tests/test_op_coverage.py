@@ -599,3 +599,24 @@ def test_dynamic_size_in_a_decomposition_is_a_runtime_size():
     views = re.findall(r"nnx.fn.reshape %\S+ \[([^\]]*)\]", text)
     assert views and all(v.split(",")[0].strip().startswith("%")
                          for v in views), views
+
+
+def test_floor_division_is_torchs():
+    """Floor division as ATen computes it (from fmod): at quotients just
+    below an integer, by a negative divisor and by zero."""
+    if not os.environ.get("NNX_BUILD_DIR"):
+        pytest.skip("needs the build (NNX_BUILD_DIR) for nnx.compile")
+    import nnx
+
+    class Div(nn.Module):
+        def forward(self, a, b):
+            return (torch.div(a, b, rounding_mode="floor"),
+                    torch.div(a, b, rounding_mode="trunc"),
+                    torch.floor_divide(a, 0.1), a // b)
+    m = Div()
+    run = nnx.compile(m, inputs=[(None, 5), (None, 5)])
+    a = torch.tensor([[0.3, -0.3, 1.7, 5.0, 1.0], [2.0, -7.5, 0.0, 3.3, 0.7]])
+    b = torch.tensor([[0.1, 0.1, -0.4, 0.0, 0.1], [0.5, 2.0, 1.0, -1.1, 0.1]])
+    got, _ = run(a.numpy(), b.numpy())
+    for g, w in zip(_outputs(got), m(a, b)):
+        np.testing.assert_allclose(np.asarray(g), w.numpy(), **TOL)
