@@ -16,6 +16,7 @@ docs/Python.md.
 """
 
 import math
+import os
 import string
 
 import torch
@@ -151,6 +152,9 @@ def _binary(w, c):
     name = _op_name(c.func).rstrip("_") if not _op_name(c.func).startswith(
         "__") else _op_name(c.func)
     op = _BINARY[name]
+    if op == "div" and c.kwargs.get("rounding_mode", c.arg(
+            2, "rounding_mode")) is not None:
+        raise w.error("div with a rounding_mode is not a true division")
     a, b = c.args[0], c.arg(1, "other")
     if name in _REVERSED:
         a, b = b, a
@@ -165,6 +169,9 @@ def _binary(w, c):
                     for k in range(2))
         b = w.binary("mul", w.as_value(b, dtype), w.scalar(alpha, dtype),
                      bex, None)
+    if dtype == torch.bool and op in ("mul", "add", "maximum", "minimum"):
+        # On bools: and / or (nnx's arithmetic takes no i1).
+        op = "logical_and" if op in ("mul", "minimum") else "logical_or"
     if op == "pow" and not _is_sym(b) and not isinstance(b, Value) and b == 2:
         x = w.as_value(a, dtype)
         return w.binary("mul", x, x, c.ex, c.label, attrs)
@@ -248,12 +255,16 @@ _MATH = {"exp": "exp", "sqrt": "sqrt", "rsqrt": "rsqrt", "cos": "cos",
          "sin": "sin", "tanh": "tanh", "log": "log", "erf": "erf",
          "floor": "floor", "ceil": "ceil", "log1p": "log1p", "expm1": "expm1",
          "round": "roundeven", "abs": "absf", "exp2": "exp2", "log2": "log2",
-         "trunc": "trunc"}
+         "trunc": "trunc", "tan": "tan", "sinh": "sinh", "cosh": "cosh",
+         "asin": "asin", "acos": "acos", "atan": "atan", "asinh": "asinh",
+         "acosh": "acosh", "atanh": "atanh", "log10": "log10",
+         "erfc": "erfc"}
 
 
 @_handles("math", *_both(*_MATH), *_in_place(*_MATH), *_methods("__abs__"),
           doc="`exp sqrt rsqrt cos sin tanh log erf floor ceil log1p expm1 "
-              "round abs exp2 log2 trunc` (upstream `math`)")
+              "round abs exp2 log2 trunc tan sinh cosh asin acos atan asinh "
+              "acosh atanh log10 erfc` (upstream `math`)")
 def _math(w, c):
     name = _op_name(c.func).strip("_").rstrip("_")
     x = c.args[0]
@@ -408,6 +419,8 @@ def _dropout(w, c):
 # -----------------------------------------------------------------------------
 
 def _reduce_op(w, op, x, dims, keep, label, ex=None):
+    if x.rank == 0:  # a reduction of a scalar is the scalar
+        return x
     attrs = ["dims = array<i64: " + ", ".join(map(str, dims)) + ">"]
     if keep:
         attrs.append("keepdim")
@@ -666,14 +679,13 @@ def _expand(w, c):
 
 
 @_handles("repeat", *_methods("repeat"), *_both("repeat_interleave"),
-          doc="`repeat`, `repeat_interleave` (a constant count)")
+          doc="`repeat` (counts constant or run-time), `repeat_interleave` "
+              "(a constant count)")
 def _repeat(w, c):
     x = c.args[0]
     name = _op_name(c.func)
     if name == "repeat":
         reps = _shape_args(c.args[1:] or [c.kwargs.get("repeats")])
-        if any(_is_sym(r) for r in reps):
-            raise w.error("repeat with a run-time count has no nnx form")
         lead = len(reps) - x.rank
         dims = [1] * lead + w.dims(x)
         # [r0, d0, r1, d1, ...] by expand, then merged pairs by reshape.
@@ -682,8 +694,9 @@ def _repeat(w, c):
         src = tuple(t.reshape([v for d in ([1] * lead + list(t.shape))
                                for v in (1, d)]) for t in x.examples)
         y = w.reshape(x, src, inter, None, "view")
-        eex = tuple(src[k].expand([v for r, d in zip(reps, [1] * lead + list(
-            x.examples[k].shape)) for v in (r, d)]) for k in range(2))
+        eex = tuple(src[k].expand([v for r, d in zip(
+            _concrete(reps, k), [1] * lead + list(x.examples[k].shape))
+            for v in (r, d)]) for k in range(2))
         e = w.value("expand", eex, f"nnx.fn.expand {y.name} "
                     f"{w.size_list(w.sizes_for(eex, sizes, y))}",
                     f"{y.type} -> {{r}}")
@@ -826,8 +839,9 @@ def _advanced_index(w, c, x, items, adv):
     `index_select` along the indexed dim; a single constant index in a
     list (`x[:, [-1], :]`) is a slice of size 1."""
     if len(adv) > 1 or any(i is None for i in items):
-        raise w.error("indexing with several lists / tensors (or with "
-                      "None beside one) has no nnx form")
+        # Several index tensors (`x[torch.arange(b), idx]`): aten.index.
+        from .export_decomp import write_decomposed
+        return write_decomposed(w, c)
     k = adv[0]
     d = sum(1 for i in items[:k] if not isinstance(i, int) or True)
     # Dims before k that are ints are dropped by the basic index below.
@@ -967,6 +981,10 @@ def _cat(w, c):
     dim = c.arg(1, "dim", c.kwargs.get("axis", 0))
     if name in ("hstack", "vstack"):
         dim = 0 if name == "vstack" or ts[0].rank == 1 else 1
+        if name == "vstack":  # rows: a vector is a 1 x n matrix
+            ts = [w.reshape(t, tuple(e.reshape(1, -1) for e in t.examples),
+                            [1] + w.dims(t), None, "row") if t.rank == 1
+                  else t for t in ts]
     if name == "stack":
         d = _norm_dim(dim, ts[0].rank + 1, w.where())
         parts = []
@@ -1330,14 +1348,68 @@ def _outer(w, c):
 # -----------------------------------------------------------------------------
 
 def support_table():
-    """The registry as a markdown table: one row per handler."""
+    """The registry as a markdown table (one row per handler, and the
+    decomposition fallback's core set of ATen ops), then the op-by-op
+    coverage measured by python/tests/test_op_coverage.py (its stored
+    results, python/tests/op_coverage.txt)."""
+    from .export_decomp import aten_op_names
     rows = ["| ops | PyTorch callables | notes |", "|---|---|---|"]
     for h in _GROUPS:
         names = sorted({callable_name(f) for f in h.callables})
         cells = [h.group, ", ".join("`" + n + "`" for n in names), h.doc]
         rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells)
                     + " |")
-    return "\n".join(rows) + "\n"
+    rows.append("| anything else | every other torch callable (and a "
+                "handler's refused arguments) | through its ATen "
+                "decomposition (`python/nnx/export_decomp.py`), down to this "
+                "core set: " + ", ".join("`" + n + "`" for n in
+                                         aten_op_names()) + " |")
+    return "\n".join(rows) + "\n" + _coverage_table()
+
+
+_COVERAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                         "tests", "op_coverage.txt")
+
+
+def _coverage_table():
+    """The op-by-op coverage (python/tests/op_coverage.txt) as markdown."""
+    if not os.path.exists(_COVERAGE):
+        return ""
+    by = {}
+    with open(_COVERAGE) as f:
+        lines = [ln.rstrip("\n").split("\t") for ln in f
+                 if ln.strip() and not ln.startswith("#")]
+    for name, status, detail in ((ln + ["", ""])[:3] for ln in lines):
+        by.setdefault(status, []).append((name, detail))
+    n = len(by.get("pass", []))
+    total = sum(len(v) for k, v in by.items() if k != "n/a")
+    out = [f"\n**Op-by-op coverage** (`python/tests/test_op_coverage.py`: "
+           "every op of torch's OpInfo database with a float32 CPU kernel "
+           "and every `torch.nn.functional` function, each exported, "
+           f"compiled, run and compared with PyTorch at 1e-5): **{n} of "
+           f"{total}**.\n", "| result | ops |", "|---|---|"]
+    why = {"pass": "exported, compiled, equal to PyTorch",
+           "refused": "refused (`ExportError` naming the op)",
+           "compile-error": "exported, not compiled",
+           "no-sample": "not measured (no float32 sample)",
+           "n/a": "outside the measure (complex, sparse, random or no "
+                  "tensor result)"}
+    for status in ("pass", "refused", "compile-error", "no-sample", "n/a"):
+        ops = by.get(status, [])
+        if not ops:
+            continue
+        cell = ", ".join("`" + name + "`" + (
+            f" ({_reason(d)})" if status == "refused" and _reason(d) else "")
+            for name, d in sorted(ops))
+        out.append(f"| {why[status]}: {len(ops)} | {cell} |")
+    return "\n".join(out) + "\n"
+
+
+def _reason(detail):
+    """The short reason of a refusal: the ATen op that stopped it."""
+    import re
+    m = re.search(r"ATen op '([^']+)'", detail)
+    return m.group(1) if m else ""
 
 
 @_handles("layer_norm", F.layer_norm, doc="`F.layer_norm`: a call of the "

@@ -39,6 +39,7 @@ from torch.overrides import TorchFunctionMode
 from .export_ir import (ExportError, ForwardWriter, Size, Value, _sym,
                         scalar_literal, tensor_type, mlir_element_type)
 from .export_ops import Call, handler_for, _op_name, _key
+from .export_decomp import write_call
 
 __all__ = ["SymInt", "Recorder", "Recorded"]
 
@@ -197,6 +198,17 @@ class SymInt(int):
 
     def __bool__(self):
         return self._cmp(0, lambda a, b: a != b, "!=")
+
+
+def _differ(r0, r1):
+    """Whether two non-tensor results differ (tensors inside compared by
+    value)."""
+    if isinstance(r0, torch.Tensor):
+        return False
+    try:
+        return bool(r0 != r1)
+    except RuntimeError:  # a structure holding tensors
+        return repr(r0) != repr(r1)
 
 
 def _ex(x, k):
@@ -729,10 +741,6 @@ class Recorder:
             return self._metadata(func, name, args, ex)
         if frame is None or frame.silent:
             return self.register(*ex, self.depends((args, kwargs)))
-        if h is None:
-            raise frame.error(f"{self._describe(func)} has no nnx form "
-                              "(supported: docs/Python.md, 'What the exporter "
-                              "supports')")
         in_place = name.endswith("_") and not name.endswith("__") or \
             name in ("__iadd__", "__isub__", "__imul__", "__itruediv__",
                      "__setitem__")
@@ -743,7 +751,8 @@ class Recorder:
                               "cannot express")
         c = Call(func, _LABELS.get(name, name.strip("_")),
                  frame.to_ir(args), frame.to_ir(kwargs), ex, in_place)
-        res = h.fn(frame, c)
+        # No handler: written through its ATen decomposition.
+        res = write_call(h, frame, c)
         out = self.register(*ex, self.depends((args, kwargs)))
         self._bind(frame, out, res)
         return out
@@ -858,7 +867,7 @@ class Recorder:
                              "value: control flow or numbers that depend on "
                              "the input data have no nnx form (it would be "
                              "fixed to the example's outcome)")
-        if r0 != r1 if not isinstance(r0, torch.Tensor) else False:
+        if _differ(r0, r1):
             what = ("len()" if name == "__len__" else
                     f"{self._describe(func)}")
             if name in _VALUE_READS:
