@@ -671,3 +671,27 @@ func.func @f(%x: tensor<?x3x8x8xf32>) {
   %0 = nnx.fn.adaptive_avg_pool2d %x {output_size = array<i64: 2, 2>} : tensor<?x3x8x8xf32> -> tensor<?x3x2x4xf32>
   return
 }
+
+// -----
+
+func.func @f(%a: index) {
+  // expected-error @+1 {{'nnx.fn.guard' op needs a message saying what the export assumed}}
+  nnx.fn.guard eq, %a, %a, "" : index
+  return
+}
+
+// -----
+
+func.func @f(%a: index, %b: i64) {
+  // expected-error @+1 {{'nnx.fn.guard' op failed to verify that all of {lhs, rhs} have same type}}
+  "nnx.fn.guard"(%a, %b) <{predicate = 0 : i64, message = "m"}> : (index, i64) -> ()
+  return
+}
+
+// -----
+
+func.func @f(%a: f32) {
+  // expected-error @+1 {{'nnx.fn.guard' op operand #0 must be signless integer or index, but got 'f32'}}
+  "nnx.fn.guard"(%a, %a) <{predicate = 0 : i64, message = "m"}> : (f32, f32) -> ()
+  return
+}
