@@ -85,8 +85,13 @@ def describe(x, frame=None):
     r = x.recipe
     if r[0] == "dim":
         v = frame.values.get(id(r[1])) if frame is not None else None
-        name = v.name[1:] if v is not None else "<tensor>"
-        return f"{name}.shape[{r[2]}]"
+        if v is not None:
+            return f"{v.name[1:]}.shape[{r[2]}]"
+        # A size the forward was given (an argument), by its name.
+        size = frame.syms.get(id(x)) if frame is not None else None
+        if isinstance(size, Size):
+            return size.name[1:]
+        return f"<tensor>.shape[{r[2]}]"
     if r[0] in _ARITH:
         def part(y):
             text = describe(y, frame)
@@ -168,6 +173,8 @@ def record_comparison(lhs, sym, rhs, outcome):
     site, code = _site()
     with _plain(frame):
         a, b = index_of(frame, lhs), index_of(frame, rhs)
+    if a == b:  # one value: the outcome is the predicate's, in every run
+        return outcome
     pred = _PREDICATES[sym][0 if outcome else 1]
     cond = f"{describe(lhs, frame)} {sym} {shown or describe(rhs, frame)}"
     runs = ", ".join(f"{_val(lhs, k)} {sym} {shown or _val(rhs, k)}"
