@@ -135,8 +135,8 @@ def check_divisor(frame, b, b_name):
         return
     site, code = _site()
     zero = frame.index(0)
-    msg = (f"{site}: `{code}`: the run-time size {describe(b, frame)} is a "
-           "divisor, and this call has {0}")
+    msg = (f"{site}: the run-time size `{describe(b, frame)}` is a divisor, "
+           "and this call has {0}" + (f", at `{code}`" if code else ""))
     frame.lines.append(f'nnx.fn.guard ne, {b_name}, {zero}, '
                        f'"{_mlir_string(msg)}" : index')
 
@@ -182,7 +182,7 @@ def record_comparison(lhs, sym, rhs, outcome):
     now = "{0} " + sym + " " + (shown if shown is not None else "{1}")
     msg = (f"{site}: the exported forward assumed `{cond}` is {outcome} "
            f"(as in both example runs: {runs}), but this call has {now}, "
-           f"which takes the other way at `{code}`")
+           "which takes the other way" + (f" at `{code}`" if code else ""))
     frame.lines.append(f'nnx.fn.guard {pred}, {a}, {b}, '
                        f'"{_mlir_string(msg)}" : index')
     return outcome
@@ -202,7 +202,7 @@ def pin(frame, sym):
         a, b = index_of(frame, sym), frame.index(value)
     msg = (f"{site}: the exported forward was written for "
            f"`{describe(sym, frame)}` = {value} (its value in both example "
-           "runs), but this call has {0}, at `" + code + "`")
+           "runs), but this call has {0}" + (f", at `{code}`" if code else ""))
     frame.lines.append(f'nnx.fn.guard eq, {a}, {b}, '
                        f'"{_mlir_string(msg)}" : index')
     return value

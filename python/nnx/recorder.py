@@ -93,6 +93,9 @@ class SymInt(int):
 
     # -- arithmetic, recorded --------------------------------------------------
     def _arith(self, op, other, fn, swap=False):
+        if op == "mul" and isinstance(other, (list, tuple, str)):
+            # `[x] * n`: Python repeats by the first run's value.
+            return other * self._pinned("to repeat a list or a tuple")
         if isinstance(other, bool) or not isinstance(other, int):
             if isinstance(other, float):
                 raise _error("float arithmetic on a run-time size (batch or "
