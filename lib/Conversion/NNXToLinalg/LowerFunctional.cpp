@@ -2,8 +2,9 @@
 //
 // `nnx-lower-functional`: the pass, the helpers its pattern files share,
 // and the upstream tensor ops it rewrites for the pipelines (tensor.concat,
-// tensor.splat), and nnx.fn.guard. The other nnx.fn patterns are in LowerFunctionalElementwise.cpp,
-// LowerFunctionalStructured.cpp and LowerFunctionalIndexing.cpp.
+// tensor.splat), and nnx.fn.guard. The other nnx.fn patterns are in
+// LowerFunctionalElementwise.cpp, LowerFunctionalStructured.cpp and
+// LowerFunctionalIndexing.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "FunctionalLowering.h"
