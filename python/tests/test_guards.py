@@ -196,3 +196,17 @@ class Length(nn.Module):
 def test_len_of_a_dynamic_dim_is_a_guard():
     text = export(Length(), [(None, 4)], weights=False)
     assert "nnx.fn.guard sge" in text, text
+
+
+def test_to_torch_keeps_the_guards():
+    _nnx = pytest.importorskip("nnx._nnx", reason="nnx._nnx is not built")
+    torch.manual_seed(0)
+    model = Branchy().eval()
+    net = nnx.to_torch(_nnx.Model.parse(export(model, [(None, None, 4)],
+                                               weights=False)))
+    x = torch.randn(3, 5, 4)
+    torch.testing.assert_close(net(x), model(x), **TOL)
+    with pytest.raises(RuntimeError) as info:
+        net(torch.randn(5, 3, 4))
+    assert line_of(Branchy.forward, "x.shape[0] > 3") in str(info.value)
+    assert "this call has 5 > 3" in str(info.value)

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "FunctionalLowering.h"
 #include "nnx/Conversion/NNXToLinalg/LayerLowering.h"
+#include "nnx/Conversion/NNXToLinalg/RuntimeChecks.h"
 #include "nnx/Conversion/Passes.h"
 #include "nnx/Dialect/NNX/IR/Broadcast.h"
 #include "nnx/Dialect/NNX/IR/NNXFnOps.h"
