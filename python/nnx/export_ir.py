@@ -281,21 +281,37 @@ class ForwardWriter:
         return [self.dim(v, d) for d in range(v.rank)]
 
     def arith_size(self, op, a, b):
-        """`a <op> b` on ints / Sizes (op: add sub mul floordiv)."""
+        """`a <op> b` on ints / Sizes (op: add sub mul floordiv mod, the
+        last two with Python's floor semantics)."""
         fn = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
-              "floordiv": operator.floordiv}[op]
+              "floordiv": operator.floordiv, "mod": operator.mod}[op]
         if not _is_sym(a) and not _is_sym(b):
             return fn(a, b)
-        unit = {"add": 0, "sub": 0, "mul": 1, "floordiv": 1}[op]
+        unit = {"add": 0, "sub": 0, "mul": 1, "floordiv": 1, "mod": None}[op]
         if not _is_sym(b) and b == unit:
             return a
         if op in ("add", "mul") and not _is_sym(a) and a == unit:
             return b
         ex = tuple(fn(_concrete(a, k), _concrete(b, k)) for k in range(2))
+        if ex[0] == ex[1]:
+            return int(ex[0])
+        s = Size(self.index_binop(op, self.index(a), self.index(b)), ex)
+        self._sizes.append(s)
+        return s
+
+    def index_binop(self, op, a, b):
+        """Emits `a <op> b` on the index SSA values `a` and `b` (op: add sub
+        mul floordiv mod; Python's floor semantics, any signs); returns the
+        result's SSA name."""
+        if op == "mod":  # a - (a floordiv b) * b
+            q = self.index_binop("floordiv", a, b)
+            p = self.index_binop("mul", q, b)
+            return self.index_binop("sub", a, p)
         mn = {"add": "addi", "sub": "subi", "mul": "muli",
               "floordiv": "floordivsi"}[op]
-        return self.size(op, ex, f"arith.{mn} {self.index(a)}, "
-                                 f"{self.index(b)} : index")
+        name = self.name(op)
+        self.lines.append(f"{name} = arith.{mn} {a}, {b} : index")
+        return name
 
     def sizes_for(self, examples, hints, source=None):
         """Sizes of a result with example tensors `examples`: static dims as

@@ -40,6 +40,7 @@ from .export_ir import (ExportError, ForwardWriter, Size, Value, _sym,
                         scalar_literal, tensor_type, mlir_element_type)
 from .export_ops import Call, handler_for, _op_name, _key
 from .export_decomp import write_call
+from . import guards
 
 __all__ = ["SymInt", "Recorder", "Recorded"]
 
@@ -93,6 +94,9 @@ class SymInt(int):
 
     # -- arithmetic, recorded --------------------------------------------------
     def _arith(self, op, other, fn, swap=False):
+        if op == "mul" and isinstance(other, (list, tuple, str)):
+            # `[x] * n`: Python repeats by the first run's value.
+            return other * self._pinned("to repeat a list or a tuple")
         if isinstance(other, bool) or not isinstance(other, int):
             if isinstance(other, float):
                 raise _error("float arithmetic on a run-time size (batch or "
@@ -100,8 +104,8 @@ class SymInt(int):
             return NotImplemented
         a, b = (other, self) if swap else (self, other)
         e = tuple(fn(_ex(a, k), _ex(b, k)) for k in range(2))
-        if e[0] == e[1]:
-            return e[0]
+        # One value in both runs (`t % 8`, `t // 100`) is still a run-time
+        # value: pinned (guards.pin) where it is used as a plain int.
         return SymInt(e[0], e[1], (op, a, b))
 
     def __add__(self, o):
@@ -145,19 +149,28 @@ class SymInt(int):
     __rtruediv__ = __truediv__
 
     def __mod__(self, o):
-        self._no("with %")
+        return self._arith("mod", o, int.__mod__)
 
-    __rmod__ = __mod__
+    def __rmod__(self, o):
+        return self._arith("mod", o, int.__mod__, True)
 
     def __pow__(self, o):
         self._no("with **")
 
+    def _pinned(self, what):
+        """The value of a SymInt both runs agree on, used `what`: a guard
+        checks every call computes it (guards.pin)."""
+        frame = guards._current_frame()
+        if self.ex[0] != self.ex[1] or frame is None:
+            self._no(what)
+        return guards.pin(frame, self)
+
     def __float__(self):
-        self._no("as a float")
+        return float(self._pinned("as a float"))
 
     def __index__(self):
-        self._no("where Python needs a plain int (range(), list repeat, "
-                 "indexing a list or a numpy array)")
+        return self._pinned("where Python needs a plain int (range(), list "
+                            "repeat, indexing a list or a numpy array)")
 
     def __int__(self):
         return self
@@ -176,7 +189,9 @@ class SymInt(int):
                          f"{_ex(self, 1)} {sym} {_ex(o, 1)} is {r[1]} in the "
                          "second example run): its outcome depends on the "
                          "input size")
-        return r[0]
+        # Both runs agree: the forward holds this way only; a guard checks
+        # every call takes it.
+        return guards.record_comparison(self, sym, o, r[0])
 
     def __eq__(self, o):
         return self._cmp(o, lambda a, b: a == b, "==")
@@ -343,10 +358,14 @@ class Frame(ForwardWriter):
             return got
         r = s.recipe
         got = None
-        if r[0] == "dim" and id(r[1]) in self.values:
+        if s.ex[0] == s.ex[1]:
+            got = guards.pin(self, s)
+        elif r[0] == "dim" and id(r[1]) in self.values:
             got = self.dim(self.values[id(r[1])], r[2])
-        elif r[0] in ("add", "sub", "mul", "floordiv"):
+        elif r[0] in ("add", "sub", "mul", "floordiv", "mod"):
             a, b = (self.to_ir(x) for x in r[1:])
+            if r[0] in ("floordiv", "mod"):
+                guards.check_divisor(self, r[2], self.index(b))
             got = self.arith_size(r[0], a, b)
         else:
             got = self.size_from_scope(s.ex)

@@ -487,6 +487,16 @@ def _binary(fn):
     return emit
 
 
+def _binary_index(fn):
+    """An arith op on sizes (index scalars, not tensors)."""
+    def emit(g, op, ins):
+        if g.result_type(op)[0] is not None:
+            raise ToTorchError(f"{g.where(op)} on tensors has no PyTorch "
+                               "form here")
+        return g.call(fn, ins[0], ins[1])
+    return emit
+
+
 def _unary(fn):
     return lambda g, op, ins: g.call(fn, ins[0])
 
@@ -652,6 +662,26 @@ def _insert(dest, source, index, sizes):
     return out
 
 
+# arith.cmpi's predicates (nnx.fn.guard's attribute), by value.
+_PREDICATES = [operator.eq, operator.ne, operator.lt, operator.le,
+               operator.gt, operator.ge]
+
+
+def _check_guard(predicate, a, b, message):
+    """`nnx.fn.guard`: what the exported forward assumed of its sizes; a
+    call taking the other way fails with the exporter's message."""
+    if predicate >= len(_PREDICATES):  # unsigned: sizes are not negative
+        a, b, predicate = a % 2**64, b % 2**64, predicate - 4
+    if not _PREDICATES[predicate](a, b):
+        raise RuntimeError(message.replace("{0}", str(a)).replace(
+            "{1}", str(b)))
+
+
+def _guard(g, op, ins):
+    a = op["attributes"]
+    return g.call(_check_guard, a["predicate"], ins[0], ins[1], a["message"])
+
+
 _MATH = {"math.exp": torch.exp, "math.log": torch.log,
          "math.rsqrt": torch.rsqrt, "math.sqrt": torch.sqrt,
          "math.tanh": torch.tanh, "math.sin": torch.sin, "math.cos": torch.cos,
@@ -691,6 +721,11 @@ _OPS = {
     "tensor.concat": _concat, "tensor.splat": _splat,
     "tensor.extract_slice": _extract_slice,
     "tensor.insert_slice": _insert_slice,
-    "nnx.state": _state, "nnx.call": _call,
+    "nnx.state": _state, "nnx.call": _call, "nnx.fn.guard": _guard,
+    # Index arithmetic on sizes (floordivsi: Python's floor division).
+    "arith.addi": _binary_index(operator.add),
+    "arith.subi": _binary_index(operator.sub),
+    "arith.muli": _binary_index(operator.mul),
+    "arith.floordivsi": _binary_index(operator.floordiv),
 }
 _OPS.update({k: _unary(v) for k, v in _MATH.items()})

@@ -122,6 +122,8 @@ def NNXLowerFunctionalPass : NNX_Pass<"nnx-lower-functional"> {
       `nnx.dropout`, ...), so the numerics are the same;
     * `tensor.concat` becomes `tensor.empty` + `tensor.insert_slice`s and a
       ranked `tensor.splat` a `linalg.fill`, which both bufferize.
+    * `guard` (a decision the exported Python made on run-time sizes): the
+      run-time check it states, failing with its own message.
 
     Every dynamic size the lowering assumes (dims the broadcasting rule
     pairs, matmul's contracted dim, a reshape's element count or groups,

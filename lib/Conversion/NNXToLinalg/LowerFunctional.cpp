@@ -2,12 +2,14 @@
 //
 // `nnx-lower-functional`: the pass, the helpers its pattern files share,
 // and the upstream tensor ops it rewrites for the pipelines (tensor.concat,
-// tensor.splat). The nnx.fn patterns are in LowerFunctionalElementwise.cpp,
-// LowerFunctionalStructured.cpp and LowerFunctionalIndexing.cpp.
+// tensor.splat), and nnx.fn.guard. The other nnx.fn patterns are in
+// LowerFunctionalElementwise.cpp, LowerFunctionalStructured.cpp and
+// LowerFunctionalIndexing.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "FunctionalLowering.h"
 #include "nnx/Conversion/NNXToLinalg/LayerLowering.h"
+#include "nnx/Conversion/NNXToLinalg/RuntimeChecks.h"
 #include "nnx/Conversion/Passes.h"
 #include "nnx/Dialect/NNX/IR/Broadcast.h"
 #include "nnx/Dialect/NNX/IR/NNXFnOps.h"
@@ -79,6 +81,19 @@ struct SplatToFill : public OpRewritePattern<tensor::SplatOp> {
     Value empty = tensor::EmptyOp::create(rewriter, op.getLoc(), type,
                                           op.getDynamicSizes());
     rewriter.replaceOpWithNewOp<linalg::FillOp>(op, op.getInput(), empty);
+    return success();
+  }
+};
+
+/// A guard becomes the run-time check it stands for (RuntimeChecks.h), with
+/// its own message: the exporter wrote the model's source line into it.
+struct LowerGuard : public OpRewritePattern<FnGuardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(FnGuardOp op,
+                                PatternRewriter &rewriter) const override {
+    emitRuntimeCheck(rewriter, op.getLoc(), op.getPredicate(), op.getLhs(),
+                     op.getRhs(), op.getMessage());
+    rewriter.eraseOp(op);
     return success();
   }
 };
@@ -167,7 +182,7 @@ struct NNXLowerFunctionalPass
     populateFunctionalIndexingPatterns(patterns);
     populateFunctionalPoolingPatterns(patterns);
     tensor::populateDecomposeTensorConcatPatterns(patterns);
-    patterns.add<SplatToFill>(&getContext());
+    patterns.add<SplatToFill, LowerGuard>(&getContext());
     walkAndApplyPatterns(getOperation(), std::move(patterns));
     // Every nnx.fn op has a pattern that applies to any op that verifies.
     WalkResult left = getOperation()->walk([](Operation *op) {

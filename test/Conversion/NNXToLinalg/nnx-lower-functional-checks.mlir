@@ -199,3 +199,32 @@ func.func @topk(%x: tensor<?x?xf32>, %y: tensor<?x8xf32>) -> (tensor<?x3xf32>, t
   %w, %j = nnx.fn.topk %y {k = 3 : i64, dim = 1 : i64, largest, sorted} : tensor<?x8xf32> -> tensor<?x3xf32>, tensor<?x3xi64>
   return %v, %i, %w, %j : tensor<?x3xf32>, tensor<?x3xi64>, tensor<?x3xf32>, tensor<?x3xi64>
 }
+
+// -----
+
+// A guard is the check it states, with its own message; one that holds on
+// constants leaves nothing.
+// CHECK-DAG: llvm.mlir.global internal constant @[[$G:__nnx_check_[0-9a-f]+]]("model.py:12: `x.shape[0] > 3` held when exported; this call has {0} > {1}\00")
+// CHECK-DAG: func.func private @nnxRuntimeFail(!llvm.ptr, i64, i64)
+// CHECK-LABEL: func.func @guard(
+// CHECK-SAME:      %[[X:.*]]: tensor<?x8xf32>
+// CHECK:         %[[B:.*]] = tensor.dim %[[X]], %{{.*}}
+// CHECK:         %[[BAD:.*]] = arith.cmpi sle, %[[B]], %[[C3:.*]] : index
+// CHECK:         scf.if %[[BAD]] {
+// CHECK:           %[[M:.*]] = llvm.mlir.addressof @[[$G]] : !llvm.ptr
+// CHECK-DAG:       %[[L:.*]] = arith.index_cast %[[B]] : index to i64
+// CHECK-DAG:       %[[R:.*]] = arith.index_cast %[[C3]] : index to i64
+// CHECK:           func.call @nnxRuntimeFail(%[[M]], %[[L]], %[[R]]) : (!llvm.ptr, i64, i64) -> ()
+// CHECK:         } {nnx_runtime_check}
+// CHECK-NOT:     nnx.fn.guard
+// CHECK-NOT:     scf.if
+// CHECK:         return
+func.func @guard(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %b = tensor.dim %x, %c0 : tensor<?x8xf32>
+  nnx.fn.guard sgt, %b, %c3, "model.py:12: `x.shape[0] > 3` held when exported; this call has {0} > {1}" : index
+  nnx.fn.guard slt, %c3, %c4, "holds" : index
+  return %x : tensor<?x8xf32>
+}

@@ -65,3 +65,27 @@ func.func @dims(%a: tensor<?x?x8xf32>, %b: tensor<8xf32>, %n: index) -> (index, 
   %e = tensor.dim %i, %c0 : tensor<?xi64>
   return %d, %e : index, index
 }
+
+// A guard that holds for every run folds away: constants for which the
+// predicate holds, one value against itself under a reflexive predicate.
+// One that may fail stays, and so does one that always fails (every call
+// then reports it).
+// CHECK-LABEL: func.func @guards(
+// CHECK-SAME:      %[[X:.*]]: tensor<?x8xf32>
+// CHECK:         %[[B:.*]] = tensor.dim %[[X]]
+// CHECK-NEXT:    nnx.fn.guard sgt, %[[B]], %{{.*}}, "may fail" : index
+// CHECK-NEXT:    nnx.fn.guard slt, %{{.*}}, %{{.*}}, "always fails" : index
+// CHECK-NEXT:    nnx.fn.guard slt, %[[B]], %[[B]], "fails on itself" : index
+// CHECK-NEXT:    return
+func.func @guards(%x: tensor<?x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %b = tensor.dim %x, %c0 : tensor<?x8xf32>
+  nnx.fn.guard sgt, %b, %c3, "may fail" : index
+  nnx.fn.guard slt, %c3, %c4, "holds" : index
+  nnx.fn.guard slt, %c4, %c3, "always fails" : index
+  nnx.fn.guard sge, %b, %b, "holds on itself" : index
+  nnx.fn.guard slt, %b, %b, "fails on itself" : index
+  return
+}

@@ -682,8 +682,32 @@ func.func @f(%x: tensor<?x3x8x8xf32>) {
 
 // -----
 
+func.func @f(%a: index) {
+  // expected-error @+1 {{'nnx.fn.guard' op needs a message saying what the export assumed}}
+  nnx.fn.guard eq, %a, %a, "" : index
+  return
+}
+
+// -----
+
 func.func @f(%x: tensor<?x3x8x8xf32>) {
   // expected-error @+1 {{'nnx.fn.max_pool2d' op window in dim 2 spans more than 2^60 (1152921504606846976) with its padding: 2 * padding 0 + dilation 9223372036854775807 * (kernel_size 2 - 1) + 1}}
   %0 = nnx.fn.max_pool2d %x {kernel_size = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 9223372036854775807, 1>} : tensor<?x3x8x8xf32> -> tensor<?x3x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: index, %b: i64) {
+  // expected-error @+1 {{'nnx.fn.guard' op failed to verify that all of {lhs, rhs} have same type}}
+  "nnx.fn.guard"(%a, %b) <{predicate = 0 : i64, message = "m"}> : (index, i64) -> ()
+  return
+}
+
+// -----
+
+func.func @f(%a: f32) {
+  // expected-error @+1 {{'nnx.fn.guard' op operand #0 must be signless integer or index, but got 'f32'}}
+  "nnx.fn.guard"(%a, %a) <{predicate = 0 : i64, message = "m"}> : (f32, f32) -> ()
   return
 }

@@ -208,3 +208,18 @@ func.func @pools(%x: tensor<?x6x28x28xf32>, %y: tensor<?x64x?x?xf32>) {
   %4 = nnx.fn.adaptive_avg_pool2d %y {output_size = array<i64: 1, 1>} : tensor<?x64x?x?xf32> -> tensor<?x64x1x1xf32>
   return
 }
+
+// CHECK-LABEL: func.func @guards(
+// CHECK-SAME:      %[[X:.*]]: tensor<?x8xf32>, %[[N:.*]]: i64
+func.func @guards(%x: tensor<?x8xf32>, %n: i64) {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c16 = arith.constant 16 : i64
+  // CHECK: %[[B:.*]] = tensor.dim %[[X]]
+  %b = tensor.dim %x, %c0 : tensor<?x8xf32>
+  // CHECK: nnx.fn.guard sgt, %[[B]], %{{.*}}, "model.py:12: `x.shape[0] > 3` held when exported; this call has {0} > {1}" : index
+  nnx.fn.guard sgt, %b, %c3, "model.py:12: `x.shape[0] > 3` held when exported; this call has {0} > {1}" : index
+  // CHECK: nnx.fn.guard sle, %[[N]], %{{.*}}, "t <= block_size" {nnx.source = "guard_0"} : i64
+  nnx.fn.guard sle, %n, %c16, "t <= block_size" {nnx.source = "guard_0"} : i64
+  return
+}

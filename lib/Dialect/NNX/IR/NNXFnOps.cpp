@@ -1,8 +1,8 @@
 //===- NNXFnOps.cpp - nnx.fn functional ops ---------------------*- C++ -*-===//
 //
 // One verifier and one shape function per family of ops (NNXFnOps.td calls
-// them from every op of the family), the matmul canonicalization and the
-// dropout folder.
+// them from every op of the family), the matmul canonicalization, the
+// dropout folder and the guard's verifier and canonicalization.
 //
 //===----------------------------------------------------------------------===//
 #include "nnx/Dialect/NNX/IR/NNXFnOps.h"
@@ -871,4 +871,50 @@ mlir::nnx::reifyFnAdaptiveAvgPool2dOp(OpBuilder &b, Operation *op,
   sizes[3] = b.getIndexAttr(pool.getOutputSize()[1]);
   shapes.push_back(std::move(sizes));
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// guard
+//===----------------------------------------------------------------------===//
+
+LogicalResult FnGuardOp::verify() {
+  if (getMessage().empty())
+    return emitOpError("needs a message saying what the export assumed");
+  return success();
+}
+
+/// Whether the guard `op` holds in every run: its operands are one value
+/// (for a reflexive predicate) or constants for which the predicate holds.
+static bool guardHoldsStatically(FnGuardOp op) {
+  arith::CmpIPredicate pred = op.getPredicate();
+  if (op.getLhs() == op.getRhs())
+    return llvm::is_contained(
+        {arith::CmpIPredicate::eq, arith::CmpIPredicate::sle,
+         arith::CmpIPredicate::sge, arith::CmpIPredicate::ule,
+         arith::CmpIPredicate::uge},
+        pred);
+  APInt lhs, rhs;
+  return matchPattern(op.getLhs(), m_ConstantInt(&lhs)) &&
+         matchPattern(op.getRhs(), m_ConstantInt(&rhs)) &&
+         arith::applyCmpPredicate(pred, lhs, rhs);
+}
+
+namespace {
+/// Erases a guard that holds in every run. One that fails on constants is
+/// kept: every call then fails with its message.
+struct EraseGuardThatHolds : public OpRewritePattern<FnGuardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(FnGuardOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!guardHoldsStatically(op))
+      return rewriter.notifyMatchFailure(op, "may fail at run time");
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+} // namespace
+
+void FnGuardOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                            MLIRContext *context) {
+  results.add<EraseGuardThatHolds>(context);
 }

@@ -9,6 +9,7 @@
 
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -16,8 +17,9 @@
 
 namespace mlir::nnx {
 
-/// Marks the `nnx.fn` ops: pure ops on ranked tensors that nnx-build-forward
-/// accepts in forward regions and nnx-lower-functional rewrites.
+/// Marks the `nnx.fn` ops: pure ops on ranked tensors (and `nnx.fn.guard`,
+/// a run-time check on index values) that nnx-build-forward accepts in
+/// forward regions and nnx-lower-functional rewrites.
 template <typename ConcreteType>
 class FunctionalOpTrait
     : public OpTrait::TraitBase<ConcreteType, FunctionalOpTrait> {};

@@ -16,6 +16,7 @@ include "nnx/Dialect/NNX/IR/NNXDialect.td"
 include "nnx/Dialect/NNX/IR/NNXAttrs.td"
 include "nnx/Dialect/NNX/IR/NNXFnEnums.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Dialect/Arith/IR/ArithBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 //===----------------------------------------------------------------------===//
@@ -586,5 +587,45 @@ class NNX_FnTriangleOp<string mnemonic, string keep>
 
 def NNX_FnTrilOp : NNX_FnTriangleOp<"tril", "j - i <= diagonal">;
 def NNX_FnTriuOp : NNX_FnTriangleOp<"triu", "j - i >= diagonal">;
+
+//===----------------------------------------------------------------------===//
+// Guards
+//===----------------------------------------------------------------------===//
+
+def NNX_FnGuardOp : Op<NNX_Dialect, "fn.guard", [
+    NNX_FunctionalOpTrait, AllTypesMatch<["lhs", "rhs"]>,
+    MemoryEffects<[MemWrite]>]> {
+  let summary = "A decision the exported Python made on run-time sizes";
+  let description = [{
+    The forward was recorded on the assumption that `lhs predicate rhs`
+    holds (`arith.cmpi` predicates, signed): the model's Python branched or
+    asserted on a run-time size (`if x.shape[0] > 3:`, `assert t <=
+    block_size`, `x.size(1) % 8 == 0`) and the example runs took one way.
+    At run time a call whose sizes take the other way fails with `message`
+    ("{0}" stands for `lhs`, "{1}" for `rhs`), which names the model's
+    source line and the condition as written, instead of computing what
+    the other branch of the Python would not have computed.
+
+    The op has no result; it is kept where it stands (a side effect, like
+    `cf.assert`). A guard whose operands are constants for which the
+    predicate holds folds away; `nnx-lower-functional` lowers the others to
+    a run-time check (RuntimeChecks.h).
+
+    ```mlir
+    %b = tensor.dim %x, %c0 : tensor<?x8xf32>
+    nnx.fn.guard sgt, %b, %c3, "model.py:12: `x.shape[0] > 3` was True when exported; this call has {0} > {1}" : index
+    ```
+  }];
+  let arguments = (ins Arith_CmpIPredicateAttr:$predicate,
+                       AnySignlessIntegerOrIndex:$lhs,
+                       AnySignlessIntegerOrIndex:$rhs,
+                       StrAttr:$message);
+  let assemblyFormat = [{
+    $predicate `,` $lhs `,` $rhs `,` $message attr-dict `:` type($lhs)
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+  let useCustomPropertiesEncoding = 1;
+}
 
 #endif // NNX_FN_OPS_TD
