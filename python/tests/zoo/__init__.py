@@ -8,8 +8,10 @@ every BatchNorm's running statistics are those of the model's own
 activations on random data, so its outputs stay O(1) as in a trained net),
 gives the export's input spec (the batch dynamic) and concrete inputs at
 any batch. torchvision models run at :data:`SIZES`: the smallest square
-image of the grid 32, 64, ..., 224, 256, 299 that each accepts
-(``python3 -m zoo.sizes`` finds them again).
+image of the grid 32, 64, ..., 224, 256, 299 at which both its calibration
+(train mode) and its forward run (``python3 -m zoo.sizes`` finds them
+again). inception_v3 runs in eval mode from 75 pixels, but its auxiliary
+classifier, which runs in train mode, needs 299.
 
 :data:`SUBSET` is what ``make test`` runs, one model per torchvision family
 (the cheapest to run) plus one segmentation model and the examples;
@@ -25,11 +27,14 @@ from typing import Callable, Sequence
 import torch
 from torch import nn
 
-#: The smallest accepted image size (square, on the grid of
-#: :data:`GRID`) of each torchvision model; python -m zoo.sizes.
+#: The image sizes tried, smallest first.
 GRID = [32, 64, 96, 128, 160, 192, 224, 256, 299]
+#: The smallest accepted image size of the torchvision models that need
+#: more than the grid's first (python -m zoo.sizes). The ViTs and MaxViT
+#: are built for exactly 224 (their image_size / input_size).
 SIZES = {
-    "alexnet": 64, "inception_v3": 96, "maxvit_t": 224, "vit_b_16": 224, "vit_b_32": 224, "vit_h_14": 224, "vit_l_16": 224,
+    "alexnet": 64, "inception_v3": 299, "maxvit_t": 224,
+    "vit_b_16": 224, "vit_b_32": 224, "vit_h_14": 224, "vit_l_16": 224,
     "vit_l_32": 224,
 }
 #: Every other torchvision model accepts the grid's smallest size,
@@ -121,7 +126,7 @@ def _torchvision_case(name, segmentation):
     size = SIZES.get(name, DEFAULT_SIZE)
     example = images(3, size)
 
-    def build(seed=0):
+    def build_uncalibrated(seed=0):
         torch.manual_seed(seed)
         kwargs = {}
         if segmentation:
@@ -131,15 +136,21 @@ def _torchvision_case(name, segmentation):
                 # As torchvision's pretrained weights are configured: the
                 # auxiliary classifier too ('aux' beside 'out').
                 kwargs["aux_loss"] = True
-        model = models.get_model(name, weights=None, **kwargs)
-        return calibrate(model, example)
+        return models.get_model(name, weights=None, **kwargs)
 
-    return Case(name, build, [(None, 3, size, size)], example, family(name),
+    def build(seed=0):
+        return calibrate(build_uncalibrated(seed), example)
+
+    case = Case(name, build, [(None, 3, size, size)], example, family(name),
                 size)
+    case.build_uncalibrated = build_uncalibrated
+    return case
 
 
-#: The pytorch/examples modules of this package, each with ``CASES``.
+#: The pytorch/examples modules of this package, each with ``CASES``
+#: (their family: the module's name).
 EXAMPLES = ["word_language_model", "super_resolution", "dcgan", "vae"]
+EXAMPLE_FAMILIES = EXAMPLES
 
 
 def torchvision_names():
