@@ -152,3 +152,32 @@ def test_calibrated_outputs_are_order_one():
     bns = [m for m in model.modules() if isinstance(m, torch.nn.BatchNorm2d)]
     assert bns and all(not bn.training and bn.momentum == 0.1 for bn in bns)
     assert all((bn.running_var != 1).any() for bn in bns)
+
+
+def test_judge_is_the_contract_or_the_float64_rule():
+    """zoo.check.judge: the contract against PyTorch while PyTorch is
+    within it of float64; past that, nnx's distance from float64 at most
+    1.5 times PyTorch's."""
+    import numpy as np
+    judge = zoo.check.judge
+    w64 = np.array([1.0, -2.0, 0.5])
+    w32 = (w64 * (1 + 1e-7)).astype(np.float32)
+    ok, facts = judge(w32 + np.float32(5e-6), w32, w64)
+    assert ok and facts["criterion"] == "contract"
+    ok, _ = judge(w32 + np.float32(5e-5), w32, w64)
+    assert not ok
+    # PyTorch 20 contracts from float64: nnx may be 30, not 31.
+    off = 20 * (1e-5 + 1e-5 * np.abs(w64))
+    w32 = (w64 + off).astype(np.float32)
+    ok, facts = judge((w64 - 1.45 * off).astype(np.float32), w32, w64)
+    assert ok and facts["criterion"] == "f64", facts
+    ok, _ = judge((w64 + 1.55 * off).astype(np.float32), w32, w64)
+    assert not ok
+    # Without a float64 reference: the contract.
+    ok, facts = judge(w32, w32, None)
+    assert ok and facts["criterion"] == "contract"
+    # Shapes, NaN and integer outputs.
+    assert not judge(w32[:2], w32, w64)[0]
+    assert not judge(np.full(3, np.nan, np.float32), w32, w64)[0]
+    ids = np.array([3, 1])
+    assert judge(ids, ids, None)[0] and not judge(ids + 1, ids, None)[0]
