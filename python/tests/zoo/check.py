@@ -111,7 +111,13 @@ def judge(got, want32, want64):
 
 
 def first_line(e):
+    """The failure in a line: the first MLIR diagnostic's message (without
+    its file:line:col) when the message holds one (nnx.Error), else the
+    message's first line."""
     text = f"{type(e).__name__}: {e}".strip()
+    for line in text.splitlines():
+        if "error: " in line:
+            return line.split("error: ", 1)[1].strip()[:300]
     for line in text.splitlines():
         if line.strip():
             return line.strip()[:300]
