@@ -36,13 +36,25 @@ def load(results):
     return recs
 
 
+def message(rec):
+    """The error's line: the first MLIR diagnostic of the detail where the
+    error itself is only "cannot parse <file>"."""
+    error = rec.get("error") or "did not finish"
+    if "cannot parse" in error:
+        for line in rec.get("detail", "").splitlines():
+            if "error: " in line:
+                return line.split("error: ", 1)[1].strip()
+    return error
+
+
 def failure(rec):
     """(stage, message) or None, as test_zoo.verdict decides."""
     if rec.get("result") != "pass":
-        return rec.get("stage", "?"), rec.get("error") or "did not finish"
-    secs = rec.get("seconds", {}).get("compile", 0)
+        return rec.get("stage", "?"), message(rec)
+    secs = rec.get("seconds", {})
+    secs = secs.get("compile_cpu", secs.get("compile", 0))
     if not rec.get("from_cache") and secs > COMPILE_LIMIT:
-        return "compile-time", f"compiling took {secs:.0f} s"
+        return "compile-time", f"compiling took {secs:.0f} CPU s"
     return None
 
 
@@ -76,6 +88,16 @@ def seconds(rec, key):
     return "" if v is None else f"{v:.1f}"
 
 
+def compile_seconds(rec):
+    """Wall seconds, and the CPU seconds where they differ by 10% (a
+    loaded machine)."""
+    wall = seconds(rec, "compile")
+    cpu = rec.get("seconds", {}).get("compile_cpu")
+    if wall and cpu is not None and abs(float(wall) - cpu) > 0.1 * cpu:
+        return f"{wall} ({cpu:.1f} CPU)"
+    return wall
+
+
 def table(recs):
     lines = ["| Model | Input | Params (M) | Result | Export s | Compile s "
              "| Run s | Notes |",
@@ -86,7 +108,7 @@ def table(recs):
         lines.append("| " + " | ".join([
             name, str(rec.get("size") or ""),
             "" if params is None else f"{params / 1e6:.1f}", result(rec),
-            seconds(rec, "export"), seconds(rec, "compile"),
+            seconds(rec, "export"), compile_seconds(rec),
             seconds(rec, "run"), note(rec)]) + " |")
     counts = {}
     for rec in recs:
