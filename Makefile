@@ -68,7 +68,7 @@ test: format-check length-check build
 ZOO_RESULTS = $(abspath $(BUILD_DIR))/zoo
 test-zoo: build
 	rm -rf $(ZOO_RESULTS) && mkdir -p $(ZOO_RESULTS)
-	cd python && env -u NNX_CACHE_DIR NNX_ZOO=all \
+	cd python && env -u NNX_CACHE_DIR NNX_ZOO=all NNX_ZOO_TIMEOUT=1200 \
 	  NNX_ZOO_RESULTS=$(ZOO_RESULTS) NNX_BUILD_DIR=$(abspath $(BUILD_DIR)) \
 	  OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONDONTWRITEBYTECODE=1 \
 	  PYTHONPATH=. $(PY) -m pytest -q -rfxX -p no:cacheprovider \

@@ -39,8 +39,9 @@ from zoo.expected import EXPECTED  # noqa: E402
 
 #: Seconds one model may take to compile (one core).
 COMPILE_LIMIT = 60
-#: Seconds one model's process may run in all (``NNX_ZOO_TIMEOUT``).
-TIMEOUT = float(os.environ.get("NNX_ZOO_TIMEOUT", "900"))
+#: Seconds one model's process may run in all (``NNX_ZOO_TIMEOUT``; make
+#: test-zoo gives each model 1200).
+TIMEOUT = float(os.environ.get("NNX_ZOO_TIMEOUT", "300"))
 
 CASES = zoo.selected()
 

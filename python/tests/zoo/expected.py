@@ -29,8 +29,8 @@ CHAIN = ("nnx's verifier checks an nnx.sequential's children as a chain of "
 ADAPTIVE_UP = ("nnx.adaptive_avg_pool2d needs an input size that is a multiple "
                "of the output size: at the smallest input the features are "
                "1x1, pooled (replicated) up to the classifier's 6x6 / 7x7")
-VIT_COMPILE = ("compiling takes longer than the zoo's process timeout (600 s): "
-               "the patch embedding, a 32x32 / 16x16 convolution of stride "
+VIT_COMPILE = ("compiling takes longer than the zoo's process timeout (300 s; "
+               "600 s in the survey): the patch embedding, a 32x32 / 16x16 convolution of stride "
                "32 / 16")
 EDGE = ("the contract's edge: PyTorch's float32 is 0.97 contracts from "
         "float64, so the contract against PyTorch applies, and nnx is 1.06 "
