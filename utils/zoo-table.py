@@ -6,6 +6,7 @@ $NNX_ZOO_RESULTS (``make test-zoo``: <build>/zoo).
     utils/zoo-table.py RESULTS_DIR                 # the table on stdout
     utils/zoo-table.py RESULTS_DIR --update docs/Python.md
     utils/zoo-table.py RESULTS_DIR --json all.json # the records, together
+    utils/zoo-table.py RESULTS_DIR --note "..."    # a paragraph first
 
 --update replaces the text between the markers BEGIN and END of the file.
 A model's result: ``pass`` (``pass, f64`` where PyTorch's float32 missed
@@ -148,6 +149,9 @@ def main():
     ap.add_argument("results", help="the directory of the run's records")
     ap.add_argument("--update", metavar="DOC",
                     help="rewrite the table between the markers of DOC")
+    ap.add_argument("--note", default="",
+                    help="a paragraph to put before the table (the run's "
+                         "circumstances)")
     ap.add_argument("--json", metavar="PATH",
                     help="also write every record to PATH (one JSON list)")
     args = ap.parse_args()
@@ -155,6 +159,8 @@ def main():
     if not recs:
         raise SystemExit(f"{args.results}: no records")
     text = table(recs)
+    if args.note:
+        text = args.note.strip() + "\n\n" + text
     if args.json:
         with open(args.json, "w") as f:
             json.dump(recs, f, indent=1)
