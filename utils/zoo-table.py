@@ -125,11 +125,13 @@ def table(recs):
     if stages:
         summary += "; failing at " + ", ".join(
             f"{k} {n}" for k, n in sorted(stages.items()))
-    slowest = max(recs, key=lambda r: r.get("seconds", {}).get("compile", 0),
-                  default=None)
-    if slowest and "compile" in slowest.get("seconds", {}):
+    def cpu(r):
+        secs = r.get("seconds", {})
+        return secs.get("compile_cpu", secs.get("compile", 0))
+    slowest = max(recs, key=cpu, default=None)
+    if slowest and cpu(slowest):
         summary += (f"; the slowest compile: {slowest['name']}, "
-                    f"{slowest['seconds']['compile']:.1f} s")
+                    f"{cpu(slowest):.1f} CPU s")
     return summary + ".\n\n" + "\n".join(lines) + "\n"
 
 
