@@ -53,9 +53,13 @@ EXPECTED = {
     "densenet169": Expected("compile", CHAIN),
     "maxvit_t": Expected("compile", CHAIN),
     "mnasnet0_5": Expected("compile", CHAIN),
+    "mnasnet0_75": Expected("compile", CHAIN),
     "mnasnet1_0": Expected("compile", CHAIN),
+    "mnasnet1_3": Expected("compile", CHAIN),
     "mobilenet_v2": Expected("compile", CHAIN),
     "regnet_y_400mf": Expected("compile", CHAIN),
+    "regnet_y_800mf": Expected("compile", CHAIN),
+    "regnet_y_1_6gf": Expected("compile", CHAIN),
     "squeezenet1_0": Expected("compile", CHAIN),
     "squeezenet1_1": Expected("compile", CHAIN),
 
