@@ -9,7 +9,7 @@ CLANG_FORMAT ?= clang-format-22
 FORMAT_SOURCES = $(shell find lib include tools unittests fuzz python/src -type f \
   \( -name '*.c' -o -name '*.cpp' -o -name '*.h' -o -name '*.hpp' \) | sort)
 
-.PHONY: setup configure build run test check-lit check-unit check-python bench clean \
+.PHONY: setup configure build run test test-zoo check-lit check-unit check-python bench clean \
   format-check format length-check surgery-at-scale setup-sanitizers \
   build-sanitizers test-sanitizers fuzz fuzz-corpus
 
@@ -57,6 +57,24 @@ length-check:
 test: format-check length-check build
 	ninja -C $(BUILD_DIR) check-nnx
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+# The whole model zoo (python/tests/test_zoo.py; `make test` runs one
+# model per family): every torchvision classification and segmentation
+# model and pytorch/examples' models, one at a time, compiled without the
+# compile cache (the compile times are measured), each model's record in
+# $(BUILD_DIR)/zoo; then docs/Python.md's table is rewritten from them
+# (utils/zoo-table.py; all records in $(BUILD_DIR)/zoo.json), whether or
+# not every model passed.
+ZOO_RESULTS = $(abspath $(BUILD_DIR))/zoo
+test-zoo: build
+	rm -rf $(ZOO_RESULTS) && mkdir -p $(ZOO_RESULTS)
+	cd python && env -u NNX_CACHE_DIR NNX_ZOO=all NNX_ZOO_TIMEOUT=1200 \
+	  NNX_ZOO_RESULTS=$(ZOO_RESULTS) NNX_BUILD_DIR=$(abspath $(BUILD_DIR)) \
+	  OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONDONTWRITEBYTECODE=1 \
+	  PYTHONPATH=. $(PY) -m pytest -q -rfxX -p no:cacheprovider \
+	  tests/test_zoo.py; status=$$?; \
+	  $(PY) ../utils/zoo-table.py $(ZOO_RESULTS) --update ../docs/Python.md \
+	    --json $(ZOO_RESULTS).json; exit $$status
 
 # The sanitizer build (docs/Reliability.md): clang-22 with ASan + UBSan on
 # every nnx source, and the libFuzzer harnesses of fuzz/, in its own directory.
