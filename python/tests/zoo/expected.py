@@ -68,6 +68,7 @@ EXPECTED = {
     "regnet_y_3_2gf": Expected("compile", CHAIN),
     "regnet_y_8gf": Expected("compile", CHAIN),
     "regnet_y_16gf": Expected("compile", CHAIN),
+    "regnet_y_32gf": Expected("compile", CHAIN),
 
     "alexnet": Expected("compile", ADAPTIVE_UP),
     "vgg11": Expected("compile", ADAPTIVE_UP),
@@ -128,4 +129,5 @@ EXPECTED = {
     "regnet_x_3_2gf": Expected("compare", less_accurate(10.9, 7.24)),
     "regnet_x_8gf": Expected("compare", less_accurate(9.88, 6.11)),
     "regnet_x_16gf": Expected("compare", less_accurate(11.1, 7.18)),
+    "regnet_x_32gf": Expected("compare", less_accurate(14.2, 9.35)),
 }
