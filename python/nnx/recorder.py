@@ -329,21 +329,43 @@ class Frame(ForwardWriter):
                              "that is not one of its arguments (pass it to "
                              "the module as an argument)")
         elif id(t) in self.rec.params:
-            raise self.error(f"reads '{self.rec.params[id(t)]}', a tensor "
-                             "of another module, directly; call that module "
-                             "instead")
+            v = self.foreign_state(t)
         else:
             v = self.constant(t)
         self.bind(t, v)
         return v
 
-    def state(self, name, t):
+    def state(self, name, t, of=None):
+        """`nnx.state`: a read of tensor `name` of this module, or of the
+        module at relative path `of` below it."""
         ex = t.detach()
         typ = tensor_type((ex, ex), self.where())
+        attrs = ""
+        if of is not None:
+            attrs = " {nnx.of = " + "::".join(
+                _sym(k) for k in of.split(".")) + "}"
 
         def define(v):
-            self.lines.append(f'{v._name} = nnx.state "{name}" : {typ}')
-        return Value(self.name(name), (ex, ex), typ, define)
+            self.lines.append(f'{v._name} = nnx.state "{name}"{attrs} : '
+                              f'{typ}')
+        hint = name if of is None else f"{of}_{name}"
+        return Value(self.name(hint), (ex, ex), typ, define)
+
+    def foreign_state(self, t):
+        """A read of a tensor another module registers (``self.q_proj.bias``
+        in a forward): an `nnx.state` with `nnx.of` when that module is below
+        this one, so surgery sees the read; refused otherwise."""
+        for m in self.rec.owners.get(id(t), []):
+            rel = self.rec._rel_path(self, m)
+            if rel is None:
+                continue
+            for n, x in list(m._parameters.items()) + list(
+                    m._buffers.items()):
+                if x is t:
+                    return self.state(n, t, of=rel)
+        raise self.error(f"reads '{self.rec.params[id(t)]}', a tensor of a "
+                         "module outside this one, directly; pass it as an "
+                         "argument or call that module instead")
 
     def constant(self, t):
         """A tensor made without the example inputs, as a constant."""

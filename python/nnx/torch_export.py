@@ -472,7 +472,7 @@ class Exporter:
         model's ``encode_image``, a VAE's ``decode``); a bound method given
         as `model` names both. The root is then a custom module whose
         forward is that method, and the modules it never calls are kept,
-        marked ``uncalled``.
+        marked ``nnx.uncalled``.
 
         `examples`: the two example inputs the model is run on (a pair, each
         a tensor or a tuple with one tensor per input), where the exporter's
@@ -883,7 +883,7 @@ class Exporter:
         A module the model's forward never calls (torchvision's
         ``StochasticDepth`` on a block without residual, GoogLeNet's
         auxiliary heads in eval) is kept, with its children and tensors,
-        marked ``uncalled`` and without a forward."""
+        marked ``nnx.uncalled`` and without a forward."""
         spec = self._spec_for(m, path)
         if spec is None and hasattr(m, "nnx_forward"):
             spec = lambda F, *xs: m.nnx_forward(F, *xs)  # noqa: E731
@@ -895,7 +895,7 @@ class Exporter:
             attrs.append(config)
         uncalled = not self._was_called(m, path, spec)
         if uncalled:
-            attrs.append("uncalled")
+            attrs.append("nnx.uncalled")
         head = f"{pad}nnx.module {_sym(key)} class = {_string(type(m).__name__)}"
         lines.append(head + (f" attributes {{{', '.join(attrs)}}}" if attrs else "")
                      + " {")
