@@ -385,8 +385,7 @@ LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
   if (name == kStateOfAttrName) {
     if (!isa<StateOp>(op) || !isa<SymbolRefAttr>(attr.getValue()))
       return op->emitOpError()
-             << "'" << name
-             << "' must be a module reference on an 'nnx.state'";
+             << "'" << name << "' must be a module reference on an 'nnx.state'";
     return success();
   }
   if (name == kEntryAttrName) {

@@ -40,6 +40,5 @@ SmallVector<StateOp> mlir::nnx::getOutsideStateReads(Operation *module) {
 }
 
 bool mlir::nnx::isUncalledModule(Operation *op) {
-  return isa_and_nonnull<CustomModuleOp>(op) &&
-         op->hasAttr(kUncalledAttrName);
+  return isa_and_nonnull<CustomModuleOp>(op) && op->hasAttr(kUncalledAttrName);
 }
