@@ -22,6 +22,7 @@ nnx.model @no_forward inputs(tensor<?x4xf32>) {
 
 nnx.model @call_uncalled inputs(tensor<?x4xf32>) {
   nnx.module @m class = "M" {
+    // expected-note @+1 {{module defined here}}
     nnx.module @aux class = "Aux" attributes {nnx.uncalled} {
     }
     nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {

@@ -6,8 +6,8 @@
 // RUN: nnx-opt %t/pool.mlir -verify-diagnostics --nnx-widen="layer=q_proj width=6"
 // RUN: nnx-opt %t/pool.mlir -verify-diagnostics --nnx-prune="layer=q_proj keep=2"
 // RUN: nnx-opt %t/pool.mlir -verify-diagnostics --nnx-low-rank="layer=q_proj rank=2"
-// RUN: nnx-opt %t/seq.mlir -verify-diagnostics --nnx-drop-layer="layer=body.fc"
-// RUN: nnx-opt %t/seq.mlir -verify-diagnostics --nnx-drop-layer="layer=body"
+// RUN: nnx-opt %t/seq-fc.mlir -verify-diagnostics --nnx-drop-layer="layer=body.fc"
+// RUN: nnx-opt %t/seq-body.mlir -verify-diagnostics --nnx-drop-layer="layer=body"
 // RUN: nnx-opt %t/tied.mlir -verify-diagnostics --nnx-expand-embedding="layer=wte num=8"
 // A read from inside the edited module itself is no obstacle.
 // RUN: nnx-opt %t/inside.mlir --nnx-drop-layer="layer=blk" | FileCheck %s --check-prefix=INSIDE
@@ -34,7 +34,25 @@ nnx.model @m inputs(tensor<?x4xf32>) {
   }
 }
 
-//--- seq.mlir
+//--- seq-fc.mlir
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @net class = "Net" {
+    nnx.sequential @body keying = named {
+      // expected-error @+1 {{nnx-drop-layer: layer 'body.fc' (nnx.linear) has tensor 'weight' read directly by the forward of '<root>'; the edit would change the tensor under that read}}
+      nnx.linear @fc {weight = dense<1.0> : tensor<4x4xf32>}
+      nnx.relu @r
+    }
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      %h = nnx.call @body(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+      // expected-note @+1 {{read here}}
+      %w = nnx.state "weight" {nnx.of = @body::@fc} : tensor<4x4xf32>
+      %y = nnx.fn.matmul %h, %w : tensor<?x4xf32>, tensor<4x4xf32> -> tensor<?x4xf32>
+      nnx.return %y : tensor<?x4xf32>
+    }
+  }
+}
+
+//--- seq-body.mlir
 nnx.model @m inputs(tensor<?x4xf32>) {
   nnx.module @net class = "Net" {
     // expected-error @+1 {{has tensor 'weight' (of 'body.fc') read directly by the forward of '<root>'}}
