@@ -59,7 +59,9 @@ test: format-check length-check build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
 # The whole model zoo (python/tests/test_zoo.py; `make test` runs one
-# model per family): every torchvision classification and segmentation
+# model per family; and test_torchvision_modules.py, the uncalled modules
+# of GoogLeNet, Inception v3 and EfficientNet): every torchvision
+# classification and segmentation
 # model and pytorch/examples' models, one at a time, compiled without the
 # compile cache (the compile times are measured), each model's record in
 # $(BUILD_DIR)/zoo; then docs/Python.md's table is rewritten from them
@@ -72,7 +74,7 @@ test-zoo: build
 	  NNX_ZOO_RESULTS=$(ZOO_RESULTS) NNX_BUILD_DIR=$(abspath $(BUILD_DIR)) \
 	  OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONDONTWRITEBYTECODE=1 \
 	  PYTHONPATH=. $(PY) -m pytest -q -rfxX -p no:cacheprovider \
-	  tests/test_zoo.py; status=$$?; \
+	  tests/test_zoo.py tests/test_torchvision_modules.py; status=$$?; \
 	  $(PY) ../utils/zoo-table.py $(ZOO_RESULTS) --update ../docs/Python.md \
 	    --json $(ZOO_RESULTS).json; exit $$status
 

@@ -25,6 +25,7 @@ calls too: each becomes a parameterless child module of the module whose
 forward calls it.
 """
 
+import builtins
 import contextlib
 import inspect
 import os
@@ -49,17 +50,62 @@ _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
 _DisableTorchFunction = torch._C.DisableTorchFunction
 
 
+def _inside(fn, directory):
+    """Whether path `fn` lies in `directory`, matched by whole path
+    components (``.../dist-packages/torchvision`` is not inside
+    ``.../dist-packages/torch``)."""
+    return fn == directory or fn.startswith(directory + os.sep)
+
+
+def is_user_file(filename):
+    """Whether code from `filename` is the user's: not nnx's, not torch's,
+    not generated (``<string>``)."""
+    if filename.startswith("<"):
+        return False
+    fn = os.path.abspath(filename)
+    return not _inside(fn, _NNX_DIR) and not _inside(fn, _TORCH_DIR)
+
+
 def user_site():
     """`file:line` of the innermost stack frame outside nnx and torch: the
     line of the user's model code being run."""
     f = sys._getframe(1)
     while f is not None:
-        fn = os.path.abspath(f.f_code.co_filename)
-        if not fn.startswith((_NNX_DIR, _TORCH_DIR)) and \
-                not fn.startswith("<"):
-            return f"{fn}:{f.f_lineno}"
+        if is_user_file(f.f_code.co_filename):
+            return f"{os.path.abspath(f.f_code.co_filename)}:{f.f_lineno}"
         f = f.f_back
     return None
+
+
+def traceback_site(tb):
+    """`file:line` of the innermost user frame of traceback `tb` (where an
+    exception raised inside torch was called from), or None."""
+    site = None
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if is_user_file(code.co_filename):
+            site = f"{os.path.abspath(code.co_filename)}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return site
+
+
+def forward_error(e, where=None, when="on the example inputs"):
+    """An exception raised by the user's forward (or by torch inside it)
+    as an ExportError naming the module and the user's line it came from,
+    never a torch-internal traceback."""
+    site = traceback_site(e.__traceback__)
+    lines = str(e).strip().splitlines()
+    msg = lines[0] if lines else ""
+    if len(msg) > 300:
+        msg = msg[:300] + "..."
+    text = (f"{where + ': ' if where else ''}the forward raised "
+            f"{type(e).__name__} {when}: {msg}")
+    if site:
+        text += f" (at {site})"
+    if isinstance(e, RuntimeError):
+        text += (". If the example sizes are too small for the model, give "
+                 "two example inputs it accepts (examples=)")
+    return ExportError(text)
 
 
 # The recorders running (innermost last), so errors raised outside a frame
@@ -310,21 +356,43 @@ class Frame(ForwardWriter):
                              "that is not one of its arguments (pass it to "
                              "the module as an argument)")
         elif id(t) in self.rec.params:
-            raise self.error(f"reads '{self.rec.params[id(t)]}', a tensor "
-                             "of another module, directly; call that module "
-                             "instead")
+            v = self.foreign_state(t)
         else:
             v = self.constant(t)
         self.bind(t, v)
         return v
 
-    def state(self, name, t):
+    def state(self, name, t, of=None):
+        """`nnx.state`: a read of tensor `name` of this module, or of the
+        module at relative path `of` below it."""
         ex = t.detach()
         typ = tensor_type((ex, ex), self.where())
+        attrs = ""
+        if of is not None:
+            attrs = " {nnx.of = " + "::".join(
+                _sym(k) for k in of.split(".")) + "}"
 
         def define(v):
-            self.lines.append(f'{v._name} = nnx.state "{name}" : {typ}')
-        return Value(self.name(name), (ex, ex), typ, define)
+            self.lines.append(f'{v._name} = nnx.state "{name}"{attrs} : '
+                              f'{typ}')
+        hint = name if of is None else f"{of}_{name}"
+        return Value(self.name(hint), (ex, ex), typ, define)
+
+    def foreign_state(self, t):
+        """A read of a tensor another module registers (``self.q_proj.bias``
+        in a forward): an `nnx.state` with `nnx.of` when that module is below
+        this one, so surgery sees the read; refused otherwise."""
+        for m in self.rec.owners.get(id(t), []):
+            rel = self.rec._rel_path(self, m)
+            if rel is None:
+                continue
+            for n, x in list(m._parameters.items()) + list(
+                    m._buffers.items()):
+                if x is t:
+                    return self.state(n, t, of=rel)
+        raise self.error(f"reads '{self.rec.params[id(t)]}', a tensor of a "
+                         "module outside this one, directly; pass it as an "
+                         "argument or call that module instead")
 
     def constant(self, t):
         """A tensor made without the example inputs, as a constant."""
@@ -501,8 +569,10 @@ class Recorder:
     others: "leaf" (evaluated, not entered) or "container" (run without
     writing IR). `functions` are kept as calls."""
 
-    def __init__(self, model, is_custom, is_leaf, functions=()):
+    def __init__(self, model, is_custom, is_leaf, functions=(),
+                 method="forward"):
         self.model = model
+        self.method = method
         self.is_custom = is_custom
         self.is_leaf = is_leaf
         self.functions = {f: f.__name__ for f in functions}
@@ -525,6 +595,18 @@ class Recorder:
                     self.twins[id(t)] = (t, t)
         self.mode = _Mode(self)
 
+    def entry(self, *args):
+        """The model's entry point (`method`) called under the recorder."""
+        if self.method == "forward":
+            return self.model(*args)
+        return self.call_module(self.model, args, {}, entry=getattr(
+            self.model, self.method))
+
+    def _orig_entry(self, *args):
+        if self.method == "forward":
+            return self._orig_call(self.model, *args)
+        return getattr(self.model, self.method)(*args)
+
     # -- running -------------------------------------------------------------
     def run(self, examples):
         """Calls the model on the first examples (each `examples[i]` a pair);
@@ -537,7 +619,11 @@ class Recorder:
         _ACTIVE.append(self)
         try:
             with self._patched(), self.mode:
-                out = self.model(*args)
+                out = self.entry(*args)
+        except ExportError:
+            raise
+        except Exception as e:
+            raise forward_error(e, getattr(e, "_nnx_where", None)) from None
         finally:
             _ACTIVE.pop()
         self._check_second_run(out, [t1 for _, t1 in examples])
@@ -548,8 +634,12 @@ class Recorder:
         must give what the recording computed for them: else its Python
         took another path there (`for i in range(x.shape[0])`, a branch
         on a value the recorder could not see)."""
-        with self.plain():
-            real = self._orig_call(self.model, *inputs1)
+        try:
+            with self.plain():
+                real = self._orig_entry(*inputs1)
+        except Exception as e:
+            raise forward_error(e, None, "on the second example inputs "
+                                "(other batch / sequence sizes)") from None
         got = [(p, t) for p, t in _leaves(out) if isinstance(t, torch.Tensor)]
         want = [(p, t) for p, t in _leaves(real) if isinstance(t, torch.Tensor)]
         bad = None
@@ -602,6 +692,17 @@ class Recorder:
                 if isinstance(d, dict) and d.get(name) is fn:
                     saved.append((d, name, fn))
                     d[name] = wrapper
+        orig_len = builtins.len
+
+        def length(x):
+            # len(x) is x.size(0): a run-time size where dim 0 is dynamic.
+            # (Python's len() makes whatever __len__ returns a plain int, so
+            # the builtin itself is replaced while recording.)
+            if rec._plain or not isinstance(x, torch.Tensor) or \
+                    id(x) not in rec.twins or x.dim() == 0 or \
+                    not is_user_file(sys._getframe(1).f_code.co_filename):
+                return orig_len(x)
+            return rec.tensor_len(x)
         shadowed = []
         for m in self.model.modules():
             if "forward" not in m.__dict__:
@@ -610,9 +711,11 @@ class Recorder:
         nn.Module.__call__ = call
         torch.Tensor.__getitem__ = getitem
         torch.Tensor.__setitem__ = setitem
+        builtins.len = length
         try:
             yield
         finally:
+            builtins.len = orig_len
             nn.Module.__call__ = orig_call
             torch.Tensor.__getitem__ = orig_get
             torch.Tensor.__setitem__ = orig_set
@@ -620,6 +723,12 @@ class Recorder:
                 d[name] = fn
             for m in shadowed:
                 del m.forward
+
+    def tensor_len(self, x):
+        """`len(x)`: dim 0 of `x`, a SymInt where it is dynamic."""
+        with self.plain():
+            a, b = (int(t.shape[0]) for t in self.twins[id(x)])
+        return a if a == b else SymInt(a, b, ("dim", x, 0))
 
     def _forward_wrapper(self, module):
         """`module.forward(...)` called directly (llama2.c's
@@ -870,6 +979,8 @@ class Recorder:
                 d = args[1] if len(args) > 1 else 0
                 return dims[d % len(dims)]
             return _Shape(dims)
+        if name == "__len__" and isinstance(args[0], torch.Tensor):
+            return self.tensor_len(args[0])
         if name in ("numel", "nelement") and r0 != r1:
             x = args[0]
             n = 1
@@ -949,8 +1060,10 @@ class Recorder:
                     return p
         return paths[0]
 
-    def call_module(self, module, args, kwargs):
+    def call_module(self, module, args, kwargs, entry=None):
         parent = self.frames[-1] if self.frames else None
+        if entry is not None:  # the root, entered by another method
+            return self._record(module, "", args, kwargs, entry)
         with self.plain():
             path = self._path_of(module, parent)
             recording = parent is not None and not parent.silent
@@ -1073,10 +1186,15 @@ class Recorder:
             frame = self._open_frame(module, path, args, kwargs, fn)
         self.frames.append(frame)
         try:
-            if module is not None:
+            if module is not None and fn is module.forward:
                 out = self._call(module, *args, **kwargs)
             else:
                 out = fn(*args, **kwargs)
+        except Exception as e:
+            if not isinstance(e, ExportError) and \
+                    not hasattr(e, "_nnx_where"):
+                e._nnx_where = frame.where()
+            raise
         finally:
             self.frames.pop()
         with self.plain():

@@ -68,7 +68,7 @@ def save(model, path, bytecode=False):
 def compile(model, inputs=None, *, target="cpu", threads=0, probes=(),
             patches=(), family=None, weights=None, opt_level=3,
             model_name="", forward_specs=None, functions=(),
-            tensor_parallel=False):
+            tensor_parallel=False, method="forward", examples=None):
     """Compiles `model` once for `target` ("cpu" or "cuda").
 
     `model`: an ``nn.Module`` (exported with ``inputs=``, one spec per
@@ -77,8 +77,9 @@ def compile(model, inputs=None, *, target="cpu", threads=0, probes=(),
     names of `family`, e.g. ``"layers.0.attention_output"``, or probe paths
     without a family). `threads`: threads of the compiled code (0: one per
     hardware thread). `weights`: a safetensors file to run with instead of
-    the model's own tensors. `forward_specs` / `functions`: as the exporter
-    takes them (:func:`nnx.torch_export.export`), for an ``nn.Module``.
+    the model's own tensors. `forward_specs` / `functions` / `method` /
+    `examples`: as the exporter takes them (:func:`nnx.torch_export.export`),
+    for an ``nn.Module`` (or a bound method of one).
     `tensor_parallel`: True compiles this process's part of the model split
     over the ranks of an MPI job (``mpirun -np N``, N >= 2; ValueError in a
     single process, RuntimeError in an nnx built without MPI); see the
@@ -93,14 +94,14 @@ def compile(model, inputs=None, *, target="cpu", threads=0, probes=(),
     if isinstance(model, (str, os.PathLike)):
         model = load(model)
     elif not isinstance(model, _nnx.Model):
-        if inputs is None:
+        if inputs is None and examples is None:
             raise ValueError("compiling an nn.Module needs inputs= (one spec "
                              "per forward argument, e.g. inputs=[(None, 4)])")
         model, tmp = parse_module(model, inputs, "<nnx.compile>",
-                                  forward_specs, functions)
-    elif inputs is not None:
-        raise ValueError("inputs= is for an nn.Module; a loaded nnx model "
-                         "already has its input types")
+                                  forward_specs, functions, method, examples)
+    elif inputs is not None or examples is not None:
+        raise ValueError("inputs= and examples= are for an nn.Module; a "
+                         "loaded nnx model already has its input types")
     compiled = _nnx.compile(
         model, target=target, model_name=model_name, threads=int(threads),
         opt_level=int(opt_level), reads=list(probes), writes=list(patches),
@@ -110,14 +111,16 @@ def compile(model, inputs=None, *, target="cpu", threads=0, probes=(),
     return CompiledModel(compiled, tmp)
 
 
-def parse_module(module, inputs, source, forward_specs=None, functions=()):
+def parse_module(module, inputs, source, forward_specs=None, functions=(),
+                 method="forward", examples=None):
     """`module` exported (:class:`nnx.torch_export.Exporter`, with `inputs`)
     and parsed as a :class:`Model` named `source` in diagnostics, and the
     temporary directory that holds its weights file when its tensors are too
     large to inline (None otherwise); keep it alive as long as the model."""
     from .torch_export import INLINE_WEIGHTS_LIMIT, Exporter
     ex = Exporter(forward_specs, functions).add_model(
-        module, inputs, name="model", root="net")
+        module, inputs, name="model", root="net", method=method,
+        examples=examples)
     if ex.tensor_bytes() <= INLINE_WEIGHTS_LIMIT:
         return _nnx.Model.parse(ex.text(False), source), None
     tmp = tempfile.TemporaryDirectory(prefix="nnx-weights-")

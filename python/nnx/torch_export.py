@@ -55,7 +55,7 @@ from torch import nn
 
 from .export_ir import (ExportError, Value, mlir_element_type,
                         scalar_literal, tensor_type)
-from .recorder import Recorder
+from .recorder import Recorder, forward_error
 from .nets import ConvNN, FeedFwdNN
 from .peft import LoraLinear
 from .safetensors import write_safetensors
@@ -393,6 +393,9 @@ class Exporter:
     """Collects one or more models and prints them as one nnx IR file."""
 
     def __init__(self, forward_specs=None, functions=()):
+        self._method = "forward"
+        self._entry_root = None
+        self._ran = True
         self._forward_specs = dict(forward_specs or {})
         self._functions = tuple(functions)
         self._models = []  # [(name, header text, body lines)]
@@ -459,29 +462,57 @@ class Exporter:
         return "0x" + header + raw.hex().upper()
 
     # -- models ---------------------------------------------------------------
-    def add_model(self, model, inputs, name="model", root="net"):
+    def add_model(self, model, inputs=None, name="model", root="net",
+                  method="forward", examples=None):
         """Adds `model` as ``nnx.model @name`` with root module key `root`.
 
         `inputs`: one spec per forward argument, each a shape with ``None``
         for dynamic dims (e.g. ``(None, 4)``), an :class:`Input`, or
         ``(shape, dtype)``. The dtype defaults to the model's first floating
         parameter's (f32 if none).
+
+        `method`: the entry point, when it is not ``forward`` (a two-tower
+        model's ``encode_image``, a VAE's ``decode``); a bound method given
+        as `model` names both. The root is then a custom module whose
+        forward is that method, and the modules it never calls are kept,
+        marked ``nnx.uncalled``.
+
+        `examples`: the two example inputs the model is run on (a pair, each
+        a tensor or a tuple with one tensor per input), where the exporter's
+        own (small, random) ones do not suit the model. Their dynamic dims
+        must differ, their static ones match `inputs`; without `inputs`, the
+        dims that differ are the dynamic ones.
         """
+        model, method = _entry_point(model, method)
+        self._method = method
+        self._entry_root = model if method != "forward" else None
+        default = next((p.dtype for p in model.parameters()
+                        if p.is_floating_point()), torch.float32)
+        if examples is not None:
+            inputs, examples = _given_examples(inputs, examples)
+        elif inputs is None:
+            raise ExportError("export needs `inputs` (the input shapes) or "
+                              "`examples` (two example inputs)")
         if isinstance(inputs, (Input, tuple)) and not (
                 isinstance(inputs, tuple) and inputs
                 and isinstance(inputs[0], (tuple, list, Input))):
             inputs = [inputs]
         inputs = [Input.of(i) for i in inputs]
-        default = next((p.dtype for p in model.parameters()
-                        if p.is_floating_point()), torch.float32)
         types = [_tensor_type(inp.shape, inp.dtype or default, f"input {i}")
                  for i, inp in enumerate(inputs)]
-        examples = self._choose_examples(model, inputs, default)
+        if examples is None:
+            examples = self._choose_examples(model, inputs, default,
+                                             self._run_fn(model))
+        else:
+            examples = [tuple(e.to(inp.dtype or default) for e in pair)
+                        for inp, pair in zip(inputs, examples)]
         if any(m[0] == name for m in self._models):
             raise ExportError(f"a model named '{name}' was already added")
         self._model_name = name
         self._model_prefix = re.sub(r"[^A-Za-z0-9_]", "_", name)
-        self._examples = self._record_examples(model, examples) \
+        self._ran = not _has_lazy(model)
+        self._examples = self._record_examples(model, examples,
+                                               self._run_fn(model)) \
             if self._uses_specs(model) else {}
         self._forwards = self._record_forwards(model, examples)
         self._emitted = {}
@@ -493,8 +524,13 @@ class Exporter:
                              f"{', '.join(types)})", lines))
         return self
 
+    def _run_fn(self, model):
+        """The model's entry point as a plain call."""
+        return getattr(model, self._method) if self._method != "forward" \
+            else model
+
     @staticmethod
-    def _record_examples(model, examples):
+    def _record_examples(model, examples, run):
         """Runs a copy of `model` on the two example inputs and records, per
         module path, the inputs of the module's first call in each run."""
         from torch.nn.modules.lazy import LazyModuleMixin
@@ -502,22 +538,21 @@ class Exporter:
                for mod in model.modules()):
             return {}  # running it would initialize (change) the model
         calls = [{}, {}]
-        run = [0]
+        which = [0]
         handles = []
         for mpath, mod in model.named_modules():
             def pre(mod, args, mpath=mpath):
-                calls[run[0]].setdefault(mpath, tuple(args))
+                calls[which[0]].setdefault(mpath, tuple(args))
             handles.append(mod.register_forward_pre_hook(pre))
         try:
             with _Frozen(model):
                 for k in range(2):
-                    run[0] = k
-                    model(*[ex[k] for ex in examples])
+                    which[0] = k
+                    run(*[ex[k] for ex in examples])
         except ExportError:
             raise
         except Exception as e:
-            raise ExportError(f"the model's forward failed on example inputs "
-                              f"of the given shapes: {e}") from None
+            raise forward_error(e) from None
         finally:
             for h in handles:
                 h.remove()
@@ -529,15 +564,16 @@ class Exporter:
         return out
 
     @classmethod
-    def _choose_examples(cls, model, inputs, default):
+    def _choose_examples(cls, model, inputs, default, run):
         """The two example inputs per forward argument whose runs tell
         static dims from dynamic ones. A dynamic spatial dim (a dim after
         the first two of a rank >= 3 input: an image's height and width, a
-        signal's length) is large in the second run, so that strides and
-        pools do not shrink both runs to the same size (which would read
-        as static); if the model refuses that size (a length limit, an
-        assert), both runs are small."""
-        from torch.nn.modules.lazy import LazyModuleMixin
+        signal's length) takes the first sizes of :data:`_SPATIAL_SIZES`
+        the model runs on in both runs: small in the first run and large in
+        the second, so that strides and pools do not shrink both runs to
+        the same size (which would read as static); both small for a model
+        with a length limit; then larger pairs, for models whose pools and
+        strides need a minimum size (SqueezeNet, DenseNet, Inception v3)."""
 
         def names(inp):
             i = 0
@@ -546,41 +582,48 @@ class Exporter:
                     yield pos, f"#{i}" if d is None else d
                     i += 1
 
-        def make(large):
+        def make(spatial, sizes):
             symbols = {}
             return [tuple(cls._example(inp.shape, inp.dtype or default, k,
-                                       symbols, large if k == 1 else ())
+                                       symbols, spatial, sizes)
                           for k in range(2)) for inp in inputs]
         spatial = {name for inp in inputs if len(inp.shape) >= 3
                    for pos, name in names(inp) if pos >= 2}
-        lazy = any(isinstance(m, LazyModuleMixin)
-                   and m.has_uninitialized_params() for m in model.modules())
-        if spatial and not lazy:
-            examples = make(spatial)
+        if not spatial or _has_lazy(model):
+            return make((), None)
+        error = None
+        for sizes in _SPATIAL_SIZES:
+            examples = make(spatial, sizes)
             try:
                 with _Frozen(model):
-                    model(*[ex[1] for ex in examples])
+                    for k in range(2):
+                        run(*[ex[k] for ex in examples])
                 return examples
-            except Exception:  # the model's own limit: small sizes then
-                pass
-        return make(())
+            except ExportError:
+                raise
+            except Exception as e:  # the model's own limit: try others
+                error = e
+        raise forward_error(error, None, "on every example size the exporter "
+                            "tried (" + ", ".join(
+                                f"{f(0, 0)} and {f(0, 1)}"
+                                for f in _SPATIAL_SIZES) + " pixels)")
 
     @staticmethod
-    def _example(shape, dtype, k, symbols, large=()):
+    def _example(shape, dtype, k, symbols, spatial=(), sizes=None):
         gen = torch.Generator().manual_seed(1234 + k)
         # Each size symbol gets its own size, different in the two runs, so
         # the recorded sizes tell batch from sequence (run 0: 2, 3, 4, ...;
         # run 1: 3, 7, 11, ...: the pairs of different symbols grow apart,
         # so a size derived from one (a strided conv's length, (3, 7) ->
         # (2, 4)) does not repeat another's pair, (2, 3), and get taken for
-        # it); a symbol in `large` is 64 + 3j instead.
+        # it); a symbol in `spatial` is sizes(j, k) instead.
         dims, i = [], 0
         for d in shape:
             if d is None or isinstance(d, str):
                 name = f"#{i}" if d is None else d
                 j = symbols.setdefault(name, len(symbols))
-                if name in large:
-                    dims.append(64 + 3 * j)
+                if name in spatial and sizes is not None:
+                    dims.append(sizes(j, k))
                 else:
                     dims.append(2 + j if k == 0 else 3 + 4 * j)
                 i += 1
@@ -779,7 +822,8 @@ class Exporter:
             lines.append(f"{pad}nnx.alias {_sym(key)} = {ref}")
             return
         self._emitted[id(m)] = path
-        if self._spec_for(m, path) is not None:
+        if self._spec_for(m, path) is not None or m is self._entry_root or (
+                isinstance(m, _CONTAINERS) and not _is_container(m)):
             self._custom(m, key, path, ind, lines)
             return
         if isinstance(m, FeedFwdNN):
@@ -838,7 +882,11 @@ class Exporter:
 
     def _custom(self, m, key, path, ind, lines):
         """`m` as ``nnx.module`` with its forward: from a spec (``forward_specs``
-        or an ``nnx_forward`` method), else from a torch.fx trace."""
+        or an ``nnx_forward`` method), else from the recording of its calls.
+        A module the model's forward never calls (torchvision's
+        ``StochasticDepth`` on a block without residual, GoogLeNet's
+        auxiliary heads in eval) is kept, with its children and tensors,
+        marked ``nnx.uncalled`` and without a forward."""
         spec = self._spec_for(m, path)
         if spec is None and hasattr(m, "nnx_forward"):
             spec = lambda F, *xs: m.nnx_forward(F, *xs)  # noqa: E731
@@ -848,19 +896,19 @@ class Exporter:
         config = _config_attr(getattr(m, "config", None))
         if config:
             attrs.append(config)
+        uncalled = not self._was_called(m, path, spec)
+        if uncalled:
+            attrs.append("nnx.uncalled")
         head = f"{pad}nnx.module {_sym(key)} class = {_string(type(m).__name__)}"
         lines.append(head + (f" attributes {{{', '.join(attrs)}}}" if attrs else "")
                      + " {")
-        names = None
-        if spec is not None:
+        names, kept = None, {}
+        if uncalled:
+            pass
+        elif spec is not None:
             args, results, body, kept = self._spec_forward(m, path, spec)
         else:
-            rec = self._forwards.get(id(m))
-            if rec is None:
-                raise ExportError(
-                    f"{_where(path)}: custom module {type(m).__name__} is "
-                    "never called by the model's forward, so its forward "
-                    "types are unknown")
+            rec = self._forwards[id(m)]
             args, results, body, kept = rec.args, rec.results, rec.lines, \
                 rec.kept
             names = rec.output_names
@@ -869,18 +917,44 @@ class Exporter:
                 self._emit(child, ckey, _path(path, ckey), ind + 1, lines)
         for fname, krec in kept.items():
             self._function_module(krec, fname, ind + 1, lines)
-        self._forward(lines, ind + 1, args, results, body, names)
+        if not uncalled:
+            self._forward(lines, ind + 1, args, results, body, names,
+                          self._method if not path else None)
         lines.append(f"{pad}}}")
 
-    def _forward(self, lines, ind, args, results, body, output_names=None):
+    def _was_called(self, m, path, spec):
+        """Whether the model's forward calls custom module `m` (so that its
+        forward is known); an ExportError where that cannot be known (the
+        model was not run: an uninitialized lazy layer) or where the root
+        itself is never run."""
+        if spec is not None:
+            called = path in self._calls or path in self._examples
+        else:
+            called = id(m) in self._forwards
+        if called:
+            return True
+        if not path or not self._ran:
+            raise ExportError(
+                f"{_where(path)}: custom module {type(m).__name__} is never "
+                "called by the model's forward, so its forward types are "
+                "unknown" + ("" if path else " (the root must be run)"))
+        return False
+
+    def _forward(self, lines, ind, args, results, body, output_names=None,
+                 entry=None):
         pad = "  " * ind
         arg_text = ", ".join(f"{a.name}: {a.type}" for a in args)
         res_types = [r.type for r in results]
         arrow = res_types[0] if len(res_types) == 1 else f"({', '.join(res_types)})"
-        attrs = ""
+        fattrs = []
         if output_names is not None:
-            attrs = " attributes {nnx.output_names = [" + ", ".join(
-                _string(n) for n in output_names) + "]}"
+            fattrs.append("nnx.output_names = [" + ", ".join(
+                _string(n) for n in output_names) + "]")
+        if entry is not None and entry != "forward":
+            # The root exported through another method (`encode_image`):
+            # the model's forward is that method.
+            fattrs.append(f"nnx.entry = {_string(entry)}")
+        attrs = f" attributes {{{', '.join(fattrs)}}}" if fattrs else ""
         lines.append(f"{pad}nnx.forward @forward({arg_text}) -> {arrow}{attrs} {{")
         for line in body:
             lines.append(f"{pad}  {line}")
@@ -932,8 +1006,10 @@ class Exporter:
         if hasattr(m, "nnx_forward") or any(
                 k in self._forward_specs for k in (type(m), type(m).__name__)):
             return False
+        if self._entry_root is not None and m is self._entry_root:
+            return True  # exported through another method than forward
         if isinstance(m, _CONTAINERS):
-            return False
+            return not _is_container(m)
         return self._leaf_kind(m) is None
 
     def _leaf_kind(self, m):
@@ -946,24 +1022,140 @@ class Exporter:
         if any(isinstance(mod, LazyModuleMixin) and mod.has_uninitialized_params()
                for mod in model.modules()):
             return {}  # running it would initialize (change) the model
-        if not any(self._is_custom(mod) for mod in model.modules()):
+        if self._method == "forward" and not any(
+                self._is_custom(mod) for mod in model.modules()):
             # Nothing to record (and a float16 model, which PyTorch 1.13
             # cannot run on the CPU, still exports).
             return {}
         rec = Recorder(model, self._is_custom,
-                       lambda m: not self._is_custom(m) and not isinstance(
-                           m, _CONTAINERS),
-                       self._functions)
+                       lambda m: not self._is_custom(m) and not _is_container(
+                           m),
+                       self._functions, self._method)
         with _Frozen(model):
             rec.run([tuple(e.clone() for e in ex) for ex in examples])
         return rec.forwards
 
 
+#: Sizes tried, in order, for a dynamic spatial dim (the `j`-th size
+#: symbol) in example run `k`: (small, large) first, then both small (a
+#: model with a length limit), then larger pairs (a model that pools or
+#: strides below its minimum size on small images).
+_SPATIAL_SIZES = (
+    lambda j, k: (2 + j, 64 + 3 * j)[k],
+    lambda j, k: (2 + j, 3 + 4 * j)[k],
+    lambda j, k: (64 + 3 * j, 97 + 5 * j)[k],
+    lambda j, k: (160 + 3 * j, 227 + 5 * j)[k],
+    lambda j, k: (299 + 3 * j, 331 + 5 * j)[k],
+)
+
+
+def _has_lazy(model):
+    from torch.nn.modules.lazy import LazyModuleMixin
+    return any(isinstance(m, LazyModuleMixin) and m.has_uninitialized_params()
+               for m in model.modules())
+
+
+def _entry_point(model, method):
+    """(module, method name) of what export was given: a module and a method
+    name, or a bound method of a module (``model.encode_image``)."""
+    import inspect
+    if inspect.ismethod(model) and isinstance(model.__self__, nn.Module):
+        if method not in ("forward", model.__func__.__name__):
+            raise ExportError(f"export was given the bound method "
+                              f"'{model.__func__.__name__}' and method="
+                              f"'{method}'")
+        model, method = model.__self__, model.__func__.__name__
+    if not isinstance(model, nn.Module):
+        raise ExportError(f"export needs an nn.Module or a bound method of "
+                          f"one, not a {type(model).__name__}")
+    fn = getattr(model, method, None)
+    if not callable(fn):
+        raise ExportError(f"{type(model).__name__} has no method '{method}' "
+                          "to export")
+    return model, method
+
+
+def _given_examples(inputs, examples):
+    """(input specs, example pairs) from the user's two example inputs."""
+    if not isinstance(examples, (tuple, list)) or len(examples) != 2:
+        raise ExportError("examples= must be two example inputs (a pair, "
+                          "each a tensor or a tuple of tensors)")
+    runs = [list(e) if isinstance(e, (tuple, list)) else [e]
+            for e in examples]
+    if len(runs[0]) != len(runs[1]) or not all(
+            isinstance(t, torch.Tensor) for r in runs for t in r):
+        raise ExportError("examples= must hold the same number of tensors "
+                          "in both example inputs")
+    if inputs is None:
+        inputs, pairs = [], {}
+        for a, b in zip(*runs):
+            if a.dim() != b.dim():
+                raise ExportError(f"examples: tensors of ranks {a.dim()} and "
+                                  f"{b.dim()} for one input")
+            shape = []
+            for da, db in zip(a.shape, b.shape):
+                shape.append(da if da == db else pairs.setdefault(
+                    (da, db), f"s{len(pairs)}"))
+            inputs.append(Input(shape, a.dtype))
+    specs = inputs
+    if isinstance(specs, (Input, tuple)) and not (
+            isinstance(specs, tuple) and specs
+            and isinstance(specs[0], (tuple, list, Input))):
+        specs = [specs]
+    specs = [Input.of(i) for i in specs]
+    if len(specs) != len(runs[0]):
+        raise ExportError(f"examples= gives {len(runs[0])} tensors per run "
+                          f"for {len(specs)} inputs")
+    seen = {}
+    for i, (inp, a, b) in enumerate(zip(specs, *runs)):
+        if a.dim() != len(inp.shape) or b.dim() != len(inp.shape):
+            raise ExportError(f"examples: input {i} has rank "
+                              f"{len(inp.shape)}, the examples {a.dim()} and "
+                              f"{b.dim()}")
+        n = 0
+        for d, (spec, da, db) in enumerate(zip(inp.shape, a.shape, b.shape)):
+            if spec is None or isinstance(spec, str):
+                name = f"#{n}" if spec is None else spec
+                n += 1
+                if da == db:
+                    raise ExportError(
+                        f"examples: dynamic dim {d} of input {i} has size "
+                        f"{da} in both examples; give examples whose dynamic "
+                        "sizes differ, so that the runs tell them from static "
+                        "ones")
+                if seen.setdefault(name, (da, db)) != (da, db):
+                    raise ExportError(
+                        f"examples: dim {d} of input {i} is size '{name}', "
+                        f"but its sizes ({da}, {db}) differ from that size's "
+                        f"elsewhere {seen[name]}")
+            elif da != int(spec) or db != int(spec):
+                raise ExportError(f"examples: static dim {d} of input {i} is "
+                                  f"{spec}, the examples have {da} and {db}")
+    if len(set(seen.values())) != len(seen):
+        raise ExportError("examples: two different dynamic sizes have the "
+                          "same sizes in both examples, so the runs cannot "
+                          "tell them apart; give them different sizes")
+    pairs = [(a.detach().clone().to(inp.dtype or a.dtype),
+              b.detach().clone().to(inp.dtype or b.dtype))
+             for inp, a, b in zip(specs, *runs)]
+    return specs, pairs
+
+
 # Containers: no forward of their own (run without writing IR).
 _CONTAINERS = (FeedFwdNN, ConvNN, nn.Sequential, nn.ModuleList, nn.ModuleDict)
 
-def export(model, inputs, name="model", root="net", forward_specs=None,
-           weights=None, functions=()):
+
+def _is_container(m):
+    """A container as its class defines it: a subclass that overrides the
+    forward (an ``nn.Sequential`` subclass with its own) is a custom module
+    whose children are the container's."""
+    for base in _CONTAINERS:
+        if isinstance(m, base):
+            return type(m).forward is base.forward
+    return False
+
+def export(model, inputs=None, name="model", root="net", forward_specs=None,
+           weights=None, functions=(), method="forward", examples=None):
     """`model` as nnx IR text (one ``nnx.model``).
 
     `weights`: None (inline ``dense_resource`` blobs if the tensors take at
@@ -972,7 +1164,8 @@ def export(model, inputs, name="model", root="net", forward_specs=None,
     a path: the tensors are written there as safetensors and the IR refers
     to them as ``#nnx.external`` with the file's absolute path (the text may
     be saved anywhere). :func:`write` keeps relative paths."""
-    ex = Exporter(forward_specs, functions).add_model(model, inputs, name, root)
+    ex = Exporter(forward_specs, functions).add_model(
+        model, inputs, name, root, method, examples)
     target = ex.weights_target(weights)
     if target is False:
         return ex.text(False)
@@ -982,8 +1175,9 @@ def export(model, inputs, name="model", root="net", forward_specs=None,
     return text
 
 
-def write(model, path, inputs, name="model", root="net", forward_specs=None,
-          weights=None, functions=()):
+def write(model, path, inputs=None, name="model", root="net",
+          forward_specs=None, weights=None, functions=(), method="forward",
+          examples=None):
     """Writes `model` as nnx IR to `path`; returns the text.
 
     `weights` (see :meth:`Exporter.write`): None (automatic: inline up to
@@ -992,8 +1186,7 @@ def write(model, path, inputs, name="model", root="net", forward_specs=None,
     (``<stem>.safetensors``), or the weights file's path, relative to the
     directory of `path`."""
     return Exporter(forward_specs, functions).add_model(
-        model, inputs, name, root).write(
-        path, weights)
+        model, inputs, name, root, method, examples).write(path, weights)
 
 
 # -----------------------------------------------------------------------------

@@ -363,11 +363,29 @@ BUILDERS = {
 }
 
 
+class Uncalled(nn.Module):
+    """A module the model's forward never called when it was exported
+    (``nnx.uncalled``): its children and tensors, and no forward."""
+
+    def __init__(self, class_name, path):
+        super().__init__()
+        self.class_name = class_name
+        self.path = path
+
+    def forward(self, *args, **kwargs):
+        raise ToTorchError(
+            f"module '{self.path}' ({self.class_name}) was never called by "
+            "the model's forward when it was exported, so nnx has no forward "
+            "for it")
+
+
 def _custom(b, node, path):
     forward = b.ir.forward(path or "", b.name)
-    if forward is None:
+    uncalled = "nnx.uncalled" in node["attributes"]
+    if forward is None and not uncalled:
         raise ToTorchError(f"custom module '{path or '<root>'}' has no forward")
-    root = nn.Module()
+    root = Uncalled(node["attributes"].get("class_name", "Module"),
+                    path or "<root>") if uncalled else nn.Module()
     for key, child in b.children(node, path):
         root.add_module(key, child)
     buffers = node["attributes"].get("nnx.buffers")
@@ -381,8 +399,15 @@ def _custom(b, node, path):
             root.register_parameter(name, nn.Parameter(value, grad))
         else:
             root.register_buffer(name, value)
+    if uncalled:
+        return root
     graph = _Graph(path, forward).build()
     gm = fx.GraphModule(root, graph, class_name=_class_name(node))
+    entry = forward.get("entry")
+    if entry and entry != "forward" and not hasattr(gm, entry):
+        # Exported through another method (`encode_image`): callable by
+        # that name too.
+        setattr(gm, entry, gm.forward)
     # The graph keeps only what it reads: put every child and tensor back,
     # in the IR's order (the state_dict keys and their order).
     gm._modules = collections.OrderedDict(root._modules)
@@ -593,7 +618,22 @@ def _dim(g, op, ins):
 
 
 def _state(g, op, ins):
-    return g.graph.create_node("get_attr", op["attributes"]["name"])
+    name = op["attributes"]["name"]
+    of = op["attributes"].get("nnx.of")
+    if of is not None:  # a tensor of a module below: `q_proj.bias`
+        name = _symbol_path(of) + "." + name
+    return g.graph.create_node("get_attr", name)
+
+
+def _symbol_path(ref):
+    """`@a::@"0"` (a printed symbol reference) as the dotted path `a.0`."""
+    keys = []
+    for part in str(ref).split("::"):
+        part = part.strip().lstrip("@")
+        if part.startswith('"') and part.endswith('"'):
+            part = part[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+        keys.append(part)
+    return ".".join(keys)
 
 
 def _call(g, op, ins):

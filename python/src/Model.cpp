@@ -509,6 +509,8 @@ py::object Model::forward(const std::string &path, const std::string &model) {
   out["ops"] = ops;
   if (Attribute names = fwd->getAttr("nnx.output_names"))
     out["output_names"] = toPython(names);
+  if (auto entry = fwd->getAttrOfType<StringAttr>("nnx.entry"))
+    out["entry"] = entry.getValue().str();
   return std::move(out);
 }
 

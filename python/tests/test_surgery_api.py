@@ -1021,7 +1021,6 @@ def _refusal_cases():
         "widen-softmax-ffnn": widen_softmax_ffnn,
         "widen-module-list": widen_other_container,
         "widen-hooked-container": widen_hooked_container,
-        "widen-sequential-subclass": subclass_container("widen"),
         "deepen-sequential-subclass": subclass_container("deepen"),
         "deepen-relu-subclass": deepen_relu_subclass,
         "low-rank-linear-own-forward": low_rank_of(
@@ -1075,6 +1074,22 @@ def test_leaf_primitives_refuse_other_modules_with_type_error(primitive,
         primitive(relu)
     assert str(info.value) == expected
     snap.check()
+
+
+def test_sequential_subclass_with_a_forward_is_widened_through_it():
+    """A Sequential subclass with its own forward is a custom module over
+    the Sequential's children: widen follows its forward (here `2 * ...`
+    after the consumer), preserving the function and the class."""
+    torch.manual_seed(0)
+    m = DoubledSequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)).eval()
+    x = torch.randn(3, 4)
+    with torch.no_grad():
+        want = m(x)
+    wide = widen(m, layer_name="0", new_width=12)
+    assert type(wide) is DoubledSequential
+    assert wide[0].out_features == 12 and wide[2].in_features == 12
+    with torch.no_grad():
+        torch.testing.assert_close(wide(x), want, atol=1e-5, rtol=1e-5)
 
 
 def test_plain_linear_subclass_is_factorized():

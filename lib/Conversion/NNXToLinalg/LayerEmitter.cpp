@@ -1,6 +1,7 @@
 //===- LayerEmitter.cpp - helpers shared by the layer lowerings -*- C++ -*-===//
 #include "nnx/Conversion/NNXToLinalg/LayerLowering.h"
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
+#include "nnx/Dialect/NNX/IR/StateRead.h"
 #include "nnx/Dialect/NNX/IR/TensorUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -93,12 +94,14 @@ FailureOr<Value> LayerEmitter::getTensor(Operation *layer, StringRef name) {
 }
 
 FailureOr<Value> LayerEmitter::getStateTensor(StateOp op) {
-  ElementsAttr attr = op.getTensor();
-  CustomModuleOp module = op.getModule();
-  if (!attr || !module)
+  // The owner: the enclosing module, or the one `nnx.of` names (then the
+  // runtime parameter is the owner's own, shared with its layer).
+  Operation *owner = getStateOwner(op);
+  ElementsAttr attr = getModuleTensor(owner, op.getName());
+  if (!attr || !owner)
     return emitModuleError(op) << "reads '" << op.getName()
                                << "', which its module's 'state' lacks";
-  return materialize(module, op.getName(), attr);
+  return materialize(owner, op.getName(), attr);
 }
 
 FailureOr<Value> LayerEmitter::materialize(Operation *layer, StringRef name,

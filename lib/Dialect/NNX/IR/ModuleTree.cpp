@@ -2,6 +2,7 @@
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
 #include "nnx/Dialect/NNX/IR/ModuleVisitor.h"
 #include "nnx/Dialect/NNX/IR/NNXRecurrentOps.h"
+#include "nnx/Dialect/NNX/IR/StateRead.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -397,6 +398,9 @@ static FailureOr<SmallVector<Type>> inferCustom(CustomModuleOp custom,
                                                 TypeRange inputs,
                                                 const ModuleTypeError &fail) {
   ForwardOp fwd = custom.getForward();
+  if (!fwd && isUncalledModule(custom))
+    return fail("is marked 'nnx.uncalled': the model's forward never called "
+                "it when it was exported, so it has no forward to run");
   if (!fwd)
     return fail("has no 'nnx.forward'");
   FunctionType ft = fwd.getFunctionType();

@@ -3,6 +3,7 @@
 #include "nnx/Dialect/NNX/IR/Compatibility.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
 #include "nnx/Dialect/NNX/IR/NNXRecurrentOps.h"
+#include "nnx/Dialect/NNX/IR/StateRead.h"
 #include "nnx/Dialect/NNX/IR/Weights.h"
 #include "nnx/Support/SafeTensors.h"
 
@@ -383,6 +384,24 @@ LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
              << attr.getValue();
     return success();
   }
+  if (name == kStateOfAttrName) {
+    if (!isa<StateOp>(op) || !isa<SymbolRefAttr>(attr.getValue()))
+      return op->emitOpError()
+             << "'" << name << "' must be a module reference on an 'nnx.state'";
+    return success();
+  }
+  if (name == kEntryAttrName) {
+    if (!isa<ForwardOp>(op) || !isa<StringAttr>(attr.getValue()))
+      return op->emitOpError()
+             << "'" << name << "' must be a string on an 'nnx.forward'";
+    return success();
+  }
+  if (name == kUncalledAttrName) {
+    if (!isa<CustomModuleOp>(op) || !isa<UnitAttr>(attr.getValue()))
+      return op->emitOpError()
+             << "'" << name << "' must be a unit attribute on an 'nnx.module'";
+    return success();
+  }
   if (name == kSourceAttrName || name == kWeightsAttrName) {
     if (!isa<StringAttr>(attr.getValue()))
       return op->emitOpError() << "'" << name << "' must be a string";
@@ -397,5 +416,5 @@ LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
             "nnx.parameter_names, nnx.weights, "
             "nnx.parameter_layouts, nnx.index_checks, nnx.base, "
             "nnx.recipe, nnx.buffers, nnx.accumulate, nnx.partial_sum, "
-            "nnx.tensor_parallel)";
+            "nnx.tensor_parallel, nnx.of, nnx.uncalled, nnx.entry)";
 }

@@ -2,6 +2,7 @@
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
 #include "nnx/Dialect/NNX/IR/Compatibility.h"
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
+#include "nnx/Dialect/NNX/IR/StateRead.h"
 #include "nnx/Dialect/NNX/IR/UpstreamOpChecks.h"
 #include "nnx/Dialect/NNX/IR/Weights.h"
 #include "nnx/Dialect/NNX/IR/WindowRange.h"
@@ -781,6 +782,14 @@ LogicalResult CustomModuleOp::verifyRegions() {
              << "may only hold modules, aliases and one 'nnx.forward', found '"
              << child.getName() << "'";
   }
+  if (isUncalledModule(*this)) {
+    if (forwards != 0)
+      return emitModuleError(*this)
+             << "is marked '" << kUncalledAttrName
+             << "' (never called by the model's forward) but has an "
+                "'nnx.forward'";
+    return success();
+  }
   if (forwards != 1)
     return emitModuleError(*this)
            << "must have exactly one 'nnx.forward' (found " << forwards << ")";
@@ -959,13 +968,19 @@ CustomModuleOp StateOp::getModule() {
 }
 
 ElementsAttr StateOp::getTensor() {
-  CustomModuleOp module = getModule();
-  auto state = module ? module.getStateAttr() : DictionaryAttr();
-  return state ? state.getAs<ElementsAttr>(getName()) : ElementsAttr();
+  return getModuleTensor(getStateOwner(*this), getName());
 }
 
 LogicalResult StateOp::verify() {
+  auto of = (*this)->getAttrOfType<SymbolRefAttr>(kStateOfAttrName);
+  if (of && !getStateOwner(*this))
+    return emitOpError() << "reads '" << getName() << "' of " << of
+                         << ", which names no module below the enclosing "
+                            "module";
   ElementsAttr tensor = getTensor();
+  if (!tensor && of)
+    return emitOpError() << "reads '" << getName() << "' of " << of
+                         << ", which has no tensor of that name";
   if (!tensor)
     return emitOpError() << "reads '" << getName()
                          << "', which is not a tensor in the 'state' of "

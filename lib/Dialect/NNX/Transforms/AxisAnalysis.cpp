@@ -2,6 +2,7 @@
 #include "AxisAnalysis.h"
 
 #include "nnx/Dialect/NNX/IR/NNXFnOps.h"
+#include "nnx/Dialect/NNX/IR/StateRead.h"
 #include "nnx/Dialect/NNX/IR/TensorUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -437,7 +438,7 @@ void AxisAnalysis::visitOp(Operation *op) {
   }
   if (auto state = dyn_cast<StateOp>(op)) {
     SmallVector<AxisList> &t =
-        tensorDims(state.getModule(), state.getName(),
+        tensorDims(getStateOwner(state), state.getName(),
                    cast<ShapedType>(state.getType()), true);
     SmallVector<AxisList> t2 = t;
     for (auto [a, b] : llvm::zip(t2, dimsOf(state.getResult())))

@@ -1,6 +1,7 @@
 //===- ExpandEmbedding.cpp - grow an embedding table ------------*- C++ -*-===//
 #include "SurgeryUtils.h"
 
+#include "nnx/Dialect/NNX/IR/StateRead.h"
 #include "nnx/Dialect/NNX/IR/TensorUtils.h"
 #include "nnx/Dialect/NNX/Transforms/Passes.h"
 #include "nnx/Dialect/NNX/Transforms/Surgery.h"
@@ -36,6 +37,18 @@ LogicalResult mlir::nnx::expandEmbedding(ModelOp model, StringRef layer,
   if (failed(checkRefusable(emb, Subclass | Hooks | Parametrizations | Pruned,
                             kPass, "target")))
     return failure();
+  // A forward reading the weight directly (a head tied by
+  // `F.linear(x, self.wte.weight)`) would see it resized under it.
+  if (SmallVector<StateOp> reads = getOutsideStateReads(emb); !reads.empty()) {
+    InFlightDiagnostic diag =
+        refuse(emb, kPass, "target")
+        << "has its weight read directly by the forward of '"
+        << getDisplayPath(reads.front()->getParentOfType<CustomModuleOp>())
+        << "'; growing the vocabulary would resize the tensor under that read";
+    for (StateOp read : reads)
+      diag.attachNote(read.getLoc()) << "read here";
+    return diag;
+  }
   auto type = cast<ShapedType>(emb.getWeight().getType());
   int64_t old = type.getDimSize(0), dim = type.getDimSize(1);
   if (num < old)

@@ -3,6 +3,7 @@
 #include "SurgeryUtils.h"
 
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
+#include "nnx/Dialect/NNX/IR/StateRead.h"
 #include "nnx/Dialect/NNX/IR/TensorUtils.h"
 
 #include "mlir/IR/Builders.h"
@@ -162,6 +163,8 @@ static LogicalResult addForwards(ModelOp built, ModelOp model, StringRef pass) {
   SmallVector<CustomModuleOp> customs;
   built.walk([&](CustomModuleOp m) { customs.push_back(m); });
   for (CustomModuleOp m : customs) {
+    if (isUncalledModule(m))
+      continue; // never called: it has no forward
     CustomModuleOp source;
     model.walk([&](CustomModuleOp candidate) {
       if (!source && candidate.getClassName() == m.getClassName() &&

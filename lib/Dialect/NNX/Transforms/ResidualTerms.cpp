@@ -149,6 +149,10 @@ LinearOp BranchWalk::findLinear(Value v, CallStack stack, unsigned depth) {
 FailureOr<SmallVector<LinearOp>>
 surgery::findBranchProjections(CustomModuleOp block, StringRef pass) {
   ForwardOp f = block.getForward();
+  if (!f)
+    return refuse(block, pass, "block")
+           << "has no forward (the model's forward never called it when it "
+              "was exported), so its residual branches are unknown";
   SmallVector<LinearOp> out;
   BranchWalk walk(block);
   FailureOr<Value> bad =
@@ -293,7 +297,7 @@ Term TermEvaluator::evalOp(Operation *op, ArrayRef<Term> in) {
 bool surgery::isIdentityWithZeroed(CustomModuleOp block,
                                    ArrayRef<LinearOp> zeroed) {
   ForwardOp f = block.getForward();
-  if (f.getNumArguments() == 0 || f.getNumResults() == 0)
+  if (!f || f.getNumArguments() == 0 || f.getNumResults() == 0)
     return false;
   SmallVector<Term> args(f.getNumArguments(), Term::Other);
   args[0] = Term::Input;

@@ -1,6 +1,7 @@
 //===- SurgeryUtils.cpp - logic the surgery passes share --------*- C++ -*-===//
 #include "SurgeryUtils.h"
 
+#include "nnx/Dialect/NNX/IR/StateRead.h"
 #include "nnx/Dialect/NNX/IR/TensorUtils.h"
 #include "nnx/Dialect/NNX/IR/Weights.h"
 
@@ -77,6 +78,30 @@ static LogicalResult checkNotAliased(ModuleOpInterface m, StringRef pass,
   return diag;
 }
 
+/// Refuses `m` if a forward outside it reads one of its tensors (or one of a
+/// module inside it) directly: the edit would resize, retype or remove the
+/// tensor under that read.
+static LogicalResult checkNotReadElsewhere(Operation *m, StringRef pass,
+                                           StringRef role) {
+  SmallVector<StateOp> reads = getOutsideStateReads(m);
+  if (reads.empty())
+    return success();
+  StateOp first = reads.front();
+  Operation *owner = getStateOwner(first);
+  InFlightDiagnostic diag = refuse(m, pass, role);
+  diag << "has tensor '" << first.getName() << "'";
+  if (owner != m)
+    diag << " (of '" << getDisplayPath(owner) << "')";
+  diag << " read directly by the forward of '"
+       << getDisplayPath(first->getParentOfType<CustomModuleOp>()) << "'";
+  if (auto source = first->getAttrOfType<StringAttr>(kSourceAttrName))
+    diag << " (" << source.getValue() << ")";
+  diag << "; the edit would change the tensor under that read";
+  for (StateOp read : reads)
+    diag.attachNote(read.getLoc()) << "read here";
+  return diag;
+}
+
 LogicalResult surgery::checkRefusable(Operation *op, unsigned properties,
                                       StringRef pass, StringRef role) {
   auto m = dyn_cast<ModuleOpInterface>(op);
@@ -135,8 +160,13 @@ LogicalResult surgery::checkRefusable(Operation *op, unsigned properties,
       return diag;
     }
   }
-  if (properties & Aliases)
+  // `Aliases`: the module is reached from another place, under a second
+  // path or through a direct read of one of its tensors.
+  if (properties & Aliases) {
+    if (failed(checkNotReadElsewhere(m, pass, role)))
+      return failure();
     return checkNotAliased(m, pass, role);
+  }
   return success();
 }
 

@@ -20,6 +20,7 @@
 #include "AxisAnalysis.h"
 
 #include "nnx/Dialect/NNX/IR/NNXFnOps.h"
+#include "nnx/Dialect/NNX/IR/StateRead.h"
 #include "nnx/Dialect/NNX/IR/TensorUtils.h"
 #include "nnx/Dialect/NNX/Transforms/Passes.h"
 #include "nnx/Dialect/NNX/Transforms/Surgery.h"
@@ -98,6 +99,8 @@ static FailureOr<RMSNormSite> matchRMSNorm(Operation *op, AxisAnalysis &a,
   auto forward = op->getParentOfType<ForwardOp>();
   int gains = 0;
   forward.walk([&](StateOp state) {
+    if (state->hasAttr(kStateOfAttrName))
+      return; // another module's tensor, not this norm's gain
     AxisList d = a.leaves(state.getResult(), 0);
     if (cast<RankedTensorType>(state.getType()).getRank() == 1 &&
         d.size() == 1 && a.find(d[0]) == a.find(stream)) {
