@@ -145,6 +145,7 @@ struct NNXApplyCPUSchedulePass
                               nnx::matmulTilesFor(tileBits).regM);
       if (failed(applySequence("tile_registers_all")))
         return signalPassFailure();
+      nnx::sumKBlocksFromZero(getOperation());
     }
   }
 

@@ -59,6 +59,11 @@ void lowerBF16PairContractions(Operation *root, bool parallel);
 /// blocks.
 void splitRowRemainders(Operation *root, int64_t regM);
 
+/// After the register stage: each register tile's K loop sums its block of
+/// K from zero, and C's tile is added after it, so that float32's rounding
+/// error grows with the block, not with the whole K (BlockedAccumulation.cpp).
+void sumKBlocksFromZero(Operation *root);
+
 } // namespace mlir::nnx
 
 #endif // NNX_LIB_CODEGEN_CPU_MATMULSCHEDULE_H

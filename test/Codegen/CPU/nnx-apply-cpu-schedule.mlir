@@ -10,7 +10,9 @@
 // tile-matmul, AVX2 tiles: cache tiles (K 128, M 48; N 128 is one tile
 // here) and register tiles 6 x 16 x 1; the register loops are peeled, the
 // static main tile becomes a vector.contract whose accumulator is hoisted
-// out of the K loop (read before, carried as an iter_arg, written after).
+// out of the K loop (carried as an iter_arg, written after). The K block
+// is summed from zero and added to C's tile after the loop (one chain of
+// roundings per block of K, not one over the whole K).
 // TILE-LABEL: func.func @mm(
 // TILE-SAME:      %[[A:.*]]: tensor<?x256xf32>, %[[B:.*]]: tensor<256x40xf32>
 // (N = 40 fits one cache tile: no N loop)
@@ -21,12 +23,14 @@
 // TILE:             scf.for %{{.*}} = %c0 to %[[MAIN]] step %c6
 // TILE:               scf.for %{{.*}} = %c0 to %c32 step %c16
 // TILE:                 %[[C0:.*]] = vector.transfer_read {{.*}} : tensor<6x16xf32>, vector<6x16xf32>
-// TILE:                 %[[K:.*]]:3 = scf.for %{{.*}} = %c0 to %c128 step %c1 iter_args({{.*}}, %[[ACC:.*]] = %[[C0]])
+// TILE:                 %[[Z:.*]] = arith.constant dense<0.000000e+00> : vector<6x16xf32>
+// TILE:                 %[[K:.*]]:3 = scf.for %{{.*}} = %c0 to %c128 step %c1 iter_args({{.*}}, %[[ACC:.*]] = %[[Z]])
 // TILE:                   %[[VA:.*]] = vector.transfer_read {{.*}} : tensor<6x1xf32>, vector<6x1xf32>
 // TILE:                   %[[VB:.*]] = vector.transfer_read {{.*}} : tensor<1x16xf32>, vector<1x16xf32>
 // TILE:                   %[[R:.*]] = vector.contract {{.*}} %[[VA]], %[[VB]], %[[ACC]] : vector<6x1xf32>, vector<1x16xf32> into vector<6x16xf32>
 // TILE:                   scf.yield %{{.*}}, %{{.*}}, %[[R]]
-// TILE:                 vector.transfer_write %[[K]]#2, %[[K]]#1
+// TILE:                 %[[SUM:.*]] = arith.addf %[[C0]], %[[K]]#2 : vector<6x16xf32>
+// TILE:                 vector.transfer_write %[[SUM]], %[[K]]#1
 // N remainder (40 = 2 * 16 + 8, one iteration, inlined): static 6 x 8
 // tiles, vectorized too
 // TILE:               scf.for %{{.*}} = %c0 to %c128 step %c1
