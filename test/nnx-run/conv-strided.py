@@ -26,7 +26,7 @@
 # CHECK: grouped_s4k4 (1, 4, 16, 12) -> (1, 8, 4, 3): matches PyTorch
 # CHECK: grouped_s4k4 (2, 4, 19, 13) -> (2, 8, 4, 3): matches PyTorch
 # CHECK: stride2p40 (1, 3, 9, 7) -> (1, 5, 1, 1): matches PyTorch
-# CHECK: stride2p40 (2, 3, 5, 6) -> (2, 5, 1, 1): matches PyTorch
+# CHECK: stride2p40 (1, 3, 5, 6) -> (1, 5, 1, 1): matches PyTorch
 import os
 import subprocess
 import sys
@@ -82,11 +82,19 @@ for name, (make, channels, sizes) in NETS.items():
     torch.manual_seed(1)
     layer = make().eval()
     model = nn.Sequential(layer)
-    dims = (None, channels) + (None,) * len(sizes[0])
+    # oneDNN refuses the 2^40 stride at batch 2 and at some image sizes,
+    # and the exporter runs the model on its examples: that net keeps batch
+    # 1, its image dynamic, with two examples PyTorch accepts.
+    batches, examples = (1, 2), None
+    if name == "stride2p40":
+        batches = (1, 1)
+        examples = ((torch.randn(1, 3, 9, 7),), (torch.randn(1, 3, 3, 3),))
+    dims = (None if batches[1] > 1 else 1, channels) + (None,) * len(sizes[0])
     mlir = os.path.join(TMP, name + ".mlir")
     with open(mlir, "w") as f:
-        f.write(export(model, [dims], name=name, weights=False))
-    for batch, spatial in zip((1, 2), sizes):
+        f.write(export(model, [dims], name=name, weights=False,
+                       examples=examples))
+    for batch, spatial in zip(batches, sizes):
         shape = (batch, channels) + spatial
         x = rng.standard_normal(shape).astype(np.float32)
         xin, out = (os.path.join(TMP, f"{name}_{batch}_{s}.npy")
