@@ -106,6 +106,12 @@ def test_zoo_model(case, results_dir):
     failure = verdict(rec)
     expected = EXPECTED.get(case.name)
     if failure is None:
+        # The criterion's outcome at its edge depends on the CPU's rounding
+        # (another vector width sums in another order): a compare-stage
+        # expectation that passes is reported, not failed.
+        if expected and expected.stage == "compare":
+            pytest.xfail(f"{case.name} passes here (expected to miss at "
+                         f"compare on some CPUs: {expected.reason})")
         if expected:
             pytest.fail(f"{case.name} passes now: remove it from "
                         f"zoo/expected.py (was: {expected.stage}: "
@@ -133,14 +139,15 @@ def test_expected_failures_name_zoo_models():
 
 def test_subset_is_one_model_per_family():
     """make test's subset: one model per torchvision family (the
-    segmentation models one family), and every example."""
+    segmentation models one family) but the slow ones, and every
+    example."""
     cases = zoo.cases()
     families = {c.family for c in cases}
     chosen = [c for c in cases if c.subset]
     assert {c.name for c in chosen} == zoo.SUBSET
     tv = [c.family for c in chosen if c.family not in zoo.EXAMPLE_FAMILIES]
     assert sorted(tv) == sorted(set(tv)), "two models of one family"
-    assert set(tv) | set(zoo.EXAMPLE_FAMILIES) >= families
+    assert set(tv) | set(zoo.EXAMPLE_FAMILIES) | zoo.SLOW_FAMILIES >= families
 
 
 def test_calibrated_outputs_are_order_one():

@@ -32,9 +32,22 @@ ADAPTIVE_UP = ("nnx.adaptive_avg_pool2d needs an input size that is a multiple "
 VIT_COMPILE = ("compiling takes longer than the zoo's process timeout (300 s; "
                "600 s in the survey): the patch embedding, a 32x32 / 16x16 convolution of stride "
                "32 / 16")
-EDGE = ("the contract's edge: PyTorch's float32 is 0.97 contracts from "
-        "float64, so the contract against PyTorch applies, and nnx is 1.06 "
-        "from float64 but 1.38 from PyTorch")
+
+def edge(nnx_torch, torch_f64, nnx_f64):
+    """The criterion's edge: PyTorch within the contract of float64, so the
+    contract against PyTorch applies, though nnx is nearer float64."""
+    return (f"the criterion's edge: PyTorch's float32 is {torch_f64} "
+            f"contracts from float64, so the contract against PyTorch "
+            f"applies; nnx is {nnx_f64} from float64 (nearer than PyTorch) "
+            f"but {nnx_torch} from PyTorch")
+
+
+CONV_TRANSPOSE_LARGE = (
+    "torch.conv_transpose2d goes through its ATen decomposition (no nnx "
+    "conv-transpose layer yet), whose im2col gather is a constant too large "
+    "for the IR (2097152 elements)")
+SLOW_COMPILE = ("compiles in minutes (285 s of wall time on the loaded "
+                "2-core machine, 2026-12-06): past the 60 s limit")
 
 
 def less_accurate(nnx, torch):
@@ -48,20 +61,16 @@ TUPLE_ARG = ("the exporter takes tensor arguments only: RNNModel.forward's "
 EXPECTED = {
     "convnext_base": Expected("compile", CHAIN),
     "convnext_small": Expected("compile", CHAIN),
-    "convnext_tiny": Expected("compile", CHAIN),
-    "densenet121": Expected("compile", CHAIN),
+    "densenet121": Expected("compare", edge(1.11, 0.99, 0.69)),
     "densenet169": Expected("compile", CHAIN),
-    "maxvit_t": Expected("compile", CHAIN),
-    "mnasnet0_5": Expected("compile", CHAIN),
+    "maxvit_t": Expected("compile-time", SLOW_COMPILE),
     "mnasnet0_75": Expected("compile", CHAIN),
     "mnasnet1_0": Expected("compile", CHAIN),
     "mnasnet1_3": Expected("compile", CHAIN),
-    "mobilenet_v2": Expected("compile", CHAIN),
     "regnet_y_400mf": Expected("compile", CHAIN),
     "regnet_y_800mf": Expected("compile", CHAIN),
     "regnet_y_1_6gf": Expected("compile", CHAIN),
     "squeezenet1_0": Expected("compile", CHAIN),
-    "squeezenet1_1": Expected("compile", CHAIN),
     "convnext_large": Expected("compile", CHAIN),
     "densenet161": Expected("compile", CHAIN),
     "densenet201": Expected("compile", CHAIN),
@@ -80,7 +89,6 @@ EXPECTED = {
     "vgg19": Expected("compile", ADAPTIVE_UP),
     "vgg19_bn": Expected("compile", ADAPTIVE_UP),
 
-    "efficientnet_b0": Expected("export", SD),
     "efficientnet_b1": Expected("export", SD),
     "efficientnet_b2": Expected("export", SD),
     "efficientnet_b3": Expected("export", SD),
@@ -90,19 +98,14 @@ EXPECTED = {
     "efficientnet_b7": Expected("export", SD),
     "efficientnet_v2_l": Expected("export", SD),
     "efficientnet_v2_m": Expected("export", SD),
-    "efficientnet_v2_s": Expected("export", SD),
+    "efficientnet_v2_s": Expected("compare", edge(1.10, 0.76, 0.52)),
 
-    "googlenet": Expected("export", AUX),
-    "inception_v3": Expected("export", AUX),
 
     "deeplabv3_mobilenet_v3_large": Expected("export", HARDSIGMOID),
-    "lraspp_mobilenet_v3_large": Expected("export", HARDSIGMOID),
     "mobilenet_v3_large": Expected("export", HARDSIGMOID),
-    "mobilenet_v3_small": Expected("export", HARDSIGMOID),
 
     "swin_b": Expected("export", PAD),
     "swin_s": Expected("export", PAD),
-    "swin_t": Expected("export", PAD),
     "swin_v2_b": Expected("export", PAD),
     "swin_v2_s": Expected("export", PAD),
     "swin_v2_t": Expected("export", PAD),
@@ -112,19 +115,15 @@ EXPECTED = {
     "fcn_resnet101": Expected("export", INTERPOLATE),
     "fcn_resnet50": Expected("export", INTERPOLATE),
 
-    "vit_b_32": Expected("compile", VIT_COMPILE),
 
-    "super_resolution": Expected("export", PIXEL_SHUFFLE),
 
-    "dcgan_generator": Expected("export", CONV_TRANSPOSE),
+    "dcgan_generator": Expected("export", CONV_TRANSPOSE_LARGE),
 
     "word_language_model_lstm": Expected("export", TUPLE_ARG),
 
-    "resnet18": Expected("compare", EDGE),
+    "resnet18": Expected("compare", edge(1.18, 0.97, 0.47)),
 
-    "shufflenet_v2_x0_5": Expected("compare", less_accurate(1.97, 1.30)),
     "shufflenet_v2_x1_0": Expected("compare", less_accurate(1.90, 1.26)),
-    "wide_resnet50_2": Expected("compare", less_accurate(24, 13.4)),
     "wide_resnet101_2": Expected("compare", less_accurate(97.2, 55.4)),
     "regnet_x_3_2gf": Expected("compare", less_accurate(10.9, 7.24)),
     "regnet_x_8gf": Expected("compare", less_accurate(9.88, 6.11)),
