@@ -190,12 +190,17 @@ class Length(nn.Module):
         return x
 
 
-@pytest.mark.xfail(strict=True, reason="len() of a tensor with a dynamic "
-                   "first dim is a plain int until Tensor.__len__ gives a "
-                   "SymInt (branch 'modules'); then this guard appears")
 def test_len_of_a_dynamic_dim_is_a_guard():
+    """len(x) is the run-time batch, like x.size(0): a call of batch 1
+    takes the other way and fails with the line; batch 5 matches."""
     text = export(Length(), [(None, 4)], weights=False)
     assert "nnx.fn.guard sge" in text, text
+    run = nnx.compile(Length(), inputs=[(None, 4)], threads=1)
+    x = torch.randn(5, 4)
+    torch.testing.assert_close(run(x)[0], Length()(x), atol=1e-5, rtol=1e-5)
+    with pytest.raises(nnx.Error) as info:
+        run(torch.randn(1, 4))
+    assert "test_guards.py" in str(info.value), str(info.value)
 
 
 def test_to_torch_keeps_the_guards():

@@ -231,7 +231,7 @@ def test_load_save_and_compile_a_file(tmp_path):
     assert bc.read_bytes()[:4] == b"ML\xefR"
     torch.testing.assert_close(nnx.compile(nnx.load(bc), threads=1)(x)[0], want,
                                **TOL)
-    with pytest.raises(ValueError, match="inputs= is for an nn.Module"):
+    with pytest.raises(ValueError, match="inputs= and examples= are for an nn.Module"):
         nnx.compile(loaded, inputs=[(None, 6)])
 
 
