@@ -60,9 +60,7 @@ TUPLE_ARG = ("the exporter takes tensor arguments only: RNNModel.forward's "
 
 EXPECTED = {
     "convnext_base": Expected("compile", CHAIN),
-    "convnext_small": Expected("compile", CHAIN),
     "densenet121": Expected("compare", edge(1.11, 0.99, 0.69)),
-    "densenet169": Expected("compile", CHAIN),
     "maxvit_t": Expected("compile-time", SLOW_COMPILE),
     "mnasnet0_75": Expected("compile", CHAIN),
     "mnasnet1_0": Expected("compile", CHAIN),
@@ -89,7 +87,6 @@ EXPECTED = {
     "vgg19": Expected("compile", ADAPTIVE_UP),
     "vgg19_bn": Expected("compile", ADAPTIVE_UP),
 
-    "efficientnet_b1": Expected("export", SD),
     "efficientnet_b2": Expected("export", SD),
     "efficientnet_b3": Expected("export", SD),
     "efficientnet_b4": Expected("export", SD),
