@@ -102,19 +102,27 @@ static std::vector<int> gatherFailures(bool ok) {
   return failed;
 }
 
-llvm::Error
-mlir::nnx::agreeOnProgram(const CompileOptions::TensorParallel &parallel,
-                          llvm::Error local,
-                          const std::array<uint8_t, 20> &fingerprint) {
+/// Every rank tells whether its own step succeeded: this rank's error if
+/// it failed, one naming the ranks that failed (then `why`) if another did,
+/// else success for every rank.
+static llvm::Error allSucceeded(llvm::Error local, llvm::StringRef why) {
   bool ok = !local;
   std::vector<int> failed = gatherFailures(ok);
   if (!ok)
     return local;
   if (!failed.empty())
-    return makeCollectiveError(
-        listRanks(failed) +
-        " failed to compile its part of the model (its error "
-        "says why), so no rank runs it");
+    return makeCollectiveError(listRanks(failed) + why.str());
+  return llvm::Error::success();
+}
+
+llvm::Error
+mlir::nnx::agreeOnProgram(const CompileOptions::TensorParallel &parallel,
+                          llvm::Error local,
+                          const std::array<uint8_t, 20> &fingerprint) {
+  if (llvm::Error e = allSucceeded(
+          std::move(local), " failed to compile its part of the model (its "
+                            "error says why), so no rank runs it"))
+    return e;
   std::vector<uint8_t> all(fingerprint.size() * parallel.ranks);
   MPI_Allgather(fingerprint.data(), fingerprint.size(), MPI_BYTE, all.data(),
                 fingerprint.size(), MPI_BYTE, MPI_COMM_WORLD);
@@ -153,15 +161,10 @@ llvm::Error mlir::nnx::shareArrays(
     const CompileOptions::TensorParallel &parallel, llvm::Error local,
     llvm::ArrayRef<NpyArray> given, llvm::ArrayRef<NpyArray> givenWrites,
     std::vector<NpyArray> &inputs, std::vector<NpyArray> &writes) {
-  bool ok = !local;
-  std::vector<int> failed = gatherFailures(ok);
-  if (!ok)
-    return local;
-  if (!failed.empty())
-    return makeCollectiveError(
-        listRanks(failed) +
-        " could not make this call (its error says why), so no "
-        "rank runs it");
+  if (llvm::Error e =
+          allSucceeded(std::move(local), " could not make this call (its error "
+                                         "says why), so no rank runs it"))
+    return e;
   // Rank 0's arrays: [#inputs, #writes, then per array dtype, rank, dims].
   std::vector<int64_t> header;
   if (parallel.rank == 0) {
