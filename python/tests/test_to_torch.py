@@ -156,6 +156,23 @@ def test_the_usual_feature_extractor_verifies():
     torch.testing.assert_close(to_torch(model).eval()(x), src(x), **TOL)
 
 
+@pytest.mark.parametrize("size,out", [((1, 1), (6, 6)), ((7, 5), (3, 2)),
+                                      ((5, 6), (7, 4)), ((8, 8), (2, 4))])
+def test_adaptive_pool_of_any_static_size(size, out):
+    """nn.AdaptiveAvgPool2d by PyTorch's windows where the static input is
+    not a multiple of the output (AlexNet and VGG at small images pool 1x1
+    up to 6x6 / 7x7), within the contract, batch dynamic."""
+    torch.manual_seed(5)
+    src = nn.Sequential(nn.Conv2d(3, 4, 1), nn.AdaptiveAvgPool2d(out),
+                        nn.Flatten(), nn.Linear(4 * out[0] * out[1], 3)).eval()
+    model = _nnx.Model.parse(export(src, inputs=[(None, 3) + size]))
+    run = nnx.compile(model, threads=1)
+    for batch in (1, 2):
+        x = torch.randn(batch, 3, *size)
+        torch.testing.assert_close(run(x)[0], src(x), **TOL)
+    torch.testing.assert_close(to_torch(model).eval()(x), src(x), **TOL)
+
+
 def test_unsupported_ir_is_named():
     text = """
 nnx.model @m inputs(tensor<?x4xf32>) {

@@ -326,12 +326,70 @@ FailureOr<Value> mlir::nnx::emitPool2d(LayerEmitter &e, const Pool2dSpec &spec,
       });
 }
 
+/// The adaptive pooling of one dim as an `out` x `in` matrix: row i
+/// averages PyTorch's window [floor(i * in / out), ceil((i + 1) * in /
+/// out)), which overlap or repeat where `in` is not a multiple of `out`.
+static Value poolingMatrix(OpBuilder &b, Location loc, FloatType elt,
+                           int64_t in, int64_t out) {
+  SmallVector<APFloat> values;
+  for (int64_t i = 0; i < out; ++i) {
+    int64_t start = i * in / out, end = ((i + 1) * in + out - 1) / out;
+    for (int64_t h = 0; h < in; ++h) {
+      APFloat v(h >= start && h < end ? 1.0 / double(end - start) : 0.0);
+      bool lost;
+      v.convert(elt.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+      values.push_back(v);
+    }
+  }
+  auto type = RankedTensorType::get({out, in}, elt);
+  return arith::ConstantOp::create(b, loc, type,
+                                   DenseElementsAttr::get(type, values));
+}
+
+/// Adaptive pooling of static sizes that are not multiples of the output:
+/// out[n, c, i, j] = sum over h, w of Ph[i, h] x[n, c, h, w] Pw[j, w], one
+/// contraction per spatial dim with the constant pooling matrices.
+static Value emitAdaptiveByMatrices(LayerEmitter &e, ArrayRef<int64_t> out,
+                                    Value x) {
+  OpBuilder &b = e.getBuilder();
+  Location loc = e.getLoc();
+  auto xt = cast<RankedTensorType>(x.getType());
+  auto elt = cast<FloatType>(xt.getElementType());
+  Value ph = poolingMatrix(b, loc, elt, xt.getDimSize(2), out[0]);
+  Value pw = poolingMatrix(b, loc, elt, xt.getDimSize(3), out[1]);
+  using IT = utils::IteratorType;
+  SmallVector<IT> iters(4, IT::parallel);
+  iters.push_back(IT::reduction);
+  auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
+  auto map = [&](ArrayRef<AffineExpr> r) {
+    return AffineMap::get(5, 0, r, b.getContext());
+  };
+  auto fma = [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+    Value p = arith::MulFOp::create(nb, l, a[0], a[1]);
+    return arith::AddFOp::create(nb, l, a[2], p);
+  };
+  // (n, c, i, w, h): rows pooled, then (n, c, i, j, w): columns.
+  SmallVector<OpFoldResult> sizes = e.sizesOf(x);
+  sizes[2] = b.getIndexAttr(out[0]);
+  Value rows = e.generic(
+      {ph, x}, {map({d(2), d(4)}), map({d(0), d(1), d(4), d(3)})},
+      e.filled(sizes, elt, 0.0), map({d(0), d(1), d(2), d(3)}), iters, fma);
+  sizes[3] = b.getIndexAttr(out[1]);
+  return e.generic(
+      {rows, pw}, {map({d(0), d(1), d(2), d(4)}), map({d(3), d(4)})},
+      e.filled(sizes, elt, 0.0), map({d(0), d(1), d(2), d(3)}), iters, fma);
+}
+
 FailureOr<Value> mlir::nnx::emitAdaptiveAvgPool2d(LayerEmitter &e,
                                                   ArrayRef<int64_t> out,
                                                   Value x, StringRef what) {
   OpBuilder &b = e.getBuilder();
   Location loc = e.getLoc();
-  auto elt = cast<RankedTensorType>(x.getType()).getElementType();
+  auto xt = cast<RankedTensorType>(x.getType());
+  auto elt = xt.getElementType();
+  if (!xt.isDynamicDim(2) && !xt.isDynamicDim(3) &&
+      (xt.getDimSize(2) % out[0] || xt.getDimSize(3) % out[1]))
+    return emitAdaptiveByMatrices(e, out, x);
   for (unsigned i = 0; i < 2; ++i) {
     if (!cast<RankedTensorType>(x.getType()).isDynamicDim(2 + i))
       continue;

@@ -851,11 +851,14 @@ LogicalResult mlir::nnx::verifyFnAdaptiveAvgPool2dOp(Operation *op) {
       failed(requireImageInput(op)))
     return failure();
   ArrayRef<int64_t> in = shapeOf(pool.getInput());
-  for (unsigned i = 0; i < 2; ++i)
+  // Static sizes pool by PyTorch's windows, whatever they are; a dynamic
+  // one must be a multiple of the output (checked at run time).
+  bool mixed = ShapedType::isDynamic(in[2]) != ShapedType::isDynamic(in[3]);
+  for (unsigned i = 0; mixed && i < 2; ++i)
     if (!ShapedType::isDynamic(in[2 + i]) && in[2 + i] % out[i])
       return op->emitOpError()
-             << "needs an input size that is a multiple of the output size, "
-                "got "
+             << "needs an input size that is a multiple of the output size "
+                "where the other spatial size is dynamic, got "
              << in[2 + i] << " for " << out[i] << " in dim " << 2 + i;
   return requireType(op, pool.getResult(), "result",
                      {in[0], in[1], out[0], out[1]},

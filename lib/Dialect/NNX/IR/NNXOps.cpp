@@ -1635,13 +1635,16 @@ AdaptiveAvgPool2dOp::inferOutputType(RankedTensorType input,
   if (input.getRank() != 4)
     return error("takes (N, C, H, W) input, got ", Type(input));
   ArrayRef<int64_t> out = getOutputSize();
-  for (unsigned i = 0; i < 2; ++i) {
-    int64_t in = input.getDimSize(2 + i);
-    if (!ShapedType::isDynamic(in) && in % out[i])
-      return error("needs an input size that is a multiple of the output "
-                   "size, got ",
-                   in, " for ", out[i], " in dim ", 2 + i);
-  }
+  // Static sizes pool by PyTorch's windows, whatever they are; a dynamic
+  // one must be a multiple of the output (checked at run time).
+  if (input.isDynamicDim(2) != input.isDynamicDim(3))
+    for (unsigned i = 0; i < 2; ++i) {
+      int64_t in = input.getDimSize(2 + i);
+      if (!ShapedType::isDynamic(in) && in % out[i])
+        return error("needs an input size that is a multiple of the output "
+                     "size where the other spatial size is dynamic, got ",
+                     in, " for ", out[i], " in dim ", 2 + i);
+    }
   return Type(
       input.clone({input.getDimSize(0), input.getDimSize(1), out[0], out[1]}));
 }

@@ -843,10 +843,12 @@ def NNX_AdaptiveAvgPool2dOp : NNX_LeafOp<"adaptive_avg_pool2d", [], [],
     ["inferOutputType", "getFeatureDependence"]> {
   let summary = "`torch.nn.AdaptiveAvgPool2d` to an `output_size` (H, W)";
   let description = [{
-    Each output element is the mean of its window of the input; the input's
-    H and W must be multiples of the output's (checked at run time when
-    they are dynamic), so the windows are equal and disjoint. `(1, 1)` is
-    the global average pool.
+    Each output element is the mean of its window of the input, PyTorch's
+    [floor(i * in / out), ceil((i + 1) * in / out)). Static sizes may be
+    anything (windows then overlap or repeat: AlexNet pools a 1x1 image up
+    to 6x6); a dynamic H or W must be a multiple of the output's (checked
+    at run time), so its windows are equal and disjoint. `(1, 1)` is the
+    global average pool.
 
     ```mlir
     nnx.adaptive_avg_pool2d @avgpool {output_size = array<i64: 1, 1>}
