@@ -49,6 +49,13 @@ using namespace mlir;
 
 namespace {
 
+/// The body of a multiply-accumulate generic: acc + lhs * rhs.
+void yieldMulAdd(OpBuilder &b, Location l, ValueRange a) {
+  Value product = arith::MulFOp::create(b, l, a[0], a[1]);
+  linalg::YieldOp::create(
+      b, l, ValueRange{arith::AddFOp::create(b, l, a[2], product)});
+}
+
 /// The sizes of the rewrite, as values or constants.
 struct TapGeometry {
   /// Depthwise: F = C, each output channel reads its own input channel.
@@ -220,12 +227,7 @@ Value tapProduct(OpBuilder &b, Location loc, const TapGeometry &g, Value lhs,
              b, loc, TypeRange{acc.getType()}, ValueRange{lhs, rhs},
              ValueRange{acc}, maps,
              SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
-             [](OpBuilder &bb, Location l, ValueRange a) {
-               Value product = arith::MulFOp::create(bb, l, a[0], a[1]);
-               linalg::YieldOp::create(
-                   bb, l,
-                   ValueRange{arith::AddFOp::create(bb, l, a[2], product)});
-             })
+             yieldMulAdd)
       .getResult(0);
 }
 
@@ -429,17 +431,12 @@ Value depthwisePatchSums(OpBuilder &b, Location loc, const TapGeometry &g,
                               AffineMap::get(5, 0, {i, j, ch}, ctx),
                               AffineMap::get(5, 0, {n, m, ch}, ctx)};
   using IT = utils::IteratorType;
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{acc.getType()}, ValueRange{patches, taps},
-             ValueRange{acc}, maps,
-             {IT::parallel, IT::parallel, IT::reduction, IT::reduction,
-              IT::parallel},
-             [](OpBuilder &bb, Location l, ValueRange a) {
-               Value product = arith::MulFOp::create(bb, l, a[0], a[1]);
-               linalg::YieldOp::create(
-                   bb, l,
-                   ValueRange{arith::AddFOp::create(bb, l, a[2], product)});
-             })
+  return linalg::GenericOp::create(b, loc, TypeRange{acc.getType()},
+                                   ValueRange{patches, taps}, ValueRange{acc},
+                                   maps,
+                                   {IT::parallel, IT::parallel, IT::reduction,
+                                    IT::reduction, IT::parallel},
+                                   yieldMulAdd)
       .getResult(0);
 }
 
