@@ -44,16 +44,26 @@ static constexpr llvm::StringLiteral kFiniName = "__nnx_jit_fini";
 static constexpr llvm::StringLiteral kCacheMagic = "NNXOBJ1\n";
 static constexpr size_t kHashSize = 32;
 
-/// For each function `foo` defined in `module`, defines `_mlir_foo(void **)`,
-/// which loads each argument from the pointer at its index and stores the
-/// result through the pointer after them: one calling convention for every
-/// signature (upstream's ExecutionEngine::invokePacked convention).
+/// The prefix of the C-interface functions (`llvm.emit_c_interface`): the
+/// entry points that drivers call, each taking its memrefs as descriptors.
+static constexpr llvm::StringLiteral kCInterfacePrefix = "_mlir_ciface_";
+
+/// For each C-interface function `foo` defined in `module`, defines
+/// `_mlir_foo(void **)`, which loads each argument from the pointer at its
+/// index and stores the result through the pointer after them: one calling
+/// convention for every signature (upstream's ExecutionEngine::invokePacked
+/// convention). Only the entry points are wrapped: a wrapper of the forward
+/// itself would load and pass each of its thousands of scalar arguments
+/// (a memref is 3 + 2 x rank of them) in one block, and instruction
+/// selection's store merging is quadratic in such a block (20 s of
+/// ResNet-50's 25 s of compile).
 static void addPackedWrappers(llvm::Module &module) {
   llvm::LLVMContext &context = module.getContext();
   llvm::IRBuilder<> builder(context);
   llvm::SmallVector<llvm::Function *> functions;
   for (llvm::Function &function : module.functions())
-    if (!function.isDeclaration())
+    if (!function.isDeclaration() &&
+        function.getName().starts_with(kCInterfacePrefix))
       functions.push_back(&function);
   auto *type = llvm::FunctionType::get(builder.getVoidTy(), builder.getPtrTy(),
                                        /*isVarArg=*/false);

@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 #include "Stages.h"
 #include "nnx/Codegen/CPU/MulAdd.h"
+#include "nnx/Support/SizeProofs.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -72,9 +73,7 @@ bool hasProvenSizes(tensor::ExpandShapeOp expand) {
         dynamic ? Variable(AffineMap::get(1, 0, b.getAffineDimExpr(0) * factor),
                            ArrayRef<Variable>{Variable(*dynamic)})
                 : Variable(OpFoldResult(b.getIndexAttr(factor)));
-    FailureOr<bool> equal = ValueBoundsConstraintSet::areEqual(
-        claimed, Variable(expand.getSrc(), d));
-    if (failed(equal) || !*equal)
+    if (!nnx::isProvablyEqual(claimed, Variable(expand.getSrc(), d)))
       return false;
   }
   return true;

@@ -14,6 +14,17 @@
 // SYMS-DAG: U _mlir_memref_to_llvm_alloc
 // SYMS-DAG: U _mlir_memref_to_llvm_free
 // SYMS-NOT: {{ (malloc|free)$}}
+// Packed wrappers (`_mlir_<f>(void **)`) only of the C-interface entry
+// points: a wrapper of `forward` itself passes each of its scalar
+// arguments (thousands in a deep convnet) in one block, which instruction
+// selection takes quadratic time over.
+// RUN: llvm-nm %t/model.o | FileCheck %s --check-prefix=WRAPPERS
+// WRAPPERS-DAG: T _mlir__mlir_ciface_forward{{$}}
+// WRAPPERS-DAG: T _mlir_ciface_forward{{$}}
+// WRAPPERS-DAG: T forward{{$}}
+// RUN: llvm-nm %t/model.o | FileCheck %s --check-prefix=NOWRAPPERS
+// NOWRAPPERS-NOT: {{ _mlir_forward}}
+// NOWRAPPERS-NOT: {{ _mlir_forward_kernel}}
 
 // The output is the model's (tanh GELU as PyTorch's, in NumPy).
 // RUN: %python -c "import numpy as np; x = np.load('%t/x5.npy'); h = x @ np.full((64, 2), 0.5, np.float32).T + (np.arange(64, dtype=np.float32) - 32) / 8; g = 0.5 * h * (1 + np.tanh(np.sqrt(2 / np.pi) * (h + 0.044715 * h ** 3))); ref = g @ np.full((2, 64), 0.25, np.float32).T; y = np.load('%t/y5.npy'); assert y.shape == (5, 2), y.shape; assert np.allclose(y, ref, atol=1e-5, rtol=1e-5), (y, ref)"

@@ -9,6 +9,7 @@
 #include "FunctionalLowering.h"
 #include "nnx/Conversion/NNXToLinalg/LayerLowering.h"
 #include "nnx/Dialect/NNX/IR/NNXFnOps.h"
+#include "nnx/Support/SizeProofs.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -173,14 +174,28 @@ groupDims(ArrayRef<int64_t> longer, ArrayRef<int64_t> shorter) {
   return groups;
 }
 
-/// Whether `sizes` are provably the sizes of `v` (same rank).
+/// Whether `size` is dim `d` of `v` by its form alone: the static size, or
+/// a `tensor.dim` of `v` itself at `d` (how the exporter writes a size
+/// that Python read from the tensor it reshapes).
+bool isLocallySize(OpFoldResult size, Value v, int64_t d) {
+  int64_t known = shapeOf(v)[d];
+  if (std::optional<int64_t> c = getConstantIntValue(size))
+    return !ShapedType::isDynamic(known) && *c == known;
+  auto dim = dyn_cast_or_null<tensor::DimOp>(cast<Value>(size).getDefiningOp());
+  if (!dim || dim.getSource() != v)
+    return false;
+  std::optional<int64_t> index = dim.getConstantIndex();
+  return index && *index == d;
+}
+
+/// Whether `sizes` are provably the sizes of `v` (same rank): each by its
+/// form, else by a bounded proof (SizeProofs.h).
 bool hasSizes(Value v, ArrayRef<OpFoldResult> sizes) {
-  for (auto [d, size] : llvm::enumerate(sizes)) {
-    FailureOr<bool> equal = ValueBoundsConstraintSet::areEqual(
-        size, ValueBoundsConstraintSet::Variable(v, d));
-    if (failed(equal) || !*equal)
+  using Variable = ValueBoundsConstraintSet::Variable;
+  for (auto [d, size] : llvm::enumerate(sizes))
+    if (!isLocallySize(size, v, d) &&
+        !isProvablyEqual(Variable(size), Variable(v, d)))
       return false;
-  }
   return true;
 }
 

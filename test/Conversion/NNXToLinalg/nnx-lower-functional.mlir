@@ -330,3 +330,26 @@ func.func @pools(%x: tensor<?x3x?x?xf32>) -> (tensor<?x3x?x?xf32>, tensor<?x3x4x
   %2 = nnx.fn.adaptive_avg_pool2d %x {output_size = array<i64: 1, 1>} : tensor<?x3x?x?xf32> -> tensor<?x3x1x1xf32>
   return %0, %1, %2 : tensor<?x3x?x?xf32>, tensor<?x3x4x4xf32>, tensor<?x3x1x1xf32>
 }
+
+// A reshape to the input's own sizes is the input: a size read from the
+// input itself (by its form), or from a value layers before it (by a
+// value-bounds proof over a bounded slice).
+// CHECK-LABEL: func.func @identity_reshapes(
+// CHECK-SAME:      %[[X:[^:]*]]: tensor<?x?x64xf32>
+// CHECK-NOT:     tensor.reshape
+// CHECK:         linalg.generic
+// CHECK-NOT:     tensor.reshape
+// CHECK:         %[[R:.*]] = linalg.generic
+// CHECK-NOT:     tensor.reshape
+// CHECK:         return %[[X]], %[[R]]
+func.func @identity_reshapes(%x: tensor<?x?x64xf32>) -> (tensor<?x?x64xf32>, tensor<?x?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = tensor.dim %x, %c0 : tensor<?x?x64xf32>
+  %t = tensor.dim %x, %c1 : tensor<?x?x64xf32>
+  %0 = nnx.fn.reshape %x [%b, %t, 64] : tensor<?x?x64xf32> -> tensor<?x?x64xf32>
+  %a = nnx.fn.add %x, %x : tensor<?x?x64xf32>, tensor<?x?x64xf32> -> tensor<?x?x64xf32>
+  %r = nnx.fn.relu %a : tensor<?x?x64xf32>
+  %1 = nnx.fn.reshape %r [%b, %t, 64] : tensor<?x?x64xf32> -> tensor<?x?x64xf32>
+  return %0, %1 : tensor<?x?x64xf32>, tensor<?x?x64xf32>
+}
