@@ -63,10 +63,16 @@ __all__ = ["widen", "deepen", "drop_layer", "low_rank_factorize",
 # -----------------------------------------------------------------------------
 
 def widen(model, *, layer_name, new_width, rng_seed=0, init="copy",
-          inputs=None):
+          through_batchnorm=False, inputs=None):
     """Net2WiderNet: grows ``layer_name``'s out_features (out_channels) to
     ``new_width`` and rescales its consumer's incoming columns; the forward
     output is preserved (in eval mode when dropout is configured).
+
+    ``through_batchnorm=True`` widens a convolution through the eval-mode
+    BatchNorm that follows it (Net2Net's conv-BN-ReLU-conv): each new
+    channel's BatchNorm copies the statistics and affine parameters of the
+    channel it replicates. Without it such a BatchNorm is refused
+    (ValueError), as is one in train mode.
 
     Beyond the seed: a Linear inside a custom module (a transformer's MLP,
     SwiGLU's ``gate_proj`` with ``up_proj`` in lockstep) is widened where
@@ -75,9 +81,19 @@ def widen(model, *, layer_name, new_width, rng_seed=0, init="copy",
     _check_name(layer_name, "layer_name")
     if init not in ("copy", "zero"):
         raise ValueError(f"init must be 'copy' or 'zero', got {init!r}")
+    if not isinstance(through_batchnorm, bool):
+        raise TypeError("through_batchnorm must be a bool, got "
+                        f"{type(through_batchnorm).__name__}")
     edit = _Edit(model, inputs)
-    edit.run(f"nnx-widen{{layer={layer_name} width={int(new_width)} "
-             f"seed={int(rng_seed)} init={init}}}", ValueError)
+    option = " through-batchnorm=true" if through_batchnorm else ""
+    try:
+        edit.run(f"nnx-widen{{layer={layer_name} width={int(new_width)} "
+                 f"seed={int(rng_seed)} init={init}{option}}}", ValueError)
+    except ValueError as e:
+        # The pass names its option; Python users have the argument.
+        raise type(e)(str(e).replace(
+            "option through-batchnorm=true",
+            "through_batchnorm=True")) from None
     return edit.result()
 
 
@@ -256,6 +272,19 @@ def expand_embedding(emb, *, new_num_embeddings, init="zeros"):
     return new, mask
 
 
+def _same_class(user, built):
+    """`built` (a BatchNorm the IR describes, resized by an edit) as a
+    module of `user`'s own class (a BatchNorm2d stays a BatchNorm2d), in
+    its mode, with `built`'s tensors and trainability."""
+    new = type(user)(built.num_features, eps=built.eps,
+                     momentum=built.momentum, affine=built.affine,
+                     track_running_stats=built.track_running_stats)
+    new.load_state_dict(built.state_dict())
+    for name, p in built.named_parameters():
+        getattr(new, name).requires_grad_(p.requires_grad)
+    return new.train(user.training)
+
+
 def _leaf_edit(module, takes):
     """The edit of one module, exported as the only child ``target`` of a
     Sequential; `takes` ("low_rank_factorize takes an nn.Linear") starts
@@ -428,6 +457,8 @@ class _Edit(TensorSource):
             == self.state[_join(path, n)][0].shape
             for n in names if getattr(module, n) is not None)
         if not shapes_match:
+            if isinstance(module, nn.modules.batchnorm._BatchNorm):
+                return _same_class(module, self._fresh(node, path))
             return self._fresh(node, path)
         for n in names:
             t = getattr(module, n)

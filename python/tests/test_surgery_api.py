@@ -1128,3 +1128,66 @@ def test_a_layer_name_cannot_carry_pass_options():
         widen(net, layer_name="0} nnx-drop-layer{layer=2", new_width=16)
     with pytest.raises(ValueError, match="is not a dotted module path"):
         deepen(net, after_layer_name="1 ")
+
+
+def conv_bn_net():
+    """Net2Net's conv-BN-ReLU-conv, as a VGG-style Sequential writes it, in
+    eval mode with non-trivial BatchNorm statistics."""
+    torch.manual_seed(0)
+    net = nn.Sequential(
+        nn.Conv2d(3, 6, 3, padding=1), nn.BatchNorm2d(6), nn.ReLU(),
+        nn.Conv2d(6, 4, 3, padding=1), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+        nn.Linear(4, 3))
+    bn = net[1]
+    with torch.no_grad():
+        bn.running_mean.uniform_(-0.5, 0.5)
+        bn.running_var.uniform_(0.5, 2.0)
+        bn.weight.uniform_(0.5, 1.5)
+        bn.bias.uniform_(-0.3, 0.3)
+    return net.eval()
+
+
+def test_widen_conv_through_batchnorm():
+    """Issue 49: ``through_batchnorm=True`` widens a conv through the
+    eval-mode BatchNorm after it: the new channels' statistics and affine
+    parameters are copies of the replicated ones, the function is the
+    same, and the user's module classes come back at the new sizes."""
+    net = conv_bn_net()
+    wide = widen(net, layer_name="0", new_width=9, rng_seed=3,
+                 through_batchnorm=True)
+    conv, bn, nxt = wide[0], wide[1], wide[3]
+    assert type(bn) is nn.BatchNorm2d and not bn.training
+    assert (conv.out_channels, bn.num_features, nxt.in_channels) == (9, 9, 9)
+    assert bn.running_mean.shape == bn.running_var.shape == (9,)
+    # Each new channel copies one old channel's weights and statistics.
+    old_bn = net[1]
+    for c in range(6, 9):
+        src = [k for k in range(6)
+               if torch.equal(conv.weight[c], net[0].weight[k])]
+        assert len(src) == 1, c
+        k = src[0]
+        for name in ("running_mean", "running_var", "weight", "bias"):
+            assert getattr(bn, name)[c] == getattr(old_bn, name)[k], name
+    x = torch.randn(2, 3, 8, 8)
+    assert_same_function(net, wide, x)
+    assert_same_function(net, wide, torch.randn(5, 3, 8, 8))
+
+
+def test_widen_conv_before_batchnorm_refused_without_the_flag():
+    """Without the flag, the BatchNorm on the path is refused, and the
+    message names the Python argument, not the pass option."""
+    with pytest.raises(ValueError) as e:
+        widen(conv_bn_net(), layer_name="0", new_width=9)
+    message = str(e.value)
+    assert "'1'" in message and "through_batchnorm=True" in message, message
+    assert "through-batchnorm" not in message, message
+    with pytest.raises(TypeError, match="through_batchnorm must be a bool"):
+        widen(conv_bn_net(), layer_name="0", new_width=9,
+              through_batchnorm="yes")
+
+
+def test_widen_conv_through_train_mode_batchnorm_refused():
+    """A BatchNorm in train mode normalizes by the batch: refused."""
+    net = conv_bn_net().train()
+    with pytest.raises(ValueError, match="train mode"):
+        widen(net, layer_name="0", new_width=9, through_batchnorm=True)
