@@ -958,7 +958,8 @@ def _flat_gather(w, x, lead, index, fill, hints_out, ex, label=None):
 
 def _conv_index(base, kernel, stride, padding, dilation):
     """For a 1-based index map `base` (C, *S), the index of every
-    (C * prod(K), prod(L)) column entry of the convolution's im2col."""
+    (C * prod(K), prod(L)) column entry of the convolution's im2col (one
+    channel, C = 1: the spatial index every channel shares)."""
     s = len(kernel)
     pads = [p for d in reversed(range(s)) for p in (padding[d], padding[d])]
     t = F.pad(base, pads) if any(pads) else base
@@ -973,18 +974,29 @@ def _conv_index(base, kernel, stride, padding, dilation):
     return t.reshape(c * math.prod(kernel), -1), out
 
 
-def _weight_gather(w, weight, idx, shape):
-    """`weight` rearranged by the constant index `idx` (of its flat
-    elements) into `shape`."""
-    n = weight.examples[0].numel()
-    fex = tuple(e.reshape(n) for e in weight.examples)
-    f = w.reshape(weight, fex, [n], None, "flat")
-    iv = w.constant(idx.reshape(-1))
-    gex = tuple(e[idx.reshape(-1)].reshape(shape) for e in fex)
-    g = w.value("w", tuple(e[idx.reshape(-1)] for e in fex),
-                f"nnx.fn.index_select {f.name}, {iv.name}",
-                f"{f.type}, {iv.type} -> {{r}}", attrs=["dim = 0 : i64"])
-    return w.reshape(g, gex, list(shape), None, "view")
+def _transposed_weight(w, weight, groups):
+    """A transposed convolution's weight (C_in, C_out / G, *K) as the
+    forward convolution's (C_out, C_in / G, *K) with the kernel flipped:
+    a permute of its group dims, then one reversing index_select per
+    spatial dim (indices of the kernel's size, not of the weight's)."""
+    cin, og, *kernel = weight.examples[0].shape
+    g, s = groups, len(kernel)
+    sex = tuple(e.reshape(g, cin // g, og, *kernel) for e in weight.examples)
+    v = w.reshape(weight, sex, [g, cin // g, og] + kernel, None, "view")
+    perm = [0, 2, 1] + list(range(3, 3 + s))
+    pex = tuple(e.permute(perm) for e in sex)
+    v = w.value("permute", pex, f"nnx.fn.permute {v.name} {perm}",
+                f"{v.type} -> {{r}}")
+    ex = tuple(e.reshape(g * og, cin // g, *kernel) for e in pex)
+    v = w.reshape(v, ex, [g * og, cin // g] + kernel, None, "view")
+    for d in range(s):
+        rev = torch.arange(kernel[d] - 1, -1, -1)
+        iv = w.constant(rev)
+        ex = tuple(torch.index_select(e, 2 + d, rev) for e in ex)
+        v = w.value("flip", ex, f"nnx.fn.index_select {v.name}, {iv.name}",
+                    f"{v.type}, {iv.type} -> {{r}}",
+                    attrs=[f"dim = {2 + d} : i64"])
+    return v
 
 
 @_writes(aten.convolution)
@@ -1005,13 +1017,16 @@ def _convolution(w, c):
                       "has no nnx form (only the batch may be dynamic)")
     cin, sp = shapes[0][1], shapes[0][2:]
     s = len(sp)
-    base = torch.arange(1, cin * math.prod(sp) + 1,
-                        dtype=torch.float64).reshape(cin, *sp)
+    # The index is spatial only, one row per tap, shared by every channel:
+    # its size does not grow with the channels (a DCGAN generator's
+    # transposed convs at 64 x 64 would need 2^21 entries otherwise).
+    base = torch.arange(1, math.prod(sp) + 1,
+                        dtype=torch.float64).reshape(1, *sp)
     wshape = tuple(weight.examples[0].shape)
     kernel = list(wshape[2:])
     if transposed:
-        stuffed = torch.zeros(cin, *[(n - 1) * st + 1 for n, st in
-                                     zip(sp, stride)], dtype=torch.float64)
+        stuffed = torch.zeros(1, *[(n - 1) * st + 1 for n, st in
+                                   zip(sp, stride)], dtype=torch.float64)
         stuffed[(slice(None),) + tuple(slice(None, None, st)
                                        for st in stride)] = base
         pads = []
@@ -1019,26 +1034,25 @@ def _convolution(w, c):
             edge = dilation[d] * (kernel[d] - 1) - padding[d]
             pads += [edge, edge + out_pad[d]]
         base = F.pad(stuffed, pads)
-        widx = torch.arange(math.prod(wshape)).reshape(wshape).flip(
-            list(range(2, 2 + s)))
-        og = wshape[1]
-        widx = widx.reshape(groups, cin // groups, og, *kernel).transpose(
-            1, 2).reshape(groups * og, cin // groups, *kernel)
-        weight = _weight_gather(w, weight, widx, tuple(widx.shape))
-        wshape = tuple(widx.shape)
+        weight = _transposed_weight(w, weight, groups)
+        wshape = tuple(weight.examples[0].shape)
         stride, padding = [1] * s, [0] * s
     index, out_sp = _conv_index(base, kernel, stride, padding, dilation)
     index = index.round().to(torch.int64)
-    o, ck, nl = wshape[0], index.shape[0] // groups, index.shape[1]
+    taps, nl = index.shape
+    o, ck = wshape[0], cin // groups * taps
     if index.numel() > 1 << 20:
         raise w.error("a convolution whose im2col index has more than 2^20 "
                       "entries has no nnx form here (use an nn.Conv layer)")
     n = w.dim(x, 0)
-    cols_ex = tuple(torch.cat([torch.zeros(e.shape[0], 1, dtype=e.dtype),
-                               e.reshape(e.shape[0], -1)], 1)[:, index.reshape(
-                                   -1)].reshape(e.shape[0], groups, ck, nl)
-                    for e in x.examples)
-    cols = _flat_gather(w, x, 1, index, 0.0, [groups, ck, nl], cols_ex)
+    # (N, C, taps, L), then (N, G, C/G * taps, L): rows channel-major.
+    tex = tuple(torch.cat([torch.zeros(*e.shape[:2], 1, dtype=e.dtype),
+                           e.reshape(*e.shape[:2], -1)], 2)[:, :, index.reshape(
+                               -1)].reshape(e.shape[0], cin, taps, nl)
+                for e in x.examples)
+    taken = _flat_gather(w, x, 2, index, 0.0, [taps, nl], tex)
+    cols_ex = tuple(e.reshape(e.shape[0], groups, ck, nl) for e in tex)
+    cols = w.reshape(taken, cols_ex, [n, groups, ck, nl], None, "cols")
     # (N, G, CK, L) -> (G, CK, N, L) -> (G, CK, N * L)
     pex = tuple(e.permute(1, 2, 0, 3) for e in cols_ex)
     p = w.value("permute", pex, f"nnx.fn.permute {cols.name} [1, 2, 0, 3]",

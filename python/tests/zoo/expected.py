@@ -21,7 +21,6 @@ PAD = "F.pad (the shifted windows' padding) has no nnx form"
 INTERPOLATE = ("F.interpolate (bilinear, the head's upsampling to the input "
                "size) has no nnx form")
 PIXEL_SHUFFLE = "nn.PixelShuffle has no nnx form"
-CONV_TRANSPOSE = "nn.ConvTranspose2d has no nnx form"
 CHAIN = ("nnx's verifier checks an nnx.sequential's children as a chain of "
          "features, which a block that is not a chain (a residual, a "
          "concatenation, a squeeze-excitation gate) breaks: \"child 'b' takes "
@@ -42,10 +41,6 @@ def edge(nnx_torch, torch_f64, nnx_f64):
             f"but {nnx_torch} from PyTorch")
 
 
-CONV_TRANSPOSE_LARGE = (
-    "torch.conv_transpose2d goes through its ATen decomposition (no nnx "
-    "conv-transpose layer yet), whose im2col gather is a constant too large "
-    "for the IR (2097152 elements)")
 SLOW_COMPILE = ("compiles in minutes (285 s of wall time on the loaded "
                 "2-core machine, 2026-12-06): past the 60 s limit")
 
@@ -115,7 +110,6 @@ EXPECTED = {
 
 
 
-    "dcgan_generator": Expected("export", CONV_TRANSPOSE_LARGE),
 
     "word_language_model_lstm": Expected("export", TUPLE_ARG),
 
