@@ -3,7 +3,9 @@
 # docs/Integration.md): installs the nnx build into a prefix, builds the
 # out-of-tree project consumer/ against that prefix (find_package(NNX)), and
 # runs its my-opt and the installed tools on examples/mlp.mlir, FileCheck'ing
-# what they print (checks.txt). Any step that fails fails the test.
+# what they print (checks.txt); then the C client capi-consumer/, which
+# links the C API target and names nothing else (no MLIR include dirs of its
+# own). Any step that fails fails the test.
 #
 # Last, the model goes through the installed nnx-compile into a C program
 # (aot/mlp-main.c) linked against the prefix's runtime, which must compute
@@ -34,6 +36,7 @@ SRC=$(cd "$HERE/../.." && pwd -P)
 WORK=$BUILD/integration
 PREFIX=$WORK/prefix
 CONSUMER_BUILD=$WORK/consumer-build
+CAPI_BUILD=$WORK/capi-consumer-build
 MODEL=$SRC/examples/mlp.mlir
 INPUT=$SRC/examples/mlp_input.npy
 CHECKS=$HERE/checks.txt
@@ -79,17 +82,27 @@ step "configure consumer/ against the prefix (find_package(NNX))"
   -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CXX_COMPILER="$CXX" -DCMAKE_C_COMPILER="$CC" \
   -DNNX_DIR="$PREFIX/lib/cmake/nnx" -DMLIR_DIR="$MLIR_DIR" \
-  -DMY_CAPI_TEST_SOURCE="$SRC/test/CAPI/nnx-capi-test.c" \
   >"$WORK/configure.log" ||
   { cat "$WORK/configure.log"; fail "configuring the consumer failed"; }
 grep -e 'NNXConfig' -e 'MLIRConfig' "$WORK/configure.log"
 
-step "build my-opt and my-capi-test"
+step "build my-opt"
 "$CMAKE" --build "$CONSUMER_BUILD" -j 2 >"$WORK/build.log" ||
   { cat "$WORK/build.log"; fail "building the consumer failed"; }
 MY_OPT=$CONSUMER_BUILD/bin/my-opt
 [[ -x "$MY_OPT" ]] || fail "$MY_OPT was not built"
-MY_CAPI_TEST=$CONSUMER_BUILD/my-capi-test
+
+step "configure and build capi-consumer/: a C client, find_package(NNX) only"
+"$CMAKE" -G Ninja -S "$HERE/capi-consumer" -B "$CAPI_BUILD" \
+  -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CXX_COMPILER="$CXX" -DCMAKE_C_COMPILER="$CC" \
+  -DNNX_DIR="$PREFIX/lib/cmake/nnx" \
+  -DMY_CAPI_TEST_SOURCE="$SRC/test/CAPI/nnx-capi-test.c" \
+  >"$WORK/capi-configure.log" ||
+  { cat "$WORK/capi-configure.log"; fail "configuring capi-consumer failed"; }
+"$CMAKE" --build "$CAPI_BUILD" >"$WORK/capi-build.log" ||
+  { cat "$WORK/capi-build.log"; fail "building capi-consumer failed"; }
+MY_CAPI_TEST=$CAPI_BUILD/my-capi-test
 [[ -x "$MY_CAPI_TEST" ]] || fail "$MY_CAPI_TEST was not built"
 
 step "my-opt: its own pass, nnx-widen, nnx-cpu-pipeline"
