@@ -55,3 +55,34 @@ func.func @plain(%a: index, %b: index) -> index {
   %0 = arith.addi %a, %b : index
   return %0 : index
 }
+
+// -----
+
+// Two run-time checks equal but for the message global they name share one
+// kernel: the address is passed, not cloned (it shapes no code).
+// CHECK-LABEL: func.func @checks(
+// CHECK-SAME:      %[[B:[^:]*]]: i1, %[[N:[^:]*]]: index)
+// CHECK-DAG:     %[[M0:.*]] = llvm.mlir.addressof @__nnx_check_a : !llvm.ptr
+// CHECK-DAG:     %[[M1:.*]] = llvm.mlir.addressof @__nnx_check_b : !llvm.ptr
+// CHECK:         call @checks_kernel_0(%[[B]], %[[N]], %[[M0]]) : (i1, index, !llvm.ptr) -> ()
+// CHECK-NEXT:    call @checks_kernel_0(%[[B]], %[[N]], %[[M1]]) : (i1, index, !llvm.ptr) -> ()
+// CHECK:       func.func private @checks_kernel_0(%{{.*}}: i1, %{{.*}}: index, %[[P:.*]]: !llvm.ptr) {
+// CHECK:           func.call @nnxRuntimeFail(%[[P]], %{{.*}}, %{{.*}})
+// CHECK-NOT:   func.func private @checks_kernel_1
+llvm.mlir.global internal constant @__nnx_check_a("a\00") {addr_space = 0 : i32}
+llvm.mlir.global internal constant @__nnx_check_b("b\00") {addr_space = 0 : i32}
+func.func private @nnxRuntimeFail(!llvm.ptr, i64, i64)
+func.func @checks(%bad: i1, %n: index) {
+  %a = llvm.mlir.addressof @__nnx_check_a : !llvm.ptr
+  %b = llvm.mlir.addressof @__nnx_check_b : !llvm.ptr
+  %c0 = arith.constant 0 : i64
+  scf.if %bad {
+    %v = arith.index_cast %n : index to i64
+    func.call @nnxRuntimeFail(%a, %v, %c0) : (!llvm.ptr, i64, i64) -> ()
+  }
+  scf.if %bad {
+    %v = arith.index_cast %n : index to i64
+    func.call @nnxRuntimeFail(%b, %v, %c0) : (!llvm.ptr, i64, i64) -> ()
+  }
+  return
+}
