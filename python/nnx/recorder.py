@@ -42,6 +42,7 @@ from .export_ir import (ExportError, ForwardWriter, Size, Value, _sym,
 from .export_ops import Call, handler_for, _op_name, _key
 from .export_decomp import write_call
 from . import guards
+from .structure import unflatten
 
 __all__ = ["SymInt", "Recorder", "Recorded"]
 
@@ -608,9 +609,10 @@ class Recorder:
         return getattr(self.model, self.method)(*args)
 
     # -- running -------------------------------------------------------------
-    def run(self, examples):
-        """Calls the model on the first examples (each `examples[i]` a pair);
-        returns the pair of outputs."""
+    def run(self, examples, tree):
+        """Calls the model on the first examples (each `examples[i]` a pair:
+        one tensor of the call, whose arguments nest the tensors as `tree`
+        says, :mod:`nnx.structure`); returns the output."""
         args = []
         for t0, t1 in examples:
             self.twins[id(t0)] = (t0, t1)
@@ -619,14 +621,15 @@ class Recorder:
         _ACTIVE.append(self)
         try:
             with self._patched(), self.mode:
-                out = self.entry(*args)
+                out = self.entry(*unflatten(tree, args))
         except ExportError:
             raise
         except Exception as e:
             raise forward_error(e, getattr(e, "_nnx_where", None)) from None
         finally:
             _ACTIVE.pop()
-        self._check_second_run(out, [t1 for _, t1 in examples])
+        self._check_second_run(out, unflatten(tree, [t1 for _, t1 in
+                                                     examples]))
         return out
 
     def _check_second_run(self, out, inputs1):
