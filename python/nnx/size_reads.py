@@ -47,7 +47,7 @@ def recording_range(is_size, decide):
     return _RangeType("range", (), {"__new__": new, "__doc__": _range.__doc__})
 
 
-# -- subscripts -----------------------------------------------------------------
+# -- subscripts ---------------------------------------------------------------
 
 # The subscript ops (their container and key on top of the stack) and what
 # each does to its container.
@@ -61,8 +61,9 @@ _PTR = ctypes.sizeof(ctypes.c_void_p)
 # is_entry, char owner, PyObject *localsplus[]}.
 _F_FRAME, _F_CODE, _FRAME_OBJ, _STACKTOP, _LOCALSPLUS = (
     3 * _PTR, 4 * _PTR, 5 * _PTR, 8 * _PTR, 9 * _PTR)
+# (A Py_TRACE_REFS build, which has sys.getobjects, has a longer header.)
 SUPPORTED = sys.implementation.name == "cpython" and \
-    sys.version_info[:2] == (3, 11)
+    sys.version_info[:2] == (3, 11) and not hasattr(sys, "getobjects")
 
 
 def _stack_top(frame, n):
@@ -124,8 +125,9 @@ def observe_subscripts(is_user_code, is_size, reads_value, decide):
         return found
 
     def local(frame, event, arg):
-        what = subscripts(frame.f_code).get(frame.f_lasti)
-        if event != "opcode" or what is None:
+        what = event == "opcode" and subscripts(frame.f_code).get(
+            frame.f_lasti)
+        if not what:
             return local
         stack = _stack_top(frame, 2)
         if stack is not None and reads_value(stack[0]):

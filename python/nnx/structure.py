@@ -39,10 +39,11 @@ def flatten_as(tree, value, where):
     if tree is None:
         return [value]
     if not isinstance(value, (tuple, list)) or len(value) != len(tree):
-        got = (f"{len(value)} items" if isinstance(value, (tuple, list))
-               else f"a {type(value).__name__}")
-        raise TypeError(f"{where} must be a tuple or a list of {len(tree)} "
-                        f"items, as the exported call took it; got {got}")
+        got = (f"{len(value)}" if isinstance(value, (tuple, list))
+               else type(value).__name__)
+        raise TypeError(f"{where} must be a tuple or a list of "
+                        f"{len(tree)}, as the exported call took it; got "
+                        f"{got}")
     return [leaf for i, (t, v) in enumerate(zip(tree, value))
             for leaf in flatten_as(t, v, f"{where}[{i}]")]
 

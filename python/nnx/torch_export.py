@@ -1136,6 +1136,17 @@ def _refuse(fn, given, takes):
     return bad
 
 
+def _flatten_call(args, is_leaf, bad):
+    """(leaves, tree) of a call's arguments `args` (:mod:`nnx.structure`;
+    the tree a list, one item per argument)."""
+    leaves, tree = [], []
+    for i, arg in enumerate(args):
+        got, t = flatten(arg, is_leaf, bad, (i,))
+        leaves += got
+        tree.append(t)
+    return leaves, tree
+
+
 def _argument_specs(inputs, fn):
     """(one Input per tensor, the call's tree) of `inputs`: a spec per
     forward argument, nested like a tuple or list argument."""
@@ -1144,7 +1155,7 @@ def _argument_specs(inputs, fn):
         inputs = [inputs]
     if not isinstance(inputs, (tuple, list)):
         _refuse(fn, "inputs", "a list of input specs")((), inputs)
-    leaves, tree = flatten(list(inputs), _is_spec, _refuse(
+    leaves, tree = _flatten_call(inputs, _is_spec, _refuse(
         fn, "inputs", "a shape, (shape, dtype), an Input or a tuple or list "
         "of them"))
     return [Input.of(x) for x in leaves], tree
@@ -1158,8 +1169,8 @@ def _given_examples(inputs, examples, fn):
                           "each a tensor or a tuple of arguments)")
     runs, trees = [], []
     for k, e in enumerate(examples):
-        leaves, tree = flatten(
-            list(e) if isinstance(e, (tuple, list)) else [e],
+        leaves, tree = _flatten_call(
+            e if isinstance(e, (tuple, list)) else [e],
             lambda x: isinstance(x, torch.Tensor),
             _refuse(fn, f"examples[{k}]", "a tensor"))
         runs.append(leaves)

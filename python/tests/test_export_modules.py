@@ -610,7 +610,7 @@ def test_nested_arguments_and_results_keep_their_nesting_when_compiled():
     with pytest.raises(TypeError, match=r"takes 3 arguments .*got 5"):
         run(args[0], *args[1], *args[2][:1], args[2][1][0])
     with pytest.raises(TypeError, match=r"argument 2\[1\] must be a tuple or "
-                       r"a list of 1 items.*got Tensor"):
+                       r"a list of 1, as the exported call took it; got Tensor"):
         run(args[0], args[1], [args[2][0], args[2][1][0]])
 
 

@@ -333,5 +333,5 @@ def test_word_language_model_from_nested_examples():
     for g, w in zip(_flat(got), _flat(want)):
         np.testing.assert_allclose(g, w, **TOL)
     with pytest.raises(TypeError, match=r"argument 1 must be a tuple or a "
-                       r"list of 2 items, as the exported call took it"):
+                       r"list of 2, as the exported call took it; got Tensor"):
         compiled(args[0], args[1][0])
