@@ -11,9 +11,10 @@ condition, never computing what that way would not have computed. When the
 example runs disagree, the export is refused (:class:`SymInt` does that).
 
 A run-time integer that has one value in both example runs (``T // 100``
-for sequences of 16 and 24) and is used as a plain int (a static size,
-``range()``) is *pinned*: the forward is written for that value, and a guard
-checks that the call computes it too.
+for sequences of 16 and 24) and that Python computes with (a static size,
+``range()``, a list index, ``int()``: :meth:`nnx.recorder.SymInt.decide`)
+is *pinned*: the forward is written for that value, and a guard checks that
+the call computes it too. One whose runs differ is refused there.
 
 Guards are written into the forward being recorded where the decision is
 made (the innermost custom module's, or a kept function's), from the

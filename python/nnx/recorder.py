@@ -27,7 +27,9 @@ forward calls it.
 
 import builtins
 import contextlib
+from collections.abc import Mapping
 import inspect
+import operator
 import os
 import sys
 import types
@@ -41,7 +43,8 @@ from .export_ir import (ExportError, ForwardWriter, Size, Value, _sym,
                         scalar_literal, tensor_type, mlir_element_type)
 from .export_ops import Call, handler_for, _op_name, _key
 from .export_decomp import write_call
-from . import guards
+from . import guards, size_reads
+from .structure import unflatten
 
 __all__ = ["SymInt", "Recorder", "Recorded"]
 
@@ -127,7 +130,14 @@ def _error(msg):
 class SymInt(int):
     """A run-time integer: its value in the first example run (what Python
     computes with), in the second (`ex[1]`), and how it was computed
-    (`recipe`: ``("dim", tensor, d)`` or ``(op, a, b)``)."""
+    (`recipe`: ``("dim", tensor, d)`` or ``(op, a, b)``).
+
+    Its ``+ - * // %`` with ints are recorded; comparisons and ``bool()``
+    are guards. Everything else Python does with its value is a decision
+    (:meth:`decide`): every other ``int`` method (``int()``, ``float()``,
+    ``/``, ``**``, ``abs()``, ``round()``, bitwise ops, ...; added below the
+    class), and the reads CPython makes without calling one, ``range()``
+    and subscripts of sequences (:mod:`nnx.size_reads`)."""
 
     def __new__(cls, ex0, ex1, recipe):
         obj = int.__new__(cls, ex0)
@@ -142,11 +152,11 @@ class SymInt(int):
     def _arith(self, op, other, fn, swap=False):
         if op == "mul" and isinstance(other, (list, tuple, str)):
             # `[x] * n`: Python repeats by the first run's value.
-            return other * self._pinned("to repeat a list or a tuple")
+            return other * self.decide("to repeat a list or a tuple")
+        if isinstance(other, float):
+            v = self.decide("in float arithmetic")
+            return _FLOAT_OPS[op](*((other, v) if swap else (v, other)))
         if isinstance(other, bool) or not isinstance(other, int):
-            if isinstance(other, float):
-                raise _error("float arithmetic on a run-time size (batch or "
-                             "sequence length) has no nnx form")
             return NotImplemented
         a, b = (other, self) if swap else (self, other)
         e = tuple(fn(_ex(a, k), _ex(b, k)) for k in range(2))
@@ -178,48 +188,41 @@ class SymInt(int):
     def __rfloordiv__(self, o):
         return self._arith("floordiv", o, int.__floordiv__, True)
 
-    def __neg__(self):
-        return self._arith("sub", 0, int.__sub__, True)
-
-    def __pos__(self):
-        return self
-
-    def _no(self, what):
-        raise _error(f"a run-time size (batch or sequence length; "
-                     f"{self.ex[0]} and {self.ex[1]} in the example runs) "
-                     f"used {what} has no nnx form")
-
-    def __truediv__(self, o):
-        self._no("in a true division (float math)")
-
-    __rtruediv__ = __truediv__
-
     def __mod__(self, o):
         return self._arith("mod", o, int.__mod__)
 
     def __rmod__(self, o):
         return self._arith("mod", o, int.__mod__, True)
 
-    def __pow__(self, o):
-        self._no("with **")
+    def __neg__(self):
+        return self._arith("sub", 0, int.__sub__, True)
 
-    def _pinned(self, what):
-        """The value of a SymInt both runs agree on, used `what`: a guard
-        checks every call computes it (guards.pin)."""
+    def __pos__(self):
+        return self
+
+    def decide(self, what):
+        """The value of this size where Python computes with it `what`:
+        pinned by a guard (guards.pin) where both example runs give it one
+        value; refused where they differ (the exported forward would hold
+        the first run's value at every size)."""
         frame = guards._current_frame()
         if self.ex[0] != self.ex[1] or frame is None:
-            self._no(what)
+            raise _error(
+                f"a run-time size ({self.ex[0]} and {self.ex[1]} in the "
+                f"example runs) used {what}: Python computes with its value, "
+                f"so the exported forward would hold {self.ex[0]} at every "
+                "batch or sequence length; make that dim static (a number in "
+                "inputs=) or compute with tensor ops")
         return guards.pin(frame, self)
 
     def __float__(self):
-        return float(self._pinned("as a float"))
-
-    def __index__(self):
-        return self._pinned("where Python needs a plain int (range(), list "
-                            "repeat, indexing a list or a numpy array)")
+        return float(self.decide("as a float"))
 
     def __int__(self):
-        return self
+        return self.decide("as a Python int (int())")
+
+    def __index__(self):
+        return self.decide("as an index (__index__)")
 
     def __hash__(self):
         return int.__hash__(self)
@@ -259,6 +262,44 @@ class SymInt(int):
 
     def __bool__(self):
         return self._cmp(0, lambda a, b: a != b, "!=")
+
+
+_FLOAT_OPS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
+              "floordiv": operator.floordiv, "mod": operator.mod}
+
+# int's members that say nothing of the value, or that make text.
+_NOT_READS = {"__new__", "__init__", "__init_subclass__", "__getattribute__",
+              "__setattr__", "__delattr__", "__subclasshook__", "__class__",
+              "__doc__", "__dir__", "__reduce__", "__reduce_ex__",
+              "__getnewargs__", "__getstate__", "__sizeof__", "__repr__",
+              "__str__", "__format__", "__hash__", "from_bytes", "imag",
+              "denominator"}
+
+
+def _read(name):
+    """int's member `name` on the decided values of the sizes involved,
+    computed as Python computes it on plain values (so that `n / 2.0` takes
+    float's way, which would read the size's value itself)."""
+    member = getattr(int, name)
+    what = f"in int.{name}"
+    if not callable(member):  # .real, .numerator, ...
+        return property(lambda self: member.__get__(self.decide(what)))
+    base = "__" + name[3:]
+    swap = name.startswith("__r") and hasattr(int, base)  # __rand__: &
+    key = base if swap else name
+    fn = {"__divmod__": divmod, "__pow__": pow}.get(key) or getattr(
+        operator, key, None) or getattr(int, key)
+
+    def read(self, *args):
+        v = self.decide(what)
+        args = [a.decide(what) if isinstance(a, SymInt) else a for a in args]
+        return fn(args[0], v, *args[1:]) if swap else fn(v, *args)
+    read.__name__ = name
+    return read
+
+
+for _name in sorted(set(dir(int)) - _NOT_READS - set(SymInt.__dict__)):
+    setattr(SymInt, _name, _read(_name))
 
 
 def _differ(r0, r1):
@@ -608,9 +649,10 @@ class Recorder:
         return getattr(self.model, self.method)(*args)
 
     # -- running -------------------------------------------------------------
-    def run(self, examples):
-        """Calls the model on the first examples (each `examples[i]` a pair);
-        returns the pair of outputs."""
+    def run(self, examples, tree):
+        """Calls the model on the first examples (each `examples[i]` a pair:
+        one tensor of the call, whose arguments nest the tensors as `tree`
+        says, :mod:`nnx.structure`); returns the output."""
         args = []
         for t0, t1 in examples:
             self.twins[id(t0)] = (t0, t1)
@@ -618,15 +660,16 @@ class Recorder:
             args.append(t0)
         _ACTIVE.append(self)
         try:
-            with self._patched(), self.mode:
-                out = self.entry(*args)
+            with self._patched(), self._size_reads(), self.mode:
+                out = self.entry(*unflatten(tree, args))
         except ExportError:
             raise
         except Exception as e:
             raise forward_error(e, getattr(e, "_nnx_where", None)) from None
         finally:
             _ACTIVE.pop()
-        self._check_second_run(out, [t1 for _, t1 in examples])
+        self._check_second_run(out, unflatten(tree, [t1 for _, t1 in
+                                                     examples]))
         return out
 
     def _check_second_run(self, out, inputs1):
@@ -723,6 +766,28 @@ class Recorder:
                 d[name] = fn
             for m in shadowed:
                 del m.forward
+
+    @staticmethod
+    @contextlib.contextmanager
+    def _size_reads():
+        """``range()`` and subscripts of sequences (not tensors, not
+        mappings) in the model's code decide the run-time sizes they read
+        (:mod:`nnx.size_reads`)."""
+        def is_size(x):
+            return isinstance(x, SymInt)
+
+        def decide(x, what):
+            return x.decide(what)
+        orig = builtins.range
+        builtins.range = size_reads.recording_range(is_size, decide)
+        try:
+            with size_reads.observe_subscripts(
+                    lambda code: is_user_file(code.co_filename), is_size,
+                    lambda c: not isinstance(c, (torch.Tensor, Mapping)),
+                    decide):
+                yield
+        finally:
+            builtins.range = orig
 
     def tensor_len(self, x):
         """`len(x)`: dim 0 of `x`, a SymInt where it is dynamic."""

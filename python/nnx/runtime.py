@@ -39,6 +39,7 @@ import tempfile
 import numpy as np
 
 from . import _nnx
+from .structure import flatten_as, from_paths, is_nested, unflatten
 
 __all__ = ["compile", "load", "save", "Model", "CompiledModel", "Error"]
 
@@ -108,7 +109,21 @@ def compile(model, inputs=None, *, target="cpu", threads=0, probes=(),
         family=family or "", weights=os.fspath(weights) if weights else "",
         cache_dir=os.environ.get("NNX_CACHE_DIR", ""),
         tensor_parallel=tensor_parallel)
-    return CompiledModel(compiled, tmp)
+    return CompiledModel(compiled, tmp, _nesting(model, model_name))
+
+
+def _nesting(model, model_name):
+    """(the call's tree, the results' tree) of the root's forward, from its
+    ``nnx.input_names`` / ``nnx.output_names`` (:mod:`nnx.structure`): None
+    for a flat call, and for results that are not tuples nested in tuples
+    (dicts and dataclasses, a dropped None: flat, in order)."""
+    forward = model.forward("", model_name)
+    if forward is None:
+        return None, None
+    args = from_paths(forward.get("input_names", []))
+    results = from_paths(forward.get("output_names", []))
+    return (list(args) if is_nested(args) else None,
+            results if is_nested(results) else None)
 
 
 def parse_module(module, inputs, source, forward_specs=None, functions=(),
@@ -132,13 +147,19 @@ def parse_module(module, inputs, source, forward_specs=None, functions=(),
 class CompiledModel:
     """A compiled forward: ``outputs, probes = compiled(*inputs,
     patches={name: array})``. `outputs` is the output when the forward has
-    one, else a tuple; `probes` maps each read probe's name to its value."""
+    one, else a tuple; `probes` maps each read probe's name to its value.
 
-    def __init__(self, compiled, tmp=None):
+    A model exported from a call with tuple or list arguments (an LSTM's
+    ``(h, c)``) takes them nested the same way, and results that are
+    tuples nested in tuples come back nested so (`nesting`: the two trees
+    of :mod:`nnx.structure`, None for flat)."""
+
+    def __init__(self, compiled, tmp=None, nesting=(None, None)):
         self._c = compiled
         self._tmp = tmp
         self._weights_tmp = None
         self._patch_names = [p["name"] for p in compiled.write_probes]
+        self._call, self._results = nesting
 
     # -- what it takes and gives ----------------------------------------------
     @property
@@ -187,6 +208,16 @@ class CompiledModel:
         return self._c.rank
 
     # -- running ---------------------------------------------------------------
+    def _leaves(self, inputs):
+        """The call's tensors, in order (checked against its nesting)."""
+        if self._call is None:
+            return list(inputs)
+        if len(inputs) != len(self._call):
+            raise TypeError(f"the model takes {len(self._call)} arguments "
+                            f"(as the exported call), got {len(inputs)}")
+        return [leaf for i, (tree, x) in enumerate(zip(self._call, inputs))
+                for leaf in flatten_as(tree, x, f"argument {i}")]
+
     def _arguments(self, inputs, patches):
         arrays = [_as_numpy(x, f"input {i}") for i, x in enumerate(inputs)]
         given = dict(patches or {})
@@ -213,8 +244,8 @@ class CompiledModel:
         return self._run(inputs, patches, repeat)[2]
 
     def _run(self, inputs, patches, repeat):
-        as_torch = any(_is_tensor(x) for x in inputs)
         try:
+            inputs = self._leaves(inputs)
             arrays, writes = self._arguments(inputs, patches)
         except Exception as e:
             # Tensor parallelism: the other ranks' calls fail too, instead
@@ -222,11 +253,13 @@ class CompiledModel:
             self._c.fail_call(str(e))
             raise
         outs, reads, seconds = self._c.run(arrays, writes, repeat)
-        if as_torch:
+        if any(_is_tensor(x) for x in inputs):
             outs = [_to_torch(a, s) for a, s in zip(outs, self.outputs)]
             reads = [_to_torch(a, s)
                      for a, s in zip(reads, self._c.read_probes)]
         values = dict(zip(self.probes, reads))
+        if self._results is not None:
+            return unflatten(self._results, outs), values, seconds
         return (outs[0] if len(outs) == 1 else tuple(outs)), values, seconds
 
     # -- weights ----------------------------------------------------------------

@@ -58,6 +58,7 @@ from .export_ir import (ExportError, Value, mlir_element_type,
 from .recorder import Recorder, forward_error
 from .nets import ConvNN, FeedFwdNN
 from .peft import LoraLinear
+from .structure import flatten, is_nested, paths, unflatten
 from .safetensors import write_safetensors
 
 __all__ = ["ExportError", "Input", "ForwardBuilder", "Exporter", "export",
@@ -468,8 +469,12 @@ class Exporter:
 
         `inputs`: one spec per forward argument, each a shape with ``None``
         for dynamic dims (e.g. ``(None, 4)``), an :class:`Input`, or
-        ``(shape, dtype)``. The dtype defaults to the model's first floating
-        parameter's (f32 if none).
+        ``(shape, dtype)``; for an argument that is a tuple or a list of
+        tensors (an LSTM's ``(h, c)``), a tuple or a list of specs, nested
+        like it. The dtype defaults to the model's first floating
+        parameter's (f32 if none). The IR takes the tensors flattened in
+        order (:mod:`nnx.structure`); the root forward's ``nnx.input_names``
+        keeps their places in the call.
 
         `method`: the entry point, when it is not ``forward`` (a two-tower
         model's ``encode_image``, a VAE's ``decode``); a bound method given
@@ -478,7 +483,8 @@ class Exporter:
         marked ``nnx.uncalled``.
 
         `examples`: the two example inputs the model is run on (a pair, each
-        a tensor or a tuple with one tensor per input), where the exporter's
+        a tensor or a tuple with one value per argument: a tensor, or a
+        tuple or list of them, nested alike in both), where the exporter's
         own (small, random) ones do not suit the model. Their dynamic dims
         must differ, their static ones match `inputs`; without `inputs`, the
         dims that differ are the dynamic ones.
@@ -488,16 +494,15 @@ class Exporter:
         self._entry_root = model if method != "forward" else None
         default = next((p.dtype for p in model.parameters()
                         if p.is_floating_point()), torch.float32)
+        fn = getattr(model, method)
         if examples is not None:
-            inputs, examples = _given_examples(inputs, examples)
+            inputs, examples, self._tree = _given_examples(inputs, examples,
+                                                           fn)
         elif inputs is None:
             raise ExportError("export needs `inputs` (the input shapes) or "
                               "`examples` (two example inputs)")
-        if isinstance(inputs, (Input, tuple)) and not (
-                isinstance(inputs, tuple) and inputs
-                and isinstance(inputs[0], (tuple, list, Input))):
-            inputs = [inputs]
-        inputs = [Input.of(i) for i in inputs]
+        else:
+            inputs, self._tree = _argument_specs(inputs, fn)
         types = [_tensor_type(inp.shape, inp.dtype or default, f"input {i}")
                  for i, inp in enumerate(inputs)]
         if examples is None:
@@ -525,9 +530,12 @@ class Exporter:
         return self
 
     def _run_fn(self, model):
-        """The model's entry point as a plain call."""
-        return getattr(model, self._method) if self._method != "forward" \
+        """The model's entry point as a plain call on the flattened
+        arguments."""
+        fn = getattr(model, self._method) if self._method != "forward" \
             else model
+        tree = self._tree
+        return lambda *leaves: fn(*unflatten(tree, leaves))
 
     @staticmethod
     def _record_examples(model, examples, run):
@@ -902,7 +910,7 @@ class Exporter:
         head = f"{pad}nnx.module {_sym(key)} class = {_string(type(m).__name__)}"
         lines.append(head + (f" attributes {{{', '.join(attrs)}}}" if attrs else "")
                      + " {")
-        names, kept = None, {}
+        names, inputs, kept = None, None, {}
         if uncalled:
             pass
         elif spec is not None:
@@ -912,6 +920,8 @@ class Exporter:
             args, results, body, kept = rec.args, rec.results, rec.lines, \
                 rec.kept
             names = rec.output_names
+            if not path and is_nested(self._tree):
+                inputs = paths(self._tree)
         for ckey, child in m._modules.items():
             if child is not None:
                 self._emit(child, ckey, _path(path, ckey), ind + 1, lines)
@@ -919,7 +929,7 @@ class Exporter:
             self._function_module(krec, fname, ind + 1, lines)
         if not uncalled:
             self._forward(lines, ind + 1, args, results, body, names,
-                          self._method if not path else None)
+                          self._method if not path else None, inputs)
         lines.append(f"{pad}}}")
 
     def _was_called(self, m, path, spec):
@@ -941,12 +951,17 @@ class Exporter:
         return False
 
     def _forward(self, lines, ind, args, results, body, output_names=None,
-                 entry=None):
+                 entry=None, input_names=None):
         pad = "  " * ind
         arg_text = ", ".join(f"{a.name}: {a.type}" for a in args)
         res_types = [r.type for r in results]
         arrow = res_types[0] if len(res_types) == 1 else f"({', '.join(res_types)})"
         fattrs = []
+        if input_names is not None:
+            # The root called with a tuple or list argument: each argument's
+            # place in the call (nnx.structure).
+            fattrs.append("nnx.input_names = [" + ", ".join(
+                _string(n) for n in input_names) + "]")
         if output_names is not None:
             fattrs.append("nnx.output_names = [" + ", ".join(
                 _string(n) for n in output_names) + "]")
@@ -1032,7 +1047,8 @@ class Exporter:
                            m),
                        self._functions, self._method)
         with _Frozen(model):
-            rec.run([tuple(e.clone() for e in ex) for ex in examples])
+            rec.run([tuple(e.clone() for e in ex) for ex in examples],
+                    self._tree)
         return rec.forwards
 
 
@@ -1075,17 +1091,95 @@ def _entry_point(model, method):
     return model, method
 
 
-def _given_examples(inputs, examples):
-    """(input specs, example pairs) from the user's two example inputs."""
+def _is_spec(x):
+    """Whether `x` specifies one tensor: an Input, ``(shape, dtype)`` or a
+    shape (ints, ``None`` and size names)."""
+    if isinstance(x, Input):
+        return True
+    if not isinstance(x, (tuple, list)):
+        return False
+    if len(x) == 2 and isinstance(x[1], torch.dtype):
+        return True
+    return all(d is None or isinstance(d, str) or (
+        isinstance(d, int) and not isinstance(d, bool)) for d in x)
+
+
+def _argument(fn, path):
+    """The forward's argument at `path` (positions in the call) by name,
+    with the line its forward is defined at."""
+    import inspect
+    params = list(inspect.signature(fn).parameters.values())
+    positional = [p.name for p in params if p.kind in (
+        p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    rest = [p.name for p in params if p.kind is p.VAR_POSITIONAL]
+    i = path[0]
+    name = positional[i] if i < len(positional) else (
+        f"{rest[0]}[{i - len(positional)}]" if rest else f"#{i}")
+    name += "".join(f"[{j}]" for j in path[1:])
+    code = inspect.unwrap(getattr(fn, "__func__", fn)).__code__
+    return (f"argument '{name}' of {fn.__qualname__} (at "
+            f"{os.path.abspath(code.co_filename)}:{code.co_firstlineno})")
+
+
+def _refuse(fn, given, takes):
+    """A `bad` for :func:`nnx.structure.flatten`: an ExportError naming the
+    value's place in `given` (``inputs``, ``examples[0]``) and the forward's
+    argument there."""
+    def bad(path, value):
+        where = given + "".join(f"[{i}]" for i in path)
+        arg = f", for {_argument(fn, path)}" if path else ""
+        kind = type(value).__name__
+        article = "an" if kind[0] in "aeiou" else "a"
+        raise ExportError(f"{where}: {article} {kind}, not {takes}"
+                          f"{arg}; nnx exports forward arguments that are "
+                          "tensors, or tuples and lists of them")
+    return bad
+
+
+def _flatten_call(args, is_leaf, bad):
+    """(leaves, tree) of a call's arguments `args` (:mod:`nnx.structure`;
+    the tree a list, one item per argument)."""
+    leaves, tree = [], []
+    for i, arg in enumerate(args):
+        got, t = flatten(arg, is_leaf, bad, (i,))
+        leaves += got
+        tree.append(t)
+    return leaves, tree
+
+
+def _argument_specs(inputs, fn):
+    """(one Input per tensor, the call's tree) of `inputs`: a spec per
+    forward argument, nested like a tuple or list argument."""
+    if isinstance(inputs, Input) or (isinstance(inputs, tuple)
+                                     and _is_spec(inputs)):
+        inputs = [inputs]
+    if not isinstance(inputs, (tuple, list)):
+        _refuse(fn, "inputs", "a list of input specs")((), inputs)
+    leaves, tree = _flatten_call(inputs, _is_spec, _refuse(
+        fn, "inputs", "a shape, (shape, dtype), an Input or a tuple or list "
+        "of them"))
+    return [Input.of(x) for x in leaves], tree
+
+
+def _given_examples(inputs, examples, fn):
+    """(input specs, example pairs, the call's tree) from the user's two
+    example inputs."""
     if not isinstance(examples, (tuple, list)) or len(examples) != 2:
         raise ExportError("examples= must be two example inputs (a pair, "
-                          "each a tensor or a tuple of tensors)")
-    runs = [list(e) if isinstance(e, (tuple, list)) else [e]
-            for e in examples]
-    if len(runs[0]) != len(runs[1]) or not all(
-            isinstance(t, torch.Tensor) for r in runs for t in r):
-        raise ExportError("examples= must hold the same number of tensors "
-                          "in both example inputs")
+                          "each a tensor or a tuple of arguments)")
+    runs, trees = [], []
+    for k, e in enumerate(examples):
+        leaves, tree = _flatten_call(
+            e if isinstance(e, (tuple, list)) else [e],
+            lambda x: isinstance(x, torch.Tensor),
+            _refuse(fn, f"examples[{k}]", "a tensor"))
+        runs.append(leaves)
+        trees.append(tree)
+    names = paths(trees[0])
+    if paths(trees[1]) != names:
+        raise ExportError(f"examples= must nest their tensors alike in both "
+                          f"example inputs (at {', '.join(names)} and at "
+                          f"{', '.join(paths(trees[1]))} of the call)")
     if inputs is None:
         inputs, pairs = [], {}
         for a, b in zip(*runs):
@@ -1097,17 +1191,15 @@ def _given_examples(inputs, examples):
                 shape.append(da if da == db else pairs.setdefault(
                     (da, db), f"s{len(pairs)}"))
             inputs.append(Input(shape, a.dtype))
-    specs = inputs
-    if isinstance(specs, (Input, tuple)) and not (
-            isinstance(specs, tuple) and specs
-            and isinstance(specs[0], (tuple, list, Input))):
-        specs = [specs]
-    specs = [Input.of(i) for i in specs]
-    if len(specs) != len(runs[0]):
-        raise ExportError(f"examples= gives {len(runs[0])} tensors per run "
-                          f"for {len(specs)} inputs")
+        specs = inputs
+    else:
+        specs, spec_tree = _argument_specs(inputs, fn)
+        if paths(spec_tree) != names:
+            raise ExportError(
+                f"inputs= specifies tensors at {', '.join(paths(spec_tree))} "
+                f"of the call, examples= gives them at {', '.join(names)}")
     seen = {}
-    for i, (inp, a, b) in enumerate(zip(specs, *runs)):
+    for i, inp, a, b in zip(names, specs, *runs):
         if a.dim() != len(inp.shape) or b.dim() != len(inp.shape):
             raise ExportError(f"examples: input {i} has rank "
                               f"{len(inp.shape)}, the examples {a.dim()} and "
@@ -1138,7 +1230,7 @@ def _given_examples(inputs, examples):
     pairs = [(a.detach().clone().to(inp.dtype or a.dtype),
               b.detach().clone().to(inp.dtype or b.dtype))
              for inp, a, b in zip(specs, *runs)]
-    return specs, pairs
+    return specs, pairs, trees[0]
 
 
 # Containers: no forward of their own (run without writing IR).

@@ -509,6 +509,8 @@ py::object Model::forward(const std::string &path, const std::string &model) {
   out["ops"] = ops;
   if (Attribute names = fwd->getAttr("nnx.output_names"))
     out["output_names"] = toPython(names);
+  if (Attribute names = fwd->getAttr("nnx.input_names"))
+    out["input_names"] = toPython(names);
   if (auto entry = fwd->getAttrOfType<StringAttr>("nnx.entry"))
     out["entry"] = entry.getValue().str();
   return std::move(out);
@@ -644,7 +646,8 @@ void ::nnx::python::bindModel(py::module_ &m) {
       .def("forward", &Model::forward, py::arg("path"), py::arg("model") = "",
            "The forward region of the custom module at `path` as a dict "
            "(arguments, results: types; ops: name, operands, results, types, "
-           "attributes, callee), or None.")
+           "attributes, callee; output_names, input_names where the forward "
+           "has them), or None.")
       .def("tracing_support", &Model::tracingSupport, py::arg("family"),
            py::arg("families_dir") = "", py::arg("model") = "",
            "nnx-support as data: (name, status, where or why) for every "

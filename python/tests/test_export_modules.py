@@ -554,3 +554,92 @@ def test_a_model_that_needs_large_images_compiles():
         got, _ = run(x)
         torch.testing.assert_close(torch.as_tensor(np.asarray(got)), want,
                                    **TOL)
+
+
+# -----------------------------------------------------------------------------
+# Tuple and list arguments and results
+# -----------------------------------------------------------------------------
+
+class Nested(nn.Module):
+    """Takes a tuple and a list holding a tuple; returns a list in a
+    tuple."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x, pair, rest):
+        a, b = pair
+        c, (d,) = rest
+        return self.fc(x) + a * b, [c + d, (a - d,)]
+
+
+def _nested_call(batch, seed=0):
+    g = torch.Generator().manual_seed(seed + batch)
+    t = [torch.randn(batch, 4, generator=g) for _ in range(5)]
+    return t[0], (t[1], t[2]), [t[3], (t[4],)]
+
+
+NESTED_SPEC = [(None, 4), ((None, 4), (None, 4)), [(None, 4), ((None, 4),)]]
+
+
+@pytest.mark.parametrize("given", ["inputs", "examples"])
+def test_nested_arguments_are_flattened_in_order(given):
+    kw = ({"inputs": NESTED_SPEC} if given == "inputs" else
+          {"examples": (_nested_call(2), _nested_call(3))})
+    text = export(Nested(), name="m", **kw)
+    assert "nnx.model @m inputs(" + ", ".join(["tensor<?x4xf32>"] * 5) + ")" \
+        in text
+    assert 'nnx.input_names = ["0", "1.0", "1.1", "2.0", "2.1.0"]' in text
+    assert 'nnx.output_names = ["0", "1.0", "1.1.0"]' in text
+
+
+@needs_build
+def test_nested_arguments_and_results_keep_their_nesting_when_compiled():
+    model = Nested().eval()
+    run = nnx.compile(model, NESTED_SPEC, threads=1)
+    for batch in (1, 5):
+        args = _nested_call(batch, seed=1)
+        with torch.no_grad():
+            want = model(*args)
+        got, _ = run(*args)
+        assert isinstance(got, tuple) and len(got) == 2
+        y, (cd, (ad,)) = got  # the list comes back a tuple
+        for g, w in zip((y, cd, ad), (want[0], want[1][0], want[1][1][0])):
+            np.testing.assert_allclose(g, w, **TOL)
+    with pytest.raises(TypeError, match=r"takes 3 arguments .*got 5"):
+        run(args[0], *args[1], *args[2][:1], args[2][1][0])
+    with pytest.raises(TypeError, match=r"argument 2\[1\] must be a tuple or "
+                       r"a list of 1, as the exported call took it; got Tensor"):
+        run(args[0], args[1], [args[2][0], args[2][1][0]])
+
+
+@pytest.mark.parametrize("leaf,what", [({"h": (None, 4)}, "a dict"),
+                                       (4, "an int")])
+def test_an_unsupported_spec_names_the_argument_and_line(leaf, what):
+    where = line_of(Nested.forward, "def forward")
+    with pytest.raises(ExportError) as e:
+        export(Nested(), [(None, 4), ((None, 4), leaf), [(None, 4)]])
+    assert f"inputs[1][1]: {what}, not a shape" in str(e.value)
+    assert f"argument 'pair[1]' of Nested.forward (at {where})" in str(e.value)
+
+
+@pytest.mark.parametrize("leaf,what", [({"d": None}, "a dict"),
+                                       (3, "an int")])
+def test_an_unsupported_example_names_the_argument_and_line(leaf, what):
+    where = line_of(Nested.forward, "def forward")
+    calls = [_nested_call(2), _nested_call(3)]
+    calls = [(x, pair, [c, leaf]) for x, pair, (c, _) in calls]
+    with pytest.raises(ExportError) as e:
+        export(Nested(), examples=calls)
+    assert f"examples[0][2][1]: {what}, not a tensor" in str(e.value)
+    assert f"argument 'rest[1]' of Nested.forward (at {where})" in \
+        str(e.value)
+
+
+def test_examples_must_nest_alike():
+    a, b = _nested_call(2), _nested_call(3)
+    b = (b[0], b[1], [b[2][0], b[2][1][0]])
+    with pytest.raises(ExportError, match=r"must nest their tensors alike.*"
+                       r"2\.1\.0 and at .*2\.1 of the call"):
+        export(Nested(), examples=(a, b))

@@ -7,6 +7,7 @@ disagree are refused at export. No case tolerates the other branch's
 answer."""
 
 import inspect
+import math
 import os
 import re
 
@@ -215,3 +216,104 @@ def test_to_torch_keeps_the_guards():
         net(torch.randn(5, 3, 4))
     assert line_of(Branchy.forward, "x.shape[0] > 3") in str(info.value)
     assert "this call has 5 > 3" in str(info.value)
+
+
+# -----------------------------------------------------------------------------
+# Python computing with a run-time size: range(), subscripts, int(), floats
+# -----------------------------------------------------------------------------
+
+def _store(n):
+    v = [1.0, 2.0, 3.0, 4.0]
+    v[n] = 5.0  # a subscript assignment
+    return sum(v)
+
+
+#: Python computing with a run-time size `n`: each reads its value (a
+#: decision), at the line of its lambda (or of _store's subscript).
+USES = {
+    "range": lambda n: float(len([i for i in range(n + 1)])),
+    "range(start, stop)": lambda n: float(sum(range(1, n + 2))),
+    "list index": lambda n: [1.0, 2.0, 3.0, 4.0, 5.0][n],
+    "list slice": lambda n: sum([1.0, 2.0, 3.0, 4.0][:n + 1]),
+    "tuple slice": lambda n: sum((1.0, 2.0, 3.0, 4.0)[n:]),
+    "list store": _store,
+    "int()": lambda n: int(n) + 0.5,
+    "float()": lambda n: float(n) + 0.5,
+    "float arithmetic": lambda n: n * 1.0 + 0.5,
+    "true division": lambda n: n / 2 + 0.5,
+    "power": lambda n: 2 ** n + 0.5,
+    "abs()": lambda n: abs(n) + 0.5,
+    "bitwise and": lambda n: (n & 1) + 0.5,
+    "round()": lambda n: round(n) + 0.5,
+    "math.floor()": lambda n: math.floor(n) + 0.5,
+}
+
+
+def _use_line(use):
+    if use is _store:
+        return line_of(_store, "v[n] = 5.0")
+    return f"{HERE}:{use.__code__.co_firstlineno}"
+
+
+class Decides(nn.Module):
+    """Scales x by `use(n)`, n a run-time size: the batch (2 and 3 in the
+    example runs), len(x) - 1 (1 and 2), or x.shape[1] // 100 (0 in both:
+    pinned)."""
+
+    SIZES = {"batch": lambda x: x.size(0), "len": lambda x: len(x) - 1,
+             "agreed": lambda x: x.shape[1] // 100}
+
+    def __init__(self, use, size):
+        super().__init__()
+        self.use, self.size = use, size
+
+    def forward(self, x):
+        return x * self.use(self.SIZES[self.size](x))
+
+
+@pytest.mark.parametrize("size", ["batch", "len"])
+@pytest.mark.parametrize("use", sorted(USES))
+def test_python_reading_a_dynamic_size_is_refused_with_the_line(use, size):
+    """The exported forward would hold the first run's value at every
+    size: refused, naming the line that reads it."""
+    with pytest.raises(ExportError) as info:
+        export(Decides(USES[use], size), [(None, None)], weights=False)
+    message = str(info.value)
+    assert _use_line(USES[use]) in message, message
+    assert re.search(r"a run-time size \(\d+ and \d+ in the example runs\) "
+                     r"used", message), message
+
+
+@pytest.mark.parametrize("use", sorted(USES))
+def test_python_reading_a_size_both_runs_agree_on_is_a_guard(use):
+    """x.shape[1] // 100 is 0 in both runs: the forward is written for 0,
+    and a call where it is 2 fails with the line that read it."""
+    model = Decides(USES[use], "agreed")
+    run = nnx.compile(model, inputs=[(None, None)], threads=1)
+    x = torch.randn(2, 50)
+    torch.testing.assert_close(run(x)[0], model(x), **TOL)
+    with pytest.raises(nnx.Error) as info:
+        run(torch.randn(2, 250))
+    message = str(info.value)
+    assert _use_line(USES[use]) in message, message
+    assert re.search(r"written for `x\.shape\[1\] // 100( \+ \d)?` = \d "
+                     r"\(its value in both example runs\), but this call "
+                     r"has \d", message), message
+
+
+class Unrolled(nn.Module):
+    def forward(self, x):
+        y = x[0] * 0
+        for i in range(x.size(0)):  # unrolled by Python
+            y = y + x[i] * (i + 1)
+        return y
+
+
+def test_a_loop_over_a_dynamic_size_is_refused_and_a_static_one_runs():
+    with pytest.raises(ExportError) as info:
+        export(Unrolled(), [(None, 4)], weights=False)
+    assert line_of(Unrolled.forward, "for i in range") in str(info.value)
+    assert "as a range() bound" in str(info.value)
+    run = nnx.compile(Unrolled(), inputs=[(3, None)], threads=1)
+    x = torch.randn(3, 5)
+    torch.testing.assert_close(run(x)[0], Unrolled()(x), **TOL)

@@ -24,7 +24,8 @@ SHAPES = [(5, 3), (11, 1)]
 
 
 def _flat(out):
-    if isinstance(out, torch.Tensor):
+    """The tensors (or arrays) of a nested output, in order."""
+    if isinstance(out, (torch.Tensor, np.ndarray)):
         return [out]
     return [t for o in out for t in _flat(o)]
 
@@ -37,7 +38,7 @@ def _check(model, make_inputs, specs, shapes=SHAPES, probes=()):
         with torch.no_grad():
             want = _flat(model(*inputs))
         got, probed = compiled(*[i.numpy() for i in inputs])
-        got = list(got) if isinstance(got, (tuple, list)) else [got]
+        got = _flat(got)
         assert len(got) == len(want)
         for g, w in zip(got, want):
             np.testing.assert_allclose(g, w.numpy(), **TOL)
@@ -280,42 +281,57 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from zoo.word_language_model import RNNModel  # noqa: E402
 
 
-F = nn.functional
-
-
-class Step(nn.Module):
-    """What the example's evaluate() runs: the model on a batch and the
-    hidden state from init_hidden (a tuple for an LSTM)."""
-
-    def __init__(self, model):
-        super().__init__()
-        self.model = model
-
-    def forward(self, data, *hidden):
-        hidden = tuple(hidden) if len(hidden) == 2 else hidden[0]
-        return self.model(data, hidden)
+def _hidden_spec(lstm):
+    state = Input((2, "batch", 8))
+    return (state, state) if lstm else state
 
 
 @pytest.mark.parametrize("rnn_type", ["LSTM", "GRU", "RNN_TANH", "RNN_RELU"])
 def test_word_language_model(rnn_type):
+    """RNNModel called as its authors call it, model(data, hidden), an
+    LSTM's hidden state the tuple (h, c): compiled from specs nested like
+    the call, it takes that nesting and returns (decoded, hidden) nested as
+    PyTorch does; the hidden state it returns goes into the next call."""
     torch.manual_seed(7)
     model = RNNModel(rnn_type, ntoken=50, ninp=8, nhid=8, nlayers=2,
-                     dropout=0.2, tie_weights=rnn_type == "GRU")
-    model.eval()
+                     dropout=0.2, tie_weights=rnn_type == "GRU").eval()
     lstm = rnn_type == "LSTM"
-    specs = [Input(("seq", "batch"), torch.int64)] + [
-        Input((2, "batch", 8))] * (2 if lstm else 1)
-    step = Step(model)
-    compiled = nnx.compile(step, inputs=specs)
+    compiled = nnx.compile(model, inputs=[
+        Input(("seq", "batch"), torch.int64), _hidden_spec(lstm)])
     for seq, batch in SHAPES:
         data = torch.randint(0, 50, (seq, batch),
                              generator=torch.Generator().manual_seed(seq))
-        hidden = model.init_hidden(batch)
-        hidden = list(hidden) if lstm else [hidden]
-        hidden = [h + _randn(*h.shape, seed=i) for i, h in enumerate(hidden)]
-        with torch.no_grad():
-            want = _flat(step(data, *hidden))
-        got, _ = compiled(data.numpy(), *[h.numpy() for h in hidden])
-        assert len(got) == len(want)
-        for g, w in zip(got, want):
-            np.testing.assert_allclose(g, w.numpy(), **TOL)
+        want_hidden = got_hidden = model.init_hidden(batch)
+        for _ in range(2):  # the next chunk starts from the last state
+            with torch.no_grad():
+                want, want_hidden = model(data, want_hidden)
+            (got, got_hidden), _ = compiled(data, got_hidden)
+            assert type(got_hidden) is type(want_hidden)
+            np.testing.assert_allclose(got, want, **TOL)
+            for g, w in zip(_flat(got_hidden), _flat(want_hidden)):
+                np.testing.assert_allclose(g, w, **TOL)
+
+
+def test_word_language_model_from_nested_examples():
+    """examples= as real calls: (data, (h, c)) twice, other batches."""
+    torch.manual_seed(8)
+    model = RNNModel("LSTM", ntoken=50, ninp=8, nhid=8, nlayers=2).eval()
+
+    def call(seq, batch):
+        data = torch.randint(0, 50, (seq, batch),
+                             generator=torch.Generator().manual_seed(batch))
+        return data, (_randn(2, batch, 8, seed=1), _randn(2, batch, 8, seed=2))
+    text = export(model, examples=(call(5, 2), call(7, 3)))
+    assert 'nnx.input_names = ["0", "1.0", "1.1"]' in text
+    assert 'nnx.output_names = ["0", "1.0", "1.1"]' in text
+    compiled = nnx.compile(model, examples=(call(5, 2), call(7, 3)))
+    args = call(6, 4)
+    with torch.no_grad():
+        want = model(*args)
+    got, _ = compiled(*args)
+    assert len(got) == 2 and len(got[1]) == 2
+    for g, w in zip(_flat(got), _flat(want)):
+        np.testing.assert_allclose(g, w, **TOL)
+    with pytest.raises(TypeError, match=r"argument 1 must be a tuple or a "
+                       r"list of 2, as the exported call took it; got Tensor"):
+        compiled(args[0], args[1][0])

@@ -35,12 +35,12 @@ STAGES = ["build", "reference", "export", "compile", "run", "compare"]
 
 
 def flatten(out):
-    """The tensors of an output (or input) in order: tuples and lists in
-    order, dicts by their values, dataclasses by their fields; None
-    dropped."""
+    """The tensors (or arrays) of an output (or input) in order: tuples and
+    lists in order, dicts by their values, dataclasses by their fields;
+    None dropped."""
     if out is None:
         return []
-    if isinstance(out, torch.Tensor):
+    if isinstance(out, (torch.Tensor, np.ndarray)):
         return [out]
     if isinstance(out, dict):
         return [t for v in out.values() for t in flatten(v)]
@@ -162,6 +162,13 @@ def _double(x):
     return x
 
 
+def _numpy(x):
+    """The inputs as numpy arrays, nested as the call nests them."""
+    if isinstance(x, torch.Tensor):
+        return x.numpy()
+    return type(x)(_numpy(v) for v in x)
+
+
 def _run_stages(case, rec, tmp):
     import nnx
     from nnx.torch_export import export
@@ -217,8 +224,8 @@ def _run_stages(case, rec, tmp):
     t = rec.stage("run")
     got = {}
     for b in BATCHES:
-        outs, _ = run(*[x.numpy() for x in flatten(inputs[b])])
-        got[b] = list(outs) if isinstance(outs, (tuple, list)) else [outs]
+        outs, _ = run(*_numpy(inputs[b]))
+        got[b] = flatten(outs)
     rec.timed("run", t)
 
     rec.stage("compare")

@@ -50,9 +50,6 @@ def less_accurate(nnx, torch):
             f"against PyTorch's {torch} (at most 1.5x allowed)")
 
 
-TUPLE_ARG = ("the exporter takes tensor arguments only: RNNModel.forward's "
-             "hidden state is an LSTM's (h, c) tuple")
-
 EXPECTED = {
     "convnext_base": Expected("compile", CHAIN),
     "densenet121": Expected("compare", edge(1.11, 0.99, 0.69)),
@@ -110,8 +107,6 @@ EXPECTED = {
 
 
 
-
-    "word_language_model_lstm": Expected("export", TUPLE_ARG),
 
     "resnet18": Expected("compare", edge(1.18, 0.97, 0.47)),
 

@@ -858,6 +858,17 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 
 nnx.model @m inputs(tensor<?x4xf32>) {
   nnx.module @b class = "B" {
+    // expected-error @+1 {{'nnx.forward' op 'nnx.input_names' names 2 arguments, but the forward has 1}}
+    nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> attributes {nnx.input_names = ["0.0", "0.1"]} {
+      nnx.return %x : tensor<?x4xf32>
+    }
+  }
+}
+
+// -----
+
+nnx.model @m inputs(tensor<?x4xf32>) {
+  nnx.module @b class = "B" {
     nnx.forward @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
       // expected-error @+1 {{'arith.addf' op 'nnx.source' must be a string}}
       %y = arith.addf %x, %x {nnx.source = 3 : i64} : tensor<?x4xf32>

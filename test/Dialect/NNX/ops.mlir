@@ -188,6 +188,17 @@ nnx.model @named inputs(tensor<?x4xf32>) {
   }
 }
 
+// `model(x, (h, c))`: each argument by its path in the PyTorch call.
+// CHECK-LABEL: nnx.model @nested inputs(tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>)
+// CHECK:         nnx.forward @forward({{.*}}) -> (tensor<?x4xf32>, tensor<?x4xf32>) attributes {nnx.input_names = ["0", "1.0", "1.1"], nnx.output_names = ["0", "1.0"]} {
+nnx.model @nested inputs(tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) {
+  nnx.module @b class = "B" {
+    nnx.forward @forward(%x: tensor<?x4xf32>, %h: tensor<?x4xf32>, %c: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>) attributes {nnx.input_names = ["0", "1.0", "1.1"], nnx.output_names = ["0", "1.0"]} {
+      nnx.return %x, %h : tensor<?x4xf32>, tensor<?x4xf32>
+    }
+  }
+}
+
 // A forward with no results.
 // CHECK-LABEL: nnx.model @sink inputs(tensor<?x4xf32>)
 // CHECK:         nnx.forward @forward(%{{.*}}: tensor<?x4xf32>) {

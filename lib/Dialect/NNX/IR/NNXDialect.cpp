@@ -175,20 +175,24 @@ static LogicalResult verifyArrayOf(Operation *op, NamedAttribute attr,
   return success();
 }
 
-/// `nnx.output_names`: strings, one per result of the nnx.forward it is on.
-static LogicalResult verifyOutputNames(Operation *op, NamedAttribute attr) {
+/// `nnx.output_names` / `nnx.input_names`: strings, one per result /
+/// argument of the nnx.forward it is on.
+static LogicalResult verifyForwardNames(Operation *op, NamedAttribute attr) {
   auto forward = dyn_cast<ForwardOp>(op);
   if (!forward)
     return op->emitOpError() << "'" << attr.getName().getValue()
                              << "' must be on an 'nnx.forward'";
   if (failed(verifyArrayOf<StringAttr>(op, attr, "strings")))
     return failure();
+  bool results = attr.getName() == kOutputNamesAttrName;
+  FunctionType type = forward.getFunctionType();
   size_t names = cast<ArrayAttr>(attr.getValue()).size();
-  size_t results = forward.getFunctionType().getNumResults();
-  if (names != results)
+  size_t count = results ? type.getNumResults() : type.getNumInputs();
+  StringRef what = results ? "results" : "arguments";
+  if (names != count)
     return op->emitOpError()
-           << "'" << attr.getName().getValue() << "' names " << names
-           << " results, but the forward has " << results;
+           << "'" << attr.getName().getValue() << "' names " << names << " "
+           << what << ", but the forward has " << count;
   return success();
 }
 
@@ -355,8 +359,8 @@ LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
     return verifyArrayOf<StringAttr>(op, attr, "strings");
   if (name == kParameterLayoutsAttrName)
     return verifyParameterLayouts(op, attr);
-  if (name == kOutputNamesAttrName)
-    return verifyOutputNames(op, attr);
+  if (name == kOutputNamesAttrName || name == kInputNamesAttrName)
+    return verifyForwardNames(op, attr);
   if (name == kParametersAttrName)
     return verifyArrayOf<ElementsAttr>(op, attr, "tensor attributes");
   if (name == kInPlaceAttrName)
@@ -411,7 +415,7 @@ LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
          << "'" << name
          << "' is not an attribute of the nnx dialect "
             "(known: nnx.probes, nnx.source, nnx.kwargs, nnx.output_names, "
-            "nnx.in_place, nnx.read_probes, "
+            "nnx.input_names, nnx.in_place, nnx.read_probes, "
             "nnx.write_probes, nnx.parameters, "
             "nnx.parameter_names, nnx.weights, "
             "nnx.parameter_layouts, nnx.index_checks, nnx.base, "

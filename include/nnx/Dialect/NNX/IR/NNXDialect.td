@@ -37,6 +37,11 @@ def NNX_Dialect : Dialect {
     // PyTorch forward returned (`0`, `logits`, `hidden_states.1`); a None
     // the exporter dropped has no entry.
     "::mlir::ArrayAttr":$output_names,
+    // On an nnx.forward: each argument's path in the PyTorch call, its
+    // position and then its position inside a tuple or list argument (`0`,
+    // `1.0`, `1.1` for `model(x, (h, c))`); written where an argument is
+    // a tuple or a list.
+    "::mlir::ArrayAttr":$input_names,
     // The operand an in-place op (`x += y`) writes.
     "::mlir::IntegerAttr":$in_place,
     // On the forward function: the names of its read / write probes, in the

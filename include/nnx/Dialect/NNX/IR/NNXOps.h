@@ -193,6 +193,10 @@ inline constexpr llvm::StringLiteral kKwargsAttrName =
 /// returned structure (a dropped None has no entry).
 inline constexpr llvm::StringLiteral kOutputNamesAttrName =
     NNXDialect::OutputNamesAttrHelper::getNameStr();
+/// On an `nnx.forward`: one StringAttr per argument, its path in the PyTorch
+/// call (`1.0`: the first tensor of the tuple given as argument 1).
+inline constexpr llvm::StringLiteral kInputNamesAttrName =
+    NNXDialect::InputNamesAttrHelper::getNameStr();
 /// Marks an op that overwrites one of its operands in place (the Python
 /// `t += u`): the operand index. Its result 0 is the new state of that
 /// operand's tensor.
