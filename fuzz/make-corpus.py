@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import re
+import resource
 import shutil
 import struct
 import subprocess
@@ -106,10 +107,39 @@ def source_pieces(token, path, pieces, outputs):
 def run_pass(nnx_opt, piece, name, opts):
     """`piece` after nnx-opt's --nnx-<name>=<opts>, or None if it failed."""
     flag = f"--nnx-{name}" + (f"={opts}" if opts else "")
-    r = subprocess.run([nnx_opt, "-", flag], input=piece.encode(),
-                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                       timeout=120)
+    try:
+        r = subprocess.run([nnx_opt, "-", flag], input=piece.encode(),
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           timeout=120)
+    except subprocess.TimeoutExpired:
+        return None
     return r.stdout.decode() if r.returncode == 0 else None
+
+
+# A surgery seed whose pass takes nnx-opt more CPU time than this is left
+# out: ASan and coverage make it ten times slower in fuzz-surgery, up to
+# run-fuzzers.sh's 25 s per input (grow-attention and prune on an attention
+# of TinyLlama's size, 2048x2048 weights, took 17 to 34 s there).
+MAX_SURGERY_CPU_SECONDS = 1.0
+
+
+def write_surgery(nnx_opt, name, header, piece):
+    """Writes the surgery seed `header` + `piece`, unless nnx-opt (when
+    given) takes too long over it."""
+    data = f"{header}\n{piece}".encode()
+    if (len(data) > MAX_LEN["surgery"] or
+            hashlib.sha1(data).hexdigest()[:8] in WRITTEN.get("surgery", ())):
+        return
+    if nnx_opt:
+        pass_, _, opts = header.partition(" ")
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        run_pass(nnx_opt, piece, pass_, opts)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if (after.ru_utime + after.ru_stime - before.ru_utime -
+                before.ru_stime) > MAX_SURGERY_CPU_SECONDS:
+            print(f"surgery: left out {name} ({header}): too slow")
+            return
+    write("surgery", name, data)
 
 
 def surgery_seeds(stem, path, text, pieces, nnx_opt):
@@ -128,7 +158,8 @@ def surgery_seeds(stem, path, text, pieces, nnx_opt):
                 current = None
                 break
             for piece in current:
-                write("surgery", f"{stem}-{name}", f"{name} {opts}\n{piece}")
+                write_surgery(nnx_opt, f"{stem}-{name}", f"{name} {opts}",
+                              piece)
             if not nnx_opt or (i + 1 == len(flags) and not out):
                 current = None
                 break
@@ -152,14 +183,14 @@ MODEL_HEADERS = ["shard-tensor-parallel ranks=2 rank=1",
                  "convert-float from=f32 to=bf16", "record-base"]
 
 
-def untested_surface_seeds(stem, piece):
+def untested_surface_seeds(stem, piece, nnx_opt):
     if not UNTESTED.search(piece):
         return
     names = LAYER.findall(piece)
     headers = MODEL_HEADERS + ([h.format(names[0], names[-1])
                                 for h in LAYER_HEADERS] if names else [])
     for header in headers:
-        write("surgery", f"{stem}-{header.split()[0]}", f"{header}\n{piece}")
+        write_surgery(nnx_opt, f"{stem}-{header.split()[0]}", header, piece)
 
 
 def text_seeds(nnx_opt):
@@ -174,7 +205,7 @@ def text_seeds(nnx_opt):
         pieces = list(split_pieces(text, path.endswith(".test")))
         for i, (_, piece) in enumerate(pieces):
             write("ir-text", f"{stem}-{i}", piece)
-            untested_surface_seeds(stem, piece)
+            untested_surface_seeds(stem, piece, nnx_opt)
         surgery_seeds(stem, path, text, pieces, nnx_opt)
 
 
@@ -211,6 +242,9 @@ def npy_seeds():
         write("npy", f"{name}-2x3", npy(descr, [2, 3], bytes(range(6 * size))))
         write("npy", f"{name}-scalar", npy(descr, [], bytes(size)))
         write("npy", f"{name}-empty", npy(descr, [0, 4], b""))
+    # fuzz-npy's finding of issue 46: an empty array of 395 million empty rows.
+    write("npy", "b1-empty-many-rows",
+          npy("|b1", [6, 1, 4, 4, 6, 1, 446, 1, 4, 4, 6, 1, 4, 4, 0, 4], b""))
     write("npy", "f4-v2", npy("<f4", [3], bytes(12), version=2))
     write("npy", "f4-v3", npy("<f4", [3], bytes(12), version=3))
 
@@ -251,8 +285,13 @@ def bytecode_seeds(nnx_opt):
         return
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "out.mlirbc")
-        for seed in sorted(glob.glob(os.path.join(CORPUS, "ir-text", "*"))):
-            r = subprocess.run([nnx_opt, seed, "--emit-bytecode", "-o", out],
+        text_dir = os.path.join(CORPUS, "ir-text")
+        for seed in sorted(glob.glob(os.path.join(text_dir, "*"))):
+            # Run from the seed's directory: its locations name the seed, not
+            # this checkout's path.
+            r = subprocess.run([os.path.abspath(nnx_opt),
+                                os.path.basename(seed), "--emit-bytecode",
+                                "-o", out], cwd=text_dir,
                                stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
             if r.returncode == 0:
