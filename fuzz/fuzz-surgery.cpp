@@ -5,15 +5,21 @@
 //   widen layer=body.0 width=8 seed=3
 //   nnx.model @m { ... }
 //
-// The pass (nnx-widen, nnx-deepen, nnx-drop-layer, nnx-low-rank,
-// nnx-expand-embedding, nnx-prune, nnx-insert-block, nnx-grow-attention or
-// nnx-widen-residual) runs the way nnx-opt runs it, with the verifier after
-// it. Besides crashes, a finding is a refusal that changed the IR: each pass
-// checks everything before it edits (Surgery.h).
+// The pass runs the way nnx-opt runs it, with the verifier after it: a pass
+// on one model (nnx-widen, nnx-deepen, nnx-drop-layer, nnx-low-rank,
+// nnx-expand-embedding, nnx-prune, nnx-insert-block, nnx-grow-attention,
+// nnx-widen-residual, nnx-shard-tensor-parallel, nnx-lora-merge,
+// nnx-lora-unmerge, nnx-record-base, nnx-validate-recipe, nnx-rebuild) on
+// each top-level nnx.model in turn, a pass on the module
+// (nnx-materialize-recipe, nnx-convert-float) on the module. Besides
+// crashes, a finding is a refusal that changed the IR: each pass checks
+// everything before it edits (Surgery.h), for one model at a time
+// (nnx-materialize-recipe: for each model with a recipe).
 //
 //===----------------------------------------------------------------------===//
 #include "FuzzSupport.h"
 
+#include "nnx/Dialect/NNX/IR/NNXOps.h"
 #include "nnx/InitNNX.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -24,6 +30,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 using namespace mlir;
 
@@ -32,30 +39,68 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   return 0;
 }
 
-/// The pipeline of the header line `line`, or "" when it names no surgery
+namespace {
+/// The pass a header line names.
+struct Surgery {
+  /// The pass's name without `nnx-`.
+  std::string pass;
+  /// `nnx-<pass>{<options>}`.
+  std::string pipeline;
+  /// Whether the pass runs on the module (else on each nnx.model).
+  bool onModule;
+  /// Whether a refusal must leave the whole module as it was (false for
+  /// nnx-materialize-recipe over several models with recipes: each model's
+  /// recipe is all or nothing, not the pass).
+  bool wholeModuleRefusal = true;
+};
+} // namespace
+
+/// The pass of the header line `line`, or none when it names no surgery
 /// pass or holds characters an option value never needs.
-static std::string getPipeline(llvm::StringRef line) {
+static std::optional<Surgery> parseHeader(llvm::StringRef line) {
   auto [pass, options] = line.split(' ');
-  if (!llvm::is_contained({"widen", "deepen", "drop-layer", "low-rank",
-                           "expand-embedding", "prune", "insert-block",
-                           "grow-attention", "widen-residual"},
-                          pass))
-    return "";
+  bool onModule =
+      llvm::is_contained({"materialize-recipe", "convert-float"}, pass);
+  if (!onModule &&
+      !llvm::is_contained(
+          {"widen", "deepen", "drop-layer", "low-rank", "expand-embedding",
+           "prune", "insert-block", "grow-attention", "widen-residual",
+           "shard-tensor-parallel", "lora-merge", "lora-unmerge", "record-base",
+           "validate-recipe", "rebuild"},
+          pass))
+    return std::nullopt;
   for (char c : options)
     if (!llvm::isAlnum(c) && !llvm::is_contained("_.=- ", c))
-      return "";
-  return ("builtin.module(nnx.model(nnx-" + pass + "{" + options + "}))").str();
+      return std::nullopt;
+  return Surgery{pass.str(), ("nnx-" + pass + "{" + options + "}").str(),
+                 onModule};
+}
+
+/// Runs `pm` on `op` (the module or one of its models); a refusal that
+/// changed `module` is a finding.
+static void runChecked(PassManager &pm, Operation *op, ModuleOp module,
+                       const Surgery &surgery) {
+  std::string before = nnxfuzz::printOp(module);
+  if (succeeded(pm.run(op)))
+    return;
+  if (surgery.wholeModuleRefusal && nnxfuzz::printOp(module) != before)
+    nnxfuzz::fail("surgery",
+                  ("'" + surgery.pipeline + "' on '" +
+                   op->getName().getStringRef() + "' failed and changed the IR")
+                      .str());
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   auto [line, ir] =
       llvm::StringRef(reinterpret_cast<const char *>(data), size).split('\n');
-  std::string pipeline = getPipeline(line);
-  if (pipeline.empty() || ir.starts_with("ML\xEFR"))
+  std::optional<Surgery> surgery = parseHeader(line);
+  if (!surgery || ir.starts_with("ML\xEFR"))
     return -1;
   std::unique_ptr<MLIRContext> context = nnxfuzz::makeContext();
-  PassManager pm(context.get());
-  if (failed(parsePassPipeline(pipeline, pm, llvm::nulls())))
+  PassManager pm(context.get(), surgery->onModule
+                                    ? ModuleOp::getOperationName()
+                                    : mlir::nnx::ModelOp::getOperationName());
+  if (failed(parsePassPipeline(surgery->pipeline, pm, llvm::nulls())))
     return 0;
   OwningOpRef<ModuleOp> module;
   switch (nnxfuzz::parseInput(*context, ir, module)) {
@@ -67,12 +112,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   case nnxfuzz::ParseOutcome::Parsed:
     break;
   }
-  std::string before = nnxfuzz::printOp(*module);
-  if (succeeded(pm.run(*module))) {
-    (void)nnxfuzz::printOp(*module);
-    return 0;
+  auto models = llvm::to_vector(module->getOps<mlir::nnx::ModelOp>());
+  if (surgery->onModule) {
+    surgery->wholeModuleRefusal =
+        surgery->pass != "materialize-recipe" ||
+        llvm::count_if(models, [](mlir::nnx::ModelOp m) {
+          return bool(m.getRecipeAttr());
+        }) <= 1;
+    runChecked(pm, *module, *module, *surgery);
+  } else {
+    for (mlir::nnx::ModelOp model : models)
+      runChecked(pm, model, *module, *surgery);
   }
-  if (nnxfuzz::printOp(*module) != before)
-    nnxfuzz::fail("surgery", "'" + pipeline + "' failed and changed the IR");
+  (void)nnxfuzz::printOp(*module);
   return 0;
 }

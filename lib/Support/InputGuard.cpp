@@ -10,6 +10,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CrashRecoveryContext.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
@@ -17,10 +18,16 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <gnu/libc-version.h>
+#include <link.h>
 #include <optional>
 #include <string>
 #include <sys/resource.h>
+#include <sys/time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 using namespace mlir;
@@ -128,11 +135,153 @@ bool mlir::nnx::isBytecodeBuffer(const llvm::MemoryBuffer &buffer) {
   return buffer.getBuffer().starts_with("ML\xEFR");
 }
 
+namespace {
+/// Reads MLIR bytecode the way MLIR's reader (its EncodingReader) does:
+/// bytes, varints, sections. A read past the end fails; the checks then
+/// leave the file to MLIR's reader, which refuses it.
+class BytecodeScanner {
+public:
+  explicit BytecodeScanner(llvm::ArrayRef<uint8_t> bytes)
+      : it(bytes.begin()), end(bytes.end()) {}
+
+  bool empty() const { return it == end; }
+
+  bool readBytes(uint64_t length, llvm::ArrayRef<uint8_t> &result) {
+    if (length > uint64_t(end - it))
+      return false;
+    result = {it, static_cast<size_t>(length)};
+    it += length;
+    return true;
+  }
+
+  bool readByte(uint8_t &value) {
+    llvm::ArrayRef<uint8_t> byte;
+    if (!readBytes(1, byte))
+      return false;
+    value = byte[0];
+    return true;
+  }
+
+  /// A varint: the trailing zeros of the first byte count the bytes that
+  /// follow (a set low bit: none; a zero byte: eight, the whole value).
+  bool readVarInt(uint64_t &value) {
+    uint8_t first;
+    llvm::ArrayRef<uint8_t> rest;
+    if (!readByte(first))
+      return false;
+    if (first & 1) {
+      value = first >> 1;
+      return true;
+    }
+    unsigned extra = first == 0 ? 8 : llvm::countr_zero(first);
+    if (!readBytes(extra, rest))
+      return false;
+    uint64_t littleEndian = first == 0 ? 0 : first;
+    unsigned shift = first == 0 ? 0 : 8;
+    for (uint8_t byte : rest) {
+      littleEndian |= uint64_t(byte) << shift;
+      shift += 8;
+    }
+    value = first == 0 ? littleEndian : littleEndian >> (extra + 1);
+    return true;
+  }
+
+  bool skipNullTerminatedString() {
+    const void *nul = std::memchr(it, 0, end - it);
+    if (!nul)
+      return false;
+    it = static_cast<const uint8_t *>(nul) + 1;
+    return true;
+  }
+
+  /// A top-level section: its id (the alignment flag cleared) and data. The
+  /// padding of an aligned section is skipped by address, as MLIR does.
+  bool readSection(uint8_t &id, llvm::ArrayRef<uint8_t> &data) {
+    uint8_t idAndAligned;
+    uint64_t length;
+    if (!readByte(idAndAligned) || !readVarInt(length))
+      return false;
+    id = idAndAligned & 0x7f;
+    if (idAndAligned & 0x80) {
+      uint64_t alignment;
+      if (!readVarInt(alignment) || !llvm::isPowerOf2_32(unsigned(alignment)))
+        return false;
+      uint8_t padding;
+      while (reinterpret_cast<uintptr_t>(it) & (unsigned(alignment) - 1))
+        if (!readByte(padding) || padding != 0xCB)
+          return false;
+    }
+    return readBytes(length, data);
+  }
+
+private:
+  const uint8_t *it;
+  const uint8_t *end;
+};
+} // namespace
+
+/// Why the attribute and type offset section `data` would make MLIR 22.1's
+/// reader write past its tables, or "". The section gives the number of
+/// attributes and of types, then for each, groups (a dialect, a count, a
+/// size per entry) that should add up to that number; the reader writes
+/// each group's entries without checking that they fit.
+static std::string checkAttrTypeOffsets(llvm::ArrayRef<uint8_t> data) {
+  BytecodeScanner scan(data);
+  uint64_t counts[2];
+  if (!scan.readVarInt(counts[0]) || !scan.readVarInt(counts[1]))
+    return "";
+  for (int kind = 0; kind < 2; ++kind) {
+    StringRef what = kind == 0 ? "attribute" : "type";
+    for (uint64_t index = 0; index != counts[kind];) {
+      uint64_t dialect, entries, entrySize;
+      if (!scan.readVarInt(dialect) || !scan.readVarInt(entries))
+        return "";
+      if (entries > counts[kind] - index)
+        return llvm::formatv("its attribute and type offset section lists a "
+                             "group of {0} {1} entries where {2} of {3} are "
+                             "left (MLIR 22.1's reader would write past its "
+                             "table of {1}s)",
+                             entries, what, counts[kind] - index, counts[kind])
+            .str();
+      for (uint64_t i = 0; i < entries; ++i)
+        if (!scan.readVarInt(entrySize))
+          return "";
+      index += entries;
+    }
+  }
+  return "";
+}
+
+/// Why MLIR 22.1's reader would corrupt memory reading `bytecode`, or "".
+static std::string findBytecodeProblem(StringRef bytecode) {
+  BytecodeScanner scan(llvm::arrayRefFromStringRef(bytecode.drop_front(4)));
+  uint64_t version;
+  if (!scan.readVarInt(version) || !scan.skipNullTerminatedString())
+    return "";
+  constexpr uint8_t kAttrTypeOffsetSection = 3;
+  while (!scan.empty()) {
+    uint8_t id;
+    llvm::ArrayRef<uint8_t> data;
+    if (!scan.readSection(id, data))
+      return "";
+    if (id == kAttrTypeOffsetSection)
+      return checkAttrTypeOffsets(data);
+  }
+  return "";
+}
+
 llvm::LogicalResult
 mlir::nnx::checkParserInput(const llvm::MemoryBuffer &buffer,
                             llvm::raw_ostream &os) {
-  if (isBytecodeBuffer(buffer))
-    return llvm::success();
+  if (isBytecodeBuffer(buffer)) {
+    std::string problem = findBytecodeProblem(buffer.getBuffer());
+    if (problem.empty())
+      return llvm::success();
+    llvm::WithColor::error(os)
+        << "'" << buffer.getBufferIdentifier()
+        << "' is corrupted bytecode: " << problem << "\n";
+    return llvm::failure();
+  }
   std::optional<IRProblem> problem = scanIR(buffer.getBuffer());
   if (!problem)
     return llvm::success();
@@ -272,8 +421,82 @@ static volatile sig_atomic_t readTimedOut = 0;
 
 bool mlir::nnx::bytecodeReadTimedOut() { return readTimedOut != 0; }
 
-/// SIGALRM during a bytecode read: unwind it like a crash of the reader.
-static void onReadAlarm(int) {
+namespace {
+/// Addresses of machine code, [begin, end).
+struct CodeRange {
+  uintptr_t begin = 0, end = 0;
+};
+} // namespace
+
+/// The code the time limit does not unwind: the executable segments of the
+/// C library and of the object that defines malloc (the C library, or the
+/// sanitizer runtime in the executable). Unwinding the read inside malloc
+/// or free left the allocator's lists half-updated, and a later allocation
+/// aborted ("malloc assertion failure in sysmalloc", 2 runs of 6 on a slow
+/// input of fuzz-ir-bytecode, issue 46).
+static CodeRange uninterruptible[2];
+
+/// Sets `uninterruptible` from the loaded objects, once.
+static void findUninterruptibleCode() {
+  static bool found = [] {
+    const uintptr_t anchors[2] = {
+        reinterpret_cast<uintptr_t>(&gnu_get_libc_version),
+        reinterpret_cast<uintptr_t>(&malloc)};
+    dl_iterate_phdr(
+        [](dl_phdr_info *info, size_t, void *data) {
+          auto *anchors = static_cast<const uintptr_t *>(data);
+          for (int i = 0; i < info->dlpi_phnum; ++i) {
+            const ElfW(Phdr) &segment = info->dlpi_phdr[i];
+            if (segment.p_type != PT_LOAD || !(segment.p_flags & PF_X))
+              continue;
+            CodeRange range{info->dlpi_addr + segment.p_vaddr,
+                            info->dlpi_addr + segment.p_vaddr +
+                                segment.p_memsz};
+            for (int a = 0; a < 2; ++a)
+              if (anchors[a] >= range.begin && anchors[a] < range.end)
+                uninterruptible[a] = range;
+          }
+          return 0;
+        },
+        const_cast<uintptr_t *>(anchors));
+    return true;
+  }();
+  (void)found;
+}
+
+/// Whether the signal described by `ucontext` interrupted uninterruptible
+/// code (false where the program counter cannot be read).
+static bool interruptedUninterruptibleCode(void *ucontext) {
+#if defined(__linux__) && defined(__x86_64__)
+  auto pc = static_cast<uintptr_t>(
+      static_cast<ucontext_t *>(ucontext)->uc_mcontext.gregs[REG_RIP]);
+#elif defined(__linux__) && defined(__aarch64__)
+  auto pc = static_cast<uintptr_t>(
+      static_cast<ucontext_t *>(ucontext)->uc_mcontext.pc);
+#else
+  uintptr_t pc = 0;
+#endif
+  return llvm::any_of(uninterruptible, [&](const CodeRange &range) {
+    return pc >= range.begin && pc < range.end;
+  });
+}
+
+/// Arms the read's timer: SIGALRM after `milliseconds`.
+static void armReadTimer(uint64_t milliseconds) {
+  struct itimerval timer = {};
+  timer.it_value.tv_sec = static_cast<time_t>(milliseconds / 1000);
+  timer.it_value.tv_usec = static_cast<suseconds_t>(milliseconds % 1000 * 1000);
+  setitimer(ITIMER_REAL, &timer, nullptr);
+}
+
+/// SIGALRM during a bytecode read: unwind it like a crash of the reader,
+/// unless it interrupted the C library or the allocator; then try again in a
+/// millisecond.
+static void onReadAlarm(int, siginfo_t *, void *ucontext) {
+  if (interruptedUninterruptibleCode(ucontext)) {
+    armReadTimer(1);
+    return;
+  }
   readTimedOut = 1;
   if (llvm::CrashRecoveryContext *context =
           llvm::CrashRecoveryContext::GetCurrent())
@@ -281,16 +504,19 @@ static void onReadAlarm(int) {
 }
 
 mlir::nnx::BytecodeReadLimits::BytecodeReadLimits(
-    const llvm::MemoryBuffer &buffer) {
+    const llvm::MemoryBuffer &buffer, std::optional<uint64_t> milliseconds) {
   if (!isBytecodeBuffer(buffer))
     return;
   readTimedOut = 0;
+  findUninterruptibleCode();
   struct sigaction action = {};
-  action.sa_handler = onReadAlarm;
+  action.sa_sigaction = onReadAlarm;
+  action.sa_flags = SA_SIGINFO;
   sigemptyset(&action.sa_mask);
   timed = sigaction(SIGALRM, &action, nullptr) == 0;
   if (timed)
-    alarm(getBytecodeReadSeconds(buffer.getBufferSize()));
+    armReadTimer(milliseconds.value_or(
+        uint64_t(getBytecodeReadSeconds(buffer.getBufferSize())) * 1000));
 #if defined(NNX_ASAN_BUILD)
   if (!installHeapLimitHook())
     return;
@@ -317,7 +543,14 @@ mlir::nnx::BytecodeReadLimits::BytecodeReadLimits(
 
 void mlir::nnx::BytecodeReadLimits::release() {
   if (timed) {
-    alarm(0);
+    // The unwind from the handler left SIGALRM blocked: ignoring it drops
+    // one still pending, then it is unblocked for the next read.
+    armReadTimer(0);
+    signal(SIGALRM, SIG_IGN);
+    sigset_t alarmSignal;
+    sigemptyset(&alarmSignal);
+    sigaddset(&alarmSignal, SIGALRM);
+    pthread_sigmask(SIG_UNBLOCK, &alarmSignal, nullptr);
     signal(SIGALRM, SIG_DFL);
     timed = false;
   }

@@ -605,6 +605,10 @@ public:
   void print() {
     if (array.rank() == 0)
       printElement(0);
+    else if (array.numElements() == 0)
+      // As NumPy prints any empty array: its dimensions before the zero may
+      // hold billions of empty rows (was: printed one by one, fuzz-npy).
+      os << "[]";
     else
       printDim(0, 0);
     os << "\n";

@@ -7,6 +7,9 @@
 //   or of llvm::json::parse;
 // - `array<index: ...>`, on which MLIR 22.1's dense array parser dereferences
 //   a null pointer (llvm/llvm-project#179045);
+// - bytecode whose attribute and type offset table has a group with more
+//   entries than the table, which MLIR 22.1's reader writes past its heap
+//   block (AttrTypeReader::initialize);
 // - anything else MLIR 22.1's parsers crash on, corrupted bytecode above all:
 //   run in a CrashRecoveryContext, reported as an error naming the file.
 //
@@ -42,9 +45,12 @@ inline constexpr size_t kMaxIRNestingDepth = 1000;
 /// nnx reads (llvm::json::parse recurses once per level).
 inline constexpr size_t kMaxJsonNestingDepth = 256;
 
-/// Checks the text of `buffer` before MLIR parses it: nesting deeper than
-/// kMaxIRNestingDepth and `array<index: ...>` are errors, printed to `os` with
-/// their location. Bytecode is left to the reader (and to runParserContained).
+/// Checks `buffer` before MLIR parses it, printing an error to `os`. Text:
+/// nesting deeper than kMaxIRNestingDepth and `array<index: ...>` are errors,
+/// with their location. Bytecode: a group of the attribute and type offset
+/// table with more entries than are left in the table (MLIR 22.1's reader
+/// writes them past the table, corrupting the heap: no crash to contain);
+/// everything else is left to the reader (and to runParserContained).
 llvm::LogicalResult checkParserInput(const llvm::MemoryBuffer &buffer,
                                      llvm::raw_ostream &os);
 
@@ -77,15 +83,19 @@ llvm::LogicalResult runParserContained(const llvm::MemoryBuffer &buffer,
 /// the budget bounds the heap ASan's allocator has handed out instead: an
 /// allocation of 64 KiB or more that takes it past what was held plus the
 /// budget unwinds the read the same way (MSan and TSan builds set no memory
-/// limit). Time: getBytecodeReadSeconds(); a read still running
-/// then is ended by SIGALRM as a crash of the reader is (the
+/// limit). Time: getBytecodeReadSeconds() (or `milliseconds`); a read still
+/// running then is ended by SIGALRM as a crash of the reader is (the
 /// CrashRecoveryContext of runParserContained unwinds it, and
 /// bytecodeReadTimedOut() says so): cyclic attribute and type references in
-/// a corrupted file made MLIR 22.1's reader recurse for minutes. Both are
-/// no-ops for text.
+/// a corrupted file made MLIR 22.1's reader recurse for minutes. A signal
+/// that finds the read inside the C library or the allocator waits for it
+/// to leave them (a millisecond at a time): unwinding malloc corrupted the
+/// heap. Both are no-ops for text.
 class BytecodeReadLimits {
 public:
-  explicit BytecodeReadLimits(const llvm::MemoryBuffer &buffer);
+  explicit BytecodeReadLimits(
+      const llvm::MemoryBuffer &buffer,
+      std::optional<uint64_t> milliseconds = std::nullopt);
   ~BytecodeReadLimits() { release(); }
   BytecodeReadLimits(const BytecodeReadLimits &) = delete;
   BytecodeReadLimits &operator=(const BytecodeReadLimits &) = delete;
