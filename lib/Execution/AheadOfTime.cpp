@@ -158,7 +158,7 @@ mlir::nnx::compileAheadOfTime(ModuleOp module, const CompileOptions &options,
   result.measuredWriteProbes = model.measuredWriteProbes;
   // The packed functions, in getEntryPoints()'s order.
   auto symbol = [&](StringRef function) {
-    return symbolPrefix + "_mlir__mlir_ciface_" + function.str();
+    return (symbolPrefix + "_mlir_" + kCInterfacePrefix + function).str();
   };
   result.forward = symbol("forward");
   if (model.hasResultShapesFunction)

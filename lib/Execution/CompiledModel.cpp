@@ -455,13 +455,13 @@ CompiledModel::lower(ModuleOp module, const CompileOptions &options,
 }
 
 std::vector<std::string> CompiledModel::getEntryPoints() const {
-  std::vector<std::string> names = {"_mlir_ciface_forward"};
+  std::vector<std::string> names = {(kCInterfacePrefix + "forward").str()};
   if (hasResultShapesFunction)
-    names.push_back(("_mlir_ciface_" + kResultShapesFuncName).str());
+    names.push_back((kCInterfacePrefix + kResultShapesFuncName).str());
   if (!measuredWriteProbes.empty())
-    names.push_back(("_mlir_ciface_" + kWriteShapesFuncName).str());
+    names.push_back((kCInterfacePrefix + kWriteShapesFuncName).str());
   if (!shapeChecks.empty())
-    names.push_back(("_mlir_ciface_" + kShapeChecksFuncName).str());
+    names.push_back((kCInterfacePrefix + kShapeChecksFuncName).str());
   return names;
 }
 
@@ -726,7 +726,7 @@ CompiledModel::callShapeFunction(StringRef name, ArrayRef<NpyArray> inputArrays,
   args.push_back(viewAsMemRef(packedDims));
   SmallVector<void *> descriptors;
   SmallVector<void *> packed = packArguments(args, descriptors);
-  if (llvm::Error err = callCompiled(("_mlir_ciface_" + name).str(), packed))
+  if (llvm::Error err = callCompiled((kCInterfacePrefix + name).str(), packed))
     return std::move(err);
   if (checkRuntime)
     if (llvm::Error err = checkRuntime())
@@ -882,7 +882,8 @@ CompiledModel::invoke(ArrayRef<NpyArray> inputArrays,
     if (setThreads)
       setThreads(threads);
     auto start = std::chrono::steady_clock::now();
-    if (llvm::Error err = callCompiled("_mlir_ciface_forward", packed))
+    if (llvm::Error err =
+            callCompiled((kCInterfacePrefix + "forward").str(), packed))
       return std::move(err);
     if (checkRuntime)
       if (llvm::Error err = checkRuntime())

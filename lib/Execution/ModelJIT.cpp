@@ -44,10 +44,6 @@ static constexpr llvm::StringLiteral kFiniName = "__nnx_jit_fini";
 static constexpr llvm::StringLiteral kCacheMagic = "NNXOBJ1\n";
 static constexpr size_t kHashSize = 32;
 
-/// The prefix of the C-interface functions (`llvm.emit_c_interface`): the
-/// entry points that drivers call, each taking its memrefs as descriptors.
-static constexpr llvm::StringLiteral kCInterfacePrefix = "_mlir_ciface_";
-
 /// For each C-interface function `foo` defined in `module`, defines
 /// `_mlir_foo(void **)`, which loads each argument from the pointer at its
 /// index and stores the result through the pointer after them: one calling

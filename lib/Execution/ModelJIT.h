@@ -43,6 +43,11 @@ class LLJIT;
 
 namespace mlir::nnx {
 
+/// The prefix of the C-interface functions (`llvm.emit_c_interface`): the
+/// entry points drivers call, each taking its memrefs as descriptors. Only
+/// they get a packed wrapper (`_mlir_<prefix><name>`, lookupPacked).
+inline constexpr llvm::StringLiteral kCInterfacePrefix = "_mlir_ciface_";
+
 /// How a module becomes machine code.
 struct ModelJITOptions {
   /// LLVM's optimization and code generation level (0-3).
