@@ -22,7 +22,7 @@ the descriptor the pass wrote (``new_net.params``).
 
 A refusal raises ``ValueError`` (or ``TypeError`` where the seed does: a
 non-ReLU ``deepen`` target in an ``nn.Sequential``, which the pass reports
-as ``nnx-deepen: type error: ...``; a ``low_rank_factorize`` argument that
+as an error of kind ``type_error``; a ``low_rank_factorize`` argument that
 is not exactly an ``nn.Linear``; an ``expand_embedding`` argument that is
 not exactly an ``nn.Embedding``) whose message is the compiler's
 diagnostic, the text ``nnx-opt`` prints for the same pass on the same IR
@@ -375,15 +375,14 @@ class _Edit(TensorSource):
                 else TypeError)
 
     def run(self, pipeline, error_class):
-        """Runs `pipeline`; a refusal raises `error_class`, or TypeError when
-        the pass calls it a type error (``nnx-deepen: type error: ...``)."""
+        """Runs `pipeline`; a refusal raises `error_class`, an error of
+        another kind (the diagnostic's kind, as data: ``e.kinds``) the
+        exception class of that kind (:data:`ERROR_CLASSES`)."""
         try:
             self.ir.run_pipeline(pipeline)
         except _nnx.Error as e:
-            message = diagnostic_message(e.diagnostics)
-            if _TYPE_ERROR.search(message.split("\n", 1)[0]):
-                error_class = TypeError
-            raise error_class(message) from None
+            raise error_class_of(e, error_class)(
+                diagnostic_message(e.diagnostics)) from None
 
     # -- the result -----------------------------------------------------------
     def result(self, inserted_after=None, block_inserted_after=None,
@@ -623,7 +622,18 @@ def _infer_input(model):
 
 
 _LOCATION = re.compile(r"^\S+:\d+:\d+: ")
-_TYPE_ERROR = re.compile(r"^nnx-[a-z-]+: type error: ")
+
+#: The Python exception class of each kind of compiler error
+#: (nnx/Support/ErrorKind.h); a refusal's is the caller's.
+ERROR_CLASSES = {"type_error": TypeError, "bad_input": ValueError,
+                 "resource": MemoryError}
+
+
+def error_class_of(error, refusal_class):
+    """The exception class for `error` (an ``nnx._nnx.Error``): that of the
+    kind of its first error diagnostic, `refusal_class` for a refusal."""
+    kinds = getattr(error, "kinds", None) or ["refusal"]
+    return ERROR_CLASSES.get(kinds[0], refusal_class)
 
 
 def diagnostic_message(diagnostics):
