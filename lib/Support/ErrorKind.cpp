@@ -27,9 +27,9 @@ StringRef mlir::nnx::stringifyErrorKind(ErrorKind kind) {
 void mlir::nnx::setErrorKind(Diagnostic &diag, ErrorKind kind) {
   MLIRContext *context = diag.getLocation().getContext();
   Builder b(context);
-  diag.getMetadata().push_back(DiagnosticArgument(b.getDictionaryAttr(
-      b.getNamedAttr(kErrorKindName,
-                     b.getStringAttr(stringifyErrorKind(kind))))));
+  diag.getMetadata().push_back(
+      DiagnosticArgument(b.getDictionaryAttr(b.getNamedAttr(
+          kErrorKindName, b.getStringAttr(stringifyErrorKind(kind))))));
 }
 
 InFlightDiagnostic &mlir::nnx::setErrorKind(InFlightDiagnostic &diag,

@@ -119,10 +119,10 @@ DiagnosticCollector::DiagnosticCollector(MLIRContext &ctx)
     : handler(&ctx, [this](Diagnostic &diag) {
         nx::appendDiagnosticText(text, diag);
         if (diag.getSeverity() == DiagnosticSeverity::Error)
-          kinds.push_back(nx::stringifyErrorKind(
-                              nx::getErrorKind(diag).value_or(
-                                  nx::ErrorKind::Refusal))
-                              .str());
+          kinds.push_back(
+              nx::stringifyErrorKind(
+                  nx::getErrorKind(diag).value_or(nx::ErrorKind::Refusal))
+                  .str());
         return success();
       }) {}
 
