@@ -118,15 +118,16 @@ func.func @depthwise(%x: tensor<1x4x8x8xf32>, %w: tensor<4x3x3xf32>, %init: tens
 
 // A ViT patch embedding (kernel = stride = 16) takes the patches, not 256
 // stride phases: one gather with a strided map (a permutation of the input:
-// space to depth) to N x OH x OW x kh x kw x C, read as (N OH OW) x 768,
+// space to depth) to N x OH x OW x G x kh x kw x Cg (one group: G = 1,
+// Cg = C), read as (N OH OW) x 768,
 // times the weight as 768 x F: one matmul, whose K cache loop runs over all
 // 768; no loop over taps. The result is added to the init channels first.
-// CHECK: #[[$S2D:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d5, d1 * 16 + d3, d2 * 16 + d4)>
+// CHECK: #[[$S2D:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3 * 3 + d6, d1 * 16 + d4, d2 * 16 + d5)>
 // CHECK-LABEL: func.func @patch_embedding(
 // CHECK-SAME:      %[[X:[^:]*]]: tensor<?x3x32x48xf32>
 // CHECK:         %[[W:.*]] = linalg.transpose ins(%{{.*}} : tensor<8x3x16x16xf32>) {{.*}} permutation = [2, 3, 1, 0]
-// CHECK:         %[[P:.*]] = linalg.generic {indexing_maps = [#[[$S2D]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[X]] : tensor<?x3x32x48xf32>) outs(%{{.*}} : tensor<?x2x3x16x16x3xf32>)
-// CHECK:         %[[A:.*]] = tensor.collapse_shape %[[P]] {{\[\[}}0, 1, 2], [3, 4, 5]] : tensor<?x2x3x16x16x3xf32> into tensor<?x768xf32>
+// CHECK:         %[[P:.*]] = linalg.generic {indexing_maps = [#[[$S2D]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[X]] : tensor<?x3x32x48xf32>) outs(%{{.*}} : tensor<?x2x3x1x16x16x3xf32>)
+// CHECK:         %[[A:.*]] = tensor.collapse_shape %[[P]] {{\[\[}}0, 1, 2], [3, 4, 5, 6]] : tensor<?x2x3x1x16x16x3xf32> into tensor<?x768xf32>
 // CHECK:         %[[B:.*]] = tensor.collapse_shape %[[W]] {{\[\[}}0, 1, 2], [3]] : tensor<16x16x3x8xf32> into tensor<768x8xf32>
 // CHECK-NOT:     scf.for {{.*}} to %c256
 // CHECK:         tensor.extract_slice %[[A]]
@@ -149,10 +150,10 @@ func.func @patch_embedding(%x: tensor<?x3x32x48xf32>, %w: tensor<8x3x16x16xf32>,
 // Overlapping windows with 9 stride phases take the patches too: the
 // gather reads the padded input (the zero padding is built), 49 taps of
 // 3 channels, K = 147.
-// CHECK: #[[$S3:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d5, d1 * 3 + d3, d2 * 3 + d4)>
+// CHECK: #[[$S3:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3 * 3 + d6, d1 * 3 + d4, d2 * 3 + d5)>
 // CHECK-LABEL: func.func @stride3(
 // CHECK:         %[[PAD:.*]] = tensor.pad
-// CHECK:         linalg.generic {indexing_maps = [#[[$S3]], #{{.*}}], {{.*}} ins(%[[PAD]] : tensor<2x3x16x15xf32>) outs(%{{.*}} : tensor<2x4x3x7x7x3xf32>)
+// CHECK:         linalg.generic {indexing_maps = [#[[$S3]], #{{.*}}], {{.*}} ins(%[[PAD]] : tensor<2x3x16x15xf32>) outs(%{{.*}} : tensor<2x4x3x1x7x7x3xf32>)
 // CHECK:         tensor.collapse_shape {{.*}} into tensor<24x147xf32>
 // CHECK:         tensor.collapse_shape {{.*}} into tensor<147x4xf32>
 func.func @stride3(%x: tensor<2x3x10x9xf32>, %w: tensor<4x3x7x7xf32>, %init: tensor<2x4x4x3xf32>) -> tensor<2x4x4x3xf32> {
@@ -173,7 +174,7 @@ func.func @stride3(%x: tensor<2x3x10x9xf32>, %w: tensor<4x3x7x7xf32>, %init: ten
 // channel by channel (the tap dims reductions), channels-last.
 // CHECK-LABEL: func.func @depthwise_stride3(
 // CHECK:         linalg.transpose ins(%{{.*}} : tensor<4x3x3xf32>) outs(%{{.*}} : tensor<3x3x4xf32>) permutation = [1, 2, 0]
-// CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<1x4x9x9xf32>) outs(%{{.*}} : tensor<1x3x3x3x3x4xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<1x4x9x9xf32>) outs(%{{.*}} : tensor<1x3x3x1x3x3x4xf32>)
 // CHECK:         tensor.collapse_shape {{.*}} into tensor<1x9x3x3x4xf32>
 // CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel"]} ins(%{{.*}}, %{{.*}} : tensor<1x9x3x3x4xf32>, tensor<3x3x4xf32>) outs(%{{.*}} : tensor<1x9x4xf32>)
 // CHECK:           arith.mulf
@@ -189,9 +190,9 @@ func.func @depthwise_stride3(%x: tensor<1x4x9x9xf32>, %w: tensor<4x3x3xf32>, %in
 // -----
 
 // A stride of 2^62 is the same few ops (one output pixel).
-// CHECK: #[[$HUGE:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d5, d1 * 4611686018427387904 + d3, d2 * 4611686018427387904 + d4)>
+// CHECK: #[[$HUGE:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3 * 2 + d6, d1 * 4611686018427387904 + d4, d2 * 4611686018427387904 + d5)>
 // CHECK-LABEL: func.func @huge_stride(
-// CHECK:         linalg.generic {indexing_maps = [#[[$HUGE]], #{{.*}}], {{.*}} outs(%{{.*}} : tensor<?x1x1x3x3x2xf32>)
+// CHECK:         linalg.generic {indexing_maps = [#[[$HUGE]], #{{.*}}], {{.*}} outs(%{{.*}} : tensor<?x1x1x1x3x3x2xf32>)
 // CHECK:         tensor.collapse_shape {{.*}} into tensor<?x18xf32>
 func.func @huge_stride(%x: tensor<?x2x5x5xf32>, %w: tensor<3x2x3x3xf32>, %init: tensor<?x3x1x1xf32>) -> tensor<?x3x1x1xf32> {
   %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<4611686018427387904> : tensor<2xi64>}
