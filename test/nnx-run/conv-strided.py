@@ -5,8 +5,9 @@
 # embedding (kernel = stride = 16, the image not a multiple of 16 in the
 # second run), conv1d with kernel = stride = 4, stride 3 kernel 7 padding
 # 3, stride 2 kernel 3 (the phases), a dilated stride-4 conv, depthwise
-# convs at stride 3 (patches) and 2 (phases), a grouped conv, and a stride
-# of 2^40, larger than the input: one output pixel, compiled at once.
+# convs at stride 3 (patches) and 2 (phases), a grouped conv, a stride of
+# 2^40, larger than the input: one output pixel, compiled at once; and
+# grouped convs by the phases and the patches.
 # REQUIRES: torch
 # RUN: %python %s %nnx_bin/bin/nnx-run %nnx_src/python %t | FileCheck %s
 # CHECK: patch16 (1, 3, 32, 48) -> (1, 16, 2, 3): matches PyTorch
@@ -27,6 +28,22 @@
 # CHECK: grouped_s4k4 (2, 4, 19, 13) -> (2, 8, 4, 3): matches PyTorch
 # CHECK: stride2p40 (1, 3, 9, 7) -> (1, 5, 1, 1): matches PyTorch
 # CHECK: stride2p40 (1, 3, 5, 6) -> (1, 5, 1, 1): matches PyTorch
+# CHECK: gw8_s1 (1, 32, 13, 11) -> (1, 32, 13, 11): matches PyTorch
+# CHECK: gw8_s1 (2, 32, 9, 14) -> (2, 32, 9, 14): matches PyTorch
+# CHECK: gw16_s2 (1, 32, 13, 11) -> (1, 64, 7, 6): matches PyTorch
+# CHECK: gw16_s2 (2, 32, 9, 14) -> (2, 64, 5, 7): matches PyTorch
+# CHECK: gw24_s2 (1, 48, 13, 11) -> (1, 48, 7, 6): matches PyTorch
+# CHECK: gw24_s2 (2, 48, 9, 14) -> (2, 48, 5, 7): matches PyTorch
+# CHECK: resnext_s1 (1, 128, 13, 11) -> (1, 128, 13, 11): matches PyTorch
+# CHECK: resnext_s1 (2, 128, 9, 14) -> (2, 128, 9, 14): matches PyTorch
+# CHECK: resnext_s2 (1, 256, 13, 11) -> (1, 256, 7, 6): matches PyTorch
+# CHECK: resnext_s2 (2, 256, 9, 14) -> (2, 256, 5, 7): matches PyTorch
+# CHECK: grouped_d2 (1, 8, 13, 11) -> (1, 8, 13, 11): matches PyTorch
+# CHECK: grouped_d2 (2, 8, 9, 14) -> (2, 8, 9, 14): matches PyTorch
+# CHECK: grouped_cg1 (1, 4, 13, 11) -> (1, 8, 13, 11): matches PyTorch
+# CHECK: grouped_cg1 (2, 4, 9, 14) -> (2, 8, 9, 14): matches PyTorch
+# CHECK: grouped_1x1 (1, 12, 13, 11) -> (1, 18, 13, 11): matches PyTorch
+# CHECK: grouped_1x1 (2, 12, 9, 14) -> (2, 18, 9, 14): matches PyTorch
 import os
 import subprocess
 import sys
@@ -62,6 +79,27 @@ NETS = {
                      [(16, 12), (19, 13)]),
     "stride2p40": (lambda: nn.Conv2d(3, 5, 3, stride=HUGE), 3,
                    [(9, 7), (5, 6)]),
+    # Grouped convs by the phases (one matmul per group and tap): RegNet's
+    # group widths 8, 16 (Fg = 32: outputs a multiple of the inputs) and
+    # 24, ResNeXt 32x4d's 3x3 at stride 1 and 2, a dilated one, and groups
+    # = in_channels with 2 outputs each (Cg = 1); a 1x1 grouped conv takes
+    # the patches (one matmul per group).
+    "gw8_s1": (lambda: nn.Conv2d(32, 32, 3, padding=1, groups=4), 32,
+               [(13, 11), (9, 14)]),
+    "gw16_s2": (lambda: nn.Conv2d(32, 64, 3, stride=2, padding=1, groups=2),
+                32, [(13, 11), (9, 14)]),
+    "gw24_s2": (lambda: nn.Conv2d(48, 48, 3, stride=2, padding=1, groups=2),
+                48, [(13, 11), (9, 14)]),
+    "resnext_s1": (lambda: nn.Conv2d(128, 128, 3, padding=1, groups=32),
+                   128, [(13, 11), (9, 14)]),
+    "resnext_s2": (lambda: nn.Conv2d(256, 256, 3, stride=2, padding=1,
+                                     groups=32), 256, [(13, 11), (9, 14)]),
+    "grouped_d2": (lambda: nn.Conv2d(8, 8, 3, padding=2, dilation=2,
+                                     groups=2), 8, [(13, 11), (9, 14)]),
+    "grouped_cg1": (lambda: nn.Conv2d(4, 8, 3, padding=1, groups=4), 4,
+                    [(13, 11), (9, 14)]),
+    "grouped_1x1": (lambda: nn.Conv2d(12, 18, 1, groups=3), 12,
+                    [(13, 11), (9, 14)]),
 }
 
 
