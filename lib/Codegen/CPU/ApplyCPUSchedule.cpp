@@ -143,6 +143,8 @@ struct NNXApplyCPUSchedulePass
     if (tiling) {
       nnx::splitRowRemainders(getOperation(),
                               nnx::matmulTilesFor(tileBits).regM);
+      nnx::splitColumnRemainders(getOperation(),
+                                 nnx::matmulTilesFor(tileBits).regN);
       if (failed(applySequence("tile_registers_all")))
         return signalPassFailure();
       nnx::sumKBlocksFromZero(getOperation());

@@ -606,7 +606,9 @@ bool isFloatOnTensors(linalg::LinalgOp op) {
 /// weight in the layout that way reads.
 Value convAsMatmuls(OpBuilder &b, Location loc, TapGeometry &g, Value x,
                     function_ref<Value(bool)> weight, Value init) {
-  if (!takesPhases(g))
+  const char *way = getenv("NNX_GROUPED_WAY");
+  bool forcePatches = g.groups > 1 && way && StringRef(way) == "patches";
+  if (!takesPhases(g) || forcePatches)
     return convByPatches(b, loc, g, x, weight(false), init);
   UnpaddedInput in = unpad(b, x);
   phaseGeometry(b, loc, in, g);
@@ -710,6 +712,9 @@ struct GroupedConvToTapMatmuls
     if (!isFloatOnTensors(op) || !fType.hasStaticShape())
       return rewriter.notifyMatchFailure(op,
                                          "not one float type, static filter");
+    const char *way = getenv("NNX_GROUPED_WAY");
+    if (way && StringRef(way) == "none")
+      return failure();
     Location loc = op.getLoc();
     int64_t groups = fType.getDimSize(0);
     Value x = mergeGroups(rewriter, loc, op.getInputs()[0]);

@@ -108,3 +108,85 @@ void nnx::splitRowRemainders(Operation *root, int64_t regM) {
   for (linalg::MatmulOp mm : remainders)
     splitRows(rewriter, mm, blocks);
 }
+
+/// The widths `n` columns are split into: the whole register tiles of
+/// `regN`, then the remainder as descending powers of two (48 of 64: 32
+/// and 16). Empty when the remainder is already a power of two (or none).
+static SmallVector<int64_t> columnPieces(int64_t n, int64_t regN) {
+  int64_t rest = n % regN;
+  if (llvm::isPowerOf2_64(rest) || rest == 0)
+    return {};
+  SmallVector<int64_t> pieces;
+  if (n > rest)
+    pieces.push_back(n - rest);
+  for (int64_t w =
+           static_cast<int64_t>(llvm::bit_floor(static_cast<uint64_t>(rest)));
+       rest > 0; w /= 2)
+    if (rest >= w) {
+      pieces.push_back(w);
+      rest -= w;
+    }
+  return pieces;
+}
+
+/// Rewrites `mm` as one matmul per column block of `pieces` (widths, in
+/// order): B's and C's columns sliced, each product inserted back.
+static void splitColumns(RewriterBase &rewriter, linalg::MatmulOp mm,
+                         ArrayRef<int64_t> pieces) {
+  Location loc = mm.getLoc();
+  rewriter.setInsertionPoint(mm);
+  Value a = mm.getDpsInputOperand(0)->get(),
+        b = mm.getDpsInputOperand(1)->get();
+  Value c = mm.getDpsInits()[0];
+  Type elt = getElementTypeOrSelf(c.getType());
+  OpFoldResult k = tensor::getMixedSize(rewriter, loc, b, 0),
+               m = tensor::getMixedSize(rewriter, loc, c, 0),
+               zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
+  auto typeOf = [&](OpFoldResult rows, int64_t cols) {
+    std::optional<int64_t> r = getConstantIntValue(rows);
+    return RankedTensorType::get({r ? *r : ShapedType::kDynamic, cols}, elt);
+  };
+  int64_t offset = 0;
+  for (int64_t width : pieces) {
+    SmallVector<OpFoldResult> at{zero, rewriter.getIndexAttr(offset)},
+        bSizes{k, rewriter.getIndexAttr(width)},
+        cSizes{m, rewriter.getIndexAttr(width)}, strides{one, one};
+    Value bCols = tensor::ExtractSliceOp::create(
+        rewriter, loc, typeOf(k, width), b, at, bSizes, strides);
+    Value cCols = tensor::ExtractSliceOp::create(
+        rewriter, loc, typeOf(m, width), c, at, cSizes, strides);
+    Value product =
+        linalg::MatmulOp::create(rewriter, loc, TypeRange{cCols.getType()},
+                                 ValueRange{a, bCols}, cCols)
+            .getResult(0);
+    c = tensor::InsertSliceOp::create(rewriter, loc, product, c, at, cSizes,
+                                      strides);
+    offset += width;
+  }
+  rewriter.replaceOp(mm, c);
+}
+
+/// A matmul on tensors whose static N leaves a register-tile remainder that
+/// is not a power of two (a group of 48 or 24 channels, 48 columns left of
+/// 112) is split into column blocks whose widths are: a 48-wide vector
+/// tile falls off a cliff in LLVM, 32 and 16 do not.
+void nnx::splitColumnRemainders(Operation *root, int64_t regN) {
+  SmallVector<std::pair<linalg::MatmulOp, SmallVector<int64_t>>> splits;
+  root->walk([&](linalg::MatmulOp mm) {
+    if (!mm.hasPureTensorSemantics() || mm.getDpsInits().size() != 1)
+      return;
+    auto c = dyn_cast<RankedTensorType>(mm.getDpsInits()[0].getType());
+    Type a = getElementTypeOrSelf(mm.getDpsInputOperand(0)->get().getType()),
+         b = getElementTypeOrSelf(mm.getDpsInputOperand(1)->get().getType());
+    if (!c || a != c.getElementType() || b != c.getElementType() ||
+        c.isDynamicDim(1) ||
+        mm.getIndexingMapsArray() != mm.getDefaultIndexingMaps(mm.getContext()))
+      return;
+    SmallVector<int64_t> pieces = columnPieces(c.getDimSize(1), regN);
+    if (!pieces.empty())
+      splits.push_back({mm, pieces});
+  });
+  IRRewriter rewriter(root->getContext());
+  for (auto &[mm, pieces] : splits)
+    splitColumns(rewriter, mm, pieces);
+}
