@@ -135,6 +135,8 @@ struct NNXApplyCPUSchedulePass
         return signalPassFailure();
       for (auto func : getOperation().getOps<func::FuncOp>())
         nnx::foldParameterPermutations(func);
+      nnx::splitColumnRemainders(getOperation(),
+                                 nnx::matmulTilesFor(tileBits).cacheN);
     }
     if (!tiling)
       nnx::lowerBF16PairContractions(getOperation(), parallel);
@@ -143,8 +145,6 @@ struct NNXApplyCPUSchedulePass
     if (tiling) {
       nnx::splitRowRemainders(getOperation(),
                               nnx::matmulTilesFor(tileBits).regM);
-      nnx::splitColumnRemainders(getOperation(),
-                                 nnx::matmulTilesFor(tileBits).regN);
       if (failed(applySequence("tile_registers_all")))
         return signalPassFailure();
       nnx::sumKBlocksFromZero(getOperation());

@@ -109,12 +109,13 @@ void nnx::splitRowRemainders(Operation *root, int64_t regM) {
     splitRows(rewriter, mm, blocks);
 }
 
-/// The widths `n` columns are split into: the whole register tiles of
-/// `regN`, then the remainder as descending powers of two (48 of 64: 32
-/// and 16). Empty when the remainder is already a power of two (or none).
-static SmallVector<int64_t> columnPieces(int64_t n, int64_t regN) {
-  int64_t rest = n % regN;
-  if (llvm::isPowerOf2_64(rest) || rest == 0)
+/// The widths `n` columns are split into so that every block is whole
+/// `tile`s or a power of two below `tile`: the whole tiles, then the
+/// remainder as descending powers of two (168 of 128: 128, 32 and 8).
+/// Empty when `n` is that already.
+static SmallVector<int64_t> columnPieces(int64_t n, int64_t tile) {
+  int64_t rest = n % tile;
+  if (rest == 0 || (n < tile && llvm::isPowerOf2_64(n)))
     return {};
   SmallVector<int64_t> pieces;
   if (n > rest)
@@ -166,11 +167,12 @@ static void splitColumns(RewriterBase &rewriter, linalg::MatmulOp mm,
   rewriter.replaceOp(mm, c);
 }
 
-/// A matmul on tensors whose static N leaves a register-tile remainder that
-/// is not a power of two (a group of 48 or 24 channels, 48 columns left of
-/// 112) is split into column blocks whose widths are: a 48-wide vector
-/// tile falls off a cliff in LLVM, 32 and 16 do not.
-void nnx::splitColumnRemainders(Operation *root, int64_t regN) {
+/// Before the cache stage: a matmul on tensors whose static N is not whole
+/// cache tiles nor a power of two below one becomes one matmul per column
+/// block (columnPieces). The N cache loop's last tile would be dynamic (not
+/// vectorized: scalar code), and an N of 48 or 24 is a register tile that
+/// falls off a cliff in LLVM; blocks of 128, 32, 16 or 8 are neither.
+void nnx::splitColumnRemainders(Operation *root, int64_t cacheN) {
   SmallVector<std::pair<linalg::MatmulOp, SmallVector<int64_t>>> splits;
   root->walk([&](linalg::MatmulOp mm) {
     if (!mm.hasPureTensorSemantics() || mm.getDpsInits().size() != 1)
@@ -182,7 +184,7 @@ void nnx::splitColumnRemainders(Operation *root, int64_t regN) {
         c.isDynamicDim(1) ||
         mm.getIndexingMapsArray() != mm.getDefaultIndexingMaps(mm.getContext()))
       return;
-    SmallVector<int64_t> pieces = columnPieces(c.getDimSize(1), regN);
+    SmallVector<int64_t> pieces = columnPieces(c.getDimSize(1), cacheN);
     if (!pieces.empty())
       splits.push_back({mm, pieces});
   });
