@@ -4,7 +4,8 @@
 // A static N that is not whole cache tiles (128) is split into column
 // blocks before the cache stage: 168 = 128 + 32 + 8. Each block's tiles are
 // static and vectorized (the 40 columns left by a 128 tile would be a
-// dynamic tile, scalar code), and no register tile is 48 or 24 wide.
+// dynamic tile: scalar code); under AVX-512 no register tile is 40 wide
+// (not a power of two), under AVX2 the 40 are 32 (two 16-wide tiles) and 8.
 // AVX512-LABEL: func.func @n168(
 // AVX512:         tensor.extract_slice %{{.*}}[0, 0] [64, 128] [1, 1] : tensor<64x168xf32> to tensor<64x128xf32>
 // AVX512:         vector.contract {{.*}} : vector<6x1xf32>, vector<1x64xf32> into vector<6x64xf32>
