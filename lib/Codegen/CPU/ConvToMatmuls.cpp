@@ -601,6 +601,15 @@ bool isFloatOnTensors(linalg::LinalgOp op) {
          });
 }
 
+/// `op`'s filter type, if `op` is on tensors of one float type and its
+/// filter is static; else null.
+RankedTensorType staticFilterType(linalg::LinalgOp op) {
+  if (!isFloatOnTensors(op))
+    return {};
+  auto type = dyn_cast<RankedTensorType>(op.getDpsInputs()[1].getType());
+  return type && type.hasStaticShape() ? type : RankedTensorType();
+}
+
 /// The conv of `x` (padded, N x C x Hp x Wp) added to `init` (N x F x OH x
 /// OW), by the phases or the patches (takesPhases); `weight(phases)` is the
 /// weight in the layout that way reads.
@@ -618,8 +627,8 @@ struct ConvToTapMatmuls : public OpRewritePattern<linalg::Conv2DNchwFchwOp> {
 
   LogicalResult matchAndRewrite(linalg::Conv2DNchwFchwOp op,
                                 PatternRewriter &rewriter) const override {
-    auto wType = cast<RankedTensorType>(op.getInputs()[1].getType());
-    if (!isFloatOnTensors(op) || !wType.hasStaticShape())
+    RankedTensorType wType = staticFilterType(op);
+    if (!wType)
       return rewriter.notifyMatchFailure(op,
                                          "not one float type, static filter");
     TapGeometry g = tapGeometry(rewriter, op.getLoc(), op.getOutputs()[0],
@@ -649,8 +658,8 @@ struct DepthwiseConvToTaps
   LogicalResult matchAndRewrite(linalg::DepthwiseConv2DNchwChwOp op,
                                 PatternRewriter &rewriter) const override {
     Value filter = op.getInputs()[1];
-    auto fType = cast<RankedTensorType>(filter.getType());
-    if (!isFloatOnTensors(op) || !fType.hasStaticShape())
+    RankedTensorType fType = staticFilterType(op);
+    if (!fType)
       return rewriter.notifyMatchFailure(op,
                                          "not one float type, static filter");
     Location loc = op.getLoc();
@@ -713,8 +722,8 @@ struct GroupedConvToTapMatmuls
   LogicalResult matchAndRewrite(linalg::Conv2DNgchwGfchwOp op,
                                 PatternRewriter &rewriter) const override {
     Value filter = op.getInputs()[1];
-    auto fType = cast<RankedTensorType>(filter.getType());
-    if (!isFloatOnTensors(op) || !fType.hasStaticShape())
+    RankedTensorType fType = staticFilterType(op);
+    if (!fType)
       return rewriter.notifyMatchFailure(op,
                                          "not one float type, static filter");
     int64_t groupOutputs = fType.getDimSize(1);
