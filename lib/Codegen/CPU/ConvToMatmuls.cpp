@@ -32,6 +32,13 @@
 // A depthwise conv takes the same two ways, each tap a multiply-add per
 // channel instead of a matmul.
 //
+// A grouped conv (`linalg.conv_2d_ngchw_gfchw`) too, on its channels merged
+// back: the phases are all C channels', and group g's taps are matmuls of
+// its Cg channels of a phase's rows with its Cg x Fg slice of the weight
+// into its Fg columns of the result (the forall runs over images and
+// groups); the patches are gathered by group and multiplied by one matmul
+// per group. A groups-1 conv is the case G = 1.
+//
 //===----------------------------------------------------------------------===//
 #include "nnx/Codegen/CPU/Layouts.h"
 #include "nnx/Conversion/NNXToLinalg/NNXToLinalg.h"
