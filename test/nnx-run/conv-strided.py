@@ -8,7 +8,7 @@
 # convs at stride 3 (patches) and 2 (phases), a grouped conv, a stride of
 # 2^40, larger than the input: one output pixel, compiled at once; and
 # grouped convs by the phases and the patches (those also under the AVX2
-# cap, NNX_JIT_MAX_ISA=avx2).
+# cap, NNX_JIT_MAX_ISA=avx2, on two threads).
 # REQUIRES: torch
 # RUN: %python %s %nnx_bin/bin/nnx-run %nnx_src/python %t | FileCheck %s
 # CHECK: patch16 (1, 3, 32, 48) -> (1, 16, 2, 3): matches PyTorch
@@ -146,12 +146,13 @@ for name, (make, channels, sizes) in NETS.items():
         start = time.monotonic()
         want = reference(layer, torch.from_numpy(x))
         # The grouped nets also under the AVX2 cap (other register tiles,
-        # other column blocks).
+        # other column blocks), on two threads (images and groups split).
         caps = [None] + (["avx2"] if name in GROUPED else [])
         for cap in caps:
             env = dict(os.environ, **({"NNX_JIT_MAX_ISA": cap} if cap else {}))
+            threads = ["--threads", "2"] if cap else []
             proc = subprocess.run(
-                [NNX_RUN, mlir, "--input", xin, "--output", out],
+                [NNX_RUN, mlir, "--input", xin, "--output", out] + threads,
                 capture_output=True, text=True, timeout=120, env=env)
             assert proc.returncode == 0, proc.stderr
             got = np.load(out)
