@@ -6,20 +6,13 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::nnx;
 
 DimResolver::DimResolver(Block &block)
     : block(block), builder(block.getParentOp()->getContext()) {}
-
-/// Whether `value` is defined in `block` or in a region around it (so that
-/// a size of it computed in `block` dominates the block's uses of it).
-static bool isVisibleIn(Value value, Block &block) {
-  Block *owner = value.getParentBlock();
-  return owner == &block ||
-         (owner && owner->getParent()->isProperAncestor(block.getParent()));
-}
 
 Value DimResolver::resolve(Value value, int64_t dim) {
   auto key = std::make_pair(value, dim);
@@ -109,14 +102,20 @@ Value DimResolver::replace(Operation *op) {
   std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
   if (!index)
     return Value();
+  // A size of an argument (or of what is defined around the block) is
+  // resolved already: it stays where it is.
   Value source = dim.getSource();
+  auto result = dyn_cast<OpResult>(source);
   auto type = dyn_cast<RankedTensorType>(source.getType());
-  if (!type || *index < 0 || *index >= type.getRank() ||
-      !isVisibleIn(source, block))
+  if (!type || *index < 0 || *index >= type.getRank() || !result ||
+      result.getOwner()->getBlock() != &block)
     return Value();
   Value size = resolve(source, *index);
+  Operation *constant = dim.getIndex().getDefiningOp();
   dim.replaceAllUsesWith(size);
   dim.erase();
+  if (constant && isOpTriviallyDead(constant))
+    constant->erase();
   return size;
 }
 

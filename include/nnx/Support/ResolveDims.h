@@ -33,9 +33,10 @@ public:
   /// of `value` in the block.
   Value resolve(Value value, int64_t dim);
 
-  /// Replaces `dim` (a `tensor.dim` with a constant index, of a value
-  /// defined in or above the block) by the size it resolves to, and erases
-  /// it. Returns the replacement, or null when `dim` is left as it is.
+  /// Replaces `dim` (a `tensor.dim` with a constant index, of a result of
+  /// an op of the block) by the size it resolves to, and erases it (and its
+  /// index, when nothing else uses it). Returns the replacement, or null
+  /// when `dim` is left as it is (a size of an argument, say).
   Value replace(Operation *dim);
 
 private:
