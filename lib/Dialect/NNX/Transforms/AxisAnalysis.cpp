@@ -383,6 +383,19 @@ void AxisAnalysis::visitConcat(tensor::ConcatOp cat) {
     }
   }
   if (!same) {
+    // Inputs of different sizes: each is a part of the result's extent, at
+    // its offset (DenseNet's features).
+    AxisList r = dimsOf(cat.getResult())[dim];
+    int64_t offset = 0;
+    bool parts = true;
+    for (Value in : cat.getInputs()) {
+      int64_t n = cast<RankedTensorType>(in.getType()).getDimSize(dim);
+      parts &= !ShapedType::isDynamic(n) &&
+               addSegment(op, r, offset, n, dimsOf(in)[dim]);
+      offset += ShapedType::isDynamic(n) ? 0 : n;
+    }
+    if (parts)
+      return;
     for (Value in : cat.getInputs())
       pin(dimsOf(in)[dim], op);
     return pin(dimsOf(cat.getResult())[dim], op);
@@ -473,6 +486,11 @@ void AxisAnalysis::visitOp(Operation *op) {
   }
   if (isa<tensor::ExtractSliceOp>(op))
     return visitSlice(op);
+  if (isa<FnMaxPool2dOp, FnAvgPool2dOp, FnAdaptiveAvgPool2dOp>(op)) {
+    // Per channel: batch and channels pass, the window mixes positions.
+    DimList in = dimsOf(op->getOperand(0)), out = dimsOf(op->getResult(0));
+    return tieDims(in, out, op, 0, 2);
+  }
   if (isa<FnSoftmaxOp, FnCumsumOp>(op)) {
     int64_t rank = cast<RankedTensorType>(op->getResult(0).getType()).getRank();
     int64_t dim = op->getAttrOfType<IntegerAttr>("dim").getInt();
