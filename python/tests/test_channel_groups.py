@@ -69,13 +69,14 @@ def compiled_run(model, x):
 
 def group(model, layer):
     """``nnx-channel-groups``' listing of `layer`: (channels, [(path, dim,
-    reads)])."""
+    offset, reads)]); the offset is where the channels start in the dim (a
+    concatenation's part), else 0."""
     text = nnx_opt(export(model, INPUTS, weights=False),
                    [f"--nnx-channel-groups=layer={layer}", "-o", "/dev/null"])
     n = int(re.search(r": (\d+) channels", text).group(1))
-    tensors = [(m.group(1), int(m.group(2)), bool(m.group(3)))
-               for m in re.finditer(r"tensor (\S+) dim (\d+)( \(reads\))?",
-                                    text)]
+    line = r"tensor (\S+) dim (\d+)(?: at (\d+))?( \(reads\))?"
+    tensors = [(m.group(1), int(m.group(2)), int(m.group(3) or 0),
+                bool(m.group(4))) for m in re.finditer(line, text)]
     return n, tensors
 
 
@@ -84,28 +85,31 @@ def test_stream_group_of_resnet18(resnet):
     read by layer2.1.conv1 and layer3.0's conv1 and downsample."""
     n, tensors = group(resnet, "layer2.0.conv2")
     assert n == 128
-    writers = {p for p, d, reads in tensors if not reads and
+    writers = {p for p, d, _, reads in tensors if not reads and
                p.endswith(".weight") and d == 0}
     assert writers == {
         "layer2.0.conv2.weight", "layer2.0.bn2.weight",
         "layer2.0.downsample.0.weight", "layer2.0.downsample.1.weight",
         "layer2.1.conv2.weight", "layer2.1.bn2.weight"}
-    readers = {p for p, d, reads in tensors if reads}
+    readers = {p for p, _, _, reads in tensors if reads}
     assert readers == {"layer2.1.conv1.weight", "layer3.0.conv1.weight",
                        "layer3.0.downsample.0.weight"}
 
 
 def zero_producers(model, layer, channels):
     """`model` with `channels` of `layer`'s group zeroed where they are
-    written: every writer's weight rows and bias entries (the batch norms'
-    affine entries included; their running statistics stay)."""
+    written: every per-channel parameter of the group (writers' weight rows
+    and biases, norms' affine entries, depthwise filters, per-channel
+    scales; running statistics stay), so that no consumer sees them."""
     _, tensors = group(model, layer)
     params = dict(model.named_parameters())
     with torch.no_grad():
-        for path, dim, reads in tensors:
+        for path, dim, offset, reads in tensors:
+            path = path.replace(".state.", ".")  # a custom module's own
             if reads or path not in params:
                 continue
-            params[path].index_fill_(dim, torch.tensor(channels), 0.0)
+            index = torch.tensor(channels) + offset
+            params[path].index_fill_(dim, index, 0.0)
     return model
 
 

@@ -96,6 +96,10 @@ public:
   /// The op that pins `a` (an op the analysis does not understand, or an
   /// unequal refinement), or null.
   Operation *pinOf(Axis a) { return nodes[find(a)].pin; }
+  /// Where `part` lies in leaf `a`: 0 when it is `a`, the (old) offset of
+  /// the concatenation's part that holds it (through nested parts), or
+  /// nullopt.
+  std::optional<int64_t> offsetOf(Axis a, Axis part);
   /// The op that split axis `a` into parts, or null.
   Operation *splitOf(Axis a) { return nodes[find(a)].splitAt; }
   /// The reductions (norms, means, softmaxes) and the dims they reduce.

@@ -134,6 +134,22 @@ SmallVector<int64_t> AxisAnalysis::dimSource(ArrayRef<Axis> list,
   return out;
 }
 
+std::optional<int64_t> AxisAnalysis::offsetOf(Axis a, Axis part) {
+  if (find(a) == find(part))
+    return 0;
+  auto segs = tiling(a);
+  if (!segs)
+    return std::nullopt;
+  for (const Segment &seg : *segs) {
+    AxisList l = leaves(seg.axes);
+    if (l.size() != 1)
+      continue;
+    if (std::optional<int64_t> inner = offsetOf(l[0], part))
+      return seg.offset + *inner;
+  }
+  return std::nullopt;
+}
+
 /// True if any leaf of `list` is resized.
 static bool touches(AxisAnalysis &a, ArrayRef<Axis> list,
                     const ResizeMap &resize) {

@@ -22,6 +22,11 @@ static void printGroup(llvm::raw_ostream &os, AxisAnalysis &a,
   for (const ChannelTensor &t : g.tensors) {
     os << "  tensor " << getDisplayPath(t.site->op) << "."
        << (t.site->isState ? "state." : "") << t.site->name << " dim " << t.dim;
+    AxisList l = a.leaves(t.site->dims[t.dim]);
+    std::optional<int64_t> at =
+        l.size() == 1 ? a.offsetOf(l[0], g.axis) : std::nullopt;
+    if (at && *at != 0)
+      os << " at " << *at;
     if (t.role == ChannelRole::Reads)
       os << " (reads)";
     os << "\n";

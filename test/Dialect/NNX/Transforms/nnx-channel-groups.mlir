@@ -9,6 +9,7 @@
 // RUN: nnx-opt %t/res.mlir --nnx-channel-groups=layer=conv3 -o /dev/null | FileCheck %t/res.mlir --check-prefix=DOWN
 // RUN: nnx-opt %t/dw.mlir --nnx-channel-groups=layer=expand -o /dev/null | FileCheck %t/dw.mlir --check-prefix=DW
 // RUN: nnx-opt %t/cat.mlir --nnx-channel-groups=layer=a -o /dev/null | FileCheck %t/cat.mlir --check-prefix=CAT
+// RUN: nnx-opt %t/cat.mlir --nnx-channel-groups=layer=b -o /dev/null | FileCheck %t/cat.mlir --check-prefix=CATB
 // RUN: nnx-opt %t/se.mlir --nnx-channel-groups=layer=conv -o /dev/null | FileCheck %t/se.mlir --check-prefix=SE
 // RUN: nnx-opt %t/ln.mlir --nnx-channel-groups=layer=conv -o /dev/null | FileCheck %t/ln.mlir --check-prefix=LN
 // RUN: nnx-opt %t/flat.mlir --nnx-channel-groups=layer=conv -o /dev/null | FileCheck %t/flat.mlir --check-prefix=FLAT
@@ -137,8 +138,8 @@ nnx.model @dw inputs(tensor<?x1x2x2xf32>) {
 }
 
 //--- cat.mlir
-// A concatenation of 2 + 1 channels: 'a' is the part at offset 0 of the
-// result, which 'c' reads.
+// A concatenation of 2 + 3 channels: 'a' is the part at offset 0 of the
+// result, 'b' the part at offset 2; 'c' reads both.
 // CAT-LABEL: channel group of 'a' (nnx.conv2d): 2 channels
 // CAT-NEXT:  tensor a.weight dim 0
 // CAT-NEXT:  tensor a.bias dim 0
@@ -146,16 +147,23 @@ nnx.model @dw inputs(tensor<?x1x2x2xf32>) {
 // CAT-NEXT:  value <root>:self_a_0 dim 1
 // CAT-NEXT:  value <root>:cat_0 dim 1
 // CAT-NOT: {{.}}
+// CATB-LABEL: channel group of 'b' (nnx.conv2d): 3 channels
+// CATB-NEXT:  tensor b.weight dim 0
+// CATB-NEXT:  tensor b.bias dim 0
+// CATB-NEXT:  tensor c.weight dim 1 at 2 (reads)
+// CATB-NEXT:  value <root>:self_b_0 dim 1
+// CATB-NEXT:  value <root>:cat_0 dim 1
+// CATB-NOT: {{.}}
 nnx.model @cat inputs(tensor<?x1x2x2xf32>) {
   nnx.module @net class = "Cat" {
     nnx.conv2d @a {in_channels = 1 : i64, out_channels = 2 : i64, kernel_size = array<i64: 1, 1>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64, weight = dense<[[[[-0.01]]], [[[0.54]]]]> : tensor<2x1x1x1xf32>, bias = dense<[-0.82, -0.74]> : tensor<2xf32>}
-    nnx.conv2d @b {in_channels = 1 : i64, out_channels = 1 : i64, kernel_size = array<i64: 1, 1>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64, weight = dense<[[[[-0.39]]]]> : tensor<1x1x1x1xf32>, bias = dense<[0.27]> : tensor<1xf32>}
-    nnx.conv2d @c {in_channels = 3 : i64, out_channels = 1 : i64, kernel_size = array<i64: 1, 1>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64, weight = dense<[[[[-0.01]], [[0.46]], [[-0.05]]]]> : tensor<1x3x1x1xf32>, bias = dense<[0.15]> : tensor<1xf32>}
+    nnx.conv2d @b {in_channels = 1 : i64, out_channels = 3 : i64, kernel_size = array<i64: 1, 1>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64, weight = dense<[[[[-0.39]]], [[[0.27]]], [[[-0.02]]]]> : tensor<3x1x1x1xf32>, bias = dense<[0.79, -0.09, 0.26]> : tensor<3xf32>}
+    nnx.conv2d @c {in_channels = 5 : i64, out_channels = 1 : i64, kernel_size = array<i64: 1, 1>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64, weight = dense<[[[[-0.14]], [[-0.09]], [[-0.43]], [[-0.3]], [[-0.18]]]]> : tensor<1x5x1x1xf32>, bias = dense<[0.02]> : tensor<1xf32>}
     nnx.forward @forward(%x: tensor<?x1x2x2xf32>) -> tensor<?x1x2x2xf32> {
       %a = nnx.call @a(%x) {nnx.source = "self_a_0"} : (tensor<?x1x2x2xf32>) -> tensor<?x2x2x2xf32>
-      %b = nnx.call @b(%x) {nnx.source = "self_b_0"} : (tensor<?x1x2x2xf32>) -> tensor<?x1x2x2xf32>
-      %cat = tensor.concat dim(1) %a, %b {nnx.source = "cat_0"} : (tensor<?x2x2x2xf32>, tensor<?x1x2x2xf32>) -> tensor<?x3x2x2xf32>
-      %c = nnx.call @c(%cat) {nnx.source = "self_c_0"} : (tensor<?x3x2x2xf32>) -> tensor<?x1x2x2xf32>
+      %b = nnx.call @b(%x) {nnx.source = "self_b_0"} : (tensor<?x1x2x2xf32>) -> tensor<?x3x2x2xf32>
+      %cat = tensor.concat dim(1) %a, %b {nnx.source = "cat_0"} : (tensor<?x2x2x2xf32>, tensor<?x3x2x2xf32>) -> tensor<?x5x2x2xf32>
+      %c = nnx.call @c(%cat) {nnx.source = "self_c_0"} : (tensor<?x5x2x2xf32>) -> tensor<?x1x2x2xf32>
       nnx.return %c : tensor<?x1x2x2xf32>
     }
   }

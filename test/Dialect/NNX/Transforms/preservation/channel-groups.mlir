@@ -11,6 +11,7 @@
 // RUN: %python %S/Inputs/nnxcheck.py --opt nnx-opt --run nnx-run %t/res.mlir --edit "nnx-widen-channels{layer=down.0 width=6 seed=3}"
 // RUN: %python %S/Inputs/nnxcheck.py --opt nnx-opt --run nnx-run %t/dw.mlir --edit "nnx-widen-channels{layer=dw width=5 seed=4}"
 // RUN: %python %S/Inputs/nnxcheck.py --opt nnx-opt --run nnx-run %t/cat.mlir --edit "nnx-widen-channels{layer=a width=3 seed=5}"
+// RUN: %python %S/Inputs/nnxcheck.py --opt nnx-opt --run nnx-run %t/cat.mlir --edit "nnx-widen-channels{layer=b width=5 seed=6}" --edit "nnx-widen-channels{layer=a width=4 seed=7}"
 // RUN: %python %S/Inputs/nnxcheck.py --opt nnx-opt --run nnx-run %t/se.mlir --edit "nnx-widen-channels{layer=conv width=4 seed=6}"
 // RUN: %python %S/Inputs/nnxcheck.py --opt nnx-opt --run nnx-run %t/flat.mlir --edit "nnx-widen-channels{layer=conv width=3 seed=7}"
 // Edits in sequence: the stream, then the inner conv, then the stream again.
@@ -76,13 +77,13 @@ nnx.model @dw inputs(tensor<?x1x2x2xf32>) {
 nnx.model @cat inputs(tensor<?x1x2x2xf32>) {
   nnx.module @net class = "Cat" {
     nnx.conv2d @a {in_channels = 1 : i64, out_channels = 2 : i64, kernel_size = array<i64: 1, 1>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64, weight = dense<[[[[-0.01]]], [[[0.54]]]]> : tensor<2x1x1x1xf32>, bias = dense<[-0.82, -0.74]> : tensor<2xf32>}
-    nnx.conv2d @b {in_channels = 1 : i64, out_channels = 1 : i64, kernel_size = array<i64: 1, 1>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64, weight = dense<[[[[-0.39]]]]> : tensor<1x1x1x1xf32>, bias = dense<[0.27]> : tensor<1xf32>}
-    nnx.conv2d @c {in_channels = 3 : i64, out_channels = 1 : i64, kernel_size = array<i64: 1, 1>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64, weight = dense<[[[[-0.01]], [[0.46]], [[-0.05]]]]> : tensor<1x3x1x1xf32>, bias = dense<[0.15]> : tensor<1xf32>}
+    nnx.conv2d @b {in_channels = 1 : i64, out_channels = 3 : i64, kernel_size = array<i64: 1, 1>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64, weight = dense<[[[[-0.39]]], [[[0.27]]], [[[-0.02]]]]> : tensor<3x1x1x1xf32>, bias = dense<[0.79, -0.09, 0.26]> : tensor<3xf32>}
+    nnx.conv2d @c {in_channels = 5 : i64, out_channels = 1 : i64, kernel_size = array<i64: 1, 1>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64, weight = dense<[[[[-0.14]], [[-0.09]], [[-0.43]], [[-0.3]], [[-0.18]]]]> : tensor<1x5x1x1xf32>, bias = dense<[0.02]> : tensor<1xf32>}
     nnx.forward @forward(%x: tensor<?x1x2x2xf32>) -> tensor<?x1x2x2xf32> {
       %a = nnx.call @a(%x) {nnx.source = "self_a_0"} : (tensor<?x1x2x2xf32>) -> tensor<?x2x2x2xf32>
-      %b = nnx.call @b(%x) {nnx.source = "self_b_0"} : (tensor<?x1x2x2xf32>) -> tensor<?x1x2x2xf32>
-      %cat = tensor.concat dim(1) %a, %b {nnx.source = "cat_0"} : (tensor<?x2x2x2xf32>, tensor<?x1x2x2xf32>) -> tensor<?x3x2x2xf32>
-      %c = nnx.call @c(%cat) {nnx.source = "self_c_0"} : (tensor<?x3x2x2xf32>) -> tensor<?x1x2x2xf32>
+      %b = nnx.call @b(%x) {nnx.source = "self_b_0"} : (tensor<?x1x2x2xf32>) -> tensor<?x3x2x2xf32>
+      %cat = tensor.concat dim(1) %a, %b {nnx.source = "cat_0"} : (tensor<?x2x2x2xf32>, tensor<?x3x2x2xf32>) -> tensor<?x5x2x2xf32>
+      %c = nnx.call @c(%cat) {nnx.source = "self_c_0"} : (tensor<?x5x2x2xf32>) -> tensor<?x1x2x2xf32>
       nnx.return %c : tensor<?x1x2x2xf32>
     }
   }
