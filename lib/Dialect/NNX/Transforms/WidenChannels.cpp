@@ -57,16 +57,19 @@ LogicalResult mlir::nnx::widenChannels(ModelOp model, StringRef layer,
     return refuse(g->target, kPass, "target")
            << "names a group of " << n << " channels; option width=" << width
            << " must be larger";
-  UnitMap units = chooseUnits(n, width, seed);
+  // Checked with the final size (every tensor holdable) before the
+  // channels are chosen.
   std::map<Axis, AxisResize> resize;
-  resize[g->axis] = AxisResize{
-      width, SmallVector<int64_t>(units.source.begin(), units.source.end())};
+  resize[g->axis] = AxisResize::grow(width);
   if (failed(a.checkEdit(resize, CallOp(), g->target)) ||
       failed(checkContractions(a, *g)))
     return failure();
   FailureOr<GroupValues> values = readGroupTensors(*g, kPass);
   if (failed(values))
     return failure();
+  UnitMap units = chooseUnits(n, width, seed);
+  resize[g->axis] = AxisResize{
+      width, SmallVector<int64_t>(units.source.begin(), units.source.end())};
   // The dims of each tensor that contract the channels.
   std::map<const TensorSite *, SmallVector<unsigned>> reads;
   for (const ChannelTensor &t : g->tensors)
