@@ -36,10 +36,12 @@ INPUTS = [((None, 3, SIZE, SIZE), torch.float32)]
 GROUPS = ["conv1", "layer2.0.conv2", "layer3.1.conv1", "layer4.0.downsample.0"]
 
 
-@pytest.fixture(scope="module")
-def resnet():
+def build(name):
+    """torchvision's `name`, seeded, in eval mode, its batch norms with
+    random statistics and affine entries (not the identity of a fresh
+    one)."""
     torch.manual_seed(0)
-    model = torchvision.models.resnet18()
+    model = getattr(torchvision.models, name)()
     with torch.no_grad():
         for m in model.modules():
             if isinstance(m, torch.nn.BatchNorm2d):
@@ -48,6 +50,11 @@ def resnet():
                 m.weight.uniform_(0.5, 1.5)
                 m.bias.uniform_(-0.3, 0.3)
     return model.eval()
+
+
+@pytest.fixture(scope="module")
+def resnet():
+    return build("resnet18")
 
 
 @pytest.fixture(scope="module")

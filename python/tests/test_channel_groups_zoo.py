@@ -16,8 +16,8 @@ torchvision = pytest.importorskip("torchvision")
 
 import nnx  # noqa: E402
 
-from test_channel_groups import (INPUTS, TOL, group, run,  # noqa: E402
-                                 zero_producers)
+from test_channel_groups import (INPUTS, TOL, build, group,  # noqa: E402
+                                 run, zero_producers)
 
 # (model, layer naming the group, what the group goes through)
 CASES = [
@@ -32,19 +32,6 @@ CASES = [
     # a ConvNeXt block's MLP: the first Linear's units, read by the second
     ("convnext_tiny", "features.1.0.block.3"),
 ]
-
-
-def build(name):
-    torch.manual_seed(0)
-    model = getattr(torchvision.models, name)()
-    with torch.no_grad():
-        for m in model.modules():
-            if isinstance(m, torch.nn.BatchNorm2d):
-                m.running_mean.uniform_(-0.5, 0.5)
-                m.running_var.uniform_(0.5, 2.0)
-                m.weight.uniform_(0.5, 1.5)
-                m.bias.uniform_(-0.3, 0.3)
-    return model.eval()
 
 
 @pytest.fixture(scope="module")
