@@ -206,8 +206,8 @@ def NNXChannelGroupsPass : NNX_Pass<"nnx-channel-groups", "::mlir::nnx::ModelOp"
     channels of the convolution or Linear at `layer` are one axis; the
     group is everything that carries it, proven by the data flow:
     - residual adds and the branches that meet there (ResNet's downsample);
-    - batch norms' affine entries and running statistics, layer and group
-      norms' entries;
+    - batch norms' affine entries and running statistics, layer norms'
+      entries (a LayerNorm2d's state);
     - depthwise and grouped convolutions (`groups x per-group` channels);
     - squeeze-excitation gates (a pooled branch multiplied back);
     - a flatten into a Linear (each channel a block of its columns);
@@ -221,7 +221,8 @@ def NNXChannelGroupsPass : NNX_Pass<"nnx-channel-groups", "::mlir::nnx::ModelOp"
     Refused, naming the op and its location, where the proof breaks: an op
     the analysis does not follow touches the channels (a call of a module
     it does not know, a reshape that mixes them with a dim of another size,
-    a strided slice), or a reshape splits them into factors.
+    a strided slice), or a reshape splits them into factors (a GroupNorm's
+    `view` into groups: the note names the group norm).
 
     ```
     $ nnx-opt --nnx-channel-groups=layer=block.conv1 m.mlir -o /dev/null
