@@ -25,9 +25,28 @@ using namespace mlir::nnx::surgery;
 
 static constexpr llvm::StringLiteral kPass = "nnx-prune-channels";
 
-/// Per channel, the L2 norm of the group's parameters at it (the dims that
-/// hold the channels as one of their factors; a concatenation's part is
-/// not counted).
+/// For each of the `n` indices of a dim with axes `dims`, the channel it
+/// belongs to (-1: none): a factor of the dim, or a concatenation's part at
+/// its offset.
+static std::vector<int64_t> channelOfIndex(AxisAnalysis &a,
+                                           const ChannelGroup &g,
+                                           ArrayRef<Axis> dims, int64_t n) {
+  std::vector<int64_t> channel(n, -1);
+  AxisList l = a.leaves(dims);
+  auto pos = llvm::find_if(l, [&](Axis x) { return a.find(x) == g.axis; });
+  if (pos != l.end()) {
+    for (int64_t i = 0; i < n; ++i)
+      channel[i] = a.digits(l, i, nullptr)[pos - l.begin()];
+    return channel;
+  }
+  std::optional<int64_t> offset =
+      l.size() == 1 ? a.offsetOf(l[0], g.axis) : std::nullopt;
+  for (int64_t c = 0; offset && c < a.size(g.axis) && *offset + c < n; ++c)
+    channel[*offset + c] = c;
+  return channel;
+}
+
+/// Per channel, the L2 norm of the group's parameters at it.
 static std::vector<double> groupImportance(AxisAnalysis &a,
                                            const ChannelGroup &g,
                                            const GroupValues &values) {
@@ -38,21 +57,16 @@ static std::vector<double> groupImportance(AxisAnalysis &a,
     if (s.isState || !module ||
         !llvm::is_contained(module.getParameterNames(), s.name))
       continue;
-    AxisList l = a.leaves(s.dims[t.dim]);
-    auto pos = llvm::find_if(l, [&](Axis x) { return a.find(x) == g.axis; });
-    if (pos == l.end())
-      continue;
     auto type =
         cast<ShapedType>(s.op->getAttrOfType<ElementsAttr>(s.name).getType());
     int64_t inner = 1, n = type.getDimSize(t.dim);
     for (int64_t d = t.dim + 1; d < type.getRank(); ++d)
       inner *= type.getDimSize(d);
-    std::vector<int64_t> channel(n);
-    for (int64_t i = 0; i < n; ++i)
-      channel[i] = a.digits(l, i, nullptr)[pos - l.begin()];
+    std::vector<int64_t> channel = channelOfIndex(a, g, s.dims[t.dim], n);
     const std::vector<double> &v = values.at(&s);
     for (size_t i = 0; i < v.size(); ++i)
-      sumsq[channel[(i / inner) % n]] += v[i] * v[i];
+      if (int64_t c = channel[(i / inner) % n]; c >= 0)
+        sumsq[c] += v[i] * v[i];
   }
   for (double &x : sumsq)
     x = std::sqrt(x);

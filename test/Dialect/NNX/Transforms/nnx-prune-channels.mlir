@@ -10,6 +10,10 @@
 // A depthwise conv's channels are its groups: 2 -> 1 (groups = 1, the
 // default, is not printed).
 // RUN: nnx-opt %t/dw.mlir --nnx-prune-channels="layer=expand keep=1" | FileCheck %t/dw.mlir
+// A concatenation's part: 'b' (3 channels at offset 2 of 'c''s input)
+// loses its channel 2 (L2 over its row, bias and c's column at offset 4:
+// 0.02, 0.26, 0.18), and 'c' loses column 4.
+// RUN: nnx-opt %t/cat.mlir --nnx-prune-channels="layer=b keep=2" | FileCheck %t/cat.mlir
 
 //--- res.mlir
 // L2-LABEL: nnx.model @res
@@ -82,6 +86,26 @@ nnx.model @dw inputs(tensor<?x1x2x2xf32>) {
       %relu_1 = nnx.fn.relu %dw {nnx.source = "relu_1"} : tensor<?x2x2x2xf32>
       %project = nnx.call @project(%relu_1) {nnx.source = "self_project_0"} : (tensor<?x2x2x2xf32>) -> tensor<?x1x2x2xf32>
       nnx.return %project : tensor<?x1x2x2xf32>
+    }
+  }
+}
+
+//--- cat.mlir
+// CHECK-LABEL: nnx.model @cat
+// CHECK:      nnx.conv2d @b {bias = dense<[7.900000e-01, -9.000000e-02]> : tensor<2xf32>{{.*}}out_channels = 2 : i64{{.*}}weight = dense<{{\[\[\[\[}}-3.900000e-01]]], {{\[\[\[}}2.700000e-01]]]]> : tensor<2x1x1x1xf32>}
+// CHECK-NEXT: nnx.conv2d @c {{{.*}}in_channels = 4 : i64{{.*}}weight = dense<{{\[\[\[\[}}-1.400000e-01]], {{\[\[}}-9.000000e-02]], {{\[\[}}-4.300000e-01]], {{\[\[}}-3.000000e-01]]]]> : tensor<1x4x1x1xf32>}
+// CHECK:      tensor.concat dim(1) {{.*}} : (tensor<?x2x2x2xf32>, tensor<?x2x2x2xf32>) -> tensor<?x4x2x2xf32>
+nnx.model @cat inputs(tensor<?x1x2x2xf32>) {
+  nnx.module @net class = "Cat" {
+    nnx.conv2d @a {in_channels = 1 : i64, out_channels = 2 : i64, kernel_size = array<i64: 1, 1>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64, weight = dense<[[[[-0.01]]], [[[0.54]]]]> : tensor<2x1x1x1xf32>, bias = dense<[-0.82, -0.74]> : tensor<2xf32>}
+    nnx.conv2d @b {in_channels = 1 : i64, out_channels = 3 : i64, kernel_size = array<i64: 1, 1>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64, weight = dense<[[[[-0.39]]], [[[0.27]]], [[[-0.02]]]]> : tensor<3x1x1x1xf32>, bias = dense<[0.79, -0.09, 0.26]> : tensor<3xf32>}
+    nnx.conv2d @c {in_channels = 5 : i64, out_channels = 1 : i64, kernel_size = array<i64: 1, 1>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64, weight = dense<[[[[-0.14]], [[-0.09]], [[-0.43]], [[-0.3]], [[-0.18]]]]> : tensor<1x5x1x1xf32>, bias = dense<[0.02]> : tensor<1xf32>}
+    nnx.forward @forward(%x: tensor<?x1x2x2xf32>) -> tensor<?x1x2x2xf32> {
+      %a = nnx.call @a(%x) {nnx.source = "self_a_0"} : (tensor<?x1x2x2xf32>) -> tensor<?x2x2x2xf32>
+      %b = nnx.call @b(%x) {nnx.source = "self_b_0"} : (tensor<?x1x2x2xf32>) -> tensor<?x3x2x2xf32>
+      %cat = tensor.concat dim(1) %a, %b {nnx.source = "cat_0"} : (tensor<?x2x2x2xf32>, tensor<?x3x2x2xf32>) -> tensor<?x5x2x2xf32>
+      %c = nnx.call @c(%cat) {nnx.source = "self_c_0"} : (tensor<?x5x2x2xf32>) -> tensor<?x1x2x2xf32>
+      nnx.return %c : tensor<?x1x2x2xf32>
     }
   }
 }
