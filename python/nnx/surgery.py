@@ -55,7 +55,8 @@ from .torch_import import TensorSource, build_module
 
 __all__ = ["widen", "deepen", "drop_layer", "low_rank_factorize",
            "expand_embedding", "prune", "insert_block", "remove_block",
-           "grow_attention", "prune_heads", "widen_residual"]
+           "grow_attention", "prune_heads", "widen_residual",
+           "prune_channels", "widen_channels"]
 
 
 # -----------------------------------------------------------------------------
@@ -109,6 +110,41 @@ def prune(model, *, layer_name, keep, importance=None, inputs=None):
     with tempfile.TemporaryDirectory() as tmp:
         edit.run(f"nnx-prune{{layer={layer_name} keep={int(keep)}"
                  f"{_importance_option(importance, tmp)}}}", ValueError)
+    return edit.result()
+
+
+def prune_channels(model, *, layer_name, keep, importance=None, inputs=None):
+    """Structured pruning of a channel group (beyond the seed): keeps
+    ``keep`` channels of the group of ``layer_name`` (what
+    ``nnx-channel-groups`` prints)
+    in every member - the convolutions and norms that write them (every
+    block of a residual stream), depthwise convolutions, and every
+    consumer's input columns - as ``nnx-prune-channels`` chooses them: by
+    the L2 norm of the group's parameters per channel, or by
+    ``importance``, one score per channel. The result computes what the
+    original computes with the removed channels' producing weights zeroed
+    (through ops that map 0 to 0, as ReLU); train afterwards."""
+    _check_name(layer_name, "layer_name")
+    edit = _Edit(model, inputs)
+    with tempfile.TemporaryDirectory() as tmp:
+        edit.run(f"nnx-prune-channels{{layer={layer_name} keep={int(keep)}"
+                 f"{_importance_option(importance, tmp)}}}", ValueError)
+    return edit.result()
+
+
+def widen_channels(model, *, layer_name, new_width, rng_seed=0, inputs=None):
+    """Net2WiderNet on a channel group (beyond the seed): grows the group
+    of ``layer_name`` (what ``nnx-channel-groups`` prints) to
+    ``new_width`` channels as
+    ``nnx-widen-channels`` does: new channels copy chosen ones in every
+    writer (a residual stream's every block, eval-mode BatchNorm
+    statistics, depthwise filters) and every consumer's columns of a copied
+    channel are divided by its count. The output is preserved (eval
+    mode)."""
+    _check_name(layer_name, "layer_name")
+    edit = _Edit(model, inputs)
+    edit.run(f"nnx-widen-channels{{layer={layer_name} "
+             f"width={int(new_width)} seed={int(rng_seed)}}}", ValueError)
     return edit.result()
 
 
