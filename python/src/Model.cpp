@@ -522,8 +522,8 @@ py::list Model::tracingSupport(const std::string &family,
                                const std::string &model) {
   namespace tr = nx::tracing;
   std::string error;
-  std::optional<tr::Family> fam =
-      tr::loadFamily(family, tr::getFamiliesDir(nx::driverFamiliesDir(familiesDir)), error);
+  std::optional<tr::Family> fam = tr::loadFamily(
+      family, tr::getFamiliesDir(nx::driverFamiliesDir(familiesDir)), error);
   if (!fam)
     throw NNXError("nnx-support: " + error);
   tr::Resolver resolver(*fam, getModel(model));

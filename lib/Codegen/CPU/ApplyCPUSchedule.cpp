@@ -106,9 +106,8 @@ struct NNXApplyCPUSchedulePass
     // bf16-dot=target takes vdpbf16ps when it has AVX512_BF16 at 512 bits.
     nnx::TargetAttr target = nnx::getModuleTarget(getOperation());
     tileBits = vectorBits != 0 ? unsigned(vectorBits) : target.getVectorBits();
-    useBF16Dot = bf16Dot == "on" ||
-                 (bf16Dot == "target" && tileBits == 512 &&
-                  target.getAvx512Bf16());
+    useBF16Dot = bf16Dot == "on" || (bf16Dot == "target" && tileBits == 512 &&
+                                     target.getAvx512Bf16());
     bool tiling = stage == nnx::CPUScheduleStage::TileMatmul;
     StringRef entry = tiling ? "tile_matmul" : "lower_vectors";
     if (tiling) {

@@ -43,8 +43,9 @@ LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     for (const VectorFeature &cleared : kVectorFeatures)
       if (feature == cleared.name && vectorBits > cleared.bits)
         return emitError() << "#nnx.target: features = \"" << features
-                           << "\" clear " << feature << ", which vector_bits = "
-                           << vectorBits << " needs";
+                           << "\" clear " << feature
+                           << ", which vector_bits = " << vectorBits
+                           << " needs";
     if (feature == "avx512bf16" && avx512BF16)
       return emitError() << "#nnx.target: features = \"" << features
                          << "\" clear avx512bf16, which avx512_bf16 needs";
