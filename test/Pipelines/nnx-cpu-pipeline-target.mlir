@@ -10,6 +10,7 @@
 // RUN: diff %t.default %t.default-env
 // RUN: FileCheck %s --check-prefix=AVX512 < %t.512
 // RUN: nnx-opt %s --nnx-set-target=vector-bits=256 --nnx-cpu-pipeline | FileCheck %s --check-prefix=AVX2
+// RUN: mlir-translate --mlir-to-llvmir %t.512 | FileCheck %s --check-prefix=LLVMIR
 // RUN: FileCheck %s --check-prefix=DEFAULT < %t.default
 // The pipeline's max-isa caps the module's target (the AVX2 tiles and
 // features), as nnx-set-target's does.
@@ -17,11 +18,16 @@
 
 // 512-bit targets: 6 x 64 register tiles (a row of 64 lanes per FMA), the
 // target's CPU on every function, no features (none were given).
-// AVX512: module attributes {{.*}}nnx.target = #nnx.target<vector_bits = 512, avx512_bf16 = true, cpu = "sapphirerapids">
+// The target is on the functions now, not on the module (plain LLVM
+// dialect, which mlir-translate reads).
+// AVX512-NOT: nnx.target
 // AVX512-LABEL: llvm.func @forward_kernel_
 // AVX512-SAME:    target_cpu = "sapphirerapids"
 // AVX512:         llvm.intr.fmuladd({{.*}}) : (vector<64xf32>, vector<64xf32>, vector<64xf32>) -> vector<64xf32>
 // AVX512-NOT:     target_features
+
+// LLVMIR: define {{.*}} @forward_kernel_{{[0-9]+}}({{.*}}) #[[ATTRS:[0-9]+]]
+// LLVMIR: attributes #[[ATTRS]] = {{{.*}}"target-cpu"="sapphirerapids"
 
 // 256-bit targets: 6 x 16 tiles.
 // AVX2-LABEL: llvm.func @forward_kernel_
@@ -37,7 +43,7 @@
 // DEFAULT-NOT:     target_features
 // DEFAULT-NOT:     vector<16xf32>
 
-// CAPPED: nnx.target = #nnx.target<vector_bits = 256, features = "-avx512f">
+// CAPPED-NOT: nnx.target
 // CAPPED-LABEL: llvm.func @forward_kernel_
 // CAPPED-SAME:    target_features = #llvm.target_features<["-avx512f"]>
 // CAPPED:         llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>

@@ -19,6 +19,9 @@ struct NNXCapTargetFeaturesPass
 
   void runOnOperation() override {
     nnx::TargetAttr target = nnx::getModuleTarget(getOperation());
+    // From here on the functions carry the target: the output is plain
+    // LLVM dialect, which mlir-translate and mlir-runner read.
+    getOperation()->removeAttr(nnx::kTargetAttrName);
     LLVM::TargetFeaturesAttr features;
     if (!target.getFeatures().empty())
       features =

@@ -8,6 +8,8 @@
 // RUN: nnx-opt %s --nnx-set-target=max-isa=avx512 --nnx-cap-target-features | FileCheck %s --check-prefix=NONE
 // RUN: env NNX_JIT_MAX_ISA=avx2 nnx-opt %s --nnx-cap-target-features | FileCheck %s --check-prefix=NONE
 
+// The module's nnx.target goes: the functions carry it now.
+// AVX2-NOT: nnx.target
 // AVX2-LABEL: llvm.func @f
 // AVX2-SAME: target_features = #llvm.target_features<["-avx512f"]>
 // AVX2-LABEL: llvm.func @g

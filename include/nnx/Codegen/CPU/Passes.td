@@ -316,7 +316,10 @@ def NNXCapTargetFeaturesPass
     in an object file, then use no wider register than the cap on any
     host. A target without features or CPU (the default target, when the
     module has none) leaves the functions as they are. The matmul schedule
-    reads the same target for its tiles (`nnx-apply-cpu-schedule`).
+    reads the same target for its tiles (`nnx-apply-cpu-schedule`). The
+    module's `nnx.target` is then removed: what LLVM needs of it is on the
+    functions, and the output is plain LLVM dialect, which `mlir-translate`
+    and `mlir-runner` read without the nnx dialect.
 
     ```mlir
     module attributes {nnx.target = #nnx.target<vector_bits = 256,
