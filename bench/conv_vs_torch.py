@@ -7,7 +7,14 @@ corpus builds them: python/tests/convnets):
   at ImageNet size, batch and image size dynamic in one export;
 - `mobilenet_block`: a MobileNet-v2 inverted residual (1x1 expand to 96
   channels, depthwise 3x3, linear 1x1 project back to 16, residual add) on
-  16 x 56 x 56 feature maps, the depthwise case.
+  16 x 56 x 56 feature maps, the depthwise case;
+- `resnext_conv`: the grouped 3x3 conv of a ResNeXt-50 32x4d bottleneck
+  (layer1: 128 channels in 32 groups of 4, then BatchNorm and ReLU) on
+  56 x 56 feature maps, and at stride 2 (layer2's first block, 256 channels
+  in 32 groups of 8);
+- `regnet_block`: torchvision's RegNetX-3.2GF block (ResBottleneckBlock,
+  stage 2: 192 channels, group width 48), 1x1, grouped 3x3, 1x1, residual
+  add, on 28 x 28 feature maps; the grouped cases.
 
 For each net and shape, in one run: a fresh `nnx-run --repeat N` process
 (compile time, per-forward min and mean, peak RSS) and PyTorch (no_grad, the
@@ -34,6 +41,9 @@ from mlp_vs_torch import configure_environment, cpu_model  # noqa: E402
 SHAPES = {
     "resnet18": "1x3x224x224,16x3x224x224",
     "mobilenet_block": "1x16x56x56,16x16x56x56",
+    "resnext_conv": "1x128x56x56",
+    "resnext_conv_s2": "1x256x56x56",
+    "regnet_block": "1x192x28x28",
 }
 
 
@@ -79,6 +89,25 @@ def mobilenet_block():
     return InvertedResidual()
 
 
+def grouped_conv(channels, stride):
+    """A ResNeXt-50 32x4d bottleneck's grouped 3x3 conv (32 groups), its
+    BatchNorm and ReLU."""
+    import torch.nn as nn
+    return nn.Sequential(
+        nn.Conv2d(channels, channels, 3, stride=stride, padding=1, groups=32,
+                  bias=False),
+        nn.BatchNorm2d(channels), nn.ReLU(inplace=True))
+
+
+def regnet_block():
+    """torchvision's RegNetX-3.2GF stage-2 block: 192 channels, group width
+    48 (4 groups), no squeeze-excitation."""
+    import torch.nn as nn
+    from torchvision.models.regnet import ResBottleneckBlock
+    return ResBottleneckBlock(192, 192, 1, nn.BatchNorm2d, nn.ReLU, 48, 1.0,
+                              None)
+
+
 def build(name):
     from convnets import builder
     if name == "resnet18":
@@ -86,6 +115,12 @@ def build(name):
         return builder(resnet18)(), (None, 3, None, None)
     if name == "mobilenet_block":
         return builder(mobilenet_block)(), (None, 16, None, None)
+    if name == "resnext_conv":
+        return builder(lambda: grouped_conv(128, 1))(), (None, 128, None, None)
+    if name == "resnext_conv_s2":
+        return builder(lambda: grouped_conv(256, 2))(), (None, 256, None, None)
+    if name == "regnet_block":
+        return builder(regnet_block)(), (None, 192, None, None)
     raise SystemExit(f"conv_vs_torch.py: unknown net '{name}' (one of "
                      f"{', '.join(SHAPES)})")
 

@@ -4,6 +4,7 @@
 #include "nnx/Conversion/NNXToLinalg/RuntimeChecks.h"
 #include "nnx/Dialect/NNX/IR/NNXFnOps.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
+#include "nnx/Support/ResolveDims.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -115,6 +116,9 @@ static LogicalResult convertToLinalg(func::FuncOp fn) {
 static LogicalResult simplifyShapeFunction(func::FuncOp fn) {
   if (failed(convertToLinalg(fn)))
     return failure();
+  // Each size resolved once, in order (linear in depth); the passes below
+  // then find little left to resolve.
+  nnx::resolveDims(fn.getBody().front());
   PassManager pm(fn.getContext(), func::FuncOp::getOperationName());
   pm.addPass(memref::createResolveShapedTypeResultDimsPass());
   pm.addPass(createCanonicalizerPass());

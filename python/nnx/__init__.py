@@ -57,7 +57,8 @@ _LAZY = {
     "low_rank_factorize": "surgery", "expand_embedding": "surgery",
     "prune": "surgery", "insert_block": "surgery", "remove_block": "surgery",
     "grow_attention": "surgery", "prune_heads": "surgery",
-    "widen_residual": "surgery",
+    "widen_residual": "surgery", "prune_channels": "surgery",
+    "widen_channels": "surgery",
     "FeedFwdNN": "nets", "ConvNN": "nets",
 }
 

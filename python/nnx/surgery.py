@@ -22,7 +22,7 @@ the descriptor the pass wrote (``new_net.params``).
 
 A refusal raises ``ValueError`` (or ``TypeError`` where the seed does: a
 non-ReLU ``deepen`` target in an ``nn.Sequential``, which the pass reports
-as ``nnx-deepen: type error: ...``; a ``low_rank_factorize`` argument that
+as an error of kind ``type_error``; a ``low_rank_factorize`` argument that
 is not exactly an ``nn.Linear``; an ``expand_embedding`` argument that is
 not exactly an ``nn.Embedding``) whose message is the compiler's
 diagnostic, the text ``nnx-opt`` prints for the same pass on the same IR
@@ -55,7 +55,8 @@ from .torch_import import TensorSource, build_module
 
 __all__ = ["widen", "deepen", "drop_layer", "low_rank_factorize",
            "expand_embedding", "prune", "insert_block", "remove_block",
-           "grow_attention", "prune_heads", "widen_residual"]
+           "grow_attention", "prune_heads", "widen_residual",
+           "prune_channels", "widen_channels"]
 
 
 # -----------------------------------------------------------------------------
@@ -109,6 +110,41 @@ def prune(model, *, layer_name, keep, importance=None, inputs=None):
     with tempfile.TemporaryDirectory() as tmp:
         edit.run(f"nnx-prune{{layer={layer_name} keep={int(keep)}"
                  f"{_importance_option(importance, tmp)}}}", ValueError)
+    return edit.result()
+
+
+def prune_channels(model, *, layer_name, keep, importance=None, inputs=None):
+    """Structured pruning of a channel group (beyond the seed): keeps
+    ``keep`` channels of the group of ``layer_name`` (what
+    ``nnx-channel-groups`` prints)
+    in every member - the convolutions and norms that write them (every
+    block of a residual stream), depthwise convolutions, and every
+    consumer's input columns - as ``nnx-prune-channels`` chooses them: by
+    the L2 norm of the group's parameters per channel, or by
+    ``importance``, one score per channel. The result computes what the
+    original computes with the removed channels' producing weights zeroed
+    (through ops that map 0 to 0, as ReLU); train afterwards."""
+    _check_name(layer_name, "layer_name")
+    edit = _Edit(model, inputs)
+    with tempfile.TemporaryDirectory() as tmp:
+        edit.run(f"nnx-prune-channels{{layer={layer_name} keep={int(keep)}"
+                 f"{_importance_option(importance, tmp)}}}", ValueError)
+    return edit.result()
+
+
+def widen_channels(model, *, layer_name, new_width, rng_seed=0, inputs=None):
+    """Net2WiderNet on a channel group (beyond the seed): grows the group
+    of ``layer_name`` (what ``nnx-channel-groups`` prints) to
+    ``new_width`` channels as
+    ``nnx-widen-channels`` does: new channels copy chosen ones in every
+    writer (a residual stream's every block, eval-mode BatchNorm
+    statistics, depthwise filters) and every consumer's columns of a copied
+    channel are divided by its count. The output is preserved (eval
+    mode)."""
+    _check_name(layer_name, "layer_name")
+    edit = _Edit(model, inputs)
+    edit.run(f"nnx-widen-channels{{layer={layer_name} "
+             f"width={int(new_width)} seed={int(rng_seed)}}}", ValueError)
     return edit.result()
 
 
@@ -375,15 +411,14 @@ class _Edit(TensorSource):
                 else TypeError)
 
     def run(self, pipeline, error_class):
-        """Runs `pipeline`; a refusal raises `error_class`, or TypeError when
-        the pass calls it a type error (``nnx-deepen: type error: ...``)."""
+        """Runs `pipeline`; a refusal raises `error_class`, an error of
+        another kind (the diagnostic's kind, as data: ``e.kinds``) the
+        exception class of that kind (:data:`ERROR_CLASSES`)."""
         try:
             self.ir.run_pipeline(pipeline)
         except _nnx.Error as e:
-            message = diagnostic_message(e.diagnostics)
-            if _TYPE_ERROR.search(message.split("\n", 1)[0]):
-                error_class = TypeError
-            raise error_class(message) from None
+            raise error_class_of(e, error_class)(
+                diagnostic_message(e.diagnostics)) from None
 
     # -- the result -----------------------------------------------------------
     def result(self, inserted_after=None, block_inserted_after=None,
@@ -623,7 +658,18 @@ def _infer_input(model):
 
 
 _LOCATION = re.compile(r"^\S+:\d+:\d+: ")
-_TYPE_ERROR = re.compile(r"^nnx-[a-z-]+: type error: ")
+
+#: The Python exception class of each kind of compiler error
+#: (nnx/Support/ErrorKind.h); a refusal's is the caller's.
+ERROR_CLASSES = {"type_error": TypeError, "bad_input": ValueError,
+                 "resource": MemoryError}
+
+
+def error_class_of(error, refusal_class):
+    """The exception class for `error` (an ``nnx._nnx.Error``): that of the
+    kind of its first error diagnostic, `refusal_class` for a refusal."""
+    kinds = getattr(error, "kinds", None) or ["refusal"]
+    return ERROR_CLASSES.get(kinds[0], refusal_class)
 
 
 def diagnostic_message(diagnostics):

@@ -36,9 +36,14 @@ public:
   explicit DiagnosticCollector(mlir::MLIRContext &ctx);
   /// The text collected so far; the collector starts over.
   std::string take() { return std::move(text); }
+  /// The kind of each error collected so far (nnx/Support/ErrorKind.h:
+  /// "refusal" where the diagnostic names none), in order; the collector
+  /// starts over.
+  std::vector<std::string> takeKinds() { return std::move(kinds); }
 
 private:
   std::string text;
+  std::vector<std::string> kinds;
   mlir::ScopedDiagnosticHandler handler;
 };
 
@@ -48,9 +53,13 @@ private:
 /// the text nnx-opt prints for the same failure (the exception's
 /// `diagnostics` attribute in Python).
 struct NNXError : std::runtime_error {
-  NNXError(const std::string &message, std::string diagnostics = "")
-      : std::runtime_error(message), diagnostics(std::move(diagnostics)) {}
+  NNXError(const std::string &message, std::string diagnostics = "",
+           std::vector<std::string> kinds = {})
+      : std::runtime_error(message), diagnostics(std::move(diagnostics)),
+        kinds(std::move(kinds)) {}
   std::string diagnostics;
+  /// The kind of each error diagnostic (the exception's `kinds`).
+  std::vector<std::string> kinds;
 };
 
 /// A parsed file of nnx IR: its own context and top-level module. The

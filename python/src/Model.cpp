@@ -15,6 +15,7 @@
 #include "nnx/InitNNX.h"
 #include "nnx/Support/DiagnosticText.h"
 #include "nnx/Support/Environment.h"
+#include "nnx/Support/ErrorKind.h"
 #include "nnx/Support/InputGuard.h"
 
 #include "mlir/AsmParser/AsmParser.h"
@@ -118,6 +119,11 @@ LogicalResult addPipeline(StringRef text, OpPassManager &pm,
 DiagnosticCollector::DiagnosticCollector(MLIRContext &ctx)
     : handler(&ctx, [this](Diagnostic &diag) {
         nx::appendDiagnosticText(text, diag);
+        if (diag.getSeverity() == DiagnosticSeverity::Error)
+          kinds.push_back(
+              nx::stringifyErrorKind(
+                  nx::getErrorKind(diag).value_or(nx::ErrorKind::Refusal))
+                  .str());
         return success();
       }) {}
 
@@ -584,6 +590,7 @@ void Model::setAttribute(const std::string &name, const std::string &text,
 
 std::string Model::runPipeline(const std::string &pipeline) {
   std::string errors;
+  std::vector<std::string> kinds;
   OwningOpRef<ModuleOp> clone = module->clone();
   bool ok;
   {
@@ -599,9 +606,11 @@ std::string Model::runPipeline(const std::string &pipeline) {
                             "': " + parseErrors);
     ok = succeeded(pm.run(*clone));
     errors = diags.take();
+    kinds = diags.takeKinds();
   }
   if (!ok)
-    throw NNXError("pipeline '" + pipeline + "' failed:\n" + errors, errors);
+    throw NNXError("pipeline '" + pipeline + "' failed:\n" + errors, errors,
+                   kinds);
   module = std::move(clone);
   return printOp(*module);
 }
@@ -613,7 +622,8 @@ std::string Model::verify() {
   bool ok = succeeded(mlir::verify(*module));
   std::string errors = diags.take();
   if (!ok)
-    throw NNXError("verification failed:\n" + errors, errors);
+    throw NNXError("verification failed:\n" + errors, errors,
+                   diags.takeKinds());
   return errors;
 }
 

@@ -11,6 +11,8 @@
 
 #include "nnx/InitNNX.h"
 
+#include <pybind11/stl.h>
+
 namespace py = pybind11;
 using namespace ::nnx::python;
 
@@ -30,6 +32,9 @@ PYBIND11_MODULE(_nnx, m) {
       py::object instance =
           py::reinterpret_borrow<py::object>(error.ptr())(e.what());
       instance.attr("diagnostics") = py::str(e.diagnostics);
+      // The kind of each error, as data ("refusal", "type_error",
+      // "bad_input", "resource"): nnx/Support/ErrorKind.h.
+      instance.attr("kinds") = py::cast(e.kinds);
       PyErr_SetObject(error.ptr(), instance.ptr());
     }
   });

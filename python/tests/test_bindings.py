@@ -1,6 +1,11 @@
 """nnx._nnx: the pybind11 bindings over the C++ API."""
 
+import os
+
 import pytest
+
+EXAMPLES = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir,
+                        "examples")
 
 _nnx = pytest.importorskip("nnx._nnx", reason="nnx._nnx is not built")
 
@@ -88,6 +93,21 @@ def test_pipeline_failure_carries_diagnostics(model):
     assert "pipeline 'nnx-build-forward' failed" in msg
     assert "lazy.mlir:2:3: error:" in msg and "uninitialized lazy layer" in msg
     assert str(lazy) == before
+
+
+def test_errors_carry_their_kind_as_data():
+    """Each error diagnostic's kind (nnx/Support/ErrorKind.h) reaches
+    Python as data, `e.kinds`: the surgery API picks its exception class
+    from it, not from the message text."""
+    text = open(os.path.join(EXAMPLES, "mlp.mlir")).read()
+    mlp = _nnx.Model.parse(text, "mlp.mlir")
+    with pytest.raises(_nnx.Error) as e:
+        mlp.run_pipeline("nnx-deepen{after=act2}")  # a tanh, not a ReLU
+    assert e.value.kinds == ["type_error"]
+    assert "type error" in e.value.diagnostics
+    with pytest.raises(_nnx.Error) as e:
+        mlp.run_pipeline("nnx-widen{layer=nope width=12}")
+    assert e.value.kinds == ["refusal"]
 
 
 def test_pipeline_runs_nnx_passes(model):

@@ -2,7 +2,8 @@
 than PyTorch's own (at most 1.5x PyTorch's distance from a float64 run of
 the same model, the brief's rule for deep random nets), on the products
 where the order of summation decides it: a Linear with a long K, 3x3
-convolutions over many channels, a ResNet and GPT-2 small's MLP shape.
+convolutions over many channels, grouped convolutions, a ResNet and GPT-2
+small's MLP shape.
 
 The distance is the root mean square over every output (the maximum of a
 few elements is one draw of the rounding; the RMS is stable across seeds),
@@ -63,6 +64,22 @@ CASES = {
     "conv-stack": (lambda: nn.Sequential(*[
         layer for _ in range(6) for layer in (
             nn.Conv2d(128, 128, 3, padding=1), nn.ReLU())]), (2, 128, 8, 8)),
+    # Grouped 3x3 convs (one matmul per group and tap): RegNet's group
+    # widths 8, 16 and 24 at stride 1 and 2, ResNeXt 32x4d's layer2 and
+    # layer4 convs, and RegNetX-32GF's group width 168 (K = 1512: where the
+    # summation order decides it).
+    "grouped-gw8": (lambda: nn.Conv2d(64, 64, 3, padding=1, groups=8),
+                    (2, 64, 14, 14)),
+    "grouped-gw16-s2": (lambda: nn.Conv2d(128, 128, 3, stride=2, padding=1,
+                                          groups=8), (2, 128, 14, 14)),
+    "grouped-gw24": (lambda: nn.Conv2d(192, 192, 3, padding=1, groups=8),
+                     (2, 192, 8, 8)),
+    "resnext-32x8-s2": (lambda: nn.Conv2d(256, 256, 3, stride=2, padding=1,
+                                          groups=32), (2, 256, 14, 14)),
+    "resnext-32x32": (lambda: nn.Conv2d(1024, 1024, 3, padding=1,
+                                        groups=32), (2, 1024, 7, 7)),
+    "grouped-gw168": (lambda: nn.Conv2d(336, 336, 3, padding=1, groups=2),
+                      (2, 336, 8, 8)),
 }
 
 

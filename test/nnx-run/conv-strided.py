@@ -5,8 +5,10 @@
 # embedding (kernel = stride = 16, the image not a multiple of 16 in the
 # second run), conv1d with kernel = stride = 4, stride 3 kernel 7 padding
 # 3, stride 2 kernel 3 (the phases), a dilated stride-4 conv, depthwise
-# convs at stride 3 (patches) and 2 (phases), a grouped conv, and a stride
-# of 2^40, larger than the input: one output pixel, compiled at once.
+# convs at stride 3 (patches) and 2 (phases), a grouped conv, a stride of
+# 2^40, larger than the input: one output pixel, compiled at once; and
+# grouped convs by the phases and the patches (those also under the AVX2
+# cap, NNX_JIT_MAX_ISA=avx2, on two threads).
 # REQUIRES: torch
 # RUN: %python %s %nnx_bin/bin/nnx-run %nnx_src/python %t | FileCheck %s
 # CHECK: patch16 (1, 3, 32, 48) -> (1, 16, 2, 3): matches PyTorch
@@ -27,6 +29,22 @@
 # CHECK: grouped_s4k4 (2, 4, 19, 13) -> (2, 8, 4, 3): matches PyTorch
 # CHECK: stride2p40 (1, 3, 9, 7) -> (1, 5, 1, 1): matches PyTorch
 # CHECK: stride2p40 (1, 3, 5, 6) -> (1, 5, 1, 1): matches PyTorch
+# CHECK: gw8_s1 (1, 32, 13, 11) -> (1, 32, 13, 11): matches PyTorch (avx2 too)
+# CHECK: gw8_s1 (2, 32, 9, 14) -> (2, 32, 9, 14): matches PyTorch (avx2 too)
+# CHECK: gw16_s2 (1, 32, 13, 11) -> (1, 64, 7, 6): matches PyTorch (avx2 too)
+# CHECK: gw16_s2 (2, 32, 9, 14) -> (2, 64, 5, 7): matches PyTorch (avx2 too)
+# CHECK: gw24_s2 (1, 48, 13, 11) -> (1, 48, 7, 6): matches PyTorch (avx2 too)
+# CHECK: gw24_s2 (2, 48, 9, 14) -> (2, 48, 5, 7): matches PyTorch (avx2 too)
+# CHECK: resnext_s1 (1, 128, 13, 11) -> (1, 128, 13, 11): matches PyTorch (avx2 too)
+# CHECK: resnext_s1 (2, 128, 9, 14) -> (2, 128, 9, 14): matches PyTorch (avx2 too)
+# CHECK: resnext_s2 (1, 256, 13, 11) -> (1, 256, 7, 6): matches PyTorch (avx2 too)
+# CHECK: resnext_s2 (2, 256, 9, 14) -> (2, 256, 5, 7): matches PyTorch (avx2 too)
+# CHECK: grouped_d2 (1, 8, 13, 11) -> (1, 8, 13, 11): matches PyTorch (avx2 too)
+# CHECK: grouped_d2 (2, 8, 9, 14) -> (2, 8, 9, 14): matches PyTorch (avx2 too)
+# CHECK: grouped_cg1 (1, 4, 13, 11) -> (1, 8, 7, 6): matches PyTorch (avx2 too)
+# CHECK: grouped_cg1 (2, 4, 9, 14) -> (2, 8, 5, 7): matches PyTorch (avx2 too)
+# CHECK: grouped_1x1 (1, 12, 13, 11) -> (1, 24, 13, 11): matches PyTorch (avx2 too)
+# CHECK: grouped_1x1 (2, 12, 9, 14) -> (2, 24, 9, 14): matches PyTorch (avx2 too)
 import os
 import subprocess
 import sys
@@ -62,7 +80,32 @@ NETS = {
                      [(16, 12), (19, 13)]),
     "stride2p40": (lambda: nn.Conv2d(3, 5, 3, stride=HUGE), 3,
                    [(9, 7), (5, 6)]),
+    # Grouped convs by the phases (one matmul per group and tap): RegNet's
+    # group widths 8, 16 (Fg = 32: outputs a multiple of the inputs) and
+    # 24, ResNeXt 32x4d's 3x3 at stride 2 (at stride 1, Fg = 4: upstream's
+    # loops), a dilated one, and groups = in_channels with 2 outputs each
+    # (Cg = 1); a 1x1 grouped conv takes the patches (one matmul per group).
+    "gw8_s1": (lambda: nn.Conv2d(32, 32, 3, padding=1, groups=4), 32,
+               [(13, 11), (9, 14)]),
+    "gw16_s2": (lambda: nn.Conv2d(32, 64, 3, stride=2, padding=1, groups=2),
+                32, [(13, 11), (9, 14)]),
+    "gw24_s2": (lambda: nn.Conv2d(48, 48, 3, stride=2, padding=1, groups=2),
+                48, [(13, 11), (9, 14)]),
+    "resnext_s1": (lambda: nn.Conv2d(128, 128, 3, padding=1, groups=32),
+                   128, [(13, 11), (9, 14)]),
+    "resnext_s2": (lambda: nn.Conv2d(256, 256, 3, stride=2, padding=1,
+                                     groups=32), 256, [(13, 11), (9, 14)]),
+    "grouped_d2": (lambda: nn.Conv2d(8, 8, 3, padding=2, dilation=2,
+                                     groups=2), 8, [(13, 11), (9, 14)]),
+    "grouped_cg1": (lambda: nn.Conv2d(4, 8, 3, stride=2, padding=1,
+                                      groups=4), 4, [(13, 11), (9, 14)]),
+    "grouped_1x1": (lambda: nn.Conv2d(12, 24, 1, groups=3), 12,
+                    [(13, 11), (9, 14)]),
 }
+
+#: The grouped nets by the matmuls, also run under NNX_JIT_MAX_ISA=avx2.
+GROUPED = {"gw8_s1", "gw16_s2", "gw24_s2", "resnext_s1", "resnext_s2",
+           "grouped_d2", "grouped_cg1", "grouped_1x1"}
 
 
 def reference(layer, x):
@@ -101,12 +144,21 @@ for name, (make, channels, sizes) in NETS.items():
                     for s in ("x", "y"))
         np.save(xin, x)
         start = time.monotonic()
-        proc = subprocess.run([NNX_RUN, mlir, "--input", xin, "--output", out],
-                              capture_output=True, text=True, timeout=120)
-        assert proc.returncode == 0, proc.stderr
         want = reference(layer, torch.from_numpy(x))
-        got = np.load(out)
-        assert got.shape == want.shape, (got.shape, want.shape)
-        np.testing.assert_allclose(got, want, **testing.CONTRACT)
-        print(f"{name} {shape} -> {got.shape}: matches PyTorch "
+        # The grouped nets also under the AVX2 cap (other register tiles,
+        # other column blocks), on two threads (images and groups split).
+        caps = [None] + (["avx2"] if name in GROUPED else [])
+        for cap in caps:
+            env = dict(os.environ, **({"NNX_JIT_MAX_ISA": cap} if cap else {}))
+            threads = ["--threads", "2"] if cap else []
+            proc = subprocess.run(
+                [NNX_RUN, mlir, "--input", xin, "--output", out] + threads,
+                capture_output=True, text=True, timeout=120, env=env)
+            assert proc.returncode == 0, proc.stderr
+            got = np.load(out)
+            assert got.shape == want.shape, (got.shape, want.shape)
+            np.testing.assert_allclose(got, want, **testing.CONTRACT,
+                                       err_msg=f"{name} under {cap}")
+        print(f"{name} {shape} -> {got.shape}: matches PyTorch"
+              f"{' (avx2 too)' if len(caps) > 1 else ''} "
               f"({time.monotonic() - start:.1f} s)")

@@ -239,6 +239,36 @@ nnx.model @m inputs(tensor<?x1xf32>) {
   }
 })mlir";
 
+// A conv whose channels a mean (a LayerNorm2d's) reduces over.
+const char *kConvNorm = R"mlir(
+nnx.model @m inputs(tensor<?x1x2x2xf32>) {
+  nnx.module @net class = "Net" {
+    nnx.conv2d @conv {in_channels = 1 : i64, out_channels = 2 : i64, kernel_size = array<i64: 1, 1>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, weight = dense<0.5> : tensor<2x1x1x1xf32>}
+    nnx.conv2d @out {in_channels = 2 : i64, out_channels = 1 : i64, kernel_size = array<i64: 1, 1>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, weight = dense<0.5> : tensor<1x2x1x1xf32>}
+    nnx.forward @forward(%x: tensor<?x1x2x2xf32>) -> tensor<?x1x2x2xf32> {
+      %c = nnx.call @conv(%x) : (tensor<?x1x2x2xf32>) -> tensor<?x2x2x2xf32>
+      %m = nnx.fn.mean %c {dims = array<i64: 1>, keepdim} : tensor<?x2x2x2xf32> -> tensor<?x1x2x2xf32>
+      %s = nnx.fn.sub %c, %m : tensor<?x2x2x2xf32>, tensor<?x1x2x2xf32> -> tensor<?x2x2x2xf32>
+      %o = nnx.call @out(%s) : (tensor<?x2x2x2xf32>) -> tensor<?x1x2x2xf32>
+      nnx.return %o : tensor<?x1x2x2xf32>
+    }
+  }
+})mlir";
+
+// Two convs, the second reading the first's channels.
+const char *kConvs = R"mlir(
+nnx.model @m inputs(tensor<?x1x2x2xf32>) {
+  nnx.module @net class = "Net" {
+    nnx.conv2d @conv {in_channels = 1 : i64, out_channels = 2 : i64, kernel_size = array<i64: 1, 1>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, weight = dense<0.5> : tensor<2x1x1x1xf32>}
+    nnx.conv2d @out {in_channels = 2 : i64, out_channels = 1 : i64, kernel_size = array<i64: 1, 1>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, weight = dense<0.5> : tensor<1x2x1x1xf32>}
+    nnx.forward @forward(%x: tensor<?x1x2x2xf32>) -> tensor<?x1x2x2xf32> {
+      %c = nnx.call @conv(%x) : (tensor<?x1x2x2xf32>) -> tensor<?x2x2x2xf32>
+      %o = nnx.call @out(%c) : (tensor<?x2x2x2xf32>) -> tensor<?x1x2x2xf32>
+      nnx.return %o : tensor<?x1x2x2xf32>
+    }
+  }
+})mlir";
+
 TEST_F(SurgeryTest, RefusalsLeaveTheIRByteIdentical) {
   const std::vector<RefusalCase> cases = {
       {"widen/softmax", kSoftmaxPath,
@@ -320,6 +350,19 @@ TEST_F(SurgeryTest, RefusalsLeaveTheIRByteIdentical) {
       {"widen/huge", kTanhSite,
        [](ModelOp m) { return widen(m, "0", int64_t(1) << 62, 0); },
        "overflows 64 bits"},
+      {"prune-channels/norm", kConvNorm,
+       [](ModelOp m) { return pruneChannels(m, "conv", 1); }, "reduces over"},
+      {"prune-channels/keep", kConvNorm,
+       [](ModelOp m) { return pruneChannels(m, "conv", 2); },
+       "must be in 1..1"},
+      {"widen-channels/norm", kConvNorm,
+       [](ModelOp m) { return widenChannels(m, "conv", 3); }, "reduces over"},
+      {"widen-channels/huge", kConvs,
+       [](ModelOp m) { return widenChannels(m, "conv", int64_t(1) << 62); },
+       "overflows 64 bits"},
+      {"channels/not-a-layer", kConvNorm,
+       [](ModelOp m) { return widenChannels(m, "nothing", 3); },
+       "no module 'nothing'"},
       {"expand/subclass", kEmbeddingSubclass,
        [](ModelOp m) {
          return expandEmbedding(m, "q", 9, EmbeddingInit::CopyMean);

@@ -122,6 +122,8 @@ struct NNXApplyCPUSchedulePass
         return signalPassFailure();
       for (auto func : getOperation().getOps<func::FuncOp>())
         nnx::foldParameterPermutations(func);
+      const nnx::MatmulTiles &tiles = nnx::matmulTilesFor(tileBits);
+      nnx::splitColumnRemainders(getOperation(), tiles.cacheN, tiles.regN);
     }
     if (!tiling)
       nnx::lowerBF16PairContractions(getOperation(), parallel);

@@ -59,6 +59,11 @@ void lowerBF16PairContractions(Operation *root, bool parallel);
 /// blocks.
 void splitRowRemainders(Operation *root, int64_t regM);
 
+/// Before the cache stage: matmuls whose static N would leave a partial
+/// cache tile (`cacheN`) or a register tile (`regN`) whose width is not a
+/// power of two become one matmul per column block (RowRemainders.cpp).
+void splitColumnRemainders(Operation *root, int64_t cacheN, int64_t regN);
+
 /// After the register stage: each register tile's K loop sums its block of
 /// K from zero, and C's tile is added after it, so that float32's rounding
 /// error grows with the block, not with the whole K (BlockedAccumulation.cpp).

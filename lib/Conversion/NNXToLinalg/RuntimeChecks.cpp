@@ -8,6 +8,7 @@
 #include "nnx/Conversion/NNXToLinalg/RuntimeChecks.h"
 #include "FunctionalLowering.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
+#include "nnx/Support/ResolveDims.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -470,7 +471,9 @@ static void eraseUnusedCheckSymbols(Operation *root) {
       fn->erase();
 }
 
-void mlir::nnx::simplifyRuntimeChecks(Operation *root) {
+/// The size arithmetic (tensor.dim and arith ops) that the conditions of
+/// the run-time checks under `root` read, and the checks.
+static llvm::SetVector<Operation *> getCheckSlices(Operation *root) {
   llvm::SetVector<Operation *> ops;
   BackwardSliceOptions options;
   options.omitBlockArguments = true;
@@ -486,6 +489,29 @@ void mlir::nnx::simplifyRuntimeChecks(Operation *root) {
       ops.insert(slice.begin(), slice.end());
     ops.insert(check);
   });
+  return ops;
+}
+
+/// Replaces each size of a result that the checks read by the size it
+/// derives from (DimResolver: each op's shapes reified once, where the
+/// greedy patterns below would walk back through every layer per size).
+static void resolveCheckedDims(Operation *root) {
+  SmallVector<Operation *> dims;
+  for (Operation *op : getCheckSlices(root))
+    if (isa<tensor::DimOp>(op))
+      dims.push_back(op);
+  llvm::DenseMap<Block *, std::unique_ptr<DimResolver>> resolvers;
+  for (Operation *dim : dims) {
+    std::unique_ptr<DimResolver> &resolver = resolvers[dim->getBlock()];
+    if (!resolver)
+      resolver = std::make_unique<DimResolver>(*dim->getBlock());
+    (void)resolver->replace(dim);
+  }
+}
+
+void mlir::nnx::simplifyRuntimeChecks(Operation *root) {
+  resolveCheckedDims(root);
+  llvm::SetVector<Operation *> ops = getCheckSlices(root);
   if (ops.empty())
     return;
   MLIRContext *ctx = root->getContext();

@@ -118,15 +118,16 @@ func.func @depthwise(%x: tensor<1x4x8x8xf32>, %w: tensor<4x3x3xf32>, %init: tens
 
 // A ViT patch embedding (kernel = stride = 16) takes the patches, not 256
 // stride phases: one gather with a strided map (a permutation of the input:
-// space to depth) to N x OH x OW x kh x kw x C, read as (N OH OW) x 768,
+// space to depth) to N x OH x OW x G x kh x kw x Cg (one group: G = 1,
+// Cg = C), read as (N OH OW) x 768,
 // times the weight as 768 x F: one matmul, whose K cache loop runs over all
 // 768; no loop over taps. The result is added to the init channels first.
-// CHECK: #[[$S2D:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d5, d1 * 16 + d3, d2 * 16 + d4)>
+// CHECK: #[[$S2D:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3 * 3 + d6, d1 * 16 + d4, d2 * 16 + d5)>
 // CHECK-LABEL: func.func @patch_embedding(
 // CHECK-SAME:      %[[X:[^:]*]]: tensor<?x3x32x48xf32>
 // CHECK:         %[[W:.*]] = linalg.transpose ins(%{{.*}} : tensor<8x3x16x16xf32>) {{.*}} permutation = [2, 3, 1, 0]
-// CHECK:         %[[P:.*]] = linalg.generic {indexing_maps = [#[[$S2D]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[X]] : tensor<?x3x32x48xf32>) outs(%{{.*}} : tensor<?x2x3x16x16x3xf32>)
-// CHECK:         %[[A:.*]] = tensor.collapse_shape %[[P]] {{\[\[}}0, 1, 2], [3, 4, 5]] : tensor<?x2x3x16x16x3xf32> into tensor<?x768xf32>
+// CHECK:         %[[P:.*]] = linalg.generic {indexing_maps = [#[[$S2D]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[X]] : tensor<?x3x32x48xf32>) outs(%{{.*}} : tensor<?x2x3x1x16x16x3xf32>)
+// CHECK:         %[[A:.*]] = tensor.collapse_shape %[[P]] {{\[\[}}0, 1, 2], [3, 4, 5, 6]] : tensor<?x2x3x1x16x16x3xf32> into tensor<?x768xf32>
 // CHECK:         %[[B:.*]] = tensor.collapse_shape %[[W]] {{\[\[}}0, 1, 2], [3]] : tensor<16x16x3x8xf32> into tensor<768x8xf32>
 // CHECK-NOT:     scf.for {{.*}} to %c256
 // CHECK:         tensor.extract_slice %[[A]]
@@ -149,10 +150,10 @@ func.func @patch_embedding(%x: tensor<?x3x32x48xf32>, %w: tensor<8x3x16x16xf32>,
 // Overlapping windows with 9 stride phases take the patches too: the
 // gather reads the padded input (the zero padding is built), 49 taps of
 // 3 channels, K = 147.
-// CHECK: #[[$S3:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d5, d1 * 3 + d3, d2 * 3 + d4)>
+// CHECK: #[[$S3:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3 * 3 + d6, d1 * 3 + d4, d2 * 3 + d5)>
 // CHECK-LABEL: func.func @stride3(
 // CHECK:         %[[PAD:.*]] = tensor.pad
-// CHECK:         linalg.generic {indexing_maps = [#[[$S3]], #{{.*}}], {{.*}} ins(%[[PAD]] : tensor<2x3x16x15xf32>) outs(%{{.*}} : tensor<2x4x3x7x7x3xf32>)
+// CHECK:         linalg.generic {indexing_maps = [#[[$S3]], #{{.*}}], {{.*}} ins(%[[PAD]] : tensor<2x3x16x15xf32>) outs(%{{.*}} : tensor<2x4x3x1x7x7x3xf32>)
 // CHECK:         tensor.collapse_shape {{.*}} into tensor<24x147xf32>
 // CHECK:         tensor.collapse_shape {{.*}} into tensor<147x4xf32>
 func.func @stride3(%x: tensor<2x3x10x9xf32>, %w: tensor<4x3x7x7xf32>, %init: tensor<2x4x4x3xf32>) -> tensor<2x4x4x3xf32> {
@@ -173,7 +174,7 @@ func.func @stride3(%x: tensor<2x3x10x9xf32>, %w: tensor<4x3x7x7xf32>, %init: ten
 // channel by channel (the tap dims reductions), channels-last.
 // CHECK-LABEL: func.func @depthwise_stride3(
 // CHECK:         linalg.transpose ins(%{{.*}} : tensor<4x3x3xf32>) outs(%{{.*}} : tensor<3x3x4xf32>) permutation = [1, 2, 0]
-// CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<1x4x9x9xf32>) outs(%{{.*}} : tensor<1x3x3x3x3x4xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<1x4x9x9xf32>) outs(%{{.*}} : tensor<1x3x3x1x3x3x4xf32>)
 // CHECK:         tensor.collapse_shape {{.*}} into tensor<1x9x3x3x4xf32>
 // CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel"]} ins(%{{.*}}, %{{.*}} : tensor<1x9x3x3x4xf32>, tensor<3x3x4xf32>) outs(%{{.*}} : tensor<1x9x4xf32>)
 // CHECK:           arith.mulf
@@ -189,13 +190,123 @@ func.func @depthwise_stride3(%x: tensor<1x4x9x9xf32>, %w: tensor<4x3x3xf32>, %in
 // -----
 
 // A stride of 2^62 is the same few ops (one output pixel).
-// CHECK: #[[$HUGE:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d5, d1 * 4611686018427387904 + d3, d2 * 4611686018427387904 + d4)>
+// CHECK: #[[$HUGE:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3 * 2 + d6, d1 * 4611686018427387904 + d4, d2 * 4611686018427387904 + d5)>
 // CHECK-LABEL: func.func @huge_stride(
-// CHECK:         linalg.generic {indexing_maps = [#[[$HUGE]], #{{.*}}], {{.*}} outs(%{{.*}} : tensor<?x1x1x3x3x2xf32>)
+// CHECK:         linalg.generic {indexing_maps = [#[[$HUGE]], #{{.*}}], {{.*}} outs(%{{.*}} : tensor<?x1x1x1x3x3x2xf32>)
 // CHECK:         tensor.collapse_shape {{.*}} into tensor<?x18xf32>
 func.func @huge_stride(%x: tensor<?x2x5x5xf32>, %w: tensor<3x2x3x3xf32>, %init: tensor<?x3x1x1xf32>) -> tensor<?x3x1x1xf32> {
   %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<4611686018427387904> : tensor<2xi64>}
          ins(%x, %w : tensor<?x2x5x5xf32>, tensor<3x2x3x3xf32>)
          outs(%init : tensor<?x3x1x1xf32>) -> tensor<?x3x1x1xf32>
   return %r : tensor<?x3x1x1xf32>
+}
+
+// -----
+
+// A grouped conv (4 groups of 8 channels, as nnx-build-forward writes it:
+// input, filter and init split on the channel dim) takes the same phases on
+// the channels merged back (the padding is not built either), and one matmul
+// per group and tap: the forall runs over images and groups; group g reads
+// channels [8g, 8g + 8) of its phase's rows, the weight's rows [8g, 8g + 8)
+// (kh x kw x G x Cg x Fg collapsed to kh x kw x C x Fg) and sums into the
+// columns [8g, 8g + 8) of the wide result, each tap's K block from zero.
+// CHECK: #[[$G8:.*]] = affine_map<(d0) -> (d0 * 8)>
+// CHECK-LABEL: func.func @grouped(
+// CHECK-SAME:      %[[X:[^:]*]]: tensor<?x32x7x7xf32>
+// CHECK-NOT:     tensor.pad
+// CHECK:         linalg.transpose ins(%{{.*}} : tensor<4x8x8x3x3xf32>) outs(%{{.*}} : tensor<3x3x4x8x8xf32>) permutation = [3, 4, 0, 2, 1]
+// CHECK:         %[[W:.*]] = tensor.collapse_shape {{.*}} {{\[\[}}0], [1], [2, 3], [4]] : tensor<3x3x4x8x8xf32> into tensor<3x3x32x8xf32>
+// CHECK:         tensor.extract_slice %[[X]][0, 0, 1, 1] [%{{.*}}, 32, 3, 3] [1, 1, 2, 2]
+// CHECK:         %[[P:.*]] = tensor.collapse_shape {{.*}} into tensor<?x4x30x32xf32>
+// CHECK:         scf.forall (%[[N:.*]], %[[G:.*]]) in (%{{.*}}, 4) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<?x20x32xf32>)
+// CHECK:           %[[COL:.*]] = affine.apply #[[$G8]](%[[G]])
+// CHECK:           tensor.extract_slice %[[OUT]][%[[N]], 0, %[[COL]]] [1, 20, 8] [1, 1, 1] : tensor<?x20x32xf32> to tensor<20x8xf32>
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %c9
+// CHECK:             %[[C:.*]] = affine.apply #[[$G8]](%[[G]])
+// CHECK:             tensor.extract_slice %[[P]][%[[N]], %{{.*}}, %{{.*}}, %[[C]]] [1, 1, 20, 8] [1, 1, 1, 1] : tensor<?x4x30x32xf32> to tensor<20x8xf32>
+// CHECK:             %[[R:.*]] = affine.apply #[[$G8]](%[[G]])
+// CHECK:             tensor.extract_slice %[[W]][%{{.*}}, %{{.*}}, %[[R]], 0] [1, 1, 8, 8] [1, 1, 1, 1] : tensor<3x3x32x8xf32> to tensor<8x8xf32>
+// CHECK:             scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %[[ZEROS:.*]]) -> (tensor<6x8xf32>, vector<6x8xf32>)
+// CHECK:             arith.addf %{{.*}} : vector<6x8xf32>
+// CHECK:           tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[N]], 0, %[[COL]]] [1, 20, 8] [1, 1, 1]
+// CHECK-NOT:     linalg.conv_2d_ngchw_gfchw
+// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0, 0] [%{{.*}}, 4, 4, 32] [1, 1, 1, 1] : tensor<?x4x5x32xf32> to tensor<?x4x4x32xf32>
+// CHECK:         linalg.generic
+// CHECK-SAME:        ins(%{{.*}} : tensor<?x4x4x32xf32>) outs(%{{.*}} : tensor<?x32x4x4xf32>)
+func.func @grouped(%x: tensor<?x32x7x7xf32>, %w: tensor<32x8x3x3xf32>, %init: tensor<?x32x4x4xf32>) -> tensor<?x32x4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<?x32x7x7xf32> to tensor<?x32x9x9xf32>
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x32x7x7xf32>
+  %xg = tensor.expand_shape %p [[0], [1, 2], [3], [4]] output_shape [%n, 4, 8, 9, 9] : tensor<?x32x9x9xf32> into tensor<?x4x8x9x9xf32>
+  %wg = tensor.expand_shape %w [[0, 1], [2], [3], [4]] output_shape [4, 8, 8, 3, 3] : tensor<32x8x3x3xf32> into tensor<4x8x8x3x3xf32>
+  %ig = tensor.expand_shape %init [[0], [1, 2], [3], [4]] output_shape [%n, 4, 8, 4, 4] : tensor<?x32x4x4xf32> into tensor<?x4x8x4x4xf32>
+  %r = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+         ins(%xg, %wg : tensor<?x4x8x9x9xf32>, tensor<4x8x8x3x3xf32>)
+         outs(%ig : tensor<?x4x8x4x4xf32>) -> tensor<?x4x8x4x4xf32>
+  %y = tensor.collapse_shape %r [[0], [1, 2], [3], [4]] : tensor<?x4x8x4x4xf32> into tensor<?x32x4x4xf32>
+  return %y : tensor<?x32x4x4xf32>
+}
+
+// -----
+
+// A grouped parameter is asked for as the phases read it: the stored
+// G*Fg x Cg x kh x kw weight viewed as G x Fg x Cg x kh x kw, permuted to
+// kh x kw x G x Cg x Fg.
+// CHECK-LABEL: func.func @grouped_parameter(
+// CHECK-SAME:      %{{.*}}: tensor<3x3x2x16x16xf32> {nnx.parameter = "conv.weight"}
+// CHECK-SAME:      nnx.parameter_layouts = {conv.weight = {permutation = array<i64: 3, 4, 0, 2, 1>, shape = array<i64: 2, 16, 16, 3, 3>}}
+// CHECK-NOT:     linalg.transpose ins(%arg1
+func.func @grouped_parameter(%x: tensor<1x32x9x9xf32>, %w: tensor<32x16x3x3xf32> {nnx.parameter = "conv.weight"}, %init: tensor<1x32x7x7xf32>) -> tensor<1x32x7x7xf32> {
+  %xg = tensor.expand_shape %x [[0], [1, 2], [3], [4]] output_shape [1, 2, 16, 9, 9] : tensor<1x32x9x9xf32> into tensor<1x2x16x9x9xf32>
+  %wg = tensor.expand_shape %w [[0, 1], [2], [3], [4]] output_shape [2, 16, 16, 3, 3] : tensor<32x16x3x3xf32> into tensor<2x16x16x3x3xf32>
+  %ig = tensor.expand_shape %init [[0], [1, 2], [3], [4]] output_shape [1, 2, 16, 7, 7] : tensor<1x32x7x7xf32> into tensor<1x2x16x7x7xf32>
+  %r = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%xg, %wg : tensor<1x2x16x9x9xf32>, tensor<2x16x16x3x3xf32>)
+         outs(%ig : tensor<1x2x16x7x7xf32>) -> tensor<1x2x16x7x7xf32>
+  %y = tensor.collapse_shape %r [[0], [1, 2], [3], [4]] : tensor<1x2x16x7x7xf32> into tensor<1x32x7x7xf32>
+  return %y : tensor<1x32x7x7xf32>
+}
+
+// -----
+
+// A 1x1 grouped conv (windows apart) takes the patches, gathered by group
+// (N x OH x OW x G x kh x kw x Cg, channel g * 4 + c), then one matmul per
+// group (a forall over the 3 groups): (N OH OW) x 4 by 4 x 8 into columns
+// [8g, 8g + 8). A conv not split from merged channels is merged by a
+// collapse.
+// CHECK: #[[$GATHER:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3 * 4 + d6, d1 + d4, d2 + d5)>
+// CHECK-LABEL: func.func @grouped_patches(
+// CHECK:         %[[X:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2], [3], [4]] : tensor<2x3x4x5x5xf32> into tensor<2x12x5x5xf32>
+// CHECK:         linalg.transpose ins(%{{.*}} : tensor<3x8x4x1x1xf32>) outs(%{{.*}} : tensor<3x1x1x4x8xf32>) permutation = [0, 3, 4, 2, 1]
+// CHECK:         linalg.generic {indexing_maps = [#[[$GATHER]], #{{.*}}], {{.*}} ins(%[[X]] : tensor<2x12x5x5xf32>) outs(%{{.*}} : tensor<2x5x5x3x1x1x4xf32>)
+// CHECK:         %[[A:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1, 2], [3], [4, 5, 6]] : tensor<2x5x5x3x1x1x4xf32> into tensor<50x3x4xf32>
+// CHECK:         %[[B:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2, 3], [4]] : tensor<3x1x1x4x8xf32> into tensor<3x4x8xf32>
+// CHECK:         scf.forall (%[[G:.*]]) in (3) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<50x24xf32>)
+// CHECK-DAG:       tensor.extract_slice %[[A]][0, %[[G]], 0] [50, 1, 4] [1, 1, 1] : tensor<50x3x4xf32> to tensor<50x4xf32>
+// CHECK-DAG:       tensor.extract_slice %[[B]][%[[G]], 0, 0] [1, 4, 8] [1, 1, 1] : tensor<3x4x8xf32> to tensor<4x8xf32>
+// CHECK:           tensor.parallel_insert_slice %{{.*}} into %[[OUT]][0, %{{.*}}] [50, 8] [1, 1]
+// CHECK-NOT:     linalg.conv_2d_ngchw_gfchw
+// CHECK:         tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2], [3], [4]] {{.*}} : tensor<2x24x5x5xf32> into tensor<2x3x8x5x5xf32>
+func.func @grouped_patches(%x: tensor<2x3x4x5x5xf32>, %w: tensor<3x8x4x1x1xf32>, %init: tensor<2x3x8x5x5xf32>) -> tensor<2x3x8x5x5xf32> {
+  %r = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%x, %w : tensor<2x3x4x5x5xf32>, tensor<3x8x4x1x1xf32>)
+         outs(%init : tensor<2x3x8x5x5xf32>) -> tensor<2x3x8x5x5xf32>
+  return %r : tensor<2x3x8x5x5xf32>
+}
+
+// -----
+
+// Groups of fewer than 8 outputs at stride 1 (ResNeXt-50 32x4d's Cg = Fg =
+// 4) keep upstream's loops, which are faster there.
+// CHECK-LABEL: func.func @narrow_groups(
+// CHECK:         linalg.conv_2d_ngchw_gfchw
+func.func @narrow_groups(%x: tensor<1x2x4x6x6xf32>, %w: tensor<2x4x4x3x3xf32>, %init: tensor<1x2x4x4x4xf32>) -> tensor<1x2x4x4x4xf32> {
+  %r = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%x, %w : tensor<1x2x4x6x6xf32>, tensor<2x4x4x3x3xf32>)
+         outs(%init : tensor<1x2x4x4x4xf32>) -> tensor<1x2x4x4x4xf32>
+  return %r : tensor<1x2x4x4x4xf32>
 }

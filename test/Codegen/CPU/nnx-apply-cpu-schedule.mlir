@@ -63,17 +63,22 @@
 // TILE:                 vector.contract {{.*}} : vector<1x1xf32>, vector<1x8xf32> into vector<1x8xf32>
 // TILE-NOT:     linalg.matmul
 
-// AVX-512 tiles: 6 x 64 register tiles (24 accumulators of 16 lanes); N =
-// 40 is less than one register tile: a static 6 x 40 tile.
 // The default target's 128-bit tiles: 4 x 8 x 1.
 // DEFAULT-LABEL: func.func @mm(
 // DEFAULT:         vector.contract {{.*}} : vector<4x1xf32>, vector<1x8xf32> into vector<4x8xf32>
 // DEFAULT-NOT:     vector<1x16xf32>
 
+// AVX-512 tiles: 6 x 64 register tiles (24 accumulators of 16 lanes); N =
+// 40 is less than one register tile, and not a power of two: columns 32 and
+// 8 as two matmuls (splitColumnRemainders), static 6 x 32 and 6 x 8 tiles.
 // AVX512-LABEL: func.func @mm(
 // AVX512:         scf.for %{{.*}} step %c6
 // AVX512:           scf.for %{{.*}} = %c0 to %c128 step %c1 iter_args(
-// AVX512:             vector.contract {{.*}} : vector<6x1xf32>, vector<1x40xf32> into vector<6x40xf32>
+// AVX512:             vector.contract {{.*}} : vector<6x1xf32>, vector<1x32xf32> into vector<6x32xf32>
+// AVX512:         scf.for %{{.*}} step %c6
+// AVX512:           scf.for %{{.*}} = %c0 to %c128 step %c1 iter_args(
+// AVX512:             vector.contract {{.*}} : vector<6x1xf32>, vector<1x8xf32> into vector<6x8xf32>
+// AVX512-NOT:     vector<6x40xf32>
 // AVX512-NOT:     linalg.matmul
 
 // parallel=true: the N cache tiles are an scf.forall (one thread owns whole

@@ -22,7 +22,9 @@ DenseElementsAttr permuteDense(DenseElementsAttr w, ArrayRef<int64_t> perm);
 
 /// `linalg.conv_2d_nchw_fchw` on tensors (one float type, static filter) as
 /// one `linalg.matmul` per kernel tap over a channels-last copy of the input
-/// split into its stride phases (ConvToMatmuls.cpp).
+/// split into its stride phases, or one over its gathered patches; a
+/// grouped conv (`linalg.conv_2d_ngchw_gfchw`) as one per group and tap, or
+/// per group; a depthwise conv as multiply-adds (ConvToMatmuls.cpp).
 void populateConvToMatmulsPatterns(RewritePatternSet &patterns);
 
 /// The indexing maps of a `linalg.matmul` computing A * B^T.

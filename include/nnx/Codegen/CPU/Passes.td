@@ -26,7 +26,12 @@ def NNXApplyCPUSchedulePass : NNX_Pass<"nnx-apply-cpu-schedule", "::mlir::Module
       K x N and the function's `nnx.parameter_layouts` maps the
       parameter's name to the permutation `array<i64: 1, 0>`, which the
       runner applies once when it binds the weights); else through a
-      `linalg.transpose` per call. Then every `linalg.matmul` is tiled
+      `linalg.transpose` per call. Convolutions (groups 1, grouped,
+      depthwise) become matmuls per kernel tap (and group) or over
+      gathered patches (ConvToMatmuls.cpp). A matmul whose static N would
+      leave a partial cache tile or a register tile that is not a power of
+      two wide is split into column blocks (168: 128, 32, 8). Then every
+      `linalg.matmul` is tiled
       for the caches (48x128x128, loops ordered
       N, K, M so a 128x128 block of the weight stays in L2), then for
       registers, by `vector-bits` (M x N x K: 6x64x1 for AVX-512, 6x16x1

@@ -1,6 +1,7 @@
 //===- AxisAnalysis.cpp - which factor of which dim is what -----*- C++ -*-===//
 #include "AxisAnalysis.h"
 
+#include "nnx/Dialect/NNX/IR/ModuleTree.h"
 #include "nnx/Dialect/NNX/IR/NNXFnOps.h"
 #include "nnx/Dialect/NNX/IR/StateRead.h"
 #include "nnx/Dialect/NNX/IR/TensorUtils.h"
@@ -18,7 +19,7 @@ using namespace mlir::nnx::surgery;
 
 Axis AxisAnalysis::make(int64_t size) {
   Axis a = nodes.size();
-  nodes.push_back(Node{size, a, {}, {}, nullptr, nullptr, false});
+  nodes.push_back(Node{size, a, {}, {}, nullptr, nullptr, false, nullptr});
   return a;
 }
 
@@ -65,7 +66,7 @@ void AxisAnalysis::unite(Axis a, Axis b) {
 }
 
 /// Splits leaf `a` into `major x (size / major)`.
-void AxisAnalysis::split(Axis a, int64_t major) {
+void AxisAnalysis::split(Axis a, int64_t major, Operation *at) {
   a = find(a);
   int64_t n = nodes[a].size;
   Axis hi = make(major), lo = make(n / major);
@@ -74,6 +75,7 @@ void AxisAnalysis::split(Axis a, int64_t major) {
     nodes[p].expand = nodes[a].expand;
   }
   nodes[a].parts = {hi, lo};
+  nodes[a].splitAt = at;
 }
 
 void AxisAnalysis::pin(ArrayRef<Axis> list, Operation *at) {
@@ -110,11 +112,11 @@ void AxisAnalysis::unify(ArrayRef<Axis> a, ArrayRef<Axis> b, Operation *at) {
       x.pop_back();
       y.pop_back();
     } else if (sp > sq && sp % sq == 0) {
-      split(p, sp / sq);
+      split(p, sp / sq, at);
       x.pop_back();
       x.append(leaves(ArrayRef<Axis>{p}));
     } else if (sq > sp && sq % sp == 0) {
-      split(q, sq / sp);
+      split(q, sq / sp, at);
       y.pop_back();
       y.append(leaves(ArrayRef<Axis>{q}));
     } else {
@@ -294,7 +296,7 @@ void AxisAnalysis::visitSlice(Operation *op) {
         acc *= m;
         progress = true;
       } else if (m > 0 && m % (s / acc) == 0 && s % acc == 0) {
-        split(x, m / (s / acc));
+        split(x, m / (s / acc), op);
         progress = true;
       }
     }
@@ -381,6 +383,19 @@ void AxisAnalysis::visitConcat(tensor::ConcatOp cat) {
     }
   }
   if (!same) {
+    // Inputs of different sizes: each is a part of the result's extent, at
+    // its offset (DenseNet's features).
+    AxisList r = dimsOf(cat.getResult())[dim];
+    int64_t offset = 0;
+    bool parts = true;
+    for (Value in : cat.getInputs()) {
+      int64_t n = cast<RankedTensorType>(in.getType()).getDimSize(dim);
+      parts &= !ShapedType::isDynamic(n) &&
+               addSegment(op, r, offset, n, dimsOf(in)[dim]);
+      offset += ShapedType::isDynamic(n) ? 0 : n;
+    }
+    if (parts)
+      return;
     for (Value in : cat.getInputs())
       pin(dimsOf(in)[dim], op);
     return pin(dimsOf(cat.getResult())[dim], op);
@@ -399,11 +414,11 @@ void AxisAnalysis::visitReduction(Operation *op) {
   bool keepdim = op->hasAttr("keepdim");
   SmallVector<bool> kept = getReductionKeptDims(
       dims, cast<RankedTensorType>(op->getOperand(0).getType()).getRank());
-  SmallVector<int64_t> reduced;
+  DimList reduced;
   unsigned r = 0;
   for (auto [d, k] : llvm::enumerate(kept)) {
     if (!k) {
-      reduced.push_back(d);
+      reduced.push_back(dimsOf(op->getOperand(0))[d]);
       r += keepdim;
       continue;
     }
@@ -411,7 +426,7 @@ void AxisAnalysis::visitReduction(Operation *op) {
     AxisList b = dimsOf(op->getResult(0))[r++];
     unify(a, b, op);
   }
-  reductions.push_back({op, op->getOperand(0), reduced});
+  reductions.push_back({op, reduced});
   return;
 }
 
@@ -471,10 +486,16 @@ void AxisAnalysis::visitOp(Operation *op) {
   }
   if (isa<tensor::ExtractSliceOp>(op))
     return visitSlice(op);
+  if (isa<FnMaxPool2dOp, FnAvgPool2dOp, FnAdaptiveAvgPool2dOp>(op)) {
+    // Per channel: batch and channels pass, the window mixes positions.
+    DimList in = dimsOf(op->getOperand(0)), out = dimsOf(op->getResult(0));
+    return tieDims(in, out, op, 0, 2);
+  }
   if (isa<FnSoftmaxOp, FnCumsumOp>(op)) {
     int64_t rank = cast<RankedTensorType>(op->getResult(0).getType()).getRank();
     int64_t dim = op->getAttrOfType<IntegerAttr>("dim").getInt();
-    reductions.push_back({op, op->getOperand(0), {dim < 0 ? dim + rank : dim}});
+    reductions.push_back(
+        {op, DimList{dimsOf(op->getOperand(0))[dim < 0 ? dim + rank : dim]}});
     broadcast(op, {op->getOperand(0)}, op->getResult(0), 0);
     return;
   }
@@ -495,93 +516,216 @@ void AxisAnalysis::visitOp(Operation *op) {
     pinValue(v, op);
 }
 
+void AxisAnalysis::tieDims(const DimList &a, const DimList &b, Operation *at,
+                           unsigned from, unsigned count) {
+  for (unsigned d = from; d < a.size() && d < b.size() && d - from < count; ++d)
+    unify(a[d], b[d], at);
+}
+
 void AxisAnalysis::visitCall(CallOp call) {
   Operation *m = call.resolveCalleeModule().getOperation();
-  auto relateAllButLast = [&](Value in, Value out) {
-    auto it = cast<RankedTensorType>(in.getType());
-    auto ot = cast<RankedTensorType>(out.getType());
-    if (it.getRank() != ot.getRank())
-      return false;
-    for (int64_t d = 0; d + 1 < it.getRank(); ++d) {
-      AxisList a = dimsOf(in)[d], b = dimsOf(out)[d];
-      unify(a, b, call);
-    }
-    return true;
-  };
-  bool single = call->getNumOperands() == 1 && call->getNumResults() == 1 &&
-                isa<RankedTensorType>(call->getOperand(0).getType());
-  if (auto lin = dyn_cast<LinearOp>(m); lin && single && lin.getWeight()) {
-    Value in = call->getOperand(0), out = call->getResult(0);
-    if (relateAllButLast(in, out)) {
-      auto wt = cast<ShapedType>(lin.getWeight()->getType());
-      SmallVector<AxisList> w = tensorDims(lin, "weight", wt, false);
-      AxisList a = dimsOf(in).back(), b = dimsOf(out).back();
-      unify(w[1], a, call);
-      unify(w[0], b, call);
-      if (auto bias = lin.getBias()) {
-        SmallVector<AxisList> bd =
-            tensorDims(lin, "bias", cast<ShapedType>(bias->getType()), false);
-        unify(bd[0], w[0], call);
-      }
-      return;
-    }
-  }
-  if (auto emb = dyn_cast<EmbeddingOp>(m); emb && single && emb.getWeight()) {
-    Value in = call->getOperand(0), out = call->getResult(0);
-    auto it = cast<RankedTensorType>(in.getType());
-    if (cast<RankedTensorType>(out.getType()).getRank() == it.getRank() + 1) {
-      for (int64_t d = 0; d < it.getRank(); ++d) {
-        AxisList a = dimsOf(in)[d], b = dimsOf(out)[d];
-        unify(a, b, call);
-      }
-      auto wt = cast<ShapedType>(emb.getWeight().getType());
-      SmallVector<AxisList> w = tensorDims(emb, "weight", wt, false);
-      AxisList b = dimsOf(out).back();
-      unify(w[1], b, call);
-      return;
-    }
-  }
-  if (single && isElementwiseModule(m))
-    return broadcast(call, {call->getOperand(0)}, call->getResult(0), 0);
-  if (single && isa<LayerNormOp, RMSNormOp>(m)) {
-    Value in = call->getOperand(0);
-    broadcast(call, {in}, call->getResult(0), 0);
-    int64_t rank = cast<RankedTensorType>(in.getType()).getRank(), k = 1;
-    for (StringRef name : {"weight", "bias"})
-      if (auto t = m->getAttrOfType<ElementsAttr>(name)) {
-        auto type = cast<ShapedType>(t.getType());
-        k = type.getRank();
-        SmallVector<AxisList> td = tensorDims(m, name, type, false);
-        for (int64_t d = 0; d < k && rank - k + d >= 0; ++d) {
-          AxisList a = dimsOf(in)[rank - k + d];
-          unify(td[d], a, call);
-        }
-      }
-    SmallVector<int64_t> reduced;
-    for (int64_t d = std::max<int64_t>(rank - k, 0); d < rank; ++d)
-      reduced.push_back(d);
-    reductions.push_back({call, in, reduced});
+  SmallVector<DimList> ins, outs;
+  for (Value v : call->getOperands())
+    ins.push_back(isa<RankedTensorType>(v.getType()) ? dimsOf(v) : DimList());
+  for (Value v : call->getResults())
+    outs.push_back(isa<RankedTensorType>(v.getType()) ? dimsOf(v) : DimList());
+  if (m && relateModule(m, ins, call->getOperandTypes(), outs,
+                        call->getResultTypes(), call))
     return;
-  }
-  if (auto custom = dyn_cast<CustomModuleOp>(m)) {
-    ForwardOp forward = custom.getForward();
-    if (forward && forward.getNumArguments() == call->getNumOperands()) {
-      visitForward(forward);
-      for (auto [arg, operand] :
-           llvm::zip(forward.getArguments(), call->getOperands()))
-        if (isa<RankedTensorType>(arg.getType()))
-          for (auto [a, b] : llvm::zip(dimsOf(arg), dimsOf(operand)))
-            unify(a, b, call);
-      Operation *ret = forward.getBodyBlock().getTerminator();
-      for (auto [r, res] : llvm::zip(ret->getOperands(), call->getResults()))
-        if (isa<RankedTensorType>(r.getType()))
-          for (auto [a, b] : llvm::zip(dimsOf(r), dimsOf(res)))
-            unify(a, b, call);
-      return;
-    }
-  }
   for (Value v : call->getOperands())
     pinValue(v, call);
   for (Value v : call->getResults())
     pinValue(v, call);
+}
+
+/// A Linear or an Embedding: the batch dims pass, the weight relates the
+/// features.
+bool AxisAnalysis::relateLinear(Operation *m, const DimList &in,
+                                const DimList &out, Operation *at) {
+  if (auto lin = dyn_cast<LinearOp>(m)) {
+    if (!lin.getWeight() || in.size() != out.size() || in.empty())
+      return false;
+    tieDims(in, out, at, 0, in.size() - 1);
+    auto wt = cast<ShapedType>(lin.getWeight()->getType());
+    DimList w = tensorDims(lin, "weight", wt, false);
+    unify(w[1], in.back(), at);
+    unify(w[0], out.back(), at);
+    if (auto bias = lin.getBias()) {
+      DimList bd =
+          tensorDims(lin, "bias", cast<ShapedType>(bias->getType()), false);
+      unify(bd[0], w[0], at);
+    }
+    return true;
+  }
+  auto emb = dyn_cast<EmbeddingOp>(m);
+  if (!emb || !emb.getWeight() || out.size() != in.size() + 1)
+    return false;
+  tieDims(in, out, at);
+  auto wt = cast<ShapedType>(emb.getWeight().getType());
+  DimList w = tensorDims(emb, "weight", wt, false);
+  unify(w[1], out.back(), at);
+  return true;
+}
+
+/// A convolution: batch passes, the weight's dim 0 is the output channels,
+/// its dim 1 the input channels per group; with groups > 1 both channel
+/// dims are `groups x per-group`.
+bool AxisAnalysis::relateConv(ConvLayerOpInterface conv, const DimList &in,
+                              const DimList &out, Operation *at) {
+  unsigned rank = conv.getSpatialRank() + 2;
+  if (in.size() != rank || out.size() != rank)
+    return false;
+  Operation *m = conv;
+  DimList w = tensorDims(
+      m, "weight", cast<ShapedType>(conv.getWeightTensor().getType()), false);
+  unify(in[0], out[0], at);
+  unify(w[0], out[1], at);
+  if (ElementsAttr bias = conv.getBiasTensor()) {
+    DimList b = tensorDims(m, "bias", cast<ShapedType>(bias.getType()), false);
+    unify(b[0], w[0], at);
+  }
+  int64_t groups = conv.getGroupCount();
+  if (groups == 1) {
+    unify(w[1], in[1], at);
+    return true;
+  }
+  auto [it, inserted] = convGroups.try_emplace(m, 0);
+  if (inserted)
+    it->second = make(groups);
+  AxisList inSplit{it->second}, outSplit{it->second};
+  inSplit.append(w[1]);
+  if (int64_t per = conv.getOutChannelCount() / groups; per != 1)
+    outSplit.push_back(make(per));
+  unify(inSplit, in[1], at);
+  unify(outSplit, w[0], at);
+  return true;
+}
+
+/// A norm: the shape passes; a batch norm's tensors are per channel (dim
+/// 1), a layer or RMS norm's tensors are the last dims, which it reduces.
+bool AxisAnalysis::relateNorm(Operation *m, const DimList &in,
+                              const DimList &out, Operation *at) {
+  if (in.size() != out.size() || in.empty())
+    return false;
+  tieDims(in, out, at);
+  if (isa<BatchNormOp>(m)) {
+    if (in.size() < 2)
+      return false;
+    for (StringRef name : {"weight", "bias", "running_mean", "running_var"})
+      if (auto t = m->getAttrOfType<ElementsAttr>(name)) {
+        DimList td = tensorDims(m, name, cast<ShapedType>(t.getType()), false);
+        unify(td[0], in[1], at);
+      }
+    return true;
+  }
+  int64_t rank = in.size(), k = 1;
+  for (StringRef name : {"weight", "bias"})
+    if (auto t = m->getAttrOfType<ElementsAttr>(name)) {
+      auto type = cast<ShapedType>(t.getType());
+      k = type.getRank();
+      DimList td = tensorDims(m, name, type, false);
+      for (int64_t d = 0; d < k && rank - k + d >= 0; ++d)
+        unify(td[d], in[rank - k + d], at);
+    }
+  DimList reduced;
+  for (int64_t d = std::max<int64_t>(rank - k, 0); d < rank; ++d)
+    reduced.push_back(in[d]);
+  reductions.push_back({at, reduced});
+  return true;
+}
+
+/// A sequential: its children in order, each on the previous one's output
+/// (the types from the forward type function).
+bool AxisAnalysis::relateSequential(SequentialOp seq, const DimList &in,
+                                    Type inType, const DimList &out,
+                                    Operation *at) {
+  SmallVector<Operation *> children;
+  for (Operation &child : seq.getBody().front())
+    children.push_back(&child);
+  DimList current = in;
+  Type currentType = inType;
+  for (auto [i, child] : llvm::enumerate(children)) {
+    FailureOr<SmallVector<Type>> next =
+        inferForwardTypes(child, TypeRange{currentType}, std::nullopt);
+    if (failed(next) || next->size() != 1 ||
+        !isa<RankedTensorType>(next->front()))
+      return false;
+    DimList nextDims =
+        i + 1 == children.size()
+            ? out
+            : freshDims(cast<RankedTensorType>(next->front()).getShape(),
+                        [&](int64_t n) { return make(n); });
+    auto *module = isa<ModuleOpInterface>(child) ? child : nullptr;
+    if (!module || !relateModule(module, {current}, {currentType}, {nextDims},
+                                 {next->front()}, child)) {
+      for (const DimList *dims : {&current, &nextDims})
+        for (const AxisList &d : *dims)
+          pin(d, child);
+    }
+    current = std::move(nextDims);
+    currentType = next->front();
+  }
+  if (children.empty())
+    tieDims(in, out, at);
+  return true;
+}
+
+/// A custom module: its forward, with the arguments and results tied.
+bool AxisAnalysis::relateCustom(CustomModuleOp custom, ArrayRef<DimList> ins,
+                                ArrayRef<DimList> outs, Operation *at) {
+  ForwardOp forward = custom.getForward();
+  if (!forward || forward.getNumArguments() != ins.size())
+    return false;
+  visitForward(forward);
+  for (auto [arg, dims] : llvm::zip(forward.getArguments(), ins))
+    if (isa<RankedTensorType>(arg.getType()))
+      for (auto [a, b] : llvm::zip(dimsOf(arg), dims))
+        unify(a, b, at);
+  Operation *ret = forward.getBodyBlock().getTerminator();
+  for (auto [r, dims] : llvm::zip(ret->getOperands(), outs))
+    if (isa<RankedTensorType>(r.getType()))
+      for (auto [a, b] : llvm::zip(dimsOf(r), dims))
+        unify(a, b, at);
+  return true;
+}
+
+bool AxisAnalysis::relateModule(Operation *m, ArrayRef<DimList> ins,
+                                TypeRange inTypes, ArrayRef<DimList> outs,
+                                TypeRange outTypes, Operation *at) {
+  if (auto custom = dyn_cast<CustomModuleOp>(m))
+    return relateCustom(custom, ins, outs, at);
+  bool single = ins.size() == 1 && outs.size() == 1 &&
+                isa<RankedTensorType>(inTypes[0]) &&
+                isa<RankedTensorType>(outTypes[0]);
+  if (!single)
+    return false;
+  const DimList &in = ins[0], &out = outs[0];
+  if (isa<LinearOp, EmbeddingOp>(m))
+    return relateLinear(m, in, out, at);
+  if (auto conv = dyn_cast<ConvLayerOpInterface>(m))
+    return relateConv(conv, in, out, at);
+  if (isa<LayerNormOp, RMSNormOp, BatchNormOp>(m))
+    return relateNorm(m, in, out, at);
+  if (auto seq = dyn_cast<SequentialOp>(m))
+    return relateSequential(seq, in, inTypes[0], out, at);
+  if (isa<FlattenOp>(m)) {
+    AxisList a, b;
+    for (const AxisList &d : in)
+      a.append(d);
+    for (const AxisList &d : out)
+      b.append(d);
+    unify(a, b, at);
+    return true;
+  }
+  std::optional<FeatureDependence> dep = getFeatureDependence(m);
+  if (dep == FeatureDependence::Elementwise && in.size() == out.size()) {
+    tieDims(in, out, at);
+    return true;
+  }
+  if (dep == FeatureDependence::PerChannel && in.size() == out.size() &&
+      in.size() >= 2) {
+    tieDims(in, out, at, 0, 2);
+    return true;
+  }
+  return false;
 }

@@ -41,6 +41,8 @@ namespace mlir::nnx::surgery {
 using Axis = unsigned;
 /// A dim: its axes, major to minor (none for a static 1).
 using AxisList = llvm::SmallVector<Axis, 4>;
+/// A tensor's dims.
+using DimList = llvm::SmallVector<AxisList>;
 
 /// `a * b` (sizes, >= 0), or INT64_MAX when it overflows: an edit's size
 /// that checkHoldable then refuses.
@@ -78,6 +80,32 @@ public:
 
   /// Relates the dims of `root`'s forward and of every forward it calls.
   void run(CustomModuleOp root);
+  /// Declares that `run`'s root is the model's top module, so that every
+  /// run of every layer is related: `checkEdit` then accepts a layer run
+  /// several times, or inside an `nnx.sequential` (no `nnx.call` of its
+  /// own).
+  void relateAllRuns() { allRunsRelated = true; }
+
+  /// The axis of a grouped convolution's `groups` (its channels are
+  /// `groups x per-group`), or nullopt for groups = 1.
+  std::optional<Axis> groupsAxis(Operation *conv) {
+    auto it = convGroups.find(conv);
+    return it == convGroups.end() ? std::nullopt
+                                  : std::optional<Axis>(it->second);
+  }
+  /// The op that pins `a` (an op the analysis does not understand, or an
+  /// unequal refinement), or null.
+  Operation *pinOf(Axis a) { return nodes[find(a)].pin; }
+  /// Where `part` lies in leaf `a`: 0 when it is `a`, the (old) offset of
+  /// the concatenation's part that holds it (through nested parts), or
+  /// nullopt.
+  std::optional<int64_t> offsetOf(Axis a, Axis part);
+  /// The op that split axis `a` into parts, or null.
+  Operation *splitOf(Axis a) { return nodes[find(a)].splitAt; }
+  /// The reductions (norms, means, softmaxes) and the dims they reduce.
+  llvm::ArrayRef<std::pair<Operation *, DimList>> getReductions() {
+    return reductions;
+  }
 
   /// The axes of dim `dim` of `v` (leaves, major to minor).
   AxisList leaves(Value v, unsigned dim);
@@ -188,6 +216,8 @@ private:
     Operation *pin = nullptr;
     Operation *expand = nullptr;
     bool structural = false;
+    /// The op whose refinement split the axis into parts.
+    Operation *splitAt = nullptr;
   };
   Axis make(int64_t size);
   llvm::SmallVector<AxisList> &dimsOf(Value v);
@@ -195,7 +225,7 @@ private:
                                           ShapedType type, bool isState);
   void unify(llvm::ArrayRef<Axis> a, llvm::ArrayRef<Axis> b, Operation *at);
   void unite(Axis a, Axis b);
-  void split(Axis a, int64_t major);
+  void split(Axis a, int64_t major, Operation *at);
   void pin(llvm::ArrayRef<Axis> list, Operation *at);
   void pinValue(Value v, Operation *at);
   void broadcast(Operation *op, llvm::ArrayRef<Value> operands, Value result,
@@ -204,6 +234,24 @@ private:
   void visitForward(ForwardOp forward);
   void visitOp(Operation *op);
   void visitCall(CallOp call);
+  /// Relates module `m` run on `ins` (types `inTypes`) to `outs`; false for
+  /// a module whose dims it does not know. `at` pins what does not pair up.
+  bool relateModule(Operation *m, llvm::ArrayRef<DimList> ins,
+                    TypeRange inTypes, llvm::ArrayRef<DimList> outs,
+                    TypeRange outTypes, Operation *at);
+  bool relateLinear(Operation *m, const DimList &in, const DimList &out,
+                    Operation *at);
+  bool relateConv(ConvLayerOpInterface conv, const DimList &in,
+                  const DimList &out, Operation *at);
+  bool relateNorm(Operation *m, const DimList &in, const DimList &out,
+                  Operation *at);
+  bool relateSequential(SequentialOp seq, const DimList &in, Type inType,
+                        const DimList &out, Operation *at);
+  bool relateCustom(CustomModuleOp custom, llvm::ArrayRef<DimList> ins,
+                    llvm::ArrayRef<DimList> outs, Operation *at);
+  /// Unifies equal-rank `a` and `b` dim by dim, from `from` on.
+  void tieDims(const DimList &a, const DimList &b, Operation *at,
+               unsigned from = 0, unsigned count = ~0u);
   void visitSlice(Operation *op);
   void visitMatmul(FnMatmulOp mm);
   void visitExpand(FnExpandOp expand);
@@ -220,10 +268,11 @@ private:
   llvm::DenseMap<Value, llvm::SmallVector<AxisList>> valueDims;
   std::vector<TensorSite> tensors;
   llvm::SetVector<ForwardOp> forwards;
-  /// Ops whose result depends on every index of some dims: (op, value,
-  /// dims).
-  llvm::SmallVector<std::tuple<Operation *, Value, llvm::SmallVector<int64_t>>>
-      reductions;
+  /// Ops whose result depends on every index of some dims: (op, the
+  /// reduced dims).
+  llvm::SmallVector<std::pair<Operation *, DimList>> reductions;
+  llvm::DenseMap<Operation *, Axis> convGroups;
+  bool allRunsRelated = false;
   llvm::DenseSet<Operation *> allowedReductions;
   /// `tensor.dim`s of static dims.
   llvm::SmallVector<std::pair<Operation *, AxisList>> dimReads;
@@ -242,6 +291,12 @@ private:
   std::mt19937_64 rng;
   llvm::DenseMap<Operation *, double> scale;
 };
+
+/// `attr` with, per dim, the old indices `source[d]`: a weights file's
+/// tensor as the slice of the stored tensor (composed with the slices it
+/// has), an inline one gathered.
+ElementsAttr keepIndices(ElementsAttr attr,
+                         llvm::ArrayRef<llvm::SmallVector<int64_t>> source);
 
 /// Replaces `state` entry `name` of `module` (a container) with `value`.
 void setStateTensor(Operation *module, llvm::StringRef name,

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <cmath>
+#include <numeric>
 #include <set>
 
 using namespace mlir;
@@ -133,6 +134,22 @@ SmallVector<int64_t> AxisAnalysis::dimSource(ArrayRef<Axis> list,
   return out;
 }
 
+std::optional<int64_t> AxisAnalysis::offsetOf(Axis a, Axis part) {
+  if (find(a) == find(part))
+    return 0;
+  auto segs = tiling(a);
+  if (!segs)
+    return std::nullopt;
+  for (const Segment &seg : *segs) {
+    AxisList l = leaves(seg.axes);
+    if (l.size() != 1)
+      continue;
+    if (std::optional<int64_t> inner = offsetOf(l[0], part))
+      return seg.offset + *inner;
+  }
+  return std::nullopt;
+}
+
 /// True if any leaf of `list` is resized.
 static bool touches(AxisAnalysis &a, ArrayRef<Axis> list,
                     const ResizeMap &resize) {
@@ -146,10 +163,9 @@ static bool touches(AxisAnalysis &a, ArrayRef<Axis> list,
 
 SmallVector<Operation *> AxisAnalysis::reductionsOver(const ResizeMap &resize) {
   SmallVector<Operation *> out;
-  for (auto &[op, v, dims] : reductions)
-    if (llvm::any_of(dims, [&, v = v](int64_t d) {
-          return touches(*this, dimsOf(v)[d], resize);
-        }))
+  for (auto &[op, dims] : reductions)
+    if (llvm::any_of(
+            dims, [&](const AxisList &d) { return touches(*this, d, resize); }))
       out.push_back(op);
   return out;
 }
@@ -244,8 +260,9 @@ LogicalResult AxisAnalysis::checkEdit(const ResizeMap &resize, CallOp rootCall,
     if (t.isState)
       continue;
     if (failed(
-            checkRefusable(t.op, AllRebuildProperties, pass, "edited layer")) ||
-        failed(getOnlyCall(t.op, pass, "edited layer")))
+            checkRefusable(t.op, AllRebuildProperties, pass, "edited layer")))
+      return failure();
+    if (!allRunsRelated && failed(getOnlyCall(t.op, pass, "edited layer")))
       return failure();
   }
   return success();
@@ -423,6 +440,17 @@ void AxisAnalysis::rewriteTensors(const ResizeMap &resize,
       replaceTensor(t.op, t.name, value);
     if (auto lin = dyn_cast<LinearOp>(t.op); lin && lin.getOutFeatures())
       lin.setOutFeatures(cast<ShapedType>(value.getType()).getDimSize(0));
+    if (auto conv = dyn_cast<ConvLayerOpInterface>(t.op); conv) {
+      int64_t groups = 1;
+      if (std::optional<Axis> g = groupsAxis(t.op))
+        groups = newSize(*g, resize);
+      if (groups != conv.getGroupCount())
+        t.op->setAttr(
+            "groups",
+            IntegerAttr::get(IntegerType::get(t.op->getContext(), 64), groups));
+      auto w = cast<ShapedType>(conv.getWeightTensor().getType());
+      conv.setChannelCounts(w.getDimSize(1) * groups, w.getDimSize(0));
+    }
   }
 }
 
@@ -470,6 +498,85 @@ void AxisAnalysis::rewriteForwards(const ResizeMap &resize, CallOp rootCall) {
   if (rootCall)
     for (auto [res, v] : llvm::zip(rootCall->getResults(), ret->getOperands()))
       res.setType(v.getType());
+}
+
+//===----------------------------------------------------------------------===//
+// Kept indices
+//===----------------------------------------------------------------------===//
+
+/// `start, length` pairs of the consecutive runs of `indices`.
+static SmallVector<int64_t> toRuns(ArrayRef<int64_t> indices) {
+  SmallVector<int64_t> runs;
+  for (int64_t i : indices) {
+    if (!runs.empty() && runs[runs.size() - 2] + runs.back() == i) {
+      ++runs.back();
+      continue;
+    }
+    runs.push_back(i);
+    runs.push_back(1);
+  }
+  return runs;
+}
+
+/// The stored indices that dim `d` of `ext` reads, in order.
+static SmallVector<int64_t> storedIndices(ExternalTensorAttr ext, unsigned d) {
+  int64_t size = ext.getType().getDimSize(d);
+  SmallVector<int64_t> out;
+  ArrayRef<int64_t> runs;
+  if (ArrayAttr slices = ext.getSlices())
+    runs = cast<DenseI64ArrayAttr>(slices[d]).asArrayRef();
+  if (runs.empty()) {
+    out.resize(size);
+    std::iota(out.begin(), out.end(), 0);
+    return out;
+  }
+  for (size_t i = 0; i + 1 < runs.size(); i += 2)
+    for (int64_t k = 0; k < runs[i + 1]; ++k)
+      out.push_back(runs[i] + k);
+  return out;
+}
+
+/// `attr` with, per dim, the old indices `source[d]`: a file's tensor as
+/// the slice of the stored tensor (composed with the slices it has), an
+/// inline one gathered.
+ElementsAttr surgery::keepIndices(ElementsAttr attr,
+                                  ArrayRef<SmallVector<int64_t>> source) {
+  auto type = cast<ShapedType>(attr.getType());
+  SmallVector<int64_t> shape;
+  for (const SmallVector<int64_t> &s : source)
+    shape.push_back(s.size());
+  MLIRContext *ctx = type.getContext();
+  if (auto ext = dyn_cast<ExternalTensorAttr>(attr)) {
+    SmallVector<Attribute> slices;
+    for (auto [d, s] : llvm::enumerate(source)) {
+      SmallVector<int64_t> stored = storedIndices(ext, d), kept;
+      for (int64_t i : s)
+        kept.push_back(stored[i]);
+      bool whole = !ext.getSlices() && kept.size() == stored.size() &&
+                   llvm::equal(kept, stored);
+      slices.push_back(DenseI64ArrayAttr::get(
+          ctx, whole ? SmallVector<int64_t>() : toRuns(kept)));
+    }
+    return ExternalTensorAttr::get(ctx, type.clone(shape), ext.getKey(),
+                                   ArrayAttr::get(ctx, slices));
+  }
+  std::vector<double> old = *readTensor(attr);
+  int64_t rank = type.getRank(), total = 1;
+  for (int64_t n : shape)
+    total *= n;
+  SmallVector<int64_t> stride(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    stride[d] = stride[d + 1] * type.getDimSize(d + 1);
+  std::vector<double> out(total);
+  for (int64_t flat = 0; flat < total; ++flat) {
+    int64_t rest = flat, oldFlat = 0;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      oldFlat += source[d][rest % shape[d]] * stride[d];
+      rest /= shape[d];
+    }
+    out[flat] = old[oldFlat];
+  }
+  return makeTensor(type.clone(shape), out);
 }
 
 //===----------------------------------------------------------------------===//

@@ -372,6 +372,9 @@ FailureOr<ConsumerChain> surgery::findConsumer(Operation *target,
       << "', whose registration order is not data flow; only 'nnx.sequential', "
          "the stock nets and, for a Linear, a custom module's forward prove "
          "the consumer";
+  if (custom && isa<ConvLayerOpInterface>(target))
+    diag << " (nnx-widen-channels and nnx-prune-channels edit a "
+            "convolution's whole channel group, proven from the forward)";
   diag.attachNote(parent->getLoc()) << "container is here";
   return diag;
 }

@@ -4,6 +4,7 @@
 #include "nnx/Dialect/NNX/IR/TensorUtils.h"
 #include "nnx/Dialect/NNX/Transforms/Passes.h"
 #include "nnx/Dialect/NNX/Transforms/Surgery.h"
+#include "nnx/Support/ErrorKind.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -233,7 +234,7 @@ static FailureOr<DeepenPlan> planSequential(SequentialOp seq, Operation *slot,
                           << "', not 'nnx.relu'; the identity-Linear "
                              "insertion only preserves the function after "
                              "a ReLU";
-    return diag;
+    return setErrorKind(diag, ErrorKind::TypeError);
   }
   if (failed(checkRefusable(site, Subclass | Hooks, kPass, "site")))
     return failure();

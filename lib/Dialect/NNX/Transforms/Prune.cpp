@@ -5,7 +5,6 @@
 #include "nnx/Dialect/NNX/IR/TensorUtils.h"
 #include "nnx/Dialect/NNX/Transforms/Passes.h"
 #include "nnx/Dialect/NNX/Transforms/Surgery.h"
-#include "nnx/Support/Npy.h"
 
 #include <cmath>
 #include <numeric>
@@ -57,43 +56,6 @@ static std::vector<double> importance(const UnitPlan &plan, int64_t units) {
   return score;
 }
 
-/// The importance of each of `units` units read from the .npy file at
-/// `path`: one finite float per unit.
-static FailureOr<std::vector<double>>
-readImportance(Operation *target, StringRef path, int64_t units) {
-  llvm::Expected<NpyArray> array = readNpy(path);
-  if (!array)
-    return refuse(target, kPass, "target")
-           << "is ranked by option importance='" << path
-           << "', which cannot be read: " << llvm::toString(array.takeError());
-  if (!isFloatDType(array->dtype) || array->rank() != 1 ||
-      array->shape[0] != units)
-    return refuse(target, kPass, "target")
-           << "has " << units << " units; option importance='" << path
-           << "' holds a " << array->describe() << ", not a float array of "
-           << "shape (" << units << ")";
-  std::vector<double> score(units);
-  for (int64_t j = 0; j < units; ++j) {
-    score[j] = array->getAsDouble(j);
-    if (!std::isfinite(score[j]))
-      return refuse(target, kPass, "target")
-             << "is ranked by option importance='" << path << "', whose entry "
-             << j << " is not finite";
-  }
-  return score;
-}
-
-/// The `keep` units of largest score (ties: the lower index), in order.
-static UnitMap keepUnits(const std::vector<double> &score, int64_t keep) {
-  std::vector<int64_t> order(score.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int64_t a, int64_t b) { return score[a] > score[b]; });
-  order.resize(keep);
-  llvm::sort(order);
-  return UnitMap{order, std::vector<int64_t>(score.size(), 1)};
-}
-
 LogicalResult mlir::nnx::prune(ModelOp model, StringRef layer, int64_t keep,
                                StringRef importanceFile) {
   FailureOr<Operation *> slot = lookupUnitTarget(model, layer, kPass);
@@ -119,7 +81,7 @@ LogicalResult mlir::nnx::prune(ModelOp model, StringRef layer, int64_t keep,
   FailureOr<std::vector<double>> score =
       importanceFile.empty()
           ? FailureOr<std::vector<double>>(importance(*plan, units))
-          : readImportance(target, importanceFile, units);
+          : readImportance(target, importanceFile, units, kPass);
   if (failed(score))
     return failure();
   applyUnitEdit(*plan, keepUnits(*score, keep), ConsumerColumns::Rescale);
@@ -191,7 +153,7 @@ LogicalResult mlir::nnx::pruneHeads(ModelOp model, StringRef layer,
   FailureOr<std::vector<double>> score =
       importanceFile.empty()
           ? FailureOr<std::vector<double>>(axisImportance(a, unit))
-          : readImportance(core->module, importanceFile, units);
+          : readImportance(core->module, importanceFile, units, kPass);
   if (failed(score))
     return failure();
   std::vector<int64_t> kept = keepUnits(*score, keep).source;

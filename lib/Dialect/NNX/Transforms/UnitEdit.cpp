@@ -2,6 +2,11 @@
 #include "UnitEdit.h"
 
 #include "nnx/Dialect/NNX/IR/TensorUtils.h"
+#include "nnx/Support/Npy.h"
+
+#include <cmath>
+#include <numeric>
+#include <random>
 
 using namespace mlir;
 using namespace mlir::nnx;
@@ -191,4 +196,56 @@ void surgery::applyUnitEdit(const UnitPlan &plan, const UnitMap &map,
     cast<StockNetOpInterface>(plan.chain.container)
         .setSiteWidth(*plan.chain.hiddenIndex, width);
   setUnitCount(plan.chain, width);
+}
+
+/// Unit j >= n copies unit rng() % n. mt19937_64 is fully specified, so the
+/// choice is the same everywhere.
+UnitMap surgery::chooseUnits(int64_t oldWidth, int64_t width, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  UnitMap map{std::vector<int64_t>(width), std::vector<int64_t>(oldWidth, 1)};
+  for (int64_t j = 0; j < width; ++j) {
+    map.source[j] = j < oldWidth ? j : static_cast<int64_t>(rng() % oldWidth);
+    if (j >= oldWidth)
+      ++map.count[map.source[j]];
+  }
+  return map;
+}
+
+/// The importance of each of `units` units read from the .npy file at
+/// `path`: one finite float per unit.
+FailureOr<std::vector<double>> surgery::readImportance(Operation *target,
+                                                       StringRef path,
+                                                       int64_t units,
+                                                       StringRef pass) {
+  llvm::Expected<NpyArray> array = readNpy(path);
+  if (!array)
+    return refuse(target, pass, "target")
+           << "is ranked by option importance='" << path
+           << "', which cannot be read: " << llvm::toString(array.takeError());
+  if (!isFloatDType(array->dtype) || array->rank() != 1 ||
+      array->shape[0] != units)
+    return refuse(target, pass, "target")
+           << "has " << units << " units; option importance='" << path
+           << "' holds a " << array->describe() << ", not a float array of "
+           << "shape (" << units << ")";
+  std::vector<double> score(units);
+  for (int64_t j = 0; j < units; ++j) {
+    score[j] = array->getAsDouble(j);
+    if (!std::isfinite(score[j]))
+      return refuse(target, pass, "target")
+             << "is ranked by option importance='" << path << "', whose entry "
+             << j << " is not finite";
+  }
+  return score;
+}
+
+/// The `keep` units of largest score (ties: the lower index), in order.
+UnitMap surgery::keepUnits(const std::vector<double> &score, int64_t keep) {
+  std::vector<int64_t> order(score.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return score[a] > score[b]; });
+  order.resize(keep);
+  llvm::sort(order);
+  return UnitMap{order, std::vector<int64_t>(score.size(), 1)};
 }

@@ -71,6 +71,21 @@ FailureOr<ConsumerChain> findUnitConsumer(Operation *target,
                                           bool throughBatchNorm,
                                           llvm::StringRef pass);
 
+/// Widening: unit j < n is unit j, unit j >= n copies unit rng() % n of
+/// `std::mt19937_64(seed)` (the same on every platform).
+UnitMap chooseUnits(int64_t oldWidth, int64_t width, uint64_t seed);
+
+/// The importance of each of `units` units read from the .npy file at
+/// `path`: one finite float per unit, else a refusal on `target`.
+FailureOr<std::vector<double>> readImportance(Operation *target,
+                                              llvm::StringRef path,
+                                              int64_t units,
+                                              llvm::StringRef pass);
+
+/// Pruning: the `keep` units of largest `score` (ties: the lower index), in
+/// their order.
+UnitMap keepUnits(const std::vector<double> &score, int64_t keep);
+
 } // namespace mlir::nnx::surgery
 
 #endif // NNX_LIB_DIALECT_NNX_TRANSFORMS_UNITEDIT_H

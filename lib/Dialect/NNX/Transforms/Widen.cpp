@@ -4,8 +4,6 @@
 #include "nnx/Dialect/NNX/Transforms/Passes.h"
 #include "nnx/Dialect/NNX/Transforms/Surgery.h"
 
-#include <random>
-
 namespace mlir::nnx {
 #define GEN_PASS_DEF_NNXWIDENPASS
 #include "nnx/Dialect/NNX/Transforms/Passes.h.inc"
@@ -23,19 +21,6 @@ std::optional<WidenInit> mlir::nnx::parseWidenInit(StringRef name) {
   if (name == "zero")
     return WidenInit::Zero;
   return std::nullopt;
-}
-
-/// Unit j >= n copies unit rng() % n. mt19937_64 is fully specified, so the
-/// choice is the same everywhere.
-static UnitMap chooseUnits(int64_t oldWidth, int64_t width, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  UnitMap map{std::vector<int64_t>(width), std::vector<int64_t>(oldWidth, 1)};
-  for (int64_t j = 0; j < width; ++j) {
-    map.source[j] = j < oldWidth ? j : static_cast<int64_t>(rng() % oldWidth);
-    if (j >= oldWidth)
-      ++map.count[map.source[j]];
-  }
-  return map;
 }
 
 /// The target's own check: narrower than `width`.

@@ -17,7 +17,7 @@
 // those over d, and no rescaling of its gain and bias restores them.
 //
 //===----------------------------------------------------------------------===//
-#include "AxisAnalysis.h"
+#include "ChannelGroup.h"
 
 #include "nnx/Dialect/NNX/IR/NNXFnOps.h"
 #include "nnx/Dialect/NNX/IR/StateRead.h"
@@ -140,24 +140,6 @@ static FailureOr<Axis> findStream(AxisAnalysis &a, ModelOp model) {
   return *stream;
 }
 
-/// The model's one top module, a custom module with a forward.
-static FailureOr<CustomModuleOp> findRoot(ModelOp model) {
-  SmallVector<Operation *> tops;
-  for (Operation &op : model.getBody().front())
-    if (isa<ModuleOpInterface>(op))
-      tops.push_back(&op);
-  auto root =
-      tops.size() == 1 ? dyn_cast<CustomModuleOp>(tops[0]) : CustomModuleOp();
-  if (!root || !root.getForward())
-    return model.emitError()
-           << kPass << ": model '@" << model.getSymName()
-           << "' is not one custom module with a forward (an exported "
-              "transformer): the stream is found in its forward";
-  if (failed(checkRefusable(root, Hooks, kPass, "model")))
-    return failure();
-  return root;
-}
-
 /// Rescales each RMSNorm: eps * d/d', gain g * sqrt(d/d') (g = state +
 /// offset); new gain entries sqrt(d/d') - offset.
 static void rescaleNorms(MutableArrayRef<RMSNormSite> norms, int64_t d,
@@ -184,7 +166,9 @@ LogicalResult mlir::nnx::widenResidual(ModelOp model, int64_t width,
                                        uint64_t seed) {
   if (failed(refuseRecipeModel(model, kPass)))
     return failure();
-  FailureOr<CustomModuleOp> root = findRoot(model);
+  FailureOr<CustomModuleOp> root = findRootModule(
+      model, kPass,
+      "(an exported transformer): the stream is found in its forward");
   if (failed(root))
     return failure();
   AxisAnalysis a(kPass);

@@ -72,7 +72,7 @@ nnx.model @m inputs(tensor<?x4xf32>) {
 nnx.model @m inputs(tensor<?x1x8xf32>) {
   // expected-note @+1 {{container is here}}
   nnx.module @net class = "Block" {
-    // expected-error @+1 {{nnx-widen: target 't' (nnx.conv1d) is a child of 'nnx.module', whose registration order is not data flow; only 'nnx.sequential', the stock nets and, for a Linear, a custom module's forward prove the consumer}}
+    // expected-error @+1 {{nnx-widen: target 't' (nnx.conv1d) is a child of 'nnx.module', whose registration order is not data flow; only 'nnx.sequential', the stock nets and, for a Linear, a custom module's forward prove the consumer (nnx-widen-channels and nnx-prune-channels edit a convolution's whole channel group, proven from the forward)}}
     nnx.conv1d @t {in_channels = 1 : i64, out_channels = 1 : i64, kernel_size = array<i64: 3>, stride = array<i64: 1>, padding = array<i64: 1>, dilation = array<i64: 1>, weight = dense<1.0> : tensor<1x1x3xf32>}
     nnx.conv1d @c {in_channels = 1 : i64, out_channels = 1 : i64, kernel_size = array<i64: 3>, stride = array<i64: 1>, padding = array<i64: 1>, dilation = array<i64: 1>, weight = dense<1.0> : tensor<1x1x3xf32>}
     nnx.forward @forward(%x: tensor<?x1x8xf32>) -> tensor<?x1x8xf32> {

@@ -196,6 +196,118 @@ def NNXPrunePass : NNX_Pass<"nnx-prune", "::mlir::nnx::ModelOp"> {
   ];
 }
 
+def NNXChannelGroupsPass : NNX_Pass<"nnx-channel-groups", "::mlir::nnx::ModelOp"> {
+  let summary = "Print the channel group of a convolution's or Linear's output channels";
+  let description = [{
+    An analysis: the dim provenance of `nnx-grow-attention`
+    (`AxisAnalysis`), run over the model's top module (an exported
+    `nnx.module` with a forward) and every forward, sequential and layer it
+    runs, relates every dim of every value and every tensor. The output
+    channels of the convolution or Linear at `layer` are one axis; the
+    group is everything that carries it, proven by the data flow:
+    - residual adds and the branches that meet there (ResNet's downsample);
+    - batch norms' affine entries and running statistics, layer norms'
+      entries (a LayerNorm2d's state);
+    - depthwise and grouped convolutions (`groups x per-group` channels);
+    - squeeze-excitation gates (a pooled branch multiplied back);
+    - a flatten into a Linear (each channel a block of its columns);
+    - concatenations (the channels at their offset in the result).
+
+    Prints one line per tensor dim (`path.tensor dim d`, `(reads)` for a
+    contraction: a Linear's or convolution's input columns), one line per
+    value dim of a forward (`module:source-label dim d`), and the ops that
+    normalize or reduce over the channels. The IR is not changed.
+
+    Refused, naming the op and its location, where the proof breaks: an op
+    the analysis does not follow touches the channels (a call of a module
+    it does not know, a reshape that mixes them with a dim of another size,
+    a strided slice), or a reshape splits them into factors (a GroupNorm's
+    `view` into groups: the note names the group norm).
+
+    ```
+    $ nnx-opt --nnx-channel-groups=layer=block.conv1 m.mlir -o /dev/null
+    channel group of 'block.conv1' (nnx.conv2d): 8 channels
+      tensor block.conv1.weight dim 0
+      tensor block.bn1.weight dim 0
+      ...
+      tensor block.conv2.weight dim 1 (reads)
+      value block:self_conv1_0 dim 1
+    ```
+  }];
+  let options = [
+    Option<"layer", "layer", "std::string", "", "dotted path of the convolution or Linear">,
+  ];
+}
+
+def NNXPruneChannelsPass : NNX_Pass<"nnx-prune-channels", "::mlir::nnx::ModelOp"> {
+  let summary = "Structured pruning of a channel group: every producer and consumer of the channels";
+  let description = [{
+    Keeps `keep` channels of the channel group of `layer` (see
+    `nnx-channel-groups`) and removes the others from every member: the
+    output rows of every convolution and Linear that writes them (a
+    residual stream has several), the per-channel entries of every norm and
+    depthwise convolution, the input columns of every consumer, custom
+    modules' per-channel state, and every type and static size in the
+    forwards. `in_channels`, `out_channels` and `groups` follow.
+
+    The importance of channel `c` is the L2 norm of the group's parameters
+    at `c` (weights and biases of every member, running statistics not
+    included); `importance=<file.npy>` ranks by the user's scores instead
+    (one finite float per channel). Ties keep the lower index.
+
+    The pruned model computes what the original computes with the removed
+    channels' producing parameters zeroed (rows, biases, norms' affine
+    entries), wherever the ops between producers and consumers map 0 to 0
+    (ReLU, SiLU, GELU, pooling, adds): chain-preserving, train afterwards.
+
+    Refused before anything changes: what `nnx-channel-groups` refuses;
+    `keep` not in `1 .. n-1`; a norm, mean or softmax over the channels
+    (its statistics would change); a tensor read with `tensor.dim`; the
+    model's input or output channels; parametrizations, hooks, prune masks
+    on a member; an importance file that cannot be read, is not of shape
+    `(n)` or holds a non-finite entry.
+
+    Before (`--nnx-prune-channels="layer=block.conv1 keep=1"`): `conv1`
+    writes 2 channels, `bn1` normalizes them, `conv2` reads them; after,
+    each keeps the channel of larger importance.
+  }];
+  let options = [
+    Option<"layer", "layer", "std::string", "", "dotted path of the convolution or Linear naming the group">,
+    Option<"keep", "keep", "int64_t", "0", "channels to keep (1 .. n - 1)">,
+    Option<"importance", "importance", "std::string", "",
+           "an .npy file of one float per channel, the importance to rank by instead of the weight norms">,
+  ];
+}
+
+def NNXWidenChannelsPass : NNX_Pass<"nnx-widen-channels", "::mlir::nnx::ModelOp"> {
+  let summary = "Net2WiderNet on a channel group: every producer and consumer, function-preserving";
+  let description = [{
+    Grows the channel group of `layer` (see `nnx-channel-groups`) to
+    `width` channels. Channel `j >= n` replicates channel `rng() % n` of
+    `std::mt19937_64(seed)`: every per-channel entry is copied (every
+    producer's output rows and biases, a residual stream's producers all
+    alike, eval-mode batch norms' statistics and affine entries, depthwise
+    filters, per-channel state), and every consumer's input columns of a
+    replicated channel (the original included) are divided by its
+    replication count, so each consumer sums what it summed before. The
+    forward output is unchanged (eval mode; a train-mode batch norm's batch
+    statistics of a copy are those of its original as well).
+
+    Refused before anything changes: what `nnx-channel-groups` refuses;
+    `width` not larger than the group; a norm, mean or softmax over the
+    channels (layer norm over channels, group norm: its statistics would
+    change); a matrix product of the forwards that contracts the channels
+    (no weight to divide); a tensor read with `tensor.dim`; the model's
+    input or output channels; parametrizations, hooks, prune masks on a
+    member.
+  }];
+  let options = [
+    Option<"layer", "layer", "std::string", "", "dotted path of the convolution or Linear naming the group">,
+    Option<"width", "width", "int64_t", "0", "channels after the edit (larger than the old)">,
+    Option<"seed", "seed", "uint64_t", "0", "seed of the channel-replication RNG">,
+  ];
+}
+
 def NNXShardTensorParallelPass : NNX_Pass<"nnx-shard-tensor-parallel", "::mlir::nnx::ModelOp"> {
   let summary = "Megatron tensor parallelism: rank R's part of the model";
   let description = [{

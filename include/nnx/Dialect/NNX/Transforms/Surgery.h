@@ -78,6 +78,18 @@ LogicalResult growAttention(ModelOp model, llvm::StringRef layer, int64_t heads,
 /// but its consumer, a forward the dim analysis cannot follow.
 LogicalResult shardTensorParallel(ModelOp model, int64_t ranks, int64_t rank);
 
+/// Keeps `keep` channels of the channel group of the convolution or Linear
+/// at `layer` (every producer, norm and consumer the forward ties to its
+/// output channels), ranked by the L2 norm of the group's parameters or by
+/// `importanceFile`. Chain-preserving.
+LogicalResult pruneChannels(ModelOp model, llvm::StringRef layer, int64_t keep,
+                            llvm::StringRef importanceFile = "");
+
+/// Net2WiderNet on the channel group of `layer`: `width` channels, copies
+/// of chosen ones, consumers' columns divided. Function-preserving.
+LogicalResult widenChannels(ModelOp model, llvm::StringRef layer, int64_t width,
+                            uint64_t seed = 0);
+
 /// Grows the residual stream of the model's transformer to `width`:
 /// embeddings, projections and RMSNorms (eps and gains rescaled), with the
 /// new coordinates zero in the stream. Refuses LayerNorms over the stream.
