@@ -3,8 +3,13 @@
 
 #include "TemporaryAllocator.h"
 
+#include "nnx/Codegen/CPU/Passes.h"
 #include "nnx/Config.h"
 #include "nnx/Pipelines/Pipelines.h"
+#include "nnx/Support/TargetISA.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/TargetParser/Host.h"
 
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/Threading.h"
@@ -13,6 +18,24 @@
 
 using namespace mlir;
 using namespace mlir::nnx;
+
+/// Appends nnx-set-target with the host's target: its widest vectors and
+/// AVX512_BF16 under the instruction-set cap `maxISA` (empty: the
+/// NNX_JIT_MAX_ISA environment variable, else none), the cap's features
+/// and the host's CPU. The only place the CPU pipeline's target comes from
+/// the machine (docs/Lowering.md, "Target").
+static llvm::Error addHostTarget(OpPassManager &pm, llvm::StringRef maxISA) {
+  llvm::Expected<unsigned> capBits = maxISABits(maxISA);
+  if (!capBits)
+    return capBits.takeError();
+  NNXSetTargetPassOptions host;
+  host.vectorBits = hostVectorBits(*capBits);
+  host.avx512BF16 = hostHasAVX512BF16(*capBits);
+  host.features = llvm::join(capFeatures(*capBits), ",");
+  host.cpu = llvm::sys::getHostCPUName().str();
+  pm.addPass(createNNXSetTargetPass(host));
+  return llvm::Error::success();
+}
 
 llvm::Error mlir::nnx::configureCPUTarget(TargetConfig &config) {
   config.buildPipeline = [](OpPassManager &pm,
@@ -30,6 +53,10 @@ llvm::Error mlir::nnx::configureCPUTarget(TargetConfig &config) {
           "nnx-cpu-pipeline options '%s': the runtime needs out-params and "
           "runtime-allocator",
           text.str().c_str());
+    // The pipeline's own cap (max-isa) then leaves the host's target as
+    // it is: the host's was already capped by it.
+    if (llvm::Error err = addHostTarget(pm, options.maxISA))
+      return err;
     buildNNXCPUPipeline(pm, options);
     return llvm::Error::success();
   };

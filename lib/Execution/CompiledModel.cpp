@@ -19,6 +19,7 @@
 #include "nnx/Pipelines/Passes.h"
 #include "nnx/Pipelines/ResultShapes.h"
 #include "nnx/Support/DiagnosticText.h"
+#include "nnx/Support/Environment.h"
 #include "nnx/Support/SafeTensors.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -217,7 +218,8 @@ static void addPrepareForward(PassManager &pm, const CompileOptions &options) {
   NNXPrepareForwardPassOptions prepare;
   prepare.model = options.modelName;
   prepare.family = options.probes.family;
-  prepare.familiesDir = options.probes.familiesDir;
+  // The driver's lookup: the option, else $NNX_FAMILIES_DIR.
+  prepare.familiesDir = driverFamiliesDir(options.probes.familiesDir);
   prepare.reads = options.probes.reads;
   prepare.writes = options.probes.writes;
   prepare.tensorParallelRanks = options.tensorParallel.ranks;

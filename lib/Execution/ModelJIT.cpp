@@ -216,19 +216,21 @@ static llvm::Error writeEntry(llvm::StringRef dir, llvm::StringRef path,
 }
 
 /// Gives the functions added here (packed wrappers, constructors) the
-/// `target-features` of the lowered ones (nnx-cap-target-features: a
-/// max-isa cap), so that no code of the module uses what the cap removed.
+/// `target-features` and `target-cpu` of the lowered ones
+/// (nnx-cap-target-features: the module's #nnx.target, e.g. a max-isa
+/// cap), so that no code of the module uses what the cap removed.
 static void shareTargetFeatures(llvm::Module &module) {
-  llvm::Attribute features;
-  for (llvm::Function &function : module.functions())
-    if (!function.isDeclaration() && function.hasFnAttribute("target-features"))
-      features = function.getFnAttribute("target-features");
-  if (!features.isValid())
-    return;
-  for (llvm::Function &function : module.functions())
-    if (!function.isDeclaration() &&
-        !function.hasFnAttribute("target-features"))
-      function.addFnAttr(features);
+  for (llvm::StringRef kind : {"target-features", "target-cpu"}) {
+    llvm::Attribute value;
+    for (llvm::Function &function : module.functions())
+      if (!function.isDeclaration() && function.hasFnAttribute(kind))
+        value = function.getFnAttribute(kind);
+    if (!value.isValid())
+      continue;
+    for (llvm::Function &function : module.functions())
+      if (!function.isDeclaration() && !function.hasFnAttribute(kind))
+        function.addFnAttr(value);
+  }
 }
 
 /// `module` in LLVM IR for `machine`, with the packed wrappers and the

@@ -65,9 +65,7 @@ static void addMathAndLLVM(OpPassManager &pm,
   // Without AVX512_BF16: bf16 arithmetic in f32 and bf16 conversions as
   // integer ops, where LLVM would call compiler-rt (first: the f32 math
   // it makes is approximated next).
-  NNXExpandBF16CastsPassOptions bf16Casts;
-  bf16Casts.maxISA = options.maxISA;
-  pm.addPass(createNNXExpandBF16CastsPass(bf16Casts));
+  pm.addPass(createNNXExpandBF16CastsPass());
   pm.addPass(createNNXApproximateMathPass());
   math::MathExpandOpsPassOptions expand;
   expand.opMnemonics = {"rsqrt"};
@@ -85,15 +83,19 @@ static void addMathAndLLVM(OpPassManager &pm,
   host.openMP = options.parallel;
   pipeline::addHostToLLVM(pm, host);
   pm.addPass(createCanonicalizerPass());
-  // An instruction-set cap (max-isa, NNX_JIT_MAX_ISA) reaches LLVM's code.
-  NNXCapTargetFeaturesPassOptions cap;
-  cap.maxISA = options.maxISA;
-  pm.addPass(createNNXCapTargetFeaturesPass(cap));
+  // The target's features (an instruction-set cap) and CPU reach LLVM.
+  pm.addPass(createNNXCapTargetFeaturesPass());
 }
 } // namespace mlir::nnx
 
 void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
                                     const NNXCPUPipelineOptions &options) {
+  // The target the passes read (docs/Lowering.md): the module's, capped.
+  if (!options.maxISA.empty()) {
+    NNXSetTargetPassOptions cap;
+    cap.maxISA = options.maxISA;
+    pm.addPass(createNNXSetTargetPass(cap));
+  }
   // Tensor parallelism: each shard.all_reduce becomes an MPI_Allreduce
   // into a fresh buffer (no-op without shard ops).
   pm.addPass(createNNXLowerAllReducePass());
@@ -114,7 +116,6 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
     tile.stage = CPUScheduleStage::TileMatmul;
     tile.parallel = options.parallel;
     tile.vectorBits = options.vectorBits;
-    tile.maxISA = options.maxISA;
     tile.bf16Dot = options.bf16Dot;
     pm.addPass(createNNXApplyCPUSchedulePass(tile));
     // Folds what tiling left (e.g. the slices of the accumulator) so that

@@ -10,6 +10,26 @@
 
 using namespace mlir;
 
+std::optional<unsigned> nnx::isaVectorBits(llvm::StringRef name) {
+  unsigned bits = llvm::StringSwitch<unsigned>(name.lower())
+                      .Case("", 0)
+                      .Case("avx512", 512)
+                      .Case("avx2", 256)
+                      .Case("sse4.2", 128)
+                      .Default(~0u);
+  if (bits == ~0u)
+    return std::nullopt;
+  return bits;
+}
+
+std::string nnx::unknownISAMessage(llvm::StringRef source,
+                                   llvm::StringRef name) {
+  return (source + "=" + name +
+          ": not an instruction set nnx knows (expected avx512, avx2 or "
+          "sse4.2)")
+      .str();
+}
+
 llvm::Expected<unsigned> nnx::maxISABits(llvm::StringRef name) {
   std::string source = "max-isa";
   std::string value = name.str();
@@ -18,23 +38,15 @@ llvm::Expected<unsigned> nnx::maxISABits(llvm::StringRef name) {
       value = env;
     source = kMaxISAEnv;
   }
-  unsigned bits = llvm::StringSwitch<unsigned>(llvm::StringRef(value).lower())
-                      .Case("", 0)
-                      .Case("avx512", 512)
-                      .Case("avx2", 256)
-                      .Case("sse4.2", 128)
-                      .Default(~0u);
-  if (bits == ~0u)
-    return llvm::createStringError(
-        source + "=" + value +
-        ": not an instruction set nnx knows (expected avx512, avx2 or "
-        "sse4.2)");
-  if (bits != 0 && !llvm::Triple(llvm::sys::getProcessTriple()).isX86())
+  std::optional<unsigned> bits = isaVectorBits(value);
+  if (!bits)
+    return llvm::createStringError(unknownISAMessage(source, value));
+  if (*bits != 0 && !llvm::Triple(llvm::sys::getProcessTriple()).isX86())
     return llvm::createStringError(source + "=" + value +
                                    ": the instruction-set cap is for x86-64 "
                                    "hosts; this one is " +
                                    llvm::sys::getProcessTriple());
-  return bits;
+  return *bits;
 }
 
 unsigned nnx::hostVectorBits(unsigned capBits) {

@@ -14,6 +14,7 @@
 #include "nnx/Dialect/NNX/Tracing/Resolver.h"
 #include "nnx/InitNNX.h"
 #include "nnx/Support/DiagnosticText.h"
+#include "nnx/Support/Environment.h"
 #include "nnx/Support/ErrorKind.h"
 #include "nnx/Support/InputGuard.h"
 
@@ -527,8 +528,8 @@ py::list Model::tracingSupport(const std::string &family,
                                const std::string &model) {
   namespace tr = nx::tracing;
   std::string error;
-  std::optional<tr::Family> fam =
-      tr::loadFamily(family, tr::getFamiliesDir(familiesDir), error);
+  std::optional<tr::Family> fam = tr::loadFamily(
+      family, tr::getFamiliesDir(nx::driverFamiliesDir(familiesDir)), error);
   if (!fam)
     throw NNXError("nnx-support: " + error);
   tr::Resolver resolver(*fam, getModel(model));

@@ -29,24 +29,26 @@ struct NNXCPUPipelineOptions
       *this, "vector-bits",
       llvm::cl::desc("Vector width the matmul tiles are chosen for: 512 "
                      "(AVX-512), 256 (AVX2), 128 (SSE/NEON), or 0 for the "
-                     "host's widest"),
+                     "module's #nnx.target (128 without one)"),
       llvm::cl::init(0)};
   PassOptions::Option<std::string> maxISA{
       *this, "max-isa",
-      llvm::cl::desc("Cap the code at an instruction set below the host's: "
+      llvm::cl::desc("Cap the module's #nnx.target at an instruction set: "
                      "avx512, avx2 or sse4.2, for the tiles of "
-                     "vector-bits=0 and for LLVM's code (empty: the "
-                     "NNX_JIT_MAX_ISA environment variable, else no cap)"),
+                     "vector-bits=0 and for LLVM's code (nnx-set-target's "
+                     "max-isa; empty: no cap). A driver that compiles for "
+                     "the host (nnx-run) also caps the host's target with "
+                     "it, or with NNX_JIT_MAX_ISA when it is empty"),
       llvm::cl::init("")};
   PassOptions::Option<std::string> bf16Dot{
       *this, "bf16-dot",
       llvm::cl::desc("bf16 matmuls as vdpbf16ps register tiles (weights "
-                     "packed in pairs of K at bind time): host (when the "
-                     "host has AVX512_BF16 and the tiles are 512 bits), on "
-                     "(whatever the host: the code then needs AVX512_BF16 "
-                     "to run) or off (bf16 extended to f32 in the f32 "
-                     "tiles)"),
-      llvm::cl::init("host")};
+                     "packed in pairs of K at bind time): target (when the "
+                     "module's #nnx.target has AVX512_BF16 and the tiles "
+                     "are 512 bits), on (whatever the target: the code then "
+                     "needs AVX512_BF16 to run) or off (bf16 extended to "
+                     "f32 in the f32 tiles)"),
+      llvm::cl::init("target")};
   PassOptions::Option<bool> outlineKernels{
       *this, "outline-kernels",
       llvm::cl::desc("On buffers, move each loop nest into a private kernel "
@@ -77,7 +79,9 @@ struct NNXCPUPipelineOptions
 
 /// Appends `nnx-cpu-pipeline` to `pm`: from the forward level (a
 /// `func.func` on tensors, as `nnx-build-forward` emits it) to the LLVM
-/// dialect, ready for `mlir::ExecutionEngine`. Fails at run time if
+/// dialect, ready for `mlir::ExecutionEngine`. The code is generated for
+/// the module's `nnx.target` (#nnx.target, written by nnx-set-target; the
+/// default target without one), never by asking the host. Fails at run time if
 /// `nnx.probe` ops remain (run `nnx-lower-probes` first).
 void buildNNXCPUPipeline(OpPassManager &pm,
                          const NNXCPUPipelineOptions &options);

@@ -13,7 +13,7 @@
 #include "nnx/Codegen/CPU/Layouts.h"
 #include "nnx/Codegen/CPU/Passes.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
-#include "nnx/Support/TargetISA.h"
+#include "nnx/Dialect/NNX/IR/Target.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -87,32 +87,12 @@ struct NNXApplyCPUSchedulePass
              << "nnx-apply-cpu-schedule: vector-bits="
              << static_cast<unsigned>(vectorBits)
              << " is not a vector width the schedule knows (expected 0 for "
-                "the host's, 128, 256 or 512)";
-    // vector-bits=0: the host's widest, under the instruction-set cap
-    // (max-isa, else NNX_JIT_MAX_ISA) that the code will be compiled for.
-    tileBits = vectorBits;
-    if (tileBits == 0) {
-      llvm::Expected<unsigned> cap = nnx::maxISABits(maxISA);
-      if (!cap)
-        return emitError(UnknownLoc::get(context))
-               << "nnx-apply-cpu-schedule: " << llvm::toString(cap.takeError());
-      tileBits = nnx::hostVectorBits(*cap);
-    }
-    // bf16-dot=host: vdpbf16ps when the code is compiled for 512-bit tiles
-    // on a host that has it.
-    if (bf16Dot != "host" && bf16Dot != "on" && bf16Dot != "off")
+                "the module's target, 128, 256 or 512)";
+    if (bf16Dot != "target" && bf16Dot != "on" && bf16Dot != "off")
       return emitError(UnknownLoc::get(context))
              << "nnx-apply-cpu-schedule: bf16-dot=" << bf16Dot
-             << " is not a choice the schedule knows (expected host, on or "
+             << " is not a choice the schedule knows (expected target, on or "
                 "off)";
-    useBF16Dot = bf16Dot == "on";
-    if (bf16Dot == "host" && tileBits == 512) {
-      llvm::Expected<unsigned> cap = nnx::maxISABits(maxISA);
-      if (!cap)
-        return emitError(UnknownLoc::get(context))
-               << "nnx-apply-cpu-schedule: " << llvm::toString(cap.takeError());
-      useBF16Dot = nnx::hostHasAVX512BF16(*cap);
-    }
     OwningOpRef<ModuleOp> parsed = nnx::parseMatmulSchedule(context, parallel);
     if (!parsed)
       return failure();
@@ -121,6 +101,13 @@ struct NNXApplyCPUSchedulePass
   }
 
   void runOnOperation() override {
+    // The tiles and the bf16 kernels follow the module's target (the
+    // default target without one): vector-bits overrides its width, and
+    // bf16-dot=target takes vdpbf16ps when it has AVX512_BF16 at 512 bits.
+    nnx::TargetAttr target = nnx::getModuleTarget(getOperation());
+    tileBits = vectorBits != 0 ? unsigned(vectorBits) : target.getVectorBits();
+    useBF16Dot = bf16Dot == "on" || (bf16Dot == "target" && tileBits == 512 &&
+                                     target.getAvx512Bf16());
     bool tiling = stage == nnx::CPUScheduleStage::TileMatmul;
     StringRef entry = tiling ? "tile_matmul" : "lower_vectors";
     if (tiling) {
@@ -177,7 +164,7 @@ struct NNXApplyCPUSchedulePass
 private:
   // Shared by clones of the pass (parsed once in initialize()).
   std::shared_ptr<OwningOpRef<ModuleOp>> library;
-  /// The width the tiles were chosen for (vector-bits, or the host's).
+  /// The width the tiles are chosen for (vector-bits, or the target's).
   unsigned tileBits = 0;
   /// Whether bf16 matmuls run as vdpbf16ps tiles (bf16-dot).
   bool useBF16Dot = false;

@@ -1,6 +1,6 @@
 //===- CapTargetFeatures.cpp - nnx-cap-target-features --------------------===//
 #include "nnx/Codegen/CPU/Passes.h"
-#include "nnx/Support/TargetISA.h"
+#include "nnx/Dialect/NNX/IR/Target.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
@@ -18,20 +18,26 @@ struct NNXCapTargetFeaturesPass
   using Base::Base;
 
   void runOnOperation() override {
-    llvm::Expected<unsigned> cap = nnx::maxISABits(maxISA);
-    if (!cap) {
-      getOperation().emitError()
-          << "nnx-cap-target-features: " << llvm::toString(cap.takeError());
-      return signalPassFailure();
-    }
-    std::vector<std::string> features = nnx::capFeatures(*cap);
-    if (features.empty())
+    nnx::TargetAttr target = nnx::getModuleTarget(getOperation());
+    // From here on the functions carry the target: the output is plain
+    // LLVM dialect, which mlir-translate and mlir-runner read.
+    getOperation()->removeAttr(nnx::kTargetAttrName);
+    LLVM::TargetFeaturesAttr features;
+    if (!target.getFeatures().empty())
+      features =
+          LLVM::TargetFeaturesAttr::get(&getContext(), target.getFeatures());
+    StringAttr cpu;
+    if (!target.getCpu().empty())
+      cpu = StringAttr::get(&getContext(), target.getCpu());
+    if (!features && !cpu)
       return;
-    SmallVector<StringRef> refs(features.begin(), features.end());
-    auto attr = LLVM::TargetFeaturesAttr::get(&getContext(), refs);
     getOperation().walk([&](LLVM::LLVMFuncOp func) {
-      if (!func.isExternal())
-        func.setTargetFeaturesAttr(attr);
+      if (func.isExternal())
+        return;
+      if (features)
+        func.setTargetFeaturesAttr(features);
+      if (cpu)
+        func.setTargetCpuAttr(cpu);
     });
   }
 };

@@ -1,12 +1,12 @@
 //===- ExpandBF16Casts.cpp - nnx-expand-bf16-casts
 //-------------------------===//
 //
-// bf16 conversions as integer ops where the host has no instruction for
+// bf16 conversions as integer ops where the target has no instruction for
 // them (see the pass description in Passes.td).
 //
 //===----------------------------------------------------------------------===//
 #include "nnx/Codegen/CPU/Passes.h"
-#include "nnx/Support/TargetISA.h"
+#include "nnx/Dialect/NNX/IR/Target.h"
 
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
@@ -57,16 +57,9 @@ struct NNXExpandBF16CastsPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (!always) {
-      llvm::Expected<unsigned> cap = nnx::maxISABits(maxISA);
-      if (!cap) {
-        getOperation().emitError()
-            << "nnx-expand-bf16-casts: " << llvm::toString(cap.takeError());
-        return signalPassFailure();
-      }
-      if (nnx::hostHasAVX512BF16(*cap))
-        return;
-    }
+    // The target's AVX512_BF16 converts and computes bf16 itself.
+    if (!always && nnx::getModuleTarget(getOperation()).getAvx512Bf16())
+      return;
     if (failed(emulateBF16Arithmetic(getOperation())))
       return signalPassFailure();
     RewritePatternSet patterns(&getContext());

@@ -12,6 +12,10 @@
 // RUN: nnx-opt %s -split-input-file --nnx-apply-cpu-schedule="stage=tile-matmul vector-bits=512 bf16-dot=on parallel" \
 // RUN: | mlir-opt -split-input-file --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN: | nnx-opt -split-input-file --nnx-apply-cpu-schedule="stage=lower-vectors parallel" | FileCheck %s --check-prefix=THREADS
+// bf16-dot=target (the default) follows the module's #nnx.target: the
+// vdpbf16ps tiles with avx512_bf16 at 512 bits, the f32 tiles without.
+// RUN: nnx-opt %s -split-input-file --nnx-set-target="vector-bits=512 avx512-bf16=true" --nnx-apply-cpu-schedule=stage=tile-matmul | FileCheck %s --check-prefix=TILE
+// RUN: nnx-opt %s -split-input-file --nnx-set-target="vector-bits=512" --nnx-apply-cpu-schedule=stage=tile-matmul | FileCheck %s --check-prefix=OFF
 // RUN: not nnx-opt %s --nnx-apply-cpu-schedule="bf16-dot=maybe" 2>&1 | FileCheck %s --check-prefix=BAD
 
 // TILE-LABEL: func.func @linear(
@@ -40,7 +44,7 @@
 // THREADS-NOT:     scf.forall
 // THREADS:         x86vector.avx512.dot
 
-// BAD: nnx-apply-cpu-schedule: bf16-dot=maybe is not a choice the schedule knows (expected host, on or off)
+// BAD: nnx-apply-cpu-schedule: bf16-dot=maybe is not a choice the schedule knows (expected target, on or off)
 
 func.func @linear(%a: tensor<?x64xbf16>, %w: tensor<72x64xbf16> {nnx.parameter = "fc.weight"}, %c: tensor<?x72xf32>) -> tensor<?x72xf32> {
   %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,

@@ -1,4 +1,4 @@
-// RUN: nnx-opt %s -split-input-file --nnx-apply-cpu-schedule=stage=tile-matmul | FileCheck %s
+// RUN: nnx-opt %s -split-input-file --nnx-set-target=vector-bits=512 --nnx-apply-cpu-schedule=stage=tile-matmul | FileCheck %s
 
 // A groups-1 conv whose windows overlap, with at most 4 stride phases,
 // becomes one matmul per kernel tap (ConvToMatmuls.cpp).

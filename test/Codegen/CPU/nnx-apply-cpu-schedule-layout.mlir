@@ -1,4 +1,4 @@
-// RUN: nnx-opt %s -split-input-file --nnx-apply-cpu-schedule=stage=tile-matmul | FileCheck %s
+// RUN: nnx-opt %s -split-input-file --nnx-set-target=vector-bits=512 --nnx-apply-cpu-schedule=stage=tile-matmul | FileCheck %s
 
 // tile-matmul first puts B of an A * B^T matmul (a Linear's weight, N x K) in
 // the K x N layout the register tiles read: a constant B is transposed at

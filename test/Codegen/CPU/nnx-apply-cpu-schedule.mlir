@@ -4,6 +4,12 @@
 // RUN: nnx-opt %s --nnx-apply-cpu-schedule="stage=tile-matmul vector-bits=256" \
 // RUN: | mlir-opt --canonicalize --cse --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN: | nnx-opt --nnx-apply-cpu-schedule=stage=lower-vectors | FileCheck %s --check-prefix=LOWER
+// Without vector-bits, the tiles follow the module's #nnx.target (the
+// default target, 128 bits, without one), never the host.
+// RUN: nnx-opt %s --nnx-set-target=vector-bits=256 --nnx-apply-cpu-schedule=stage=tile-matmul | FileCheck %s --check-prefix=TILE
+// RUN: nnx-opt %s --nnx-set-target="vector-bits=512 max-isa=avx2" --nnx-apply-cpu-schedule=stage=tile-matmul | FileCheck %s --check-prefix=TILE
+// RUN: env NNX_JIT_MAX_ISA=avx2 nnx-opt %s --nnx-set-target=vector-bits=512 --nnx-apply-cpu-schedule=stage=tile-matmul | FileCheck %s --check-prefix=AVX512
+// RUN: nnx-opt %s --nnx-apply-cpu-schedule=stage=tile-matmul | FileCheck %s --check-prefix=DEFAULT
 // RUN: not nnx-opt %s --nnx-apply-cpu-schedule=stage=bogus 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not nnx-opt %s --nnx-apply-cpu-schedule=vector-bits=384 2>&1 | FileCheck %s --check-prefix=BADBITS
 
@@ -57,6 +63,11 @@
 // TILE:                 vector.contract {{.*}} : vector<1x1xf32>, vector<1x8xf32> into vector<1x8xf32>
 // TILE-NOT:     linalg.matmul
 
+// The default target's 128-bit tiles: 4 x 8 x 1.
+// DEFAULT-LABEL: func.func @mm(
+// DEFAULT:         vector.contract {{.*}} : vector<4x1xf32>, vector<1x8xf32> into vector<4x8xf32>
+// DEFAULT-NOT:     vector<1x16xf32>
+
 // AVX-512 tiles: 6 x 64 register tiles (24 accumulators of 16 lanes); N =
 // 40 is less than one register tile, and not a power of two: columns 32 and
 // 8 as two matmuls (splitColumnRemainders), static 6 x 32 and 6 x 8 tiles.
@@ -99,7 +110,7 @@
 // LOWER-NOT:     vector.contract
 
 // BAD: for the --stage option: Cannot find option named 'bogus'!
-// BADBITS: nnx-apply-cpu-schedule: vector-bits=384 is not a vector width the schedule knows (expected 0 for the host's, 128, 256 or 512)
+// BADBITS: nnx-apply-cpu-schedule: vector-bits=384 is not a vector width the schedule knows (expected 0 for the module's target, 128, 256 or 512)
 
 func.func @mm(%a: tensor<?x256xf32>, %b: tensor<256x40xf32>, %c: tensor<?x40xf32>) -> tensor<?x40xf32> {
   %r = linalg.matmul ins(%a, %b : tensor<?x256xf32>, tensor<256x40xf32>) outs(%c : tensor<?x40xf32>) -> tensor<?x40xf32>

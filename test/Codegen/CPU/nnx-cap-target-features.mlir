@@ -1,23 +1,32 @@
-// RUN: nnx-opt %s --nnx-cap-target-features=max-isa=avx2 | FileCheck %s --check-prefix=AVX2
-// RUN: nnx-opt %s --nnx-cap-target-features=max-isa=sse4.2 | FileCheck %s --check-prefix=SSE
-// RUN: nnx-opt %s --nnx-cap-target-features=max-isa=avx512 | FileCheck %s --check-prefix=NONE
-// RUN: env -u NNX_JIT_MAX_ISA nnx-opt %s --nnx-cap-target-features | FileCheck %s --check-prefix=NONE
-// RUN: env NNX_JIT_MAX_ISA=avx2 nnx-opt %s --nnx-cap-target-features | FileCheck %s --check-prefix=AVX2
-// RUN: not nnx-opt %s --nnx-cap-target-features=max-isa=avx3 2>&1 | FileCheck %s --check-prefix=BAD
+// nnx-cap-target-features: every llvm.func with a body gets the features
+// and the CPU of the module's #nnx.target; a target without them (the
+// default one, without nnx.target) leaves the functions alone, whatever
+// NNX_JIT_MAX_ISA says (drivers read it, not passes).
+// RUN: nnx-opt %s --nnx-set-target=max-isa=avx2 --nnx-cap-target-features | FileCheck %s --check-prefix=AVX2
+// RUN: nnx-opt %s --nnx-set-target=max-isa=sse4.2 --nnx-cap-target-features | FileCheck %s --check-prefix=SSE
+// RUN: nnx-opt %s --nnx-set-target="vector-bits=512 cpu=znver4 features=+avx512f,+avx512bw" --nnx-cap-target-features | FileCheck %s --check-prefix=CPU
+// RUN: nnx-opt %s --nnx-set-target=max-isa=avx512 --nnx-cap-target-features | FileCheck %s --check-prefix=NONE
+// RUN: env NNX_JIT_MAX_ISA=avx2 nnx-opt %s --nnx-cap-target-features | FileCheck %s --check-prefix=NONE
 
-// Every llvm.func gets the features that turn off what lies above the cap.
+// The module's nnx.target goes: the functions carry it now.
+// AVX2-NOT: nnx.target
 // AVX2-LABEL: llvm.func @f
 // AVX2-SAME: target_features = #llvm.target_features<["-avx512f"]>
 // AVX2-LABEL: llvm.func @g
 // AVX2-SAME: target_features = #llvm.target_features<["-avx512f"]>
+// AVX2: llvm.func @external
+// AVX2-NOT: target_features
 // SSE-LABEL: llvm.func @f
 // SSE-SAME: target_features = #llvm.target_features<["-avx"]>
-// No cap: nothing is stamped.
+// CPU-LABEL: llvm.func @f
+// CPU-SAME: target_cpu = "znver4"
+// CPU-SAME: target_features = #llvm.target_features<["+avx512f", "+avx512bw"]>
 // NONE-NOT: target_features
-// BAD: error: nnx-cap-target-features: max-isa=avx3: not an instruction set nnx knows (expected avx512, avx2 or sse4.2)
+// NONE-NOT: target_cpu
 llvm.func @f(%x: f32) -> f32 {
   llvm.return %x : f32
 }
 llvm.func @g() {
   llvm.return
 }
+llvm.func @external()

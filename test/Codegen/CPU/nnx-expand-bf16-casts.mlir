@@ -1,12 +1,21 @@
-// nnx-expand-bf16-casts: bf16 conversions as integer ops (what a host
+// nnx-expand-bf16-casts: bf16 conversions as integer ops (what a target
 // without AVX512_BF16 needs: LLVM would call compiler-rt's __truncsfbf2).
-// With `always`, or a cap below AVX-512, every truncf to bf16 (rounding to
-// nearest even: add 0x7fff plus the kept lowest bit, NaN kept) and every
-// extf from bf16 (a shift) goes; f16 conversions stay.
+// With `always`, or a target without avx512_bf16 (the default target, or a
+// cap below AVX-512), every truncf to bf16 (rounding to nearest even: add
+// 0x7fff plus the kept lowest bit, NaN kept) and every extf from bf16 (a
+// shift) goes; f16 conversions stay. A target with avx512_bf16 keeps them
+// for LLVM, whatever NNX_JIT_MAX_ISA says.
 // RUN: nnx-opt %s -split-input-file --nnx-expand-bf16-casts=always | FileCheck %s
-// RUN: nnx-opt %s -split-input-file --nnx-expand-bf16-casts=max-isa=avx2 | FileCheck %s
-// RUN: not nnx-opt %s --nnx-expand-bf16-casts=max-isa=avx9 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: nnx-opt %s -split-input-file --nnx-expand-bf16-casts | FileCheck %s
+// RUN: nnx-opt %s -split-input-file --nnx-set-target="vector-bits=512 avx512-bf16=true max-isa=avx2" --nnx-expand-bf16-casts | FileCheck %s
+// RUN: nnx-opt %s -split-input-file --nnx-set-target="vector-bits=512 avx512-bf16=true" --nnx-expand-bf16-casts=always | FileCheck %s
+// RUN: env NNX_JIT_MAX_ISA=avx2 nnx-opt %s -split-input-file --nnx-set-target="vector-bits=512 avx512-bf16=true" --nnx-expand-bf16-casts | FileCheck %s --check-prefix=KEEP
 
+// KEEP-LABEL: func.func @casts(
+// KEEP: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+// KEEP: arith.extf %{{.*}} : vector<16xbf16> to vector<16xf32>
+// KEEP-LABEL: func.func @arithmetic(
+// KEEP: arith.addf %{{.*}} : vector<8xbf16>
 // CHECK-LABEL: func.func @casts(
 // CHECK-SAME:      %[[X:[a-z0-9]+]]: vector<16xf32>, %[[Y:[a-z0-9]+]]: vector<16xbf16>
 // CHECK-DAG:     %[[ONE:.*]] = arith.constant dense<1> : vector<16xi32>
@@ -29,7 +38,6 @@
 // CHECK:         %[[E:.*]] = arith.bitcast %[[YS]] : vector<16xi32> to vector<16xf32>
 // CHECK:         %[[H:.*]] = arith.truncf %[[X]] : vector<16xf32> to vector<16xf16>
 // CHECK:         return %[[T]], %[[E]], %[[H]]
-// BAD: nnx-expand-bf16-casts: max-isa=avx9: not an instruction set nnx knows (expected avx512, avx2 or sse4.2)
 func.func @casts(%x: vector<16xf32>, %y: vector<16xbf16>) -> (vector<16xbf16>, vector<16xf32>, vector<16xf16>) {
   %t = arith.truncf %x : vector<16xf32> to vector<16xbf16>
   %e = arith.extf %y : vector<16xbf16> to vector<16xf32>

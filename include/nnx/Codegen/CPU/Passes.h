@@ -16,6 +16,7 @@
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "nnx/Dialect/NNX/IR/NNXDialect.h"
 #include "nnx/Support/PassOptions.h"
 
 namespace mlir::nnx {

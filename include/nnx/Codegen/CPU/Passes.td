@@ -45,7 +45,12 @@ def NNXApplyCPUSchedulePass : NNX_Pass<"nnx-apply-cpu-schedule", "::mlir::Module
     * `lower-vectors` (on buffers): contractions lowered to outer products
       (vector FMAs), transfers to rank-1 loads and stores.
 
-    bf16 matmuls (bf16 operands, f32 accumulators) on AVX512_BF16 hosts
+    The register tiles and the bf16 tiles follow the module's `nnx.target`
+    (`#nnx.target`: `vector_bits`, `avx512_bf16`; without one the default
+    target, 128 bits), never the host the pass runs on; `vector-bits`
+    overrides the target's width for the tiles.
+
+    bf16 matmuls (bf16 operands, f32 accumulators) on AVX512_BF16 targets
     (`bf16-dot`): at `tile-matmul` a 4-D contraction over pairs of K with
     B packed K/2 x N x 2 (a parameter's bind-time layout
     `{shape = [N, K/2, 2], permutation = [1, 0, 2]}`), at `lower-vectors`
@@ -62,28 +67,26 @@ def NNXApplyCPUSchedulePass : NNX_Pass<"nnx-apply-cpu-schedule", "::mlir::Module
                           "lower-vectors", "lower the vectors (buffers)"))}]>,
     Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
            "Vector register width the tiles are chosen for: 512 (AVX-512), "
-           "256 (AVX2), 128 (SSE/NEON), or 0 for the host's widest">,
-    Option<"maxISA", "max-isa", "std::string", /*default=*/"\"\"",
-           "With vector-bits=0, the host's width capped at an instruction "
-           "set: avx512, avx2 or sse4.2 (empty: NNX_JIT_MAX_ISA, else no "
-           "cap)">,
+           "256 (AVX2), 128 (SSE/NEON), or 0 for the module's #nnx.target "
+           "(its vector_bits; 128 without one)">,
     Option<"parallel", "parallel", "bool", /*default=*/"false",
            "Split N into cache tiles with an scf.forall (threads) instead "
            "of an scf.for (a batched contraction's batch loop is an "
            "scf.forall either way)">,
-    Option<"bf16Dot", "bf16-dot", "std::string", /*default=*/"\"host\"",
+    Option<"bf16Dot", "bf16-dot", "std::string", /*default=*/"\"target\"",
            "bf16 x bf16 -> f32 matmuls as vdpbf16ps register tiles "
-           "(x86vector.avx512.dot, B packed in pairs of K): host (when the "
-           "host has AVX512_BF16 and the tiles are 512 bits), on "
-           "(whatever the host: the code then needs AVX512_BF16 to run), or "
-           "off (the bf16 operands extended to f32 in the f32 tiles)">
+           "(x86vector.avx512.dot, B packed in pairs of K): target (when the "
+           "module's #nnx.target has avx512_bf16 and the tiles are 512 "
+           "bits), on (whatever the target: the code then needs AVX512_BF16 "
+           "to run), or off (the bf16 operands extended to f32 in the f32 "
+           "tiles)">
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
     "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect",
     "::mlir::transform::TransformDialect",
-    "::mlir::x86vector::X86VectorDialect"
+    "::mlir::x86vector::X86VectorDialect", "::mlir::nnx::NNXDialect"
   ];
 }
 
@@ -247,50 +250,96 @@ def NNXExpandBF16CastsPass
     one rounding per op, as before), then every `arith.truncf` to bf16
     (rounding to nearest, ties to even; NaN stays NaN) and `arith.extf`
     from bf16 (a shift) into integer ops that vectorize (upstream's bf16
-    expansion of arith-expand). It runs when the host under the
-    instruction-set cap (`max-isa`, else `NNX_JIT_MAX_ISA`) lacks
-    AVX512_BF16, or with `always`. The results are the bits the
-    instructions give.
+    expansion of arith-expand). It runs when the module's `nnx.target`
+    (`#nnx.target`; without one the default target) has no `avx512_bf16`,
+    or with `always`. The results are the bits the instructions give.
   }];
   let options = [
-    Option<"maxISA", "max-isa", "std::string", /*default=*/"\"\"",
-           "avx512, avx2 or sse4.2 (empty: NNX_JIT_MAX_ISA, else no cap)">,
     Option<"always", "always", "bool", /*default=*/"false",
-           "Expand whatever the host has">
+           "Expand whatever the target has">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
-                           "::mlir::vector::VectorDialect"];
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::nnx::NNXDialect"];
+}
+
+def NNXSetTargetPass : NNX_Pass<"nnx-set-target", "::mlir::ModuleOp"> {
+  let summary = "Write the CPU the module's code is generated for";
+  let description = [{
+    Writes the module's `nnx.target` (`#nnx.target`, docs/Lowering.md):
+    the data the CPU code generation passes read instead of asking the host
+    (`nnx-apply-cpu-schedule`'s tiles, `nnx-expand-bf16-casts`,
+    `nnx-cap-target-features`). With `vector-bits`, the target is the one
+    the options spell (`avx512-bf16`, `features`, `cpu` default to false
+    and empty); without, the module's own target is kept (the default
+    target, `#nnx.target<vector_bits = 128>`, when it has none). Then
+    `max-isa` caps it at an instruction set: `vector_bits` at most the
+    set's width, no `avx512_bf16` below AVX-512, and the features that
+    clear the wider sets added. Nothing here asks the host: a driver that
+    compiles for the host (nnx-run, nnx-compile, the Python and C APIs)
+    runs this pass with the host's values.
+
+    ```mlir
+    module { ... }
+    ```
+    becomes, with `vector-bits=512 avx512-bf16=true max-isa=avx2`,
+    ```mlir
+    module attributes {nnx.target = #nnx.target<vector_bits = 256,
+                                                features = "-avx512f">} { ... }
+    ```
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
+           "The widest vector register: 128, 256 or 512 (0: keep the "
+           "module's target)">,
+    Option<"avx512BF16", "avx512-bf16", "bool", /*default=*/"false",
+           "Whether the CPU runs AVX512_BF16 (needs vector-bits=512)">,
+    Option<"features", "features", "std::string", /*default=*/"\"\"",
+           "LLVM target features for every function, comma-separated "
+           "+name / -name">,
+    Option<"cpu", "cpu", "std::string", /*default=*/"\"\"",
+           "The CPU LLVM compiles for (empty: the code generator's)">,
+    Option<"maxISA", "max-isa", "std::string", /*default=*/"\"\"",
+           "Cap the target at an instruction set: avx512, avx2 or sse4.2 "
+           "(empty: no cap)">
+  ];
+  let dependentDialects = ["::mlir::nnx::NNXDialect"];
 }
 
 def NNXCapTargetFeaturesPass
     : NNX_Pass<"nnx-cap-target-features", "::mlir::ModuleOp"> {
-  let summary = "Keep the code LLVM emits within an instruction-set cap";
+  let summary = "Give LLVM the features and CPU of the module's target";
   let description = [{
-    The last step of `nnx-cpu-pipeline`. With a cap (`max-isa=avx2`, or the
-    `NNX_JIT_MAX_ISA` environment variable when the option is empty), every
-    `llvm.func` with a body gets the `target_features` that clear the wider
-    instruction sets ("-avx512f" for avx2, "-avx" for sse4.2; clearing a
-    feature clears every feature that implies it). LLVM's optimizer and
-    code generator, in the JIT, in `mlir-runner` or in an object file,
-    then use no wider register than the cap on any host. Without a cap
-    the module is unchanged. The matmul schedule reads the same cap for
-    its tile table (`nnx-apply-cpu-schedule`, vector-bits=0).
+    The last step of `nnx-cpu-pipeline`. Every `llvm.func` with a body
+    gets the `features` of the module's `nnx.target` (`#nnx.target`) as
+    its `target_features` and its `cpu` as its `target_cpu`. An
+    instruction-set cap (`nnx-set-target{max-isa=avx2}`) puts the features
+    that clear the wider sets there ("-avx512f" for avx2, "-avx" for
+    sse4.2; clearing a feature clears every feature that implies it), so
+    LLVM's optimizer and code generator, in the JIT, in `mlir-runner` or
+    in an object file, then use no wider register than the cap on any
+    host. A target without features or CPU (the default target, when the
+    module has none) leaves the functions as they are. The matmul schedule
+    reads the same target for its tiles (`nnx-apply-cpu-schedule`). The
+    module's `nnx.target` is then removed: what LLVM needs of it is on the
+    functions, and the output is plain LLVM dialect, which `mlir-translate`
+    and `mlir-runner` read without the nnx dialect.
 
     ```mlir
-    llvm.func @forward(...) { ... }
+    module attributes {nnx.target = #nnx.target<vector_bits = 256,
+                                                features = "-avx512f">} {
+      llvm.func @forward(...) { ... }
+    }
     ```
-    becomes, with max-isa=avx2,
+    becomes
     ```mlir
     llvm.func @forward(...) attributes {
         target_features = #llvm.target_features<["-avx512f"]>} { ... }
     ```
   }];
-  let options = [
-    Option<"maxISA", "max-isa", "std::string", /*default=*/"\"\"",
-           "avx512, avx2 or sse4.2 (empty: NNX_JIT_MAX_ISA, else no cap)">
-  ];
-  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::nnx::NNXDialect"];
 }
 
 #endif // NNX_CODEGEN_CPU_PASSES_TD

@@ -406,6 +406,12 @@ LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
              << "'" << name << "' must be a unit attribute on an 'nnx.module'";
     return success();
   }
+  if (name == kTargetAttrName) {
+    if (!isa<ModuleOp>(op) || !isa<TargetAttr>(attr.getValue()))
+      return op->emitOpError()
+             << "'" << name << "' must be an #nnx.target on a builtin.module";
+    return success();
+  }
   if (name == kSourceAttrName || name == kWeightsAttrName) {
     if (!isa<StringAttr>(attr.getValue()))
       return op->emitOpError() << "'" << name << "' must be a string";
@@ -420,5 +426,6 @@ LogicalResult NNXDialect::verifyOperationAttribute(Operation *op,
             "nnx.parameter_names, nnx.weights, "
             "nnx.parameter_layouts, nnx.index_checks, nnx.base, "
             "nnx.recipe, nnx.buffers, nnx.accumulate, nnx.partial_sum, "
-            "nnx.tensor_parallel, nnx.of, nnx.uncalled, nnx.entry)";
+            "nnx.tensor_parallel, nnx.target, nnx.of, nnx.uncalled, "
+            "nnx.entry)";
 }

@@ -6,7 +6,6 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include <cstdlib>
 #include <set>
 
 using namespace mlir;
@@ -26,9 +25,6 @@ std::string Select::str() const {
 std::string mlir::nnx::tracing::getFamiliesDir(StringRef override) {
   if (!override.empty())
     return override.str();
-  if (const char *env = std::getenv("NNX_FAMILIES_DIR"))
-    if (*env)
-      return env;
   return NNX_FAMILIES_DIR;
 }
 

@@ -241,4 +241,66 @@ def NNX_BaseDescriptorAttr : AttrDef<NNX_Dialect, "BaseDescriptor"> {
   let genVerifyDecl = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Code generation target
+//===----------------------------------------------------------------------===//
+
+// A bool written `true` / `false`, `false` by default.
+class NNX_BoolParameter<string desc> : AttrOrTypeParameter<"bool", desc> {
+  let parser = [{ [&]() -> ::mlir::FailureOr<bool> {
+    if (::mlir::succeeded($_parser.parseOptionalKeyword("true")))
+      return true;
+    if (::mlir::succeeded($_parser.parseOptionalKeyword("false")))
+      return false;
+    return $_parser.emitError($_parser.getCurrentLocation(),
+                              "expected 'true' or 'false'");
+  }() }];
+  let printer = [{ $_printer << ($_self ? "true" : "false") }];
+  let defaultValue = "false";
+}
+
+def NNX_TargetAttr : AttrDef<NNX_Dialect, "Target"> {
+  let mnemonic = "target";
+  let summary = "The CPU the code generation passes compile for";
+  let description = [{
+    What the CPU passes need to know about the machine, as data: the
+    module's `nnx.target` attribute, written by `nnx-set-target` (a driver
+    writes the host's there: nnx-run, nnx-compile, the Python and C APIs,
+    through the execution library) and only read by the passes. The same
+    module and the same target give the same IR on every host.
+
+    * `vector_bits`: the widest vector register the code may use, 128
+      (SSE, NEON), 256 (AVX2 with FMA) or 512 (AVX-512). The matmul
+      schedule picks its register tiles from it (`nnx-apply-cpu-schedule`).
+    * `avx512_bf16`: whether the CPU runs AVX512_BF16 (`vdpbf16ps`,
+      `vcvtneps2bf16`): the bf16 matmul tiles and the bf16 conversions
+      (`nnx-expand-bf16-casts` keeps them for LLVM). Needs 512 bits.
+    * `features`: LLVM target features every function gets
+      (`nnx-cap-target-features`: `target_features`), a comma-separated
+      list of `+name` / `-name`, relative to the CPU the code generator
+      targets: `"-avx512f"` keeps an AVX-512 CPU's code at AVX2.
+    * `cpu`: the CPU LLVM compiles for (`target_cpu`, `-mcpu`'s names:
+      `znver4`, `skylake-avx512`); empty: the code generator's own.
+
+    ```mlir
+    module attributes {nnx.target = #nnx.target<vector_bits = 256,
+        features = "-avx512f", cpu = "sapphirerapids">} { ... }
+    ```
+
+    A module without `nnx.target` is compiled for the generic default,
+    `#nnx.target<vector_bits = 128>` (what every x86-64 and AArch64 CPU
+    runs; no host query). `features` that clear an instruction set contradict
+    a wider `vector_bits` (`-avx512f` with 512; `-avx`, `-avx2` or `-fma`
+    with more than 128) or `avx512_bf16` (`-avx512bf16`), and are refused.
+  }];
+  let parameters = (ins
+    "unsigned":$vector_bits,
+    NNX_BoolParameter<"whether the CPU has AVX512_BF16">:$avx512_bf16,
+    StringRefParameter<"LLVM target features, +name / -name",
+                       [{""}]>:$features,
+    StringRefParameter<"the CPU LLVM compiles for", [{""}]>:$cpu);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // NNX_ATTRS_TD

@@ -89,7 +89,10 @@ def NNX_Dialect : Dialect {
     // over the N ranks (shard.all_reduce) before the bias is added; on the
     // nnx.model of one rank, {ranks = N : i64, rank = R : i64}.
     "::mlir::DictionaryAttr":$partial_sum,
-    "::mlir::DictionaryAttr":$tensor_parallel
+    "::mlir::DictionaryAttr":$tensor_parallel,
+    // On a builtin.module: the CPU its code is generated for
+    // (#nnx.target, written by nnx-set-target; docs/Lowering.md).
+    "::mlir::Attribute":$target
   );
   let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{

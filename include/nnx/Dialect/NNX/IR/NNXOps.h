@@ -241,6 +241,9 @@ inline constexpr llvm::StringLiteral kPartialSumAttrName =
     NNXDialect::PartialSumAttrHelper::getNameStr();
 inline constexpr llvm::StringLiteral kTensorParallelAttrName =
     NNXDialect::TensorParallelAttrHelper::getNameStr();
+/// On a builtin.module: the #nnx.target its code is generated for.
+inline constexpr llvm::StringLiteral kTargetAttrName =
+    NNXDialect::TargetAttrHelper::getNameStr();
 /// The ranks N of `nnx.partial_sum` on `op`: 0 when it has none; failure,
 /// reported at `loc` when given, for a value that is not {ranks = N : i64}
 /// with N >= 2 or an op that is not an `nnx.linear` (the dialect's verifier

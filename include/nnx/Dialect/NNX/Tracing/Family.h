@@ -74,8 +74,10 @@ struct Family {
 const std::vector<Condition> &getConditions(const Family &family,
                                             const ValueDef &value);
 
-/// The families directory: `override` if non-empty, else $NNX_FAMILIES_DIR,
-/// else the directory compiled in (the source tree's `families/`).
+/// The families directory: `override` if non-empty, else the directory
+/// compiled in (the source tree's `families/`). No environment variable is
+/// read here: drivers pass $NNX_FAMILIES_DIR as the override
+/// (nnx/Support/Environment.h).
 std::string getFamiliesDir(StringRef override = {});
 
 /// Loads family `nameOrPath`: a path to a file (contains '/' or ends in

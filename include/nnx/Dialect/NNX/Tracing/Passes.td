@@ -24,7 +24,7 @@ def NNXSupportPass : NNX_Pass<"nnx-support", "::mlir::ModuleOp"> {
     Option<"family", "family", "std::string", /*default=*/"\"\"",
            "Family name (looked up in the families directory) or path to a family file">,
     Option<"familiesDir", "families-dir", "std::string", /*default=*/"\"\"",
-           "Directory of family files (default: $NNX_FAMILIES_DIR, else the source tree's families/)">,
+           "Directory of family files (default: the source tree's families/, compiled in; drivers pass $NNX_FAMILIES_DIR)">,
   ];
 }
 
@@ -65,7 +65,7 @@ def NNXInsertProbesPass : NNX_Pass<"nnx-insert-probes", "::mlir::ModuleOp"> {
     ListOption<"writes", "writes", "std::string",
                "Standardized names to write, in execution order">,
     Option<"familiesDir", "families-dir", "std::string", /*default=*/"\"\"",
-           "Directory of family files (default: $NNX_FAMILIES_DIR, else the source tree's families/)">,
+           "Directory of family files (default: the source tree's families/, compiled in; drivers pass $NNX_FAMILIES_DIR)">,
   ];
 }
 
