@@ -37,7 +37,6 @@ must not change the model while running it.
 
 import torch
 
-from .export_decomp import _out_of_place
 from .export_ir import _concrete
 from .export_ops import Call, _op_name, _take, _where_op, callable_name, \
     handler_for
@@ -238,71 +237,15 @@ class Views:
         f.bind(root, val)
 
     def scatter(self, base, view, new, new_ex, link, what):
-        """`base` (a Value) with its view `view` replaced by `new`; returns
-        the new base and its examples."""
-        steps, v = [], view
-        while v is not base:
-            if v.alias is None:
-                return self._probe_scatter(base, new, new_ex, link, what)
-            steps.append(v)
-            v = v.alias[1]
-        for v in steps:
-            new, new_ex = self._inverse(v, new, new_ex, what)
-        return new, new_ex
+        """`base` (a Value) with its view `view` (made from it by `link`)
+        replaced by `new`; returns the new base and its examples."""
+        return scatter(self.frame, base, view, new, new_ex,
+                       f"the in-place '{what}'",
+                       lambda: self._probe(base, new, new_ex, link, what))
 
-    def _inverse(self, v, new, new_ex, what):
-        """One view step back: `v`'s source with `v` replaced by `new`."""
-        f = self.frame
-        kind, src = v.alias[0], v.alias[1]
-        if kind == "reshape":
-            ex = tuple(e.reshape(s.shape) for e, s in zip(new_ex,
-                                                          src.examples))
-            return f.reshape(new, ex, f.dims(src), None, "unview"), ex
-        if kind == "permute":
-            perm = v.alias[2]
-            inv = [perm.index(d) for d in range(len(perm))]
-            ex = tuple(e.permute(inv) for e in new_ex)
-            return f.permute(new, inv, ex, None, "unpermute"), ex
-        if kind == "slice":
-            return self._insert_slice(src, v, new, new_ex)
-        raise f.error(f"the in-place '{what}' writes into a broadcast view "
-                      "(expand): several of its elements are one element of "
-                      "the written tensor")
-
-    def _insert_slice(self, src, v, new, new_ex):
-        """`tensor.insert_slice`: slice_scatter and select_scatter."""
-        f = self.frame
-        _, _, offsets, sizes, strides = v.alias
-        ex = []
-        for k in range(2):
-            index = []
-            for o, s, st in zip(offsets, sizes, strides):
-                o = _concrete(o, k)
-                if s is None:
-                    index.append(o)
-                else:
-                    n = _concrete(s, k)
-                    index.append(slice(o, o + (n - 1) * st + 1 if n else o,
-                                       st))
-            e = src.examples[k].clone()
-            e[tuple(index)] = new_ex[k]
-            ex.append(e)
-        ex = tuple(ex)
-        lst = f.size_list
-        kept = [1 if s is None else s for s in sizes]
-        if new.type != v.type:  # the same shapes: the same type
-            raise f.error(f"internal: a write of {new.type} into a view of "
-                          f"type {v.type}")
-        out = f.value("scatter", ex, f"tensor.insert_slice {new.name} into "
-                      f"{src.name}{lst(offsets)}{lst(kept)}{lst(strides)}",
-                      f"{new.type} into {src.type}")
-        return out, ex
-
-    def _probe_scatter(self, base, new, new_ex, link, what):
-        """as_strided_scatter for a view made by any other op: the view
-        call run on an arange of the base gives, per view element, the base
-        element it is; the base is then a constant gather of the new view
-        and a `where`. Static shapes only."""
+    def _probe(self, base, new, new_ex, link, what):
+        """as_strided_scatter for a view made by any other op (diagonal,
+        unfold, as_strided): the view call run on an arange of the base."""
         f = self.frame
         name = callable_name(link.func)
         shape = tuple(base.examples[0].shape)
@@ -312,8 +255,7 @@ class Views:
                           f"'{name}' of a tensor with run-time dims, which "
                           "has no scatter form (a view by indexing, "
                           "narrow, split, view/reshape or permute has one)")
-        n = base.examples[0].numel()
-        probe = torch.arange(n).reshape(shape)
+        probe = torch.arange(base.examples[0].numel()).reshape(shape)
         rec = f.rec
 
         def sub(x):
@@ -324,30 +266,14 @@ class Views:
             if isinstance(x, dict):
                 return {k: sub(i) for k, i in x.items()}
             return x
+        from .recorder import _concrete as concrete
         with rec.plain():
-            from .recorder import _concrete as concrete
             args = concrete(sub(link.args), 0, rec.twins)
             kwargs = concrete(sub(link.kwargs), 0, rec.twins)
-            flat = _pick(link.func(*args, **kwargs), link.pick).reshape(-1)
-        if flat.unique().numel() != flat.numel():
-            raise f.error(f"the in-place '{what}' writes into a view made by "
-                          f"'{name}' in which several elements are one "
-                          "element of the written tensor")
-        inv = torch.full((n,), -1, dtype=torch.int64)
-        inv[flat] = torch.arange(flat.numel())
-        k = flat.numel()
-        nf = f.reshape(new, tuple(e.reshape(k) for e in new_ex), [k], None,
-                       "flat")
-        taken_ex = tuple(e.reshape(k)[inv.clamp(min=0)] for e in new_ex)
-        taken = _take(f, nf, f.constant(inv.clamp(min=0)), 0, taken_ex, None)
-        bf = f.reshape(base, tuple(e.reshape(n) for e in base.examples), [n],
-                       None, "flat")
-        mask = inv >= 0
-        out_ex = tuple(torch.where(mask, t, b.reshape(n))
-                       for t, b in zip(taken_ex, base.examples))
-        flat_out = _where_op(f, f.constant(mask), taken, bf, out_ex, None)
-        ex = tuple(e.reshape(shape) for e in out_ex)
-        return f.reshape(flat_out, ex, list(shape), None, "scatter"), ex
+            index = _pick(link.func(*args, **kwargs), link.pick)
+        return probe_scatter(f, base, new, new_ex, index,
+                             f"the in-place '{what}' into a view made by "
+                             f"'{name}'")
 
     def retarget(self, t, func, args, kwargs):
         """`t.unsqueeze_(0)` (a metadata in-place op) on a view `t`: `t`
@@ -370,5 +296,106 @@ class Views:
 
         def sub(x):
             return pre[0] if x is t else x
+        from .export_decomp import _out_of_place
         self.links[id(t)] = Link(pre[0], _out_of_place(func),
                                  tuple(sub(a) for a in args), kwargs, None)
+
+
+# -----------------------------------------------------------------------------
+# Scatters: a view's new value written back into its base
+# -----------------------------------------------------------------------------
+
+def scatter(w, base, view, new, new_ex, what, fallback=None):
+    """`base` with its view `view` replaced by `new` (examples `new_ex`),
+    written in forward `w`: the view steps recorded on the values
+    (Value.alias) from `view` back to `base` are inverted one by one;
+    `fallback()` (else a refusal) where the view was made another way.
+    Returns the new base and its examples."""
+    steps, v = [], view
+    while v is not base:
+        if v.alias is None:
+            if fallback is None:
+                raise w.error(f"{what} writes into a view that has no "
+                              "scatter form")
+            return fallback()
+        steps.append(v)
+        v = v.alias[1]
+    for v in steps:
+        new, new_ex = _inverse(w, v, new, new_ex, what)
+    return new, new_ex
+
+
+def _inverse(w, v, new, new_ex, what):
+    """One view step back: `v`'s source with `v` replaced by `new`."""
+    kind, src = v.alias[0], v.alias[1]
+    if kind == "reshape":
+        ex = tuple(e.reshape(s.shape) for e, s in zip(new_ex, src.examples))
+        return w.reshape(new, ex, w.dims(src), None, "unview"), ex
+    if kind == "permute":
+        perm = v.alias[2]
+        inv = [perm.index(d) for d in range(len(perm))]
+        ex = tuple(e.permute(inv) for e in new_ex)
+        return w.permute(new, inv, ex, None, "unpermute"), ex
+    if kind == "slice":
+        _, _, offsets, sizes, strides = v.alias
+        if new.type != v.type:
+            raise w.error(f"internal: a write of {new.type} into a view of "
+                          f"type {v.type}")
+        return insert_slice(w, src, offsets, sizes, strides, new, new_ex)
+    raise w.error(f"{what} writes into a broadcast view (expand): several "
+                  "of its elements are one element of the written tensor")
+
+
+def insert_slice(w, dst, offsets, sizes, strides, new, new_ex, label=None):
+    """`tensor.insert_slice` of `new` into `dst` at the box of an
+    `extract_slice` (offsets, sizes, strides; a size None is a dropped dim:
+    select_scatter), with its examples."""
+    ex = []
+    for k in range(2):
+        index = []
+        for o, s, st in zip(offsets, sizes, strides):
+            o = _concrete(o, k)
+            if s is None:
+                index.append(o)
+            else:
+                n = _concrete(s, k)
+                index.append(slice(o, o + (n - 1) * st + 1 if n else o, st))
+        e = dst.examples[k].clone()
+        e[tuple(index)] = new_ex[k]
+        ex.append(e)
+    ex = tuple(ex)
+    lst = w.size_list
+    kept = [1 if s is None else s for s in sizes]
+    out = w.value("scatter", ex, f"tensor.insert_slice {new.name} into "
+                  f"{dst.name}{lst(offsets)}{lst(kept)}{lst(strides)}",
+                  f"{new.type} into {dst.type}", label=label)
+    return out, ex
+
+
+def probe_scatter(w, base, new, new_ex, index, what, label=None):
+    """`base` (static shape) with the elements `index` (an int tensor of
+    the view's shape: per view element, the base element it is, in
+    row-major order) replaced by `new`: a constant gather of the new view
+    and a `where` (as_strided_scatter, diagonal_scatter)."""
+    shape = tuple(base.examples[0].shape)
+    n = base.examples[0].numel()
+    flat = index.reshape(-1)
+    if flat.unique().numel() != flat.numel():
+        raise w.error(f"{what}: several elements of the view are one "
+                      "element of the written tensor")
+    k = flat.numel()
+    inv = torch.full((n,), -1, dtype=torch.int64)
+    inv[flat] = torch.arange(k)
+    pick = inv.clamp(min=0)
+    nf = w.reshape(new, tuple(e.reshape(k) for e in new_ex), [k], None,
+                   "flat")
+    taken_ex = tuple(e.reshape(k)[pick] for e in new_ex)
+    taken = _take(w, nf, w.constant(pick), 0, taken_ex, None)
+    bf = w.reshape(base, tuple(e.reshape(n) for e in base.examples), [n],
+                   None, "flat")
+    mask = inv >= 0
+    out_ex = tuple(torch.where(mask, t, b.reshape(n))
+                   for t, b in zip(taken_ex, base.examples))
+    flat_out = _where_op(w, w.constant(mask), taken, bf, out_ex, None)
+    ex = tuple(e.reshape(shape) for e in out_ex)
+    return w.reshape(flat_out, ex, list(shape), label, "scatter"), ex
