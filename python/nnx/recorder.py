@@ -600,10 +600,40 @@ _VALUE_READS = {"__bool__", "item", "tolist", "__float__", "__int__",
                 "__index__", "__complex__", "numpy", "__array__"}
 
 
-def _writes_in_place(name):
-    """Whether the torch callable `name` writes into its first argument."""
-    return name.endswith("_") and not name.endswith("__") or name in (
-        "__iadd__", "__isub__", "__imul__", "__itruediv__", "__setitem__")
+def _writes_in_place(func, name, args, kwargs):
+    """Whether the call of torch callable `func` (named `name`) writes into
+    its first argument: an in-place method (``add_``, ``__iadd__``,
+    ``__setitem__``) or a function called with ``inplace=True``
+    (``F.relu(x, inplace=True)``)."""
+    if name.endswith("_") and not name.endswith("__") or name in (
+            "__iadd__", "__isub__", "__imul__", "__itruediv__",
+            "__setitem__"):
+        return True
+    flag = kwargs.get("inplace")
+    i = _inplace_position(func) if flag is None else None
+    if i is not None and len(args) > i:
+        flag = args[i]
+    return flag is True
+
+
+# torch callable -> the position of its `inplace` parameter, or None.
+_INPLACE_PARAMETER = {}
+
+
+def _inplace_position(func):
+    try:
+        return _INPLACE_PARAMETER[func]
+    except KeyError:
+        pass
+    except TypeError:  # unhashable
+        return None
+    try:
+        names = list(inspect.signature(func).parameters)
+    except (TypeError, ValueError):
+        names = []
+    pos = names.index("inplace") if "inplace" in names else None
+    _INPLACE_PARAMETER[func] = pos
+    return pos
 
 
 class _Mode(TorchFunctionMode):
@@ -933,8 +963,8 @@ class Recorder:
         name = _op_name(func)
         recording = frame is not None and not frame.silent
         write = None  # an in-place write: its IR operands, read before it
-        if recording and _writes_in_place(name) and isinstance(
-                args[0], torch.Tensor):
+        in_place = _writes_in_place(func, name, args, kwargs)
+        if recording and in_place and isinstance(args[0], torch.Tensor):
             if name in METADATA_IN_PLACE:
                 frame.views.retarget(args[0], func, args, kwargs)
             else:
@@ -957,8 +987,7 @@ class Recorder:
         if frame is None or frame.silent:
             return self.register(*ex, self.depends((args, kwargs)))
         ir = write[1:] if write else (frame.to_ir(args), frame.to_ir(kwargs))
-        c = Call(func, _LABELS.get(name, name.strip("_")), *ir, ex,
-                 _writes_in_place(name))
+        c = Call(func, _LABELS.get(name, name.strip("_")), *ir, ex, in_place)
         # No handler: written through its ATen decomposition.
         res = write_call(h, frame, c)
         depends = self.depends((args, kwargs))
