@@ -842,9 +842,8 @@ class _Graph:
         def run(*ts):
             a, kw = self._fill(template, ts)
             out = func(*a, **kw)
-            # An in-place call's result is its target (`__setitem__` has
-            # none): the graph returns the target, written.
-            return a[0] if c.in_place else out
+            # `__setitem__` returns nothing: its result is its target.
+            return a[0] if c.in_place and out is None else out
         gm = make_fx(run, decomposition_table=TABLE)(*self.values)
         _eliminate_dead_code(gm.graph)
         self.gm = gm

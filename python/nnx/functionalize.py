@@ -113,10 +113,21 @@ class Views:
         self.frame = frame
         self.links = {}  # id(view) -> Link
         self.versions = {}  # id(tensor) -> its version when bound
+        self.tensors = {}  # id(tensor) -> tensor, of `versions`
 
     # -- tracking -------------------------------------------------------------
     def bound(self, t):
         self.versions[id(t)] = version(t)
+        self.tensors[id(t)] = t
+
+    def acknowledge(self, t, before):
+        """After an op that bumped the version of `t`'s storage without
+        writing it (``unsqueeze_``): the values of its aliases that were
+        current before it still are."""
+        now, ptr = version(t), _storage(t)
+        for i, u in self.tensors.items():
+            if self.versions[i] == before and _storage(u) == ptr:
+                self.versions[i] = now
 
     def stale(self, t):
         """Whether `t` was written in place since its value was bound

@@ -43,7 +43,7 @@ from .export_ir import (ExportError, ForwardWriter, Size, Value, _sym,
                         scalar_literal, tensor_type, mlir_element_type)
 from .export_ops import Call, handler_for, _op_name, _key
 from .export_decomp import write_call
-from .functionalize import METADATA_IN_PLACE, Views
+from .functionalize import METADATA_IN_PLACE, Views, version
 from . import guards, size_reads
 from .structure import unflatten
 
@@ -697,6 +697,10 @@ class Recorder:
         one tensor of the call, whose arguments nest the tensors as `tree`
         says, :mod:`nnx.structure`); returns the output."""
         args = []
+        # The second inputs as given: a forward that writes into its input
+        # changes them while recording (the check runs on these copies).
+        with torch.no_grad():
+            inputs1 = [t1.clone() for _, t1 in examples]
         for t0, t1 in examples:
             self.twins[id(t0)] = (t0, t1)
             self.dependent.add(id(t0))
@@ -711,8 +715,7 @@ class Recorder:
             raise forward_error(e, getattr(e, "_nnx_where", None)) from None
         finally:
             _ACTIVE.pop()
-        self._check_second_run(out, unflatten(tree, [t1 for _, t1 in
-                                                     examples]))
+        self._check_second_run(out, unflatten(tree, inputs1))
         return out
 
     def _check_second_run(self, out, inputs1):
@@ -962,15 +965,20 @@ class Recorder:
             return func(*args, **kwargs)
         name = _op_name(func)
         recording = frame is not None and not frame.silent
-        write = None  # an in-place write: its IR operands, read before it
+        # An in-place call: its IR operands are read before it runs, and
+        # the chain of views it writes up (none for a metadata op).
+        ir = chain = before = None
         in_place = _writes_in_place(func, name, args, kwargs)
         if recording and in_place and isinstance(args[0], torch.Tensor):
             if name in METADATA_IN_PLACE:
                 frame.views.retarget(args[0], func, args, kwargs)
+                before = version(args[0])
             else:
                 chain = frame.views.prepare(args[0], name)
-                write = (chain, frame.to_ir(args), frame.to_ir(kwargs))
+            ir = (frame.to_ir(args), frame.to_ir(kwargs))
         ex = self._evaluate(func, args, kwargs)
+        if before is not None:  # its version moved, its data did not
+            frame.views.acknowledge(args[0], before)
         if name == "__setitem__":  # in place: the result is the target
             ex = (args[0], self.twins[id(args[0])][1])
         if recording:
@@ -986,14 +994,14 @@ class Recorder:
             return self._metadata(func, name, args, ex)
         if frame is None or frame.silent:
             return self.register(*ex, self.depends((args, kwargs)))
-        ir = write[1:] if write else (frame.to_ir(args), frame.to_ir(kwargs))
+        ir = ir or (frame.to_ir(args), frame.to_ir(kwargs))
         c = Call(func, _LABELS.get(name, name.strip("_")), *ir, ex, in_place)
         # No handler: written through its ATen decomposition.
         res = write_call(h, frame, c)
         depends = self.depends((args, kwargs))
         out = self.register(*ex, depends)
-        if write is not None:
-            frame.views.write(write[0], res, ex, depends, name)
+        if chain is not None:
+            frame.views.write(chain, res, ex, depends, name)
             return out
         self._bind(frame, out, res)
         frame.views.link_results(func, args, kwargs, out)
