@@ -42,7 +42,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from . import export_ops as ops
 from .export_ir import ExportError, Size, Value, _concrete, _norm_dim
 from .export_ops import Call, HANDLERS, callable_name
-from .functionalize import insert_slice, probe_scatter
+from .functionalize import insert_slice, probe_scatter, scatter_up
 
 __all__ = ["ATEN", "TABLE", "write_call", "write_decomposed",
            "aten_op_names"]
@@ -985,10 +985,7 @@ class _Writer:
     def write(self, chain, n0, new, ex):
         """The write of `new` into the view chain[0]: scattered up to the
         root; every other view of the root goes stale."""
-        from .functionalize import scatter
-        val, val_ex = new, tuple(e.clone() for e in ex)
-        for (cur, old), (_, pv) in zip(chain, chain[1:]):
-            val, val_ex = scatter(self.w, pv, old, val, val_ex, self.what)
+        val, _ = scatter_up(self.w, chain, new, ex, self.what)
         root = chain[-1][0]
         for n in self.parents:
             top = n

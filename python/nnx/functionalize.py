@@ -35,6 +35,8 @@ the model's state (an eval forward has no state outputs), and the recorder
 must not change the model while running it.
 """
 
+import functools
+
 import torch
 
 from .export_ir import _concrete
@@ -235,10 +237,17 @@ class Views:
         if len(chain) == 1:
             f.bind(root, new)
             return
-        val, val_ex = new, tuple(e.clone() for e in ex)
-        for (cur, old), (_, pv) in zip(chain, chain[1:]):
-            val, val_ex = self.scatter(pv, old, val, val_ex,
-                                       self.links[id(cur)], what)
+        if version(root) is None:
+            raise f.error(f"the in-place '{what}' writes through a view of a "
+                          "tensor without a version counter (made under "
+                          "torch.inference_mode()), whose other views the "
+                          "recording cannot keep current; export outside "
+                          "inference mode")
+        val, val_ex = scatter_up(
+            f, chain, new, ex, f"the in-place '{what}'",
+            lambda cur, pv, v, v_ex: self._probe(pv, v, v_ex,
+                                                 self.links[id(cur)], what))
+        for cur, _ in chain[:-1]:  # made again from the root when read
             f.values.pop(id(cur), None)
         live = f.rec.twins[id(root)]
         if not all(_same(a, b) for a, b in zip(val_ex, live)):
@@ -246,13 +255,6 @@ class Views:
                           "functional form disagrees with PyTorch on the "
                           "example inputs (an exporter bug)")
         f.bind(root, val)
-
-    def scatter(self, base, view, new, new_ex, link, what):
-        """`base` (a Value) with its view `view` (made from it by `link`)
-        replaced by `new`; returns the new base and its examples."""
-        return scatter(self.frame, base, view, new, new_ex,
-                       f"the in-place '{what}'",
-                       lambda: self._probe(base, new, new_ex, link, what))
 
     def _probe(self, base, new, new_ex, link, what):
         """as_strided_scatter for a view made by any other op (diagonal,
@@ -315,6 +317,20 @@ class Views:
 # -----------------------------------------------------------------------------
 # Scatters: a view's new value written back into its base
 # -----------------------------------------------------------------------------
+
+def scatter_up(w, chain, new, ex, what, probe=None):
+    """The root's value after the write of `new` (examples `ex`) into
+    chain[0]: `chain` is [(tensor or node, its value before the write)]
+    from the written view up to the root; each view is scattered into its
+    parent (`probe(view, parent value, new, new examples)` where its steps
+    have no inverse). Returns the new root value and its examples."""
+    val, val_ex = new, tuple(e.clone() for e in ex)
+    for (cur, old), (_, pv) in zip(chain, chain[1:]):
+        fallback = None if probe is None else functools.partial(
+            probe, cur, pv, val, val_ex)
+        val, val_ex = scatter(w, pv, old, val, val_ex, what, fallback)
+    return val, val_ex
+
 
 def scatter(w, base, view, new, new_ex, what, fallback=None):
     """`base` with its view `view` replaced by `new` (examples `new_ex`),

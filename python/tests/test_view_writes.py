@@ -140,6 +140,24 @@ def _base_write(x):  # a write into the base, read through an older view
     return h + 0, y
 
 
+def _stale_view_write(x):  # a view of a base written since, then written
+    y = x * 1
+    h = y[:, 0]
+    y.mul_(2)
+    h.add_(1)
+    return y
+
+
+def _nested_views(x):  # the views between the written one and the base
+    y = x * 1
+    b = y[:, 1:4]
+    a = b[:, 0]
+    s = y[:, :, 1:].unbind(2)[0]
+    a.add_(1)
+    s.mul_(-1)
+    return b, a, y
+
+
 def _metadata_in_place(x):  # a view reshaped in place, then written
     y = x.clone()
     v = y[:, 1]
@@ -194,8 +212,9 @@ def _scatter_ops(x):
 PATTERNS = {f.__name__[1:]: f for f in (
     _mask_prefix, _getitem_iadd, _narrow_copy, _view_mul, _loop_writes,
     _masked_fill_slice, _unsqueeze_write, _chain, _runtime_region, _aliases,
-    _base_write, _metadata_in_place, _chunks, _diagonal, _index_puts,
-    _inplace_functions, _input_write, _scatter_ops)}
+    _base_write, _stale_view_write, _nested_views, _metadata_in_place,
+    _chunks, _diagonal, _index_puts, _inplace_functions, _input_write,
+    _scatter_ops)}
 
 
 @pytest.mark.parametrize("name", sorted(PATTERNS))
