@@ -821,13 +821,37 @@ def _out_of_place(func):
     return func
 
 
-def _eliminate_dead_code(graph):
-    """Drops the ops whose results nothing reads, but not an in-place op
-    (torch 1.13's fx counts `aten.index_put_` as pure)."""
+def _eliminate_dead_code(graph, in_place):
+    """Drops the ops whose results nothing reads (torch 1.13's fx counts
+    in-place ATen ops as pure), but not an in-place op that writes a tensor
+    the graph made or, for an in-place call (`in_place`), the call's
+    target; a write into another input (`batch_norm`'s running stats) goes
+    as before: the exported forward does not change its inputs."""
+    first = next((n for n in graph.nodes if n.op == "placeholder"), None)
     for n in reversed(list(graph.nodes)):
-        if n.op == "call_function" and not n.users and \
-                not _in_place_name(n.target):
-            graph.erase_node(n)
+        if n.op != "call_function" or n.users:
+            continue
+        if _in_place_name(n.target):
+            root = _written_root(n)
+            if root.op == "call_function" or (in_place and root is first):
+                continue
+        graph.erase_node(n)
+
+
+def _written_root(node):
+    """The node whose storage the in-place op `node` writes: its first
+    argument, through the view ops (ATen schemas: a result that aliases
+    the first argument, read-only) that made it."""
+    cur = node.args[0]
+    while cur.op == "call_function":
+        if cur.target is not operator.getitem:
+            schema = getattr(cur.target, "_schema", None)
+            alias = schema.returns[0].alias_info if schema is not None and \
+                schema.returns else None
+            if alias is None or alias.is_write:
+                break
+        cur = cur.args[0]
+    return cur
 
 
 class _Graph:
@@ -845,7 +869,7 @@ class _Graph:
             # `__setitem__` returns nothing: its result is its target.
             return a[0] if c.in_place and out is None else out
         gm = make_fx(run, decomposition_table=TABLE)(*self.values)
-        _eliminate_dead_code(gm.graph)
+        _eliminate_dead_code(gm.graph, c.in_place)
         self.gm = gm
         self.nodes = [n for n in gm.graph.nodes]
 

@@ -127,6 +127,14 @@ def tensor_type(examples, where):
 
 
 
+def is_empty(examples):
+    """Whether both examples have no elements and a static shape (a slice
+    of a 0-size dim, which `tensor.extract_slice` / `insert_slice` cannot
+    address)."""
+    a, b = examples
+    return a.numel() == 0 and a.shape == b.shape
+
+
 def _sym(key):
     key = str(key)
     if re.match(r"^[A-Za-z_][A-Za-z0-9_$]*$", key):
@@ -470,6 +478,12 @@ class ForwardWriter:
             return x
         lst = lambda vs: self.size_list(vs)  # noqa: E731
         kept = [1 if s is None else s for s in sizes]
+        if is_empty(ex):  # tensor.extract_slice takes no offset in a 0 dim
+            lit = scalar_literal(0, mlir_element_type(ex[0].dtype))
+            y = self.value("slice", ex, f"arith.constant dense<{lit}>",
+                           label=label)
+            y.alias = ("slice", x, list(offsets), list(sizes), list(strides))
+            return y
         y = self.value("slice", ex, f"tensor.extract_slice {x.name}"
                        f"{lst(offsets)}{lst(kept)}{lst(strides)}",
                        f"{x.type} to {{r}}", label=label)

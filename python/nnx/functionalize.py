@@ -39,7 +39,7 @@ import functools
 
 import torch
 
-from .export_ir import _concrete
+from .export_ir import _concrete, is_empty
 from .export_ops import Call, _op_name, _take, _where_op, callable_name, \
     handler_for
 
@@ -377,6 +377,8 @@ def insert_slice(w, dst, offsets, sizes, strides, new, new_ex, label=None):
     """`tensor.insert_slice` of `new` into `dst` at the box of an
     `extract_slice` (offsets, sizes, strides; a size None is a dropped dim:
     select_scatter), with its examples."""
+    if is_empty(new_ex):  # nothing to write
+        return dst, dst.examples
     ex = []
     for k in range(2):
         index = []
