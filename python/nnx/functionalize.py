@@ -60,11 +60,23 @@ class Link:
     on `parent` (one of the call's tensors), `pick` the index of `t` in the
     call's result (None: the result itself)."""
 
-    __slots__ = ("parent", "func", "args", "kwargs", "pick")
+    __slots__ = ("parent", "func", "args", "kwargs", "pick", "shape")
 
     def __init__(self, parent, func, args, kwargs, pick):
         self.parent, self.func = parent, func
         self.args, self.kwargs, self.pick = args, kwargs, pick
+        self.shape = tuple(parent.shape)  # the parent's, when made
+
+    def check(self, frame):
+        """Refuses to make the view again (or scatter through its call)
+        from a parent whose shape changed in place since (`unsqueeze_` on
+        the parent itself)."""
+        if tuple(self.parent.shape) != self.shape:
+            raise frame.error(
+                f"a view made by '{callable_name(self.func)}' of a tensor "
+                "whose shape changed in place since (a metadata in-place op "
+                "such as unsqueeze_ on the base) is used; reshape out of "
+                "place instead")
 
 
 def version(t):
@@ -170,6 +182,7 @@ class Views:
                 "recording cannot follow the write (by a module call that "
                 "writes into its argument, or through an alias made outside "
                 "this forward): write the result into a new tensor instead")
+        link.check(f)
         ex = f.rec._evaluate(link.func, link.args, link.kwargs)
         c = Call(link.func, None, f.to_ir(link.args), f.to_ir(link.kwargs),
                  ex, False)
@@ -260,6 +273,7 @@ class Views:
         """as_strided_scatter for a view made by any other op (diagonal,
         unfold, as_strided): the view call run on an arange of the base."""
         f = self.frame
+        link.check(f)
         name = callable_name(link.func)
         shape = tuple(base.examples[0].shape)
         if tuple(base.examples[1].shape) != shape or \

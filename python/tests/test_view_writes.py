@@ -350,6 +350,15 @@ class ConstantViewWrite(nn.Module):
         return x * c
 
 
+class BaseReshapedInPlace(nn.Module):
+    def forward(self, x):
+        y = x.clone()
+        v = y[0]
+        y.unsqueeze_(0)
+        v.add_(1)
+        return y
+
+
 @pytest.mark.parametrize("cls,line,pattern", [
     (ParamWrite, "self.w.mul_(2)",
      r"the in-place 'mul_' writes into 'w', a parameter or buffer"),
@@ -362,6 +371,9 @@ class ConstantViewWrite(nn.Module):
      r"follow the write"),
     (ConstantViewWrite, "c[1:].mul_(x.sum())",
      r"writes into a view of a constant tensor made in the forward"),
+    (BaseReshapedInPlace, "v.add_(1)",
+     r"a view made by 'Tensor.__getitem__' of a tensor whose shape changed "
+     r"in place since"),
 ])
 def test_refusal_names_the_line(cls, line, pattern):
     import re
