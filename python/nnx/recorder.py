@@ -1373,18 +1373,20 @@ class Recorder:
 
     def _pre_call(self, frame, fn, args, kwargs):
         """The IR operands of a call of `fn`, read before it runs (it may
-        write into them), and the view chains of its tensor operands."""
+        write into them), and the view chains and versions of its tensor
+        operands."""
         operands, _ = self._operands(fn, args, kwargs, frame)
         names = [frame.to_ir(x) for _, x, _ in operands]
-        chains = {id(x): frame.views.chain(x) for _, x, _ in operands
-                  if isinstance(x, torch.Tensor)}
+        chains = {id(x): (frame.views.chain(x), version(x))
+                  for _, x, _ in operands if isinstance(x, torch.Tensor)}
         return names, chains
 
     def _emit_call(self, frame, callee_path, label, fn, args, kwargs, out,
                    pre=None):
         """The `nnx.call` of `fn` in `frame`. A result that is one of the
-        call's tensor operands (a module writing into its input, as
-        ReLU(inplace=True) does) is a write into that tensor."""
+        call's tensor operands, written by the call (a module writing into
+        its input, as ReLU(inplace=True) does), is a write into that tensor
+        (through the views it is one of)."""
         operands, _ = self._operands(fn, args, kwargs, frame)
         names, chains = pre or ([frame.to_ir(x) for _, x, _ in operands], {})
         keywords = [n for n, _, kw in operands if kw]
@@ -1407,8 +1409,8 @@ class Recorder:
                    f"nnx.call {callee}({', '.join(v.name for v in names)})",
                    f"({in_types}) -> {out_types}", attrs, label)
         for leaf, v in results:
-            chain = chains.get(id(leaf))
-            if chain is not None:
+            chain, before = chains.get(id(leaf), (None, None))
+            if chain is not None and version(leaf) != before:
                 frame.views.write(chain, v, self.twins[id(leaf)], True,
                                   callee_path)
             else:

@@ -265,7 +265,25 @@ class ReluOnView(nn.Module):
         return y
 
 
-@pytest.mark.parametrize("make", [ClsToken, SwinBias, ReluOnView])
+class IdentityOnViews(nn.Module):
+    """timm's ViT: `q, k = self.q_norm(q), self.k_norm(k)` with Identity
+    norms on the pieces of an unbind (not a write), then a write into the
+    base through another view, which q and k see."""
+
+    def __init__(self):
+        super().__init__()
+        self.q_norm, self.k_norm = nn.Identity(), nn.Identity()
+
+    def forward(self, x):
+        qkv = (x * 1).reshape(x.shape[0], 6, 2, 2).permute(2, 0, 1, 3)
+        q, k = qkv.unbind(0)
+        q, k = self.q_norm(q), self.k_norm(k)
+        qkv[0, :, 1:].add_(1)
+        return q + k, qkv
+
+
+@pytest.mark.parametrize("make", [ClsToken, SwinBias, ReluOnView,
+                                  IdentityOnViews])
 def test_module_pattern_matches_pytorch(make):
     torch.manual_seed(0)
     model = make()
