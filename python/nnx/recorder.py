@@ -605,9 +605,7 @@ def _writes_in_place(func, name, args, kwargs):
     its first argument: an in-place method (``add_``, ``__iadd__``,
     ``__setitem__``) or a function called with ``inplace=True``
     (``F.relu(x, inplace=True)``)."""
-    if name.endswith("_") and not name.endswith("__") or name in (
-            "__iadd__", "__isub__", "__imul__", "__itruediv__",
-            "__setitem__"):
+    if name.endswith("_") and not name.endswith("__") or name in _I_OPS:
         return True
     flag = kwargs.get("inplace")
     i = _inplace_position(func) if flag is None else None
@@ -615,6 +613,11 @@ def _writes_in_place(func, name, args, kwargs):
         flag = args[i]
     return flag is True
 
+
+# The augmented assignments (`x += y`) and `x[i] = v`.
+_I_OPS = {"__iadd__", "__isub__", "__imul__", "__itruediv__", "__idiv__",
+          "__ifloordiv__", "__imod__", "__ipow__", "__iand__", "__ior__",
+          "__ixor__", "__ilshift__", "__irshift__", "__setitem__"}
 
 # torch callable -> the position of its `inplace` parameter, or None.
 _INPLACE_PARAMETER = {}

@@ -196,6 +196,16 @@ def _inplace_functions(x):  # inplace=True functions on views
     return y
 
 
+def _augmented(x):  # //= and |= through views
+    m = x > 0
+    y = x.clone()
+    v = y[:, 1:3]
+    v //= 0.5
+    b = m[:, :2]
+    b |= x[:, 2:4] < -0.5
+    return y, m.float()
+
+
 def _input_write(x):  # the forward writes into its own input
     x[:, :, 0] = 1.0
     x[:, 1].mul_(2)
@@ -213,7 +223,8 @@ PATTERNS = {f.__name__[1:]: f for f in (
     _mask_prefix, _getitem_iadd, _narrow_copy, _view_mul, _loop_writes,
     _masked_fill_slice, _unsqueeze_write, _chain, _runtime_region, _aliases,
     _base_write, _stale_view_write, _nested_views, _metadata_in_place,
-    _chunks, _diagonal, _index_puts, _inplace_functions, _input_write,
+    _chunks, _diagonal, _index_puts, _inplace_functions, _augmented,
+    _input_write,
     _scatter_ops)}
 
 
