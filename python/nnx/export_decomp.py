@@ -42,6 +42,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from . import export_ops as ops
 from .export_ir import ExportError, Size, Value, _concrete, _norm_dim
 from .export_ops import Call, HANDLERS, callable_name
+from .functionalize import insert_slice, probe_scatter, scatter_up
 
 __all__ = ["ATEN", "TABLE", "write_call", "write_decomposed",
            "aten_op_names"]
@@ -419,24 +420,26 @@ def _select(w, c):
     return ops._basic_index(w, x, items, c.ex, c.label)
 
 
-@_writes(aten.index.Tensor)
-def _index(w, c):
-    """`x[i0, i1, ...]` with index tensors (None: a whole dim): the indexed
-    dims merged into one, indexed by the linear index sum(i_j * stride_j),
-    broadcast as the indices are."""
-    x, indices = c.args[0], list(c.args[1])
+def _index_values(w, indices):
+    """The dims indexed by tensors and those tensors (int64 Values)."""
     pos = [d for d, t in enumerate(indices) if t is not None]
     idx = [w.as_value(indices[d], torch.int64) if not isinstance(
         indices[d], Value) else indices[d] for d in pos]
-    if any(t.dtype == torch.bool for t in idx):
-        raise w.error("indexing with a bool mask has no nnx form: its "
-                      "result size depends on the data")
+    return pos, idx
+
+
+def _linear_index(w, x, pos, idx):
+    """`x` with the dims `pos` (indexed by the int tensors `idx`) merged
+    into one, at `start`, and the linear index sum(i_j * stride_j) into
+    it, broadcast as the indices are. Where the indexed dims are not
+    adjacent they are moved first (torch puts the indexed dims first);
+    returns (merged x, linear index, start, that permutation or None, the
+    permuted x)."""
+    perm = None
     if pos != list(range(pos[0], pos[0] + len(pos))):
-        # Non-adjacent indices: torch puts the indexed dims first.
         perm = pos + [d for d in range(x.rank) if d not in pos]
-        pex = tuple(e.permute(perm) for e in x.examples)
-        x = w.value("permute", pex, f"nnx.fn.permute {x.name} "
-                    f"[{', '.join(map(str, perm))}]", f"{x.type} -> {{r}}")
+        x = w.permute(x, perm, tuple(e.permute(perm) for e in x.examples),
+                      None)
         pos = list(range(len(pos)))
     start, linear, stride = pos[0], None, 1
     for t, d in reversed(list(zip(idx, pos))):
@@ -457,8 +460,211 @@ def _index(w, c):
     merged = dims[:start] + [stride] + dims[start + len(pos):]
     mex = tuple(e.reshape(*e.shape[:start], -1, *e.shape[start + len(pos):])
                 for e in x.examples)
-    xm = w.reshape(x, mex, merged, None, "view")
+    return w.reshape(x, mex, merged, None, "view"), linear, start, perm, x
+
+
+@_writes(aten.index.Tensor)
+def _index(w, c):
+    """`x[i0, i1, ...]` with index tensors (None: a whole dim): the indexed
+    dims merged into one, indexed by the linear index."""
+    x, indices = c.args[0], list(c.args[1])
+    pos, idx = _index_values(w, indices)
+    if any(t.dtype == torch.bool for t in idx):
+        raise w.error("indexing with a bool mask has no nnx form: its "
+                      "result size depends on the data")
+    xm, linear, start, _, _ = _linear_index(w, x, pos, idx)
     return ops._take(w, xm, linear, start, c.ex, c.label)
+
+
+@_writes(aten.index_put, aten.index_put_)
+def _index_put(w, c):
+    """`x[i0, i1, ...] = v` (`+=` with accumulate): over the indexed dims
+    merged into one (`_linear_index`), each element takes the value written
+    last to it (or, accumulating, adds every value written to it): a
+    compare of the linear index with an arange, then an `amax` that finds
+    the last writer and a gather, or a masked sum. A bool mask index with
+    one value for every selected element is a `where`."""
+    x, indices = c.args[0], list(c.args[1])
+    values, acc = c.arg(2, "values"), c.arg(3, "accumulate", False)
+    pos, idx = _index_values(w, indices)
+    if any(t.dtype == torch.bool for t in idx):
+        return _masked_put(w, c, x, pos, idx, values, acc)
+    xm, lin, start, perm, xp = _linear_index(w, x, pos, idx)
+    dims = w.dims(xm)
+    pre, post = dims[:start], dims[start + 1:]
+    slot_ex = tuple(e[(slice(None),) * start + (lin.examples[k],)]
+                    for k, e in enumerate(xm.examples))
+    vals = w.as_value(values, x.dtype)
+    if [tuple(e.shape) for e in vals.examples] != [tuple(e.shape)
+                                                    for e in slot_ex]:
+        sizes = w.sizes_for(slot_ex, pre + w.dims(lin) + post)
+        vex = tuple(e.expand(s.shape).clone() for e, s in zip(
+            vals.examples, slot_ex))
+        vals = w.value("expand", vex, f"nnx.fn.expand {vals.name} "
+                       f"{w.size_list(sizes)}", f"{vals.type} -> {{r}}")
+    lf = w.reshape(lin, tuple(e.reshape(-1) for e in lin.examples), None,
+                   None, "flat")
+    k = w.dim(lf, 0)
+    vf = w.reshape(vals, tuple(e.reshape(*e.shape[:start], -1,
+                                         *e.shape[start + lin.rank:])
+                               for e in vals.examples),
+                   pre + [k] + post, None, "flat")
+    hit = _hits(w, lf, w.dim(xm, start))  # [K, N]: lin[k] == n
+    if acc:
+        out = _put_sum(w, xm, vf, hit, start)
+    else:
+        out = _put_last(w, xm, vf, hit, start)
+    out = w.reshape(out, xp.examples, w.dims(xp), None, "unview")
+    if perm is None:
+        return _check_put(w, out, c)
+    inv = [perm.index(d) for d in range(len(perm))]
+    return _check_put(w, w.permute(out, inv, c.ex, c.label), c)
+
+
+def _check_put(w, out, c):
+    """The put's result carries the call's examples (its own are made from
+    examples an in-place call already overwrote)."""
+    out.examples = tuple(c.ex)
+    return out
+
+
+def _hits(w, lf, n):
+    """[K, N] bool: whether linear index k is n."""
+    col = w.reshape(lf, tuple(e.reshape(-1, 1) for e in lf.examples),
+                    [w.dim(lf, 0), 1], None, "col")
+    ns = n.examples if isinstance(n, Size) else (n, n)
+    ar = w.value("arange", tuple(torch.arange(m) for m in ns),
+                 f"nnx.fn.arange {w.index(n)}")
+    return w.binary("eq", col, ar, _ex2(
+        lambda k: col.examples[k] == ar.examples[k]), None)
+
+
+def _put_last(w, xm, vf, hit, start):
+    """Each element of xm's dim `start` hit by some k takes vf's k-th
+    slice, the last such k (index_put without accumulate, as torch's CPU
+    kernel writes in order)."""
+    ks = w.dims(hit)[0]
+    kex = tuple(torch.arange(e.shape[0]).reshape(-1, 1)
+                for e in hit.examples)
+    ar = w.value("arange", tuple(e.reshape(-1) for e in kex),
+                 f"nnx.fn.arange {w.index(ks)}")
+    kcol = w.reshape(ar, kex, [ks, 1], None, "col")
+    neg = w.scalar(-1, torch.int64)
+    sel = ops._where_op(w, hit, kcol, neg, _ex2(lambda k: torch.where(
+        hit.examples[k], kcol.examples[k], -1)), None)
+    last = ops._reduce_op(w, "amax", sel, [0], False, None)
+    zero = w.scalar(0, torch.int64)
+    found = w.binary("ge", last, zero, _ex2(lambda k: last.examples[k] >= 0),
+                     None)
+    pick = w.binary("maximum", last, zero, _ex2(
+        lambda k: last.examples[k].clamp(min=0)), None)
+    src = ops._take(w, vf, pick, start, _ex2(lambda k: torch.index_select(
+        vf.examples[k], start, pick.examples[k])), None)
+    ones = [1] * (xm.rank - start - 1)
+    mask = w.reshape(found, _ex2(lambda k: found.examples[k].reshape(
+        [1] * start + [-1] + ones)), [1] * start + [w.dim(found, 0)] + ones,
+        None, "mask")
+    return ops._where_op(w, mask, src, xm, _ex2(lambda k: torch.where(
+        mask.examples[k], src.examples[k], xm.examples[k])), None)
+
+
+def _put_sum(w, xm, vf, hit, start):
+    """xm plus, per element of its dim `start`, the sum of vf's slices k
+    that hit it (index_put with accumulate): a masked sum over k."""
+    dims = w.dims(vf)
+    k, n = w.dims(hit)
+    post = dims[start + 1:]
+    v5 = w.reshape(vf, _ex2(lambda i: vf.examples[i].unsqueeze(start + 1)),
+                   dims[:start + 1] + [1] + post, None, "col")
+    ones = [1] * len(post)
+    h5 = w.reshape(hit, _ex2(lambda i: hit.examples[i].reshape(
+        [1] * start + list(hit.examples[i].shape) + ones)),
+        [1] * start + [k, n] + ones, None, "hits")
+    zero = w.scalar(0, vf.dtype)
+    terms = ops._where_op(w, h5, v5, zero, _ex2(lambda i: torch.where(
+        h5.examples[i], v5.examples[i], 0).to(vf.dtype)), None)
+    total = ops._reduce_op(w, "sum", terms, [start], False, None)
+    return w.binary("add", xm, total, _ex2(
+        lambda i: xm.examples[i] + total.examples[i]), None)
+
+
+def _masked_put(w, c, x, pos, idx, values, acc):
+    """`x[mask] = v` with one value for every selected element (v has no
+    dim for the selected elements, or one of size 1): `where(mask, v, x)`;
+    any other bool-mask put depends on the number of selected elements."""
+    vals = w.as_value(values, x.dtype)
+    m = idx[0]
+    lead = pos[0]
+    trail = x.rank - lead - m.rank
+    if len(idx) != 1 or acc or m.dtype != torch.bool or vals.rank > trail + 1 \
+            or (vals.rank == trail + 1 and any(
+                e.shape[0] != 1 for e in vals.examples)):
+        raise w.error("a put through a bool mask index, other than one value "
+                      "for every selected element, has no nnx form: it "
+                      "depends on how many elements the mask selects")
+    if vals.rank == trail + 1:
+        vals = w.reshape(vals, _ex2(lambda k: vals.examples[k][0]),
+                         w.dims(vals)[1:], None, "squeeze")
+    mask = w.reshape(m, _ex2(lambda k: m.examples[k].reshape(
+        list(m.examples[k].shape) + [1] * trail)),
+        w.dims(m) + [1] * trail, None, "mask")
+    return ops._where_op(w, mask, vals, x, c.ex, c.label)
+
+
+def _box(w, x, d, item):
+    """The extract_slice box of x that is `item` (a slice, or an int: the
+    dim dropped) along dim `d` and the whole of every other dim."""
+    offsets, sizes, strides = [0] * x.rank, w.dims(x), [1] * x.rank
+    if isinstance(item, slice):
+        offsets[d], sizes[d], strides[d] = w._slice_dim(item, w.dim(x, d))
+    else:
+        offsets[d], sizes[d] = w._bound(item, w.dim(x, d), 0), None
+    return offsets, sizes, strides
+
+
+@_writes(aten.slice_scatter, aten.select_scatter)
+def _slice_scatter(w, c):
+    """`x` with `src` written at a slice / an index of dim `dim`: an
+    `insert_slice`."""
+    x, src = c.args[0], w.as_value(c.arg(1, "src"), c.ex[0].dtype)
+    d = _norm_dim(c.arg(2, "dim", 0), x.rank, w.where())
+    if c.func.overloadpacket is aten.select_scatter:
+        item = c.arg(3, "index")
+    else:
+        start, end = c.arg(3, "start"), c.arg(4, "end")
+        if isinstance(end, int) and end >= _BIG:
+            end = None
+        if isinstance(start, int) and start <= -_BIG:
+            start = None
+        item = slice(start, end, c.arg(5, "step", 1))
+    offsets, sizes, strides = _box(w, x, d, item)
+    return insert_slice(w, x, offsets, sizes, strides, src, src.examples,
+                        c.label)[0]
+
+
+def _aten_name(target):
+    return str(getattr(target, "overloadpacket", target)).split(".")[-1]
+
+
+@_writes(aten.diagonal_scatter, aten.as_strided_scatter)
+def _strided_scatter(w, c):
+    """diagonal_scatter / as_strided_scatter (over a row-major `x` of
+    static shape): the view run on an arange of `x` gives the elements
+    written."""
+    x, src = c.args[0], w.as_value(c.arg(1, "src"), c.ex[0].dtype)
+    shape = tuple(x.examples[0].shape)
+    if tuple(x.examples[1].shape) != shape:
+        raise w.error(f"{_aten_name(c.func)} over run-time "
+                      "sizes has no nnx form")
+    probe = torch.arange(x.examples[0].numel()).reshape(shape)
+    if c.func.overloadpacket is aten.diagonal_scatter:
+        index = probe.diagonal(c.arg(2, "offset", 0), c.arg(3, "dim1", 0),
+                               c.arg(4, "dim2", 1))
+    else:
+        index = probe.as_strided(c.arg(2, "size"), c.arg(3, "stride"),
+                                 c.arg(4, "storage_offset") or 0)
+    return probe_scatter(w, x, src, src.examples, index,
+                         f"'{_aten_name(c.func)}'", c.label)[0]
 
 
 # -----------------------------------------------------------------------------
@@ -615,25 +821,62 @@ def _out_of_place(func):
     return func
 
 
+def _eliminate_dead_code(graph, in_place):
+    """Drops the ops whose results nothing reads (torch 1.13's fx counts
+    in-place ATen ops as pure), but not an in-place op that writes a tensor
+    the graph made or, for an in-place call (`in_place`), the call's
+    target; a write into another input (`batch_norm`'s running stats) goes
+    as before: the exported forward does not change its inputs."""
+    first = next((n for n in graph.nodes if n.op == "placeholder"), None)
+    for n in reversed(list(graph.nodes)):
+        if n.op != "call_function" or n.users:
+            continue
+        if _in_place_name(n.target):
+            root = _written_root(n)
+            if root.op == "call_function" or (in_place and root is first):
+                continue
+        graph.erase_node(n)
+
+
+def _written_root(node):
+    """The node whose storage the in-place op `node` writes: its first
+    argument, through the view ops (ATen schemas: a result that aliases
+    the first argument, read-only) that made it."""
+    cur = node.args[0]
+    while cur.op == "call_function":
+        if cur.target is not operator.getitem:
+            schema = getattr(cur.target, "_schema", None)
+            alias = schema.returns[0].alias_info if schema is not None and \
+                schema.returns else None
+            if alias is None or alias.is_write:
+                break
+        cur = cur.args[0]
+    return cur
+
+
 class _Graph:
     """The ATen graph of one call on the examples of run `k`."""
 
     def __init__(self, func, c, k):
         self.values = []  # the examples of run k given to make_fx
         self.operands = []  # their Values, in the same order
+        self.copy = c.in_place  # make_fx runs the ops: on copies, if in place
         template = self._template(c.args, k), self._template(c.kwargs, k)
 
         def run(*ts):
             a, kw = self._fill(template, ts)
-            return func(*a, **kw)
+            out = func(*a, **kw)
+            # `__setitem__` returns nothing: its result is its target.
+            return a[0] if c.in_place and out is None else out
         gm = make_fx(run, decomposition_table=TABLE)(*self.values)
-        gm.graph.eliminate_dead_code()
+        _eliminate_dead_code(gm.graph, c.in_place)
         self.gm = gm
         self.nodes = [n for n in gm.graph.nodes]
 
     def _template(self, x, k):
         if isinstance(x, Value):
-            self.values.append(x.examples[k])
+            self.values.append(x.examples[k].clone() if self.copy else
+                               x.examples[k])
             self.operands.append(x)
             return ("__nnx_arg__", len(self.values) - 1)
         if isinstance(x, Size):
@@ -672,6 +915,8 @@ class _Writer:
         self.g = graphs
         self.env = {}  # node of graph 0 -> IR value
         self.conc = ({}, {})  # node -> example of run k
+        self.parents = {}  # node -> the node it is a view of
+        self.stale = set()  # views of a storage written through another
         self.index = [{n: i for i, n in enumerate(g.nodes)} for g in graphs]
         self.inputs = [v for v in _all_leaves((c.args, c.kwargs))
                        if isinstance(v, (Value, Size))]
@@ -731,20 +976,50 @@ class _Writer:
                            f"runs at '{node.target}' (a value baked in from "
                            "an input size)")
 
-    def check_mutable(self, node):
-        """An in-place op of the graph is written as its functional form:
-        only where it writes a tensor the graph made, not a view of
-        another (whose other readers would miss the write) nor an input."""
+    def chain(self, node):
+        """The in-place op `node` of the graph is written as its functional
+        form (nnx.functionalize): into a tensor the graph made, or into the
+        call's own target, or into a view of one (the view chain up to that
+        root, returned with the values before the write), never into
+        another input."""
         dst = node.args[0]
         first = next(n for n in self.g[0].nodes if n.op == "placeholder")
-        if self.c.in_place and dst is first:
-            return  # the call's own target (its result is the call's)
-        if not isinstance(dst, torch.fx.Node) or dst.op != "call_function" \
-                or any(self.conc[k].get(n) is not None and
-                       self.conc[k][n]._base is not None for k, n in
-                       enumerate((dst, self.g[1].nodes[self.index[0][dst]]))):
+        chain = [dst] if isinstance(dst, torch.fx.Node) else []
+        while chain and chain[-1] in self.parents:
+            chain.append(self.parents[chain[-1]])
+        root = chain[-1] if chain else None
+        if root is None or not (root.op == "call_function" or (
+                self.c.in_place and root is first)):
             raise self.refuse(f"its decomposition writes in place "
-                              f"('{node.target}') into an input or a view")
+                              f"('{node.target}') into an input")
+        return [(n, self.env[n]) for n in chain]
+
+    def link(self, n0, ex0):
+        """Records `n0` as a view of the node argument whose example
+        storage its result shares."""
+        if not isinstance(ex0, torch.Tensor) or ex0.numel() == 0:
+            return
+        for a in _leaves(list(n0.args)):
+            e = self.conc[0].get(a) if isinstance(a, torch.fx.Node) else None
+            if isinstance(e, torch.Tensor) and e is not ex0 and e.numel() \
+                    and e.storage().data_ptr() == ex0.storage().data_ptr():
+                self.parents[n0] = a
+                return
+
+    def write(self, chain, n0, new, ex):
+        """The write of `new` into the view chain[0]: scattered up to the
+        root; every other view of the root goes stale."""
+        val, _ = scatter_up(self.w, chain, new, ex, self.what)
+        root = chain[-1][0]
+        for n in self.parents:
+            top = n
+            while top in self.parents:
+                top = self.parents[top]
+            if top is root:
+                self.stale.add(n)
+        self.stale.discard(chain[0][0])
+        self.env[root] = val
+        self.env[chain[0][0]] = self.env[n0] = new
 
     def concrete(self, x, k):
         if isinstance(x, torch.fx.Node):
@@ -767,7 +1042,9 @@ class _Writer:
             if n0.op == "placeholder":
                 v = next(placeholders)
                 self.env[n0] = v
-                self.conc[0][n0], self.conc[1][n1] = v.examples
+                # Copies: an in-place op of the graph writes them.
+                self.conc[0][n0], self.conc[1][n1] = (e.clone() for e in
+                                                      v.examples)
             elif n0.op == "get_attr":
                 t0, t1 = getattr(g0.gm, n0.target), getattr(g1.gm, n1.target)
                 if not torch.equal(t0, t1):
@@ -800,8 +1077,10 @@ class _Writer:
         if fn is None and inplace:  # e.g. aten.clamp_min_: clamp_min's
             fn = _writer_of(_get(_get(aten, inplace[:-1]),
                                  target._overloadname))
-        if inplace and fn is not None:
-            self.check_mutable(n0)
+        chain = self.chain(n0) if inplace and fn is not None else None
+        if any(a in self.stale for a in _leaves(list(n0.args))):
+            raise self.refuse("its decomposition reads a view after a write "
+                              f"into its base ('{n0.target}')")
         if fn is None:
             raise self.refuse(f"it reaches the ATen op '{target}', which has "
                               "neither an nnx form nor a decomposition")
@@ -817,8 +1096,10 @@ class _Writer:
         c = Call(target, label, args, kwargs, tuple(ex), False)
         try:
             self.env[n0] = fn(self.w, c)
-            if inplace:  # later reads of the mutated tensor see the result
-                self.env[n0.args[0]] = self.env[n0]
+            if chain:  # later reads of the written tensor see the result
+                self.write(chain, n0, self.env[n0], ex)
+            else:
+                self.link(n0, ex[0])
         except ExportError as e:
             raise self.refuse(f"its decomposition reaches '{target}': "
                               f"{_strip(str(e))}") from None

@@ -28,13 +28,20 @@ class Value:
 
     A value whose defining op is written only when first used (a module
     tensor read, a constant) is given `define`, called once, on the first
-    read of `name`, to write that op."""
+    read of `name`, to write that op.
+
+    `alias` says how a value made by a view-like op was derived from its
+    source: ``("slice", src, offsets, sizes, strides)`` (an
+    ``extract_slice``; a size None drops the dim), ``("reshape", src)``,
+    ``("permute", src, perm)`` or ``("expand", src)``; None for any other op.
+    :mod:`nnx.functionalize` inverts these steps to write through a view."""
 
     def __init__(self, name, examples, type_str, define=None):
         self._name = name
         self._define = define
         self.examples = tuple(examples)
         self.type = type_str
+        self.alias = None
 
     @property
     def name(self):
@@ -118,6 +125,14 @@ def tensor_type(examples, where):
                    for da, db in zip(a.shape, b.shape))
     return f"tensor<{dims}{mlir_element_type(a.dtype)}>"
 
+
+
+def is_empty(examples):
+    """Whether both examples have no elements and a static shape (a slice
+    of a 0-size dim, which `tensor.extract_slice` / `insert_slice` cannot
+    address)."""
+    a, b = examples
+    return a.numel() == 0 and a.shape == b.shape
 
 
 def _sym(key):
@@ -410,9 +425,20 @@ class ForwardWriter:
 
     def reshape(self, x, ex, hints, label, hint="view"):
         sizes = self.sizes_for(ex, hints, x)
-        return self.value(hint, ex, f"nnx.fn.reshape {x.name} "
-                          f"{self.size_list(sizes)}", f"{x.type} -> {{r}}",
-                          label=label)
+        y = self.value(hint, ex, f"nnx.fn.reshape {x.name} "
+                       f"{self.size_list(sizes)}", f"{x.type} -> {{r}}",
+                       label=label)
+        y.alias = ("reshape", x)
+        return y
+
+    def permute(self, x, perm, ex, label, hint="permute"):
+        """`nnx.fn.permute` of `x` by `perm` (result dim i is x's dim
+        perm[i])."""
+        y = self.value(hint, ex, f"nnx.fn.permute {x.name} "
+                       f"[{', '.join(map(str, perm))}]", f"{x.type} -> {{r}}",
+                       label=label)
+        y.alias = ("permute", x, list(perm))
+        return y
 
 
     def _bound(self, v, dim, default):
@@ -452,7 +478,15 @@ class ForwardWriter:
             return x
         lst = lambda vs: self.size_list(vs)  # noqa: E731
         kept = [1 if s is None else s for s in sizes]
-        return self.value("slice", ex, f"tensor.extract_slice {x.name}"
-                          f"{lst(offsets)}{lst(kept)}{lst(strides)}",
-                          f"{x.type} to {{r}}", label=label)
+        if is_empty(ex):  # tensor.extract_slice takes no offset in a 0 dim
+            lit = scalar_literal(0, mlir_element_type(ex[0].dtype))
+            y = self.value("slice", ex, f"arith.constant dense<{lit}>",
+                           label=label)
+            y.alias = ("slice", x, list(offsets), list(sizes), list(strides))
+            return y
+        y = self.value("slice", ex, f"tensor.extract_slice {x.name}"
+                       f"{lst(offsets)}{lst(kept)}{lst(strides)}",
+                       f"{x.type} to {{r}}", label=label)
+        y.alias = ("slice", x, list(offsets), list(sizes), list(strides))
+        return y
 

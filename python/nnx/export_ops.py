@@ -673,9 +673,10 @@ def _expand(w, c):
         hints = [w.dim(x, i - lead) if not _is_sym(h) and h == -1 else h
                  for i, h in enumerate(hints)]
     sizes = w.sizes_for(c.ex, hints, x)
-    return w.value("expand", c.ex, f"nnx.fn.expand {x.name} "
-                   f"{w.size_list(sizes)}", f"{x.type} -> {{r}}",
-                   label=c.label)
+    y = w.value("expand", c.ex, f"nnx.fn.expand {x.name} "
+                f"{w.size_list(sizes)}", f"{x.type} -> {{r}}", label=c.label)
+    y.alias = ("expand", x)
+    return y
 
 
 @_handles("repeat", *_methods("repeat"), *_both("repeat_interleave"),
@@ -748,9 +749,8 @@ def _permute(w, c):
     if perm == list(range(r)):
         return x
     label = c.label if name not in ("T", "mT") else name
-    return w.value("transpose" if name != "permute" else "permute", c.ex,
-                   f"nnx.fn.permute {x.name} [{', '.join(map(str, perm))}]",
-                   f"{x.type} -> {{r}}", label=label)
+    return w.permute(x, perm, c.ex, label,
+                     "transpose" if name != "permute" else "permute")
 
 
 @_handles("identity", *_methods("contiguous", "clone", "detach",

@@ -43,6 +43,7 @@ from .export_ir import (ExportError, ForwardWriter, Size, Value, _sym,
                         scalar_literal, tensor_type, mlir_element_type)
 from .export_ops import Call, handler_for, _op_name, _key
 from .export_decomp import write_call
+from .functionalize import METADATA_IN_PLACE, Views, version
 from . import guards, size_reads
 from .structure import unflatten
 
@@ -357,6 +358,7 @@ class Frame(ForwardWriter):
         self.values = {}  # id(tensor) -> Value
         self.syms = {}  # id(SymInt) -> Size
         self.kept = {}  # function name -> Recorded
+        self.views = Views(self)  # aliases and in-place writes
         self._own = {}
         if module is not None:
             for n, t in list(module._parameters.items()) + \
@@ -383,12 +385,17 @@ class Frame(ForwardWriter):
     # -- tensors and sizes into IR values ------------------------------------
     def bind(self, t, v):
         self.values[id(t)] = v
+        self.views.bound(t)
         self._keep.append(t)
 
     def value_of(self, t):
+        """The current value of tensor `t` (a view written through since
+        it was bound is made again from its base: nnx.functionalize)."""
         v = self.values.get(id(t))
         if v is not None:
-            return v
+            return self.views.refresh(t) if self.views.stale(t) else v
+        if id(t) in self.views.links:
+            return self.views.refresh(t)
         name = self._own.get(id(t))
         if name is not None:
             v = self.state(name, t)
@@ -593,6 +600,45 @@ _VALUE_READS = {"__bool__", "item", "tolist", "__float__", "__int__",
                 "__index__", "__complex__", "numpy", "__array__"}
 
 
+def _writes_in_place(func, name, args, kwargs):
+    """Whether the call of torch callable `func` (named `name`) writes into
+    its first argument: an in-place method (``add_``, ``__iadd__``,
+    ``__setitem__``) or a function called with ``inplace=True``
+    (``F.relu(x, inplace=True)``)."""
+    if name.endswith("_") and not name.endswith("__") or name in _I_OPS:
+        return True
+    flag = kwargs.get("inplace")
+    i = _inplace_position(func) if flag is None else None
+    if i is not None and len(args) > i:
+        flag = args[i]
+    return flag is True
+
+
+# The augmented assignments (`x += y`) and `x[i] = v`.
+_I_OPS = {"__iadd__", "__isub__", "__imul__", "__itruediv__", "__idiv__",
+          "__ifloordiv__", "__imod__", "__ipow__", "__iand__", "__ior__",
+          "__ixor__", "__ilshift__", "__irshift__", "__setitem__"}
+
+# torch callable -> the position of its `inplace` parameter, or None.
+_INPLACE_PARAMETER = {}
+
+
+def _inplace_position(func):
+    try:
+        return _INPLACE_PARAMETER[func]
+    except KeyError:
+        pass
+    except TypeError:  # unhashable
+        return None
+    try:
+        names = list(inspect.signature(func).parameters)
+    except (TypeError, ValueError):
+        names = []
+    pos = names.index("inplace") if "inplace" in names else None
+    _INPLACE_PARAMETER[func] = pos
+    return pos
+
+
 class _Mode(TorchFunctionMode):
     def __init__(self, rec):
         super().__init__()
@@ -654,6 +700,10 @@ class Recorder:
         one tensor of the call, whose arguments nest the tensors as `tree`
         says, :mod:`nnx.structure`); returns the output."""
         args = []
+        # The second inputs as given: a forward that writes into its input
+        # changes them while recording (the check runs on these copies).
+        with torch.no_grad():
+            inputs1 = [t1.clone() for _, t1 in examples]
         for t0, t1 in examples:
             self.twins[id(t0)] = (t0, t1)
             self.dependent.add(id(t0))
@@ -668,8 +718,7 @@ class Recorder:
             raise forward_error(e, getattr(e, "_nnx_where", None)) from None
         finally:
             _ACTIVE.pop()
-        self._check_second_run(out, unflatten(tree, [t1 for _, t1 in
-                                                     examples]))
+        self._check_second_run(out, unflatten(tree, inputs1))
         return out
 
     def _check_second_run(self, out, inputs1):
@@ -917,11 +966,25 @@ class Recorder:
         if not traced and not (h is not None and h.group in _FACTORY_GROUPS
                                and frame is not None and not frame.silent):
             return func(*args, **kwargs)
-        ex = self._evaluate(func, args, kwargs)
         name = _op_name(func)
+        recording = frame is not None and not frame.silent
+        # An in-place call: its IR operands are read before it runs, and
+        # the chain of views it writes up (none for a metadata op).
+        ir = chain = before = None
+        in_place = _writes_in_place(func, name, args, kwargs)
+        if recording and in_place and isinstance(args[0], torch.Tensor):
+            if name in METADATA_IN_PLACE:
+                frame.views.retarget(args[0], func, args, kwargs)
+                before = version(args[0])
+            else:
+                chain = frame.views.prepare(args[0], name)
+            ir = (frame.to_ir(args), frame.to_ir(kwargs))
+        ex = self._evaluate(func, args, kwargs)
+        if before is not None:  # its version moved, its data did not
+            frame.views.acknowledge(args[0], before)
         if name == "__setitem__":  # in place: the result is the target
             ex = (args[0], self.twins[id(args[0])][1])
-        if frame is not None and not frame.silent:
+        if recording:
             leaf = self._leaf_of(frame, func, args, kwargs)
             if leaf is not None:
                 out = self.register(*ex, self.depends((args, kwargs)))
@@ -934,20 +997,17 @@ class Recorder:
             return self._metadata(func, name, args, ex)
         if frame is None or frame.silent:
             return self.register(*ex, self.depends((args, kwargs)))
-        in_place = name.endswith("_") and not name.endswith("__") or \
-            name in ("__iadd__", "__isub__", "__imul__", "__itruediv__",
-                     "__setitem__")
-        if in_place and isinstance(args[0], torch.Tensor) and \
-                args[0]._base is not None:
-            raise frame.error(f"the in-place '{name}' writes into a view of "
-                              "another tensor, which nnx's value semantics "
-                              "cannot express")
-        c = Call(func, _LABELS.get(name, name.strip("_")),
-                 frame.to_ir(args), frame.to_ir(kwargs), ex, in_place)
+        ir = ir or (frame.to_ir(args), frame.to_ir(kwargs))
+        c = Call(func, _LABELS.get(name, name.strip("_")), *ir, ex, in_place)
         # No handler: written through its ATen decomposition.
         res = write_call(h, frame, c)
-        out = self.register(*ex, self.depends((args, kwargs)))
+        depends = self.depends((args, kwargs))
+        out = self.register(*ex, depends)
+        if chain is not None:
+            frame.views.write(chain, res, ex, depends, name)
+            return out
         self._bind(frame, out, res)
+        frame.views.link_results(func, args, kwargs, out)
         return out
 
     _LEAF_FUNCTIONS = {F.linear: (nn.Linear, ("weight", "bias")),
@@ -1141,6 +1201,10 @@ class Recorder:
         if recording and rel is None:
             raise parent.error(f"calls the module at '{path}', which is not "
                                "one of its own submodules")
+        pre = None
+        if recording:
+            with self.plain():
+                pre = self._pre_call(parent, module.forward, args, kwargs)
         if self.is_custom(module) and id(module) not in self.forwards:
             out = self._record(module, path, args, kwargs, module.forward)
         elif self.is_custom(module) or self.is_leaf(module):
@@ -1157,7 +1221,7 @@ class Recorder:
         if recording:
             with self.plain():
                 self._emit_call(parent, rel, "self_" + rel.replace(".", "_"),
-                                module.forward, args, kwargs, out)
+                                module.forward, args, kwargs, out, pre)
         return out
 
     def _check_signature(self, module, path, args, kwargs):
@@ -1190,6 +1254,8 @@ class Recorder:
     def call_function(self, fn, args, kwargs):
         parent = self.frames[-1]
         name = fn.__name__
+        with self.plain():
+            pre = self._pre_call(parent, fn, args, kwargs)
         if name not in parent.kept:
             path = f"{parent.path}.{name}" if parent.path else name
             out = self._record(None, path, args, kwargs, fn, kept_in=parent)
@@ -1197,7 +1263,7 @@ class Recorder:
             with self.plain():
                 out = self._run_plain(fn, args, kwargs)
         with self.plain():
-            self._emit_call(parent, name, name, fn, args, kwargs, out)
+            self._emit_call(parent, name, name, fn, args, kwargs, out, pre)
         return out
 
     def _run_plain(self, callee, args, kwargs):
@@ -1308,9 +1374,24 @@ class Recorder:
         else:
             kept_in.kept[fn.__name__] = rec
 
-    def _emit_call(self, frame, callee_path, label, fn, args, kwargs, out):
+    def _pre_call(self, frame, fn, args, kwargs):
+        """The IR operands of a call of `fn`, read before it runs (it may
+        write into them), and the view chains and versions of its tensor
+        operands."""
         operands, _ = self._operands(fn, args, kwargs, frame)
         names = [frame.to_ir(x) for _, x, _ in operands]
+        chains = {id(x): (frame.views.chain(x), version(x))
+                  for _, x, _ in operands if isinstance(x, torch.Tensor)}
+        return names, chains
+
+    def _emit_call(self, frame, callee_path, label, fn, args, kwargs, out,
+                   pre=None):
+        """The `nnx.call` of `fn` in `frame`. A result that is one of the
+        call's tensor operands, written by the call (a module writing into
+        its input, as ReLU(inplace=True) does), is a write into that tensor
+        (through the views it is one of)."""
+        operands, _ = self._operands(fn, args, kwargs, frame)
+        names, chains = pre or ([frame.to_ir(x) for _, x, _ in operands], {})
         keywords = [n for n, _, kw in operands if kw]
         results = []
         for _, leaf in _leaves(out):
@@ -1331,4 +1412,9 @@ class Recorder:
                    f"nnx.call {callee}({', '.join(v.name for v in names)})",
                    f"({in_types}) -> {out_types}", attrs, label)
         for leaf, v in results:
-            frame.bind(leaf, v)
+            chain, before = chains.get(id(leaf), (None, None))
+            if chain is not None and version(leaf) != before:
+                frame.views.write(chain, v, self.twins[id(leaf)], True,
+                                  callee_path)
+            else:
+                frame.bind(leaf, v)

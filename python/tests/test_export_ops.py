@@ -194,12 +194,6 @@ def _random(x):
     return x + torch.randn(x.shape[-1])
 
 
-def _view_write(x):
-    y = x.clone()
-    y.view(-1).add_(1)
-    return y
-
-
 def _sort(x):
     return x.sort(-1).values
 
@@ -215,7 +209,6 @@ def _range_over_size(x):
      r"computed from the inputs"),
     (_data_value, 1, r"'Tensor.item' reads the value of a tensor"),
     (_random, 1, r"randn: random numbers made in a forward"),
-    (_view_write, 2, r"in-place 'add_' writes into a view"),
     (_sort, 1, r"'Tensor.sort' has no nnx form"),
     (_range_over_size, 1, r"a run-time size \(2 and 3 in the example "
      r"runs\) used as a range\(\) bound"),

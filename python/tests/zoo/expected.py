@@ -21,18 +21,20 @@ def edge(nnx_torch, torch_f64, nnx_f64):
             f"but {nnx_torch} from PyTorch")
 
 
-VIEW_WRITE = ("ShiftedWindowAttentionV2 zeroes the key third of its qkv "
-              "bias in place through a slice (qkv_bias[length:2 * "
-              "length].zero_()), and the exporter refuses an in-place write "
-              "into a view (it needs functionalization: a slice_scatter)")
+def less_accurate(nnx, torch):
+    return (f"less accurate than PyTorch: {nnx} contracts from float64 "
+            f"against PyTorch's {torch} (at most 1.5x allowed)")
 
 
 EXPECTED = {
     # Measured by `make test-zoo` on the loaded 2-core AMD EPYC VM,
     # 2026-12-06 (compile CPU seconds include the waits of a contended core).
-    "swin_v2_s": Expected("export", VIEW_WRITE),
-    "swin_v2_t": Expected("export", VIEW_WRITE),
-    "swin_v2_b": Expected("export", VIEW_WRITE),
+    # swin_v2 exports since its in-place write into a slice of the qkv bias
+    # is functionalized (2026-12-06; the same machine): its cosine
+    # attention, scaled by up to 100, makes batch 1 an edge case.
+    "swin_v2_t": Expected("compare", edge(1.14, 0.84, 0.76)),
+    "swin_v2_s": Expected("compare", edge(1.09, 0.99, 0.96)),
+    "swin_v2_b": Expected("compare", less_accurate(1.73, 1.09)),
     "densenet121": Expected("compare", edge(1.11, 0.99, 0.69)),
     "efficientnet_v2_s": Expected("compare", edge(1.10, 0.76, 0.52)),
     "resnet18": Expected("compare", edge(1.18, 0.97, 0.47)),
