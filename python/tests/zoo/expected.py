@@ -38,4 +38,10 @@ EXPECTED = {
     "densenet121": Expected("compare", edge(1.11, 0.99, 0.69)),
     "efficientnet_v2_s": Expected("compare", edge(1.10, 0.76, 0.52)),
     "resnet18": Expected("compare", edge(1.18, 0.97, 0.47)),
+    # The largest models, run once this session (wt-zoorun2 at dd333f1):
+    # every other one passes. efficientnet_v2_l's random net stays
+    # chaotic after calibration at 32 pixels: PyTorch's own float32 is
+    # 2e7 contracts from float64.
+    "efficientnet_v2_l": Expected("compare", less_accurate("4.8e7",
+                                                           "1.96e7")),
 }
