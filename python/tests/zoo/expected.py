@@ -31,10 +31,11 @@ EXPECTED = {
     # 2026-12-06 (compile CPU seconds include the waits of a contended core).
     # swin_v2 exports since its in-place write into a slice of the qkv bias
     # is functionalized (2026-12-06; the same machine): its cosine
-    # attention, scaled by up to 100, makes batch 1 an edge case.
+    # attention, scaled by up to 100, makes batch 1 an edge case
+    # (swin_v2_b passes on this stop's compiler: 0.93 contracts from
+    # float64 against PyTorch's 1.09).
     "swin_v2_t": Expected("compare", edge(1.14, 0.84, 0.76)),
     "swin_v2_s": Expected("compare", edge(1.09, 0.99, 0.96)),
-    "swin_v2_b": Expected("compare", less_accurate(1.73, 1.09)),
     "densenet121": Expected("compare", edge(1.11, 0.99, 0.69)),
     "efficientnet_v2_s": Expected("compare", edge(1.10, 0.76, 0.52)),
     "resnet18": Expected("compare", edge(1.18, 0.97, 0.47)),
