@@ -81,7 +81,8 @@ Value DimResolver::reify(Operation *op, OpResult result, int64_t dim) {
       builder.setInsertionPoint(op);
       Value value =
           getValueOrCreateConstantIndexOp(builder, op->getLoc(), size);
-      value = replaced.lookup(value) ? replaced.lookup(value) : value;
+      if (Value resolved = replaced.lookup(value))
+        value = resolved;
       sizes.try_emplace({op->getResult(i), static_cast<int64_t>(d)}, value);
     }
   }
