@@ -86,6 +86,9 @@ try:
     capped = os.environ.get("NNX_JIT_MAX_ISA", "").lower() not in ("", "avx512")
     if {"avx512f", "avx512_bf16"} <= flags and not capped:
         config.available_features.add("avx512bf16")
+    # A host that runs AVX2 + FMA code (a module's stated 256-bit target).
+    if {"avx2", "fma"} <= flags:
+        config.available_features.add("avx2")
 except OSError:
     pass
 # MPI (nnx-run --tensor-parallel): nnx-run built with it and mpirun found.

@@ -1,10 +1,12 @@
 //===- CPUTarget.cpp - the CPU target of the execution library ------------===//
 #include "nnx/Execution/Target.h"
 
+#include "HostTarget.h"
 #include "TemporaryAllocator.h"
 
-#include "nnx/Codegen/CPU/Passes.h"
 #include "nnx/Config.h"
+#include "nnx/Dialect/NNX/IR/NNXOps.h"
+#include "nnx/Dialect/NNX/IR/Target.h"
 #include "nnx/Pipelines/Pipelines.h"
 #include "nnx/Support/TargetISA.h"
 
@@ -19,46 +21,59 @@
 using namespace mlir;
 using namespace mlir::nnx;
 
-/// Appends nnx-set-target with the host's target: its widest vectors and
-/// AVX512_BF16 under the instruction-set cap `maxISA` (empty: the
-/// NNX_JIT_MAX_ISA environment variable, else none), the cap's features
-/// and the host's CPU. The only place the CPU pipeline's target comes from
-/// the machine (docs/Lowering.md, "Target").
-static llvm::Error addHostTarget(OpPassManager &pm, llvm::StringRef maxISA) {
-  llvm::Expected<unsigned> capBits = maxISABits(maxISA);
+/// Whether the host runs code for `target`: its vectors, AVX512_BF16 and
+/// every feature it adds (`+name`).
+static llvm::Error checkHostRuns(TargetAttr target) {
+  auto refuse = [&](const llvm::Twine &what) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "the module's target " << target << " needs " << what
+       << ", which this host (" << llvm::sys::getHostCPUName()
+       << ") lacks; remove the module's nnx.target to compile for the host";
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), text);
+  };
+  if (target.getVectorBits() > hostVectorBits(0))
+    return refuse(llvm::Twine(target.getVectorBits()) + "-bit vectors");
+  if (target.getAvx512Bf16() && !hostHasAVX512BF16(0))
+    return refuse("AVX512_BF16");
+  llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+  SmallVector<StringRef> features;
+  target.getFeatures().split(features, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef feature : features)
+    if (feature.consume_front("+") && !host.lookup(feature))
+      return refuse("'" + feature + "'");
+  return llvm::Error::success();
+}
+
+/// Writes the host's target on `module`: its widest vectors and
+/// AVX512_BF16 under the instruction-set cap (the pipeline options'
+/// max-isa, else the NNX_JIT_MAX_ISA environment variable, else none), the
+/// cap's features and the host's CPU. A module that states its own target
+/// keeps it (neither cap applies), if the host runs it. The only place the
+/// CPU pipeline's target comes from the machine (docs/Lowering.md,
+/// "Target").
+static llvm::Error writeHostTarget(ModuleOp module, llvm::StringRef text) {
+  if (auto stated = module->getAttrOfType<TargetAttr>(kTargetAttrName))
+    return checkHostRuns(stated);
+  NNXCPUPipelineOptions options;
+  if (llvm::Error err = parsePipelineOptions(options, "nnx-cpu-pipeline", text))
+    return err;
+  llvm::Expected<unsigned> capBits = maxISABits(options.maxISA);
   if (!capBits)
     return capBits.takeError();
-  NNXSetTargetPassOptions host;
-  host.vectorBits = hostVectorBits(*capBits);
-  host.avx512BF16 = hostHasAVX512BF16(*capBits);
-  host.features = llvm::join(capFeatures(*capBits), ",");
-  host.cpu = llvm::sys::getHostCPUName().str();
-  pm.addPass(createNNXSetTargetPass(host));
+  TargetAttr host = TargetAttr::get(
+      module.getContext(), hostVectorBits(*capBits),
+      hostHasAVX512BF16(*capBits), llvm::join(capFeatures(*capBits), ","),
+      llvm::sys::getHostCPUName());
+  module->setAttr(kTargetAttrName, host);
   return llvm::Error::success();
 }
 
 llvm::Error mlir::nnx::configureCPUTarget(TargetConfig &config) {
+  config.writeTarget = writeHostTarget;
   config.buildPipeline = [](OpPassManager &pm,
                             llvm::StringRef text) -> llvm::Error {
-    // The runtime allocates the results and serves the temporaries.
-    NNXCPUPipelineOptions options;
-    options.outParams = true;
-    options.runtimeAllocator = true;
-    if (llvm::Error err =
-            parsePipelineOptions(options, "nnx-cpu-pipeline", text))
-      return err;
-    if (!options.outParams || !options.runtimeAllocator)
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          "nnx-cpu-pipeline options '%s': the runtime needs out-params and "
-          "runtime-allocator",
-          text.str().c_str());
-    // The pipeline's own cap (max-isa) then leaves the host's target as
-    // it is: the host's was already capped by it.
-    if (llvm::Error err = addHostTarget(pm, options.maxISA))
-      return err;
-    buildNNXCPUPipeline(pm, options);
-    return llvm::Error::success();
+    return buildTargetStage(pm, "cpu", text);
   };
   // Temporaries come from a cache of the blocks earlier calls freed.
   config.symbolMap = temporaryAllocatorSymbols;

@@ -63,25 +63,20 @@ llvm::Error mlir::nnx::configureCUDATarget(TargetConfig &config) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "target 'cuda': " + message);
   std::string chip = options.chip, format = options.format;
+  // The device's chip and the object format, where the options do not
+  // name their own: nnx-compile-pipeline's target stage with them.
   config.buildPipeline = [chip, format](OpPassManager &pm,
                                         llvm::StringRef text) -> llvm::Error {
-    NNXCUDAPipelineOptions o;
-    o.chip = chip;
-    o.format = format;
-    o.outParams = true;
-    if (llvm::Error err = parsePipelineOptions(o, "nnx-cuda-pipeline", text))
+    NNXCUDAPipelineOptions given;
+    if (llvm::Error err =
+            parsePipelineOptions(given, "nnx-cuda-pipeline", text))
       return err;
-    std::string message;
-    llvm::raw_string_ostream os(message);
-    if (!o.outParams)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "nnx-cuda-pipeline options '" + text +
-                                         "': the runtime needs out-params");
-    if (failed(verifyNNXCUDAPipelineOptions(o, os)))
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "target 'cuda': " + message);
-    buildNNXCUDAPipeline(pm, o);
-    return llvm::Error::success();
+    std::string options = text.str();
+    if (!given.chip.hasValue())
+      options += " chip=" + chip;
+    if (!given.format.hasValue())
+      options += " format=" + format;
+    return buildTargetStage(pm, "cuda", options);
   };
   config.registerExtensions = registerNNXCUDAExtensions;
   config.symbolMap = [](llvm::orc::MangleAndInterner interner) {

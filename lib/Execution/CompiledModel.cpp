@@ -17,6 +17,7 @@
 #include "nnx/Dialect/NNX/IR/Weights.h"
 #include "nnx/Dialect/NNX/Tracing/Passes.h"
 #include "nnx/Pipelines/Passes.h"
+#include "nnx/Pipelines/Pipelines.h"
 #include "nnx/Pipelines/ResultShapes.h"
 #include "nnx/Support/DiagnosticText.h"
 #include "nnx/Support/Environment.h"
@@ -213,18 +214,38 @@ private:
 };
 } // namespace
 
-/// nnx-prepare-forward with the options' model and probe requests.
-static void addPrepareForward(PassManager &pm, const CompileOptions &options) {
-  NNXPrepareForwardPassOptions prepare;
-  prepare.model = options.modelName;
-  prepare.family = options.probes.family;
+/// Fills `pipeline`, nnx-compile-pipeline's options, from `options`: the
+/// model, the probe requests, the rank and the target with its pipeline's
+/// options.
+static void fillCompilePipelineOptions(const CompileOptions &options,
+                                       NNXCompilePipelineOptions &pipeline) {
+  pipeline.target = stringifyTarget(options.target).str();
+  pipeline.targetOptions = options.pipelineOptions;
+  pipeline.model = options.modelName;
+  pipeline.family = options.probes.family;
   // The driver's lookup: the option, else $NNX_FAMILIES_DIR.
-  prepare.familiesDir = driverFamiliesDir(options.probes.familiesDir);
-  prepare.reads = options.probes.reads;
-  prepare.writes = options.probes.writes;
-  prepare.tensorParallelRanks = options.tensorParallel.ranks;
-  prepare.tensorParallelRank = options.tensorParallel.rank;
-  pm.addPass(createNNXPrepareForwardPass(prepare));
+  pipeline.familiesDir = driverFamiliesDir(options.probes.familiesDir);
+  pipeline.reads = ArrayRef<std::string>(options.probes.reads);
+  pipeline.writes = ArrayRef<std::string>(options.probes.writes);
+  pipeline.tensorParallelRanks = options.tensorParallel.ranks;
+  pipeline.tensorParallelRank = options.tensorParallel.rank;
+}
+
+/// Writes `module` to `path` as nnx-opt prints it.
+static llvm::Error writeModule(ModuleOp module, StringRef path) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (!ec) {
+    module->print(os);
+    os << "\n";
+    os.close();
+    ec = os.error();
+    os.clear_error();
+  }
+  if (ec)
+    return makeError("cannot write the compiled module '" + path.str() +
+                     "': " + ec.message());
+  return llvm::Error::success();
 }
 
 /// The specs of `types`, the last `probeNames.size()` of them probes.
@@ -410,9 +431,14 @@ CompiledModel::lower(ModuleOp module, const CompileOptions &options,
   // Structure level -> forward level: nnx-prepare-forward, then the ABI
   // its functions' signatures and attributes describe.
   CompileDiagnostics diagnostics(context);
+  if (config.writeTarget)
+    if (llvm::Error err = config.writeTarget(module, options.pipelineOptions))
+      return std::move(err);
   {
     PassManager pm(context);
-    addPrepareForward(pm, options);
+    NNXCompilePipelineOptions pipeline;
+    fillCompilePipelineOptions(options, pipeline);
+    addNNXPrepareStage(pm, pipeline);
     if (failed(pm.run(module)))
       return diagnostics.takeError("nnx-prepare-forward failed");
   }
@@ -450,6 +476,9 @@ CompiledModel::lower(ModuleOp module, const CompileOptions &options,
       return diagnostics.takeError("failed to lower the forward for target '" +
                                    stringifyTarget(options.target) + "'");
   }
+  if (!options.compiledModuleFile.empty())
+    if (llvm::Error err = writeModule(module, options.compiledModuleFile))
+      return std::move(err);
   if (llvm::Error err = diagnostics.withCollected(
           params.readLayouts(module.lookupSymbol("forward"))))
     return std::move(err);

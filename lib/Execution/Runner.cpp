@@ -142,6 +142,7 @@ compileModelFile(const RunnerOptions &options, llvm::raw_ostream &errs) {
   compileOptions.modelName = options.modelName;
   compileOptions.optLevel = options.optLevel;
   compileOptions.objectFile = options.objectFile;
+  compileOptions.compiledModuleFile = options.compiledModuleFile;
   compileOptions.cacheDir = options.cacheDir;
   compileOptions.pipelineOptions = options.pipelineOptions;
   compileOptions.threads = options.threads;

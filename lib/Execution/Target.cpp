@@ -2,6 +2,8 @@
 //------------------------------===//
 #include "nnx/Execution/Target.h"
 
+#include "nnx/Pipelines/Pipelines.h"
+
 #include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
@@ -44,4 +46,20 @@ llvm::Error mlir::nnx::parsePipelineOptions(mlir::detail::PassOptions &options,
   return llvm::createStringError(
       llvm::inconvertibleErrorCode(), "%s options '%s': %s", name.str().c_str(),
       text.str().c_str(), llvm::StringRef(message).trim().str().c_str());
+}
+
+llvm::Error mlir::nnx::buildTargetStage(OpPassManager &pm,
+                                        llvm::StringRef target,
+                                        llvm::StringRef options) {
+  NNXCompilePipelineOptions compile;
+  compile.target = target.str();
+  compile.targetOptions = options.str();
+  std::string message;
+  auto collect = [&](const llvm::Twine &error) {
+    message = error.str();
+    return failure();
+  };
+  if (failed(addNNXTargetStage(pm, compile, collect)))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+  return llvm::Error::success();
 }

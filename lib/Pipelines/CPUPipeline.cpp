@@ -176,6 +176,7 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
 void mlir::nnx::registerNNXPipelines() {
   pipeline::registerFuseElementwisePass();
   registerNNXPipelinesPasses();
+  registerNNXCompilePipeline();
   registerNNXPassPipeline<NNXCPUPipelineOptions>(
       "nnx-cpu-pipeline",
       "Lower the forward level (func on tensors) to the LLVM dialect for the "

@@ -73,18 +73,8 @@ def test_uncalled_modules_are_kept(exported):
         assert "nnx.uncalled" in _module_line(text, p), p
 
 
-# EfficientNet's blocks are `nn.Sequential`s whose channels the verifier's
-# feature-chain check reads as features (`child '1' takes 112 features but
-# '0' produces 32`): that check is being reworked apart from this suite.
-CHAIN_CHECK = {"efficientnet_b0"}
-
-
-def test_outputs_match_pytorch(exported, request):
+def test_outputs_match_pytorch(exported):
     name, model, path, text = exported
-    if name in CHAIN_CHECK:
-        request.applymarker(pytest.mark.xfail(
-            reason="the sequential feature-chain check takes conv channels "
-            "for features", strict=False))
     run = nnx.compile(str(path), threads=0)
     size = CASES[name][1][2]
     for batch in (1, 2):

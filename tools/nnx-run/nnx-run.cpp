@@ -109,14 +109,20 @@ static cl::opt<std::string> pipelineOptions(
     cl::desc("Options of the target pipeline, in its syntax, e.g. "
              "'max-isa=avx2 bf16-dot=off' (nnx-opt --help lists "
              "nnx-cpu-pipeline's); nnx-run compiles what `nnx-opt "
-             "--nnx-prepare-forward --nnx-cpu-pipeline=\"out-params "
-             "runtime-allocator <these>\"` prints"),
+             "--nnx-compile-pipeline=\"target-options='<these>'\"` prints "
+             "for the module with the host's #nnx.target (--dump-compiled)"),
     cl::value_desc("options"), cl::cat(runCategory));
 static cl::opt<std::string> objectFile(
     "dump-object",
     cl::desc("Write the object code the JIT compiled to this file (an ELF "
              "object: llvm-objdump -d shows the kernels' instructions)"),
     cl::value_desc("file.o"), cl::cat(runCategory));
+static cl::opt<std::string> compiledModuleFile(
+    "dump-compiled",
+    cl::desc("Write the module nnx-compile-pipeline lowered (LLVM dialect) "
+             "to this file, as `nnx-opt --nnx-compile-pipeline` prints it "
+             "for the same options and #nnx.target"),
+    cl::value_desc("file.mlir"), cl::cat(runCategory));
 
 static cl::opt<bool> tensorParallel(
     "tensor-parallel",
@@ -234,8 +240,9 @@ static llvm::Error checkOptionValues() {
   if (optLevel > 3)
     return llvm::createStringError("--opt-level: " + llvm::Twine(optLevel) +
                                    " is not an LLVM optimization level (0-3)");
-  for (cl::opt<std::string> *option : {&modelName, &weightsFile, &family,
-                                       &familiesDir, &objectFile, &cacheDir})
+  for (cl::opt<std::string> *option :
+       {&modelName, &weightsFile, &family, &familiesDir, &objectFile, &cacheDir,
+        &compiledModuleFile})
     if (option->getNumOccurrences() && option->empty())
       return llvm::createStringError("--" + option->ArgStr +
                                      ": the value is empty; give a " +
@@ -283,6 +290,7 @@ int main(int argc, char **argv) {
   options.repeat = repeat;
   options.optLevel = optLevel;
   options.objectFile = objectFile;
+  options.compiledModuleFile = compiledModuleFile;
   options.cacheDir = cacheDir;
   options.pipelineOptions = pipelineOptions;
   options.threads = *threads;

@@ -106,6 +106,9 @@ struct CompileOptions {
   /// Where to write the object code the JIT compiled (an ELF object file,
   /// for llvm-objdump or perf); empty: nowhere.
   std::string objectFile;
+  /// Where to write the module nnx-compile-pipeline lowered (LLVM dialect,
+  /// as nnx-opt prints it), before the JIT translates it; empty: nowhere.
+  std::string compiledModuleFile;
   /// Threads of the compiled code's parallel loops (the CPU target's
   /// matmuls split their columns among them; the result does not depend on
   /// the count); 0 (the default): one per hardware thread.

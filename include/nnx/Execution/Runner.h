@@ -58,6 +58,8 @@ struct RunnerOptions {
   unsigned optLevel = 3;
   /// Where to write the JIT's object code (CompileOptions::objectFile).
   std::string objectFile;
+  /// Where to write the lowered module (CompileOptions::compiledModuleFile).
+  std::string compiledModuleFile;
   /// The compile cache (CompileOptions::cacheDir).
   std::string cacheDir;
   /// The target pipeline's options (CompileOptions::pipelineOptions).

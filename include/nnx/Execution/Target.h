@@ -10,6 +10,7 @@
 #ifndef NNX_EXECUTION_TARGET_H
 #define NNX_EXECUTION_TARGET_H
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
@@ -46,6 +47,11 @@ struct TargetConfig {
   /// the target's defaults; an error names a bad one.
   std::function<llvm::Error(OpPassManager &, llvm::StringRef options)>
       buildPipeline;
+  /// Writes what the pipeline reads about the machine on `module`, before
+  /// anything is compiled (the CPU: the host's #nnx.target, unless the
+  /// module states one the host runs); `options` are the pipeline's, as for
+  /// buildPipeline. Null: nothing to write.
+  std::function<llvm::Error(ModuleOp, llvm::StringRef options)> writeTarget;
   /// Dialect extensions the pipeline needs and translations to LLVM IR the
   /// lowered module needs beyond the builtin and LLVM dialects (e.g. the GPU
   /// dialects' offloading translations); appended to the module's context.
@@ -75,6 +81,13 @@ struct TargetConfig {
 /// `options`, over the values they hold; the error names the bad option.
 llvm::Error parsePipelineOptions(mlir::detail::PassOptions &options,
                                  llvm::StringRef name, llvm::StringRef text);
+
+/// Appends nnx-compile-pipeline's target stage for `target` ("cpu",
+/// "cuda") with `options` in the target pipeline's syntax (what
+/// `nnx-opt --nnx-compile-pipeline="target=... target-options='...'"`
+/// runs after nnx-prepare-forward); the error names a bad option.
+llvm::Error buildTargetStage(OpPassManager &pm, llvm::StringRef target,
+                             llvm::StringRef options);
 
 /// Fills `config` for `target`; an error when the target cannot be used in
 /// this build or on this machine.

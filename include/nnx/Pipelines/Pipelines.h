@@ -89,6 +89,70 @@ void buildNNXCPUPipeline(OpPassManager &pm,
 /// Registers the named pipelines (`nnx-cpu-pipeline`).
 void registerNNXPipelines();
 
+/// Options of `nnx-compile-pipeline`: what every driver (nnx-run,
+/// nnx.compile, nnx-compile, the C API) compiles a model with.
+struct NNXCompilePipelineOptions
+    : public PassPipelineOptions<NNXCompilePipelineOptions> {
+  PassOptions::Option<std::string> target{
+      *this, "target", llvm::cl::desc("Where the code runs: cpu or cuda"),
+      llvm::cl::init("cpu")};
+  PassOptions::Option<std::string> targetOptions{
+      *this, "target-options",
+      llvm::cl::desc("The target pipeline's options in its syntax "
+                     "(nnx-cpu-pipeline's, nnx-cuda-pipeline's), quoted, "
+                     "over the runtime's defaults: out-params, and "
+                     "runtime-allocator on the CPU"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> model{
+      *this, "model",
+      llvm::cl::desc("The nnx.model to compile (default: the only one)"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> family{
+      *this, "family", llvm::cl::desc("Tracing family of the probe requests"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> familiesDir{
+      *this, "families-dir",
+      llvm::cl::desc("Directory of family files (drivers pass "
+                     "$NNX_FAMILIES_DIR)"),
+      llvm::cl::init("")};
+  PassOptions::ListOption<std::string> reads{
+      *this, "reads",
+      llvm::cl::desc("Standardized names to read, in execution order")};
+  PassOptions::ListOption<std::string> writes{
+      *this, "writes",
+      llvm::cl::desc("Standardized names to write, in execution order")};
+  PassOptions::Option<int64_t> tensorParallelRanks{
+      *this, "tensor-parallel-ranks",
+      llvm::cl::desc("Tensor parallelism over this many ranks (0: none)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> tensorParallelRank{
+      *this, "tensor-parallel-rank",
+      llvm::cl::desc("The rank whose part of the model to compile"),
+      llvm::cl::init(0)};
+};
+
+/// The first stage of `nnx-compile-pipeline`: nnx-prepare-forward with the
+/// options' model, probes and tensor-parallel rank. The runtime reads the
+/// ABI from the functions it leaves.
+void addNNXPrepareStage(OpPassManager &pm,
+                        const NNXCompilePipelineOptions &options);
+
+/// The second stage: the target's pipeline with `options.targetOptions`
+/// over the runtime's defaults; fails through `errorHandler` on an unknown
+/// target or options the runtime cannot run (out-params off).
+LogicalResult
+addNNXTargetStage(OpPassManager &pm, const NNXCompilePipelineOptions &options,
+                  function_ref<LogicalResult(const Twine &)> errorHandler);
+
+/// Both stages: the module the drivers compile, from the structure level
+/// (or a forward-level `@forward`) to the LLVM dialect.
+LogicalResult buildNNXCompilePipeline(
+    OpPassManager &pm, const NNXCompilePipelineOptions &options,
+    function_ref<LogicalResult(const Twine &)> errorHandler);
+
+/// Registers `nnx-compile-pipeline`.
+void registerNNXCompilePipeline();
+
 /// Adds the dialects the CPU pipeline produces, with the external interface
 /// models it relies on (bufferization, tiling, value bounds, transform
 /// dialect extensions), to `registry`.

@@ -1486,6 +1486,11 @@ FeatureDependence LayerNormOp::getFeatureDependence() {
   return FeatureDependence::Normalizing;
 }
 
+bool LayerNormOp::initializesAsNorm() { return true; }
+
+/// (0 - mean) * rstd * weight is zero; the bias is what is added to it.
+bool LayerNormOp::mapsZeroToZero() { return !getTensor("bias"); }
+
 FailureOr<Type> RMSNormOp::inferOutputType(RankedTensorType input,
                                            const ModuleTypeError &error) {
   return inferNormType(*this, input, error);
@@ -1498,6 +1503,11 @@ FeatureSignature RMSNormOp::getFeatureSignature() {
 FeatureDependence RMSNormOp::getFeatureDependence() {
   return FeatureDependence::Normalizing;
 }
+
+bool RMSNormOp::initializesAsNorm() { return true; }
+
+/// 0 / sqrt(0 + eps) * weight.
+bool RMSNormOp::mapsZeroToZero() { return true; }
 
 FailureOr<Type> BatchNormOp::inferOutputType(RankedTensorType input,
                                              const ModuleTypeError &error) {
@@ -1522,6 +1532,8 @@ FeatureSignature BatchNormOp::getFeatureSignature() {
 FeatureDependence BatchNormOp::getFeatureDependence() {
   return FeatureDependence::Normalizing;
 }
+
+bool BatchNormOp::initializesAsNorm() { return true; }
 
 FailureOr<Type> SoftmaxOp::inferOutputType(RankedTensorType input,
                                            const ModuleTypeError &error) {

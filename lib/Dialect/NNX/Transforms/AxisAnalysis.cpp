@@ -1,5 +1,6 @@
 //===- AxisAnalysis.cpp - which factor of which dim is what -----*- C++ -*-===//
 #include "AxisAnalysis.h"
+#include "SurgeryUtils.h"
 
 #include "nnx/Dialect/NNX/IR/ModuleTree.h"
 #include "nnx/Dialect/NNX/IR/NNXFnOps.h"
@@ -704,7 +705,7 @@ bool AxisAnalysis::relateModule(Operation *m, ArrayRef<DimList> ins,
     return relateLinear(m, in, out, at);
   if (auto conv = dyn_cast<ConvLayerOpInterface>(m))
     return relateConv(conv, in, out, at);
-  if (isa<LayerNormOp, RMSNormOp, BatchNormOp>(m))
+  if (surgery::isNormModule(m))
     return relateNorm(m, in, out, at);
   if (auto seq = dyn_cast<SequentialOp>(m))
     return relateSequential(seq, in, inTypes[0], out, at);

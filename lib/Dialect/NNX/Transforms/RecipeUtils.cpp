@@ -88,11 +88,10 @@ TensorFill recipe::zeroFill() {
   };
 }
 
-/// The norm layers, whose PyTorch initialization is weight 1 and bias 0.
+/// The layers PyTorch initializes as norms: weight 1 and bias 0.
 static bool isNormKind(OperationName kind) {
-  TypeID id = kind.getTypeID();
-  return id == TypeID::get<LayerNormOp>() || id == TypeID::get<RMSNormOp>() ||
-         id == TypeID::get<BatchNormOp>();
+  auto *layer = kind.getInterface<LayerOpInterface>();
+  return layer && layer->initializesAsNorm();
 }
 
 TensorFill recipe::randomFill(std::mt19937_64 &rng) {

@@ -262,7 +262,8 @@ Term TermEvaluator::evalLeafCall(Operation *m, ArrayRef<Term> in) {
   }
   if (isa<DropoutOp, IdentityOp>(m))
     return in[0];
-  if (isa<RMSNormOp>(m) || (isa<LayerNormOp>(m) && !m->hasAttr("bias")))
+  if (auto layer = dyn_cast<LayerOpInterface>(m);
+      layer && layer.mapsZeroToZero())
     return in[0] == Term::Zero ? Term::Zero : Term::Other;
   return Term::Other;
 }

@@ -106,6 +106,19 @@ def NNX_LayerOpInterface : OpInterface<"LayerOpInterface"> {
       "::mlir::nnx::FeatureDependence", "getFeatureDependence", (ins), [{}],
       [{ return ::mlir::nnx::FeatureDependence::Elementwise; }]>,
     InterfaceMethod<[{
+        Whether a zero input gives a zero output, whatever the layer's
+        parameters hold: what the residual proofs of `nnx-insert-block`
+        carry through a layer after a zeroed branch. False by default.
+      }],
+      "bool", "mapsZeroToZero", (ins), [{}], [{ return false; }]>,
+    StaticInterfaceMethod<[{
+        Whether PyTorch initializes the layer as a norm: weight ones, bias
+        zeros (the recipes' random builds); else its projections' uniform
+        +-1/sqrt(fan_in). A property of the kind, asked before the layer is
+        built.
+      }],
+      "bool", "initializesAsNorm", (ins), [{}], [{ return false; }]>,
+    InterfaceMethod<[{
         Whether the layer is recorded before its shapes are known (an
         uninitialized `nn.LazyLinear`): it holds no tensors, has no forward
         type, cannot be lowered and has no weights to edit.

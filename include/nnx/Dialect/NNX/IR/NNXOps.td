@@ -593,7 +593,9 @@ def NNX_EmbeddingOp : NNX_LeafOp<"embedding", ["weight"], [], NNX_AllLayerMethod
   let hasVerifier = 1;
 }
 
-def NNX_LayerNormOp : NNX_LeafOp<"layer_norm", ["weight", "bias"], [], NNX_AllLayerMethods> {
+def NNX_LayerNormOp : NNX_LeafOp<"layer_norm", ["weight", "bias"], [],
+    !listconcat(NNX_AllLayerMethods, ["mapsZeroToZero",
+                                           "initializesAsNorm"])> {
   let summary = "Layer normalization over the trailing `normalized_shape` dims";
   let description = [{
     ```mlir
@@ -608,7 +610,9 @@ def NNX_LayerNormOp : NNX_LeafOp<"layer_norm", ["weight", "bias"], [], NNX_AllLa
   let hasVerifier = 1;
 }
 
-def NNX_RMSNormOp : NNX_LeafOp<"rms_norm", ["weight"], [], NNX_AllLayerMethods> {
+def NNX_RMSNormOp : NNX_LeafOp<"rms_norm", ["weight"], [],
+    !listconcat(NNX_AllLayerMethods, ["mapsZeroToZero",
+                                           "initializesAsNorm"])> {
   let summary = "RMS normalization over the trailing `normalized_shape` dims";
   let description = [{
     `y = x / sqrt(mean(x^2) + eps) * weight`.
@@ -625,7 +629,8 @@ def NNX_RMSNormOp : NNX_LeafOp<"rms_norm", ["weight"], [], NNX_AllLayerMethods> 
 }
 
 def NNX_BatchNormOp : NNX_LeafOp<"batch_norm", ["weight", "bias"],
-    ["running_mean", "running_var"], NNX_AllLayerMethods> {
+    ["running_mean", "running_var"],
+    !listconcat(NNX_AllLayerMethods, ["initializesAsNorm"])> {
   let summary = "Batch normalization over dimension 1 (BatchNorm1d)";
   let description = [{
     Eval mode normalizes with the running statistics; train mode with the
