@@ -49,6 +49,11 @@ std::string surgery::describeValue(Value v) {
   return out;
 }
 
+bool surgery::writesChannels(Operation *op) {
+  return (isa<LinearOp>(op) && op->getAttr("weight")) ||
+         isa<ConvLayerOpInterface>(op);
+}
+
 /// The target's own checks: a Linear or convolution with nothing a rebuild
 /// would drop.
 static FailureOr<Operation *> lookupTarget(ModelOp model, StringRef layer,
@@ -58,13 +63,10 @@ static FailureOr<Operation *> lookupTarget(ModelOp model, StringRef layer,
   if (failed(slot))
     return failure();
   Operation *target = *slot;
-  bool linear = isa<LinearOp>(target) && target->getAttr("weight");
-  if (!linear && !isa<ConvLayerOpInterface>(target))
+  if (!writesChannels(target))
     return refuse(target, pass, "target")
            << "is not a Linear or a convolution: a channel group is named by "
               "the layer that writes it";
-  if (failed(checkRefusable(target, AllRebuildProperties, pass, "target")))
-    return failure();
   return target;
 }
 
@@ -106,13 +108,8 @@ static ChannelRole roleOf(const TensorSite &t, unsigned dim) {
              : ChannelRole::PerChannel;
 }
 
-FailureOr<ChannelGroup> surgery::findChannelGroup(ModelOp model,
-                                                  StringRef layer,
-                                                  AxisAnalysis &a,
-                                                  StringRef pass) {
-  FailureOr<Operation *> target = lookupTarget(model, layer, pass);
-  if (failed(target))
-    return failure();
+FailureOr<CustomModuleOp>
+surgery::analyzeChannels(ModelOp model, AxisAnalysis &a, StringRef pass) {
   FailureOr<CustomModuleOp> root =
       findRootModule(model, pass,
                      "(an exported model): its channels are traced through "
@@ -121,30 +118,19 @@ FailureOr<ChannelGroup> surgery::findChannelGroup(ModelOp model,
     return failure();
   a.relateAllRuns();
   a.run(*root);
-  const TensorSite *w = a.lookupTensor(*target, "weight");
-  if (!w)
-    return refuse(*target, pass, "target")
-           << "is never run by the model's forward: there is no data flow to "
-              "prove";
-  AxisList out = a.leaves(w->dims[0]);
-  if (out.empty())
-    return refuse(*target, pass, "target")
-           << "has one output channel: there is no group to edit";
-  if (failed(checkProof(a, *target, out, pass)))
-    return failure();
-  ChannelGroup group{*target, *root, a.find(out[0]), {}, {}, {}};
-  for (const TensorSite &t : a.getTensors())
-    for (auto [d, dims] : llvm::enumerate(t.dims))
-      if (holdsAxis(a, dims, group.axis))
-        group.tensors.push_back(
-            ChannelTensor{&t, static_cast<unsigned>(d), roleOf(t, d)});
+  return root;
+}
+
+/// Every value dim of the forwards `a` relates that holds `axis`.
+static SmallVector<ChannelValue> groupValues(AxisAnalysis &a, Axis axis) {
+  SmallVector<ChannelValue> values;
   auto addValue = [&](Value v) {
     auto type = dyn_cast<RankedTensorType>(v.getType());
     if (!type)
       return;
     for (int64_t d = 0; d < type.getRank(); ++d)
-      if (holdsAxis(a, a.leaves(v, d), group.axis))
-        group.values.push_back(ChannelValue{v, static_cast<unsigned>(d)});
+      if (holdsAxis(a, a.leaves(v, d), axis))
+        values.push_back(ChannelValue{v, static_cast<unsigned>(d)});
   };
   for (ForwardOp forward : a.getForwards())
     forward.walk([&](Operation *op) {
@@ -154,12 +140,52 @@ FailureOr<ChannelGroup> surgery::findChannelGroup(ModelOp model,
       for (Value v : op->getResults())
         addValue(v);
     });
+  return values;
+}
+
+FailureOr<ChannelGroup> surgery::channelGroupOf(AxisAnalysis &a,
+                                                CustomModuleOp root,
+                                                Operation *target,
+                                                StringRef pass) {
+  if (failed(checkRefusable(target, AllRebuildProperties, pass, "target")))
+    return failure();
+  const TensorSite *w = a.lookupTensor(target, "weight");
+  if (!w)
+    return refuse(target, pass, "target")
+           << "is never run by the model's forward: there is no data flow to "
+              "prove";
+  AxisList out = a.leaves(w->dims[0]);
+  if (out.empty())
+    return refuse(target, pass, "target")
+           << "has one output channel: there is no group to edit";
+  if (failed(checkProof(a, target, out, pass)))
+    return failure();
+  ChannelGroup group{target, root, a.find(out[0]), {}, {}, {}};
+  for (const TensorSite &t : a.getTensors())
+    for (auto [d, dims] : llvm::enumerate(t.dims))
+      if (holdsAxis(a, dims, group.axis))
+        group.tensors.push_back(
+            ChannelTensor{&t, static_cast<unsigned>(d), roleOf(t, d)});
+  group.values = groupValues(a, group.axis);
   for (auto &[op, dims] : a.getReductions())
     if (llvm::any_of(dims, [&, &a = a](const AxisList &d) {
           return holdsAxis(a, d, group.axis);
         }))
       group.reductions.push_back(op);
   return group;
+}
+
+FailureOr<ChannelGroup> surgery::findChannelGroup(ModelOp model,
+                                                  StringRef layer,
+                                                  AxisAnalysis &a,
+                                                  StringRef pass) {
+  FailureOr<Operation *> target = lookupTarget(model, layer, pass);
+  if (failed(target))
+    return failure();
+  FailureOr<CustomModuleOp> root = analyzeChannels(model, a, pass);
+  if (failed(root))
+    return failure();
+  return channelGroupOf(a, *root, *target, pass);
 }
 
 FailureOr<GroupValues> surgery::readGroupTensors(const ChannelGroup &g,

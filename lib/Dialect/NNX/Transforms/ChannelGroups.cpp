@@ -33,6 +33,15 @@ static void printGroup(llvm::raw_ostream &os, AxisAnalysis &a,
   }
   for (const ChannelValue &v : g.values)
     os << "  value " << describeValue(v.value) << " dim " << v.dim << "\n";
+  // The model's results that carry the channels: an edit would change
+  // what the model returns.
+  CustomModuleOp root = g.root;
+  Operation *ret = root.getForward().getBodyBlock().getTerminator();
+  for (auto [i, v] : llvm::enumerate(ret->getOperands()))
+    if (auto type = dyn_cast<RankedTensorType>(v.getType()))
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        if (holdsAxis(a, a.leaves(v, d), g.axis))
+          os << "  output #" << i << " dim " << d << "\n";
   for (Operation *op : g.reductions) {
     os << "  reduced by ";
     if (auto call = dyn_cast<CallOp>(op))
@@ -45,11 +54,62 @@ static void printGroup(llvm::raw_ostream &os, AxisAnalysis &a,
   }
 }
 
+/// Prints the refusal `diag` of `target`'s group: its message, then each
+/// note with its location.
+static void printRefusal(llvm::raw_ostream &os, Operation *target,
+                         Diagnostic &diag) {
+  os << "channel group of '" << getDisplayPath(target) << "' ("
+     << target->getName() << "): refused: " << diag.str() << "\n";
+  for (Diagnostic &note : diag.getNotes())
+    os << "  note: " << note.str() << " (at " << note.getLocation() << ")\n";
+}
+
+/// Every channel group of the model, one analysis: per convolution and
+/// Linear in the module tree's order, its group or its refusal.
+static LogicalResult printAllGroups(llvm::raw_ostream &os, ModelOp model) {
+  AxisAnalysis a(kPass);
+  FailureOr<CustomModuleOp> root = analyzeChannels(model, a, kPass);
+  if (failed(root))
+    return failure();
+  SmallVector<Operation *> targets;
+  model.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (writesChannels(op))
+      targets.push_back(op);
+  });
+  for (Operation *target : targets) {
+    std::optional<Diagnostic> refusal;
+    FailureOr<ChannelGroup> g;
+    {
+      ScopedDiagnosticHandler capture(model.getContext(), [&](Diagnostic &d) {
+        if (!refusal)
+          refusal.emplace(std::move(d));
+        return success();
+      });
+      g = channelGroupOf(a, *root, target, kPass);
+    }
+    if (succeeded(g))
+      printGroup(os, a, *g);
+    else if (refusal)
+      printRefusal(os, target, *refusal);
+    else
+      return target->emitError()
+             << kPass << ": the group of '" << getDisplayPath(target)
+             << "' failed without a diagnostic";
+  }
+  return success();
+}
+
 namespace {
 struct NNXChannelGroupsPass
     : public mlir::nnx::impl::NNXChannelGroupsPassBase<NNXChannelGroupsPass> {
   using Base::Base;
   void runOnOperation() override {
+    if (layer.empty()) {
+      if (failed(printAllGroups(llvm::outs(), getOperation())))
+        return signalPassFailure();
+      markAllAnalysesPreserved();
+      return;
+    }
     AxisAnalysis a(kPass);
     FailureOr<ChannelGroup> g =
         findChannelGroup(getOperation(), layer, a, kPass);
