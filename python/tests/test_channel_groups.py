@@ -177,3 +177,26 @@ def test_widened_then_pruned_to_torch_trains(resnet, images, tmp_path):
         opt.step()
         losses.append(loss.item())
     assert losses[-1] < losses[0]
+
+
+def test_insert_identity_block_after_basic_block(resnet, images):
+    """nnx.insert_block after layer2.1 (a BasicBlock in a Sequential): the
+    copy's last batch norm is zero, so its branch vanishes at the residual
+    add, and its final ReLU keeps the non-negative output of layer2.1: the
+    output is unchanged, in PyTorch and compiled."""
+    deep = nnx.insert_block(resnet, after="layer2.1", inputs=INPUTS)
+    assert len(deep.layer2) == 3 and len(resnet.layer2) == 2
+    block = deep.layer2[2]
+    assert type(block) is type(resnet.layer2[1])
+    assert not block.bn2.weight.any() and not block.bn2.bias.any()
+    torch.testing.assert_close(block.conv1.weight, resnet.layer2[1].conv1.weight)
+    want = run(resnet, images)
+    torch.testing.assert_close(run(deep, images), want, **TOL)
+    torch.testing.assert_close(compiled_run(deep, images), want, **TOL)
+
+
+def test_insert_block_refuses_a_downsampling_block(resnet):
+    """layer2.0 changes the shape (its downsample): a copy cannot follow
+    it."""
+    with pytest.raises(ValueError, match="a copy cannot follow it"):
+        nnx.insert_block(resnet, after="layer2.0", inputs=INPUTS)
