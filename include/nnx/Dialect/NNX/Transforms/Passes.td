@@ -530,13 +530,16 @@ def NNXInsertBlockPass : NNX_Pass<"nnx-insert-block", "::mlir::nnx::ModelOp"> {
   let summary = "Insert an identity copy of a residual block (function-preserving)";
   let description = [{
     Copies block `after` (an `nnx.module` in an `nnx.module_list`, e.g.
-    `model.layers.3`) right after itself and zeroes the weights and biases
-    of the Linears that end its residual branches (attention's output
-    projection, the MLP's down projection), so that the copy computes
+    `model.layers.3`, or in a positional `nnx.sequential`, e.g. ResNet's
+    `layer2.1`) right after itself and zeroes the weights and biases of the
+    affine layers that end its residual branches (attention's output
+    projection, the MLP's down projection; a conv block's last batch norm
+    or conv), so that the copy computes
     `x + 0 + 0 = x` and the model's output is unchanged (Gesmundo & Maile
     2023, layer addition). Later blocks shift by one key (`3` becomes `4`),
     the parent's forward calls the copy right after the block with the same
-    other inputs, and every call and alias follows its module. The copy
+    other inputs (a sequential runs it by position), and every call and
+    alias follows its module. The copy
     keeps the block's trained norms and input projections, is trainable and
     takes the list's mode.
 
@@ -544,17 +547,22 @@ def NNXInsertBlockPass : NNX_Pass<"nnx-insert-block", "::mlir::nnx::ModelOp"> {
     walking back from the forward's first result through the residual
     `nnx.fn.add`s (entering custom modules' forwards, e.g. BLOOM's
     `dropout_add`); each branch is followed through dropout, reshapes and
-    products (a zero factor keeps it zero) to a Linear of the block. Then
+    products (a zero factor keeps it zero) and ReLUs to a Linear,
+    convolution or affine norm (batch or layer norm with a weight) of the
+    block. Then
     the forward is evaluated on the lattice {Zero, Input, Other} with those
     Linears zero - sums with zero keep the input, products and reshapes of
     zero stay zero, a bias-free norm (RMSNorm, Gemma-2's post-norms) of zero
-    is zero - and must return Input.
+    is zero, a ReLU of Input is Input when the block returns a ReLU's
+    output (the copy's input is that output: never negative) - and must
+    return Input.
 
     Refused: a slot that is not a custom module in a positional
-    `nnx.module_list` (a stock net's layers grow with `nnx-deepen`); a block
-    or list with hooks; a block run by no call or by several; a block whose
-    first result does not have its first input's type; a branch that ends
-    in no Linear of the block; a forward the lattice does not prove the
+    `nnx.module_list` or `nnx.sequential` (a stock net's layers grow with
+    `nnx-deepen`); a block or list with hooks; a list's block run by no
+    call or by several; a block whose first result does not have its first
+    input's type; a branch that ends in no Linear, convolution or affine
+    norm of the block; a forward the lattice does not prove the
     identity (e.g. a LayerNorm with a bias after a branch).
   }];
   let options = [
