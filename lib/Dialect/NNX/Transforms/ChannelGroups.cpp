@@ -61,7 +61,8 @@ static void printRefusal(llvm::raw_ostream &os, Operation *target,
   os << "channel group of '" << getDisplayPath(target) << "' ("
      << target->getName() << "): refused: " << diag.str() << "\n";
   for (Diagnostic &note : diag.getNotes())
-    os << "  note: " << note.str() << " (at " << note.getLocation() << ")\n";
+    if (!StringRef(note.str()).starts_with("see current operation"))
+      os << "  note: " << note.str() << " (at " << note.getLocation() << ")\n";
 }
 
 /// Every channel group of the model, one analysis: per convolution and
