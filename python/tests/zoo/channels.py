@@ -44,12 +44,15 @@ import traceback
 import numpy as np
 import torch
 
-import nnx
-from nnx.tools import nnx_opt
-from nnx.torch_export import export
+# The nnx package (python/), for a worker started from python/tests.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                os.pardir, os.pardir))
+import nnx  # noqa: E402
+from nnx.tools import nnx_opt  # noqa: E402
+from nnx.torch_export import export  # noqa: E402
 
-from . import by_name
-from .check import judge
+from . import by_name  # noqa: E402
+from .check import judge  # noqa: E402
 
 #: The contract (nnx.testing.CONTRACT).
 ATOL = RTOL = 1e-5
