@@ -26,6 +26,7 @@ torchvision = pytest.importorskip("torchvision")
 import nnx  # noqa: E402
 from nnx.tools import nnx_opt  # noqa: E402
 from nnx.torch_export import export  # noqa: E402
+from zoo.channels import zero_tensors  # noqa: E402
 
 TOL = dict(atol=1e-5, rtol=1e-5)
 SIZE = 32
@@ -109,15 +110,7 @@ def zero_producers(model, layer, channels):
     and biases, norms' affine entries, depthwise filters, per-channel
     scales; running statistics stay), so that no consumer sees them."""
     _, tensors = group(model, layer)
-    params = dict(model.named_parameters())
-    with torch.no_grad():
-        for path, dim, offset, reads in tensors:
-            path = path.replace(".state.", ".")  # a custom module's own
-            if reads or path not in params:
-                continue
-            index = torch.tensor(channels) + offset
-            params[path].index_fill_(dim, index, 0.0)
-    return model
+    return zero_tensors(model, tensors, channels)
 
 
 def test_prune_one_group_per_stage_equals_zeroed(resnet, images):

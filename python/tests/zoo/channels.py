@@ -129,9 +129,15 @@ def zero_producers(model, g, channels):
     """`model` with `channels` of group `g` zeroed where they are written:
     every per-channel parameter (weight rows, biases, norms' affine
     entries, depthwise filters; running statistics stay)."""
+    return zero_tensors(model, g["tensors"], channels)
+
+
+def zero_tensors(model, tensors, channels):
+    """zero_producers on a listing's tensor lines [(path, dim, offset,
+    reads)]."""
     params = dict(model.named_parameters())
     with torch.no_grad():
-        for path, dim, offset, reads in g["tensors"]:
+        for path, dim, offset, reads in tensors:
             path = path.replace(".state.", ".")
             if reads or path not in params:
                 continue

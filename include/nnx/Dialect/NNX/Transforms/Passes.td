@@ -216,7 +216,14 @@ def NNXChannelGroupsPass : NNX_Pass<"nnx-channel-groups", "::mlir::nnx::ModelOp"
     Prints one line per tensor dim (`path.tensor dim d`, `(reads)` for a
     contraction: a Linear's or convolution's input columns), one line per
     value dim of a forward (`module:source-label dim d`), and the ops that
-    normalize or reduce over the channels. The IR is not changed.
+    normalize or reduce over the channels, and the model's outputs that
+    carry them (`output #i dim d`: an edit would change what the model
+    returns). The IR is not changed.
+
+    Without `layer=`, every group of the model from one analysis: per
+    convolution and Linear in the module tree's order, its listing, or
+    `channel group of 'path' (op): refused: <why>` with the notes that name
+    the op breaking the proof.
 
     Refused, naming the op and its location, where the proof breaks: an op
     the analysis does not follow touches the channels (a call of a module
@@ -235,7 +242,7 @@ def NNXChannelGroupsPass : NNX_Pass<"nnx-channel-groups", "::mlir::nnx::ModelOp"
     ```
   }];
   let options = [
-    Option<"layer", "layer", "std::string", "", "dotted path of the convolution or Linear">,
+    Option<"layer", "layer", "std::string", "", "dotted path of the convolution or Linear (empty: every group)">,
   ];
 }
 
