@@ -14,6 +14,7 @@
 // loses its channel 2 (L2 over its row, bias and c's column at offset 4:
 // 0.02, 0.26, 0.18), and 'c' loses column 4.
 // RUN: nnx-opt %t/cat.mlir --nnx-prune-channels="layer=b keep=2" | FileCheck %t/cat.mlir
+// RUN: nnx-opt %t/cls.mlir --nnx-prune-channels="layer=fc1 keep=3" | FileCheck %t/cls.mlir
 
 //--- res.mlir
 // L2-LABEL: nnx.model @res
@@ -106,6 +107,36 @@ nnx.model @cat inputs(tensor<?x1x2x2xf32>) {
       %cat = tensor.concat dim(1) %a, %b {nnx.source = "cat_0"} : (tensor<?x2x2x2xf32>, tensor<?x3x2x2xf32>) -> tensor<?x5x2x2xf32>
       %c = nnx.call @c(%cat) {nnx.source = "self_c_0"} : (tensor<?x5x2x2xf32>) -> tensor<?x1x2x2xf32>
       nnx.return %c : tensor<?x1x2x2xf32>
+    }
+  }
+}
+
+//--- cls.mlir
+// ViT's sequence: a class token concatenated before the patches. Reading
+// the class token back (a slice at offset 0, size 1) makes the sequence a
+// segmented extent; a slice of the whole sequence (MultiheadAttention's)
+// must stay whole when another group (the MLP's units) is pruned.
+// CHECK:      nnx.linear @fc1 {{{.*}}tensor<3x4xf32>}
+// CHECK:      nnx.linear @fc2 {{{.*}}tensor<2x3xf32>}
+// CHECK:      tensor.extract_slice %{{.*}}[0, 0, 0] [%{{.*}}, 3, 4] [1, 1, 1] : tensor<?x3x4xf32> to tensor<?x3x4xf32>
+// CHECK-NEXT: tensor.extract_slice %{{.*}}[0, 0, 0] [%{{.*}}, 1, 4] [1, 1, 1] : tensor<?x3x4xf32> to tensor<?x4xf32>
+nnx.model @vit inputs(tensor<?x2x4xf32>) {
+  nnx.module @net class = "ViT" attributes {state = {class_token = dense<[[[0.5, -0.5, 1.0, 0.25]]]> : tensor<1x1x4xf32>}} {
+    nnx.linear @fc1 {weight = dense<[[1.0, 0.5, -0.5, 0.25], [0.5, 1.0, 0.25, -1.0], [-0.25, 0.75, 1.0, 0.5], [1.5, -0.5, 0.5, 1.0]]> : tensor<4x4xf32>, bias = dense<[0.1, -0.1, 0.2, 0.0]> : tensor<4xf32>}
+    nnx.relu @act
+    nnx.linear @fc2 {weight = dense<[[1.0, -1.0, 0.5, 0.25], [0.5, 0.5, -0.5, 1.0]]> : tensor<2x4xf32>}
+    nnx.forward @forward(%x: tensor<?x2x4xf32>) -> tensor<?x2xf32> {
+      %c0 = arith.constant 0 : index
+      %n = tensor.dim %x, %c0 : tensor<?x2x4xf32>
+      %cls = nnx.state "class_token" : tensor<1x1x4xf32>
+      %e = nnx.fn.expand %cls [%n, 1, 4] : tensor<1x1x4xf32> -> tensor<?x1x4xf32>
+      %cat = tensor.concat dim(1) %e, %x : (tensor<?x1x4xf32>, tensor<?x2x4xf32>) -> tensor<?x3x4xf32>
+      %whole = tensor.extract_slice %cat[0, 0, 0][%n, 3, 4][1, 1, 1] : tensor<?x3x4xf32> to tensor<?x3x4xf32>
+      %first = tensor.extract_slice %whole[0, 0, 0][%n, 1, 4][1, 1, 1] : tensor<?x3x4xf32> to tensor<?x4xf32>
+      %h = nnx.call @fc1(%first) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+      %r = nnx.call @act(%h) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+      %y = nnx.call @fc2(%r) : (tensor<?x4xf32>) -> tensor<?x2xf32>
+      nnx.return %y : tensor<?x2xf32>
     }
   }
 }
