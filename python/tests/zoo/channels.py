@@ -66,13 +66,16 @@ NAMES_OP = re.compile(r"'[a-z_]+\.[a-z_.]+'|'[\w.]+' \(nnx\.\w+\)")
 
 _HEAD = re.compile(r"channel group of '([^']+)' \(([\w.]+)\): "
                    r"(?:(\d+) channels|refused: (.*))$")
-_TENSOR = re.compile(r"  tensor (\S+) dim (\d+)(?: at (\d+))?( \(reads\))?$")
+_TENSOR = re.compile(r"  tensor (\S+) dim (\d+)(?: at (\d+))?( \(reads\))?"
+                     r"(?: \(outer (\d+) inner (\d+)\))?$")
 
 
 def parse_groups(text):
     """``nnx-channel-groups``' listing of every group: dicts with
     ``target``, ``kind``, ``n`` (None when refused), ``refused`` (the
-    message and its notes), ``tensors`` [(path, dim, offset, reads)],
+    message and its notes), ``tensors`` [(path, dim, offset, reads, outer,
+    inner)]: channel c is index ``(o * n + c) * inner + i + offset`` of the
+    dim, for every o < outer and i < inner (a grouped conv's parts),
     ``reduced`` (the reductions' lines), ``output`` (reaches the
     model's output)."""
     groups = []
@@ -90,7 +93,8 @@ def parse_groups(text):
         t = _TENSOR.match(line)
         if t:
             g["tensors"].append((t.group(1), int(t.group(2)),
-                                 int(t.group(3) or 0), bool(t.group(4))))
+                                 int(t.group(3) or 0), bool(t.group(4)),
+                                 int(t.group(5) or 1), int(t.group(6) or 1)))
         elif line.startswith("  reduced by "):
             g["reduced"].append(line.strip())
         elif line.startswith("  output #"):
@@ -129,19 +133,22 @@ def zero_producers(model, g, channels):
     """`model` with `channels` of group `g` zeroed where they are written:
     every per-channel parameter (weight rows, biases, norms' affine
     entries, depthwise filters; running statistics stay)."""
-    return zero_tensors(model, g["tensors"], channels)
+    return zero_tensors(model, g["tensors"], channels, g["n"])
 
 
-def zero_tensors(model, tensors, channels):
+def zero_tensors(model, tensors, channels, n=None):
     """zero_producers on a listing's tensor lines [(path, dim, offset,
-    reads)]."""
+    reads[, outer, inner])] of a group of `n` channels."""
     params = dict(model.named_parameters())
     with torch.no_grad():
-        for path, dim, offset, reads in tensors:
+        for path, dim, offset, reads, *layout in tensors:
             path = path.replace(".state.", ".")
             if reads or path not in params:
                 continue
-            index = torch.tensor(channels) + offset
+            outer, inner = layout or (1, 1)
+            index = torch.tensor([(o * (n or 0) + c) * inner + i + offset
+                                  for o in range(outer) for c in channels
+                                  for i in range(inner)])
             params[path].index_fill_(dim, index, 0.0)
     return model
 

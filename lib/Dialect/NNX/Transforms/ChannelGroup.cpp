@@ -70,13 +70,29 @@ static FailureOr<Operation *> lookupTarget(ModelOp model, StringRef layer,
   return target;
 }
 
-/// Refuses a channel axis that is pinned, or split into parts, with a note
-/// at the op responsible.
-static LogicalResult checkProof(AxisAnalysis &a, Operation *target,
-                                ArrayRef<Axis> out, StringRef pass) {
+/// Whether a reduction of the forwards covers `x`.
+static bool isReducedOver(AxisAnalysis &a, Axis x) {
+  return llvm::any_of(a.getReductions(), [&](const auto &r) {
+    return llvm::any_of(r.second,
+                        [&](const AxisList &d) { return holdsAxis(a, d, x); });
+  });
+}
+
+/// The axis that names the group of output channels `out` (leaves, major to
+/// minor). One leaf: itself. Channels split into factors (a grouped conv's
+/// groups x per-group, a GroupNorm's view into groups): the minor-most
+/// factor that nothing pins and no reduction covers, so that every part is
+/// edited the same way (a GroupNorm keeps whole groups). Refused, with a
+/// note at the op responsible, where no factor is free or the one leaf is
+/// pinned.
+static FailureOr<Axis> chooseGroupAxis(AxisAnalysis &a, Operation *target,
+                                       ArrayRef<Axis> out, StringRef pass) {
   Operation *at = nullptr;
   std::string why;
   if (out.size() != 1) {
+    for (Axis x : llvm::reverse(out))
+      if (!a.pinOf(x) && !isReducedOver(a, x))
+        return a.find(x);
     Operation *root = target;
     const TensorSite *w = a.lookupTensor(target, "weight");
     for (Axis x : w->dims[0])
@@ -85,16 +101,16 @@ static LogicalResult checkProof(AxisAnalysis &a, Operation *target,
     at = root;
     why = "has output channels that '" + at->getName().getStringRef().str() +
           "' splits into " + std::to_string(out.size()) +
-          " factors (it mixes them with another dim): the channels are no "
-          "one axis";
+          " factors, each pinned or reduced over: no factor can be edited "
+          "the same way in every part";
   } else if (Operation *p = a.pinOf(out[0])) {
     at = p;
     why = "has output channels that '" + at->getName().getStringRef().str() +
           "' uses in a way the analysis does not follow: the channel group "
           "cannot be proven";
+  } else {
+    return a.find(out[0]);
   }
-  if (!at)
-    return success();
   InFlightDiagnostic diag = refuse(target, pass, "target") << why;
   diag.attachNote(at->getLoc()) << "the op is here";
   return diag;
@@ -158,9 +174,10 @@ FailureOr<ChannelGroup> surgery::channelGroupOf(AxisAnalysis &a,
   if (out.empty())
     return refuse(target, pass, "target")
            << "has one output channel: there is no group to edit";
-  if (failed(checkProof(a, target, out, pass)))
+  FailureOr<Axis> axis = chooseGroupAxis(a, target, out, pass);
+  if (failed(axis))
     return failure();
-  ChannelGroup group{target, root, a.find(out[0]), {}, {}, {}};
+  ChannelGroup group{target, root, *axis, {}, {}, {}};
   for (const TensorSite &t : a.getTensors())
     for (auto [d, dims] : llvm::enumerate(t.dims))
       if (holdsAxis(a, dims, group.axis))

@@ -15,6 +15,21 @@ using namespace mlir::nnx::surgery;
 
 static constexpr llvm::StringLiteral kPass = "nnx-channel-groups";
 
+/// Where the channels lie in a dim of leaves `l` that has other factors
+/// too: index = (o * channels + c) * inner + i, for o < outer, i < inner.
+static void printLayout(llvm::raw_ostream &os, AxisAnalysis &a, Axis axis,
+                        const AxisList &l) {
+  auto pos = llvm::find_if(l, [&](Axis x) { return a.find(x) == axis; });
+  if (pos == l.end() || l.size() == 1)
+    return;
+  int64_t outer = 1, inner = 1;
+  for (auto it = l.begin(); it != pos; ++it)
+    outer *= a.size(*it);
+  for (auto it = std::next(pos); it != l.end(); ++it)
+    inner *= a.size(*it);
+  os << " (outer " << outer << " inner " << inner << ")";
+}
+
 static void printGroup(llvm::raw_ostream &os, AxisAnalysis &a,
                        const ChannelGroup &g) {
   os << "channel group of '" << getDisplayPath(g.target) << "' ("
@@ -29,6 +44,7 @@ static void printGroup(llvm::raw_ostream &os, AxisAnalysis &a,
       os << " at " << *at;
     if (t.role == ChannelRole::Reads)
       os << " (reads)";
+    printLayout(os, a, g.axis, l);
     os << "\n";
   }
   for (const ChannelValue &v : g.values)

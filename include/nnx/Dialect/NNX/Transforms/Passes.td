@@ -228,8 +228,14 @@ def NNXChannelGroupsPass : NNX_Pass<"nnx-channel-groups", "::mlir::nnx::ModelOp"
     Refused, naming the op and its location, where the proof breaks: an op
     the analysis does not follow touches the channels (a call of a module
     it does not know, a reshape that mixes them with a dim of another size,
-    a strided slice), or a reshape splits them into factors (a GroupNorm's
-    `view` into groups: the note names the group norm).
+    a strided slice), or the channels are split into factors each pinned
+    or reduced over. Channels split into factors (a grouped conv's
+    `groups x per-group`, a GroupNorm's `view` into groups) are a group
+    of the minor-most factor that nothing pins and no reduction covers:
+    every part is edited the same way (a grouped conv keeps the same
+    positions in every group, a GroupNorm keeps whole groups). Such a
+    tensor dim prints `(outer O inner I)`: channel c is index
+    `(o * n + c) * I + i`.
 
     ```
     $ nnx-opt --nnx-channel-groups=layer=block.conv1 m.mlir -o /dev/null
@@ -302,8 +308,8 @@ def NNXWidenChannelsPass : NNX_Pass<"nnx-widen-channels", "::mlir::nnx::ModelOp"
 
     Refused before anything changes: what `nnx-channel-groups` refuses;
     `width` not larger than the group; a norm, mean or softmax over the
-    channels (layer norm over channels, group norm: its statistics would
-    change); a matrix product of the forwards that contracts the channels
+    channels (layer norm over channels; a group norm's per-group factor,
+    which is why its group is the groups); a matrix product of the forwards that contracts the channels
     (no weight to divide); a tensor read with `tensor.dim`; the model's
     input or output channels; parametrizations, hooks, prune masks on a
     member.
