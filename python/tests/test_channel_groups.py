@@ -12,7 +12,9 @@ Checked by execution, at the 1e-5 contract:
 - widening a residual stream and an inner conv of a BasicBlock by 25%
   preserves the output, in PyTorch and compiled;
 - the widened-then-pruned model goes back to PyTorch through
-  ``nnx.to_torch`` and trains (the loss decreases)."""
+  ``nnx.to_torch`` and trains (the loss decreases);
+- an identity BasicBlock inserted after layer2.1 (``nnx.insert_block``: the
+  copy's last batch norm zero) preserves the output."""
 
 import copy
 import re
