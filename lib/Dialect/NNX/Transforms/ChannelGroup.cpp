@@ -78,21 +78,34 @@ static bool isReducedOver(AxisAnalysis &a, Axis x) {
   });
 }
 
+/// Whether `x` is a grouped convolution's `groups`.
+static bool isGroupsAxis(AxisAnalysis &a, Axis x) {
+  return llvm::any_of(a.getTensors(), [&](const TensorSite &t) {
+    std::optional<Axis> g = a.groupsAxis(t.op);
+    return g && a.find(*g) == a.find(x);
+  });
+}
+
 /// The axis that names the group of output channels `out` (leaves, major to
-/// minor). One leaf: itself. Channels split into factors (a grouped conv's
-/// groups x per-group, a GroupNorm's view into groups): the minor-most
-/// factor that nothing pins and no reduction covers, so that every part is
-/// edited the same way (a GroupNorm keeps whole groups). Refused, with a
-/// note at the op responsible, where no factor is free or the one leaf is
+/// minor). One leaf: itself. Channels split into parts (a grouped conv's
+/// groups x per-group, a GroupNorm's view into groups, reduced over per
+/// group): the minor-most factor that nothing pins and no reduction
+/// covers, so that every part is edited the same way (a GroupNorm keeps
+/// whole groups). Other splits (a reshape mixing them with space, attention
+/// heads, whose Python forwards compute their sizes) are refused. Refused, with
+/// a note at the op responsible, where no factor is free or the one leaf is
 /// pinned.
 static FailureOr<Axis> chooseGroupAxis(AxisAnalysis &a, Operation *target,
                                        ArrayRef<Axis> out, StringRef pass) {
   Operation *at = nullptr;
   std::string why;
   if (out.size() != 1) {
-    for (Axis x : llvm::reverse(out))
-      if (!a.pinOf(x) && !isReducedOver(a, x))
-        return a.find(x);
+    bool parts = llvm::any_of(
+        out, [&](Axis x) { return isGroupsAxis(a, x) || isReducedOver(a, x); });
+    if (parts)
+      for (Axis x : llvm::reverse(out))
+        if (!a.pinOf(x) && !isReducedOver(a, x))
+          return a.find(x);
     Operation *root = target;
     const TensorSite *w = a.lookupTensor(target, "weight");
     for (Axis x : w->dims[0])
@@ -101,8 +114,11 @@ static FailureOr<Axis> chooseGroupAxis(AxisAnalysis &a, Operation *target,
     at = root;
     why = "has output channels that '" + at->getName().getStringRef().str() +
           "' splits into " + std::to_string(out.size()) +
-          " factors, each pinned or reduced over: no factor can be edited "
-          "the same way in every part";
+          (parts ? " factors, each pinned or reduced over: no factor can be "
+                   "edited the same way in every part"
+                 : " factors that no grouped convolution or per-group norm "
+                   "defines (it mixes them with another dim; attention heads "
+                   "have their own passes): the channels are no one axis");
   } else if (Operation *p = a.pinOf(out[0])) {
     at = p;
     why = "has output channels that '" + at->getName().getStringRef().str() +

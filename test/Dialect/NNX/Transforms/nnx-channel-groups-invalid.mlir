@@ -3,7 +3,27 @@
 // RUN: nnx-opt %s -split-input-file -verify-diagnostics --nnx-channel-groups=layer=conv -o /dev/null
 
 // A reshape that mixes the channels with space: (4, 2, 2) -> (2, 8) splits
-// the 4 channels into 2 x 2, and a mean over both dims reduces over both
+// the 4 channels into 2 x 2 that no grouped conv or per-group norm defines.
+nnx.model @mix inputs(tensor<?x1x2x2xf32>) {
+  nnx.module @net class = "Mix" {
+    // expected-error @+1 {{nnx-channel-groups: target 'conv' (nnx.conv2d) has output channels that 'nnx.fn.reshape' splits into 2 factors that no grouped convolution or per-group norm defines (it mixes them with another dim; attention heads have their own passes): the channels are no one axis}}
+    nnx.conv2d @conv {in_channels = 1 : i64, out_channels = 4 : i64, kernel_size = array<i64: 1, 1>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, weight = dense<0.5> : tensor<4x1x1x1xf32>}
+    nnx.linear @fc {weight = dense<0.5> : tensor<1x8xf32>}
+    nnx.forward @forward(%x: tensor<?x1x2x2xf32>) -> tensor<?x2x1xf32> {
+      %conv = nnx.call @conv(%x) : (tensor<?x1x2x2xf32>) -> tensor<?x4x2x2xf32>
+      %c0 = arith.constant 0 : index
+      %n = tensor.dim %x, %c0 : tensor<?x1x2x2xf32>
+      // expected-note @+1 {{the op is here}}
+      %r = nnx.fn.reshape %conv [%n, 2, 8] : tensor<?x4x2x2xf32> -> tensor<?x2x8xf32>
+      %fc = nnx.call @fc(%r) : (tensor<?x2x8xf32>) -> tensor<?x2x1xf32>
+      nnx.return %fc : tensor<?x2x1xf32>
+    }
+  }
+}
+
+// -----
+
+// The same reshape, and a mean over both dims reduces over both
 // factors: no factor can be edited the same way in every part.
 nnx.model @mix inputs(tensor<?x1x2x2xf32>) {
   nnx.module @net class = "Mix" {

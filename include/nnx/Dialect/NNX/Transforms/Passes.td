@@ -228,8 +228,11 @@ def NNXChannelGroupsPass : NNX_Pass<"nnx-channel-groups", "::mlir::nnx::ModelOp"
     Refused, naming the op and its location, where the proof breaks: an op
     the analysis does not follow touches the channels (a call of a module
     it does not know, a reshape that mixes them with a dim of another size,
-    a strided slice), or the channels are split into factors each pinned
-    or reduced over. Channels split into factors (a grouped conv's
+    a strided slice), the channels are split into factors that no grouped
+    conv or per-group norm defines (a reshape mixing them with space;
+    attention heads, which `nnx-prune heads=` and `nnx-grow-attention`
+    edit), or into parts whose factors are each pinned or reduced over.
+    Channels split into parts (a grouped conv's
     `groups x per-group`, a GroupNorm's `view` into groups) are a group
     of the minor-most factor that nothing pins and no reduction covers:
     every part is edited the same way (a grouped conv keeps the same
