@@ -26,6 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import zoo  # noqa: E402
 from zoo.channels import names_op  # noqa: E402
+from zoo.expected import EXPECTED  # noqa: E402
 
 #: Seconds one model's process may run (``NNX_ZOO_TIMEOUT``).
 TIMEOUT = float(os.environ.get("NNX_ZOO_TIMEOUT", "600"))
@@ -80,8 +81,15 @@ def test_channel_surgery(case, records_dir):
                                              f"{case.name}.json"))
     assert not rec.get("error"), (
         f"{case.name}: {rec['error']}\n{rec.get('detail', '')}")
+    chaotic = EXPECTED.get(case.name)
     for edit in EDITS:
         r = rec[edit]
+        if r["result"] == "fail" and chaotic and chaotic.stage == "compare":
+            # zoo/expected.py: the model itself misses the criterion (a
+            # chaotic random net: float32 roundings of the edited weights
+            # grow as PyTorch's own do).
+            pytest.xfail(f"{case.name}: {edit} at {r['distance']:.3g} "
+                         f"({chaotic.reason})")
         assert r["result"] != "fail", (
             f"{case.name}: {edit} of {r['groups']} misses the contract "
             f"({r['distance']:.3g} times the tolerance)")
