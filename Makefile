@@ -74,7 +74,8 @@ test-zoo: build
 	  NNX_ZOO_RESULTS=$(ZOO_RESULTS) NNX_BUILD_DIR=$(abspath $(BUILD_DIR)) \
 	  OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONDONTWRITEBYTECODE=1 \
 	  PYTHONPATH=. $(PY) -m pytest -q -rfxX -p no:cacheprovider \
-	  tests/test_zoo.py tests/test_torchvision_modules.py; status=$$?; \
+	  tests/test_zoo.py tests/test_torchvision_modules.py \
+	  tests/test_channel_groups_all.py; status=$$?; \
 	  $(PY) ../utils/zoo-table.py $(ZOO_RESULTS) --update ../docs/Python.md \
 	    --json $(ZOO_RESULTS).json; exit $$status
 

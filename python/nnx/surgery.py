@@ -224,12 +224,15 @@ def widen_residual(model, *, new_width, rng_seed=0, inputs=None):
 
 def insert_block(model, *, after, inputs=None):
     """Inserts after the block ``after`` of an ``nn.ModuleList`` (a
-    transformer's ``model.layers.3``) a copy of it whose residual branches
-    end in zero Linears, as ``nnx-insert-block`` proves: the output is
-    unchanged. The copy is the block's own class (deep-copied), trainable,
-    in the list's mode; the later blocks shift one index. The parent's
-    forward must run the list's blocks in order (``for layer in
-    self.layers``), as the exported forward did."""
+    transformer's ``model.layers.3``) or of a positional ``nn.Sequential``
+    (a ResNet stage's ``layer2.1``) a copy of it whose residual branches
+    end in zero affine layers (Linears; a conv block's last BatchNorm), as
+    ``nnx-insert-block`` proves: the output is unchanged (a block ending in
+    a ReLU feeds its copy non-negative values, which the copy's final ReLU
+    keeps). The copy is the block's own class (deep-copied), trainable, in
+    the container's mode; the later blocks shift one index. A
+    ModuleList's parent forward must run its blocks in order (``for layer
+    in self.layers``), as the exported forward did."""
     _check_name(after, "after")
     edit = _Edit(model, inputs)
     edit.run(f"nnx-insert-block{{after={after}}}", ValueError)
@@ -546,10 +549,12 @@ class _Edit(TensorSource):
         copy's tensors and flags from the IR."""
         parent_path, _, key = path.rpartition(".")
         container = new.get_submodule(parent_path) if parent_path else new
-        if not isinstance(container, nn.ModuleList):
+        positional = (isinstance(container, nn.Sequential)
+                      and all(k.isdigit() for k in container._modules))
+        if not (isinstance(container, nn.ModuleList) or positional):
             raise ValueError(f"'{parent_path}' is a "
                              f"{type(container).__name__}, not an "
-                             "nn.ModuleList")
+                             "nn.ModuleList or a positional nn.Sequential")
         index = int(key)
         if insert:
             block = copy.deepcopy(container[index])

@@ -12,7 +12,9 @@ Checked by execution, at the 1e-5 contract:
 - widening a residual stream and an inner conv of a BasicBlock by 25%
   preserves the output, in PyTorch and compiled;
 - the widened-then-pruned model goes back to PyTorch through
-  ``nnx.to_torch`` and trains (the loss decreases)."""
+  ``nnx.to_torch`` and trains (the loss decreases);
+- an identity BasicBlock inserted after layer2.1 (``nnx.insert_block``: the
+  copy's last batch norm zero) preserves the output."""
 
 import copy
 import re
@@ -26,6 +28,7 @@ torchvision = pytest.importorskip("torchvision")
 import nnx  # noqa: E402
 from nnx.tools import nnx_opt  # noqa: E402
 from nnx.torch_export import export  # noqa: E402
+from zoo.channels import zero_tensors  # noqa: E402
 
 TOL = dict(atol=1e-5, rtol=1e-5)
 SIZE = 32
@@ -109,15 +112,7 @@ def zero_producers(model, layer, channels):
     and biases, norms' affine entries, depthwise filters, per-channel
     scales; running statistics stay), so that no consumer sees them."""
     _, tensors = group(model, layer)
-    params = dict(model.named_parameters())
-    with torch.no_grad():
-        for path, dim, offset, reads in tensors:
-            path = path.replace(".state.", ".")  # a custom module's own
-            if reads or path not in params:
-                continue
-            index = torch.tensor(channels) + offset
-            params[path].index_fill_(dim, index, 0.0)
-    return model
+    return zero_tensors(model, tensors, channels)
 
 
 def test_prune_one_group_per_stage_equals_zeroed(resnet, images):
@@ -177,3 +172,26 @@ def test_widened_then_pruned_to_torch_trains(resnet, images, tmp_path):
         opt.step()
         losses.append(loss.item())
     assert losses[-1] < losses[0]
+
+
+def test_insert_identity_block_after_basic_block(resnet, images):
+    """nnx.insert_block after layer2.1 (a BasicBlock in a Sequential): the
+    copy's last batch norm is zero, so its branch vanishes at the residual
+    add, and its final ReLU keeps the non-negative output of layer2.1: the
+    output is unchanged, in PyTorch and compiled."""
+    deep = nnx.insert_block(resnet, after="layer2.1", inputs=INPUTS)
+    assert len(deep.layer2) == 3 and len(resnet.layer2) == 2
+    block = deep.layer2[2]
+    assert type(block) is type(resnet.layer2[1])
+    assert not block.bn2.weight.any() and not block.bn2.bias.any()
+    torch.testing.assert_close(block.conv1.weight, resnet.layer2[1].conv1.weight)
+    want = run(resnet, images)
+    torch.testing.assert_close(run(deep, images), want, **TOL)
+    torch.testing.assert_close(compiled_run(deep, images), want, **TOL)
+
+
+def test_insert_block_refuses_a_downsampling_block(resnet):
+    """layer2.0 changes the shape (its downsample): a copy cannot follow
+    it."""
+    with pytest.raises(ValueError, match="a copy cannot follow it"):
+        nnx.insert_block(resnet, after="layer2.0", inputs=INPUTS)

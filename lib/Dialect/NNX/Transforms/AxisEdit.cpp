@@ -376,6 +376,15 @@ static void rewriteSlice(AxisAnalysis &a, tensor::ExtractSliceOp slice,
     if (srcType.isDynamicDim(d) || ShapedType::isDynamic(sizes[d]))
       continue;
     AxisList src = a.leaves(slice.getSource(), d);
+    // A slice of the whole dim stays whole (a segmented leaf's first
+    // segment also starts at 0: ViT's class token in its sequence).
+    if (offsets[d] == 0 && sizes[d] == srcType.getDimSize(d)) {
+      int64_t n = 1;
+      for (Axis x : src)
+        n = mulSizes(n, a.newSize(x, resize));
+      sizes[d] = n;
+      continue;
+    }
     if (src.size() == 1)
       if (auto range = a.segmentRange(src[0], offsets[d], resize)) {
         offsets[d] = range->first;

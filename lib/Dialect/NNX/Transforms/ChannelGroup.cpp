@@ -49,6 +49,11 @@ std::string surgery::describeValue(Value v) {
   return out;
 }
 
+bool surgery::writesChannels(Operation *op) {
+  return (isa<LinearOp>(op) && op->getAttr("weight")) ||
+         isa<ConvLayerOpInterface>(op);
+}
+
 /// The target's own checks: a Linear or convolution with nothing a rebuild
 /// would drop.
 static FailureOr<Operation *> lookupTarget(ModelOp model, StringRef layer,
@@ -58,23 +63,49 @@ static FailureOr<Operation *> lookupTarget(ModelOp model, StringRef layer,
   if (failed(slot))
     return failure();
   Operation *target = *slot;
-  bool linear = isa<LinearOp>(target) && target->getAttr("weight");
-  if (!linear && !isa<ConvLayerOpInterface>(target))
+  if (!writesChannels(target))
     return refuse(target, pass, "target")
            << "is not a Linear or a convolution: a channel group is named by "
               "the layer that writes it";
-  if (failed(checkRefusable(target, AllRebuildProperties, pass, "target")))
-    return failure();
   return target;
 }
 
-/// Refuses a channel axis that is pinned, or split into parts, with a note
-/// at the op responsible.
-static LogicalResult checkProof(AxisAnalysis &a, Operation *target,
-                                ArrayRef<Axis> out, StringRef pass) {
+/// Whether a reduction of the forwards covers `x`.
+static bool isReducedOver(AxisAnalysis &a, Axis x) {
+  return llvm::any_of(a.getReductions(), [&](const auto &r) {
+    return llvm::any_of(r.second,
+                        [&](const AxisList &d) { return holdsAxis(a, d, x); });
+  });
+}
+
+/// Whether `x` is a grouped convolution's `groups`.
+static bool isGroupsAxis(AxisAnalysis &a, Axis x) {
+  return llvm::any_of(a.getTensors(), [&](const TensorSite &t) {
+    std::optional<Axis> g = a.groupsAxis(t.op);
+    return g && a.find(*g) == a.find(x);
+  });
+}
+
+/// The axis that names the group of output channels `out` (leaves, major to
+/// minor). One leaf: itself. Channels split into parts (a grouped conv's
+/// groups x per-group, a GroupNorm's view into groups, reduced over per
+/// group): the minor-most factor that nothing pins and no reduction
+/// covers, so that every part is edited the same way (a GroupNorm keeps
+/// whole groups). Other splits (a reshape mixing them with space, attention
+/// heads, whose Python forwards compute their sizes) are refused. Refused, with
+/// a note at the op responsible, where no factor is free or the one leaf is
+/// pinned.
+static FailureOr<Axis> chooseGroupAxis(AxisAnalysis &a, Operation *target,
+                                       ArrayRef<Axis> out, StringRef pass) {
   Operation *at = nullptr;
   std::string why;
   if (out.size() != 1) {
+    bool parts = llvm::any_of(
+        out, [&](Axis x) { return isGroupsAxis(a, x) || isReducedOver(a, x); });
+    if (parts)
+      for (Axis x : llvm::reverse(out))
+        if (!a.pinOf(x) && !isReducedOver(a, x))
+          return a.find(x);
     Operation *root = target;
     const TensorSite *w = a.lookupTensor(target, "weight");
     for (Axis x : w->dims[0])
@@ -83,16 +114,19 @@ static LogicalResult checkProof(AxisAnalysis &a, Operation *target,
     at = root;
     why = "has output channels that '" + at->getName().getStringRef().str() +
           "' splits into " + std::to_string(out.size()) +
-          " factors (it mixes them with another dim): the channels are no "
-          "one axis";
+          (parts ? " factors, each pinned or reduced over: no factor can be "
+                   "edited the same way in every part"
+                 : " factors that no grouped convolution or per-group norm "
+                   "defines (it mixes them with another dim; attention heads "
+                   "have their own passes): the channels are no one axis");
   } else if (Operation *p = a.pinOf(out[0])) {
     at = p;
     why = "has output channels that '" + at->getName().getStringRef().str() +
           "' uses in a way the analysis does not follow: the channel group "
           "cannot be proven";
+  } else {
+    return a.find(out[0]);
   }
-  if (!at)
-    return success();
   InFlightDiagnostic diag = refuse(target, pass, "target") << why;
   diag.attachNote(at->getLoc()) << "the op is here";
   return diag;
@@ -106,13 +140,8 @@ static ChannelRole roleOf(const TensorSite &t, unsigned dim) {
              : ChannelRole::PerChannel;
 }
 
-FailureOr<ChannelGroup> surgery::findChannelGroup(ModelOp model,
-                                                  StringRef layer,
-                                                  AxisAnalysis &a,
-                                                  StringRef pass) {
-  FailureOr<Operation *> target = lookupTarget(model, layer, pass);
-  if (failed(target))
-    return failure();
+FailureOr<CustomModuleOp>
+surgery::analyzeChannels(ModelOp model, AxisAnalysis &a, StringRef pass) {
   FailureOr<CustomModuleOp> root =
       findRootModule(model, pass,
                      "(an exported model): its channels are traced through "
@@ -121,30 +150,19 @@ FailureOr<ChannelGroup> surgery::findChannelGroup(ModelOp model,
     return failure();
   a.relateAllRuns();
   a.run(*root);
-  const TensorSite *w = a.lookupTensor(*target, "weight");
-  if (!w)
-    return refuse(*target, pass, "target")
-           << "is never run by the model's forward: there is no data flow to "
-              "prove";
-  AxisList out = a.leaves(w->dims[0]);
-  if (out.empty())
-    return refuse(*target, pass, "target")
-           << "has one output channel: there is no group to edit";
-  if (failed(checkProof(a, *target, out, pass)))
-    return failure();
-  ChannelGroup group{*target, *root, a.find(out[0]), {}, {}, {}};
-  for (const TensorSite &t : a.getTensors())
-    for (auto [d, dims] : llvm::enumerate(t.dims))
-      if (holdsAxis(a, dims, group.axis))
-        group.tensors.push_back(
-            ChannelTensor{&t, static_cast<unsigned>(d), roleOf(t, d)});
+  return root;
+}
+
+/// Every value dim of the forwards `a` relates that holds `axis`.
+static SmallVector<ChannelValue> groupValues(AxisAnalysis &a, Axis axis) {
+  SmallVector<ChannelValue> values;
   auto addValue = [&](Value v) {
     auto type = dyn_cast<RankedTensorType>(v.getType());
     if (!type)
       return;
     for (int64_t d = 0; d < type.getRank(); ++d)
-      if (holdsAxis(a, a.leaves(v, d), group.axis))
-        group.values.push_back(ChannelValue{v, static_cast<unsigned>(d)});
+      if (holdsAxis(a, a.leaves(v, d), axis))
+        values.push_back(ChannelValue{v, static_cast<unsigned>(d)});
   };
   for (ForwardOp forward : a.getForwards())
     forward.walk([&](Operation *op) {
@@ -154,12 +172,53 @@ FailureOr<ChannelGroup> surgery::findChannelGroup(ModelOp model,
       for (Value v : op->getResults())
         addValue(v);
     });
+  return values;
+}
+
+FailureOr<ChannelGroup> surgery::channelGroupOf(AxisAnalysis &a,
+                                                CustomModuleOp root,
+                                                Operation *target,
+                                                StringRef pass) {
+  if (failed(checkRefusable(target, AllRebuildProperties, pass, "target")))
+    return failure();
+  const TensorSite *w = a.lookupTensor(target, "weight");
+  if (!w)
+    return refuse(target, pass, "target")
+           << "is never run by the model's forward: there is no data flow to "
+              "prove";
+  AxisList out = a.leaves(w->dims[0]);
+  if (out.empty())
+    return refuse(target, pass, "target")
+           << "has one output channel: there is no group to edit";
+  FailureOr<Axis> axis = chooseGroupAxis(a, target, out, pass);
+  if (failed(axis))
+    return failure();
+  ChannelGroup group{target, root, *axis, {}, {}, {}};
+  for (const TensorSite &t : a.getTensors())
+    for (auto [d, dims] : llvm::enumerate(t.dims))
+      if (holdsAxis(a, dims, group.axis))
+        group.tensors.push_back(
+            ChannelTensor{&t, static_cast<unsigned>(d), roleOf(t, d)});
+  group.values = groupValues(a, group.axis);
   for (auto &[op, dims] : a.getReductions())
     if (llvm::any_of(dims, [&, &a = a](const AxisList &d) {
           return holdsAxis(a, d, group.axis);
         }))
       group.reductions.push_back(op);
   return group;
+}
+
+FailureOr<ChannelGroup> surgery::findChannelGroup(ModelOp model,
+                                                  StringRef layer,
+                                                  AxisAnalysis &a,
+                                                  StringRef pass) {
+  FailureOr<Operation *> target = lookupTarget(model, layer, pass);
+  if (failed(target))
+    return failure();
+  FailureOr<CustomModuleOp> root = analyzeChannels(model, a, pass);
+  if (failed(root))
+    return failure();
+  return channelGroupOf(a, *root, *target, pass);
 }
 
 FailureOr<GroupValues> surgery::readGroupTensors(const ChannelGroup &g,

@@ -57,6 +57,21 @@ struct ChannelGroup {
 FailureOr<ChannelGroup> findChannelGroup(ModelOp model, llvm::StringRef layer,
                                          AxisAnalysis &a, llvm::StringRef pass);
 
+/// Whether `op` names a channel group: a convolution, or a Linear with
+/// its weight.
+bool writesChannels(Operation *op);
+
+/// Runs `a` over the model's top module (every run of every layer
+/// related): the analysis that `channelGroupOf` reads. Returns the root.
+FailureOr<CustomModuleOp> analyzeChannels(ModelOp model, AxisAnalysis &a,
+                                          llvm::StringRef pass);
+
+/// The channel group of `target` (a Linear or convolution of the model)
+/// under `a`, which `analyzeChannels` ran: refused, naming the op, where
+/// the proof breaks.
+FailureOr<ChannelGroup> channelGroupOf(AxisAnalysis &a, CustomModuleOp root,
+                                       Operation *target, llvm::StringRef pass);
+
 /// The values of every tensor of the group, read (from the weights file
 /// where the tensor lives there) before anything changes: a tensor that
 /// cannot be read is refused.

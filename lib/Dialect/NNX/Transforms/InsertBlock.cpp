@@ -22,16 +22,19 @@ namespace {
 /// Everything nnx-insert-block reads, checked before anything changes.
 struct InsertPlan {
   CustomModuleOp block;
-  ModuleListOp list;
+  /// The `nnx.module_list` (its parent's forward calls each block) or the
+  /// positional `nnx.sequential` (it runs its children in order).
+  Operation *list;
+  /// The block's call in the chain (a module_list's block only).
   CallOp call;
-  SmallVector<LinearOp> zeroed;
+  SmallVector<Operation *> zeroed;
 };
 } // namespace
 
 /// Refuses a list whose keys are not its positions 0 .. n-1.
-static LogicalResult checkPositional(ModuleListOp list, Operation *slot) {
+static LogicalResult checkPositional(Operation *list, Operation *slot) {
   int64_t i = 0;
-  for (Operation &child : list.getBody().front()) {
+  for (Operation &child : list->getRegion(0).front()) {
     if (SymbolTable::getSymbolName(&child).getValue() != positionalKey(i++)) {
       InFlightDiagnostic diag =
           refuse(slot, kPass, "block")
@@ -44,17 +47,33 @@ static LogicalResult checkPositional(ModuleListOp list, Operation *slot) {
   return success();
 }
 
+/// The plan of a block in a positional sequential: its forward takes one
+/// value and returns one of the same type (the copy runs on its output).
+static FailureOr<InsertPlan> checkSequentialChain(CustomModuleOp block,
+                                                  Operation *seq) {
+  ForwardOp f = block.getForward();
+  if (f && f.getNumArguments() == 1 && f.getNumResults() == 1 &&
+      f.getArgument(0).getType() ==
+          f.getBodyBlock().getTerminator()->getOperand(0).getType())
+    return InsertPlan{block, seq, CallOp(), {}};
+  return refuse(block, kPass, "block")
+         << "does not return one value of its one input's type: a copy "
+            "cannot follow it in the sequential";
+}
+
 /// The block at `after`, its list, its call in the chain.
 static FailureOr<InsertPlan> findBlock(ModelOp model, StringRef after) {
   FailureOr<Operation *> slot =
       lookupEditModule(model, after, kPass, "after", "block");
   if (failed(slot))
     return failure();
-  auto list = dyn_cast<ModuleListOp>((*slot)->getParentOp());
-  if (!list || getStockNetOf(*slot))
+  Operation *list = (*slot)->getParentOp();
+  auto seq = dyn_cast<SequentialOp>(list);
+  bool inSequential = seq && seq.getKeying() == Keying::positional;
+  if (!(isa<ModuleListOp>(list) || inSequential) || getStockNetOf(*slot))
     return refuse(*slot, kPass, "block")
-           << "is not a block of an 'nnx.module_list' (a stock net's layers "
-              "grow with nnx-deepen)";
+           << "is not a block of an 'nnx.module_list' or of a positional "
+              "'nnx.sequential' (a stock net's layers grow with nnx-deepen)";
   auto block = dyn_cast<CustomModuleOp>(*slot);
   if (!block)
     return refuse(*slot, kPass, "block")
@@ -64,6 +83,8 @@ static FailureOr<InsertPlan> findBlock(ModelOp model, StringRef after) {
       failed(checkRefusable(list, Hooks, kPass, "container")) ||
       failed(checkRefusable(block, Hooks, kPass, "block")))
     return failure();
+  if (inSequential)
+    return checkSequentialChain(block, list);
   FailureOr<CallOp> call = getChainCall(block, kPass, "block",
                                         "a copy cannot follow it in the chain");
   if (failed(call))
@@ -75,24 +96,29 @@ static FailureOr<InsertPlan> planInsert(ModelOp model, StringRef after) {
   FailureOr<InsertPlan> plan = findBlock(model, after);
   if (failed(plan))
     return failure();
-  FailureOr<SmallVector<LinearOp>> zeroed =
+  FailureOr<SmallVector<Operation *>> zeroed =
       findBranchProjections(plan->block, kPass);
   if (failed(zeroed))
     return failure();
   plan->zeroed = std::move(*zeroed);
-  if (isIdentityWithZeroed(plan->block, plan->zeroed))
+  // The copy runs on the block's own output: a ReLU's is never negative,
+  // and a ReLU of it is the identity.
+  if (isIdentityWithZeroed(plan->block, plan->zeroed,
+                           returnsNonNegative(plan->block)))
     return plan;
   SmallVector<std::string> names = llvm::map_to_vector(
-      plan->zeroed, [](LinearOp lin) { return getDisplayPath(lin); });
+      plan->zeroed, [](Operation *op) { return getDisplayPath(op); });
   InFlightDiagnostic diag =
       refuse(plan->block, kPass, "block")
-      << "cannot be made an identity: with its branches' Linears ('"
+      << "cannot be made an identity: with its branches' last affine layers "
+         "('"
       << llvm::join(names, "', '")
       << "') zero, its forward is not proven to return its input (only "
-         "sums with the input, products and reshapes of zeros, dropout and "
-         "bias-free norms of zeros are followed)";
-  for (LinearOp lin : plan->zeroed)
-    diag.attachNote(lin.getLoc()) << "zeroed here";
+         "sums with the input, products and reshapes of zeros, dropout, "
+         "bias-free norms of zeros, and ReLUs of a block ending in a ReLU "
+         "are followed)";
+  for (Operation *op : plan->zeroed)
+    diag.attachNote(op->getLoc()) << "zeroed here";
   return diag;
 }
 
@@ -121,11 +147,14 @@ static void applyInsert(InsertPlan plan) {
     m->removeAttr("requires_grad");
     copyMode(plan.list, m);
   });
-  for (LinearOp lin : plan.zeroed) {
-    Operation *zero = map.lookup(lin.getOperation());
+  for (Operation *op : plan.zeroed) {
+    Operation *zero = map.lookup(op);
     zeroTensor(zero, "weight");
     zeroTensor(zero, "bias");
   }
+  // A sequential runs the copy after the block by its position.
+  if (!plan.call)
+    return;
   // Its call follows the block's in the chain, with the same other inputs.
   b.setInsertionPointAfter(plan.call);
   Operation *call = b.clone(*plan.call);

@@ -1,11 +1,12 @@
 //===- ResidualTerms.cpp - a block as input plus branch terms ---*- C++ -*-===//
 //
-// What nnx-insert-block proves about a residual block: which Linears end
-// its branches (the output projections: attention's o_proj, the MLP's
-// down_proj), and that with them zero the forward returns its input
-// exactly. The choice walks back from the forward's result through the
-// residual adds; the proof evaluates the forward on a three-value lattice
-// (Zero, Input, Other), entering custom modules' forwards.
+// What nnx-insert-block proves about a residual block: which affine layers
+// end its branches (the output projections: attention's o_proj, the MLP's
+// down_proj; a conv block's last batch norm or conv), and that with them
+// zero the forward returns its input exactly. The choice walks back from the
+// forward's result through the residual adds; the proof evaluates the forward
+// on a three-value lattice (Zero, Input, Other), entering custom modules'
+// forwards.
 //
 //===----------------------------------------------------------------------===//
 #include "SurgeryUtils.h"
@@ -23,19 +24,20 @@ namespace {
 /// entered, innermost last.
 using CallStack = SmallVector<CallOp, 4>;
 
-/// The walk back from a branch value to the Linear that computes it.
+/// The walk back from a branch value to the affine layer that computes it.
 class BranchWalk {
 public:
   explicit BranchWalk(Operation *block) : block(block) {}
 
   /// Splits `v` (a value of the forward entered through `stack`) into the
-  /// block's input and branch terms, adding each branch's Linear to `out`.
-  /// Fails (with the value) where a branch ends in no Linear of the block.
+  /// block's input and branch terms, adding each branch's last affine layer
+  /// to `out`. Fails (with the value) where a branch ends in none of the
+  /// block.
   FailureOr<Value> decompose(Value v, CallStack stack,
-                             SmallVectorImpl<LinearOp> &out);
+                             SmallVectorImpl<Operation *> &out);
 
 private:
-  LinearOp findLinear(Value v, CallStack stack, unsigned depth);
+  Operation *findAffine(Value v, CallStack stack, unsigned depth);
 
   Operation *block;
 };
@@ -48,17 +50,25 @@ static ForwardOp getCalleeForward(CallOp call) {
   return custom ? custom.getForward() : ForwardOp();
 }
 
-/// The Linear a sequential ends with (dropout and identities after it
-/// pass its output on), or null.
-static LinearOp getLastLinear(SequentialOp seq) {
+bool surgery::isZeroableAffine(Operation *m) {
+  // A norm's output is its weight times the normalized input (plus its
+  // bias): zero with them.
+  if (isa<LinearOp>(m) || isNormModule(m))
+    return static_cast<bool>(m->getAttr("weight"));
+  return isa<ConvLayerOpInterface>(m);
+}
+
+/// The affine layer a sequential ends with (dropout and identities after
+/// it pass its output on), or null.
+static Operation *getLastAffine(SequentialOp seq) {
   for (Operation &child : llvm::reverse(seq.getBody().front())) {
     Operation *m = resolveAlias(&child).getOperation();
-    if (auto lin = dyn_cast_or_null<LinearOp>(m))
-      return seq->isProperAncestor(lin) ? lin : LinearOp();
+    if (m && isZeroableAffine(m))
+      return seq->isProperAncestor(m) ? m : nullptr;
     if (!isa_and_nonnull<DropoutOp, IdentityOp>(m))
-      return {};
+      return nullptr;
   }
-  return {};
+  return nullptr;
 }
 
 /// The caller's value for block argument `arg` of the forward entered last.
@@ -68,7 +78,7 @@ static Value leaveForward(BlockArgument arg, CallStack &stack) {
 }
 
 FailureOr<Value> BranchWalk::decompose(Value v, CallStack stack,
-                                       SmallVectorImpl<LinearOp> &out) {
+                                       SmallVectorImpl<Operation *> &out) {
   if (auto arg = dyn_cast<BlockArgument>(v)) {
     if (stack.empty())
       return Value(); // the block's input: the residual itself
@@ -76,11 +86,13 @@ FailureOr<Value> BranchWalk::decompose(Value v, CallStack stack,
     return decompose(outer, stack, out);
   }
   Operation *def = v.getDefiningOp();
-  // Dropout passes sums on (in eval mode, where the promise holds).
-  if (isa<FnDropoutOp>(def))
+  // Dropout passes sums on (in eval mode, where the promise holds); a ReLU
+  // after the sum (ResNet's blocks) is left to the proof, which knows
+  // whether the input is non-negative.
+  if (isa<FnDropoutOp, FnReluOp>(def))
     return decompose(def->getOperand(0), stack, out);
   if (auto call = dyn_cast<CallOp>(def);
-      call && isa<DropoutOp, IdentityOp>(call.resolveCalleeModule()))
+      call && isa<DropoutOp, IdentityOp, ReLUOp>(call.resolveCalleeModule()))
     return decompose(call.getOperand(0), stack, out);
   if (isa<FnAddOp>(def)) {
     for (Value operand : def->getOperands())
@@ -96,64 +108,64 @@ FailureOr<Value> BranchWalk::decompose(Value v, CallStack stack,
       return decompose(ret->getOperand(cast<OpResult>(v).getResultNumber()),
                        stack, out);
     }
-  LinearOp lin = findLinear(v, stack, 0);
-  if (!lin)
+  Operation *affine = findAffine(v, stack, 0);
+  if (!affine)
     return v;
-  if (!llvm::is_contained(out, lin))
-    out.push_back(lin);
+  if (!llvm::is_contained(out, affine))
+    out.push_back(affine);
   return Value();
 }
 
-/// The Linear of the block whose output `v` passes on unchanged up to
-/// factors (dropout, reshapes, products: a zero stays zero), or null.
-LinearOp BranchWalk::findLinear(Value v, CallStack stack, unsigned depth) {
+/// The affine layer of the block whose output `v` passes on unchanged up
+/// to factors (dropout, reshapes, products: a zero stays zero), or null.
+Operation *BranchWalk::findAffine(Value v, CallStack stack, unsigned depth) {
   if (depth > 256)
-    return {};
+    return nullptr;
   if (auto arg = dyn_cast<BlockArgument>(v)) {
     if (stack.empty())
-      return {};
+      return nullptr;
     Value outer = leaveForward(arg, stack);
-    return findLinear(outer, stack, depth + 1);
+    return findAffine(outer, stack, depth + 1);
   }
   Operation *def = v.getDefiningOp();
   if (auto call = dyn_cast<CallOp>(def)) {
     Operation *m = call.resolveCalleeModule().getOperation();
-    if (auto lin = dyn_cast<LinearOp>(m))
-      return block->isProperAncestor(lin) ? lin : LinearOp();
+    if (isZeroableAffine(m))
+      return block->isProperAncestor(m) ? m : nullptr;
     if (isa<DropoutOp, IdentityOp>(m))
-      return findLinear(call.getOperand(0), stack, depth + 1);
+      return findAffine(call.getOperand(0), stack, depth + 1);
     if (auto seq = dyn_cast<SequentialOp>(m))
-      return getLastLinear(seq);
+      return getLastAffine(seq);
     ForwardOp f = getCalleeForward(call);
     if (!f)
-      return {};
+      return nullptr;
     stack.push_back(call);
     Operation *ret = f.getBodyBlock().getTerminator();
-    return findLinear(ret->getOperand(cast<OpResult>(v).getResultNumber()),
+    return findAffine(ret->getOperand(cast<OpResult>(v).getResultNumber()),
                       stack, depth + 1);
   }
   if (isa<FnMulOp, FnMatmulOp>(def)) {
     for (Value operand : def->getOperands())
-      if (LinearOp lin = findLinear(operand, stack, depth + 1))
-        return lin;
-    return {};
+      if (Operation *affine = findAffine(operand, stack, depth + 1))
+        return affine;
+    return nullptr;
   }
   if (isa<FnDivOp>(def) ||
       isa<FnDropoutOp, FnReshapeOp, FnPermuteOp, FnExpandOp,
           tensor::ExtractSliceOp, tensor::CollapseShapeOp,
           tensor::ExpandShapeOp>(def))
-    return findLinear(def->getOperand(0), stack, depth + 1);
-  return {};
+    return findAffine(def->getOperand(0), stack, depth + 1);
+  return nullptr;
 }
 
-FailureOr<SmallVector<LinearOp>>
+FailureOr<SmallVector<Operation *>>
 surgery::findBranchProjections(CustomModuleOp block, StringRef pass) {
   ForwardOp f = block.getForward();
   if (!f)
     return refuse(block, pass, "block")
            << "has no forward (the model's forward never called it when it "
               "was exported), so its residual branches are unknown";
-  SmallVector<LinearOp> out;
+  SmallVector<Operation *> out;
   BranchWalk walk(block);
   FailureOr<Value> bad =
       walk.decompose(f.getBodyBlock().getTerminator()->getOperand(0), {}, out);
@@ -161,8 +173,9 @@ surgery::findBranchProjections(CustomModuleOp block, StringRef pass) {
     return out;
   InFlightDiagnostic diag =
       refuse(block, pass, "block")
-      << "has a residual branch that ends in no Linear of the block: "
-         "nothing can be zeroed to make the branch vanish";
+      << "has a residual branch that ends in no Linear, convolution or "
+         "affine norm of the block: nothing can be zeroed to make the branch "
+         "vanish";
   if (succeeded(bad))
     if (Operation *def = (*bad).getDefiningOp())
       diag.attachNote(def->getLoc()) << "the branch ends here";
@@ -176,11 +189,14 @@ surgery::findBranchProjections(CustomModuleOp block, StringRef pass) {
 namespace {
 enum class Term { Zero, Input, Other };
 
-/// Evaluates forwards with the chosen Linears' weights and biases zero.
+/// Evaluates forwards with the chosen layers' weights and biases zero; an
+/// input known non-negative passes ReLUs unchanged.
 class TermEvaluator {
 public:
-  TermEvaluator(ArrayRef<LinearOp> zeroed, Type inputType)
-      : zeroed(zeroed), inputType(inputType) {}
+  TermEvaluator(ArrayRef<Operation *> zeroed, Type inputType,
+                bool inputNonNegative)
+      : zeroed(zeroed), inputType(inputType),
+        inputNonNegative(inputNonNegative) {}
 
   SmallVector<Term> run(ForwardOp f, ArrayRef<Term> args, unsigned depth);
 
@@ -190,8 +206,9 @@ private:
   Term evalSequential(SequentialOp seq, Term in);
   Term evalOp(Operation *op, ArrayRef<Term> in);
 
-  ArrayRef<LinearOp> zeroed;
+  ArrayRef<Operation *> zeroed;
   Type inputType;
+  bool inputNonNegative;
 };
 } // namespace
 
@@ -255,13 +272,16 @@ Term TermEvaluator::evalSequential(SequentialOp seq, Term in) {
 
 /// A leaf module applied to terms `in`.
 Term TermEvaluator::evalLeafCall(Operation *m, ArrayRef<Term> in) {
-  if (auto lin = dyn_cast<LinearOp>(m)) {
-    if (llvm::is_contained(zeroed, lin))
-      return Term::Zero;
-    return in[0] == Term::Zero && !lin.getBias() ? Term::Zero : Term::Other;
-  }
+  if (llvm::is_contained(zeroed, m))
+    return Term::Zero;
+  // A bias-free contraction of zeros is zero.
+  if (isa<LinearOp, ConvLayerOpInterface>(m))
+    return in[0] == Term::Zero && !m->getAttr("bias") ? Term::Zero
+                                                      : Term::Other;
   if (isa<DropoutOp, IdentityOp>(m))
     return in[0];
+  if (isa<ReLUOp>(m))
+    return in[0] == Term::Input && !inputNonNegative ? Term::Other : in[0];
   if (auto layer = dyn_cast<LayerOpInterface>(m);
       layer && layer.mapsZeroToZero())
     return in[0] == Term::Zero ? Term::Zero : Term::Other;
@@ -288,6 +308,8 @@ Term TermEvaluator::evalOp(Operation *op, ArrayRef<Term> in) {
     return in[0] == Term::Zero ? Term::Zero : Term::Other;
   if (isa<FnDropoutOp>(op))
     return in[0];
+  if (isa<FnReluOp>(op))
+    return in[0] == Term::Input && !inputNonNegative ? Term::Other : in[0];
   if (isa<FnReshapeOp, FnPermuteOp, FnExpandOp, tensor::ExtractSliceOp,
           tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::ConcatOp,
           arith::NegFOp>(op))
@@ -296,13 +318,25 @@ Term TermEvaluator::evalOp(Operation *op, ArrayRef<Term> in) {
 }
 
 bool surgery::isIdentityWithZeroed(CustomModuleOp block,
-                                   ArrayRef<LinearOp> zeroed) {
+                                   ArrayRef<Operation *> zeroed,
+                                   bool inputNonNegative) {
   ForwardOp f = block.getForward();
   if (!f || f.getNumArguments() == 0 || f.getNumResults() == 0)
     return false;
   SmallVector<Term> args(f.getNumArguments(), Term::Other);
   args[0] = Term::Input;
-  TermEvaluator eval(zeroed, f.getArgument(0).getType());
+  TermEvaluator eval(zeroed, f.getArgument(0).getType(), inputNonNegative);
   SmallVector<Term> results = eval.run(f, args, 0);
   return !results.empty() && results[0] == Term::Input;
+}
+
+bool surgery::returnsNonNegative(CustomModuleOp block) {
+  ForwardOp f = block.getForward();
+  if (!f || f.getNumResults() == 0)
+    return false;
+  Operation *def =
+      f.getBodyBlock().getTerminator()->getOperand(0).getDefiningOp();
+  if (auto call = dyn_cast_or_null<CallOp>(def))
+    return isa<ReLUOp>(call.resolveCalleeModule().getOperation());
+  return isa_and_nonnull<FnReluOp>(def);
 }

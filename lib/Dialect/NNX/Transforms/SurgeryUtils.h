@@ -217,19 +217,31 @@ std::string positionalKey(int64_t i);
 /// k + shift (in an order where keys never collide).
 void shiftPositionalKeys(Operation *slot, int64_t shift);
 
-/// The Linears that end the residual branches of `block`'s forward (result
-/// 0 as the block's input plus branch terms, through `nnx.fn.add`s and the
-/// forwards of custom modules; each branch followed back through dropout,
-/// reshapes and products to a Linear of the block): attention's and the
-/// MLP's output projections. Refuses a branch that ends in no such Linear.
-FailureOr<llvm::SmallVector<LinearOp>>
+/// Whether zeroing `m`'s weight and bias makes its output zero whatever
+/// its input: a Linear, a convolution, a norm with a weight (layer, RMS,
+/// batch).
+bool isZeroableAffine(Operation *m);
+
+/// The affine layers (isZeroableAffine) that end the residual branches of
+/// `block`'s forward (result 0 as the block's input plus branch terms,
+/// through `nnx.fn.add`s and the forwards of custom modules; each branch
+/// followed back through dropout, reshapes and products to a layer of the
+/// block): attention's and the MLP's output projections, a conv block's
+/// last batch norm. Refuses a branch that ends in no such layer.
+FailureOr<llvm::SmallVector<Operation *>>
 findBranchProjections(CustomModuleOp block, llvm::StringRef pass);
 
 /// True when `block`'s forward returns exactly its first input (result 0)
 /// once the weights and biases of `zeroed` are zero: the forward evaluated
-/// on {Zero, Input, Other}, through the forwards of custom modules.
+/// on {Zero, Input, Other}, through the forwards of custom modules. With
+/// `inputNonNegative`, a ReLU of the input is the input.
 bool isIdentityWithZeroed(CustomModuleOp block,
-                          llvm::ArrayRef<LinearOp> zeroed);
+                          llvm::ArrayRef<Operation *> zeroed,
+                          bool inputNonNegative);
+
+/// Whether `block`'s forward returns (result 0) a ReLU's output: a value
+/// that is never negative.
+bool returnsNonNegative(CustomModuleOp block);
 
 /// The stock net (`nnx.feed_fwd`, `nnx.conv_nn`) one of whose layer lists
 /// holds `slot`, or null.

@@ -14,6 +14,10 @@
 // loses its channel 2 (L2 over its row, bias and c's column at offset 4:
 // 0.02, 0.26, 0.18), and 'c' loses column 4.
 // RUN: nnx-opt %t/cat.mlir --nnx-prune-channels="layer=b keep=2" | FileCheck %t/cat.mlir
+// RUN: nnx-opt %t/cls.mlir --nnx-prune-channels="layer=fc1 keep=3" | FileCheck %t/cls.mlir
+// RUN: nnx-opt %t/gn.mlir --nnx-channel-groups=layer=conv -o /dev/null | FileCheck %t/gn.mlir --check-prefix=GROUP
+// RUN: nnx-opt %t/gn.mlir --nnx-prune-channels="layer=conv keep=1" | FileCheck %t/gn.mlir
+// RUN: %python %S/preservation/Inputs/nnxcheck.py --opt nnx-opt --run nnx-run %t/gn.mlir --edit "nnx-widen-channels{layer=conv width=3 seed=1}" --batch 2
 
 //--- res.mlir
 // L2-LABEL: nnx.model @res
@@ -106,6 +110,78 @@ nnx.model @cat inputs(tensor<?x1x2x2xf32>) {
       %cat = tensor.concat dim(1) %a, %b {nnx.source = "cat_0"} : (tensor<?x2x2x2xf32>, tensor<?x3x2x2xf32>) -> tensor<?x5x2x2xf32>
       %c = nnx.call @c(%cat) {nnx.source = "self_c_0"} : (tensor<?x5x2x2xf32>) -> tensor<?x1x2x2xf32>
       nnx.return %c : tensor<?x1x2x2xf32>
+    }
+  }
+}
+
+//--- cls.mlir
+// ViT's sequence: a class token concatenated before the patches. Reading
+// the class token back (a slice at offset 0, size 1) makes the sequence a
+// segmented extent; a slice of the whole sequence (MultiheadAttention's)
+// must stay whole when another group (the MLP's units) is pruned.
+// CHECK:      nnx.linear @fc1 {{{.*}}tensor<3x4xf32>}
+// CHECK:      nnx.linear @fc2 {{{.*}}tensor<2x3xf32>}
+// CHECK:      tensor.extract_slice %{{.*}}[0, 0, 0] [%{{.*}}, 3, 4] [1, 1, 1] : tensor<?x3x4xf32> to tensor<?x3x4xf32>
+// CHECK-NEXT: tensor.extract_slice %{{.*}}[0, 0, 0] [%{{.*}}, 1, 4] [1, 1, 1] : tensor<?x3x4xf32> to tensor<?x4xf32>
+nnx.model @vit inputs(tensor<?x2x4xf32>) {
+  nnx.module @net class = "ViT" attributes {state = {class_token = dense<[[[0.5, -0.5, 1.0, 0.25]]]> : tensor<1x1x4xf32>}} {
+    nnx.linear @fc1 {weight = dense<[[1.0, 0.5, -0.5, 0.25], [0.5, 1.0, 0.25, -1.0], [-0.25, 0.75, 1.0, 0.5], [1.5, -0.5, 0.5, 1.0]]> : tensor<4x4xf32>, bias = dense<[0.1, -0.1, 0.2, 0.0]> : tensor<4xf32>}
+    nnx.relu @act
+    nnx.linear @fc2 {weight = dense<[[1.0, -1.0, 0.5, 0.25], [0.5, 0.5, -0.5, 1.0]]> : tensor<2x4xf32>}
+    nnx.forward @forward(%x: tensor<?x2x4xf32>) -> tensor<?x2xf32> {
+      %c0 = arith.constant 0 : index
+      %n = tensor.dim %x, %c0 : tensor<?x2x4xf32>
+      %cls = nnx.state "class_token" : tensor<1x1x4xf32>
+      %e = nnx.fn.expand %cls [%n, 1, 4] : tensor<1x1x4xf32> -> tensor<?x1x4xf32>
+      %cat = tensor.concat dim(1) %e, %x : (tensor<?x1x4xf32>, tensor<?x2x4xf32>) -> tensor<?x3x4xf32>
+      %whole = tensor.extract_slice %cat[0, 0, 0][%n, 3, 4][1, 1, 1] : tensor<?x3x4xf32> to tensor<?x3x4xf32>
+      %first = tensor.extract_slice %whole[0, 0, 0][%n, 1, 4][1, 1, 1] : tensor<?x3x4xf32> to tensor<?x4xf32>
+      %h = nnx.call @fc1(%first) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+      %r = nnx.call @act(%h) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+      %y = nnx.call @fc2(%r) : (tensor<?x4xf32>) -> tensor<?x2xf32>
+      nnx.return %y : tensor<?x2xf32>
+    }
+  }
+}
+
+//--- gn.mlir
+// A GroupNorm (as exported: a view into 2 groups, statistics per group)
+// splits conv's 4 channels into groups x per-group and reduces over the
+// per-group factor: the group is the other factor, the groups. Pruning
+// keeps whole groups (the one with the larger L2 norm: channels 2 and 3),
+// the view follows; widening copies a whole group (the execution line).
+// GROUP-LABEL: channel group of 'conv' (nnx.conv2d): 2 channels
+// GROUP-NEXT:  tensor conv.weight dim 0 (outer 1 inner 2)
+// GROUP-NEXT:  tensor gn.state.weight dim 0 (outer 1 inner 2)
+// GROUP-NEXT:  tensor out.weight dim 1 (reads) (outer 1 inner 2)
+// GROUP-NOT:   reduced by
+// CHECK:      nnx.conv2d @conv {{{.*}}out_channels = 2 : i64{{.*}}weight = dense<{{\[\[\[\[}}3.000000e+00]]], {{\[\[\[}}4.000000e+00]]]]>
+// CHECK:      state = {weight = dense<[2.000000e+00, 1.500000e+00]> : tensor<2xf32>}
+// CHECK:      nnx.fn.reshape %{{.*}} [%{{.*}}, 1, 8] : tensor<?x2x2x2xf32> -> tensor<?x1x8xf32>
+// CHECK:      nnx.conv2d @out {{{.*}}in_channels = 2 : i64{{.*}}weight = dense<{{\[\[\[\[}}2.500000e-01]], {{\[\[}}2.000000e+00]]]]>
+nnx.model @gn inputs(tensor<?x1x2x2xf32>) {
+  nnx.module @net class = "GN" {
+    nnx.conv2d @conv {in_channels = 1 : i64, out_channels = 4 : i64, kernel_size = array<i64: 1, 1>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, weight = dense<[[[[1.0]]], [[[2.0]]], [[[3.0]]], [[[4.0]]]]> : tensor<4x1x1x1xf32>}
+    nnx.module @gn class = "GroupNorm" attributes {state = {weight = dense<[1.0, 0.5, 2.0, 1.5]> : tensor<4xf32>}} {
+      nnx.forward @forward(%x: tensor<?x4x2x2xf32>) -> tensor<?x4x2x2xf32> {
+        %c0 = arith.constant 0 : index
+        %n = tensor.dim %x, %c0 : tensor<?x4x2x2xf32>
+        %v = nnx.fn.reshape %x [%n, 2, 8] : tensor<?x4x2x2xf32> -> tensor<?x2x8xf32>
+        %m = nnx.fn.mean %v {dims = array<i64: 2>, keepdim} : tensor<?x2x8xf32> -> tensor<?x2x1xf32>
+        %s = nnx.fn.sub %v, %m : tensor<?x2x8xf32>, tensor<?x2x1xf32> -> tensor<?x2x8xf32>
+        %b = nnx.fn.reshape %s [%n, 4, 2, 2] : tensor<?x2x8xf32> -> tensor<?x4x2x2xf32>
+        %w = nnx.state "weight" : tensor<4xf32>
+        %w3 = nnx.fn.reshape %w [4, 1, 1] : tensor<4xf32> -> tensor<4x1x1xf32>
+        %y = nnx.fn.mul %b, %w3 : tensor<?x4x2x2xf32>, tensor<4x1x1xf32> -> tensor<?x4x2x2xf32>
+        nnx.return %y : tensor<?x4x2x2xf32>
+      }
+    }
+    nnx.conv2d @out {in_channels = 4 : i64, out_channels = 1 : i64, kernel_size = array<i64: 1, 1>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, weight = dense<[[[[0.5]], [[-1.0]], [[0.25]], [[2.0]]]]> : tensor<1x4x1x1xf32>}
+    nnx.forward @forward(%x: tensor<?x1x2x2xf32>) -> tensor<?x1x2x2xf32> {
+      %conv = nnx.call @conv(%x) : (tensor<?x1x2x2xf32>) -> tensor<?x4x2x2xf32>
+      %gn = nnx.call @gn(%conv) : (tensor<?x4x2x2xf32>) -> tensor<?x4x2x2xf32>
+      %out = nnx.call @out(%gn) : (tensor<?x4x2x2xf32>) -> tensor<?x1x2x2xf32>
+      nnx.return %out : tensor<?x1x2x2xf32>
     }
   }
 }

@@ -216,13 +216,29 @@ def NNXChannelGroupsPass : NNX_Pass<"nnx-channel-groups", "::mlir::nnx::ModelOp"
     Prints one line per tensor dim (`path.tensor dim d`, `(reads)` for a
     contraction: a Linear's or convolution's input columns), one line per
     value dim of a forward (`module:source-label dim d`), and the ops that
-    normalize or reduce over the channels. The IR is not changed.
+    normalize or reduce over the channels, and the model's outputs that
+    carry them (`output #i dim d`: an edit would change what the model
+    returns). The IR is not changed.
+
+    Without `layer=`, every group of the model from one analysis: per
+    convolution and Linear in the module tree's order, its listing, or
+    `channel group of 'path' (op): refused: <why>` with the notes that name
+    the op breaking the proof.
 
     Refused, naming the op and its location, where the proof breaks: an op
     the analysis does not follow touches the channels (a call of a module
     it does not know, a reshape that mixes them with a dim of another size,
-    a strided slice), or a reshape splits them into factors (a GroupNorm's
-    `view` into groups: the note names the group norm).
+    a strided slice), the channels are split into factors that no grouped
+    conv or per-group norm defines (a reshape mixing them with space;
+    attention heads, which `nnx-prune heads=` and `nnx-grow-attention`
+    edit), or into parts whose factors are each pinned or reduced over.
+    Channels split into parts (a grouped conv's
+    `groups x per-group`, a GroupNorm's `view` into groups) are a group
+    of the minor-most factor that nothing pins and no reduction covers:
+    every part is edited the same way (a grouped conv keeps the same
+    positions in every group, a GroupNorm keeps whole groups). Such a
+    tensor dim prints `(outer O inner I)`: channel c is index
+    `(o * n + c) * I + i`.
 
     ```
     $ nnx-opt --nnx-channel-groups=layer=block.conv1 m.mlir -o /dev/null
@@ -235,7 +251,7 @@ def NNXChannelGroupsPass : NNX_Pass<"nnx-channel-groups", "::mlir::nnx::ModelOp"
     ```
   }];
   let options = [
-    Option<"layer", "layer", "std::string", "", "dotted path of the convolution or Linear">,
+    Option<"layer", "layer", "std::string", "", "dotted path of the convolution or Linear (empty: every group)">,
   ];
 }
 
@@ -295,8 +311,8 @@ def NNXWidenChannelsPass : NNX_Pass<"nnx-widen-channels", "::mlir::nnx::ModelOp"
 
     Refused before anything changes: what `nnx-channel-groups` refuses;
     `width` not larger than the group; a norm, mean or softmax over the
-    channels (layer norm over channels, group norm: its statistics would
-    change); a matrix product of the forwards that contracts the channels
+    channels (layer norm over channels; a group norm's per-group factor,
+    which is why its group is the groups); a matrix product of the forwards that contracts the channels
     (no weight to divide); a tensor read with `tensor.dim`; the model's
     input or output channels; parametrizations, hooks, prune masks on a
     member.
@@ -530,13 +546,16 @@ def NNXInsertBlockPass : NNX_Pass<"nnx-insert-block", "::mlir::nnx::ModelOp"> {
   let summary = "Insert an identity copy of a residual block (function-preserving)";
   let description = [{
     Copies block `after` (an `nnx.module` in an `nnx.module_list`, e.g.
-    `model.layers.3`) right after itself and zeroes the weights and biases
-    of the Linears that end its residual branches (attention's output
-    projection, the MLP's down projection), so that the copy computes
+    `model.layers.3`, or in a positional `nnx.sequential`, e.g. ResNet's
+    `layer2.1`) right after itself and zeroes the weights and biases of the
+    affine layers that end its residual branches (attention's output
+    projection, the MLP's down projection; a conv block's last batch norm
+    or conv), so that the copy computes
     `x + 0 + 0 = x` and the model's output is unchanged (Gesmundo & Maile
     2023, layer addition). Later blocks shift by one key (`3` becomes `4`),
     the parent's forward calls the copy right after the block with the same
-    other inputs, and every call and alias follows its module. The copy
+    other inputs (a sequential runs it by position), and every call and
+    alias follows its module. The copy
     keeps the block's trained norms and input projections, is trainable and
     takes the list's mode.
 
@@ -544,17 +563,22 @@ def NNXInsertBlockPass : NNX_Pass<"nnx-insert-block", "::mlir::nnx::ModelOp"> {
     walking back from the forward's first result through the residual
     `nnx.fn.add`s (entering custom modules' forwards, e.g. BLOOM's
     `dropout_add`); each branch is followed through dropout, reshapes and
-    products (a zero factor keeps it zero) to a Linear of the block. Then
+    products (a zero factor keeps it zero) and ReLUs to a Linear,
+    convolution or affine norm (batch or layer norm with a weight) of the
+    block. Then
     the forward is evaluated on the lattice {Zero, Input, Other} with those
     Linears zero - sums with zero keep the input, products and reshapes of
     zero stay zero, a bias-free norm (RMSNorm, Gemma-2's post-norms) of zero
-    is zero - and must return Input.
+    is zero, a ReLU of Input is Input when the block returns a ReLU's
+    output (the copy's input is that output: never negative) - and must
+    return Input.
 
     Refused: a slot that is not a custom module in a positional
-    `nnx.module_list` (a stock net's layers grow with `nnx-deepen`); a block
-    or list with hooks; a block run by no call or by several; a block whose
-    first result does not have its first input's type; a branch that ends
-    in no Linear of the block; a forward the lattice does not prove the
+    `nnx.module_list` or `nnx.sequential` (a stock net's layers grow with
+    `nnx-deepen`); a block or list with hooks; a list's block run by no
+    call or by several; a block whose first result does not have its first
+    input's type; a branch that ends in no Linear, convolution or affine
+    norm of the block; a forward the lattice does not prove the
     identity (e.g. a LayerNorm with a bias after a branch).
   }];
   let options = [
