@@ -224,6 +224,8 @@ static void addPrepareForward(PassManager &pm, const CompileOptions &options) {
   prepare.writes = options.probes.writes;
   prepare.tensorParallelRanks = options.tensorParallel.ranks;
   prepare.tensorParallelRank = options.tensorParallel.rank;
+  prepare.generate = options.generate;
+  prepare.maxLength = options.maxLength;
   pm.addPass(createNNXPrepareForwardPass(prepare));
 }
 

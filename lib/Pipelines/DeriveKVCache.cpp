@@ -11,6 +11,7 @@
 #include "nnx/Pipelines/Passes.h"
 
 #include "nnx/Dialect/NNX/IR/NNXFnOps.h"
+#include "nnx/Dialect/NNX/IR/TensorUtils.h"
 #include "nnx/Support/ResolveDims.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -241,9 +242,45 @@ static bool isMinusInfinity(Value v) {
   return x && (std::isinf(*x) ? *x < 0 : *x <= -1e30);
 }
 
+/// Whether `v` is a slice of the leading rows and columns of a parameter
+/// (a registered buffer, nanoGPT's `bias[:, :, :T, :T]`) whose values are
+/// nonzero exactly where `j <= i` (`torch.tril(torch.ones(L, L))`).
+static bool isLowerTriangleBuffer(Value v, func::FuncOp fn) {
+  auto slice = v.getDefiningOp<tensor::ExtractSliceOp>();
+  auto arg = slice ? dyn_cast<BlockArgument>(slice.getSource()) : nullptr;
+  if (!arg || !fn.getArgAttr(arg.getArgNumber(), "nnx.parameter") ||
+      !llvm::all_of(slice.getStaticOffsets(),
+                    [](int64_t o) { return o == 0; }) ||
+      !llvm::all_of(slice.getStaticStrides(),
+                    [](int64_t s) { return s == 1; }))
+    return false;
+  unsigned first = 0;
+  while (!fn.getArgAttr(first, "nnx.parameter"))
+    ++first;
+  auto params = fn->getAttrOfType<ArrayAttr>("nnx.parameters");
+  unsigned index = arg.getArgNumber() - first;
+  auto attr = params && index < params.size()
+                  ? dyn_cast<ElementsAttr>(params[index])
+                  : ElementsAttr();
+  if (!attr || attr.getShapedType() != arg.getType())
+    return false;
+  FailureOr<std::vector<double>> values = readTensor(attr);
+  ArrayRef<int64_t> shape = attr.getShapedType().getShape();
+  if (failed(values) || shape.size() < 2)
+    return false;
+  int64_t rows = shape[shape.size() - 2], cols = shape.back();
+  for (size_t n = 0; n < values->size(); ++n) {
+    int64_t i = (n / cols) % rows, j = n % cols;
+    if (((*values)[n] != 0.0) != (j <= i))
+      return false;
+  }
+  return true;
+}
+
 /// The `k` of a boolean mask that is true exactly where `j - i >= k` (row
-/// `i`, column `j`): `triu(ones, k)` or `tril(ones, k - 1) == 0`.
-static std::optional<int64_t> trueFromDiagonal(Value cond) {
+/// `i`, column `j`): `triu(ones, k)`, `tril(ones, k - 1) == 0`, or a lower
+/// triangle buffer `== 0` (k = 1).
+static std::optional<int64_t> trueFromDiagonal(Value cond, func::FuncOp fn) {
   if (auto triu = cond.getDefiningOp<FnTriuOp>())
     if (isNonzeroSplat(triu.getInput()))
       return triu.getDiagonal();
@@ -252,6 +289,8 @@ static std::optional<int64_t> trueFromDiagonal(Value cond) {
     std::optional<double> zero = splatValue(eq.getRhs());
     if (tril && zero && *zero == 0.0 && isNonzeroSplat(tril.getInput()))
       return tril.getDiagonal() + 1;
+    if (zero && *zero == 0.0 && isLowerTriangleBuffer(eq.getLhs(), fn))
+      return 1;
   }
   return std::nullopt;
 }
@@ -275,7 +314,7 @@ LogicalResult Derivation::proveCausal(Core &core) {
         masked && mask->getOperandNumber() == 0)
       where = masked; // masked_fill on the scores themselves
     std::optional<int64_t> k = where && isMinusInfinity(where.getA())
-                                   ? trueFromDiagonal(where.getCond())
+                                   ? trueFromDiagonal(where.getCond(), fn)
                                    : std::nullopt;
     auto type = cast<RankedTensorType>(m.getType());
     bool square = type.getRank() >= 2 &&

@@ -28,7 +28,9 @@ def NNXPrepareForwardPass
        which must then name the same ranks and rank, or Linears with
        `nnx.partial_sum`) is kept as it is;
     4. builds `@forward` (`nnx-build-forward`'s defaults: parameters as
-       arguments) and marks it `llvm.emit_c_interface`;
+       arguments) and marks it `llvm.emit_c_interface`; with `generate`
+       (`prefill` or `decode`), runs `nnx-derive-kv-cache` (with
+       `max-length`) and keeps the function named, as `@forward`;
     5. adds `@forward_write_shapes` when a written value has a dynamic dim
        (the probe names it measures in its `nnx.write_probes`), then lowers
        the probes (`nnx-lower-probes`);
@@ -60,6 +62,11 @@ def NNXPrepareForwardPass
     Option<"tensorParallelRank", "tensor-parallel-rank", "int64_t",
            /*default=*/"0",
            "The rank whose part of the model to compile">,
+    Option<"generate", "generate", "std::string", /*default=*/"\"\"",
+           "prefill or decode: after step 4, nnx-derive-kv-cache derives "
+           "both and the one named becomes @forward (empty: the forward)">,
+    Option<"maxLength", "max-length", "int64_t", /*default=*/"1024",
+           "Positions the KV cache holds (with generate)">,
   ];
 }
 

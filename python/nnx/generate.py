@@ -1,0 +1,84 @@
+"""Generation with a KV cache the compiler derives (docs/Generation.md).
+
+    run = nnx.compile(model, inputs=[(None, None)])
+    tokens = run.generate(ids, max_new_tokens=32, eos_token_id=50256)
+
+``nnx-derive-kv-cache`` writes two functions from the model's forward:
+``prefill(ids) -> (logits, caches...)`` and ``decode(new ids, position,
+caches...) -> (logits, caches...)``. :func:`generate` runs the first on the
+prompts and the second once per new token, choosing each token from the
+logits of the last position: greedily (``do_sample=False``, the default),
+or sampled with ``temperature`` and ``top_k`` from a numpy generator seeded
+with ``seed``.
+"""
+import numpy as np
+
+__all__ = ["generate"]
+
+
+def _choose(logits, do_sample, temperature, top_k, rng):
+    """The next token of each row of `logits` (B x vocab)."""
+    if not do_sample:
+        return np.argmax(logits, axis=-1).astype(np.int64)
+    if temperature <= 0:
+        raise ValueError(f"temperature must be positive, got {temperature}")
+    z = logits.astype(np.float64) / temperature
+    if top_k is not None:
+        k = min(int(top_k), z.shape[-1])
+        kth = np.sort(z, axis=-1)[:, -k][:, None]
+        z = np.where(z < kth, -np.inf, z)
+    p = np.exp(z - z.max(axis=-1, keepdims=True))
+    p /= p.sum(axis=-1, keepdims=True)
+    return np.array([rng.choice(len(row), p=row) for row in p], np.int64)
+
+
+def _check(ids, max_new_tokens, max_length):
+    ids = np.asarray(ids)
+    if ids.ndim != 2 or not np.issubdtype(ids.dtype, np.integer):
+        raise ValueError(f"ids must be a B x T integer array (prompts of "
+                         f"equal length), got {ids.dtype} {ids.shape}")
+    if isinstance(max_new_tokens, bool) or not isinstance(
+            max_new_tokens, (int, np.integer)) or max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be a positive integer, got "
+                         f"{max_new_tokens!r}")
+    need = ids.shape[1] + int(max_new_tokens)
+    if max_length is None:
+        max_length = need
+    if max_length < need:
+        raise ValueError(f"max_length {max_length} is less than the prompt "
+                         f"({ids.shape[1]}) plus max_new_tokens "
+                         f"({max_new_tokens})")
+    return ids.astype(np.int64), int(max_length)
+
+
+def generate(run, ids, max_new_tokens, *, eos_token_id=None, max_length=None,
+             do_sample=False, temperature=1.0, top_k=None, seed=None,
+             return_logits=False):
+    """See :meth:`nnx.CompiledModel.generate`."""
+    ids, max_length = _check(ids, max_new_tokens, max_length)
+    prefill, decode = run.generation(max_length)
+    rng = np.random.default_rng(seed)
+    outs, _ = prefill(ids)
+    logits = outs[0]
+    n_caches = len(decode.inputs) - 2
+    caches = list(outs[len(outs) - n_caches:])
+    position = ids.shape[1]
+    done = np.zeros(ids.shape[0], bool)
+    tokens, steps = [], []
+    for step in range(int(max_new_tokens)):
+        last = np.asarray(logits)[:, -1, :]
+        steps.append(last)
+        token = _choose(last, do_sample, temperature, top_k, rng)
+        if eos_token_id is not None:
+            token = np.where(done, eos_token_id, token)
+            done |= token == eos_token_id
+        tokens.append(token)
+        if done.all() or step + 1 == max_new_tokens:
+            break
+        outs, _ = decode(token[:, None], np.array(position, np.int64),
+                         *caches)
+        logits = outs[0]
+        caches = list(outs[len(outs) - n_caches:])
+        position += 1
+    result = np.concatenate([ids, np.stack(tokens, axis=1)], axis=1)
+    return (result, np.stack(steps)) if return_logits else result
