@@ -22,6 +22,8 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <array>
+
 #include <cmath>
 
 namespace mlir::nnx {
@@ -42,9 +44,11 @@ struct Core {
   SmallVector<Operation *> chain;
   /// The operands of `chain` that depend on the sequence length (masks).
   SmallVector<OpOperand *> masks;
-  /// The keys and values as `B x kv_heads x T x head_dim`: what the cache
-  /// holds (before `repeat_kv` and the keys' transpose).
-  Value keys, values;
+  /// Where the keys and values, as `B x kv_heads x T x head_dim` (what the
+  /// cache holds), enter the path to the core (the keys' transpose,
+  /// `repeat_kv`, the matmuls), and the ops of each path.
+  std::array<OpOperand *, 2> uses{};
+  std::array<SmallVector<Operation *, 4>, 2> paths;
 };
 
 /// The analysis and the rewrite of one function (a clone of the forward).
@@ -70,7 +74,7 @@ private:
   bool dependsOnSeq(Value v);
   LogicalResult findCore(FnSoftmaxOp softmax, std::optional<Core> &core);
   LogicalResult proveCausal(Core &core);
-  FailureOr<Value> cachedTensor(Value v, bool keys);
+  LogicalResult findCached(Core &core, bool keys);
   LogicalResult checkNoMixing();
   LogicalResult checkPositions();
   std::optional<int64_t> reducesSeq(Operation *op);
@@ -81,7 +85,7 @@ private:
   int64_t maxLength;
   DimResolver resolver;
   Value ids;
-  SmallVector<Core> cores;
+  std::vector<Core> cores;
   SmallVector<FnArangeOp> aranges;
   DenseSet<Operation *> coreOps;
   DenseMap<Value, bool> dataMemo, seqMemo;
@@ -251,8 +255,7 @@ static bool isLowerTriangleBuffer(Value v, func::FuncOp fn) {
   if (!arg || !fn.getArgAttr(arg.getArgNumber(), "nnx.parameter") ||
       !llvm::all_of(slice.getStaticOffsets(),
                     [](int64_t o) { return o == 0; }) ||
-      !llvm::all_of(slice.getStaticStrides(),
-                    [](int64_t s) { return s == 1; }))
+      !llvm::all_of(slice.getStaticStrides(), [](int64_t s) { return s == 1; }))
     return false;
   unsigned first = 0;
   while (!fn.getArgAttr(first, "nnx.parameter"))
@@ -333,21 +336,31 @@ LogicalResult Derivation::proveCausal(Core &core) {
   return success();
 }
 
-/// The keys (or values) `v` of a core back through the keys' transpose and
+/// The keys (or values) of a core back through the keys' transpose and
 /// `repeat_kv` (reshape, expand, reshape), as `B x kv_heads x T x D`.
-FailureOr<Value> Derivation::cachedTensor(Value v, bool keys) {
-  if (auto permute = v.getDefiningOp<FnPermuteOp>(); keys && permute) {
+LogicalResult Derivation::findCached(Core &core, bool keys) {
+  OpOperand *use =
+      keys ? &core.scores.getRhsMutable() : &core.mix.getRhsMutable();
+  SmallVector<Operation *, 4> &path = core.paths[keys ? 0 : 1];
+  path.push_back(use->getOwner());
+  if (auto permute = use->get().getDefiningOp<FnPermuteOp>(); keys && permute) {
     ArrayRef<int64_t> p = permute.getPermutation();
-    if (p.size() == 4 && p[0] == 0 && p[1] == 1 && p[2] == 3 && p[3] == 2)
-      v = permute.getInput();
+    if (p.size() == 4 && p[0] == 0 && p[1] == 1 && p[2] == 3 && p[3] == 2) {
+      use = &permute.getInputMutable();
+      path.push_back(permute);
+    }
   }
-  if (auto out = v.getDefiningOp<FnReshapeOp>())
+  if (auto out = use->get().getDefiningOp<FnReshapeOp>())
     if (auto expand = out.getInput().getDefiningOp<FnExpandOp>())
-      if (auto in = expand.getInput().getDefiningOp<FnReshapeOp>())
-        v = in.getInput();
+      if (auto in = expand.getInput().getDefiningOp<FnReshapeOp>()) {
+        use = &in.getInputMutable();
+        path.append({out, expand, in});
+      }
+  core.uses[keys ? 0 : 1] = use;
+  Value v = use->get();
   auto type = cast<RankedTensorType>(v.getType());
   if (type.getRank() == 4 && type.isDynamicDim(2) && isSeqDim(v, 2))
-    return v;
+    return success();
   Operation *at = v.getDefiningOp() ? v.getDefiningOp() : fn;
   return at->emitError("nnx-derive-kv-cache: the attention's ")
          << (keys ? "keys" : "values")
@@ -461,14 +474,8 @@ LogicalResult Derivation::analyze() {
       continue;
     if (failed(proveCausal(*core)))
       return failure();
-    FailureOr<Value> keys = cachedTensor(core->scores.getRhs(), true);
-    if (failed(keys))
+    if (failed(findCached(*core, true)) || failed(findCached(*core, false)))
       return failure();
-    FailureOr<Value> values = cachedTensor(core->mix.getRhs(), false);
-    if (failed(values))
-      return failure();
-    core->keys = *keys;
-    core->values = *values;
     for (Operation *op :
          {core->softmax.getOperation(), core->scores.getOperation(),
           core->mix.getOperation()})
@@ -558,7 +565,8 @@ void Derivation::rewrite(bool decode) {
     position = arith::IndexCastOp::create(b, loc, b.getIndexType(), scalar);
     unsigned at = firstParameter + 1;
     for (Core &core : cores)
-      for (Value v : {core.keys, core.values}) {
+      for (OpOperand *use : core.uses) {
+        Value v = use->get();
         (void)fn.insertArgument(at, cacheType(v), {}, loc);
         caches.push_back(body.getArgument(at++));
       }
@@ -566,7 +574,8 @@ void Derivation::rewrite(bool decode) {
     position = arith::ConstantIndexOp::create(b, loc, 0);
     Value batch = tensor::DimOp::create(b, loc, ids, 0);
     for (Core &core : cores)
-      for (Value v : {core.keys, core.values}) {
+      for (OpOperand *use : core.uses) {
+        Value v = use->get();
         RankedTensorType t = cacheType(v);
         Value empty = tensor::EmptyOp::create(
             b, loc, t, t.isDynamicDim(0) ? ValueRange{batch} : ValueRange{});
@@ -615,18 +624,21 @@ void Derivation::rewrite(bool decode) {
       mask->set(tensor::ExtractSliceOp::create(b, loc, type, full, offsets,
                                                sizes, strides));
     }
-    Value kv[] = {core.keys, core.values};
-    for (auto [j, v] : llvm::enumerate(kv)) {
+    for (auto [j, use] : llvm::enumerate(core.uses)) {
+      Value v = use->get();
       b.setInsertionPointAfterValue(v);
       Value cacheUpdated;
       Value all = cacheUpdate(v, caches[2 * i + j], b, cacheUpdated);
-      v.replaceUsesWithIf(all, [&](OpOperand &use) {
-        Operation *user = use.getOwner();
-        return user != cacheUpdated.getDefiningOp() &&
-               user != all.getDefiningOp() &&
-               !(isa<tensor::DimOp>(user) &&
-                 user->isBeforeInBlock(all.getDefiningOp()));
-      });
+      // The path reads all rows, its sizes too (`repeat_kv`'s reshapes).
+      use->set(all);
+      for (Operation *user : llvm::to_vector(v.getUsers()))
+        if (isa<tensor::DimOp>(user) &&
+            llvm::all_of(user->getUsers(),
+                         [&](Operation *u) {
+                           return llvm::is_contained(core.paths[j], u);
+                         }) &&
+            !user->use_empty())
+          user->setOperand(0, all);
       updated.push_back(cacheUpdated);
     }
   }
