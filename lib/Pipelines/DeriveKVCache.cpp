@@ -106,7 +106,8 @@ bool Derivation::isSeqSize(Value size) {
 
 /// Whether dim `d` of `v` is the ids' dim 1. Sizes are resolved to the
 /// arguments' (DimResolver); a broadcasting op's dim that no reification
-/// resolves is its operands' dim (the lowering checks that they agree).
+/// resolves is its operands' dim (the lowering checks that they agree), and
+/// so is an elementwise op's (`arith.sitofp` on tensors).
 bool Derivation::isSeqDim(Value v, int64_t d) {
   if (v == ids)
     return d == 1;
@@ -123,7 +124,8 @@ bool Derivation::isSeqDim(Value v, int64_t d) {
   if (auto reshape = dyn_cast_or_null<tensor::ReshapeOp>(def))
     if (auto shape = reshape.getShape().getDefiningOp<tensor::FromElementsOp>())
       return isSeqSize(shape.getElements()[*index]);
-  if (!def || !isa<FnBinaryOpInterface, FnWhereOp>(def))
+  if (!def || !(isa<FnBinaryOpInterface, FnWhereOp>(def) ||
+                def->hasTrait<OpTrait::Elementwise>()))
     return false;
   int64_t rank = cast<RankedTensorType>(root.getSource().getType()).getRank();
   for (Value operand : def->getOperands()) {
@@ -672,7 +674,7 @@ struct NNXDeriveKVCachePass
     if (maxLength <= 0) {
       module.emitError("nnx-derive-kv-cache: max-length must be positive, "
                        "got ")
-          << maxLength;
+          << static_cast<int64_t>(maxLength);
       return signalPassFailure();
     }
     for (StringRef name : {"prefill", "decode"})
@@ -687,7 +689,7 @@ struct NNXDeriveKVCachePass
     for (bool decode : {false, true}) {
       func::FuncOp fn = forward.clone();
       fn.setSymName(decode ? "decode" : "prefill");
-      Derivation derivation(fn, maxLength);
+      Derivation derivation(fn, static_cast<int64_t>(maxLength));
       if (failed(derivation.analyze())) {
         fn.erase();
         for (func::FuncOp f : made)

@@ -451,8 +451,7 @@ void ::nnx::python::bindRuntime(py::module_ &m) {
          std::vector<std::string> writes, const std::string &family,
          const std::string &familiesDir, const std::string &weights,
          const std::string &cacheDir, const std::string &objectFile,
-         bool tensorParallel, const std::string &generate,
-         int64_t maxLength) {
+         bool tensorParallel, const std::string &generate, int64_t maxLength) {
         CompileArgs args;
         args.target = target;
         args.modelName = name;
