@@ -61,7 +61,7 @@ public:
   LogicalResult analyze();
   /// Rewrites the function into prefill (`decode` false: position 0, fresh
   /// caches) or decode (position and caches are arguments).
-  void rewrite(bool decode);
+  LogicalResult rewrite(bool decode);
 
 private:
   bool isSeqSize(Value size);
@@ -80,6 +80,9 @@ private:
   std::optional<int64_t> reducesSeq(Operation *op);
   Value cloneAtLength(Value v, Value length, OpBuilder &b);
   Value cacheUpdate(Value v, Value cache, OpBuilder &b, Value &updated);
+  FailureOr<SmallVector<Value>> makeCaches(bool decode, OpBuilder &b);
+  void rewriteMask(OpOperand *mask, OpBuilder &b);
+  void setResults(ArrayRef<Value> updated, OpBuilder &b);
 
   func::FuncOp fn;
   int64_t maxLength;
@@ -543,33 +546,34 @@ Value Derivation::cacheUpdate(Value v, Value cache, OpBuilder &b,
                                         {batch, heads, allLength, dim}, ones);
 }
 
-void Derivation::rewrite(bool decode) {
+/// The caches: arguments after the inputs with the position before them
+/// (decode), or zero-filled tensors (prefill); sets the position and the
+/// lengths, and guards the cache's bound.
+FailureOr<SmallVector<Value>> Derivation::makeCaches(bool decode,
+                                                     OpBuilder &b) {
   Block &body = fn.getBody().front();
-  OpBuilder b(fn.getContext());
-  b.setInsertionPointToStart(&body);
   Location loc = fn.getLoc();
-  unsigned firstParameter = 0;
-  while (firstParameter < fn.getNumArguments() &&
-         !isParameter(body.getArgument(firstParameter)))
-    ++firstParameter;
-  SmallVector<Value> caches;
+  unsigned at = 0;
+  while (at < fn.getNumArguments() && !isParameter(body.getArgument(at)))
+    ++at;
   auto cacheType = [&](Value v) {
     auto t = cast<RankedTensorType>(v.getType());
     return RankedTensorType::get(
         {t.getDimSize(0), t.getDimSize(1), maxLength, t.getDimSize(3)},
         t.getElementType());
   };
+  SmallVector<Value> caches;
   if (decode) {
     auto i64 = RankedTensorType::get({}, b.getI64Type());
-    (void)fn.insertArgument(firstParameter, i64, {}, loc);
-    Value pos = body.getArgument(firstParameter);
-    Value scalar = tensor::ExtractOp::create(b, loc, pos, ValueRange{});
+    if (failed(fn.insertArgument(at, i64, {}, loc)))
+      return failure();
+    Value scalar =
+        tensor::ExtractOp::create(b, loc, body.getArgument(at++), ValueRange{});
     position = arith::IndexCastOp::create(b, loc, b.getIndexType(), scalar);
-    unsigned at = firstParameter + 1;
     for (Core &core : cores)
       for (OpOperand *use : core.uses) {
-        Value v = use->get();
-        (void)fn.insertArgument(at, cacheType(v), {}, loc);
+        if (failed(fn.insertArgument(at, cacheType(use->get()), {}, loc)))
+          return failure();
         caches.push_back(body.getArgument(at++));
       }
   } else {
@@ -577,8 +581,7 @@ void Derivation::rewrite(bool decode) {
     Value batch = tensor::DimOp::create(b, loc, ids, 0);
     for (Core &core : cores)
       for (OpOperand *use : core.uses) {
-        Value v = use->get();
-        RankedTensorType t = cacheType(v);
+        RankedTensorType t = cacheType(use->get());
         Value empty = tensor::EmptyOp::create(
             b, loc, t, t.isDynamicDim(0) ? ValueRange{batch} : ValueRange{});
         Value zero = arith::ConstantOp::create(
@@ -594,57 +597,33 @@ void Derivation::rewrite(bool decode) {
                     "nnx-derive-kv-cache: the cache holds " +
                         std::to_string(maxLength) +
                         " positions; this call needs {0}");
+  return caches;
+}
+
+/// The mask `mask` holds: computed for all positions, its rows of the new
+/// ones kept.
+void Derivation::rewriteMask(OpOperand *mask, OpBuilder &b) {
   auto idx = [&](int64_t i) -> OpFoldResult { return b.getIndexAttr(i); };
-  // Positions: arange(T + position)[position:].
-  for (FnArangeOp arange : aranges) {
-    b.setInsertionPoint(arange);
-    auto all =
-        FnArangeOp::create(b, arange.getLoc(), arange.getType(), allLength);
-    Value shifted =
-        tensor::ExtractSliceOp::create(b, arange.getLoc(), arange.getType(),
-                                       all, {position}, {newLength}, {idx(1)});
-    arange.replaceAllUsesWith(shifted);
-  }
-  SmallVector<Value> updated;
-  for (auto [i, core] : llvm::enumerate(cores)) {
-    // Masks: the T x T mask of all positions, its rows of the new ones.
-    for (OpOperand *mask : core.masks) {
-      b.setInsertionPoint(mask->getOwner());
-      Value full = cloneAtLength(mask->get(), allLength, b);
-      auto type = cast<RankedTensorType>(mask->get().getType());
-      int64_t rank = type.getRank();
-      SmallVector<OpFoldResult> offsets(rank, idx(0)), sizes,
-          strides(rank, idx(1));
-      for (int64_t d = 0; d < rank; ++d)
-        sizes.push_back(
-            type.isDynamicDim(d)
-                ? OpFoldResult(
-                      tensor::DimOp::create(b, loc, full, d).getResult())
-                : idx(type.getDimSize(d)));
-      offsets[rank - 2] = position;
-      sizes[rank - 2] = newLength;
-      mask->set(tensor::ExtractSliceOp::create(b, loc, type, full, offsets,
-                                               sizes, strides));
-    }
-    for (auto [j, use] : llvm::enumerate(core.uses)) {
-      Value v = use->get();
-      b.setInsertionPointAfterValue(v);
-      Value cacheUpdated;
-      Value all = cacheUpdate(v, caches[2 * i + j], b, cacheUpdated);
-      // The path reads all rows, its sizes too (`repeat_kv`'s reshapes).
-      use->set(all);
-      for (Operation *user : llvm::to_vector(v.getUsers()))
-        if (isa<tensor::DimOp>(user) &&
-            llvm::all_of(user->getUsers(),
-                         [&](Operation *u) {
-                           return llvm::is_contained(core.paths[j], u);
-                         }) &&
-            !user->use_empty())
-          user->setOperand(0, all);
-      updated.push_back(cacheUpdated);
-    }
-  }
-  // Results: the outputs, the caches, then the index checks.
+  Location loc = mask->getOwner()->getLoc();
+  b.setInsertionPoint(mask->getOwner());
+  Value full = cloneAtLength(mask->get(), allLength, b);
+  auto type = cast<RankedTensorType>(mask->get().getType());
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> offsets(rank, idx(0)), sizes, strides(rank, idx(1));
+  for (int64_t d = 0; d < rank; ++d)
+    sizes.push_back(
+        type.isDynamicDim(d)
+            ? OpFoldResult(tensor::DimOp::create(b, loc, full, d).getResult())
+            : idx(type.getDimSize(d)));
+  offsets[rank - 2] = position;
+  sizes[rank - 2] = newLength;
+  mask->set(tensor::ExtractSliceOp::create(b, loc, type, full, offsets, sizes,
+                                           strides));
+}
+
+/// The results: the outputs, the updated caches, then the index checks.
+void Derivation::setResults(ArrayRef<Value> updated, OpBuilder &b) {
+  Block &body = fn.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   auto checks = fn->getAttrOfType<ArrayAttr>("nnx.index_checks");
   unsigned outputs = ret.getNumOperands() - (checks ? 2 * checks.size() : 0);
@@ -656,6 +635,47 @@ void Derivation::rewrite(bool decode) {
   ret.erase();
   fn.setType(FunctionType::get(fn.getContext(), body.getArgumentTypes(),
                                ValueRange(results).getTypes()));
+}
+
+LogicalResult Derivation::rewrite(bool decode) {
+  OpBuilder b(fn.getContext());
+  b.setInsertionPointToStart(&fn.getBody().front());
+  FailureOr<SmallVector<Value>> caches = makeCaches(decode, b);
+  if (failed(caches))
+    return failure();
+  // Positions: arange(position + T)[position:].
+  for (FnArangeOp arange : aranges) {
+    b.setInsertionPoint(arange);
+    auto all =
+        FnArangeOp::create(b, arange.getLoc(), arange.getType(), allLength);
+    Value shifted = tensor::ExtractSliceOp::create(
+        b, arange.getLoc(), arange.getType(), all, {position}, {newLength},
+        {b.getIndexAttr(1)});
+    arange.replaceAllUsesWith(shifted);
+  }
+  SmallVector<Value> updated;
+  for (auto [i, core] : llvm::enumerate(cores)) {
+    for (OpOperand *mask : core.masks)
+      rewriteMask(mask, b);
+    for (auto [j, use] : llvm::enumerate(core.uses)) {
+      Value v = use->get();
+      b.setInsertionPointAfterValue(v);
+      Value cacheUpdated;
+      Value all = cacheUpdate(v, (*caches)[2 * i + j], b, cacheUpdated);
+      // The path reads all rows, its sizes too (`repeat_kv`'s reshapes).
+      use->set(all);
+      auto onPath = [&](Operation *u) {
+        return llvm::is_contained(core.paths[j], u);
+      };
+      for (Operation *user : llvm::to_vector(v.getUsers()))
+        if (isa<tensor::DimOp>(user) && !user->use_empty() &&
+            llvm::all_of(user->getUsers(), onPath))
+          user->setOperand(0, all);
+      updated.push_back(cacheUpdated);
+    }
+  }
+  setResults(updated, b);
+  return success();
 }
 
 struct NNXDeriveKVCachePass
@@ -690,13 +710,12 @@ struct NNXDeriveKVCachePass
       func::FuncOp fn = forward.clone();
       fn.setSymName(decode ? "decode" : "prefill");
       Derivation derivation(fn, static_cast<int64_t>(maxLength));
-      if (failed(derivation.analyze())) {
+      if (failed(derivation.analyze()) || failed(derivation.rewrite(decode))) {
         fn.erase();
         for (func::FuncOp f : made)
           f.erase();
         return signalPassFailure();
       }
-      derivation.rewrite(decode);
       made.push_back(fn);
     }
     OpBuilder b(forward);
