@@ -74,6 +74,10 @@ private:
   bool dependsOnSeq(Value v);
   LogicalResult findCore(FnSoftmaxOp softmax, std::optional<Core> &core);
   LogicalResult proveCausal(Core &core);
+  bool isCausalWhere(FnWhereOp where, Value value);
+  bool isCausalMask(Value m);
+  bool isKeyBias(Value m);
+  bool isBiasedCausalMask(Value m);
   LogicalResult findCached(Core &core, bool keys);
   LogicalResult checkNoMixing();
   LogicalResult checkPositions();
@@ -315,30 +319,69 @@ LogicalResult Derivation::proveCausal(Core &core) {
     diag.attachNote(core.scores.getLoc()) << "the scores are computed here";
     return diag;
   }
+  bool causal = false;
   for (OpOperand *mask : core.masks) {
     Value m = mask->get();
-    auto where = m.getDefiningOp<FnWhereOp>();
-    if (auto masked = dyn_cast<FnWhereOp>(mask->getOwner());
-        masked && mask->getOperandNumber() == 0)
-      where = masked; // masked_fill on the scores themselves
-    std::optional<int64_t> k = where && isMinusInfinity(where.getA())
-                                   ? trueFromDiagonal(where.getCond(), fn)
-                                   : std::nullopt;
-    auto type = cast<RankedTensorType>(m.getType());
-    bool square = type.getRank() >= 2 &&
-                  type.isDynamicDim(type.getRank() - 1) &&
-                  type.isDynamicDim(type.getRank() - 2);
-    if (!k || *k > 1 || !square) {
+    // masked_fill on the scores themselves: the mask is its condition.
+    auto masked = dyn_cast<FnWhereOp>(mask->getOwner());
+    bool onScores = masked && mask->getOperandNumber() == 0;
+    bool isCausal = onScores ? isCausalWhere(masked, m)
+                             : isCausalMask(m) || isBiasedCausalMask(m);
+    causal |= isCausal;
+    if (!isCausal && !isKeyBias(m)) {
       Operation *at = m.getDefiningOp() ? m.getDefiningOp() : mask->getOwner();
       InFlightDiagnostic diag =
           at->emitError("nnx-derive-kv-cache: cannot prove this attention "
                         "mask causal (expected `where(triu(ones, k <= 1) or "
-                        "tril(ones, k <= 0) == 0, -inf, ...)` over T x T)");
+                        "tril(ones, k <= 0) == 0, -inf, ...)` over T x T, "
+                        "plus a bias over the keys only)");
       diag.attachNote(core.softmax.getLoc()) << "the softmax it masks";
       return diag;
     }
   }
+  if (!causal) {
+    InFlightDiagnostic diag =
+        core.softmax.emitError("nnx-derive-kv-cache: the attention core's "
+                               "masks hide no later position (only a bias "
+                               "over the keys): a bidirectional encoder");
+    diag.attachNote(core.scores.getLoc()) << "the scores are computed here";
+    return diag;
+  }
   return success();
+}
+
+/// `where(c, -inf, x)` whose `c` is true exactly where `j - i >= k`, k <= 1,
+/// and `value` (the mask) is T x T in its last two dims.
+bool Derivation::isCausalWhere(FnWhereOp where, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t rank = type.getRank();
+  if (rank < 2 || !type.isDynamicDim(rank - 1) ||
+      !type.isDynamicDim(rank - 2) || !isMinusInfinity(where.getA()))
+    return false;
+  std::optional<int64_t> k = trueFromDiagonal(where.getCond(), fn);
+  return k && *k <= 1;
+}
+
+bool Derivation::isCausalMask(Value m) {
+  auto where = m.getDefiningOp<FnWhereOp>();
+  return where && isCausalWhere(where, m);
+}
+
+/// A bias over the keys only (ALiBi): one row (static), the keys' dim T.
+bool Derivation::isKeyBias(Value m) {
+  auto type = cast<RankedTensorType>(m.getType());
+  int64_t rank = type.getRank();
+  return rank >= 2 && type.getDimSize(rank - 2) == 1 &&
+         type.isDynamicDim(rank - 1) && !touchesData(m);
+}
+
+/// A causal mask plus a bias over the keys (Bloom: `alibi + mask`).
+bool Derivation::isBiasedCausalMask(Value m) {
+  auto add = m.getDefiningOp<FnAddOp>();
+  if (!add)
+    return false;
+  Value a = add.getLhs(), b = add.getRhs();
+  return (isCausalMask(a) && isKeyBias(b)) || (isCausalMask(b) && isKeyBias(a));
 }
 
 /// The keys (or values) of a core back through the keys' transpose and
@@ -615,8 +658,11 @@ void Derivation::rewriteMask(OpOperand *mask, OpBuilder &b) {
         type.isDynamicDim(d)
             ? OpFoldResult(tensor::DimOp::create(b, loc, full, d).getResult())
             : idx(type.getDimSize(d)));
-  offsets[rank - 2] = position;
-  sizes[rank - 2] = newLength;
+  // A bias over the keys has one row for every query.
+  if (type.isDynamicDim(rank - 2)) {
+    offsets[rank - 2] = position;
+    sizes[rank - 2] = newLength;
+  }
   mask->set(tensor::ExtractSliceOp::create(b, loc, type, full, offsets, sizes,
                                            strides));
 }
@@ -643,6 +689,10 @@ LogicalResult Derivation::rewrite(bool decode) {
   FailureOr<SmallVector<Value>> caches = makeCaches(decode, b);
   if (failed(caches))
     return failure();
+  // The masks first: their clones count all positions (ALiBi's arange).
+  for (Core &core : cores)
+    for (OpOperand *mask : core.masks)
+      rewriteMask(mask, b);
   // Positions: arange(position + T)[position:].
   for (FnArangeOp arange : aranges) {
     b.setInsertionPoint(arange);
@@ -655,8 +705,6 @@ LogicalResult Derivation::rewrite(bool decode) {
   }
   SmallVector<Value> updated;
   for (auto [i, core] : llvm::enumerate(cores)) {
-    for (OpOperand *mask : core.masks)
-      rewriteMask(mask, b);
     for (auto [j, use] : llvm::enumerate(core.uses)) {
       Value v = use->get();
       b.setInsertionPointAfterValue(v);

@@ -2,9 +2,10 @@
 
 At every step the cached logits equal a full recompute of the whole sequence
 (nnx's own forward, and PyTorch's) within atol=rtol=1e-5, and greedy tokens
-equal PyTorch's generated without a cache: for the gpt2 and llama family
-files, the same families with room for 64 new tokens, and a nanoGPT-style
-model (a registered causal-mask buffer) exported by nnx.
+equal PyTorch's generated without a cache: for the six family files (Bloom:
+ALiBi plus the causal mask), gpt2 and llama with room for 64 new tokens,
+and a nanoGPT-style model (a registered causal-mask buffer) exported by
+nnx.
 """
 import os
 
@@ -58,7 +59,10 @@ def prompt_ids(batch, seq, vocab, seed=0):
     return np.random.default_rng(seed).integers(0, vocab, (batch, seq))
 
 
-@pytest.mark.parametrize("family", ["gpt2", "llama"])
+ALL_FAMILIES = ["gpt2", "llama", "gemma2", "bloom", "cohere", "falcon"]
+
+
+@pytest.mark.parametrize("family", ALL_FAMILIES)
 def test_family_file(family):
     """The bundled family file: 16 positions, a 4-token prompt (batch 2)
     and 12 new tokens."""

@@ -88,8 +88,10 @@ def NNXDeriveKVCachePass
     * each core is masked causally: an operand of its elementwise chain that
       depends on the sequence length T is `where(c, -inf, x)` (an additive
       mask, or `masked_fill` on the scores) with `c = triu(ones, k)`, k <= 1,
-      or `c = tril(ones, k) == 0`, k <= 0, over T x T (a core with no such
-      operand is a bidirectional encoder);
+      or `c = tril(ones, k) == 0`, k <= 0, or a registered buffer holding
+      `tril(ones)` sliced per call `== 0`, over T x T; beside it or added
+      to it a bias over the keys only (one row: ALiBi) is allowed (a core
+      with no causal mask is a bidirectional encoder);
     * the positions shift: every `nnx.fn.arange` of a run-time length counts
       T (learned position embeddings, rotary tables);
     * nothing else mixes positions: no softmax, matmul, reduction (a norm
