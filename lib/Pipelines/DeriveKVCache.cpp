@@ -204,8 +204,14 @@ LogicalResult Derivation::findCore(FnSoftmaxOp softmax,
   }
   if (!c.scores)
     return success();
-  for (Operation *user : softmax->getUsers())
-    if (auto mm = dyn_cast<FnMatmulOp>(user); mm && mm.getLhs() == softmax)
+  // The mix reads the probabilities, through casts (a bf16 model's
+  // `softmax(..., dtype=float32).to(bf16)`).
+  Value probs = softmax;
+  while (probs.hasOneUse() && probs.getUsers().begin()->getNumOperands() == 1 &&
+         probs.getUsers().begin()->hasTrait<OpTrait::Elementwise>())
+    probs = probs.getUsers().begin()->getResult(0);
+  for (Operation *user : probs.getUsers())
+    if (auto mm = dyn_cast<FnMatmulOp>(user); mm && mm.getLhs() == probs)
       c.mix = mm;
   if (!c.mix)
     return success();

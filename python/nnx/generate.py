@@ -16,8 +16,17 @@ import numpy as np
 __all__ = ["generate"]
 
 
+def _as_float(logits):
+    """`logits` as floats: bf16 comes as the uint16 array of its bits."""
+    logits = np.asarray(logits)
+    if logits.dtype == np.uint16:
+        return (logits.astype(np.uint32) << 16).view(np.float32)
+    return logits
+
+
 def _choose(logits, do_sample, temperature, top_k, rng):
     """The next token of each row of `logits` (B x vocab)."""
+    logits = _as_float(logits)
     if not do_sample:
         return np.argmax(logits, axis=-1).astype(np.int64)
     if temperature <= 0:

@@ -150,3 +150,21 @@ def test_prefill_and_decode_signatures():
     caches = [i["shape"] for i in decode.inputs[2:]]
     assert caches == [(None, 2, 16, 8)] * 4
     assert [o["shape"] for o in prefill.outputs[1:]] == caches
+
+
+@pytest.mark.parametrize("family", ["gpt2", "llama"])
+def test_bf16_cached_equals_recompute(family):
+    """A bf16 model (llama: softmax in float32, cast back): every step's
+    cached logits are bit for bit nnx's forward on the whole sequence, so
+    within any bound of it, and greedy tokens follow them."""
+    model = build(family, seed=0).to(torch.bfloat16)
+    run = nnx.compile(model, inputs=IDS,
+                      functions=[attention_interface, dropout_add])
+    prompt = prompt_ids(2, 4, 32)
+    tokens, logits = run.generate(prompt, 12, return_logits=True)
+    assert logits.dtype == np.uint16  # bf16 bits
+    for s in range(12):
+        full = np.asarray(run(tokens[:, :4 + s])[0])[:, -1]
+        np.testing.assert_array_equal(logits[s], full)
+        as_f32 = (full.astype(np.uint32) << 16).view(np.float32)
+        np.testing.assert_array_equal(tokens[:, 4 + s], as_f32.argmax(-1))
