@@ -11,6 +11,7 @@
 #include "nnx/Pipelines/Passes.h"
 
 #include "nnx/Dialect/NNX/IR/NNXFnOps.h"
+#include "nnx/Dialect/NNX/IR/NNXOps.h"
 #include "nnx/Dialect/NNX/IR/TensorUtils.h"
 #include "nnx/Support/ResolveDims.h"
 
@@ -673,12 +674,15 @@ void Derivation::rewriteMask(OpOperand *mask, OpBuilder &b) {
                                            strides));
 }
 
-/// The results: the outputs, the updated caches, then the index checks.
+/// The results: the outputs, the updated caches, then the index checks and
+/// the read probes.
 void Derivation::setResults(ArrayRef<Value> updated, OpBuilder &b) {
   Block &body = fn.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   auto checks = fn->getAttrOfType<ArrayAttr>("nnx.index_checks");
-  unsigned outputs = ret.getNumOperands() - (checks ? 2 * checks.size() : 0);
+  auto reads = fn->getAttrOfType<ArrayAttr>(kReadProbesAttrName);
+  unsigned outputs = ret.getNumOperands() - (checks ? 2 * checks.size() : 0) -
+                     (reads ? reads.size() : 0);
   SmallVector<Value> results(ret.getOperands().take_front(outputs));
   llvm::append_range(results, updated);
   llvm::append_range(results, ret.getOperands().drop_front(outputs));

@@ -250,9 +250,9 @@ LogicalResult NNXPrepareForwardPass::deriveGeneration() {
     return module.emitError("nnx-prepare-forward: generate must be prefill "
                             "or decode, got '")
            << generate << "'";
-  if (isTracing())
-    return module.emitError("nnx-prepare-forward: generate= takes no probes "
-                            "yet");
+  if (!writes.empty())
+    return module.emitError("nnx-prepare-forward: generate= reads probes but "
+                            "takes no patches yet");
   NNXDeriveKVCachePassOptions options;
   options.maxLength = maxLength;
   OpPassManager pm(ModuleOp::getOperationName());

@@ -13,7 +13,7 @@ with ``seed``.
 """
 import numpy as np
 
-__all__ = ["generate"]
+__all__ = ["generate", "along_sequence"]
 
 
 def _as_float(logits):
@@ -60,6 +60,13 @@ def _check(ids, max_new_tokens, max_length):
     return ids.astype(np.int64), int(max_length)
 
 
+def along_sequence(steps, axis=1):
+    """One probe's per-step values (:func:`generate`) joined along the
+    sequence axis: the values the forward on the whole sequence would give
+    (for a value with one row per position)."""
+    return np.concatenate([np.asarray(s) for s in steps], axis=axis)
+
+
 def generate(run, ids, max_new_tokens, *, eos_token_id=None, max_length=None,
              do_sample=False, temperature=1.0, top_k=None, seed=None,
              return_logits=False):
@@ -67,7 +74,10 @@ def generate(run, ids, max_new_tokens, *, eos_token_id=None, max_length=None,
     ids, max_length = _check(ids, max_new_tokens, max_length)
     prefill, decode = run.generation(max_length)
     rng = np.random.default_rng(seed)
-    outs, _ = prefill(ids)
+    probes = {name: [] for name in prefill.probes}
+    outs, values = prefill(ids)
+    for name, value in values.items():
+        probes[name].append(value)
     logits = outs[0]
     n_caches = len(decode.inputs) - 2
     caches = list(outs[len(outs) - n_caches:])
@@ -84,10 +94,16 @@ def generate(run, ids, max_new_tokens, *, eos_token_id=None, max_length=None,
         tokens.append(token)
         if done.all() or step + 1 == max_new_tokens:
             break
-        outs, _ = decode(token[:, None], np.array(position, np.int64),
-                         *caches)
+        outs, values = decode(token[:, None], np.array(position, np.int64),
+                              *caches)
+        for name, value in values.items():
+            probes[name].append(value)
         logits = outs[0]
         caches = list(outs[len(outs) - n_caches:])
         position += 1
-    result = np.concatenate([ids, np.stack(tokens, axis=1)], axis=1)
-    return (result, np.stack(steps)) if return_logits else result
+    result = [np.concatenate([ids, np.stack(tokens, axis=1)], axis=1)]
+    if return_logits:
+        result.append(np.stack(steps))
+    if probes:
+        result.append(probes)
+    return result[0] if len(result) == 1 else tuple(result)

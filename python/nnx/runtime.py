@@ -111,9 +111,10 @@ def compile(model, inputs=None, *, target="cpu", threads=0, probes=(),
         model, reads=list(probes), writes=list(patches),
         family=family or "", tensor_parallel=tensor_parallel, **options)
     run = CompiledModel(compiled, tmp, _nesting(model, model_name))
-    # What generate() compiles prefill and decode from.
-    run._source = None if probes or patches or tensor_parallel else (
-        model, options)
+    # What generate() compiles prefill and decode from (read probes are
+    # read on every token; patches are not supported yet).
+    run._source = None if patches or tensor_parallel else (
+        model, dict(options, reads=list(probes), family=family or ""))
     return run
 
 
@@ -279,7 +280,12 @@ class CompiledModel:
         one prefill of the prompts, then one decode per new token. Returns
         the prompts followed by the new tokens, as an int64 array (B x (T +
         n)); with ``return_logits=True`` also the logits of each step's
-        last position, stacked (n x B x vocab). See :mod:`nnx.generate`."""
+        last position, stacked (n x B x vocab). A model compiled with
+        ``probes=`` reads them on every step: the result is then a tuple
+        whose last item maps each probe's name to its values, one array per
+        step (the prompt's positions, then one new token's), and
+        :func:`nnx.generate.along_sequence` joins them into the whole
+        sequence's. See :mod:`nnx.generate`."""
         from .generate import generate
         return generate(self, ids, max_new_tokens, eos_token_id=eos_token_id,
                         max_length=max_length, do_sample=do_sample,
@@ -291,7 +297,7 @@ class CompiledModel:
         positions (compiled on first use, then kept)."""
         if self._source is None:
             raise ValueError("generate() needs a model compiled without "
-                             "probes, patches or tensor_parallel")
+                             "patches or tensor_parallel")
         if max_length not in self._generation:
             model, options = self._source
             self._generation[max_length] = tuple(

@@ -14,6 +14,7 @@ import pytest
 import torch
 
 import nnx
+from nnx.generate import along_sequence
 from corpus import nanogpt
 from models import build
 from models.common import attention_interface, dropout_add
@@ -168,3 +169,22 @@ def test_bf16_cached_equals_recompute(family):
         np.testing.assert_array_equal(logits[s], full)
         as_f32 = (full.astype(np.uint32) << 16).view(np.float32)
         np.testing.assert_array_equal(tokens[:, 4 + s], as_f32.argmax(-1))
+
+
+@pytest.mark.parametrize("family", ["gpt2", "llama"])
+def test_probes_on_every_token(family):
+    """Read probes on every step: joined along the sequence they equal the
+    forward's probes on the whole sequence (within 1e-5), the last step's
+    being the last position's."""
+    names = ["layers.0.attention_output", "layers.1.mlp_output"]
+    model = nnx.load(os.path.join(FAMILY_FILES, family + ".mlir"))
+    run = nnx.compile(model, probes=names, family=family)
+    tokens, probes = run.generate(prompt_ids(2, 4, 32), 8)
+    assert sorted(probes) == sorted(names)
+    _, full = run(tokens[:, :-1])
+    for name in names:
+        steps = probes[name]
+        assert len(steps) == 8
+        assert steps[0].shape[1] == 4 and steps[-1].shape[1] == 1
+        np.testing.assert_allclose(
+            along_sequence(steps), full[name], **TOL)
