@@ -539,9 +539,13 @@ LogicalResult Derivation::analyze() {
   }
   // The index checks reduce over the ids (the first bad position); they
   // only report errors.
+  // (Read probes' results come after them.)
   auto ret = cast<func::ReturnOp>(body.getTerminator());
+  auto reads = fn->getAttrOfType<ArrayAttr>(kReadProbesAttrName);
   if (auto checks = fn->getAttrOfType<ArrayAttr>("nnx.index_checks"))
-    for (Value v : ret.getOperands().take_back(2 * checks.size()))
+    for (Value v : ret.getOperands()
+                       .drop_back(reads ? reads.size() : 0)
+                       .take_back(2 * checks.size()))
       if (Operation *def = v.getDefiningOp())
         coreOps.insert(def);
   if (cores.empty())
