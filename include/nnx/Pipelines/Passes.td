@@ -30,7 +30,8 @@ def NNXPrepareForwardPass
     4. builds `@forward` (`nnx-build-forward`'s defaults: parameters as
        arguments) and marks it `llvm.emit_c_interface`; with `generate`
        (`prefill` or `decode`), runs `nnx-derive-kv-cache` (with
-       `max-length`) and keeps the function named, as `@forward`;
+       `max-length`) and keeps the function named, as `@forward` (read
+       probes, lowered first, stay its last results; patches are refused);
     5. adds `@forward_write_shapes` when a written value has a dynamic dim
        (the probe names it measures in its `nnx.write_probes`), then lowers
        the probes (`nnx-lower-probes`);
