@@ -506,6 +506,29 @@ LogicalResult Derivation::checkPositions() {
                      "sequence length T");
     return WalkResult::interrupt();
   });
+  if (walk.wasInterrupted())
+    return failure();
+  // A table (not data) sliced to T outside the masks holds positions that
+  // only an arange would shift (llama2.c's `freqs_cos[:T]`).
+  DenseSet<Operation *> inMasks;
+  SmallVector<Value> work;
+  for (Core &core : cores)
+    for (OpOperand *mask : core.masks)
+      work.push_back(mask->get());
+  while (!work.empty())
+    if (Operation *def = work.pop_back_val().getDefiningOp();
+        def && inMasks.insert(def).second)
+      llvm::append_range(work, def->getOperands());
+  walk = fn.walk([&](tensor::ExtractSliceOp slice) {
+    if (inMasks.contains(slice) || touchesData(slice.getSource()) ||
+        llvm::none_of(slice.getSizes(),
+                      [&](Value size) { return isSeqSize(size); }))
+      return WalkResult::advance();
+    slice.emitError("nnx-derive-kv-cache: cannot shift these positions by "
+                    "the cache length: a table sliced to the sequence "
+                    "length T (only `arange(T)` positions shift)");
+    return WalkResult::interrupt();
+  });
   return failure(walk.wasInterrupted());
 }
 
