@@ -94,7 +94,8 @@ def NNXDeriveKVCachePass
       to it a bias over the keys only (one row: ALiBi) is allowed (a core
       with no causal mask is a bidirectional encoder);
     * the positions shift: every `nnx.fn.arange` of a run-time length counts
-      T (learned position embeddings, rotary tables);
+      T (learned position embeddings, rotary tables), and no table is sliced
+      to T outside the masks;
     * nothing else mixes positions: no softmax, matmul, reduction (a norm
       over the sequence) or cumsum over T outside the cores;
     * the keys and values are `B x kv_heads x T x head_dim` before the keys'
