@@ -229,6 +229,8 @@ static void fillCompilePipelineOptions(const CompileOptions &options,
   pipeline.writes = ArrayRef<std::string>(options.probes.writes);
   pipeline.tensorParallelRanks = options.tensorParallel.ranks;
   pipeline.tensorParallelRank = options.tensorParallel.rank;
+  pipeline.generate = options.generate;
+  pipeline.maxLength = options.maxLength;
 }
 
 /// Writes `module` to `path` as nnx-opt prints it.

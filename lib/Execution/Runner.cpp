@@ -117,7 +117,8 @@ matchProbes(const CompiledModel &model, const RunnerOptions &options,
 
 /// Parses the model file and compiles it; diagnostics go to `errs`.
 static llvm::Expected<std::unique_ptr<CompiledModel>>
-compileModelFile(const RunnerOptions &options, llvm::raw_ostream &errs) {
+compileModelFile(const RunnerOptions &options, llvm::raw_ostream &errs,
+                 StringRef generate = "", int64_t maxLength = 0) {
   DialectRegistry registry;
   registerExecutionDialects(registry);
   MLIRContext context(registry);
@@ -154,7 +155,82 @@ compileModelFile(const RunnerOptions &options, llvm::raw_ostream &errs) {
     compileOptions.probes.reads.push_back(read.name);
   for (const NamedFile &write : options.writes)
     compileOptions.probes.writes.push_back(write.name);
+  compileOptions.generate = generate.str();
+  compileOptions.maxLength = maxLength;
   return CompiledModel::compile(*module, compileOptions);
+}
+
+/// The greedy token of each row of `logits` (B x T x V): the argmax of its
+/// last position.
+static llvm::Expected<std::vector<int64_t>>
+greedyTokens(const NpyArray &logits) {
+  if (logits.shape.size() != 3 || !isFloatDType(logits.dtype))
+    return makeError("--generate: the model's first output must be logits "
+                     "(B x T x vocab floats), got " +
+                     logits.describe());
+  NpyArray f32 =
+      logits.dtype == DType::F32 ? logits : convertFloats(logits, DType::F32);
+  ArrayRef<float> values = f32.getValues<float>();
+  int64_t seq = f32.shape[1], vocab = f32.shape[2];
+  std::vector<int64_t> tokens;
+  for (int64_t b = 0; b < f32.shape[0]; ++b) {
+    ArrayRef<float> row = values.slice(((b + 1) * seq - 1) * vocab, vocab);
+    tokens.push_back(std::max_element(row.begin(), row.end()) - row.begin());
+  }
+  return tokens;
+}
+
+/// --generate N: prefill on the ids, then N - 1 decodes, each token the
+/// argmax of the last logits. Returns the ids followed by the new tokens.
+static llvm::Expected<NpyArray> generateTokens(const RunnerOptions &options,
+                                               const NpyArray &ids,
+                                               llvm::raw_ostream &errs) {
+  if (ids.dtype != DType::I64 || ids.shape.size() != 2)
+    return makeError("--generate: the input must be token ids (B x T "
+                     "int64), got " +
+                     ids.describe());
+  int64_t batch = ids.shape[0], prompt = ids.shape[1], n = options.generate;
+  int64_t length = options.maxLength ? options.maxLength : prompt + n;
+  if (length < prompt + n)
+    return makeError("--generate: --max-length " + Twine(length) +
+                     " is less than the prompt (" + Twine(prompt) +
+                     ") plus the new tokens (" + Twine(n) + ")");
+  auto prefill = compileModelFile(options, errs, "prefill", length);
+  if (!prefill)
+    return prefill.takeError();
+  auto decode = compileModelFile(options, errs, "decode", length);
+  if (!decode)
+    return decode.takeError();
+  size_t numCaches = (*decode)->getInputs().size() - 2;
+  std::vector<std::vector<int64_t>> rows(batch);
+  llvm::Expected<RunResult> step = (*prefill)->run({ids});
+  for (int64_t i = 0;; ++i) {
+    if (!step)
+      return step.takeError();
+    llvm::Expected<std::vector<int64_t>> tokens =
+        greedyTokens(step->outputs.front());
+    if (!tokens)
+      return tokens.takeError();
+    for (int64_t b = 0; b < batch; ++b)
+      rows[b].push_back((*tokens)[b]);
+    if (i + 1 == n)
+      break;
+    std::vector<NpyArray> inputs;
+    inputs.push_back(
+        NpyArray::fromValues<int64_t>(DType::I64, {batch, 1}, *tokens));
+    inputs.push_back(
+        NpyArray::fromValues<int64_t>(DType::I64, {}, {prompt + i}));
+    auto &outs = step->outputs;
+    std::move(outs.end() - numCaches, outs.end(), std::back_inserter(inputs));
+    step = (*decode)->run(inputs);
+  }
+  std::vector<int64_t> all;
+  ArrayRef<int64_t> given = ids.getValues<int64_t>();
+  for (int64_t b = 0; b < batch; ++b) {
+    llvm::append_range(all, given.slice(b * prompt, prompt));
+    llvm::append_range(all, rows[b]);
+  }
+  return NpyArray::fromValues<int64_t>(DType::I64, {batch, prompt + n}, all);
 }
 
 /// Writes `array` to `file`: a .safetensors file holds it in its own dtype
@@ -263,6 +339,25 @@ llvm::Error mlir::nnx::runModelFile(const RunnerOptions &options,
   if (!patches)
     return patches.takeError();
 
+  if (options.generate) {
+    if (inputs->size() != 1 || !options.reads.empty() ||
+        !options.writes.empty() || options.outputFiles.size() > 1)
+      return makeError("--generate takes one --input (the token ids), at "
+                       "most one --output, and no probes or patches");
+    llvm::Expected<NpyArray> tokens =
+        generateTokens(options, inputs->front(), errs);
+    if (!tokens)
+      return tokens.takeError();
+    if (!options.outputFiles.empty())
+      if (llvm::Error err =
+              writeArray(options.outputFiles[0], *tokens, "output"))
+        return err;
+    if (options.print) {
+      os << "tokens: " << tokens->describe() << "\n";
+      printNpyArray(os, *tokens);
+    }
+    return llvm::Error::success();
+  }
   auto compileStart = std::chrono::steady_clock::now();
   llvm::Expected<std::unique_ptr<CompiledModel>> compiled =
       compileModelFile(options, errs);

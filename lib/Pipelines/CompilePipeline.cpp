@@ -28,6 +28,8 @@ void mlir::nnx::addNNXPrepareStage(OpPassManager &pm,
   prepare.writes.assign(options.writes.begin(), options.writes.end());
   prepare.tensorParallelRanks = options.tensorParallelRanks;
   prepare.tensorParallelRank = options.tensorParallelRank;
+  prepare.generate = options.generate;
+  prepare.maxLength = options.maxLength;
   pm.addPass(createNNXPrepareForwardPass(prepare));
 }
 

@@ -103,7 +103,8 @@ struct NNXPrepareForwardPass
 
   void runOnOperation() override {
     FailureOr<func::FuncOp> forward = buildForwardFunction();
-    if (failed(forward) || failed(lowerProbes(*forward)))
+    if (failed(forward) || failed(lowerProbes(*forward)) ||
+        failed(deriveGeneration()))
       return signalPassFailure();
     forward = getOperation().lookupSymbol<func::FuncOp>("forward");
     copyRepeatedResults(*forward);
@@ -123,6 +124,7 @@ private:
   LogicalResult splitForTensorParallel(ModelOp model);
   LogicalResult checkNotSplit(ModelOp model);
   LogicalResult lowerProbes(func::FuncOp forward);
+  LogicalResult deriveGeneration();
 };
 } // namespace
 
@@ -235,5 +237,31 @@ LogicalResult NNXPrepareForwardPass::lowerProbes(func::FuncOp forward) {
     return failure();
   if (!getOperation().lookupSymbol<func::FuncOp>("forward"))
     return getOperation().emitError("nnx-lower-probes removed @forward");
+  return success();
+}
+
+/// With `generate`, nnx-derive-kv-cache's @prefill or @decode becomes
+/// @forward (the other two functions are erased).
+LogicalResult NNXPrepareForwardPass::deriveGeneration() {
+  if (generate.empty())
+    return success();
+  ModuleOp module = getOperation();
+  if (generate != "prefill" && generate != "decode")
+    return module.emitError("nnx-prepare-forward: generate must be prefill "
+                            "or decode, got '")
+           << generate << "'";
+  if (!writes.empty())
+    return module.emitError("nnx-prepare-forward: generate= reads probes but "
+                            "takes no patches yet");
+  NNXDeriveKVCachePassOptions options;
+  options.maxLength = maxLength;
+  OpPassManager pm(ModuleOp::getOperationName());
+  pm.addPass(createNNXDeriveKVCachePass(options));
+  if (failed(runPipeline(pm, module)))
+    return failure();
+  for (StringRef name : {"forward", "prefill", "decode"})
+    if (name != generate)
+      module.lookupSymbol<func::FuncOp>(name).erase();
+  module.lookupSymbol<func::FuncOp>(generate).setSymName("forward");
   return success();
 }

@@ -103,13 +103,19 @@ def compile(model, inputs=None, *, target="cpu", threads=0, probes=(),
     elif inputs is not None or examples is not None:
         raise ValueError("inputs= and examples= are for an nn.Module; a "
                          "loaded nnx model already has its input types")
+    options = dict(target=target, model_name=model_name, threads=int(threads),
+                   opt_level=int(opt_level),
+                   weights=os.fspath(weights) if weights else "",
+                   cache_dir=os.environ.get("NNX_CACHE_DIR", ""))
     compiled = _nnx.compile(
-        model, target=target, model_name=model_name, threads=int(threads),
-        opt_level=int(opt_level), reads=list(probes), writes=list(patches),
-        family=family or "", weights=os.fspath(weights) if weights else "",
-        cache_dir=os.environ.get("NNX_CACHE_DIR", ""),
-        tensor_parallel=tensor_parallel)
-    return CompiledModel(compiled, tmp, _nesting(model, model_name))
+        model, reads=list(probes), writes=list(patches),
+        family=family or "", tensor_parallel=tensor_parallel, **options)
+    run = CompiledModel(compiled, tmp, _nesting(model, model_name))
+    # What generate() compiles prefill and decode from (read probes are
+    # read on every token; patches are not supported yet).
+    run._source = None if patches or tensor_parallel else (
+        model, dict(options, reads=list(probes), family=family or ""))
+    return run
 
 
 def _nesting(model, model_name):
@@ -156,6 +162,8 @@ class CompiledModel:
 
     def __init__(self, compiled, tmp=None, nesting=(None, None)):
         self._c = compiled
+        self._source = None
+        self._generation = {}
         self._tmp = tmp
         self._weights_tmp = None
         self._patch_names = [p["name"] for p in compiled.write_probes]
@@ -261,6 +269,43 @@ class CompiledModel:
         if self._results is not None:
             return unflatten(self._results, outs), values, seconds
         return (outs[0] if len(outs) == 1 else tuple(outs)), values, seconds
+
+    # -- generation -------------------------------------------------------------
+    def generate(self, ids, max_new_tokens, *, eos_token_id=None,
+                 max_length=None, do_sample=False, temperature=1.0,
+                 top_k=None, seed=None, return_logits=False):
+        """Generates from the prompts `ids` (B x T integers, prompts of
+        equal length) with a KV cache that the compiler derives from this
+        model's causal forward (nnx-derive-kv-cache, docs/Generation.md):
+        one prefill of the prompts, then one decode per new token. Returns
+        the prompts followed by the new tokens, as an int64 array (B x (T +
+        n)); with ``return_logits=True`` also the logits of each step's
+        last position, stacked (n x B x vocab). A model compiled with
+        ``probes=`` reads them on every step: the result is then a tuple
+        whose last item maps each probe's name to its values, one array per
+        step (the prompt's positions, then one new token's), and
+        :func:`nnx.generate.along_sequence` joins them into the whole
+        sequence's. See :mod:`nnx.generate`."""
+        from .generate import generate
+        return generate(self, ids, max_new_tokens, eos_token_id=eos_token_id,
+                        max_length=max_length, do_sample=do_sample,
+                        temperature=temperature, top_k=top_k, seed=seed,
+                        return_logits=return_logits)
+
+    def generation(self, max_length):
+        """The (prefill, decode) pair compiled for a cache of `max_length`
+        positions (compiled on first use, then kept)."""
+        if self._source is None:
+            raise ValueError("generate() needs a model compiled without "
+                             "patches or tensor_parallel")
+        if max_length not in self._generation:
+            model, options = self._source
+            self._generation[max_length] = tuple(
+                CompiledModel(_nnx.compile(model, generate=which,
+                                           max_length=int(max_length),
+                                           **options), self._tmp)
+                for which in ("prefill", "decode"))
+        return self._generation[max_length]
 
     # -- weights ----------------------------------------------------------------
     def bind_weights(self, weights):

@@ -55,6 +55,8 @@ struct CompileArgs {
   std::string family, familiesDir;
   std::string weights, cacheDir, objectFile;
   bool tensorParallel = false;
+  std::string generate;
+  int64_t maxLength = 1024;
 };
 
 #ifdef NNX_HAVE_MPI
@@ -295,6 +297,8 @@ nx::CompileOptions toCompileOptions(const CompileArgs &args) {
   options.weightsFile = args.weights;
   options.cacheDir = args.cacheDir;
   options.objectFile = args.objectFile;
+  options.generate = args.generate;
+  options.maxLength = args.maxLength;
   if (args.tensorParallel && options.target != nx::Target::CPU)
     throw py::value_error("tensor_parallel=True is for target='cpu'");
   if (args.tensorParallel)
@@ -447,7 +451,7 @@ void ::nnx::python::bindRuntime(py::module_ &m) {
          std::vector<std::string> writes, const std::string &family,
          const std::string &familiesDir, const std::string &weights,
          const std::string &cacheDir, const std::string &objectFile,
-         bool tensorParallel) {
+         bool tensorParallel, const std::string &generate, int64_t maxLength) {
         CompileArgs args;
         args.target = target;
         args.modelName = name;
@@ -461,6 +465,8 @@ void ::nnx::python::bindRuntime(py::module_ &m) {
         args.cacheDir = cacheDir;
         args.objectFile = objectFile;
         args.tensorParallel = tensorParallel;
+        args.generate = generate;
+        args.maxLength = maxLength;
         return Compiled::create(model, args);
       },
       py::arg("model"), py::kw_only(), py::arg("target") = "cpu",
@@ -469,10 +475,13 @@ void ::nnx::python::bindRuntime(py::module_ &m) {
       py::arg("writes") = std::vector<std::string>(), py::arg("family") = "",
       py::arg("families_dir") = "", py::arg("weights") = "",
       py::arg("cache_dir") = "", py::arg("object_file") = "",
-      py::arg("tensor_parallel") = false,
+      py::arg("tensor_parallel") = false, py::arg("generate") = "",
+      py::arg("max_length") = 1024,
       "Compiles a parsed model for `target` with the given probes (tracing "
       "names of `family`, or probe paths); raises nnx._nnx.Error with the "
       "diagnostics on failure. tensor_parallel=True: this rank's part of "
       "the model split over MPI_COMM_WORLD (MPI initialized if nobody did, "
-      "then finalized at exit; ValueError below 2 ranks).");
+      "then finalized at exit; ValueError below 2 ranks). generate: "
+      "'prefill' or 'decode' compiles that function of nnx-derive-kv-cache "
+      "(a cache of max_length positions) instead of the forward.");
 }

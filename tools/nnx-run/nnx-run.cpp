@@ -94,6 +94,17 @@ static cl::opt<unsigned>
                     "minimum time per forward (excluding compilation) to "
                     "stderr"),
            cl::value_desc("N"), cl::init(1), cl::cat(runCategory));
+static cl::opt<unsigned> generateTokens(
+    "generate",
+    cl::desc("Generate N tokens greedily from the --input token ids with the "
+             "KV cache the compiler derives (nnx-derive-kv-cache); the "
+             "output is the ids followed by the new tokens"),
+    cl::value_desc("N"), cl::init(0), cl::cat(runCategory));
+static cl::opt<int64_t> maxLength(
+    "max-length",
+    cl::desc("Positions of --generate's KV cache (default: the prompt plus "
+             "N)"),
+    cl::value_desc("L"), cl::init(0), cl::cat(runCategory));
 static cl::opt<unsigned> optLevel("opt-level",
                                   cl::desc("LLVM optimization level (0-3)"),
                                   cl::init(3), cl::cat(runCategory));
@@ -296,6 +307,8 @@ int main(int argc, char **argv) {
   options.threads = *threads;
   options.print = printOutputs;
   options.castInputs = castInputs;
+  options.generate = generateTokens;
+  options.maxLength = maxLength;
   if (tensorParallel)
     if (llvm::Error err = initTensorParallel(argc, argv, options))
       return fail(std::move(err));

@@ -126,6 +126,12 @@ struct CompileOptions {
   /// "chip=sm_90" for nnx-cuda-pipeline. The runtime's out-params (and on
   /// the CPU runtime-allocator) cannot be turned off.
   std::string pipelineOptions;
+  /// Generation (nnx-prepare-forward's generate / max-length): "prefill" or
+  /// "decode" compiles that function of nnx-derive-kv-cache, with a KV
+  /// cache of `maxLength` positions, instead of the forward; empty: the
+  /// forward.
+  std::string generate;
+  int64_t maxLength = 1024;
   /// Tensor parallelism: with `ranks` > 0, the model is compiled as rank
   /// `rank`'s part of it (nnx-prepare-forward's tensor-parallel-ranks /
   /// tensor-parallel-rank: shardTensorParallel before the forward is built,

@@ -76,6 +76,13 @@ struct RunnerOptions {
   /// its part on the same inputs; only rank 0 writes and prints the outputs
   /// and probes.
   CompileOptions::TensorParallel tensorParallel;
+  /// Generate this many tokens greedily from the one input (token ids, B x
+  /// T int64) with the KV cache nnx-derive-kv-cache derives (prefill, then
+  /// one decode per token); the output is the ids followed by the new
+  /// tokens (B x (T + generate) int64). 0: run the forward.
+  unsigned generate = 0;
+  /// Positions of the generation's cache; 0: T + generate.
+  int64_t maxLength = 0;
 };
 
 /// Splits each `NAME=file.npy` of `args`, the values of the option `--flag`;

@@ -28,7 +28,10 @@ def NNXPrepareForwardPass
        which must then name the same ranks and rank, or Linears with
        `nnx.partial_sum`) is kept as it is;
     4. builds `@forward` (`nnx-build-forward`'s defaults: parameters as
-       arguments) and marks it `llvm.emit_c_interface`;
+       arguments) and marks it `llvm.emit_c_interface`; with `generate`
+       (`prefill` or `decode`), runs `nnx-derive-kv-cache` (with
+       `max-length`) and keeps the function named, as `@forward` (read
+       probes, lowered first, stay its last results; patches are refused);
     5. adds `@forward_write_shapes` when a written value has a dynamic dim
        (the probe names it measures in its `nnx.write_probes`), then lowers
        the probes (`nnx-lower-probes`);
@@ -60,6 +63,91 @@ def NNXPrepareForwardPass
     Option<"tensorParallelRank", "tensor-parallel-rank", "int64_t",
            /*default=*/"0",
            "The rank whose part of the model to compile">,
+    Option<"generate", "generate", "std::string", /*default=*/"\"\"",
+           "prefill or decode: after step 4, nnx-derive-kv-cache derives "
+           "both and the one named becomes @forward (empty: the forward)">,
+    Option<"maxLength", "max-length", "int64_t", /*default=*/"1024",
+           "Positions the KV cache holds (with generate)">,
+  ];
+}
+
+def NNXDeriveKVCachePass
+    : NNX_Pass<"nnx-derive-kv-cache", "::mlir::ModuleOp"> {
+  let summary = "Derive prefill and decode functions with a KV cache from "
+                "a causal forward";
+  let description = [{
+    Writes `func.func @prefill` and `func.func @decode` beside the
+    forward-level `@forward` (after `nnx-build-forward`, before
+    `nnx-lower-functional`), so that nobody writes a cache into a model
+    (docs/Generation.md).
+
+    The attention cores are found from data flow: a `nnx.fn.softmax` whose
+    input is a `nnx.fn.matmul` (the scores) through elementwise ops, and
+    whose result is the left operand of a `nnx.fn.matmul` (the mix). The
+    pass proves, and refuses with a diagnostic on the op at fault otherwise:
+
+    * each core is masked causally: an operand of its elementwise chain that
+      depends on the sequence length T is `where(c, -inf, x)` (an additive
+      mask, or `masked_fill` on the scores) with `c = triu(ones, k)`, k <= 1,
+      or `c = tril(ones, k) == 0`, k <= 0, or a registered buffer holding
+      `tril(ones)` sliced per call `== 0`, over T x T; beside it or added
+      to it a bias over the keys only (one row: ALiBi) is allowed (a core
+      with no causal mask is a bidirectional encoder);
+    * the positions shift: every `nnx.fn.arange` of a run-time length counts
+      T (learned position embeddings, rotary tables), and no table is sliced
+      to T outside the masks;
+    * nothing else mixes positions: no softmax, matmul, reduction (a norm
+      over the sequence) or cumsum over T outside the cores;
+    * the keys and values are `B x kv_heads x T x head_dim` before the keys'
+      transpose and `repeat_kv` (a GQA cache holds the kv heads only).
+
+    `@prefill(ids, params...)` returns the forward's outputs, then one key
+    and one value cache per core (`B x kv_heads x max-length x head_dim`,
+    the prompt's rows written at 0), then the index checks. `@decode(ids,
+    position: tensor<i64>, caches..., params...)` takes the new tokens,
+    the number of cached positions and the caches; it writes the new rows
+    in place (`tensor.insert_slice` into the cache arguments), attends over
+    the first `position + T` rows, and returns the same results. A
+    position mask is computed for all `position + T` positions and its last
+    T rows are kept; an `arange(T)` becomes `arange(position + T)[position:]`.
+    A call past `max-length` fails at run time (`nnx.fn.guard`).
+
+    Before (a one-layer causal attention):
+
+    ```mlir
+    %t = tensor.dim %ids, %c1 : tensor<?x?xi64>
+    %pos = nnx.fn.arange %t : tensor<?xi64>
+    ...
+    %m = nnx.fn.triu %ones {diagonal = 1 : i64} : tensor<?x?xi1>
+    %mask = nnx.fn.where %m, %ninf, %zeros : ...
+    %s = nnx.fn.matmul %q, %kt : ...
+    %a = nnx.fn.add %s, %mask : ...
+    %p = nnx.fn.softmax %a {dim = -1 : i64} : tensor<?x2x?x?xf32>
+    %o = nnx.fn.matmul %p, %v : ...
+    ```
+
+    After (`@decode`, `max-length=64`):
+
+    ```mlir
+    func.func @decode(%ids: tensor<?x?xi64>, %position: tensor<i64>,
+                      %k0: tensor<?x2x64x8xf32>, %v0: tensor<?x2x64x8xf32>, ...)
+      %all = arith.addi %p, %t : index
+      nnx.fn.guard sle, %all, %c64, "..." : index
+      %pos_all = nnx.fn.arange %all : tensor<?xi64>
+      %pos = tensor.extract_slice %pos_all[%p] [%t] [1] : ...
+      %k1 = tensor.insert_slice %k into %k0[0, 0, %p, 0] [%b, 2, %t, 8] [1, 1, 1, 1]
+      %kall = tensor.extract_slice %k1[0, 0, 0, 0] [%b, 2, %all, 8] [1, 1, 1, 1]
+      ...
+      return %logits, %k1, %v1, ...
+    ```
+  }];
+  let options = [
+    Option<"maxLength", "max-length", "int64_t", /*default=*/"1024",
+           "Positions the cache holds (prompt and generated tokens)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
   ];
 }
 

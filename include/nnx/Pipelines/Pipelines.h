@@ -129,6 +129,15 @@ struct NNXCompilePipelineOptions
       *this, "tensor-parallel-rank",
       llvm::cl::desc("The rank whose part of the model to compile"),
       llvm::cl::init(0)};
+  PassOptions::Option<std::string> generate{
+      *this, "generate",
+      llvm::cl::desc("Compile nnx-derive-kv-cache's prefill or decode "
+                     "instead of the forward (empty: the forward)"),
+      llvm::cl::init("")};
+  PassOptions::Option<int64_t> maxLength{
+      *this, "max-length",
+      llvm::cl::desc("Positions the KV cache holds (with generate)"),
+      llvm::cl::init(1024)};
 };
 
 /// The first stage of `nnx-compile-pipeline`: nnx-prepare-forward with the

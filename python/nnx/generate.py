@@ -1,0 +1,109 @@
+"""Generation with a KV cache the compiler derives (docs/Generation.md).
+
+    run = nnx.compile(model, inputs=[(None, None)])
+    tokens = run.generate(ids, max_new_tokens=32, eos_token_id=50256)
+
+``nnx-derive-kv-cache`` writes two functions from the model's forward:
+``prefill(ids) -> (logits, caches...)`` and ``decode(new ids, position,
+caches...) -> (logits, caches...)``. :func:`generate` runs the first on the
+prompts and the second once per new token, choosing each token from the
+logits of the last position: greedily (``do_sample=False``, the default),
+or sampled with ``temperature`` and ``top_k`` from a numpy generator seeded
+with ``seed``.
+"""
+import numpy as np
+
+__all__ = ["generate", "along_sequence"]
+
+
+def _as_float(logits):
+    """`logits` as floats: bf16 comes as the uint16 array of its bits."""
+    logits = np.asarray(logits)
+    if logits.dtype == np.uint16:
+        return (logits.astype(np.uint32) << 16).view(np.float32)
+    return logits
+
+
+def _choose(logits, do_sample, temperature, top_k, rng):
+    """The next token of each row of `logits` (B x vocab)."""
+    logits = _as_float(logits)
+    if not do_sample:
+        return np.argmax(logits, axis=-1).astype(np.int64)
+    if temperature <= 0:
+        raise ValueError(f"temperature must be positive, got {temperature}")
+    z = logits.astype(np.float64) / temperature
+    if top_k is not None:
+        k = min(int(top_k), z.shape[-1])
+        kth = np.sort(z, axis=-1)[:, -k][:, None]
+        z = np.where(z < kth, -np.inf, z)
+    p = np.exp(z - z.max(axis=-1, keepdims=True))
+    p /= p.sum(axis=-1, keepdims=True)
+    return np.array([rng.choice(len(row), p=row) for row in p], np.int64)
+
+
+def _check(ids, max_new_tokens, max_length):
+    ids = np.asarray(ids)
+    if ids.ndim != 2 or not np.issubdtype(ids.dtype, np.integer):
+        raise ValueError(f"ids must be a B x T integer array (prompts of "
+                         f"equal length), got {ids.dtype} {ids.shape}")
+    if isinstance(max_new_tokens, bool) or not isinstance(
+            max_new_tokens, (int, np.integer)) or max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be a positive integer, got "
+                         f"{max_new_tokens!r}")
+    need = ids.shape[1] + int(max_new_tokens)
+    if max_length is None:
+        max_length = need
+    if max_length < need:
+        raise ValueError(f"max_length {max_length} is less than the prompt "
+                         f"({ids.shape[1]}) plus max_new_tokens "
+                         f"({max_new_tokens})")
+    return ids.astype(np.int64), int(max_length)
+
+
+def along_sequence(steps, axis=1):
+    """One probe's per-step values (:func:`generate`) joined along the
+    sequence axis: the values the forward on the whole sequence would give
+    (for a value with one row per position)."""
+    return np.concatenate([np.asarray(s) for s in steps], axis=axis)
+
+
+def generate(run, ids, max_new_tokens, *, eos_token_id=None, max_length=None,
+             do_sample=False, temperature=1.0, top_k=None, seed=None,
+             return_logits=False):
+    """See :meth:`nnx.CompiledModel.generate`."""
+    ids, max_length = _check(ids, max_new_tokens, max_length)
+    prefill, decode = run.generation(max_length)
+    rng = np.random.default_rng(seed)
+    probes = {name: [] for name in prefill.probes}
+    outs, values = prefill(ids)
+    for name, value in values.items():
+        probes[name].append(value)
+    logits = outs[0]
+    n_caches = len(decode.inputs) - 2
+    caches = list(outs[len(outs) - n_caches:])
+    position = ids.shape[1]
+    done = np.zeros(ids.shape[0], bool)
+    tokens, steps = [], []
+    for step in range(int(max_new_tokens)):
+        last = np.asarray(logits)[:, -1, :]
+        steps.append(last)
+        token = _choose(last, do_sample, temperature, top_k, rng)
+        if eos_token_id is not None:
+            token = np.where(done, eos_token_id, token)
+            done |= token == eos_token_id
+        tokens.append(token)
+        if done.all() or step + 1 == max_new_tokens:
+            break
+        outs, values = decode(token[:, None], np.array(position, np.int64),
+                              *caches)
+        for name, value in values.items():
+            probes[name].append(value)
+        logits = outs[0]
+        caches = list(outs[len(outs) - n_caches:])
+        position += 1
+    result = [np.concatenate([ids, np.stack(tokens, axis=1)], axis=1)]
+    if return_logits:
+        result.append(np.stack(steps))
+    if probes:
+        result.append(probes)
+    return result[0] if len(result) == 1 else tuple(result)

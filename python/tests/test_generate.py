@@ -1,0 +1,190 @@
+"""Generation with the KV cache nnx-derive-kv-cache derives (docs/Generation.md).
+
+At every step the cached logits equal a full recompute of the whole sequence
+(nnx's own forward, and PyTorch's) within atol=rtol=1e-5, and greedy tokens
+equal PyTorch's generated without a cache: for the six family files (Bloom:
+ALiBi plus the causal mask), gpt2 and llama with room for 64 new tokens,
+and a nanoGPT-style model (a registered causal-mask buffer) exported by
+nnx.
+"""
+import os
+
+import numpy as np
+import pytest
+import torch
+
+import nnx
+from nnx.generate import along_sequence
+from corpus import nanogpt
+from models import build
+from models.common import attention_interface, dropout_add
+
+ROOT = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir)
+FAMILY_FILES = os.path.join(ROOT, "examples", "families")
+TOL = dict(atol=1e-5, rtol=1e-5)
+IDS = [((None, None), torch.int64)]
+
+
+def torch_greedy(model, ids, steps, last=lambda out: out[:, -1]):
+    """PyTorch without a cache: the whole sequence again for each token;
+    the tokens and each step's last-position logits."""
+    seq, logits = torch.as_tensor(ids), []
+    with torch.no_grad():
+        for _ in range(steps):
+            out = model(seq)
+            out = out[0] if isinstance(out, tuple) else out
+            logits.append(last(out).numpy())
+            token = logits[-1].argmax(-1)
+            seq = torch.cat([seq, torch.as_tensor(token)[:, None]], 1)
+    return seq.numpy(), np.stack(logits)
+
+
+def check_generation(run, torch_model, prompt, steps):
+    tokens, logits = run.generate(prompt, max_new_tokens=steps,
+                                  return_logits=True)
+    assert tokens.shape == (prompt.shape[0], prompt.shape[1] + steps)
+    np.testing.assert_array_equal(tokens[:, :prompt.shape[1]], prompt)
+    # Each step against nnx's forward on the whole sequence so far.
+    for s in range(steps):
+        full = run(tokens[:, :prompt.shape[1] + s])[0]
+        full = full[0] if isinstance(full, tuple) else full
+        np.testing.assert_allclose(logits[s], np.asarray(full)[:, -1], **TOL)
+    # And against PyTorch without a cache.
+    expected, torch_logits = torch_greedy(torch_model, prompt, steps)
+    np.testing.assert_allclose(logits, torch_logits, **TOL)
+    np.testing.assert_array_equal(tokens, expected)
+    return tokens
+
+
+def prompt_ids(batch, seq, vocab, seed=0):
+    return np.random.default_rng(seed).integers(0, vocab, (batch, seq))
+
+
+ALL_FAMILIES = ["gpt2", "llama", "gemma2", "bloom", "cohere", "falcon"]
+
+
+@pytest.mark.parametrize("family", ALL_FAMILIES)
+def test_family_file(family):
+    """The bundled family file: 16 positions, a 4-token prompt (batch 2)
+    and 12 new tokens."""
+    model = nnx.load(os.path.join(FAMILY_FILES, family + ".mlir"))
+    run = nnx.compile(model)
+    check_generation(run, build(family, seed=0), prompt_ids(2, 4, 32), 12)
+
+
+def family_with_positions(family, positions):
+    mod = build.__globals__["FAMILIES"][family]
+    config = mod.small_config()
+    for name in ("n_positions", "max_position_embeddings"):
+        if hasattr(config, name):
+            setattr(config, name, positions)
+    return build(family, config, seed=1)
+
+
+@pytest.mark.parametrize("family", ["gpt2", "llama"])
+def test_family_64_tokens(family):
+    """The same families with 80 positions: 64 new tokens."""
+    model = family_with_positions(family, 80)
+    run = nnx.compile(model, inputs=IDS,
+                      functions=[attention_interface, dropout_add])
+    check_generation(run, model, prompt_ids(2, 8, 32, seed=1), 64)
+
+
+def nanogpt_model(block_size=80):
+    torch.manual_seed(0)
+    model = nanogpt.GPT(nanogpt.GPTConfig(block_size=block_size))
+    return nanogpt.randomize(model, 0).eval()
+
+
+def test_nanogpt_64_tokens():
+    """nanoGPT: a `bias[:, :, :T, :T]` causal buffer, learned positions,
+    tied embeddings, logits of the last position only."""
+    model = nanogpt_model()
+    run = nnx.compile(model, inputs=IDS)
+    check_generation(run, model, prompt_ids(2, 8, 96, seed=2), 64)
+
+
+def test_eos_stops_and_pads():
+    model = nnx.load(os.path.join(FAMILY_FILES, "gpt2.mlir"))
+    run = nnx.compile(model)
+    prompt = prompt_ids(1, 4, 32)
+    greedy = run.generate(prompt, max_new_tokens=6)
+    eos = int(greedy[0, 6])  # the third new token
+    tokens = run.generate(prompt, max_new_tokens=6, eos_token_id=eos)
+    np.testing.assert_array_equal(tokens, greedy[:, :7])
+
+
+def test_sampling_is_seeded():
+    model = nnx.load(os.path.join(FAMILY_FILES, "llama.mlir"))
+    run = nnx.compile(model)
+    prompt = prompt_ids(2, 3, 32, seed=3)
+    a = run.generate(prompt, 10, do_sample=True, temperature=0.8, top_k=5,
+                     seed=7)
+    b = run.generate(prompt, 10, do_sample=True, temperature=0.8, top_k=5,
+                     seed=7)
+    np.testing.assert_array_equal(a, b)
+    c = run.generate(prompt, 10, do_sample=True, temperature=0.8, top_k=5,
+                     seed=8)
+    assert not np.array_equal(a, c)
+    # top_k=1 is greedy.
+    np.testing.assert_array_equal(
+        run.generate(prompt, 10, do_sample=True, top_k=1, seed=0),
+        run.generate(prompt, 10))
+
+
+def test_decode_past_max_length_fails():
+    """The cache's bound is checked at run time."""
+    model = nnx.load(os.path.join(FAMILY_FILES, "llama.mlir"))
+    run = nnx.compile(model)
+    prefill, decode = run.generation(8)
+    outs, _ = prefill(prompt_ids(1, 8, 32))
+    with pytest.raises(nnx.Error, match="the cache holds 8 positions"):
+        decode(np.zeros((1, 1), np.int64), np.array(8, np.int64), *outs[1:])
+    with pytest.raises(ValueError, match="max_length 8 is less"):
+        run.generate(prompt_ids(1, 8, 32), 2, max_length=8)
+
+
+def test_prefill_and_decode_signatures():
+    """GQA: the caches hold the kv heads (llama: 2 of 4 heads)."""
+    model = nnx.load(os.path.join(FAMILY_FILES, "llama.mlir"))
+    prefill, decode = nnx.compile(model).generation(16)
+    caches = [i["shape"] for i in decode.inputs[2:]]
+    assert caches == [(None, 2, 16, 8)] * 4
+    assert [o["shape"] for o in prefill.outputs[1:]] == caches
+
+
+@pytest.mark.parametrize("family", ["gpt2", "llama"])
+def test_bf16_cached_equals_recompute(family):
+    """A bf16 model (llama: softmax in float32, cast back): every step's
+    cached logits are bit for bit nnx's forward on the whole sequence, so
+    within any bound of it, and greedy tokens follow them."""
+    model = build(family, seed=0).to(torch.bfloat16)
+    run = nnx.compile(model, inputs=IDS,
+                      functions=[attention_interface, dropout_add])
+    prompt = prompt_ids(2, 4, 32)
+    tokens, logits = run.generate(prompt, 12, return_logits=True)
+    assert logits.dtype == np.uint16  # bf16 bits
+    for s in range(12):
+        full = np.asarray(run(tokens[:, :4 + s])[0])[:, -1]
+        np.testing.assert_array_equal(logits[s], full)
+        as_f32 = (full.astype(np.uint32) << 16).view(np.float32)
+        np.testing.assert_array_equal(tokens[:, 4 + s], as_f32.argmax(-1))
+
+
+@pytest.mark.parametrize("family", ["gpt2", "llama"])
+def test_probes_on_every_token(family):
+    """Read probes on every step: joined along the sequence they equal the
+    forward's probes on the whole sequence (within 1e-5), the last step's
+    being the last position's."""
+    names = ["layers.0.attention_output", "layers.1.mlp_output"]
+    model = nnx.load(os.path.join(FAMILY_FILES, family + ".mlir"))
+    run = nnx.compile(model, probes=names, family=family)
+    tokens, probes = run.generate(prompt_ids(2, 4, 32), 8)
+    assert sorted(probes) == sorted(names)
+    _, full = run(tokens[:, :-1])
+    for name in names:
+        steps = probes[name]
+        assert len(steps) == 8
+        assert steps[0].shape[1] == 4 and steps[-1].shape[1] == 1
+        np.testing.assert_allclose(
+            along_sequence(steps), full[name], **TOL)
