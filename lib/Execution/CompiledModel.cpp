@@ -21,6 +21,7 @@
 #include "nnx/Pipelines/ResultShapes.h"
 #include "nnx/Support/DiagnosticText.h"
 #include "nnx/Support/Environment.h"
+#include "nnx/Support/OutputFile.h"
 #include "nnx/Support/SafeTensors.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -235,18 +236,14 @@ static void fillCompilePipelineOptions(const CompileOptions &options,
 
 /// Writes `module` to `path` as nnx-opt prints it.
 static llvm::Error writeModule(ModuleOp module, StringRef path) {
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (!ec) {
+  llvm::Error err = writeOutputFile(path, [&](llvm::raw_ostream &os) {
     module->print(os);
     os << "\n";
-    os.close();
-    ec = os.error();
-    os.clear_error();
-  }
-  if (ec)
-    return makeError("cannot write the compiled module '" + path.str() +
-                     "': " + ec.message());
+    return llvm::Error::success();
+  });
+  if (err)
+    return makeError("cannot write the compiled module: " +
+                     llvm::toString(std::move(err)));
   return llvm::Error::success();
 }
 
@@ -350,17 +347,13 @@ CompiledModel::matchMeasuredWriteProbes(ArrayRef<std::string> names) {
 
 /// Writes `object` (ELF) to `path`.
 static llvm::Error dumpObject(StringRef object, StringRef path) {
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (!ec) {
+  llvm::Error err = writeOutputFile(path, [&](llvm::raw_ostream &os) {
     os << object;
-    os.close();
-    ec = os.error();
-    os.clear_error();
-  }
-  if (ec)
-    return makeError("cannot write the object file '" + path.str() +
-                     "': " + ec.message());
+    return llvm::Error::success();
+  });
+  if (err)
+    return makeError("cannot write the object file: " +
+                     llvm::toString(std::move(err)));
   return llvm::Error::success();
 }
 

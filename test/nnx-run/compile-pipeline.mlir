@@ -45,6 +45,10 @@
 // RUN: not nnx-run %t/alien.mlir --input %t/x3.npy 2>&1 | FileCheck %s --check-prefix=ALIEN
 // ALIEN: nnx-run: error: the module's target #nnx.target<vector_bits = 256, features = "+avx2,+nnx-no-such-feature"> needs 'nnx-no-such-feature', which this host ({{.*}}) lacks; remove the module's nnx.target to compile for the host
 
+// A file that cannot be written is an error naming it.
+// RUN: not nnx-run %s --input %t/x3.npy --dump-compiled %t/no/such/dir/m.mlir 2>&1 | FileCheck %s --check-prefix=BADPATH
+// BADPATH: nnx-run: error: cannot write the compiled module: {{.*}}no/such/dir/m.mlir: {{.*}}No such file or directory
+
 // The pipeline's own refusals.
 // RUN: not nnx-opt %s --nnx-compile-pipeline="target=tpu" 2>&1 | FileCheck %s --check-prefix=TARGET
 // TARGET: error: nnx-compile-pipeline: target 'tpu' is not one nnx compiles for (cpu, cuda)

@@ -31,7 +31,7 @@
 
 // A file that cannot be written is an error, not a silent skip.
 // RUN: not nnx-run %s --input %t/x5.npy --dump-object %t/no/such/dir/model.o 2>&1 | FileCheck %s --check-prefix=BADPATH
-// BADPATH: nnx-run: error: cannot write the object file '{{.*}}no/such/dir/model.o': No such file or directory
+// BADPATH: nnx-run: error: cannot write the object file: {{.*}}no/such/dir/model.o: {{.*}}No such file or directory
 
 nnx.model @gelu_mlp inputs(tensor<?x2xf32>) {
   nnx.sequential @net keying = named {
