@@ -16,7 +16,6 @@
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
 #include "nnx/Dialect/NNX/IR/Weights.h"
 #include "nnx/Dialect/NNX/Tracing/Passes.h"
-#include "nnx/Pipelines/Passes.h"
 #include "nnx/Pipelines/Pipelines.h"
 #include "nnx/Pipelines/ResultShapes.h"
 #include "nnx/Support/DiagnosticText.h"
