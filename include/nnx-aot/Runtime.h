@@ -175,6 +175,13 @@ void nnx_aot_free(nnx_aot_model *model);
  * program (an object compiled with parallel=false) it does nothing. */
 void nnx_aot_set_threads(int threads);
 
+/* The forward's temporaries (the activations between layers) that a call
+ * frees are kept for the next call, shared by every model of the process,
+ * at most 1 GiB: a warm call allocates nothing from the system. This gives
+ * them back; nnx_aot_cached_temporary_bytes says how many bytes are kept. */
+void nnx_aot_release_temporaries(void);
+uint64_t nnx_aot_cached_temporary_bytes(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -18,6 +18,9 @@ extern "C" {
 #define NNX_AOT_NORETURN _Noreturn
 #endif
 
+/* Bytes of freed temporaries kept for reuse (Guard.c). */
+#define NNX_AOT_MAX_CACHED_BYTES ((uint64_t)1 << 30)
+
 /* Ranks the runtime handles (a memref descriptor is built on the stack). */
 #define NNX_AOT_MAX_RANK 16
 

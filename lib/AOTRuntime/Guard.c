@@ -1,8 +1,8 @@
 /*===- Guard.c - temporaries and failures inside the compiled code --------===*\
  *
- * The symbols an object from nnx-compile calls besides libm and libomp, as
- * nnx's JIT provides them (lib/Execution/TemporaryAllocator.h,
- * RuntimeFailure.h):
+ * The symbols the compiled code calls besides libm and libomp, for an
+ * object from nnx-compile and for nnx's JIT alike (ModelJIT resolves them
+ * here: lib/Execution/RuntimeSymbols.cpp):
  *   - upstream's generic allocation functions for the forward's
  *     temporaries (the CPU pipeline's runtime-allocator option);
  *   - nnxRuntimeFail, a failed run-time check;
@@ -21,11 +21,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Each block starts with this header; the caller's bytes follow at 64. */
+/* Each block starts with this header; the caller's bytes follow at 64
+ * (or at its alignment, above 64). */
 typedef struct block_header {
   struct block_header *prev, *next;
   struct guard *owner; /* the guard that lists it, or NULL */
   void *base;          /* what malloc returned */
+  uint64_t capacity;   /* the bytes the block holds */
+  int cacheable;       /* 64-byte aligned: it may go to the cache */
 } block_header;
 
 enum { kHeaderSize = 64 };
@@ -41,18 +44,142 @@ typedef struct guard {
 static _Thread_local guard *current_guard;
 static pthread_mutex_t list_mutex = PTHREAD_MUTEX_INITIALIZER;
 
-/* A block of `size` bytes at an `alignment` (a power of two >= 64)
- * boundary, its header before it. */
-static void *allocate_block(uint64_t alignment, uint64_t size) {
-  if (size > UINT64_MAX - alignment - kHeaderSize)
+static block_header *header_of(void *block) {
+  return (block_header *)((uintptr_t)block - sizeof(block_header));
+}
+
+/* A request of `size` bytes takes a block of this capacity: whole cache
+ * lines, whole pages beyond 64 KiB (fewer distinct sizes to cache). */
+static uint64_t capacity_for(uint64_t size) {
+  uint64_t unit = size < (64u << 10) ? 64 : 4096;
+  return ((size ? size : 1) + unit - 1) / unit * unit;
+}
+
+/*===----------------------------------------------------------------------===
+ * The cache of freed temporaries
+ *
+ * Every call of a forward allocates the same sizes in the same order and
+ * frees them all before it returns. glibc serves blocks above its mmap
+ * threshold with fresh pages from the kernel each time: ~2000 page faults
+ * (each a zeroed page) per call of one GPT-2 block, 10-15% of its time. A
+ * freed block is kept here instead and handed out again for the next
+ * request that fits, so a warm forward allocates nothing from the system.
+ * At most NNX_AOT_MAX_CACHED_BYTES are kept; beyond, blocks go back to the
+ * system. Entries are sorted by capacity.
+ *===----------------------------------------------------------------------===*/
+
+typedef struct cache_entry {
+  uint64_t capacity;
+  block_header *header;
+} cache_entry;
+
+static pthread_mutex_t cache_mutex = PTHREAD_MUTEX_INITIALIZER;
+static cache_entry *cache_entries;
+static size_t cache_count, cache_slots;
+static uint64_t cache_bytes;
+
+/* The first entry of capacity >= `capacity`; cache_mutex is held. */
+static size_t cache_lower_bound(uint64_t capacity) {
+  size_t lo = 0, hi = cache_count;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (cache_entries[mid].capacity < capacity)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* The smallest cached block that fits `capacity`, unless it wastes over a
+ * quarter; NULL: none. */
+static block_header *cache_take(uint64_t capacity) {
+  block_header *header = NULL;
+  pthread_mutex_lock(&cache_mutex);
+  size_t i = cache_lower_bound(capacity);
+  if (i < cache_count &&
+      cache_entries[i].capacity - capacity <= capacity / 4) {
+    header = cache_entries[i].header;
+    cache_bytes -= cache_entries[i].capacity;
+    memmove(&cache_entries[i], &cache_entries[i + 1],
+            (cache_count - i - 1) * sizeof(cache_entry));
+    --cache_count;
+  }
+  pthread_mutex_unlock(&cache_mutex);
+  return header;
+}
+
+/* Keeps `header`'s block; 0 when the cache is full (or cannot grow). */
+static int cache_keep(block_header *header) {
+  int kept = 0;
+  pthread_mutex_lock(&cache_mutex);
+  if (cache_bytes + header->capacity <= NNX_AOT_MAX_CACHED_BYTES) {
+    if (cache_count == cache_slots) {
+      size_t slots = cache_slots ? 2 * cache_slots : 64;
+      cache_entry *grown = realloc(cache_entries, slots * sizeof(cache_entry));
+      if (grown) {
+        cache_entries = grown;
+        cache_slots = slots;
+      }
+    }
+    if (cache_count < cache_slots) {
+      size_t i = cache_lower_bound(header->capacity);
+      memmove(&cache_entries[i + 1], &cache_entries[i],
+              (cache_count - i) * sizeof(cache_entry));
+      cache_entries[i].capacity = header->capacity;
+      cache_entries[i].header = header;
+      ++cache_count;
+      cache_bytes += header->capacity;
+      kept = 1;
+    }
+  }
+  pthread_mutex_unlock(&cache_mutex);
+  return kept;
+}
+
+void nnx_aot_release_temporaries(void) {
+  pthread_mutex_lock(&cache_mutex);
+  cache_entry *entries = cache_entries;
+  size_t count = cache_count;
+  cache_entries = NULL;
+  cache_count = cache_slots = 0;
+  cache_bytes = 0;
+  pthread_mutex_unlock(&cache_mutex);
+  for (size_t i = 0; i < count; ++i)
+    free(entries[i].header->base);
+  free(entries);
+}
+
+uint64_t nnx_aot_cached_temporary_bytes(void) {
+  pthread_mutex_lock(&cache_mutex);
+  uint64_t bytes = cache_bytes;
+  pthread_mutex_unlock(&cache_mutex);
+  return bytes;
+}
+
+/*===----------------------------------------------------------------------===
+ * Allocation
+ *===----------------------------------------------------------------------===*/
+
+/* A fresh block of `capacity` bytes at an `alignment` (a power of two >=
+ * 64) boundary, its header before it. */
+static block_header *system_block(uint64_t alignment, uint64_t capacity) {
+  if (capacity > UINT64_MAX - alignment - kHeaderSize)
     return NULL;
-  unsigned char *base = malloc(size + alignment + kHeaderSize);
+  unsigned char *base = malloc(capacity + alignment + kHeaderSize);
   if (!base)
     return NULL;
   uintptr_t at = ((uintptr_t)base + kHeaderSize + alignment - 1) &
                  ~(uintptr_t)(alignment - 1);
-  block_header *header = (block_header *)(at - sizeof(block_header));
+  block_header *header = header_of((void *)at);
   header->base = base;
+  header->capacity = capacity;
+  header->cacheable = alignment == 64;
+  return header;
+}
+
+/* Lists `header`'s block in the call running on this thread (if one is). */
+static void *track(block_header *header) {
   header->owner = NULL;
   header->prev = header->next = NULL;
   guard *g = current_guard;
@@ -65,7 +192,7 @@ static void *allocate_block(uint64_t alignment, uint64_t size) {
     g->head.next = header;
     pthread_mutex_unlock(&list_mutex);
   }
-  return (void *)at;
+  return (unsigned char *)header + sizeof(block_header);
 }
 
 static void unlink_block(block_header *header) {
@@ -76,37 +203,45 @@ static void unlink_block(block_header *header) {
   header->owner = NULL;
 }
 
-static void fail_allocation(uint64_t size) {
+/* NULL, or inside a call a failure naming the bytes. */
+static void *fail_allocation(uint64_t size) {
   if (current_guard)
     nnxRuntimeFail("out of memory: the forward asked for a temporary of {0} "
                    "bytes, which the system cannot give",
                    (int64_t)(size > INT64_MAX ? INT64_MAX : size), 0);
+  return NULL;
 }
 
-void *_mlir_memref_to_llvm_alloc(uint64_t size) {
-  void *block = allocate_block(64, size);
-  if (!block)
-    fail_allocation(size);
-  return block;
+/* A block of `size` bytes aligned to `alignment` (a power of two, at least
+ * 64). Sizes no allocation can have (a negative size converted) fail as
+ * such, before an overflowing capacity. */
+static void *allocate(uint64_t alignment, uint64_t size) {
+  if (size > ((uint64_t)1 << 62))
+    return fail_allocation(size);
+  uint64_t capacity = capacity_for(size);
+  block_header *header = alignment == 64 ? cache_take(capacity) : NULL;
+  if (!header)
+    header = system_block(alignment, capacity);
+  return header ? track(header) : fail_allocation(size);
 }
+
+void *_mlir_memref_to_llvm_alloc(uint64_t size) { return allocate(64, size); }
 
 void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment, uint64_t size) {
   if (alignment == 0 || (alignment & (alignment - 1)))
     return NULL;
-  void *block = allocate_block(alignment < 64 ? 64 : alignment, size);
-  if (!block)
-    fail_allocation(size);
-  return block;
+  return allocate(alignment < 64 ? 64 : alignment, size);
 }
 
 void _mlir_memref_to_llvm_free(void *block) {
   if (!block)
     return;
-  block_header *header =
-      (block_header *)((uintptr_t)block - sizeof(block_header));
+  block_header *header = header_of(block);
   pthread_mutex_lock(&list_mutex);
   unlink_block(header);
   pthread_mutex_unlock(&list_mutex);
+  if (header->cacheable && cache_keep(header))
+    return;
   free(header->base);
 }
 
@@ -150,22 +285,23 @@ void nnxRuntimeFail(const char *message, int64_t a, int64_t b) {
 
 nnx_aot_status nnx_aot_guarded_call(nnx_aot_packed_fn fn, void **args,
                                     char *error, size_t error_size) {
-  /* volatile: read after longjmp. */
-  guard *volatile g = calloc(1, sizeof(guard));
-  if (!g) {
-    snprintf(error, error_size, "cannot allocate the call's bookkeeping");
-    return NNX_AOT_ERROR_MEMORY;
-  }
+  /* On this frame (a call allocates nothing for its bookkeeping); reached
+   * through current_guard during the call, so it is in memory, and read
+   * through a volatile pointer after the longjmp. */
+  guard storage;
+  guard *volatile g = &storage;
+  memset(&storage, 0, sizeof(storage));
+  if (error_size)
+    error[0] = '\0';
   g->error = error;
   g->error_size = error_size;
   g->head.next = g->head.prev = &g->head;
   guard *outer = current_guard;
   current_guard = g;
-  nnx_aot_status status = NNX_AOT_OK;
+  /* g->status stays NNX_AOT_OK unless nnxRuntimeFail unwinds. */
   if (setjmp(g->jump) == 0) {
     fn(args);
   } else {
-    status = g->status;
     /* What the call still held. */
     pthread_mutex_lock(&list_mutex);
     while (g->head.next != &g->head) {
@@ -181,8 +317,7 @@ nnx_aot_status nnx_aot_guarded_call(nnx_aot_packed_fn fn, void **args,
   while (g->head.next != &g->head)
     unlink_block(g->head.next);
   pthread_mutex_unlock(&list_mutex);
-  free(g);
-  return status;
+  return g->status;
 }
 
 /*===----------------------------------------------------------------------===

@@ -2,7 +2,6 @@
 #include "nnx/Execution/Target.h"
 
 #include "HostTarget.h"
-#include "TemporaryAllocator.h"
 
 #include "nnx/Config.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
@@ -75,8 +74,6 @@ llvm::Error mlir::nnx::configureCPUTarget(TargetConfig &config) {
                             llvm::StringRef text) -> llvm::Error {
     return buildTargetStage(pm, "cpu", text);
   };
-  // Temporaries come from a cache of the blocks earlier calls freed.
-  config.symbolMap = temporaryAllocatorSymbols;
   // The dialects the CPU pipeline produces, with the interface models it
   // relies on (bufferization, tiling, value bounds, ...).
   config.registerExtensions = registerCPUPipelineDialects;

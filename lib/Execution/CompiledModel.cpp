@@ -6,9 +6,8 @@
 #include "MemRefArguments.h"
 #include "ModelJIT.h"
 #include "Parameters.h"
-#include "RuntimeFailure.h"
+#include "RuntimeSymbols.h"
 #include "ShapeCheckText.h"
-#include "TemporaryAllocator.h"
 #include "TensorParallelSync.h"
 
 #include "nnx/Conversion/NNXToLinalg/NNXToLinalg.h"
@@ -30,13 +29,14 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/IR/TensorInferTypeOpInterfaceImpl.h"
-#include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/LLVMTranslationInterface.h"
+
+#include "nnx-aot/Runtime.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
@@ -363,19 +363,10 @@ static llvm::Error dumpObject(StringRef object, StringRef path) {
 static llvm::Expected<std::unique_ptr<ModelJIT>>
 createEngine(ModuleOp module, const TargetConfig &config,
              const CompileOptions &options, ArrayRef<StringRef> names) {
-  // Lowered code calls into MLIR's C runner utilities (memref.copy of
-  // non-contiguous memrefs becomes `memrefCopy`); resolve them from the
-  // library this one links.
+  // What the lowered code calls (temporaries, failed checks, memrefCopy)
+  // comes from the runtime library an AOT object links too.
   SmallVector<std::function<llvm::orc::SymbolMap(llvm::orc::MangleAndInterner)>>
-      symbolMaps = {[](llvm::orc::MangleAndInterner interner) {
-                      llvm::orc::SymbolMap symbols;
-                      symbols[interner("memrefCopy")] = {
-                          llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
-                          llvm::JITSymbolFlags::Exported};
-                      return symbols;
-                    },
-                    // A failed run-time check (RuntimeChecks.h).
-                    runtimeFailureSymbols};
+      symbolMaps = {runtimeSymbols};
   if (config.symbolMap)
     symbolMaps.push_back(config.symbolMap);
   ModelJITOptions jitOptions;
@@ -542,7 +533,7 @@ CompiledModel::compileHere(ModuleOp module, const CompileOptions &options) {
 
 // The temporaries its calls cached go back to the system with it (the
 // cache is shared: another model's next call refills it).
-CompiledModel::~CompiledModel() { releaseCachedTemporaries(); }
+CompiledModel::~CompiledModel() { nnx_aot_release_temporaries(); }
 
 bool CompiledModel::isFromCache() const { return engine->isFromCache(); }
 
@@ -737,7 +728,7 @@ llvm::Error CompiledModel::callCompiled(StringRef name,
     return fn.takeError();
   // A failure inside (a run-time check, a temporary the system cannot
   // give) unwinds to here and becomes the error.
-  return runGuarded(*fn, packed.data());
+  return callGuarded(*fn, packed.data());
 }
 
 llvm::Expected<SmallVector<int64_t>>

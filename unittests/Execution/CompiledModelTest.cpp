@@ -1,6 +1,6 @@
 //===- CompiledModelTest.cpp - compile and run through the C++ API --------===//
 #include "nnx/Execution/CompiledModel.h"
-#include "TemporaryAllocator.h"
+#include "nnx-aot/Runtime.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -670,7 +670,7 @@ TEST_F(CompiledModelTest, OutOfMemoryIsAnErrorAndTheModelStaysUsable) {
   EXPECT_EQ(valuesOf(again->outputs[0]), std::vector<float>(1024, 20.0f));
   // Nothing the failed calls allocated is left (their temporaries freed
   // after the unwind), beyond what one call caches.
-  releaseCachedTemporaries();
+  nnx_aot_release_temporaries();
   EXPECT_LT(mallinfo2().uordblks, mallocBefore + (64u << 10));
 }
 
