@@ -48,7 +48,7 @@ function(nnx_install_package)
     add_mlir_library_install(nnx_cuda_runtime)
   endif()
   # The tools' RUNPATH is $ORIGIN/../lib (llvm_setup_rpath); installed, they
-  # also need the libMLIR.so and libmlir_c_runner_utils.so of
+  # also need the libMLIR.so of
   # LLVM_LIBRARY_DIR, which the build tree's RUNPATH alone names.
   foreach(tool nnx-opt nnx-run nnx-compile)
     if(TARGET ${tool})

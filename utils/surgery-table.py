@@ -42,13 +42,13 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.join(ROOT, "python", "tests"))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 
-import nnx  # noqa: E402
 from nnx.surgery import _Edit  # noqa: E402
 from nnx.tools import nnx_opt  # noqa: E402
 from nnx.torch_export import export  # noqa: E402
 from zoo import by_name  # noqa: E402
 from zoo.channels import (candidate, distance, distinct,  # noqa: E402
-                          parse_groups, run, zero_producers)
+                          parse_groups, run_double,
+                          zero_producers)
 from zoo_vs_torch import count_flops  # noqa: E402
 
 BEGIN = "<!-- surgery-table: begin (utils/surgery-table.py) -->"
@@ -111,8 +111,7 @@ def measure(model, want_model, x):
     """Parameters, FLOPs per 224 x 224 image, and the float64 distance of
     `model` to `want_model` at `x`."""
     x64 = tuple(t.double() for t in x)
-    got = run(copy.deepcopy(model).double(), x64)
-    want = run(copy.deepcopy(want_model).double(), x64)
+    got, want = run_double(model, x64), run_double(want_model, x64)
     return dict(params=sum(p.numel() for p in model.parameters()),
                 flops=count_flops(model, torch.randn(1, 3, 224, 224)),
                 distance=distance(got, want))

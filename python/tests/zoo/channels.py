@@ -164,14 +164,23 @@ def run(model, x):
     return out if isinstance(out, torch.Tensor) else out[0]
 
 
+def run_double(model, x64):
+    """`model` run in float64 on `x64`: converted in place and back (exact
+    both ways), so that a large model (vit_h_14: 2.5 GB of float32) is not
+    held in float32 and float64 at once."""
+    try:
+        return run(model.double(), x64)
+    finally:
+        model.float()
+
+
 def compare(edited, reference, x, rec):
     """Whether `edited` computes what `reference` does (zoo.check.judge
     in float32, and within the contract in float64); the distances go to
     `rec`."""
     e32, r32 = run(edited, x), run(reference, x)
     x64 = tuple(t.double() for t in x)
-    e64 = run(copy.deepcopy(edited).double(), x64)
-    r64 = run(copy.deepcopy(reference).double(), x64)
+    e64, r64 = run_double(edited, x64), run_double(reference, x64)
     ok, facts = judge(e32.numpy(), r32.numpy(), r64.numpy())
     rec["distance"] = distance(e32, r32)
     rec["distance_f64"] = distance(e64, r64)
