@@ -88,6 +88,11 @@ typedef struct NnxCompileOptions {
   MlirStringRef pipelineOptions;
   /// A compile-cache directory; empty: $NNX_CACHE_DIR, else none.
   MlirStringRef cacheDir;
+  /// Cached generation (docs/Generation.md): "prefill" or "decode" compiles
+  /// that function of nnx-derive-kv-cache, with a KV cache of `maxLength`
+  /// positions (> 0), instead of the forward; empty: the forward.
+  MlirStringRef generate;
+  int64_t maxLength;
 } NnxCompileOptions;
 
 /// An opaque compiled model.

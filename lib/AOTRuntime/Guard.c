@@ -97,8 +97,7 @@ static block_header *cache_take(uint64_t capacity) {
   block_header *header = NULL;
   pthread_mutex_lock(&cache_mutex);
   size_t i = cache_lower_bound(capacity);
-  if (i < cache_count &&
-      cache_entries[i].capacity - capacity <= capacity / 4) {
+  if (i < cache_count && cache_entries[i].capacity - capacity <= capacity / 4) {
     header = cache_entries[i].header;
     cache_bytes -= cache_entries[i].capacity;
     memmove(&cache_entries[i], &cache_entries[i + 1],

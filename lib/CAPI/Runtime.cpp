@@ -128,6 +128,13 @@ static llvm::Expected<CompileOptions> toCompileOptions(NnxCompileOptions c) {
   options.weightsFile = unwrap(c.weightsFile).str();
   options.pipelineOptions = unwrap(c.pipelineOptions).str();
   options.cacheDir = unwrap(c.cacheDir).str();
+  options.generate = unwrap(c.generate).str();
+  if (!options.generate.empty() && c.maxLength <= 0)
+    return llvm::createStringError(
+        "generate needs maxLength, the positions of the KV cache (> 0), got "
+        "%lld",
+        static_cast<long long>(c.maxLength));
+  options.maxLength = c.maxLength;
   return options;
 }
 

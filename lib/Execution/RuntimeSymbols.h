@@ -1,4 +1,5 @@
-//===- RuntimeSymbols.h - what compiled code calls, from the runtime -*- C++ -*-===//
+//===- RuntimeSymbols.h - what compiled code calls, from the runtime -*- C++
+//-*-===//
 //
 // The JIT resolves the symbols the compiled code calls (the generic
 // allocation functions of the forward's temporaries, `nnxRuntimeFail`,

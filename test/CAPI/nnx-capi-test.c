@@ -257,6 +257,18 @@ static void checkRuntimeErrors(MlirModule module, NnxCompiledModel model,
           module, &options, &bad, appendToBuffer, &error)))
     exit(1);
   printError("create max-isa=pentium", &error);
+  options = nnxCompileOptionsDefault();
+  options.generate = str("decode");
+  if (mlirLogicalResultIsSuccess(nnxCompiledModelCreate(
+          module, &options, &bad, appendToBuffer, &error)))
+    exit(1);
+  printError("create generate=decode without maxLength", &error);
+  options.generate = str("sample");
+  options.maxLength = 16;
+  if (mlirLogicalResultIsSuccess(nnxCompiledModelCreate(
+          module, &options, &bad, appendToBuffer, &error)))
+    exit(1);
+  printError("create generate=sample", &error);
   printf("null after a failed create: %d\n", nnxCompiledModelIsNull(bad));
 
   int64_t wrongDims[2] = {input.dims[0], input.dims[1] + 1};
@@ -313,9 +325,51 @@ static void checkLora(MlirContext ctx, const char *path, NnxTensor input) {
   mlirModuleDestroy(module);
 }
 
+/// Cached generation: the decoder at `path` compiled as prefill and as
+/// decode (a cache of 16 positions); their arguments and results, and a
+/// prefill run on two prompts of 3 ids.
+static void checkGeneration(MlirContext ctx, const char *path) {
+  static const char *const kFunctions[] = {"prefill", "decode"};
+  int64_t ids[6] = {1, 2, 3, 4, 5, 6}, dims[2] = {2, 3};
+  for (int f = 0; f < 2; ++f) {
+    Buffer error = {NULL, 0};
+    MlirModule module = mlirModuleCreateParseFromFile(ctx, str(path));
+    NnxCompileOptions options = nnxCompileOptionsDefault();
+    options.generate = str(kFunctions[f]);
+    options.maxLength = 16;
+    NnxCompiledModel model;
+    if (mlirLogicalResultIsFailure(nnxCompiledModelCreate(
+            module, &options, &model, appendToBuffer, &error))) {
+      fprintf(stderr, "%s: %s\n", kFunctions[f], error.data);
+      exit(1);
+    }
+    printf("== %s\n", kFunctions[f]);
+    for (intptr_t i = 0; i < nnxCompiledModelGetNumInputs(model); ++i)
+      printSpec("input", nnxCompiledModelGetInput(model, i));
+    for (intptr_t i = 0; i < nnxCompiledModelGetNumOutputs(model); ++i)
+      printSpec("output", nnxCompiledModelGetOutputSpec(model, i));
+    NnxTensor prompts = {NNX_DTYPE_I64, 2, dims, ids};
+    if (f == 0) {
+      if (mlirLogicalResultIsFailure(
+              nnxCompiledModelRun(model, &prompts, 1, appendToBuffer, &error)))
+        exit(1);
+      for (intptr_t i = 0; i < nnxCompiledModelGetNumOutputs(model); ++i) {
+        NnxTensor out = nnxCompiledModelGetOutput(model, i);
+        printf("prefill result %ld: (%lld, %lld, %lld)\n", (long)i,
+               (long long)out.dims[0], (long long)out.dims[1],
+               (long long)out.dims[2]);
+      }
+    }
+    nnxCompiledModelDestroy(model);
+    mlirModuleDestroy(module);
+    clearBuffer(&error);
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: %s MODEL.mlir INPUT.npy [WEIGHTS]\n", argv[0]);
+    fprintf(stderr, "usage: %s MODEL.mlir INPUT.npy [WEIGHTS [DECODER]]\n",
+            argv[0]);
     return 2;
   }
   checkRegistration();
@@ -360,6 +414,8 @@ int main(int argc, char **argv) {
   nnxCompiledModelDestroy(model);
 
   checkLora(ctx, argv[1], input);
+  if (argc > 4)
+    checkGeneration(ctx, argv[4]);
   mlirModuleDestroy(module);
   mlirContextDestroy(ctx);
   free(x.data);

@@ -94,6 +94,19 @@ static cl::opt<std::string> pipelineOptions(
              "object that needs no libomp)"),
     cl::value_desc("options"), cl::cat(compileCategory));
 
+static cl::opt<std::string> generateFunction(
+    "generate",
+    cl::desc("Compile a function of the cached generation that "
+             "nnx-derive-kv-cache derives instead of the forward: prefill "
+             "(the prompts' ids -> logits and the KV cache) or decode (new "
+             "ids, the position and the cache -> logits and the updated "
+             "cache); docs/Generation.md"),
+    cl::value_desc("prefill|decode"), cl::cat(compileCategory));
+static cl::opt<int64_t>
+    maxLength("max-length",
+              cl::desc("With --generate: the positions the KV cache holds"),
+              cl::value_desc("L"), cl::init(0), cl::cat(compileCategory));
+
 static int fail(llvm::Error error) {
   llvm::WithColor::error(llvm::errs(), "nnx-compile")
       << llvm::toString(std::move(error)) << "\n";
@@ -153,6 +166,20 @@ static llvm::Error compileFile() {
     return makeError("--weights: the weights are bound when the program "
                      "loads the model; --weights names what to link into "
                      "the object, with --embed-weights");
+  if (generateFunction.getNumOccurrences() && generateFunction != "prefill" &&
+      generateFunction != "decode")
+    return makeError("--generate: '" + generateFunction +
+                     "' is not a function of the cached generation (prefill "
+                     "or decode)");
+  if (generateFunction.getNumOccurrences() && !maxLength.getNumOccurrences())
+    return makeError("--generate: --max-length, the positions of the KV "
+                     "cache, is required (prefill and decode must be "
+                     "compiled with the same)");
+  if (maxLength.getNumOccurrences() && !generateFunction.getNumOccurrences())
+    return makeError("--max-length: only with --generate");
+  if (maxLength.getNumOccurrences() && maxLength <= 0)
+    return makeError("--max-length: " + llvm::Twine(maxLength) +
+                     " is not a positive length");
   DialectRegistry registry;
   registerExecutionDialects(registry);
   MLIRContext context(registry);
@@ -182,6 +209,8 @@ static llvm::Error compileFile() {
   options.probes.familiesDir = familiesDir;
   options.probes.reads.assign(probeNames.begin(), probeNames.end());
   options.probes.writes.assign(patchNames.begin(), patchNames.end());
+  options.generate = generateFunction;
+  options.maxLength = maxLength;
   llvm::Expected<CompiledObject> object =
       compileAheadOfTime(*module, options, *prefix, embedWeights);
   if (!object)

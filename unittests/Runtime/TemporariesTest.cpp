@@ -104,7 +104,8 @@ TEST_F(TemporariesTest, AlignedAllocation) {
   void *narrow = _mlir_memref_to_llvm_aligned_alloc(16, 100);
   EXPECT_TRUE(isAligned(narrow, 64));
   _mlir_memref_to_llvm_free(narrow);
-  EXPECT_EQ(_mlir_memref_to_llvm_aligned_alloc(48, 16), nullptr); // not a power of two
+  EXPECT_EQ(_mlir_memref_to_llvm_aligned_alloc(48, 16),
+            nullptr); // not a power of two
 }
 
 TEST_F(TemporariesTest, ConcurrentCallers) {
@@ -114,8 +115,8 @@ TEST_F(TemporariesTest, ConcurrentCallers) {
     threads.emplace_back([t] {
       for (int i = 0; i < 2000; ++i) {
         uint64_t size = 4096u * (1 + (i + t) % 7);
-        auto *p = static_cast<unsigned char *>(
-            _mlir_memref_to_llvm_alloc(size));
+        auto *p =
+            static_cast<unsigned char *>(_mlir_memref_to_llvm_alloc(size));
         ASSERT_NE(p, nullptr);
         p[0] = p[size - 1] = static_cast<unsigned char>(t);
         EXPECT_EQ(p[size - 1], t);
