@@ -81,6 +81,8 @@ def test_channel_surgery(case, records_dir):
                                              f"{case.name}.json"))
     assert not rec.get("error"), (
         f"{case.name}: {rec['error']}\n{rec.get('detail', '')}")
+    if rec.get("skipped"):
+        pytest.skip(f"{case.name}: {rec['skipped']}")
     chaotic = EXPECTED.get(case.name)
     for edit in EDITS:
         r = rec[edit]
@@ -120,6 +122,11 @@ def test_coverage_summary(records_dir):
                      + (f" ({', '.join(refused)})" if refused else ""))
     full = sum(r.get("prune", {}).get("stages", 0) == 4 for r in recs)
     lines.append(f"  prune in all 4 stages: {full}/{len(recs)}")
+    skipped = [f"{r['name']} ({r['skipped']})" for r in recs
+               if r.get("skipped")]
+    if skipped:
+        lines.append(f"  not run, for memory: {'; '.join(skipped)}")
     print("\n".join(lines))
     # The summary counts what the records say: every model has both edits.
-    assert all(edit in r or r.get("error") for r in recs for edit in EDITS)
+    assert all(edit in r or r.get("error") or r.get("skipped")
+               for r in recs for edit in EDITS)
