@@ -15,7 +15,8 @@ import torch
 
 import nnx
 from nnx.generate import along_sequence
-from corpus import nanogpt
+from corpus import llama2c, nanogpt
+from corpus import randomize
 from models import build
 from models.common import attention_interface, dropout_add
 from models.hooks import locate
@@ -103,6 +104,17 @@ def test_nanogpt_64_tokens():
     model = nanogpt_model()
     run = nnx.compile(model, inputs=IDS)
     check_generation(run, model, prompt_ids(2, 8, 96, seed=2), 64)
+
+
+def test_llama2c_64_tokens():
+    """llama2.c: positions from `freqs_cos[:T]` (decode reads
+    `[position:position + 1]`), a registered `triu(full(-inf), 1)` mask
+    buffer added to the scores, GQA, logits of the last position only."""
+    torch.manual_seed(0)
+    model = llama2c.Transformer(llama2c.ModelArgs(max_seq_len=80))
+    model = randomize(model, 0).eval()
+    run = nnx.compile(model, inputs=IDS)
+    check_generation(run, model, prompt_ids(2, 8, 100, seed=3), 64)
 
 
 def test_eos_stops_and_pads():
