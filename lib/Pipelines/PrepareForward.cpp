@@ -126,6 +126,7 @@ private:
   LogicalResult lowerProbes(func::FuncOp forward);
   LogicalResult deriveGeneration();
   LogicalResult takeDerivedInputs(func::FuncOp derived, unsigned forwardArgs);
+  void takeCachesByReference(func::FuncOp decode);
 };
 } // namespace
 
@@ -264,7 +265,32 @@ LogicalResult NNXPrepareForwardPass::deriveGeneration() {
       module.lookupSymbol<func::FuncOp>(name).erase();
   auto derived = module.lookupSymbol<func::FuncOp>(generate);
   derived.setSymName("forward");
+  if (generate == "decode")
+    takeCachesByReference(derived);
   return takeDerivedInputs(derived, forwardArgs);
+}
+
+/// Decode updates its cache arguments in place and does not return them:
+/// the caller's cache buffers are bound without a copy (the runtime reads
+/// `nnx.updated_in_place` on an argument) and no result is copied into an
+/// out-param. A returned cache is the `tensor.insert_slice` of the new rows
+/// into its argument, which bufferization writes into the argument's buffer.
+void NNXPrepareForwardPass::takeCachesByReference(func::FuncOp decode) {
+  auto ret = cast<func::ReturnOp>(decode.getBody().front().getTerminator());
+  SmallVector<Value> kept;
+  for (Value v : ret.getOperands()) {
+    auto insert = v.getDefiningOp<tensor::InsertSliceOp>();
+    auto cache = insert ? dyn_cast<BlockArgument>(insert.getDest()) : nullptr;
+    if (!cache || cache.getOwner() != &decode.getBody().front()) {
+      kept.push_back(v);
+      continue;
+    }
+    decode.setArgAttr(cache.getArgNumber(), kUpdatedInPlaceArgAttrName,
+                      UnitAttr::get(&getContext()));
+  }
+  ret->setOperands(kept);
+  decode.setType(FunctionType::get(&getContext(), decode.getArgumentTypes(),
+                                   ValueRange(kept).getTypes()));
 }
 
 /// Patches' shapes follow the new tokens: `@forward_write_shapes` (built

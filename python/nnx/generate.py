@@ -5,7 +5,8 @@
 
 ``nnx-derive-kv-cache`` writes two functions from the model's forward:
 ``prefill(ids) -> (logits, caches...)`` and ``decode(new ids, position,
-caches...) -> (logits, caches...)``. :func:`generate` runs the first on the
+caches...) -> logits``, which writes the new rows into the caches in place
+(prefill's arrays, bound without a copy). :func:`generate` runs the first on the
 prompts and the second once per new token, choosing each token from the
 logits of the last position: greedily (``do_sample=False``, the default),
 or sampled with ``temperature`` and ``top_k`` from a numpy generator seeded
@@ -161,12 +162,13 @@ def generate(run, ids, max_new_tokens, *, eos_token_id=None, max_length=None,
         tokens.append(token)
         if done.all() or step + 1 == max_new_tokens:
             break
+        # Decode updates the caches in place (bound without a copy, as
+        # arrays prefill returned) and returns the logits.
         outs, values = run_step(1, step + 1, token[:, None],
                                 np.array(position, np.int64), *caches)
         for name, value in values.items():
             probes[name].append(value)
-        logits = outs[0]
-        caches = list(outs[len(outs) - n_caches:])
+        logits = outs[0] if isinstance(outs, tuple) else outs
         position += 1
     result = [np.concatenate([ids, np.stack(tokens, axis=1)], axis=1)]
     if return_logits:
