@@ -71,17 +71,10 @@ def along_sequence(steps, axis=1):
 def _split_patches(run, patches, max_new_tokens):
     """The compiled patches' values: (arrays per step, callables), each a
     dict by name; every patch the model was compiled with needs one."""
-    given = dict(patches or {})
-    unknown = sorted(set(given) - set(run.patches))
-    if unknown:
-        raise ValueError(f"no patch named {', '.join(map(repr, unknown))} "
-                         f"(compiled with patches={run.patches})")
-    missing = [n for n in run.patches if n not in given]
-    if missing:
-        raise ValueError(f"generate() gives no value for the patch"
-                         f"{'es' if len(missing) > 1 else ''} "
-                         f"{', '.join(map(repr, missing))} (an array per "
-                         f"step, or a callable (step, value) -> value)")
+    from .runtime import check_patch_names
+    given = check_patch_names(
+        patches, run.patches, "generate()",
+        " (an array per step, or a callable (step, value) -> value)")
     arrays, callables = {}, {}
     for name, value in given.items():
         if callable(value):

@@ -228,16 +228,7 @@ class CompiledModel:
 
     def _arguments(self, inputs, patches):
         arrays = [_as_numpy(x, f"input {i}") for i, x in enumerate(inputs)]
-        given = dict(patches or {})
-        unknown = sorted(set(given) - set(self._patch_names))
-        if unknown:
-            raise ValueError(f"no patch named {', '.join(map(repr, unknown))} "
-                             f"(compiled with patches={self._patch_names})")
-        missing = [n for n in self._patch_names if n not in given]
-        if missing:
-            raise ValueError(f"this call gives no value for the patch"
-                             f"{'es' if len(missing) > 1 else ''} "
-                             f"{', '.join(map(repr, missing))}")
+        given = check_patch_names(patches, self._patch_names, "this call")
         writes = [_as_numpy(given[n], f"patch '{n}'")
                   for n in self._patch_names]
         return arrays, writes
@@ -335,6 +326,23 @@ class CompiledModel:
         write_safetensors(path, tensors)
         self._c.bind_weights(path)
         self._weights_tmp = tmp  # the file stays mapped while bound
+
+
+def check_patch_names(patches, names, who, hint=""):
+    """`patches` as a dict, checked to give a value for each of `names`
+    (the compiled patches) and for nothing else; `who` ("this call") and
+    `hint` word the error."""
+    given = dict(patches or {})
+    unknown = sorted(set(given) - set(names))
+    if unknown:
+        raise ValueError(f"no patch named {', '.join(map(repr, unknown))} "
+                         f"(compiled with patches={list(names)})")
+    missing = [n for n in names if n not in given]
+    if missing:
+        raise ValueError(f"{who} gives no value for the patch"
+                         f"{'es' if len(missing) > 1 else ''} "
+                         f"{', '.join(map(repr, missing))}{hint}")
+    return given
 
 
 def _is_tensor(x):

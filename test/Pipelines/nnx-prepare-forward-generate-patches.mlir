@@ -9,8 +9,8 @@
 // RUN:   | FileCheck %s --check-prefix=PREFILL
 
 // DECODE-LABEL: func.func @forward(
-// DECODE-SAME:    %{{.*}}: tensor<?x?xi64>, %{{.*}}: tensor<i64>, %{{.*}}: tensor<?x2x16x4xf32>, %{{.*}}: tensor<?x2x16x4xf32>, %{{.*}}: tensor<4xf32> {{{.*}}nnx.parameter = "w"}, %[[PATCH:.*]]: tensor<?x?xf32>)
-// DECODE-SAME:    -> (tensor<?x?x8xf32>, tensor<?x2x16x4xf32>, tensor<?x2x16x4xf32>)
+// DECODE-SAME:    %{{.*}}: tensor<?x?xi64>, %{{.*}}: tensor<i64>, %{{.*}}: tensor<?x2x16x4xf32> {nnx.updated_in_place}, %{{.*}}: tensor<?x2x16x4xf32> {nnx.updated_in_place}, %{{.*}}: tensor<4xf32> {{{.*}}nnx.parameter = "w"}, %[[PATCH:.*]]: tensor<?x?xf32>)
+// DECODE-SAME:    -> tensor<?x?x8xf32>
 // DECODE-SAME:    nnx.write_probes = ["h"]
 // DECODE:         tensor.extract_slice %[[PATCH]][0, 0]
 // DECODE:         tensor.insert_slice
