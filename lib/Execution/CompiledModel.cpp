@@ -306,6 +306,9 @@ llvm::Error CompiledModel::readSignature(func::FuncOp forward) {
     return results.takeError();
   indexChecks = std::move(*checks);
   std::tie(inputs, writeProbes) = std::move(*args);
+  for (auto [i, spec] : llvm::enumerate(inputs))
+    spec.updatedInPlace =
+        static_cast<bool>(forward.getArgAttr(i, kUpdatedInPlaceArgAttrName));
   std::tie(outputs, readProbes) = std::move(*results);
   return llvm::Error::success();
 }
@@ -701,7 +704,14 @@ std::vector<std::unique_ptr<MemRefArgument>>
 CompiledModel::makeArguments(ArrayRef<NpyArray> inputArrays,
                              ArrayRef<NpyArray> writeArrays, bool copy) const {
   std::vector<std::unique_ptr<MemRefArgument>> args;
-  appendArguments(args, inputArrays, copy);
+  for (auto [i, array] : llvm::enumerate(inputArrays)) {
+    // The caller's array itself: the forward writes it (run()'s contract
+    // for an input updated in place).
+    if (copy && i < inputs.size() && inputs[i].updatedInPlace)
+      args.push_back(viewAsMemRef(const_cast<NpyArray &>(array)));
+    else
+      appendArguments(args, ArrayRef(array), copy);
+  }
   parameters->appendArguments(args);
   appendArguments(args, writeArrays, copy);
   return args;

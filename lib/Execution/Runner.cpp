@@ -204,6 +204,12 @@ static llvm::Expected<NpyArray> generateTokens(const RunnerOptions &options,
   size_t numCaches = (*decode)->getInputs().size() - 2;
   std::vector<std::vector<int64_t>> rows(batch);
   llvm::Expected<RunResult> step = (*prefill)->run({ids});
+  // Prefill's caches, which each decode updates in place (bound without a
+  // copy: they move into the call's inputs and back).
+  std::vector<NpyArray> caches;
+  if (step)
+    std::move(step->outputs.end() - numCaches, step->outputs.end(),
+              std::back_inserter(caches));
   for (int64_t i = 0;; ++i) {
     if (!step)
       return step.takeError();
@@ -216,13 +222,14 @@ static llvm::Expected<NpyArray> generateTokens(const RunnerOptions &options,
     if (i + 1 == n)
       break;
     std::vector<NpyArray> inputs;
+    inputs.reserve(2 + numCaches); // the caches move in, never copied
     inputs.push_back(
         NpyArray::fromValues<int64_t>(DType::I64, {batch, 1}, *tokens));
     inputs.push_back(
         NpyArray::fromValues<int64_t>(DType::I64, {}, {prompt + i}));
-    auto &outs = step->outputs;
-    std::move(outs.end() - numCaches, outs.end(), std::back_inserter(inputs));
+    std::move(caches.begin(), caches.end(), std::back_inserter(inputs));
     step = (*decode)->run(inputs);
+    std::move(inputs.end() - numCaches, inputs.end(), caches.begin());
   }
   std::vector<int64_t> all;
   ArrayRef<int64_t> given = ids.getValues<int64_t>();

@@ -82,6 +82,7 @@ private:
   LogicalResult findCached(Core &core, bool keys);
   LogicalResult checkNoMixing();
   LogicalResult checkPositions();
+  LogicalResult checkTable(tensor::ExtractSliceOp slice);
   std::optional<int64_t> reducesSeq(Operation *op);
   Value cloneAtLength(Value v, Value length, OpBuilder &b);
   Value cacheUpdate(Value v, Value cache, OpBuilder &b, Value &updated);
@@ -95,6 +96,8 @@ private:
   Value ids;
   std::vector<Core> cores;
   SmallVector<FnArangeOp> aranges;
+  /// Tables sliced to T (`table[:T]`) and the dim sliced.
+  SmallVector<std::pair<tensor::ExtractSliceOp, unsigned>> tables;
   DenseSet<Operation *> coreOps;
   DenseMap<Value, bool> dataMemo, seqMemo;
   /// Rewrite state: the cache position, the new tokens and all tokens.
@@ -206,10 +209,16 @@ LogicalResult Derivation::findCore(FnSoftmaxOp softmax,
   if (!c.scores)
     return success();
   // The mix reads the probabilities, through casts (a bf16 model's
-  // `softmax(..., dtype=float32).to(bf16)`).
+  // `softmax(..., dtype=float32).to(bf16)`) and dropouts that are the
+  // identity (eval mode, or p = 0: HF's `attention_dropout`).
+  auto passesThrough = [](Operation *user) {
+    if (auto dropout = dyn_cast<FnDropoutOp>(user))
+      return !dropout.getTrain() || dropout.getP().isZero();
+    return user->getNumOperands() == 1 &&
+           user->hasTrait<OpTrait::Elementwise>();
+  };
   Value probs = softmax;
-  while (probs.hasOneUse() && probs.getUsers().begin()->getNumOperands() == 1 &&
-         probs.getUsers().begin()->hasTrait<OpTrait::Elementwise>())
+  while (probs.hasOneUse() && passesThrough(*probs.getUsers().begin()))
     probs = probs.getUsers().begin()->getResult(0);
   for (Operation *user : probs.getUsers())
     if (auto mm = dyn_cast<FnMatmulOp>(user); mm && mm.getLhs() == probs)
@@ -262,17 +271,18 @@ static bool isMinusInfinity(Value v) {
   return x && (std::isinf(*x) ? *x < 0 : *x <= -1e30);
 }
 
-/// Whether `v` is a slice of the leading rows and columns of a parameter
-/// (a registered buffer, nanoGPT's `bias[:, :, :T, :T]`) whose values are
-/// nonzero exactly where `j <= i` (`torch.tril(torch.ones(L, L))`).
-static bool isLowerTriangleBuffer(Value v, func::FuncOp fn) {
+/// The values of the parameter (a registered buffer) that `v` slices from
+/// its leading rows and columns (offsets 0, unit strides), as
+/// `*[..., rows, cols]`; none if `v` is not such a slice.
+static std::optional<std::pair<std::vector<double>, ArrayRef<int64_t>>>
+leadingSliceOfBuffer(Value v, func::FuncOp fn) {
   auto slice = v.getDefiningOp<tensor::ExtractSliceOp>();
   auto arg = slice ? dyn_cast<BlockArgument>(slice.getSource()) : nullptr;
   if (!arg || !fn.getArgAttr(arg.getArgNumber(), "nnx.parameter") ||
       !llvm::all_of(slice.getStaticOffsets(),
                     [](int64_t o) { return o == 0; }) ||
       !llvm::all_of(slice.getStaticStrides(), [](int64_t s) { return s == 1; }))
-    return false;
+    return std::nullopt;
   unsigned first = 0;
   while (!fn.getArgAttr(first, "nnx.parameter"))
     ++first;
@@ -282,18 +292,44 @@ static bool isLowerTriangleBuffer(Value v, func::FuncOp fn) {
                   ? dyn_cast<ElementsAttr>(params[index])
                   : ElementsAttr();
   if (!attr || attr.getShapedType() != arg.getType())
-    return false;
+    return std::nullopt;
   FailureOr<std::vector<double>> values = readTensor(attr);
   ArrayRef<int64_t> shape = attr.getShapedType().getShape();
   if (failed(values) || shape.size() < 2)
+    return std::nullopt;
+  return std::make_pair(std::move(*values), shape);
+}
+
+/// Whether `v` slices a buffer whose every `[i, j]` (the last two dims)
+/// satisfies `holds(i, j, value)`.
+static bool
+isBufferSlice(Value v, func::FuncOp fn,
+              llvm::function_ref<bool(int64_t, int64_t, double)> holds) {
+  auto buffer = leadingSliceOfBuffer(v, fn);
+  if (!buffer)
     return false;
+  auto &[values, shape] = *buffer;
   int64_t rows = shape[shape.size() - 2], cols = shape.back();
-  for (size_t n = 0; n < values->size(); ++n) {
-    int64_t i = (n / cols) % rows, j = n % cols;
-    if (((*values)[n] != 0.0) != (j <= i))
+  for (size_t n = 0; n < values.size(); ++n)
+    if (!holds((n / cols) % rows, n % cols, values[n]))
       return false;
-  }
   return true;
+}
+
+/// nanoGPT's `bias[:, :, :T, :T]`: nonzero exactly where `j <= i`
+/// (`torch.tril(torch.ones(L, L))`).
+static bool isLowerTriangleBuffer(Value v, func::FuncOp fn) {
+  return isBufferSlice(v, fn, [](int64_t i, int64_t j, double x) {
+    return (x != 0.0) == (j <= i);
+  });
+}
+
+/// llama2.c's `mask[:, :, :T, :T]`, added to the scores: -inf (or below
+/// -1e30) where `j > i`, 0 elsewhere (`torch.triu(full(-inf), 1)`).
+static bool isMinusInfinityUpperBuffer(Value v, func::FuncOp fn) {
+  return isBufferSlice(v, fn, [](int64_t i, int64_t j, double x) {
+    return j > i ? x <= -1e30 : x == 0.0;
+  });
 }
 
 /// The `k` of a boolean mask that is true exactly where `j - i >= k` (row
@@ -341,7 +377,8 @@ LogicalResult Derivation::proveCausal(Core &core) {
           at->emitError("nnx-derive-kv-cache: cannot prove this attention "
                         "mask causal (expected `where(triu(ones, k <= 1) or "
                         "tril(ones, k <= 0) == 0, -inf, ...)` over T x T, "
-                        "plus a bias over the keys only)");
+                        "or a buffer `triu(full(-inf), 1)[:T, :T]`, plus a "
+                        "bias over the keys only)");
       diag.attachNote(core.softmax.getLoc()) << "the softmax it masks";
       return diag;
     }
@@ -370,8 +407,14 @@ bool Derivation::isCausalWhere(FnWhereOp where, Value value) {
 }
 
 bool Derivation::isCausalMask(Value m) {
-  auto where = m.getDefiningOp<FnWhereOp>();
-  return where && isCausalWhere(where, m);
+  if (auto where = m.getDefiningOp<FnWhereOp>())
+    return isCausalWhere(where, m);
+  // A registered buffer sliced to T x T (llama2.c).
+  auto type = cast<RankedTensorType>(m.getType());
+  int64_t rank = type.getRank();
+  return rank >= 2 && type.isDynamicDim(rank - 1) &&
+         type.isDynamicDim(rank - 2) && isSeqDim(m, rank - 1) &&
+         isSeqDim(m, rank - 2) && isMinusInfinityUpperBuffer(m, fn);
 }
 
 /// A bias over the keys only (ALiBi): one row (static), the keys' dim T.
@@ -515,21 +558,72 @@ LogicalResult Derivation::checkPositions() {
   for (Core &core : cores)
     for (OpOperand *mask : core.masks)
       work.push_back(mask->get());
+  // (A size is not a mask's data: the ops before a dim are not in it.)
   while (!work.empty())
     if (Operation *def = work.pop_back_val().getDefiningOp();
-        def && inMasks.insert(def).second)
+        def && inMasks.insert(def).second && !isa<tensor::DimOp>(def))
       llvm::append_range(work, def->getOperands());
   walk = fn.walk([&](tensor::ExtractSliceOp slice) {
-    if (inMasks.contains(slice) || touchesData(slice.getSource()) ||
-        llvm::none_of(slice.getSizes(),
-                      [&](Value size) { return isSeqSize(size); }))
+    if (inMasks.contains(slice) || touchesData(slice.getSource()))
       return WalkResult::advance();
-    slice.emitError("nnx-derive-kv-cache: cannot shift these positions by "
-                    "the cache length: a table sliced to the sequence "
-                    "length T (only `arange(T)` positions shift)");
-    return WalkResult::interrupt();
+    return failed(checkTable(slice)) ? WalkResult::interrupt()
+                                     : WalkResult::advance();
   });
   return failure(walk.wasInterrupted());
+}
+
+/// A slice of a table (not data) outside the masks whose sizes depend on T
+/// must be `table[:T]` along one dim, each position's row read by that
+/// position alone (llama2.c's `freqs_cos[:T]`, reshaped and multiplied with
+/// the queries): decode reads `table[position:position + Tn]`. Recorded in
+/// `tables`; refused otherwise.
+LogicalResult Derivation::checkTable(tensor::ExtractSliceOp slice) {
+  std::optional<unsigned> seqDim;
+  bool shiftable = true;
+  for (auto [d, size] : llvm::enumerate(slice.getMixedSizes())) {
+    auto v = dyn_cast<Value>(size);
+    if (!v || !dependsOnSeq(v))
+      continue;
+    shiftable &= !seqDim && isSeqSize(v) &&
+                 isConstantIntValue(slice.getMixedOffsets()[d], 0) &&
+                 isConstantIntValue(slice.getMixedStrides()[d], 1);
+    seqDim = d;
+  }
+  if (!seqDim)
+    return success();
+  // Row by row into the data: through reshapes and elementwise ops of
+  // tables, until an elementwise op meets data.
+  Operation *at = nullptr;
+  SmallVector<Value> work{slice.getResult()};
+  while (shiftable && !work.empty()) {
+    for (Operation *user : work.pop_back_val().getUsers()) {
+      bool elementwise = isa<FnBinaryOpInterface, FnWhereOp>(user) ||
+                         user->hasTrait<OpTrait::Elementwise>();
+      if (isa<tensor::DimOp>(user) ||
+          (elementwise && touchesData(user->getResult(0))))
+        continue;
+      if (elementwise || isa<FnReshapeOp>(user)) {
+        work.push_back(user->getResult(0));
+        continue;
+      }
+      at = user;
+      shiftable = false;
+      break;
+    }
+  }
+  if (shiftable) {
+    tables.push_back({slice, *seqDim});
+    return success();
+  }
+  InFlightDiagnostic diag =
+      slice.emitError("nnx-derive-kv-cache: cannot shift these positions by "
+                      "the cache length: a table sliced to the sequence "
+                      "length T shifts only as `table[:T]` along one dim "
+                      "whose rows reach the data one per position (through "
+                      "reshapes and elementwise ops)");
+  if (at)
+    diag.attachNote(at->getLoc()) << "its rows are read here";
+  return diag;
 }
 
 LogicalResult Derivation::analyze() {
@@ -739,6 +833,18 @@ LogicalResult Derivation::rewrite(bool decode) {
         b, arange.getLoc(), arange.getType(), all, {position}, {newLength},
         {b.getIndexAttr(1)});
     arange.replaceAllUsesWith(shifted);
+  }
+  // Tables: table[position:position + T].
+  for (auto [slice, d] : tables) {
+    SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+    offsets[d] = position;
+    b.setInsertionPoint(slice);
+    slice.replaceAllUsesWith(tensor::ExtractSliceOp::create(
+                                 b, slice.getLoc(), slice.getType(),
+                                 slice.getSource(), offsets,
+                                 slice.getMixedSizes(), slice.getMixedStrides())
+                                 .getResult());
+    slice.erase();
   }
   SmallVector<Value> updated;
   for (auto [i, core] : llvm::enumerate(cores)) {

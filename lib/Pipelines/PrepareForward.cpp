@@ -125,6 +125,8 @@ private:
   LogicalResult checkNotSplit(ModelOp model);
   LogicalResult lowerProbes(func::FuncOp forward);
   LogicalResult deriveGeneration();
+  LogicalResult takeDerivedInputs(func::FuncOp derived, unsigned forwardArgs);
+  void takeCachesByReference(func::FuncOp decode);
 };
 } // namespace
 
@@ -250,9 +252,8 @@ LogicalResult NNXPrepareForwardPass::deriveGeneration() {
     return module.emitError("nnx-prepare-forward: generate must be prefill "
                             "or decode, got '")
            << generate << "'";
-  if (!writes.empty())
-    return module.emitError("nnx-prepare-forward: generate= reads probes but "
-                            "takes no patches yet");
+  unsigned forwardArgs =
+      module.lookupSymbol<func::FuncOp>("forward").getNumArguments();
   NNXDeriveKVCachePassOptions options;
   options.maxLength = maxLength;
   OpPassManager pm(ModuleOp::getOperationName());
@@ -262,6 +263,55 @@ LogicalResult NNXPrepareForwardPass::deriveGeneration() {
   for (StringRef name : {"forward", "prefill", "decode"})
     if (name != generate)
       module.lookupSymbol<func::FuncOp>(name).erase();
-  module.lookupSymbol<func::FuncOp>(generate).setSymName("forward");
+  auto derived = module.lookupSymbol<func::FuncOp>(generate);
+  derived.setSymName("forward");
+  if (generate == "decode")
+    takeCachesByReference(derived);
+  return takeDerivedInputs(derived, forwardArgs);
+}
+
+/// Decode updates its cache arguments in place and does not return them:
+/// the caller's cache buffers are bound without a copy (the runtime reads
+/// `nnx.updated_in_place` on an argument) and no result is copied into an
+/// out-param. A returned cache is the `tensor.insert_slice` of the new rows
+/// into its argument, which bufferization writes into the argument's buffer.
+void NNXPrepareForwardPass::takeCachesByReference(func::FuncOp decode) {
+  auto ret = cast<func::ReturnOp>(decode.getBody().front().getTerminator());
+  SmallVector<Value> kept;
+  for (Value v : ret.getOperands()) {
+    auto insert = v.getDefiningOp<tensor::InsertSliceOp>();
+    auto cache = insert ? dyn_cast<BlockArgument>(insert.getDest()) : nullptr;
+    if (!cache || cache.getOwner() != &decode.getBody().front()) {
+      kept.push_back(v);
+      continue;
+    }
+    decode.setArgAttr(cache.getArgNumber(), kUpdatedInPlaceArgAttrName,
+                      UnitAttr::get(&getContext()));
+  }
+  ret->setOperands(kept);
+  decode.setType(FunctionType::get(&getContext(), decode.getArgumentTypes(),
+                                   ValueRange(kept).getTypes()));
+}
+
+/// Patches' shapes follow the new tokens: `@forward_write_shapes` (built
+/// from the forward: ids, then the parameters) takes the derived function's
+/// inputs, so decode's position and caches are inserted after the ids,
+/// unused.
+LogicalResult NNXPrepareForwardPass::takeDerivedInputs(func::FuncOp derived,
+                                                       unsigned forwardArgs) {
+  auto shapes = getOperation().lookupSymbol<func::FuncOp>(kWriteShapesFuncName);
+  unsigned added = derived.getNumArguments() - forwardArgs;
+  if (!shapes || added == 0)
+    return success();
+  SmallVector<unsigned> indices(added, 1);
+  SmallVector<Type> types(derived.getArgumentTypes().slice(1, added).begin(),
+                          derived.getArgumentTypes().slice(1, added).end());
+  // Read only, as the ids.
+  SmallVector<DictionaryAttr> attrs(added, shapes.getArgAttrDict(0));
+  SmallVector<Location> locs(added, shapes.getLoc());
+  if (failed(shapes.insertArguments(indices, types, attrs, locs)))
+    return shapes.emitError("nnx-prepare-forward: cannot add decode's inputs "
+                            "to @")
+           << kWriteShapesFuncName;
   return success();
 }

@@ -112,9 +112,9 @@ def compile(model, inputs=None, *, target="cpu", threads=0, probes=(),
         family=family or "", tensor_parallel=tensor_parallel, **options)
     run = CompiledModel(compiled, tmp, _nesting(model, model_name))
     # What generate() compiles prefill and decode from (read probes are
-    # read on every token; patches are not supported yet).
-    run._source = None if patches or tensor_parallel else (
-        model, dict(options, reads=list(probes), family=family or ""))
+    # read and patches written on every token).
+    run._source = None if tensor_parallel else (
+        model, dict(options, family=family or ""))
     return run
 
 
@@ -228,16 +228,7 @@ class CompiledModel:
 
     def _arguments(self, inputs, patches):
         arrays = [_as_numpy(x, f"input {i}") for i, x in enumerate(inputs)]
-        given = dict(patches or {})
-        unknown = sorted(set(given) - set(self._patch_names))
-        if unknown:
-            raise ValueError(f"no patch named {', '.join(map(repr, unknown))} "
-                             f"(compiled with patches={self._patch_names})")
-        missing = [n for n in self._patch_names if n not in given]
-        if missing:
-            raise ValueError(f"this call gives no value for the patch"
-                             f"{'es' if len(missing) > 1 else ''} "
-                             f"{', '.join(map(repr, missing))}")
+        given = check_patch_names(patches, self._patch_names, "this call")
         writes = [_as_numpy(given[n], f"patch '{n}'")
                   for n in self._patch_names]
         return arrays, writes
@@ -273,7 +264,7 @@ class CompiledModel:
     # -- generation -------------------------------------------------------------
     def generate(self, ids, max_new_tokens, *, eos_token_id=None,
                  max_length=None, do_sample=False, temperature=1.0,
-                 top_k=None, seed=None, return_logits=False):
+                 top_k=None, seed=None, return_logits=False, patches=None):
         """Generates from the prompts `ids` (B x T integers, prompts of
         equal length) with a KV cache that the compiler derives from this
         model's causal forward (nnx-derive-kv-cache, docs/Generation.md):
@@ -285,27 +276,38 @@ class CompiledModel:
         whose last item maps each probe's name to its values, one array per
         step (the prompt's positions, then one new token's), and
         :func:`nnx.generate.along_sequence` joins them into the whole
-        sequence's. See :mod:`nnx.generate`."""
+        sequence's. A model compiled with ``patches=`` takes a value for
+        each on every step: ``patches={name: v}`` where `v` is a sequence
+        of arrays, one per step (the prompt's positions, then one new
+        token's), or a callable ``(step, value) -> value`` (step 0 is the
+        prompt) that gets the value the step computes there (steering,
+        ablation). See :mod:`nnx.generate`."""
         from .generate import generate
         return generate(self, ids, max_new_tokens, eos_token_id=eos_token_id,
                         max_length=max_length, do_sample=do_sample,
                         temperature=temperature, top_k=top_k, seed=seed,
-                        return_logits=return_logits)
+                        return_logits=return_logits, patches=patches)
 
-    def generation(self, max_length):
+    def generation(self, max_length, reads=None, writes=None):
         """The (prefill, decode) pair compiled for a cache of `max_length`
-        positions (compiled on first use, then kept)."""
+        positions, reading the probes `reads` and writing the patches
+        `writes` (default: those this model was compiled with); compiled on
+        first use, then kept."""
         if self._source is None:
             raise ValueError("generate() needs a model compiled without "
-                             "patches or tensor_parallel")
-        if max_length not in self._generation:
+                             "tensor_parallel")
+        reads = self.probes if reads is None else list(reads)
+        writes = self.patches if writes is None else list(writes)
+        key = (int(max_length), tuple(reads), tuple(writes))
+        if key not in self._generation:
             model, options = self._source
-            self._generation[max_length] = tuple(
+            self._generation[key] = tuple(
                 CompiledModel(_nnx.compile(model, generate=which,
                                            max_length=int(max_length),
+                                           reads=reads, writes=writes,
                                            **options), self._tmp)
                 for which in ("prefill", "decode"))
-        return self._generation[max_length]
+        return self._generation[key]
 
     # -- weights ----------------------------------------------------------------
     def bind_weights(self, weights):
@@ -324,6 +326,23 @@ class CompiledModel:
         write_safetensors(path, tensors)
         self._c.bind_weights(path)
         self._weights_tmp = tmp  # the file stays mapped while bound
+
+
+def check_patch_names(patches, names, who, hint=""):
+    """`patches` as a dict, checked to give a value for each of `names`
+    (the compiled patches) and for nothing else; `who` ("this call") and
+    `hint` word the error."""
+    given = dict(patches or {})
+    unknown = sorted(set(given) - set(names))
+    if unknown:
+        raise ValueError(f"no patch named {', '.join(map(repr, unknown))} "
+                         f"(compiled with patches={list(names)})")
+    missing = [n for n in names if n not in given]
+    if missing:
+        raise ValueError(f"{who} gives no value for the patch"
+                         f"{'es' if len(missing) > 1 else ''} "
+                         f"{', '.join(map(repr, missing))}{hint}")
+    return given
 
 
 def _is_tensor(x):

@@ -218,15 +218,38 @@ nx::NpyArray fromNumpy(const py::handle &object, const std::string &what) {
   return out;
 }
 
+/// The name of the capsule that owns an NpyArray a numpy array views.
+constexpr const char *kOwnedArrayCapsule = "nnx.NpyArray";
+
 /// `array` as a numpy array that owns its storage (no copy).
 py::array toNumpy(nx::NpyArray &&array) {
   auto *owned = new nx::NpyArray(std::move(array));
-  py::capsule free(owned,
-                   [](void *p) { delete static_cast<nx::NpyArray *>(p); });
+  py::capsule free(owned, kOwnedArrayCapsule, [](PyObject *capsule) {
+    delete static_cast<nx::NpyArray *>(
+        PyCapsule_GetPointer(capsule, kOwnedArrayCapsule));
+  });
   return py::array(
       toNumpy(owned->dtype),
       std::vector<int64_t>(owned->shape.begin(), owned->shape.end()),
       owned->data.data(), free);
+}
+
+/// The NpyArray that `object` views whole, if nnx returned it (toNumpy:
+/// an output kept by the caller, such as a KV cache from prefill).
+nx::NpyArray *ownedArray(const py::handle &object) {
+  if (!py::isinstance<py::array>(object))
+    return nullptr;
+  auto array = py::reinterpret_borrow<py::array>(object);
+  py::object base = array.base();
+  if (!base || !PyCapsule_IsValid(base.ptr(), kOwnedArrayCapsule))
+    return nullptr;
+  auto *owned = static_cast<nx::NpyArray *>(
+      PyCapsule_GetPointer(base.ptr(), kOwnedArrayCapsule));
+  bool whole =
+      array.data() == owned->data.data() &&
+      (array.flags() & py::array::c_style) && array.writeable() &&
+      llvm::equal(llvm::ArrayRef(array.shape(), array.ndim()), owned->shape);
+  return whole ? owned : nullptr;
 }
 
 py::list describe(llvm::ArrayRef<nx::TensorSpec> specs) {
@@ -264,6 +287,9 @@ public:
 
   nx::CompiledModel &get() { return *compiled; }
   double getCompileSeconds() const { return compileSeconds; }
+  /// Inputs updated in place that a call copied in and back (arrays nnx
+  /// did not return); those nnx returned are bound without a copy.
+  uint64_t getInPlaceCopies() const { return inPlaceCopies; }
   /// The ranks the model is split over (1: not split) and this one's.
   int64_t getRanks() const { return std::max<int64_t>(1, parallel.ranks); }
   int64_t getRank() const { return parallel.rank; }
@@ -275,6 +301,7 @@ private:
   double compileSeconds = 0;
   nx::CompileOptions::TensorParallel parallel;
   std::mutex mutex;
+  uint64_t inPlaceCopies = 0;
 };
 
 nx::CompileOptions toCompileOptions(const CompileArgs &args) {
@@ -346,9 +373,28 @@ std::unique_ptr<Compiled> Compiled::create(Model &model,
 py::tuple Compiled::run(const py::sequence &inputs, const py::sequence &patches,
                         unsigned repeat) {
   std::vector<nx::NpyArray> in, writes;
+  llvm::ArrayRef<nx::TensorSpec> specs = compiled->getInputs();
+  // Inputs updated in place: an array nnx returned is moved into the call
+  // and back (its storage, which numpy views, stays where it is); another
+  // is copied in and its new values copied back.
+  std::vector<std::pair<size_t, nx::NpyArray *>> bound;
+  std::vector<size_t> copiedBack;
+  // No reallocation: NpyArray's move may throw, so a growing vector would
+  // copy the arrays moved in (numpy would view the freed storage).
+  in.reserve(inputs.size());
   try {
-    for (size_t i = 0; i < inputs.size(); ++i)
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      bool inPlace = i < specs.size() && specs[i].updatedInPlace;
+      nx::NpyArray *owned = inPlace ? ownedArray(inputs[i]) : nullptr;
+      if (owned) {
+        bound.push_back({i, owned});
+        in.push_back(std::move(*owned));
+        continue;
+      }
+      if (inPlace)
+        copiedBack.push_back(i);
       in.push_back(fromNumpy(inputs[i], "input " + std::to_string(i)));
+    }
     llvm::ArrayRef<nx::TensorSpec> writeSpecs = compiled->getWriteProbes();
     for (size_t i = 0; i < patches.size(); ++i)
       writes.push_back(
@@ -356,6 +402,8 @@ py::tuple Compiled::run(const py::sequence &inputs, const py::sequence &patches,
                                     ? "patch '" + writeSpecs[i].name + "'"
                                     : "patch " + std::to_string(i)));
   } catch (std::exception &e) {
+    for (auto [i, owned] : bound)
+      *owned = std::move(in[i]);
     failCall(e.what());
     throw;
   }
@@ -366,8 +414,15 @@ py::tuple Compiled::run(const py::sequence &inputs, const py::sequence &patches,
     std::lock_guard<std::mutex> lock(mutex);
     return compiled->run(in, writes, options);
   }();
+  for (auto [i, owned] : bound)
+    *owned = std::move(in[i]);
   if (!result)
     throw NNXError(llvm::toString(result.takeError()));
+  for (size_t i : copiedBack) {
+    py::module_::import("numpy").attr("copyto")(inputs[i],
+                                                toNumpy(std::move(in[i])));
+    ++inPlaceCopies;
+  }
   py::list outputs, probes, seconds;
   for (nx::NpyArray &a : result->outputs)
     outputs.append(toNumpy(std::move(a)));
@@ -437,6 +492,11 @@ void ::nnx::python::bindRuntime(py::module_ &m) {
       .def_property_readonly("from_cache",
                              [](Compiled &c) { return c.get().isFromCache(); })
       .def_property_readonly("compile_seconds", &Compiled::getCompileSeconds)
+      .def_property_readonly("in_place_copies", &Compiled::getInPlaceCopies,
+                             "Inputs updated in place (decode's KV caches) "
+                             "that calls copied in and back because nnx did "
+                             "not return their arrays; 0 when each call "
+                             "bound them by reference.")
       .def_property_readonly("ranks", &Compiled::getRanks,
                              "The MPI ranks the model is split over "
                              "(tensor_parallel=True), 1 when it is not.")

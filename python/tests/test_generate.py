@@ -15,9 +15,11 @@ import torch
 
 import nnx
 from nnx.generate import along_sequence
-from corpus import nanogpt
+from corpus import llama2c, nanogpt
+from corpus import randomize
 from models import build
 from models.common import attention_interface, dropout_add
+from models.hooks import locate
 
 ROOT = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir)
 FAMILY_FILES = os.path.join(ROOT, "examples", "families")
@@ -104,6 +106,17 @@ def test_nanogpt_64_tokens():
     check_generation(run, model, prompt_ids(2, 8, 96, seed=2), 64)
 
 
+def test_llama2c_64_tokens():
+    """llama2.c: positions from `freqs_cos[:T]` (decode reads
+    `[position:position + 1]`), a registered `triu(full(-inf), 1)` mask
+    buffer added to the scores, GQA, logits of the last position only."""
+    torch.manual_seed(0)
+    model = llama2c.Transformer(llama2c.ModelArgs(max_seq_len=80))
+    model = randomize(model, 0).eval()
+    run = nnx.compile(model, inputs=IDS)
+    check_generation(run, model, prompt_ids(2, 8, 100, seed=3), 64)
+
+
 def test_eos_stops_and_pads():
     model = nnx.load(os.path.join(FAMILY_FILES, "gpt2.mlir"))
     run = nnx.compile(model)
@@ -188,3 +201,138 @@ def test_probes_on_every_token(family):
         assert steps[0].shape[1] == 4 and steps[-1].shape[1] == 1
         np.testing.assert_allclose(
             along_sequence(steps), full[name], **TOL)
+
+
+def output_hook(model, family, name, layer, fn):
+    """A PyTorch forward hook applying `fn` to the family's `name` at
+    `layer` (a module's output, the first item of a tuple)."""
+    loc = locate(model, family, name, layer)
+    assert loc.point == "output" and not loc.calls, loc
+    module = dict(model.named_modules())[loc.module]
+
+    def hook(mod, args, out):
+        if isinstance(out, tuple):
+            return (fn(out[0]),) + tuple(out[1:])
+        return fn(out)
+    return module.register_forward_hook(hook)
+
+
+def steering(width, scale, seed):
+    return np.random.default_rng(seed).normal(size=width).astype(
+        np.float32) * scale
+
+
+@pytest.mark.parametrize("family", ["gpt2"])
+def test_steering_patch_as_pytorch_hook(family):
+    """A callable patch adding a steering vector to attention_output (layers
+    0 and 1; llama passes too, left out for the suite's time) on every step changes the greedy tokens exactly as the same
+    forward hooks do in PyTorch recomputing the whole sequence; each step's
+    logits agree within 1e-5, and the probes read on every step, joined
+    along the sequence, equal PyTorch's hooks on the whole sequence (the
+    last step's being its last position)."""
+    patched = ["layers.0.attention_output", "layers.1.attention_output"]
+    reads = ["layers.0.mlp_output", "layers.1.attention_output"]
+    model = nnx.load(os.path.join(FAMILY_FILES, family + ".mlir"))
+    run = nnx.compile(model, probes=reads, patches=patched, family=family)
+    reference = build(family, seed=0)
+    prompt, steps = prompt_ids(2, 4, 32, seed=4), 10
+    width = reference.config.hidden_size if hasattr(
+        reference.config, "hidden_size") else reference.config.n_embd
+    vectors = [steering(width, 3.0, seed) for seed in (5, 6)]
+    seen = []
+
+    def steer(layer):
+        def patch(step, value):
+            seen.append((layer, step, value.shape))
+            return value + vectors[layer]
+        return patch
+    tokens, logits, probes = run.generate(
+        prompt, steps, return_logits=True,
+        patches={name: steer(i) for i, name in enumerate(patched)})
+    # Each callable once per step, layer 0 first, on the step's positions.
+    assert seen[:4] == [(0, 0, (2, 4, width)), (1, 0, (2, 4, width)),
+                        (0, 1, (2, 1, width)), (1, 1, (2, 1, width))]
+    assert len(seen) == 2 * steps
+    plain = run.generate(prompt, steps, patches={
+        name: (lambda step, value: value) for name in patched})[0]
+    assert not np.array_equal(tokens, plain)  # the steering changes tokens
+
+    # The reads first: a read of a patched value sees it before the patch,
+    # as in nnx.
+    values, handles = {}, []
+    for name in reads:
+        layer, _, bare = name.partition(".")[2].partition(".")
+        handles.append(output_hook(
+            reference, family, bare, int(layer),
+            lambda out, name=name: values.__setitem__(name, out) or out))
+    handles += [output_hook(reference, family, "attention_output", i,
+                            lambda out, v=torch.from_numpy(v): out + v)
+                for i, v in enumerate(vectors)]
+    try:
+        expected, torch_logits = torch_greedy(reference, prompt, steps)
+        with torch.no_grad():
+            reference(torch.as_tensor(tokens[:, :-1]))
+    finally:
+        for h in handles:
+            h.remove()
+    np.testing.assert_array_equal(tokens, expected)
+    np.testing.assert_allclose(logits, torch_logits, **TOL)
+    for name in reads:
+        full = values[name].numpy()
+        assert len(probes[name]) == steps
+        np.testing.assert_allclose(probes[name][-1], full[:, -1:], **TOL)
+        np.testing.assert_allclose(along_sequence(probes[name]), full, **TOL)
+
+
+def test_patch_arrays_per_step():
+    """A patch given as one array per step writes them: the values a
+    callable wrote, given as arrays, generate the same tokens; a patch
+    missing, unknown, or with too few steps is refused."""
+    name = "layers.0.mlp_output"
+    model = nnx.load(os.path.join(FAMILY_FILES, "gpt2.mlir"))
+    run = nnx.compile(model, patches=[name], family="gpt2")
+    prompt = prompt_ids(1, 3, 32, seed=7)
+    written = []
+
+    def ablate(step, value):
+        written.append(np.zeros_like(value) if step % 2 else value * 0.5)
+        return written[-1]
+    tokens = run.generate(prompt, 6, patches={name: ablate})
+    assert len(written) == 6
+    np.testing.assert_array_equal(
+        run.generate(prompt, 6, patches={name: written}), tokens)
+    with pytest.raises(ValueError, match="gives no value for the patch"):
+        run.generate(prompt, 6)
+    with pytest.raises(ValueError, match="no patch named 'x'"):
+        run.generate(prompt, 6, patches={name: written, "x": written})
+    with pytest.raises(ValueError, match="one array per step"):
+        run.generate(prompt, 6, patches={name: written[:5]})
+
+
+def test_decode_updates_caches_in_place():
+    """Decode takes the caches by reference: the arrays prefill returned are
+    bound without a copy and the new rows written into them (same data
+    pointer, the row at the position filled, nothing copied in and back);
+    decode returns only the logits. A cache array nnx did not return is
+    copied in and back (counted), with the same values."""
+    model = nnx.load(os.path.join(FAMILY_FILES, "llama.mlir"))
+    prefill, decode = nnx.compile(model).generation(8)
+    assert len(decode.outputs) == 1
+    outs, _ = prefill(prompt_ids(2, 4, 32))
+    caches = list(outs[1:])
+    pointers = [c.__array_interface__["data"][0] for c in caches]
+    assert not any(c[:, :, 4].any() for c in caches)
+    token = np.array([[3], [5]], np.int64)
+    position = np.array(4, np.int64)
+    foreign = [c.copy() for c in caches]
+    logits, _ = decode(token, position, *caches)
+    assert logits.shape == (2, 1, 32)
+    assert decode._c.in_place_copies == 0
+    assert [c.__array_interface__["data"][0] for c in caches] == pointers
+    assert all(c[:, :, 4].any() for c in caches)
+    assert not any(c[:, :, 5:].any() for c in caches)
+    again, _ = decode(token, position, *foreign)
+    assert decode._c.in_place_copies == len(caches)
+    np.testing.assert_array_equal(again, logits)
+    for mine, theirs in zip(caches, foreign):
+        np.testing.assert_array_equal(mine, theirs)

@@ -27,7 +27,7 @@ func.func @forward(%ids: tensor<?x?xi64>, %w: tensor<4xf32> {bufferization.writa
   %ninf = arith.constant dense<0xFF800000> : tensor<f32>
   %zero = arith.constant 0.0 : f32
   %zeros = tensor.splat %zero[%t, %t] : tensor<?x?xf32>
-  // expected-error @below {{nnx-derive-kv-cache: cannot prove this attention mask causal (expected `where(triu(ones, k <= 1) or tril(ones, k <= 0) == 0, -inf, ...)` over T x T, plus a bias over the keys only)}}
+  // expected-error @below {{nnx-derive-kv-cache: cannot prove this attention mask causal (expected `where(triu(ones, k <= 1) or tril(ones, k <= 0) == 0, -inf, ...)` over T x T, or a buffer `triu(full(-inf), 1)[:T, :T]`, plus a bias over the keys only)}}
   %mask = nnx.fn.where %upper, %ninf, %zeros {nnx.source = "masked_fill_0"} : tensor<?x?xi1>, tensor<f32>, tensor<?x?xf32> -> tensor<?x?xf32>
   %a = nnx.fn.add %s, %mask : tensor<?x2x?x?xf32>, tensor<?x?xf32> -> tensor<?x2x?x?xf32>
   // expected-note @below {{the softmax it masks}}
@@ -199,16 +199,16 @@ func.func @forward(%ids: tensor<?x?xi64>, %w: tensor<4xf32> {bufferization.writa
 
 // -----
 
-// Positions read from a table sliced to T (llama2.c's freqs_cos[:T]): no
-// arange to shift.
+// Positions read from a table sliced to T from row 1 (`freqs[1:T + 1]`):
+// only `table[:T]` shifts.
 func.func @forward(%ids: tensor<?x?xi64>, %w: tensor<4xf32> {bufferization.writable = false, nnx.parameter = "w"}, %table: tensor<16xf32> {bufferization.writable = false, nnx.parameter = "table"}) -> tensor<?x?x8xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %b = tensor.dim %ids, %c0 : tensor<?x?xi64>
   %t = tensor.dim %ids, %c1 : tensor<?x?xi64>
   %f = arith.sitofp %ids : tensor<?x?xi64> to tensor<?x?xf32>
-  // expected-error @below {{nnx-derive-kv-cache: cannot shift these positions by the cache length: a table sliced to the sequence length T (only `arange(T)` positions shift)}}
-  %posf = tensor.extract_slice %table[0] [%t] [1] : tensor<16xf32> to tensor<?xf32>
+  // expected-error @below {{nnx-derive-kv-cache: cannot shift these positions by the cache length: a table sliced to the sequence length T shifts only as `table[:T]` along one dim whose rows reach the data one per position (through reshapes and elementwise ops)}}
+  %posf = tensor.extract_slice %table[1] [%t] [1] : tensor<16xf32> to tensor<?xf32>
   %h = nnx.fn.add %f, %posf : tensor<?x?xf32>, tensor<?xf32> -> tensor<?x?xf32>
   %x = nnx.fn.reshape %h [%b, 1, %t, 1] : tensor<?x?xf32> -> tensor<?x1x?x1xf32>
   %q = nnx.fn.mul %x, %w : tensor<?x1x?x1xf32>, tensor<4xf32> -> tensor<?x1x?x4xf32>
@@ -223,6 +223,70 @@ func.func @forward(%ids: tensor<?x?xi64>, %w: tensor<4xf32> {bufferization.writa
   %zeros = tensor.splat %zero[%t, %t] : tensor<?x?xf32>
   %mask = nnx.fn.where %upper, %ninf, %zeros {nnx.source = "masked_fill_0"} : tensor<?x?xi1>, tensor<f32>, tensor<?x?xf32> -> tensor<?x?xf32>
   %a = nnx.fn.add %s, %mask : tensor<?x2x?x?xf32>, tensor<?x?xf32> -> tensor<?x2x?x?xf32>
+  %p = nnx.fn.softmax %a {dim = -1 : i64} : tensor<?x2x?x?xf32>
+  %o = nnx.fn.matmul %p, %k {nnx.source = "matmul_1"} : tensor<?x2x?x?xf32>, tensor<?x2x?x4xf32> -> tensor<?x2x?x4xf32>
+  %op = nnx.fn.permute %o [0, 2, 1, 3] : tensor<?x2x?x4xf32> -> tensor<?x?x2x4xf32>
+  %y = nnx.fn.reshape %op [%b, %t, 8] : tensor<?x?x2x4xf32> -> tensor<?x?x8xf32>
+  return %y : tensor<?x?x8xf32>
+}
+
+// -----
+
+// A table sliced to T whose rows are summed by a matmul before they reach
+// the data: not one row per position.
+func.func @forward(%ids: tensor<?x?xi64>, %w: tensor<4xf32> {bufferization.writable = false, nnx.parameter = "w"}, %table2: tensor<16x4xf32> {bufferization.writable = false, nnx.parameter = "table"}) -> tensor<?x?x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = tensor.dim %ids, %c0 : tensor<?x?xi64>
+  %t = tensor.dim %ids, %c1 : tensor<?x?xi64>
+  %f = arith.sitofp %ids : tensor<?x?xi64> to tensor<?x?xf32>
+  // expected-error @below {{nnx-derive-kv-cache: cannot shift these positions by the cache length: a table sliced to the sequence length T shifts only as `table[:T]` along one dim whose rows reach the data one per position (through reshapes and elementwise ops)}}
+  %rows = tensor.extract_slice %table2[0, 0] [%t, 4] [1, 1] : tensor<16x4xf32> to tensor<?x4xf32>
+  %rowst = nnx.fn.permute %rows [1, 0] : tensor<?x4xf32> -> tensor<4x?xf32>
+  // expected-note @below {{its rows are read here}}
+  %gram = nnx.fn.matmul %rows, %rowst : tensor<?x4xf32>, tensor<4x?xf32> -> tensor<?x?xf32>
+  %h = nnx.fn.add %f, %gram : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xf32>
+  %x = nnx.fn.reshape %h [%b, 1, %t, 1] : tensor<?x?xf32> -> tensor<?x1x?x1xf32>
+  %q = nnx.fn.mul %x, %w : tensor<?x1x?x1xf32>, tensor<4xf32> -> tensor<?x1x?x4xf32>
+  %k = nnx.fn.expand %q [%b, 2, %t, 4] : tensor<?x1x?x4xf32> -> tensor<?x2x?x4xf32>
+  %kt = nnx.fn.permute %k [0, 1, 3, 2] : tensor<?x2x?x4xf32> -> tensor<?x2x4x?xf32>
+  %s = nnx.fn.matmul %k, %kt {nnx.source = "matmul_0"} : tensor<?x2x?x4xf32>, tensor<?x2x4x?xf32> -> tensor<?x2x?x?xf32>
+  %true = arith.constant true
+  %ones = tensor.splat %true[%t, %t] : tensor<?x?xi1>
+  %upper = nnx.fn.triu %ones {diagonal = 1 : i64} : tensor<?x?xi1>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %zero = arith.constant 0.0 : f32
+  %zeros = tensor.splat %zero[%t, %t] : tensor<?x?xf32>
+  %mask = nnx.fn.where %upper, %ninf, %zeros {nnx.source = "masked_fill_0"} : tensor<?x?xi1>, tensor<f32>, tensor<?x?xf32> -> tensor<?x?xf32>
+  %a = nnx.fn.add %s, %mask : tensor<?x2x?x?xf32>, tensor<?x?xf32> -> tensor<?x2x?x?xf32>
+  %p = nnx.fn.softmax %a {dim = -1 : i64} : tensor<?x2x?x?xf32>
+  %o = nnx.fn.matmul %p, %k {nnx.source = "matmul_1"} : tensor<?x2x?x?xf32>, tensor<?x2x?x4xf32> -> tensor<?x2x?x4xf32>
+  %op = nnx.fn.permute %o [0, 2, 1, 3] : tensor<?x2x?x4xf32> -> tensor<?x?x2x4xf32>
+  %y = nnx.fn.reshape %op [%b, %t, 8] : tensor<?x?x2x4xf32> -> tensor<?x?x8xf32>
+  return %y : tensor<?x?x8xf32>
+}
+
+// -----
+
+// A registered -inf buffer that lets each position see the next one
+// (`triu(full(-inf), 2)`): not causal.
+func.func @forward(%ids: tensor<?x?xi64>, %w: tensor<4xf32> {bufferization.writable = false, nnx.parameter = "w"}, %freqs: tensor<4xf32> {bufferization.writable = false, nnx.parameter = "freqs"}, %buf: tensor<4x4xf32> {bufferization.writable = false, nnx.parameter = "mask"}) -> tensor<?x?x8xf32> attributes {nnx.parameters = [dense<1.0> : tensor<4xf32>, dense<[0.0, 1.0, 2.0, 3.0]> : tensor<4xf32>, dense<[[0.0, 0.0, 0xFF800000, 0xFF800000], [0.0, 0.0, 0.0, 0xFF800000], [0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]]> : tensor<4x4xf32>]} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = tensor.dim %ids, %c0 : tensor<?x?xi64>
+  %t = tensor.dim %ids, %c1 : tensor<?x?xi64>
+  %f = arith.sitofp %ids : tensor<?x?xi64> to tensor<?x?xf32>
+  %posf = tensor.extract_slice %freqs[0] [%t] [1] : tensor<4xf32> to tensor<?xf32>
+  %h = nnx.fn.add %f, %posf : tensor<?x?xf32>, tensor<?xf32> -> tensor<?x?xf32>
+  %x = nnx.fn.reshape %h [%b, 1, %t, 1] : tensor<?x?xf32> -> tensor<?x1x?x1xf32>
+  %q = nnx.fn.mul %x, %w : tensor<?x1x?x1xf32>, tensor<4xf32> -> tensor<?x1x?x4xf32>
+  %k = nnx.fn.expand %q [%b, 2, %t, 4] : tensor<?x1x?x4xf32> -> tensor<?x2x?x4xf32>
+  %kt = nnx.fn.permute %k [0, 1, 3, 2] : tensor<?x2x?x4xf32> -> tensor<?x2x4x?xf32>
+  %s = nnx.fn.matmul %k, %kt {nnx.source = "matmul_0"} : tensor<?x2x?x4xf32>, tensor<?x2x4x?xf32> -> tensor<?x2x?x?xf32>
+  // expected-error @below {{nnx-derive-kv-cache: cannot prove this attention mask causal}}
+  %mask = tensor.extract_slice %buf[0, 0] [%t, %t] [1, 1] : tensor<4x4xf32> to tensor<?x?xf32>
+  %a = nnx.fn.add %s, %mask : tensor<?x2x?x?xf32>, tensor<?x?xf32> -> tensor<?x2x?x?xf32>
+  // expected-note @below {{the softmax it masks}}
   %p = nnx.fn.softmax %a {dim = -1 : i64} : tensor<?x2x?x?xf32>
   %o = nnx.fn.matmul %p, %k {nnx.source = "matmul_1"} : tensor<?x2x?x?xf32>, tensor<?x2x?x4xf32> -> tensor<?x2x?x4xf32>
   %op = nnx.fn.permute %o [0, 2, 1, 3] : tensor<?x2x?x4xf32> -> tensor<?x?x2x4xf32>

@@ -56,10 +56,13 @@
 
 // nnx-prepare-forward{generate=decode}: decode is the @forward it hands to
 // the target pipeline, with its shape functions.
+// Prepared as @forward, decode updates its caches in place and returns
+// only the logits (no cache is copied into a result).
 // PREPARE-NOT:   func.func @prefill
 // PREPARE-NOT:   func.func @decode
 // PREPARE-LABEL: func.func @forward(
-// PREPARE-SAME:    tensor<?x?xi64>, %{{.*}}: tensor<i64>, %{{.*}}: tensor<?x2x16x4xf32>, %{{.*}}: tensor<?x2x16x4xf32>, %{{.*}}: tensor<4xf32>
+// PREPARE-SAME:    tensor<?x?xi64>, %{{.*}}: tensor<i64>, %{{.*}}: tensor<?x2x16x4xf32> {nnx.updated_in_place}, %{{.*}}: tensor<?x2x16x4xf32> {nnx.updated_in_place}, %{{.*}}: tensor<4xf32>
+// PREPARE-SAME:    -> tensor<?x?x8xf32>
 // PREPARE-SAME:    llvm.emit_c_interface
 // PREPARE:         tensor.insert_slice
 // PREPARE-LABEL: func.func @forward_result_shapes(

@@ -87,6 +87,10 @@ struct TensorSpec {
   llvm::SmallVector<int64_t, 4> shape;
   /// The tensor type as MLIR prints it: "tensor<?x4xf32>".
   std::string typeString;
+  /// An input the forward updates in place (decode's KV caches,
+  /// `nnx.updated_in_place`): the run binds the caller's array without a
+  /// copy and writes into it.
+  bool updatedInPlace = false;
 
   /// Whether `array` has this spec's dtype, rank and static dimensions.
   bool accepts(const NpyArray &array) const;
@@ -243,6 +247,11 @@ public:
                   llvm::ArrayRef<NpyArray> writeProbes = {},
                   const RunOptions &options = {}) const;
 
+  /// The inputs are copied into the call's arguments, except those updated
+  /// in place (TensorSpec::updatedInPlace: decode's KV caches): the forward
+  /// reads and writes the caller's array itself, so runInto() and run()
+  /// update it (the arrays are `const` to every other input).
+  ///
   /// Validates, then runs the forward `options.repeat` times, writing the
   /// results into caller-owned arrays: one per output and read probe, each
   /// with that result's dtype and the shape getResultShapes() gives (else an

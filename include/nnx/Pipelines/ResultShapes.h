@@ -43,6 +43,11 @@ inline constexpr llvm::StringLiteral kResultShapesFuncName =
     "forward_result_shapes";
 inline constexpr llvm::StringLiteral kWriteShapesFuncName =
     "forward_write_shapes";
+/// On an input argument of @forward (decode's KV caches): the function
+/// updates it in place and does not return it; the runtime binds the
+/// caller's buffer without a copy (docs/Generation.md).
+inline constexpr llvm::StringLiteral kUpdatedInPlaceArgAttrName =
+    "nnx.updated_in_place";
 inline constexpr llvm::StringLiteral kShapeChecksFuncName =
     "forward_shape_checks";
 

@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -71,6 +72,23 @@ struct NNXLowerProbesPass
     return success();
   }
 
+  /// The written argument `arg` where it replaces `v`: when `v` has dynamic
+  /// dims, a slice of all of `arg` with `v`'s sizes, so that the sizes of
+  /// what follows are still those of the forward's inputs (the run checks
+  /// that a patch has exactly the shape of the value it replaces;
+  /// nnx-derive-kv-cache proves positions from the ids' length). A view.
+  static Value sizedAsValue(Value arg, Value v, ProbeOp p) {
+    auto type = cast<RankedTensorType>(v.getType());
+    if (type.hasStaticShape())
+      return arg;
+    OpBuilder b(p);
+    SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+    SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, p.getLoc(), v);
+    return tensor::ExtractSliceOp::create(b, p.getLoc(), type, arg, offsets,
+                                          sizes, strides);
+  }
+
   /// Checks `func` can take probes; emits an error and returns failure if not.
   LogicalResult check(func::FuncOp func, MutableArrayRef<ProbeOp> probes) {
     ModuleOp module = getOperation();
@@ -131,7 +149,8 @@ struct NNXLowerProbesPass
             return signalPassFailure();
           }
           writeNames.push_back(p.getNameAttr());
-          p.getResult().replaceAllUsesWith(func.getArgument(idx));
+          p.getResult().replaceAllUsesWith(
+              sizedAsValue(func.getArgument(idx), v, p));
         }
         p.erase();
       }

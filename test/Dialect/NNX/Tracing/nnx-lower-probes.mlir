@@ -1,8 +1,10 @@
 // RUN: nnx-opt %s -split-input-file -verify-diagnostics --nnx-lower-probes | FileCheck %s
 
 // Reads become copies returned as trailing results in op order, writes
-// trailing arguments that replace the value from the probe on; the names are
-// recorded in order.
+// trailing arguments that replace the value from the probe on (a value with
+// dynamic dims: by a slice of all of the argument with the value's sizes,
+// so what follows keeps the sizes of the inputs); the names are recorded in
+// order.
 // CHECK-LABEL: func.func @forward
 // CHECK-SAME:    (%[[X:.*]]: tensor<?x8xf32>, %[[W:.*]]: tensor<?x8xf32>)
 // CHECK-SAME:    -> (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>)
@@ -10,7 +12,10 @@
 // CHECK-NEXT:    %[[R:.*]] = bufferization.alloc_tensor() copy(%[[X]])
 // CHECK-NEXT:    %[[S:.*]] = arith.addf %[[X]], %[[X]]
 // CHECK-NEXT:    %[[P:.*]] = bufferization.alloc_tensor() copy(%[[S]])
-// CHECK-NEXT:    %[[M:.*]] = arith.mulf %[[W]], %[[W]]
+// CHECK-NEXT:    %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[N:.*]] = tensor.dim %[[S]], %[[C0]]
+// CHECK-NEXT:    %[[WS:.*]] = tensor.extract_slice %[[W]][0, 0] [%[[N]], 8] [1, 1]
+// CHECK-NEXT:    %[[M:.*]] = arith.mulf %[[WS]], %[[WS]]
 // CHECK-NEXT:    return %[[M]], %[[R]], %[[P]]
 func.func @forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %r = nnx.probe read "in" %x : tensor<?x8xf32>

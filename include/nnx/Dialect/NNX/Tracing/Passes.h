@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
 #include "nnx/Support/PassOptions.h"

@@ -76,6 +76,11 @@ def NNXLowerProbesPass : NNX_Pass<"nnx-lower-probes", "::mlir::ModuleOp"> {
     probe's value (`bufferization.alloc_tensor copy`, a buffer of its own)
     becomes an extra trailing result (in op order) and each `write` probe
     becomes an extra trailing argument that replaces the value from there on.
+    Where the value has dynamic dims the argument replaces it through a
+    `tensor.extract_slice` of all of it with the value's sizes (a view; the
+    run checks a patch has exactly the value's shape), so the sizes of what
+    follows stay those of the inputs (`nnx-derive-kv-cache` proves positions
+    from the ids' length).
     The names are recorded in the function attributes `nnx.read_probes` and
     `nnx.write_probes` (arrays of strings, in result/argument order).
 
@@ -103,7 +108,8 @@ def NNXLowerProbesPass : NNX_Pass<"nnx-lower-probes", "::mlir::ModuleOp"> {
     ```
   }];
   let dependentDialects = ["::mlir::func::FuncDialect",
-                           "::mlir::bufferization::BufferizationDialect"];
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 #endif // NNX_DIALECT_NNX_TRACING_PASSES_TD
