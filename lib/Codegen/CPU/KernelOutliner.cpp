@@ -90,3 +90,8 @@ func::CallOp KernelOutliner::outline(func::FuncOp fn,
     op->erase();
   return call;
 }
+
+void mlir::nnx::markAsGlue(func::FuncOp fn) {
+  Builder b(fn.getContext());
+  fn->setAttr("passthrough", b.getStrArrayAttr({"noinline", "optnone"}));
+}

@@ -51,6 +51,12 @@ private:
   func::FuncOp keepOrReuse(func::FuncOp candidate, StringRef prefix);
 };
 
+/// Marks `fn`, whose work moved into kernels, as glue: LLVM's instruction
+/// selection merges the stores of a block pairwise (quadratic in a block
+/// holding the stack arguments of hundreds of calls), and allocations,
+/// views and calls need no optimization, so it gets none.
+void markAsGlue(func::FuncOp fn);
+
 } // namespace mlir::nnx
 
 #endif // NNX_LIB_CODEGEN_CPU_KERNELOUTLINER_H

@@ -27,14 +27,8 @@ void outlineLoopNests(nnx::KernelOutliner &outliner, func::FuncOp fn) {
       ops.push_back(&op);
   for (Operation *op : ops)
     outliner.outline(fn, op);
-  if (ops.empty())
-    return;
-  // What is left is glue: allocations, views and one call per kernel.
-  // LLVM's instruction selection merges the stores of a block pairwise
-  // (quadratic in a block holding the stack arguments of hundreds of
-  // calls); the glue needs no optimization, so it gets none.
-  Builder b(fn.getContext());
-  fn->setAttr("passthrough", b.getStrArrayAttr({"noinline", "optnone"}));
+  if (!ops.empty())
+    nnx::markAsGlue(fn);
 }
 
 struct NNXOutlineKernelsPass

@@ -85,6 +85,8 @@ struct NNXOutlineLayersPass
           roots.push_back(&op);
       for (Operation *root : roots)
         outliner.outline(fn, getLayerGroup(root));
+      if (!roots.empty())
+        nnx::markAsGlue(fn);
     }
   }
 };
