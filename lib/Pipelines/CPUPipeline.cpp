@@ -139,10 +139,14 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
   // stay local (one set across a whole model is cubic in its depth).
   pm.addNestedPass<func::FuncOp>(createNNXDuplicateEmptyTensorsPass());
   pipeline::addIdentityLayoutBufferization(pm);
-  // A kernel that writes its destination argument returns nothing.
-  pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
+  // A kernel that writes its destination argument returns nothing (what
+  // a grouped convolution reshapes back to its destination folds first).
+  if (options.outlineLayers) {
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
+  }
   if (options.outParams)
-    pipeline::addResultsToOutParams(pm, /*hoistAllocs=*/false);
+    pm.addPass(createNNXPublicResultsToOutParamsPass());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
 

@@ -307,6 +307,44 @@ def NNXOutlineLayersPass : NNX_Pass<"nnx-outline-layers", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def NNXPublicResultsToOutParamsPass
+    : NNX_Pass<"nnx-public-results-to-out-params", "::mlir::ModuleOp"> {
+  let summary = "Results of public functions on buffers become arguments "
+                "the caller allocates";
+  let description = [{
+    Upstream's `buffer-results-to-out-params` with `modify-public-functions`
+    for nnx-run's ABI (the `out-params` option of `nnx-cpu-pipeline`), but
+    for public functions only: each memref result of a public function
+    becomes a trailing argument, the result is copied into it and the
+    function returns nothing. A private function (a layer kernel of
+    `nnx-outline-layers` whose result one-shot bufferization could not
+    place in its destination argument) keeps its results: its caller owns
+    them, and one of dynamic shape could not be allocated by the caller.
+
+    Before:
+
+    ```mlir
+    func.func @forward(%x: memref<4xf32>) -> memref<4xf32> {
+      %r = call @kernel(%x) : (memref<4xf32>) -> memref<4xf32>
+      return %r : memref<4xf32>
+    }
+    func.func private @kernel(%x: memref<4xf32>) -> memref<4xf32> {...}
+    ```
+
+    After:
+
+    ```mlir
+    func.func @forward(%x: memref<4xf32>, %out: memref<4xf32>) {
+      %r = call @kernel(%x) : (memref<4xf32>) -> memref<4xf32>
+      memref.copy %r, %out : memref<4xf32> to memref<4xf32>
+      return
+    }
+    func.func private @kernel(%x: memref<4xf32>) -> memref<4xf32> {...}
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def NNXExpandBF16CastsPass
     : NNX_Pass<"nnx-expand-bf16-casts", "::mlir::ModuleOp"> {
   let summary = "bf16 arithmetic and conversions without AVX512_BF16";
