@@ -18,8 +18,19 @@ Families (depths are overridable, e.g. --relu 100,200):
   gpt2  GPT-2 small (d 768, 12 heads, vocabulary 50257) with N blocks,
         token ids (batch?, seq?)
 
-Weights are not written: nnx-opt never reads them (the IR names a weights
-file that does not exist). A compile that runs past --timeout is shown as
+Then --resnets (default 50,152; empty to skip): torchvision's ResNet-N
+(weights=None, eval, 224 x 224, the batch dynamic) compiled by a fresh
+`nnx-run --threads 1` with an empty compile cache, pinned to one core:
+the process's CPU seconds (user + sys: parsing, the pipeline, LLVM, binding
+the weights; the input has batch 0, so the forward computes nothing), the
+weights' time nnx-run prints (wall: mapping the file and permuting weights
+into their bound layouts, not compiling), the CPU seconds less that, the
+same over the first model's, and the compile time nnx-run prints (wall,
+inflated on a loaded machine). --pipeline-options passes nnx-run's option through (e.g.
+outline-layers=false for the compile without layer kernels).
+
+Weights are not written for the families: nnx-opt never reads them (the
+IR names a weights file that does not exist). A compile that runs past --timeout is shown as
 '>T'. This is a measurement, not a test: nothing fails on a slow number.
 """
 
@@ -27,6 +38,7 @@ import argparse
 import math
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -57,6 +69,11 @@ def parse_args(argv=None):
     for name, depths in FAMILIES.items():
         p.add_argument("--" + name, default=depths,
                        help=f"depths of the {name} family (default {depths})")
+    p.add_argument("--resnets", default="50,152",
+                   help="torchvision ResNet depths compiled by nnx-run "
+                   "(empty: none)")
+    p.add_argument("--pipeline-options", default="",
+                   help="nnx-run --pipeline-options for the ResNets")
     p.add_argument("--repeat", type=int, default=1,
                    help="compiles per depth; the fastest is shown")
     p.add_argument("--timeout", type=float, default=300.0,
@@ -161,6 +178,56 @@ def report_family(nnx_opt, family, depths, args, workdir):
         prev = (n, total)
 
 
+def resnet_compile(nnx_run, n, args, workdir):
+    """(process CPU s, nnx-run's compile s, its weights s) of a cold-cache
+    nnx-run of torchvision's ResNet-`n` on one core."""
+    import numpy as np
+    import torch
+    import torchvision
+    from nnx.torch_export import write
+    torch.manual_seed(0)
+    model = getattr(torchvision.models, f"resnet{n}")(weights=None).eval()
+    mlir = os.path.join(workdir, f"resnet{n}.mlir")
+    write(model, mlir, [(None, 3, 224, 224)], name=f"resnet{n}", weights=True)
+    x = os.path.join(workdir, "x.npy")
+    np.save(x, np.zeros((0, 3, 224, 224), np.float32))
+    cache = os.path.join(workdir, f"cache{n}")
+    cmd = [nnx_run, mlir, "--threads", "1", "--input", x, "--output",
+           os.path.join(workdir, "y.npy"), "--repeat", "2", "--cache-dir",
+           cache]
+    if args.pipeline_options:
+        cmd += ["--pipeline-options", args.pipeline_options]
+    core = min(os.sched_getaffinity(0))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run(cmd, capture_output=True, text=True,
+                          timeout=args.timeout,
+                          preexec_fn=lambda: os.sched_setaffinity(0, {core}))
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime -
+                                                before.ru_stime)
+    m = re.search(r"compile ([0-9.]+) ms, weights ([0-9.]+) ms", proc.stderr)
+    return cpu, float(m.group(1)) * 1e-3, float(m.group(2)) * 1e-3
+
+
+def report_resnets(depths, args, workdir):
+    from nnx import tools
+    nnx_run = tools.tool_path("nnx-run")
+    print("\nresnet: torchvision ResNet-N, cold-cache nnx-run --threads 1 on "
+          "one core (batch 0)" + (f", --pipeline-options='"
+                                  f"{args.pipeline_options}'"
+                                  if args.pipeline_options else ""))
+    print(f"  {'depth':>6} {'cpu s':>8} {'weights s':>10} {'cpu-weights':>12} "
+          f"{'/ first':>8} {'compile s':>10}")
+    first = None
+    for n in depths:
+        cpu, wall, weights = resnet_compile(nnx_run, n, args, workdir)
+        first = first or cpu - weights
+        print(f"  {n:>6} {cpu:8.2f} {weights:10.2f} {cpu - weights:12.2f} "
+              f"{(cpu - weights) / first:8.2f} {wall:10.2f}", flush=True)
+
+
 def main(argv=None):
     args = parse_args(argv)
     if args.build:
@@ -174,12 +241,15 @@ def main(argv=None):
     print("command: nnx-opt MODEL --nnx-build-forward --nnx-cpu-pipeline "
           "--mlir-timing")
     with tempfile.TemporaryDirectory() as workdir:
-        for family in args.families.split(","):
+        for family in filter(None, args.families.split(",")):
             if family not in FAMILIES:
                 raise SystemExit(f"unknown family '{family}' (expected one of "
                                  f"{', '.join(FAMILIES)})")
             depths = [int(d) for d in getattr(args, family).split(",")]
             report_family(nnx_opt, family, depths, args, workdir)
+        if args.resnets:
+            report_resnets([int(d) for d in args.resnets.split(",")], args,
+                           workdir)
     return 0
 
 

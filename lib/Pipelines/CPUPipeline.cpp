@@ -108,6 +108,13 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
   // bufferization walk again for each slice (compile time cubic in depth).
   pm.addPass(memref::createResolveRankedShapeTypeResultDimsPass());
   pm.addPass(createCSEPass());
+  // Equal layers share one kernel function from here on: the schedule,
+  // bufferization and LLVM see each distinct layer once. Each fill gets
+  // its own use first, so that it moves into its consumer's kernel.
+  if (options.outlineLayers) {
+    pm.addNestedPass<func::FuncOp>(createNNXDuplicateEmptyTensorsPass());
+    pm.addPass(createNNXOutlineLayersPass());
+  }
 
   // Fast matmul, stage 1 (tensors): tile for caches and registers, peel,
   // vectorize the static register tiles.
@@ -132,8 +139,14 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
   // stay local (one set across a whole model is cubic in its depth).
   pm.addNestedPass<func::FuncOp>(createNNXDuplicateEmptyTensorsPass());
   pipeline::addIdentityLayoutBufferization(pm);
+  // A kernel that writes its destination argument returns nothing (what
+  // a grouped convolution reshapes back to its destination folds first).
+  if (options.outlineLayers) {
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
+  }
   if (options.outParams)
-    pipeline::addResultsToOutParams(pm, /*hoistAllocs=*/false);
+    pm.addPass(createNNXPublicResultsToOutParamsPass());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
 

@@ -12,16 +12,18 @@
 // CHECK-LABEL: llvm.func @forward(
 // CHECK-LABEL: llvm.func @_mlir_ciface_forward(%{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr {nnx.parameter = "0.weight"})
 // CHECK-SAME:    nnx.parameter_layouts = {"0.weight" = array<i64: 1, 0>}
-// CHECK:       llvm.func @forward_kernel_
+// CHECK:       llvm.func @forward_layer_{{[0-9]+}}_kernel_
 // CHECK:         llvm.intr.fma
 // CHECK-NOT:     llvm.call @tanhf
 
 // With parameters=constants the weights become LLVM globals.
 // CONST-DAG:   llvm.mlir.global private constant @{{.*}}(dense<{{.*}}> : tensor<4x3xf32>)
+// The Linear's layer kernel (nnx-outline-layers) reads its global.
 // CONST-LABEL: llvm.func @forward(
-// CONST:         llvm.mlir.addressof @__constant_4x3xf32
 // CONST-LABEL: llvm.func @_mlir_ciface_forward(%{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr)
-// CONST:       llvm.func @forward_kernel_
+// CONST-LABEL: llvm.func @forward_layer_0(
+// CONST:         llvm.mlir.addressof @__constant_4x3xf32
+// CONST:       llvm.func @forward_layer_{{[0-9]+}}_kernel_
 // CONST:         llvm.intr.fma
 // CONST-NOT:     llvm.call @tanhf
 nnx.model @mlp inputs(tensor<?x4xf32>) {

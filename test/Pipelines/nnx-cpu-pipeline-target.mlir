@@ -21,30 +21,30 @@
 // The target is on the functions now, not on the module (plain LLVM
 // dialect, which mlir-translate reads).
 // AVX512-NOT: nnx.target
-// AVX512-LABEL: llvm.func @forward_kernel_
+// AVX512-LABEL: llvm.func @forward_layer_{{[0-9]+}}_kernel_
 // AVX512-SAME:    target_cpu = "sapphirerapids"
 // AVX512:         llvm.intr.fmuladd({{.*}}) : (vector<64xf32>, vector<64xf32>, vector<64xf32>) -> vector<64xf32>
 // AVX512-NOT:     target_features
 
-// LLVMIR: define {{.*}} @forward_kernel_{{[0-9]+}}({{.*}}) #[[ATTRS:[0-9]+]]
+// LLVMIR: define {{.*}} @forward_layer_{{[0-9]+}}_kernel_{{[0-9]+}}({{.*}}) #[[ATTRS:[0-9]+]]
 // LLVMIR: attributes #[[ATTRS]] = {{{.*}}"target-cpu"="sapphirerapids"
 
 // 256-bit targets: 6 x 16 tiles.
-// AVX2-LABEL: llvm.func @forward_kernel_
+// AVX2-LABEL: llvm.func @forward_layer_{{[0-9]+}}_kernel_
 // AVX2-NOT:     vector<64xf32>
 // AVX2:         llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
 // AVX2-NOT:     vector<64xf32>
 
 // No target: the default one's 128-bit tiles (4 x 8), nothing stamped.
 // DEFAULT-NOT:   nnx.target
-// DEFAULT-LABEL: llvm.func @forward_kernel_
+// DEFAULT-LABEL: llvm.func @forward_layer_{{[0-9]+}}_kernel_
 // DEFAULT-NOT:     vector<16xf32>
 // DEFAULT:         llvm.intr.fmuladd({{.*}}) : (vector<8xf32>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
 // DEFAULT-NOT:     target_features
 // DEFAULT-NOT:     vector<16xf32>
 
 // CAPPED-NOT: nnx.target
-// CAPPED-LABEL: llvm.func @forward_kernel_
+// CAPPED-LABEL: llvm.func @forward_layer_{{[0-9]+}}_kernel_
 // CAPPED-SAME:    target_features = #llvm.target_features<["-avx512f"]>
 // CAPPED:         llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
 func.func @forward(%x: tensor<?x32xf32>, %w: tensor<32x128xf32>) -> tensor<?x128xf32> attributes {llvm.emit_c_interface} {

@@ -8,14 +8,15 @@
 // all the way to the LLVM dialect: a C interface wrapper for the JIT, the
 // matmul as vector FMAs, erf as a polynomial (nnx-approximate-math), nothing
 // of the higher dialects left.
-// Each loop nest is a kernel (nnx-outline-kernels) that @forward, the glue,
-// calls; the glue is not optimized.
+// Each linalg op is a layer kernel (nnx-outline-layers) that @forward, the
+// glue, calls, and each loop nest of a layer a kernel (nnx-outline-kernels)
+// that the layer calls; the glue is not optimized.
 // CHECK-LABEL: llvm.func @forward(
 // CHECK-SAME:    passthrough = ["noinline", "optnone"]
-// CHECK:         llvm.call @forward_kernel_{{[0-9]+}}(
+// CHECK:         llvm.call @forward_layer_{{[0-9]+}}(
 // CHECK-LABEL: llvm.func @_mlir_ciface_forward(
 // CHECK:         llvm.call @forward(
-// CHECK:       llvm.func @forward_kernel_
+// CHECK:       llvm.func @forward_layer_{{[0-9]+}}_kernel_
 // CHECK:         llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
 // CHECK:         llvm.intr.fma({{.*}}) : (f32, f32, f32) -> f32
 // CHECK-NOT:     llvm.call @erff

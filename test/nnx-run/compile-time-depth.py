@@ -12,13 +12,16 @@
 # 32 to 14 CPU s (ResNet-50: 9 to 7), and this test's 24 blocks from 3.5x
 # the time of 8 blocks to 2.1x. Since LLVM no longer unrolls whole loops
 # (ModelJIT), the shared kernels cost little and the ratio shows the
-# per-block work: 2.75x (1.5 and 4.1 CPU s). The bound on the ratio of the
-# child's CPU seconds is linear growth (3x) with a tenth for the noise of
-# a loaded machine, which the quadratic costs broke; both models must match
-# PyTorch.
+# per-block work: 2.75x (1.5 and 4.1 CPU s). Since the layers share
+# kernels on tensors too (nnx-outline-layers: the schedule, bufferization
+# and LLVM see each distinct layer once, the forward is a chain of calls),
+# what grows is that chain: 1.75-1.98x (0.9 and 1.7 CPU s, loaded 2-core
+# EPYC). The bound on the ratio of the child's CPU seconds, 2.4x, is that
+# with a fifth for the noise of a loaded machine; per-layer scheduling or
+# bufferization (2.75x) breaks it. Both models must match PyTorch.
 # REQUIRES: torch
 # RUN: %python %s %nnx_bin/bin/nnx-run %nnx_src/python %t | FileCheck %s
-# CHECK: 3x the depth compiles in at most 3.3x the CPU time, and matches PyTorch
+# CHECK: 3x the depth compiles in at most 2.4x the CPU time, and matches PyTorch
 import os
 import resource
 import shutil
@@ -37,7 +40,7 @@ from nnx import testing  # noqa: E402
 from nnx.torch_export import write  # noqa: E402
 
 DEPTH = 8
-RATIO = 3.3
+RATIO = 2.4
 
 
 def stage(blocks):

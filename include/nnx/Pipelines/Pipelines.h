@@ -49,6 +49,13 @@ struct NNXCPUPipelineOptions
                      "needs AVX512_BF16 to run) or off (bf16 extended to "
                      "f32 in the f32 tiles)"),
       llvm::cl::init("target")};
+  PassOptions::Option<bool> outlineLayers{
+      *this, "outline-layers",
+      llvm::cl::desc("On tensors, before the schedule, move each linalg op "
+                     "into a private kernel function shared by equal layers "
+                     "(nnx-outline-layers): the schedule, bufferization and "
+                     "LLVM see each distinct layer once"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> outlineKernels{
       *this, "outline-kernels",
       llvm::cl::desc("On buffers, move each loop nest into a private kernel "

@@ -120,6 +120,9 @@ struct NNXApplyCPUSchedulePass
         nnx::populateBF16PairMatmulPatterns(patterns);
       if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
         return signalPassFailure();
+      // Layer kernels (nnx-outline-layers) read their weights through the
+      // layouts their callers then bind.
+      nnx::hoistKernelArgumentLayouts(getOperation());
       for (auto func : getOperation().getOps<func::FuncOp>())
         nnx::foldParameterPermutations(func);
       const nnx::MatmulTiles &tiles = nnx::matmulTilesFor(tileBits);

@@ -10,7 +10,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
 
 #include <cstring>
 
@@ -287,4 +289,90 @@ void mlir::nnx::foldParameterPermutations(func::FuncOp func) {
   func.setFunctionType(
       FunctionType::get(ctx, argTypes, func.getFunctionType().getResults()));
   func->setAttr(nnx::kParameterLayoutsAttrName, layouts.getDictionary(ctx));
+}
+
+/// The ops that read `arg` in another layout, init first (the ops to clone
+/// at a call site, in order), if its uses are one such chain or transposes
+/// of one permutation with static empty inits; the value read in `read`.
+static SmallVector<Operation *> getLayoutReads(BlockArgument arg,
+                                               SmallVectorImpl<Value> &reads) {
+  linalg::TransposeOp transpose;
+  SmallVector<linalg::TransposeOp> transposes;
+  if (soleSplitTransposition(arg, transpose)) {
+    transposes.push_back(transpose);
+  } else if (soleTransposition(arg)) {
+    for (Operation *user : arg.getUsers())
+      transposes.push_back(cast<linalg::TransposeOp>(user));
+  }
+  SmallVector<Operation *> chain;
+  if (transposes.empty())
+    return chain;
+  transpose = transposes.front();
+  auto init = transpose.getInit().getDefiningOp<tensor::EmptyOp>();
+  if (!init || init->getNumOperands() != 0)
+    return chain;
+  chain.push_back(init);
+  if (transpose.getInput() != arg)
+    chain.push_back(transpose.getInput().getDefiningOp());
+  chain.push_back(transpose);
+  for (linalg::TransposeOp t : transposes)
+    reads.push_back(t->getResult(0));
+  return chain;
+}
+
+/// Moves the layout chain of `kernel`'s argument `index` to `calls`.
+static void hoistArgumentLayout(func::FuncOp kernel, unsigned index,
+                                ArrayRef<func::CallOp> calls) {
+  BlockArgument arg = kernel.getArgument(index);
+  SmallVector<Value> reads;
+  SmallVector<Operation *> chain = getLayoutReads(arg, reads);
+  if (chain.empty())
+    return;
+  for (func::CallOp call : calls) {
+    OpBuilder b(call);
+    IRMapping mapping;
+    mapping.map(arg, call.getOperand(index));
+    Operation *last = nullptr;
+    for (Operation *op : chain)
+      last = b.clone(*op, mapping);
+    call->setOperand(index, last->getResult(0));
+  }
+  Type permuted = reads.front().getType();
+  for (Value read : reads) {
+    Operation *transpose = read.getDefiningOp();
+    Value init = cast<linalg::TransposeOp>(transpose).getInit();
+    read.replaceAllUsesWith(arg);
+    transpose->erase();
+    if (Operation *def = init.getDefiningOp(); def && def->use_empty())
+      def->erase();
+  }
+  for (Operation *user : llvm::make_early_inc_range(arg.getUsers()))
+    if (user->use_empty())
+      user->erase();
+  arg.setType(permuted);
+  SmallVector<Type> inputs(kernel.getArgumentTypes());
+  inputs[index] = permuted;
+  kernel.setFunctionType(
+      FunctionType::get(kernel.getContext(), inputs, kernel.getResultTypes()));
+}
+
+void mlir::nnx::hoistKernelArgumentLayouts(ModuleOp module) {
+  SymbolTableCollection tables;
+  SymbolUserMap users(tables, module);
+  for (auto kernel : module.getOps<func::FuncOp>()) {
+    if (kernel.isExternal() || !kernel.isPrivate())
+      continue;
+    SmallVector<func::CallOp> calls;
+    bool onlyCalls = true;
+    for (Operation *user : users.getUsers(kernel)) {
+      auto call = dyn_cast<func::CallOp>(user);
+      onlyCalls &= call && call.getCallee() == kernel.getSymName();
+      if (call)
+        calls.push_back(call);
+    }
+    if (!onlyCalls || calls.empty())
+      continue;
+    for (unsigned i = 0, e = kernel.getNumArguments(); i < e; ++i)
+      hoistArgumentLayout(kernel, i, calls);
+  }
 }

@@ -42,6 +42,14 @@ void populateMatmulToDefaultLayoutPatterns(RewritePatternSet &patterns);
 /// recorded as {shape = the split, permutation}.
 void foldParameterPermutations(func::FuncOp func);
 
+/// A private function of `module` called only by `func.call`s (a kernel of
+/// nnx-outline-layers) whose argument is only read through the layout
+/// foldParameterPermutations folds (transposes of one permutation, or one
+/// static `tensor.expand_shape` then transpose) takes the argument in that
+/// layout: the layout ops move to every call site, where a parameter
+/// argument's layout then folds into the binding.
+void hoistKernelArgumentLayouts(ModuleOp module);
+
 } // namespace mlir::nnx
 
 #endif // NNX_CONVERSION_LINALGTOCPU_LAYOUTS_H

@@ -237,6 +237,114 @@ def NNXOutlineKernelsPass : NNX_Pass<"nnx-outline-kernels", "::mlir::ModuleOp"> 
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def NNXOutlineLayersPass : NNX_Pass<"nnx-outline-layers", "::mlir::ModuleOp"> {
+  let summary = "Outline each linalg op of a function on tensors into a "
+                "kernel function shared by equal layers";
+  let description = [{
+    Compile time of a deep model: the 50 bottlenecks of a ResNet-152 repeat
+    a few layer shapes, but the matmul schedule, bufferization and the
+    passes after them worked on every layer of the one flat forward.
+    `nnx-outline-kernels` shares code from the buffers on; this pass does
+    it on tensors, before the schedule, so that everything after it sees
+    each distinct layer once and the forward is a chain of calls.
+
+    Every top-level linalg op of a function body whose body reads nothing
+    from outside but constants (not a lone `linalg.fill`, and not a gather
+    reading a captured table) moves into a private function,
+    `@<function>_layer_<n>`, with the producers that only it uses and that
+    its schedule needs to see: the `linalg.fill` of a destination, the
+    `tensor.pad` of an input (a convolution folds a zero padding into its
+    own copy of the input) and a static `tensor.empty` input (a pooling
+    window). The op becomes a `func.call`:
+
+    * the values the group uses from outside become arguments, in order of
+      first use (a destination's `tensor.empty` too: the caller allocates
+      it and the kernel writes it in place), except constants, which are
+      cloned into the kernel;
+    * the op's results become the kernel's results;
+    * a kernel equal to an earlier one (same types, same body) is not
+      kept: the call goes to the earlier one.
+
+    The schedule moves the layout a kernel reads a weight argument in (a
+    convolution's kh x kw x C x F, a Linear's K x N) out to the callers, so
+    parameters are still bound in the layout their kernels read. After
+    bufferization, `drop-equivalent-buffer-results` turns the results a
+    kernel writes into its destination argument into plain writes.
+
+    Before:
+
+    ```mlir
+    func.func @forward(%x: tensor<?x8xf32>, %w1: tensor<8x8xf32>, %w2: tensor<8x8xf32>, %d: index) -> tensor<?x8xf32> {
+      %zero = arith.constant 0.0 : f32
+      %e = tensor.empty(%d) : tensor<?x8xf32>
+      %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x8xf32>) -> tensor<?x8xf32>
+      %h = linalg.matmul ins(%x, %w1 : ...) outs(%f : tensor<?x8xf32>) -> tensor<?x8xf32>
+      %e2 = tensor.empty(%d) : tensor<?x8xf32>
+      %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<?x8xf32>) -> tensor<?x8xf32>
+      %y = linalg.matmul ins(%h, %w2 : ...) outs(%f2 : tensor<?x8xf32>) -> tensor<?x8xf32>
+      return %y : tensor<?x8xf32>
+    }
+    ```
+
+    After:
+
+    ```mlir
+    func.func @forward(%x: tensor<?x8xf32>, %w1: tensor<8x8xf32>, %w2: tensor<8x8xf32>, %d: index) -> tensor<?x8xf32> {
+      %e = tensor.empty(%d) : tensor<?x8xf32>
+      %h = call @forward_layer_0(%x, %w1, %e) : (...) -> tensor<?x8xf32>
+      %e2 = tensor.empty(%d) : tensor<?x8xf32>
+      %y = call @forward_layer_0(%h, %w2, %e2) : (...) -> tensor<?x8xf32>
+      return %y : tensor<?x8xf32>
+    }
+    func.func private @forward_layer_0(%a: tensor<?x8xf32>, %b: tensor<8x8xf32>, %c: tensor<?x8xf32>) -> tensor<?x8xf32> {
+      %zero = arith.constant 0.0 : f32
+      %f = linalg.fill ins(%zero : f32) outs(%c : tensor<?x8xf32>) -> tensor<?x8xf32>
+      %r = linalg.matmul ins(%a, %b : ...) outs(%f : tensor<?x8xf32>) -> tensor<?x8xf32>
+      return %r : tensor<?x8xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
+def NNXPublicResultsToOutParamsPass
+    : NNX_Pass<"nnx-public-results-to-out-params", "::mlir::ModuleOp"> {
+  let summary = "Results of public functions on buffers become arguments "
+                "the caller allocates";
+  let description = [{
+    Upstream's `buffer-results-to-out-params` with `modify-public-functions`
+    for nnx-run's ABI (the `out-params` option of `nnx-cpu-pipeline`), but
+    for public functions only: each memref result of a public function
+    becomes a trailing argument, the result is copied into it and the
+    function returns nothing. A private function (a layer kernel of
+    `nnx-outline-layers` whose result one-shot bufferization could not
+    place in its destination argument) keeps its results: its caller owns
+    them, and one of dynamic shape could not be allocated by the caller.
+
+    Before:
+
+    ```mlir
+    func.func @forward(%x: memref<4xf32>) -> memref<4xf32> {
+      %r = call @kernel(%x) : (memref<4xf32>) -> memref<4xf32>
+      return %r : memref<4xf32>
+    }
+    func.func private @kernel(%x: memref<4xf32>) -> memref<4xf32> {...}
+    ```
+
+    After:
+
+    ```mlir
+    func.func @forward(%x: memref<4xf32>, %out: memref<4xf32>) {
+      %r = call @kernel(%x) : (memref<4xf32>) -> memref<4xf32>
+      memref.copy %r, %out : memref<4xf32> to memref<4xf32>
+      return
+    }
+    func.func private @kernel(%x: memref<4xf32>) -> memref<4xf32> {...}
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def NNXExpandBF16CastsPass
     : NNX_Pass<"nnx-expand-bf16-casts", "::mlir::ModuleOp"> {
   let summary = "bf16 arithmetic and conversions without AVX512_BF16";

@@ -1,0 +1,93 @@
+//===- OutlineLayers.cpp - linalg ops into shared kernels -------*- C++ -*-===//
+//
+// `nnx-outline-layers`: every top-level linalg op of a function on tensors
+// (with the fill of its destination and the padding of its input) becomes
+// a call of a private kernel function; equal kernels are kept once (see
+// the pass description in Passes.td).
+//
+//===----------------------------------------------------------------------===//
+#include "KernelOutliner.h"
+#include "nnx/Codegen/CPU/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+namespace mlir::nnx {
+#define GEN_PASS_DEF_NNXOUTLINELAYERSPASS
+#include "nnx/Codegen/CPU/Passes.h.inc"
+} // namespace mlir::nnx
+
+using namespace mlir;
+
+namespace {
+/// Whether `op` is a layer a kernel is made of: a linalg op on tensors
+/// whose body reads nothing from outside but constants (a gather reading a
+/// captured table stays where the table's layout can follow it), and that
+/// is not a lone fill.
+bool isLayerRoot(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
+      isa<linalg::FillOp>(op))
+    return false;
+  SetVector<Value> captured;
+  for (Region &region : op->getRegions())
+    getUsedValuesDefinedAbove(region, captured);
+  return llvm::all_of(captured, [](Value v) {
+    Operation *def = v.getDefiningOp();
+    return def && def->hasTrait<OpTrait::ConstantLike>();
+  });
+}
+
+/// The producer of `operand` that moves into `root`'s kernel, if any: used
+/// by `root` alone, in the same block, and one of a destination's fill, an
+/// input's zero padding (a convolution folds it into its own copy of the
+/// input) or a static empty input (a pooling window).
+Operation *getPulledProducer(OpOperand &operand, Operation *root) {
+  Operation *def = operand.get().getDefiningOp();
+  if (!def || def->getBlock() != root->getBlock() || !operand.get().hasOneUse())
+    return nullptr;
+  auto dps = cast<DestinationStyleOpInterface>(root);
+  if (dps.isDpsInit(&operand))
+    return isa<linalg::FillOp>(def) ? def : nullptr;
+  if (isa<tensor::PadOp>(def))
+    return def;
+  auto empty = dyn_cast<tensor::EmptyOp>(def);
+  return empty && empty->getNumOperands() == 0 ? def : nullptr;
+}
+
+/// The group of `root`: its pulled producers in block order, then `root`.
+SmallVector<Operation *> getLayerGroup(Operation *root) {
+  SmallVector<Operation *> group;
+  for (OpOperand &operand : root->getOpOperands())
+    if (Operation *producer = getPulledProducer(operand, root))
+      if (!llvm::is_contained(group, producer))
+        group.push_back(producer);
+  llvm::sort(group,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  group.push_back(root);
+  return group;
+}
+
+struct NNXOutlineLayersPass
+    : public mlir::nnx::impl::NNXOutlineLayersPassBase<NNXOutlineLayersPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> functions(module.getOps<func::FuncOp>());
+    nnx::KernelOutliner outliner(module, "_layer_");
+    for (func::FuncOp fn : functions) {
+      if (fn.isExternal())
+        continue;
+      SmallVector<Operation *> roots;
+      for (Operation &op : fn.getBody().front())
+        if (isLayerRoot(&op))
+          roots.push_back(&op);
+      for (Operation *root : roots)
+        outliner.outline(fn, getLayerGroup(root));
+      if (!roots.empty())
+        nnx::markAsGlue(fn);
+    }
+  }
+};
+} // namespace
