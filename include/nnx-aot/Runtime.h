@@ -64,6 +64,9 @@ typedef struct nnx_aot_tensor {
   int32_t rank;
   const int64_t *shape; /* -1: dynamic */
   const char *type;     /* as MLIR prints it: "tensor<?x4xf32>" */
+  /* An argument the forward updates in place (decode's KV caches): a call
+   * writes the caller's array, not a copy. */
+  int32_t updated_in_place;
 } nnx_aot_tensor;
 
 /* A parameter: bound from the weights file by `key` (dtype and shape as
@@ -158,7 +161,10 @@ nnx_aot_status nnx_aot_result_shapes(nnx_aot_model *model,
 
 /* Checks the arguments, then runs the forward into the caller's result
  * buffers (`results[r]`, holding `capacities[r]` elements), writing each
- * result's shape into `result_dims[r]`. */
+ * result's shape into `result_dims[r]`. The arguments are read, not
+ * written, except those the descriptor marks `updated_in_place`, which the
+ * forward updates where they are (copied in and back only when not 64-byte
+ * aligned). */
 nnx_aot_status nnx_aot_run(nnx_aot_model *model, const void *const *arguments,
                            const int64_t *const *dims, void *const *results,
                            const int64_t *capacities,

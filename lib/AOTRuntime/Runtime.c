@@ -659,18 +659,21 @@ static nnx_aot_status report_bad_indices(nnx_aot_model *m, const int64_t *pairs,
 }
 
 /* The buffers of one call: fresh aligned copies of the arguments (the code
- * may write them), the results' (the caller's where aligned) and the index
+ * may write them; an argument updated in place is the caller's array where
+ * it is aligned), the results' (the caller's where aligned) and the index
  * checks'. */
 typedef struct call_buffers {
-  void **copies;  /* one per argument */
+  void **copies;  /* one per argument; owned where != the caller's */
   void **results; /* one per result; owned where != the caller's */
   int64_t *pairs; /* two per index check */
 } call_buffers;
 
 static void free_buffers(call_buffers *b, int32_t num_arguments,
-                         int32_t num_results, void *const *caller) {
+                         const void *const *arguments, int32_t num_results,
+                         void *const *caller) {
   for (int32_t i = 0; b->copies && i < num_arguments; ++i)
-    free(b->copies[i]);
+    if (b->copies[i] != arguments[i])
+      free(b->copies[i]);
   for (int32_t r = 0; b->results && r < num_results; ++r)
     if (b->results[r] != caller[r])
       free(b->results[r]);
@@ -695,6 +698,10 @@ static nnx_aot_status make_buffers(nnx_aot_model *m, call_buffers *b,
   for (int32_t i = 0; i < na; ++i) {
     const nnx_aot_tensor *t = argument_spec(d, i);
     size_t bytes = tensor_bytes(t, dims[i]);
+    if (t->updated_in_place && ((uintptr_t)arguments[i] & 63) == 0) {
+      b->copies[i] = (void *)(uintptr_t)arguments[i]; /* written */
+      continue;
+    }
     if (!(b->copies[i] = nnx_aot_aligned_alloc(bytes)))
       return fail(m, NNX_AOT_ERROR_MEMORY,
                   "cannot allocate %zu bytes for a copy of %s", bytes, t->name);
@@ -779,6 +786,12 @@ nnx_aot_status nnx_aot_run(nnx_aot_model *m, const void *const *arguments,
     const nnx_aot_tensor *t = result_spec(d, r);
     memcpy(results[r], b.results[r], tensor_bytes(t, result_dims[r]));
   }
-  free_buffers(&b, d->num_inputs + d->num_write_probes, nr, results);
+  int32_t na = d->num_inputs + d->num_write_probes;
+  /* An argument updated in place that was copied (not aligned) goes back. */
+  for (int32_t i = 0; status == NNX_AOT_OK && i < na; ++i)
+    if (argument_spec(d, i)->updated_in_place && b.copies[i] != arguments[i])
+      memcpy((void *)(uintptr_t)arguments[i], b.copies[i],
+             tensor_bytes(argument_spec(d, i), dims[i]));
+  free_buffers(&b, na, arguments, nr, results);
   return status;
 }

@@ -268,7 +268,7 @@ static std::string emitTensorTable(llvm::raw_ostream &os, StringRef prefix,
   for (auto [spec, shape] : llvm::zip_equal(specs, shapes))
     os << "  {" << quote(spec.name) << ", " << getDTypeEnum(spec.dtype) << ", "
        << spec.shape.size() << ", " << shape << ", " << quote(spec.typeString)
-       << "},\n";
+       << ", " << (spec.updatedInPlace ? 1 : 0) << "},\n";
   os << "};\n";
   return name;
 }
@@ -377,8 +377,10 @@ static void emitFunctions(llvm::raw_ostream &os, const CompiledObject &object) {
     std::string d = dims(a);
     if (!d.empty())
       d = ", const" + d.substr(1);
-    argParams +=
-        ",\n    const " + getCType(a.spec->dtype).str() + " *" + a.name + d;
+    // An argument updated in place is written (decode's KV caches).
+    argParams += ",\n    " +
+                 std::string(a.spec->updatedInPlace ? "" : "const ") +
+                 getCType(a.spec->dtype).str() + " *" + a.name + d;
   }
   for (const CArray &r : results) {
     shapeParams += dims(r).empty() ? "" : ",\n   " + dims(r).substr(1);
@@ -421,7 +423,8 @@ static void emitSignatureComment(llvm::raw_ostream &os,
   os << ". Do not edit.\n *\n";
   auto [arguments, results] = getCArrays(object);
   for (const CArray &a : arguments)
-    os << " *   argument " << a.name << ": " << a.spec->typeString << "\n";
+    os << " *   argument " << a.name << ": " << a.spec->typeString
+       << (a.spec->updatedInPlace ? " (updated in place)" : "") << "\n";
   for (const CArray &r : results)
     os << " *   result   " << r.name << ": " << r.spec->typeString << "\n";
   os << " *   " << object.parameters.size()

@@ -16,11 +16,15 @@
  * token each, every token the argmax of the last position's logits, and
  * writes the prompts followed by the N new tokens to OUT (B x (T + N)), as
  * `nnx-run --generate N` does. The KV caches are prefill's results after
- * the logits, then decode's arguments after the ids and the position and
- * its results after the logits, in the same order (docs/Generation.md);
- * each decode's updated caches feed the next.
+ * the logits, then decode's arguments after the ids and the position, in
+ * the same order (docs/Generation.md): decode updates them in place (the
+ * header marks them "updated in place"; the runtime binds these buffers,
+ * not copies), so one set of caches serves every step.
  *
 \*===----------------------------------------------------------------------===*/
+/* posix_memalign. */
+#define _POSIX_C_SOURCE 200809L
+
 #include "decode.h"
 #include "prefill.h"
 
@@ -34,6 +38,27 @@ static int64_t count_of(int rank, const int64_t *dims) {
   for (int k = 0; k < rank; ++k)
     n *= dims[k];
   return n;
+}
+
+/* AOT_GENERATE_UNALIGNED=1: buffers 16 bytes past a 64-byte boundary, so
+ * that the runtime copies the caches in and back instead of updating them
+ * where they are. */
+static size_t misalign(void) {
+  return getenv("AOT_GENERATE_UNALIGNED") ? 16 : 0;
+}
+
+/* A buffer of `bytes` at a 64-byte boundary (or misalign() past one); free
+ * it with release(). */
+static void *allocate(size_t bytes) {
+  void *block = NULL;
+  if (posix_memalign(&block, 64, bytes + 64))
+    die("out of memory", "allocate");
+  return (char *)block + misalign();
+}
+
+static void release(void *buffer) {
+  if (buffer)
+    free((char *)buffer - misalign());
 }
 
 /* Allocates `d`'s results for `arguments` (their shapes from the model),
@@ -50,7 +75,8 @@ static void run(nnx_aot_model *m, const nnx_aot_descriptor *d,
   for (int r = 0; status == NNX_AOT_OK && r < d->num_outputs; ++r) {
     capacities[r] = count_of(d->outputs[r].rank, shapes[r]);
     if (!results[r])
-      results[r] = malloc((size_t)capacities[r] * kSizes[d->outputs[r].dtype]);
+      results[r] =
+          allocate((size_t)capacities[r] * kSizes[d->outputs[r].dtype]);
   }
   if (status == NNX_AOT_OK)
     status = nnx_aot_run(m, arguments, dims, results, capacities, result_dims);
@@ -77,13 +103,19 @@ int main(int argc, char **argv) {
   const nnx_aot_descriptor *pd = &prefill_descriptor, *dd = &decode_descriptor;
   int caches = dd->num_inputs - 2;
   if (argc != 5 || caches < 1 || caches > kMaxCaches ||
-      pd->num_outputs != 1 + caches || dd->num_outputs != 1 + caches) {
+      pd->num_outputs != 1 + caches || dd->num_outputs != 1) {
     fprintf(stderr,
             "usage: %s WEIGHTS IDS.npy N OUT.npy (prefill and decode "
             "of one model)\n",
             argv[0]);
     return 2;
   }
+  for (int c = 0; c < caches; ++c)
+    if (!dd->inputs[2 + c].updated_in_place) {
+      fprintf(stderr, "aot-generate: error: decode's %s is not a cache\n",
+              dd->inputs[2 + c].name);
+      return 2;
+    }
   nnx_aot_model *prefill = NULL, *decode = NULL;
   if (prefill_load(argv[1], &prefill) != NNX_AOT_OK ||
       decode_load(argv[1], &decode) != NNX_AOT_OK) {
@@ -106,14 +138,16 @@ int main(int argc, char **argv) {
   const int64_t *prefill_dims[] = {ids.shape};
   run(prefill, pd, prefill_args, prefill_dims, results, shapes);
 
-  /* Each decode reads the caches of the call before and writes its own. */
-  void *decoded[kMaxCaches + 1] = {0};
-  int64_t decoded_shapes[kMaxCaches + 1][16];
+  /* Each decode reads the caches and writes its new rows into them. */
+  void *logits[1] = {0};
+  int64_t logits_shape[1][16];
   int64_t *step_ids = malloc((size_t)batch * sizeof(int64_t));
   int64_t step_dims[2] = {batch, 1};
+  const void *last = results[0];
+  const int64_t *last_dims = shapes[0];
   for (int64_t step = 0; step < n; ++step) {
     for (int64_t b = 0; b < batch; ++b) {
-      step_ids[b] = argmax_last(results[0], shapes[0], b);
+      step_ids[b] = argmax_last(last, last_dims, b);
       tokens[b * (prompt + n) + prompt + step] = step_ids[b];
     }
     if (step + 1 == n)
@@ -125,22 +159,17 @@ int main(int argc, char **argv) {
       args[2 + c] = results[1 + c];
       dims[2 + c] = shapes[1 + c];
     }
-    run(decode, dd, args, dims, decoded, decoded_shapes);
-    for (int r = 0; r <= caches; ++r) {
-      void *swap = results[r];
-      results[r] = decoded[r];
-      decoded[r] = swap;
-      memcpy(shapes[r], decoded_shapes[r], sizeof(shapes[r]));
-    }
+    run(decode, dd, args, dims, logits, logits_shape);
+    last = logits[0];
+    last_dims = logits_shape[0];
   }
   int64_t out_dims[2] = {batch, prompt + n};
   write_array(argv[4], NNX_AOT_I64, 2, out_dims, tokens);
   printf("generated %lld tokens for %lld prompts of %lld\n", (long long)n,
          (long long)batch, (long long)prompt);
-  for (int r = 0; r <= caches; ++r) {
-    free(results[r]);
-    free(decoded[r]);
-  }
+  for (int r = 0; r <= caches; ++r)
+    release(results[r]);
+  release(logits[0]);
   free(step_ids);
   free(tokens);
   free(ids.data);
