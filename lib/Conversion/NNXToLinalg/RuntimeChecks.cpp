@@ -14,7 +14,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -515,8 +514,10 @@ void mlir::nnx::simplifyRuntimeChecks(Operation *root) {
   if (ops.empty())
     return;
   MLIRContext *ctx = root->getContext();
+  // No shape-reification patterns: resolveCheckedDims did that once per
+  // op; here they would walk each remaining size back through every layer
+  // (quadratic in depth: 0.33 s of ResNet-152's compile, 0.03 s without).
   RewritePatternSet patterns(ctx);
-  memref::populateResolveRankedShapedTypeResultDimsPatterns(patterns);
   tensor::DimOp::getCanonicalizationPatterns(patterns, ctx);
   scf::IfOp::getCanonicalizationPatterns(patterns, ctx);
   arith::CmpIOp::getCanonicalizationPatterns(patterns, ctx);
