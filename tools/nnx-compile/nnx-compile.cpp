@@ -166,11 +166,6 @@ static llvm::Error compileFile() {
     return makeError("--weights: the weights are bound when the program "
                      "loads the model; --weights names what to link into "
                      "the object, with --embed-weights");
-  if (generateFunction.getNumOccurrences() && generateFunction != "prefill" &&
-      generateFunction != "decode")
-    return makeError("--generate: '" + generateFunction +
-                     "' is not a function of the cached generation (prefill "
-                     "or decode)");
   if (generateFunction.getNumOccurrences() && !maxLength.getNumOccurrences())
     return makeError("--generate: --max-length, the positions of the KV "
                      "cache, is required (prefill and decode must be "
