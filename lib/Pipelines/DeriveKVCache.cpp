@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "nnx/Pipelines/Passes.h"
 
+#include "CausalMask.h"
+
 #include "nnx/Dialect/NNX/IR/NNXFnOps.h"
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
 #include "nnx/Dialect/NNX/IR/TensorUtils.h"
@@ -21,6 +23,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <array>
@@ -66,6 +69,8 @@ public:
 
 private:
   bool isSeqSize(Value size);
+  Value rootSize(Value size);
+  bool sameSize(Value a, Value b);
   bool isSeqDim(Value v, int64_t d);
   bool isParameter(Value v);
   /// Whether `v` is computed from the ids' values (not only their sizes)
@@ -73,12 +78,8 @@ private:
   bool touchesData(Value v);
   /// Whether `v` depends on the sequence length.
   bool dependsOnSeq(Value v);
+  bool keepsPositions(Operation *op);
   LogicalResult findCore(FnSoftmaxOp softmax, std::optional<Core> &core);
-  LogicalResult proveCausal(Core &core);
-  bool isCausalWhere(FnWhereOp where, Value value);
-  bool isCausalMask(Value m);
-  bool isKeyBias(Value m);
-  bool isBiasedCausalMask(Value m);
   LogicalResult findCached(Core &core, bool keys);
   LogicalResult checkNoMixing();
   LogicalResult checkPositions();
@@ -88,6 +89,9 @@ private:
   Value cacheUpdate(Value v, Value cache, OpBuilder &b, Value &updated);
   FailureOr<SmallVector<Value>> makeCaches(bool decode, OpBuilder &b);
   void rewriteMask(OpOperand *mask, OpBuilder &b);
+  void rewireSizes(Value v, Value all,
+                   llvm::function_ref<bool(Operation *)> reads);
+  void guardAllPositions(ArrayRef<FnGuardOp> guards, OpBuilder &b);
   void setResults(ArrayRef<Value> updated, OpBuilder &b);
 
   func::FuncOp fn;
@@ -98,6 +102,8 @@ private:
   SmallVector<FnArangeOp> aranges;
   /// Tables sliced to T (`table[:T]`) and the dim sliced.
   SmallVector<std::pair<tensor::ExtractSliceOp, unsigned>> tables;
+  /// Tables sliced to T and indexed by positions (`table[:T][positions]`).
+  SmallVector<tensor::ExtractSliceOp> indexedTables;
   DenseSet<Operation *> coreOps;
   DenseMap<Value, bool> dataMemo, seqMemo;
   /// Rewrite state: the cache position, the new tokens and all tokens.
@@ -107,6 +113,63 @@ private:
 bool Derivation::isParameter(Value v) {
   auto arg = dyn_cast<BlockArgument>(v);
   return arg && fn.getArgAttr(arg.getArgNumber(), "nnx.parameter");
+}
+
+/// The size `size` derives from: resolved (DimResolver), then through
+/// what no reification describes (an arange's length, an elementwise op's
+/// operands: a dynamic dim does not broadcast, so they agree).
+Value Derivation::rootSize(Value size) {
+  for (unsigned step = 0; step < 64; ++step) {
+    auto dim = size.getDefiningOp<tensor::DimOp>();
+    std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
+    if (!index)
+      return size;
+    Value resolved = resolver.resolve(dim.getSource(), *index);
+    if (resolved != size) {
+      size = resolved;
+      continue;
+    }
+    Operation *def = dim.getSource().getDefiningOp();
+    if (auto arange = dyn_cast_or_null<FnArangeOp>(def)) {
+      size = arange.getN();
+      continue;
+    }
+    if (!def || !(isa<FnBinaryOpInterface, FnWhereOp>(def) ||
+                  def->hasTrait<OpTrait::Elementwise>()))
+      return size;
+    int64_t rank = cast<RankedTensorType>(dim.getSource().getType()).getRank();
+    Value next;
+    for (Value operand : def->getOperands()) {
+      auto type = dyn_cast<RankedTensorType>(operand.getType());
+      int64_t od = type ? *index - (rank - type.getRank()) : -1;
+      if (od >= 0 && type.isDynamicDim(od)) {
+        next = resolver.resolve(operand, od);
+        break;
+      }
+    }
+    if (!next || next == size)
+      return size;
+    size = next;
+  }
+  return size;
+}
+
+/// Whether two sizes are the same: one root, equal constants, or the same
+/// dim of one tensor.
+bool Derivation::sameSize(Value a, Value b) {
+  a = rootSize(a);
+  b = rootSize(b);
+  if (a == b)
+    return true;
+  std::optional<int64_t> ca = getConstantIntValue(a);
+  std::optional<int64_t> cb = getConstantIntValue(b);
+  if (ca || cb)
+    return ca == cb;
+  auto da = a.getDefiningOp<tensor::DimOp>();
+  auto db = b.getDefiningOp<tensor::DimOp>();
+  return da && db && da.getSource() == db.getSource() &&
+         da.getConstantIndex() &&
+         da.getConstantIndex() == db.getConstantIndex();
 }
 
 bool Derivation::isSeqSize(Value size) {
@@ -174,6 +237,23 @@ bool Derivation::dependsOnSeq(Value v) {
   return seqMemo[v] = seq;
 }
 
+/// A reshape of scores that regroups only their leading dims (GPT-NeoX's
+/// `baddbmm` scores, `(B * H) x T x T`, viewed as `B x H x T x T`): the
+/// last two dims are the sequence's, before and after.
+bool Derivation::keepsPositions(Operation *op) {
+  auto reshape = dyn_cast<FnReshapeOp>(op);
+  if (!reshape)
+    return false;
+  auto lastTwo = [&](Value v) {
+    auto type = cast<RankedTensorType>(v.getType());
+    int64_t rank = type.getRank();
+    return rank >= 3 && type.isDynamicDim(rank - 1) &&
+           type.isDynamicDim(rank - 2) && isSeqDim(v, rank - 1) &&
+           isSeqDim(v, rank - 2);
+  };
+  return lastTwo(reshape.getInput()) && lastTwo(reshape.getResult());
+}
+
 /// The core `softmax` ends, or none (a softmax of something else).
 LogicalResult Derivation::findCore(FnSoftmaxOp softmax,
                                    std::optional<Core> &core) {
@@ -188,7 +268,7 @@ LogicalResult Derivation::findCore(FnSoftmaxOp softmax,
     bool elementwise =
         isa<FnBinaryOpInterface, FnWhereOp>(def) ||
         (def->getNumOperands() == 1 && def->hasTrait<OpTrait::Elementwise>());
-    if (!elementwise)
+    if (!elementwise && !keepsPositions(def))
       return success();
     OpOperand *next = nullptr;
     for (OpOperand &operand : def->getOpOperands()) {
@@ -202,7 +282,8 @@ LogicalResult Derivation::findCore(FnSoftmaxOp softmax,
       return success();
     c.chain.push_back(def);
     for (OpOperand &operand : def->getOpOperands())
-      if (&operand != next && dependsOnSeq(operand.get()))
+      if (&operand != next && isa<RankedTensorType>(operand.get().getType()) &&
+          dependsOnSeq(operand.get()))
         c.masks.push_back(&operand);
     v = next->get();
   }
@@ -229,211 +310,6 @@ LogicalResult Derivation::findCore(FnSoftmaxOp softmax,
   return success();
 }
 
-/// A splat (or dense splat constant) of a nonzero / true value.
-static bool isNonzeroSplat(Value v) {
-  if (auto splat = v.getDefiningOp<tensor::SplatOp>()) {
-    Attribute value;
-    if (!matchPattern(splat.getInput(), m_Constant(&value)))
-      return false;
-    if (auto i = dyn_cast<IntegerAttr>(value))
-      return !i.getValue().isZero();
-    if (auto f = dyn_cast<FloatAttr>(value))
-      return !f.getValue().isZero();
-    return false;
-  }
-  DenseElementsAttr dense;
-  if (!matchPattern(v, m_Constant(&dense)) || !dense.isSplat())
-    return false;
-  if (isa<FloatType>(dense.getElementType()))
-    return !dense.getSplatValue<APFloat>().isZero();
-  return !dense.getSplatValue<APInt>().isZero();
-}
-
-/// A constant whose every element is the same value (splat), as a double.
-static std::optional<double> splatValue(Value v) {
-  if (auto splat = v.getDefiningOp<tensor::SplatOp>())
-    v = splat.getInput();
-  Attribute value;
-  if (!matchPattern(v, m_Constant(&value)))
-    return std::nullopt;
-  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
-    if (!dense.isSplat() || !isa<FloatType>(dense.getElementType()))
-      return std::nullopt;
-    return dense.getSplatValue<APFloat>().convertToDouble();
-  }
-  if (auto f = dyn_cast<FloatAttr>(value))
-    return f.getValueAsDouble();
-  return std::nullopt;
-}
-
-static bool isMinusInfinity(Value v) {
-  std::optional<double> x = splatValue(v);
-  return x && (std::isinf(*x) ? *x < 0 : *x <= -1e30);
-}
-
-/// The values of the parameter (a registered buffer) that `v` slices from
-/// its leading rows and columns (offsets 0, unit strides), as
-/// `*[..., rows, cols]`; none if `v` is not such a slice.
-static std::optional<std::pair<std::vector<double>, ArrayRef<int64_t>>>
-leadingSliceOfBuffer(Value v, func::FuncOp fn) {
-  auto slice = v.getDefiningOp<tensor::ExtractSliceOp>();
-  auto arg = slice ? dyn_cast<BlockArgument>(slice.getSource()) : nullptr;
-  if (!arg || !fn.getArgAttr(arg.getArgNumber(), "nnx.parameter") ||
-      !llvm::all_of(slice.getStaticOffsets(),
-                    [](int64_t o) { return o == 0; }) ||
-      !llvm::all_of(slice.getStaticStrides(), [](int64_t s) { return s == 1; }))
-    return std::nullopt;
-  unsigned first = 0;
-  while (!fn.getArgAttr(first, "nnx.parameter"))
-    ++first;
-  auto params = fn->getAttrOfType<ArrayAttr>("nnx.parameters");
-  unsigned index = arg.getArgNumber() - first;
-  auto attr = params && index < params.size()
-                  ? dyn_cast<ElementsAttr>(params[index])
-                  : ElementsAttr();
-  if (!attr || attr.getShapedType() != arg.getType())
-    return std::nullopt;
-  FailureOr<std::vector<double>> values = readTensor(attr);
-  ArrayRef<int64_t> shape = attr.getShapedType().getShape();
-  if (failed(values) || shape.size() < 2)
-    return std::nullopt;
-  return std::make_pair(std::move(*values), shape);
-}
-
-/// Whether `v` slices a buffer whose every `[i, j]` (the last two dims)
-/// satisfies `holds(i, j, value)`.
-static bool
-isBufferSlice(Value v, func::FuncOp fn,
-              llvm::function_ref<bool(int64_t, int64_t, double)> holds) {
-  auto buffer = leadingSliceOfBuffer(v, fn);
-  if (!buffer)
-    return false;
-  auto &[values, shape] = *buffer;
-  int64_t rows = shape[shape.size() - 2], cols = shape.back();
-  for (size_t n = 0; n < values.size(); ++n)
-    if (!holds((n / cols) % rows, n % cols, values[n]))
-      return false;
-  return true;
-}
-
-/// nanoGPT's `bias[:, :, :T, :T]`: nonzero exactly where `j <= i`
-/// (`torch.tril(torch.ones(L, L))`).
-static bool isLowerTriangleBuffer(Value v, func::FuncOp fn) {
-  return isBufferSlice(v, fn, [](int64_t i, int64_t j, double x) {
-    return (x != 0.0) == (j <= i);
-  });
-}
-
-/// llama2.c's `mask[:, :, :T, :T]`, added to the scores: -inf (or below
-/// -1e30) where `j > i`, 0 elsewhere (`torch.triu(full(-inf), 1)`).
-static bool isMinusInfinityUpperBuffer(Value v, func::FuncOp fn) {
-  return isBufferSlice(v, fn, [](int64_t i, int64_t j, double x) {
-    return j > i ? x <= -1e30 : x == 0.0;
-  });
-}
-
-/// The `k` of a boolean mask that is true exactly where `j - i >= k` (row
-/// `i`, column `j`): `triu(ones, k)`, `tril(ones, k - 1) == 0`, or a lower
-/// triangle buffer `== 0` (k = 1).
-static std::optional<int64_t> trueFromDiagonal(Value cond, func::FuncOp fn) {
-  if (auto triu = cond.getDefiningOp<FnTriuOp>())
-    if (isNonzeroSplat(triu.getInput()))
-      return triu.getDiagonal();
-  if (auto eq = cond.getDefiningOp<FnEqOp>()) {
-    auto tril = eq.getLhs().getDefiningOp<FnTrilOp>();
-    std::optional<double> zero = splatValue(eq.getRhs());
-    if (tril && zero && *zero == 0.0 && isNonzeroSplat(tril.getInput()))
-      return tril.getDiagonal() + 1;
-    if (zero && *zero == 0.0 && isLowerTriangleBuffer(eq.getLhs(), fn))
-      return 1;
-  }
-  return std::nullopt;
-}
-
-/// Each mask of `core` hides every later position: where(c, -inf, x) with
-/// `c` true from a diagonal k <= 1, on the scores or on an additive mask.
-LogicalResult Derivation::proveCausal(Core &core) {
-  if (core.masks.empty()) {
-    InFlightDiagnostic diag =
-        core.softmax.emitError("nnx-derive-kv-cache: the attention core has "
-                               "no causal mask (a bidirectional encoder): "
-                               "every position attends to later ones, which "
-                               "a cache cannot give");
-    diag.attachNote(core.scores.getLoc()) << "the scores are computed here";
-    return diag;
-  }
-  bool causal = false;
-  for (OpOperand *mask : core.masks) {
-    Value m = mask->get();
-    // masked_fill on the scores themselves: the mask is its condition.
-    auto masked = dyn_cast<FnWhereOp>(mask->getOwner());
-    bool onScores = masked && mask->getOperandNumber() == 0;
-    bool isCausal = onScores ? isCausalWhere(masked, m)
-                             : isCausalMask(m) || isBiasedCausalMask(m);
-    causal |= isCausal;
-    if (!isCausal && !isKeyBias(m)) {
-      Operation *at = m.getDefiningOp() ? m.getDefiningOp() : mask->getOwner();
-      InFlightDiagnostic diag =
-          at->emitError("nnx-derive-kv-cache: cannot prove this attention "
-                        "mask causal (expected `where(triu(ones, k <= 1) or "
-                        "tril(ones, k <= 0) == 0, -inf, ...)` over T x T, "
-                        "or a buffer `triu(full(-inf), 1)[:T, :T]`, plus a "
-                        "bias over the keys only)");
-      diag.attachNote(core.softmax.getLoc()) << "the softmax it masks";
-      return diag;
-    }
-  }
-  if (!causal) {
-    InFlightDiagnostic diag =
-        core.softmax.emitError("nnx-derive-kv-cache: the attention core's "
-                               "masks hide no later position (only a bias "
-                               "over the keys): a bidirectional encoder");
-    diag.attachNote(core.scores.getLoc()) << "the scores are computed here";
-    return diag;
-  }
-  return success();
-}
-
-/// `where(c, -inf, x)` whose `c` is true exactly where `j - i >= k`, k <= 1,
-/// and `value` (the mask) is T x T in its last two dims.
-bool Derivation::isCausalWhere(FnWhereOp where, Value value) {
-  auto type = cast<RankedTensorType>(value.getType());
-  int64_t rank = type.getRank();
-  if (rank < 2 || !type.isDynamicDim(rank - 1) ||
-      !type.isDynamicDim(rank - 2) || !isMinusInfinity(where.getA()))
-    return false;
-  std::optional<int64_t> k = trueFromDiagonal(where.getCond(), fn);
-  return k && *k <= 1;
-}
-
-bool Derivation::isCausalMask(Value m) {
-  if (auto where = m.getDefiningOp<FnWhereOp>())
-    return isCausalWhere(where, m);
-  // A registered buffer sliced to T x T (llama2.c).
-  auto type = cast<RankedTensorType>(m.getType());
-  int64_t rank = type.getRank();
-  return rank >= 2 && type.isDynamicDim(rank - 1) &&
-         type.isDynamicDim(rank - 2) && isSeqDim(m, rank - 1) &&
-         isSeqDim(m, rank - 2) && isMinusInfinityUpperBuffer(m, fn);
-}
-
-/// A bias over the keys only (ALiBi): one row (static), the keys' dim T.
-bool Derivation::isKeyBias(Value m) {
-  auto type = cast<RankedTensorType>(m.getType());
-  int64_t rank = type.getRank();
-  return rank >= 2 && type.getDimSize(rank - 2) == 1 &&
-         type.isDynamicDim(rank - 1) && !touchesData(m);
-}
-
-/// A causal mask plus a bias over the keys (Bloom: `alibi + mask`).
-bool Derivation::isBiasedCausalMask(Value m) {
-  auto add = m.getDefiningOp<FnAddOp>();
-  if (!add)
-    return false;
-  Value a = add.getLhs(), b = add.getRhs();
-  return (isCausalMask(a) && isKeyBias(b)) || (isCausalMask(b) && isKeyBias(a));
-}
-
 /// The keys (or values) of a core back through the keys' transpose and
 /// `repeat_kv` (reshape, expand, reshape), as `B x kv_heads x T x D`.
 LogicalResult Derivation::findCached(Core &core, bool keys) {
@@ -442,10 +318,26 @@ LogicalResult Derivation::findCached(Core &core, bool keys) {
   SmallVector<Operation *, 4> &path = core.paths[keys ? 0 : 1];
   path.push_back(use->getOwner());
   if (auto permute = use->get().getDefiningOp<FnPermuteOp>(); keys && permute) {
+    // The keys' transpose: the last two dims swapped.
     ArrayRef<int64_t> p = permute.getPermutation();
-    if (p.size() == 4 && p[0] == 0 && p[1] == 1 && p[2] == 3 && p[3] == 2) {
+    int64_t n = p.size();
+    bool transpose = n >= 2 && p[n - 2] == n - 1 && p[n - 1] == n - 2;
+    for (int64_t d = 0; d + 2 < n; ++d)
+      transpose &= p[d] == d;
+    if (transpose) {
       use = &permute.getInputMutable();
       path.push_back(permute);
+    }
+  }
+  // `B x H x T x D` with the heads merged into the batch (GPT-NeoX).
+  if (auto merged = use->get().getDefiningOp<FnReshapeOp>()) {
+    auto in = cast<RankedTensorType>(merged.getInput().getType());
+    auto out = cast<RankedTensorType>(merged.getType());
+    if (in.getRank() == 4 && out.getRank() == 3 && in.isDynamicDim(2) &&
+        out.isDynamicDim(1) && !in.isDynamicDim(3) &&
+        in.getDimSize(3) == out.getDimSize(2) && isSeqDim(merged, 1)) {
+      use = &merged.getInputMutable();
+      path.push_back(merged);
     }
   }
   if (auto out = use->get().getDefiningOp<FnReshapeOp>())
@@ -575,8 +467,11 @@ LogicalResult Derivation::checkPositions() {
 /// A slice of a table (not data) outside the masks whose sizes depend on T
 /// must be `table[:T]` along one dim, each position's row read by that
 /// position alone (llama2.c's `freqs_cos[:T]`, reshaped and multiplied with
-/// the queries): decode reads `table[position:position + Tn]`. Recorded in
-/// `tables`; refused otherwise.
+/// the queries): decode reads `table[position:position + Tn]`, recorded in
+/// `tables`. Or every read of it is an `index_select` along that dim by
+/// indices computed from positions, not data (HF's `cos_cached[:T]
+/// [position_ids]`): decode reads `table[:position + Tn]`, recorded in
+/// `indexedTables`. Refused otherwise.
 LogicalResult Derivation::checkTable(tensor::ExtractSliceOp slice) {
   std::optional<unsigned> seqDim;
   bool shiftable = true;
@@ -591,6 +486,21 @@ LogicalResult Derivation::checkTable(tensor::ExtractSliceOp slice) {
   }
   if (!seqDim)
     return success();
+  // Indexed by positions (`cos_cached[:T][position_ids]`, HF's rotary
+  // tables): each row is read by its position, wherever it is; decode
+  // reads `table[:position + Tn]`.
+  auto byPosition = [&](Operation *user) {
+    auto select = dyn_cast<FnIndexSelectOp>(user);
+    return select && select.getInput() == slice.getResult() &&
+           select.getDim() == static_cast<int64_t>(*seqDim) &&
+           !touchesData(select.getIndex());
+  };
+  if (shiftable && llvm::all_of(slice->getUsers(), [&](Operation *user) {
+        return isa<tensor::DimOp>(user) || byPosition(user);
+      })) {
+    indexedTables.push_back(slice);
+    return success();
+  }
   // Row by row into the data: through reshapes and elementwise ops of
   // tables, until an elementwise op meets data.
   Operation *at = nullptr;
@@ -644,7 +554,12 @@ LogicalResult Derivation::analyze() {
       return failure();
     if (!core)
       continue;
-    if (failed(proveCausal(*core)))
+    SmallVector<Operation *> chain(llvm::reverse(core->chain));
+    auto isSizeOf = [&](Value size, Value v, int64_t d) {
+      return sameSize(size, resolver.resolve(v, d));
+    };
+    if (failed(proveCausal(fn, core->scores, chain, core->softmax,
+                           !core->masks.empty(), maxLength, isSizeOf)))
       return failure();
     if (failed(findCached(*core, true)) || failed(findCached(*core, false)))
       return failure();
@@ -814,12 +729,56 @@ void Derivation::setResults(ArrayRef<Value> updated, OpBuilder &b) {
                                ValueRange(results).getTypes()));
 }
 
+/// The sizes of `v` that `reads` ops read become those of `all` (the
+/// path and the scores read all rows: `repeat_kv`'s reshapes, a view of
+/// the scores).
+void Derivation::rewireSizes(Value v, Value all,
+                             llvm::function_ref<bool(Operation *)> reads) {
+  for (Operation *user : llvm::to_vector(v.getUsers())) {
+    auto dim = dyn_cast<tensor::DimOp>(user);
+    if (!dim || !dim.getConstantIndex())
+      continue;
+    Value size;
+    for (OpOperand &use : llvm::make_early_inc_range(dim->getUses())) {
+      if (!reads(use.getOwner()))
+        continue;
+      if (!size) {
+        OpBuilder b(dim);
+        b.setInsertionPointAfterValue(all);
+        size = tensor::DimOp::create(b, dim.getLoc(), all,
+                                     *dim.getConstantIndex());
+      }
+      use.set(size);
+    }
+  }
+}
+
+/// The guards of Python's decisions on the sequence length (`if T > n:`)
+/// hold for the whole sequence a decode stands for: they read all
+/// positions.
+void Derivation::guardAllPositions(ArrayRef<FnGuardOp> guards, OpBuilder &b) {
+  for (FnGuardOp guard : guards) {
+    if (llvm::none_of(guard->getOperands(),
+                      [&](Value v) { return dependsOnSeq(v); }))
+      continue;
+    b.setInsertionPoint(guard);
+    IRMapping map;
+    for (Value operand : guard->getOperands())
+      map.map(operand, cloneAtLength(operand, allLength, b));
+    b.clone(*guard, map);
+    guard.erase();
+  }
+}
+
 LogicalResult Derivation::rewrite(bool decode) {
   OpBuilder b(fn.getContext());
   b.setInsertionPointToStart(&fn.getBody().front());
+  SmallVector<FnGuardOp> guards(fn.getOps<FnGuardOp>());
   FailureOr<SmallVector<Value>> caches = makeCaches(decode, b);
   if (failed(caches))
     return failure();
+  if (decode)
+    guardAllPositions(guards, b);
   // The masks first: their clones count all positions (ALiBi's arange).
   for (Core &core : cores)
     for (OpOperand *mask : core.masks)
@@ -846,6 +805,12 @@ LogicalResult Derivation::rewrite(bool decode) {
                                  .getResult());
     slice.erase();
   }
+  // Tables indexed by positions: table[:position + T].
+  for (tensor::ExtractSliceOp slice : indexedTables) {
+    b.setInsertionPoint(slice);
+    slice.replaceAllUsesWith(cloneAtLength(slice.getResult(), allLength, b));
+    slice.erase();
+  }
   SmallVector<Value> updated;
   for (auto [i, core] : llvm::enumerate(cores)) {
     for (auto [j, use] : llvm::enumerate(core.uses)) {
@@ -853,19 +818,22 @@ LogicalResult Derivation::rewrite(bool decode) {
       b.setInsertionPointAfterValue(v);
       Value cacheUpdated;
       Value all = cacheUpdate(v, (*caches)[2 * i + j], b, cacheUpdated);
-      // The path reads all rows, its sizes too (`repeat_kv`'s reshapes).
       use->set(all);
-      auto onPath = [&](Operation *u) {
-        return llvm::is_contained(core.paths[j], u);
-      };
-      for (Operation *user : llvm::to_vector(v.getUsers()))
-        if (isa<tensor::DimOp>(user) && !user->use_empty() &&
-            llvm::all_of(user->getUsers(), onPath))
-          user->setOperand(0, all);
+      rewireSizes(v, all, [&](Operation *u) {
+        return llvm::is_contained(core.paths[j], u) ||
+               llvm::is_contained(core.chain, u);
+      });
       updated.push_back(cacheUpdated);
     }
   }
   setResults(updated, b);
+  // What the rewrite replaced (the masks at T, their slices at sizes that
+  // no longer hold) goes.
+  Block &body = fn.getBody().front();
+  for (Operation &op :
+       llvm::make_early_inc_range(llvm::reverse(body.getOperations())))
+    if (isOpTriviallyDead(&op))
+      op.erase();
   return success();
 }
 

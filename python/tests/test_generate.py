@@ -7,6 +7,7 @@ ALiBi plus the causal mask), gpt2 and llama with room for 64 new tokens,
 and a nanoGPT-style model (a registered causal-mask buffer) exported by
 nnx.
 """
+import importlib
 import os
 
 import numpy as np
@@ -35,6 +36,7 @@ def torch_greedy(model, ids, steps, last=lambda out: out[:, -1]):
         for _ in range(steps):
             out = model(seq)
             out = out[0] if isinstance(out, tuple) else out
+            out = getattr(out, "logits", out)
             logits.append(last(out).numpy())
             token = logits[-1].argmax(-1)
             seq = torch.cat([seq, torch.as_tensor(token)[:, None]], 1)
@@ -115,6 +117,46 @@ def test_llama2c_64_tokens():
     model = randomize(model, 0).eval()
     run = nnx.compile(model, inputs=IDS)
     check_generation(run, model, prompt_ids(2, 8, 100, seed=3), 64)
+
+
+def corpus_model(name, positions=80):
+    """A corpus model (python/tests/corpus) with room for 64 new tokens."""
+    mod = importlib.import_module("corpus." + name)
+    config_class = next(v for k, v in vars(mod).items()
+                        if k.endswith("Config") and isinstance(v, type))
+    causal_lm = next(v for k, v in vars(mod).items()
+                     if k.endswith("ForCausalLM"))
+    config = config_class()
+    config.max_position_embeddings = max(config.max_position_embeddings,
+                                         positions)
+    torch.manual_seed(0)
+    return randomize(causal_lm(config), 0).eval(), mod.INPUTS
+
+
+@pytest.mark.parametrize("name", ["hf_llama", "qwen2", "gpt_neox", "phi"])
+def test_corpus_64_tokens(name):
+    """The HF styles of the corpus, each derived from its own forward:
+    HF-Llama (a `finfo.min` mask from `arange > cache_position`, a sliding
+    window of 6, `cos`/`sin` computed from position ids), Qwen2 and Phi
+    (`masked_fill` of `arange < arange + 1`, rotary tables sliced to T and
+    indexed by position ids, Phi's partial rotary), GPT-NeoX (`baddbmm`
+    scores over batch x heads, a boolean `bias` buffer with `where`, a
+    Python branch on the key length that the decode guards for all
+    positions)."""
+    model, inputs = corpus_model(name)
+    vocab = next(m for m in model.modules()
+                 if isinstance(m, torch.nn.Embedding)).num_embeddings
+    run = nnx.compile(model, inputs=inputs)
+    prompt = prompt_ids(2, 8, vocab, seed=4)
+    tokens, logits = run.generate(prompt, max_new_tokens=64,
+                                  return_logits=True)
+    for s in range(64):
+        full = run(tokens[:, :8 + s])[0]
+        full = full[0] if isinstance(full, tuple) else full
+        np.testing.assert_allclose(logits[s], np.asarray(full)[:, -1], **TOL)
+    expected, torch_logits = torch_greedy(model, prompt, 64)
+    np.testing.assert_allclose(logits, torch_logits, **TOL)
+    np.testing.assert_array_equal(tokens, expected)
 
 
 def test_eos_stops_and_pads():
