@@ -293,3 +293,136 @@ func.func @forward(%ids: tensor<?x?xi64>, %w: tensor<4xf32> {bufferization.writa
   %y = nnx.fn.reshape %op [%b, %t, 8] : tensor<?x?x2x4xf32> -> tensor<?x?x8xf32>
   return %y : tensor<?x?x8xf32>
 }
+
+// -----
+
+// The causal mask transposed (a query sees the later keys only): the proof
+// reads the permutation.
+func.func @forward(%ids: tensor<?x?xi64>, %w: tensor<4xf32> {bufferization.writable = false, nnx.parameter = "w"}) -> tensor<?x?x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = tensor.dim %ids, %c0 : tensor<?x?xi64>
+  %t = tensor.dim %ids, %c1 : tensor<?x?xi64>
+  %f = arith.sitofp %ids : tensor<?x?xi64> to tensor<?x?xf32>
+  %pos = nnx.fn.arange %t {nnx.source = "arange_0"} : tensor<?xi64>
+  %posf = arith.sitofp %pos : tensor<?xi64> to tensor<?xf32>
+  %h = nnx.fn.add %f, %posf : tensor<?x?xf32>, tensor<?xf32> -> tensor<?x?xf32>
+  %x = nnx.fn.reshape %h [%b, 1, %t, 1] : tensor<?x?xf32> -> tensor<?x1x?x1xf32>
+  %q = nnx.fn.mul %x, %w : tensor<?x1x?x1xf32>, tensor<4xf32> -> tensor<?x1x?x4xf32>
+  %k = nnx.fn.expand %q [%b, 2, %t, 4] : tensor<?x1x?x4xf32> -> tensor<?x2x?x4xf32>
+  %kt = nnx.fn.permute %k [0, 1, 3, 2] : tensor<?x2x?x4xf32> -> tensor<?x2x4x?xf32>
+  // expected-note @below {{the scores are computed here}}
+  %s = nnx.fn.matmul %k, %kt {nnx.source = "matmul_0"} : tensor<?x2x?x4xf32>, tensor<?x2x4x?xf32> -> tensor<?x2x?x?xf32>
+  %true = arith.constant true
+  %ones = tensor.splat %true[%t, %t] : tensor<?x?xi1>
+  %upper = nnx.fn.triu %ones {diagonal = 1 : i64} : tensor<?x?xi1>
+  %lower = nnx.fn.permute %upper [1, 0] : tensor<?x?xi1> -> tensor<?x?xi1>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %m = nnx.fn.where %lower, %ninf, %s : tensor<?x?xi1>, tensor<f32>, tensor<?x2x?x?xf32> -> tensor<?x2x?x?xf32>
+  %half = arith.constant dense<0.5> : tensor<f32>
+  %a = nnx.fn.mul %m, %half : tensor<?x2x?x?xf32>, tensor<f32> -> tensor<?x2x?x?xf32>
+  // expected-error @below {{nnx-derive-kv-cache: cannot prove this attention causal: its masks leave a later key (j > i) visible to query i}}
+  %p = nnx.fn.softmax %a {dim = -1 : i64} : tensor<?x2x?x?xf32>
+  %o = nnx.fn.matmul %p, %k {nnx.source = "matmul_1"} : tensor<?x2x?x?xf32>, tensor<?x2x?x4xf32> -> tensor<?x2x?x4xf32>
+  %op = nnx.fn.permute %o [0, 2, 1, 3] : tensor<?x2x?x4xf32> -> tensor<?x?x2x4xf32>
+  %y = nnx.fn.reshape %op [%b, %t, 8] : tensor<?x?x2x4xf32> -> tensor<?x?x8xf32>
+  return %y : tensor<?x?x8xf32>
+}
+
+// -----
+
+// Soft-capping after the mask (`tanh(x / 30) * 30`): tanh brings -inf back
+// to -30, so a later key stays visible.
+func.func @forward(%ids: tensor<?x?xi64>, %w: tensor<4xf32> {bufferization.writable = false, nnx.parameter = "w"}) -> tensor<?x?x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = tensor.dim %ids, %c0 : tensor<?x?xi64>
+  %t = tensor.dim %ids, %c1 : tensor<?x?xi64>
+  %f = arith.sitofp %ids : tensor<?x?xi64> to tensor<?x?xf32>
+  %pos = nnx.fn.arange %t {nnx.source = "arange_0"} : tensor<?xi64>
+  %posf = arith.sitofp %pos : tensor<?xi64> to tensor<?xf32>
+  %h = nnx.fn.add %f, %posf : tensor<?x?xf32>, tensor<?xf32> -> tensor<?x?xf32>
+  %x = nnx.fn.reshape %h [%b, 1, %t, 1] : tensor<?x?xf32> -> tensor<?x1x?x1xf32>
+  %q = nnx.fn.mul %x, %w : tensor<?x1x?x1xf32>, tensor<4xf32> -> tensor<?x1x?x4xf32>
+  %k = nnx.fn.expand %q [%b, 2, %t, 4] : tensor<?x1x?x4xf32> -> tensor<?x2x?x4xf32>
+  %kt = nnx.fn.permute %k [0, 1, 3, 2] : tensor<?x2x?x4xf32> -> tensor<?x2x4x?xf32>
+  // expected-note @below {{the scores are computed here}}
+  %s = nnx.fn.matmul %k, %kt {nnx.source = "matmul_0"} : tensor<?x2x?x4xf32>, tensor<?x2x4x?xf32> -> tensor<?x2x?x?xf32>
+  %true = arith.constant true
+  %ones = tensor.splat %true[%t, %t] : tensor<?x?xi1>
+  %upper = nnx.fn.triu %ones {diagonal = 1 : i64} : tensor<?x?xi1>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %m = nnx.fn.where %upper, %ninf, %s : tensor<?x?xi1>, tensor<f32>, tensor<?x2x?x?xf32> -> tensor<?x2x?x?xf32>
+  %a = math.tanh %m : tensor<?x2x?x?xf32>
+  // expected-error @below {{nnx-derive-kv-cache: cannot prove this attention causal: its masks leave a later key (j > i) visible to query i}}
+  %p = nnx.fn.softmax %a {dim = -1 : i64} : tensor<?x2x?x?xf32>
+  %o = nnx.fn.matmul %p, %k {nnx.source = "matmul_1"} : tensor<?x2x?x?xf32>, tensor<?x2x?x4xf32> -> tensor<?x2x?x4xf32>
+  %op = nnx.fn.permute %o [0, 2, 1, 3] : tensor<?x2x?x4xf32> -> tensor<?x?x2x4xf32>
+  %y = nnx.fn.reshape %op [%b, %t, 8] : tensor<?x?x2x4xf32> -> tensor<?x?x8xf32>
+  return %y : tensor<?x?x8xf32>
+}
+
+// -----
+
+// A buffer sliced at a run-time offset (`mask[T - 1:2 T - 1]`): its rows
+// change with the sequence length, not only with the positions.
+func.func @forward(%ids: tensor<?x?xi64>, %w: tensor<4xf32> {bufferization.writable = false, nnx.parameter = "w"}, %buf: tensor<16x16xf32> {bufferization.writable = false, nnx.parameter = "mask"}) -> tensor<?x?x8xf32> attributes {nnx.parameters = [dense<1.0> : tensor<4xf32>, dense<0.0> : tensor<16x16xf32>]} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = tensor.dim %ids, %c0 : tensor<?x?xi64>
+  %t = tensor.dim %ids, %c1 : tensor<?x?xi64>
+  %f = arith.sitofp %ids : tensor<?x?xi64> to tensor<?x?xf32>
+  %pos = nnx.fn.arange %t {nnx.source = "arange_0"} : tensor<?xi64>
+  %posf = arith.sitofp %pos : tensor<?xi64> to tensor<?xf32>
+  %h = nnx.fn.add %f, %posf : tensor<?x?xf32>, tensor<?xf32> -> tensor<?x?xf32>
+  %x = nnx.fn.reshape %h [%b, 1, %t, 1] : tensor<?x?xf32> -> tensor<?x1x?x1xf32>
+  %q = nnx.fn.mul %x, %w : tensor<?x1x?x1xf32>, tensor<4xf32> -> tensor<?x1x?x4xf32>
+  %k = nnx.fn.expand %q [%b, 2, %t, 4] : tensor<?x1x?x4xf32> -> tensor<?x2x?x4xf32>
+  %kt = nnx.fn.permute %k [0, 1, 3, 2] : tensor<?x2x?x4xf32> -> tensor<?x2x4x?xf32>
+  %s = nnx.fn.matmul %k, %kt {nnx.source = "matmul_0"} : tensor<?x2x?x4xf32>, tensor<?x2x4x?xf32> -> tensor<?x2x?x?xf32>
+  %off = arith.subi %t, %c1 : index
+  // expected-error @below {{nnx-derive-kv-cache: cannot read this attention mask as a function of the query and key positions alone: a slice at a run-time offset or stride}}
+  %mask = tensor.extract_slice %buf[%off, 0] [%t, %t] [1, 1] : tensor<16x16xf32> to tensor<?x?xf32>
+  %a = nnx.fn.add %s, %mask : tensor<?x2x?x?xf32>, tensor<?x?xf32> -> tensor<?x2x?x?xf32>
+  // expected-note @below {{the softmax it masks}}
+  %p = nnx.fn.softmax %a {dim = -1 : i64} : tensor<?x2x?x?xf32>
+  %o = nnx.fn.matmul %p, %k {nnx.source = "matmul_1"} : tensor<?x2x?x?xf32>, tensor<?x2x?x4xf32> -> tensor<?x2x?x4xf32>
+  %op = nnx.fn.permute %o [0, 2, 1, 3] : tensor<?x2x?x4xf32> -> tensor<?x?x2x4xf32>
+  %y = nnx.fn.reshape %op [%b, %t, 8] : tensor<?x?x2x4xf32> -> tensor<?x?x8xf32>
+  return %y : tensor<?x?x8xf32>
+}
+
+// -----
+
+// A mask reshaped so that its elements move (`[T, T] -> [T * T / T, T]`
+// is read only as an (un)squeeze).
+func.func @forward(%ids: tensor<?x?xi64>, %w: tensor<4xf32> {bufferization.writable = false, nnx.parameter = "w"}) -> tensor<?x?x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = tensor.dim %ids, %c0 : tensor<?x?xi64>
+  %t = tensor.dim %ids, %c1 : tensor<?x?xi64>
+  %f = arith.sitofp %ids : tensor<?x?xi64> to tensor<?x?xf32>
+  %pos = nnx.fn.arange %t {nnx.source = "arange_0"} : tensor<?xi64>
+  %posf = arith.sitofp %pos : tensor<?xi64> to tensor<?xf32>
+  %h = nnx.fn.add %f, %posf : tensor<?x?xf32>, tensor<?xf32> -> tensor<?x?xf32>
+  %x = nnx.fn.reshape %h [%b, 1, %t, 1] : tensor<?x?xf32> -> tensor<?x1x?x1xf32>
+  %q = nnx.fn.mul %x, %w : tensor<?x1x?x1xf32>, tensor<4xf32> -> tensor<?x1x?x4xf32>
+  %k = nnx.fn.expand %q [%b, 2, %t, 4] : tensor<?x1x?x4xf32> -> tensor<?x2x?x4xf32>
+  %kt = nnx.fn.permute %k [0, 1, 3, 2] : tensor<?x2x?x4xf32> -> tensor<?x2x4x?xf32>
+  %s = nnx.fn.matmul %k, %kt {nnx.source = "matmul_0"} : tensor<?x2x?x4xf32>, tensor<?x2x4x?xf32> -> tensor<?x2x?x?xf32>
+  %true = arith.constant true
+  %ones = tensor.splat %true[%t, %t] : tensor<?x?xi1>
+  %upper = nnx.fn.triu %ones {diagonal = 1 : i64} : tensor<?x?xi1>
+  %flat = arith.muli %t, %t : index
+  %line = nnx.fn.reshape %upper [%flat] : tensor<?x?xi1> -> tensor<?xi1>
+  // expected-error @below {{nnx-derive-kv-cache: cannot read this attention mask as a function of the query and key positions alone: a reshape other than an (un)squeeze moves its elements}}
+  %sq = nnx.fn.reshape %line [%t, %t] : tensor<?xi1> -> tensor<?x?xi1>
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %a = nnx.fn.where %sq, %ninf, %s : tensor<?x?xi1>, tensor<f32>, tensor<?x2x?x?xf32> -> tensor<?x2x?x?xf32>
+  // expected-note @below {{the softmax it masks}}
+  %p = nnx.fn.softmax %a {dim = -1 : i64} : tensor<?x2x?x?xf32>
+  %o = nnx.fn.matmul %p, %k {nnx.source = "matmul_1"} : tensor<?x2x?x?xf32>, tensor<?x2x?x4xf32> -> tensor<?x2x?x4xf32>
+  %op = nnx.fn.permute %o [0, 2, 1, 3] : tensor<?x2x?x4xf32> -> tensor<?x?x2x4xf32>
+  %y = nnx.fn.reshape %op [%b, %t, 8] : tensor<?x?x2x4xf32> -> tensor<?x?x8xf32>
+  return %y : tensor<?x?x8xf32>
+}

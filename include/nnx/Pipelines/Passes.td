@@ -86,20 +86,29 @@ def NNXDeriveKVCachePass
     whose result is the left operand of a `nnx.fn.matmul` (the mix). The
     pass proves, and refuses with a diagnostic on the op at fault otherwise:
 
-    * each core is masked causally: an operand of its elementwise chain that
-      depends on the sequence length T is `where(c, -inf, x)` (an additive
-      mask, or `masked_fill` on the scores) with `c = triu(ones, k)`, k <= 1,
-      or `c = tril(ones, k) == 0`, k <= 0, or a registered buffer holding
-      `tril(ones)` sliced per call `== 0`, over T x T; beside it or added
-      to it a bias over the keys only (one row: ALiBi) is allowed (a core
-      with no causal mask is a bidirectional encoder);
+    * each core is masked causally: the chain from the scores to the
+      softmax (elementwise ops, and reshapes that regroup only leading
+      dims, as GPT-NeoX's `baddbmm` scores) is read at every element
+      `[..., i, j]` with `i < j < max-length` (lib/Pipelines/CausalMask.h):
+      each mask must be a function of the positions alone (aranges,
+      constants, registered buffers, their slices at constant offsets,
+      elementwise ops, comparisons, `where`, broadcasts, `(un)squeeze`,
+      permutations, `tril` / `triu`), and what reaches the softmax there
+      must be `a * scores + b` with `|a| <= 1e3` and `b <= -1e4`, or such
+      a constant (a core with no mask is a bidirectional encoder);
     * the positions shift: every `nnx.fn.arange` of a run-time length counts
-      T (learned position embeddings, rotary tables), and no table is sliced
-      to T outside the masks;
+      T (learned position embeddings, rotary tables), and a table sliced to
+      T outside the masks is `table[:T]` read row by row with the data, or
+      only indexed by positions (`cos_cached[:T][position_ids]`);
     * nothing else mixes positions: no softmax, matmul, reduction (a norm
       over the sequence) or cumsum over T outside the cores;
     * the keys and values are `B x kv_heads x T x head_dim` before the keys'
-      transpose and `repeat_kv` (a GQA cache holds the kv heads only).
+      transpose, `repeat_kv` and a merge of the heads into the batch (a GQA
+      cache holds the kv heads only).
+
+    In decode, the guards of Python's decisions on sizes that depend on T
+    are checked for all `position + T` positions, as a full recompute
+    would check them.
 
     `@prefill(ids, params...)` returns the forward's outputs, then one key
     and one value cache per core (`B x kv_heads x max-length x head_dim`,
