@@ -52,6 +52,9 @@ struct Core {
   /// cache holds), enter the path to the core (the keys' transpose,
   /// `repeat_kv`, the matmuls), and the ops of each path.
   std::array<OpOperand *, 2> uses{};
+  /// Whether the cached keys / values enter as `B x T x kv_heads x D`
+  /// (llama2.c), the cache holding them transposed.
+  std::array<bool, 2> transposed{};
   std::array<SmallVector<Operation *, 4>, 2> paths;
 };
 
@@ -86,11 +89,12 @@ private:
   LogicalResult checkTable(tensor::ExtractSliceOp slice);
   std::optional<int64_t> reducesSeq(Operation *op);
   Value cloneAtLength(Value v, Value length, OpBuilder &b);
-  Value cacheUpdate(Value v, Value cache, OpBuilder &b, Value &updated);
+  Value cacheUpdate(Value v, Value cache, bool transposed, OpBuilder &b,
+                    Value &updated);
   FailureOr<SmallVector<Value>> makeCaches(bool decode, OpBuilder &b);
   void rewriteMask(OpOperand *mask, OpBuilder &b);
-  void rewireSizes(Value v, Value all,
-                   llvm::function_ref<bool(Operation *)> reads);
+  void seqSizes(Operation *op, bool lastOnly,
+                SmallVectorImpl<OpOperand *> &sizes);
   void guardAllPositions(ArrayRef<FnGuardOp> guards, OpBuilder &b);
   void setResults(ArrayRef<Value> updated, OpBuilder &b);
 
@@ -340,16 +344,42 @@ LogicalResult Derivation::findCached(Core &core, bool keys) {
       path.push_back(merged);
     }
   }
-  if (auto out = use->get().getDefiningOp<FnReshapeOp>())
-    if (auto expand = out.getInput().getDefiningOp<FnExpandOp>())
-      if (auto in = expand.getInput().getDefiningOp<FnReshapeOp>()) {
-        use = &in.getInputMutable();
-        path.append({out, expand, in});
-      }
+  // `repeat_kv`: reshape, expand, reshape.
+  auto repeatKV = [&](OpOperand *&at) {
+    auto out = at->get().getDefiningOp<FnReshapeOp>();
+    auto expand = out ? out.getInput().getDefiningOp<FnExpandOp>() : nullptr;
+    auto in = expand ? expand.getInput().getDefiningOp<FnReshapeOp>() : nullptr;
+    if (!in)
+      return false;
+    at = &in.getInputMutable();
+    path.append({out, expand, in});
+    return true;
+  };
+  bool &transposed = core.transposed[keys ? 0 : 1];
+  if (!repeatKV(use)) {
+    // llama2.c repeats the kv heads of `B x T x kv_heads x D` and then
+    // transposes to `B x heads x T x D`: the cache holds the kv heads,
+    // transposed.
+    auto toHeads = use->get().getDefiningOp<FnPermuteOp>();
+    OpOperand *inner = toHeads ? &toHeads.getInputMutable() : nullptr;
+    size_t before = path.size();
+    if (toHeads && toHeads.getPermutation() == ArrayRef<int64_t>{0, 2, 1, 3} &&
+        repeatKV(inner) &&
+        llvm::all_of(ArrayRef(path).drop_front(before), [&](Operation *op) {
+          return isSeqDim(op->getResult(0), 1);
+        })) {
+      path.insert(path.begin() + before, toHeads);
+      use = inner;
+      transposed = true;
+    } else {
+      path.resize(before);
+    }
+  }
   core.uses[keys ? 0 : 1] = use;
   Value v = use->get();
   auto type = cast<RankedTensorType>(v.getType());
-  if (type.getRank() == 4 && type.isDynamicDim(2) && isSeqDim(v, 2))
+  int64_t seq = transposed ? 1 : 2;
+  if (type.getRank() == 4 && type.isDynamicDim(seq) && isSeqDim(v, seq))
     return success();
   Operation *at = v.getDefiningOp() ? v.getDefiningOp() : fn;
   return at->emitError("nnx-derive-kv-cache: the attention's ")
@@ -614,11 +644,25 @@ Value Derivation::cloneAtLength(Value v, Value length, OpBuilder &b) {
   return map.lookupOrDefault(v);
 }
 
-/// Writes `v` (`B x H x Tn x D`) into `cache` at the position; returns all
-/// the cached rows (`B x H x (position + Tn) x D`) and sets `updated`.
-Value Derivation::cacheUpdate(Value v, Value cache, OpBuilder &b,
-                              Value &updated) {
+/// `v` with dims 1 and 2 swapped (`B x T x H x D` <-> `B x H x T x D`).
+static Value swapHeadsAndPositions(Value v, OpBuilder &b) {
+  auto type = cast<RankedTensorType>(v.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  auto swapped = RankedTensorType::get({shape[0], shape[2], shape[1], shape[3]},
+                                       type.getElementType());
+  return FnPermuteOp::create(b, v.getLoc(), swapped, v,
+                             ArrayRef<int64_t>{0, 2, 1, 3});
+}
+
+/// Writes `v` (`B x H x Tn x D`, or `B x Tn x H x D` when `transposed`)
+/// into `cache` (`B x H x L x D`) at the position; returns all the cached
+/// rows (`B x H x (position + Tn) x D`, or transposed as `v`) and sets
+/// `updated`.
+Value Derivation::cacheUpdate(Value v, Value cache, bool transposed,
+                              OpBuilder &b, Value &updated) {
   Location loc = v.getLoc();
+  if (transposed)
+    v = swapHeadsAndPositions(v, b);
   auto type = cast<RankedTensorType>(v.getType());
   auto idx = [&](int64_t i) -> OpFoldResult { return b.getIndexAttr(i); };
   Value batch = tensor::DimOp::create(b, loc, v, 0);
@@ -627,9 +671,10 @@ Value Derivation::cacheUpdate(Value v, Value cache, OpBuilder &b,
   updated = tensor::InsertSliceOp::create(b, loc, v, cache,
                                           {idx(0), idx(0), position, idx(0)},
                                           {batch, heads, newLength, dim}, ones);
-  return tensor::ExtractSliceOp::create(b, loc, type, updated,
-                                        {idx(0), idx(0), idx(0), idx(0)},
-                                        {batch, heads, allLength, dim}, ones);
+  Value all = tensor::ExtractSliceOp::create(
+      b, loc, type, updated, {idx(0), idx(0), idx(0), idx(0)},
+      {batch, heads, allLength, dim}, ones);
+  return transposed ? swapHeadsAndPositions(all, b) : all;
 }
 
 /// The caches: arguments after the inputs with the position before them
@@ -642,10 +687,11 @@ FailureOr<SmallVector<Value>> Derivation::makeCaches(bool decode,
   unsigned at = 0;
   while (at < fn.getNumArguments() && !isParameter(body.getArgument(at)))
     ++at;
-  auto cacheType = [&](Value v) {
-    auto t = cast<RankedTensorType>(v.getType());
+  auto cacheType = [&](const Core &core, unsigned j) {
+    auto t = cast<RankedTensorType>(core.uses[j]->get().getType());
+    int64_t heads = t.getDimSize(core.transposed[j] ? 2 : 1);
     return RankedTensorType::get(
-        {t.getDimSize(0), t.getDimSize(1), maxLength, t.getDimSize(3)},
+        {t.getDimSize(0), heads, maxLength, t.getDimSize(3)},
         t.getElementType());
   };
   SmallVector<Value> caches;
@@ -657,8 +703,8 @@ FailureOr<SmallVector<Value>> Derivation::makeCaches(bool decode,
         tensor::ExtractOp::create(b, loc, body.getArgument(at++), ValueRange{});
     position = arith::IndexCastOp::create(b, loc, b.getIndexType(), scalar);
     for (Core &core : cores)
-      for (OpOperand *use : core.uses) {
-        if (failed(fn.insertArgument(at, cacheType(use->get()), {}, loc)))
+      for (unsigned j : {0u, 1u}) {
+        if (failed(fn.insertArgument(at, cacheType(core, j), {}, loc)))
           return failure();
         caches.push_back(body.getArgument(at++));
       }
@@ -666,8 +712,8 @@ FailureOr<SmallVector<Value>> Derivation::makeCaches(bool decode,
     position = arith::ConstantIndexOp::create(b, loc, 0);
     Value batch = tensor::DimOp::create(b, loc, ids, 0);
     for (Core &core : cores)
-      for (OpOperand *use : core.uses) {
-        RankedTensorType t = cacheType(use->get());
+      for (unsigned j : {0u, 1u}) {
+        RankedTensorType t = cacheType(core, j);
         Value empty = tensor::EmptyOp::create(
             b, loc, t, t.isDynamicDim(0) ? ValueRange{batch} : ValueRange{});
         Value zero = arith::ConstantOp::create(
@@ -729,27 +775,30 @@ void Derivation::setResults(ArrayRef<Value> updated, OpBuilder &b) {
                                ValueRange(results).getTypes()));
 }
 
-/// The sizes of `v` that `reads` ops read become those of `all` (the
-/// path and the scores read all rows: `repeat_kv`'s reshapes, a view of
-/// the scores).
-void Derivation::rewireSizes(Value v, Value all,
-                             llvm::function_ref<bool(Operation *)> reads) {
-  for (Operation *user : llvm::to_vector(v.getUsers())) {
-    auto dim = dyn_cast<tensor::DimOp>(user);
-    if (!dim || !dim.getConstantIndex())
+/// The shape entries of `op` (a reshape or expand) at the dims where the
+/// forward has T, appended to `sizes`: all positions in decode. `lastOnly`:
+/// only the last dim's (the keys' of scores; the queries' stay Tn).
+void Derivation::seqSizes(Operation *op, bool lastOnly,
+                          SmallVectorImpl<OpOperand *> &sizes) {
+  ArrayRef<int64_t> shape;
+  MutableArrayRef<OpOperand> operands;
+  if (auto reshape = dyn_cast<FnReshapeOp>(op)) {
+    shape = reshape.getStaticShape();
+    operands = reshape.getShapeMutable();
+  } else if (auto expand = dyn_cast<FnExpandOp>(op)) {
+    shape = expand.getStaticShape();
+    operands = expand.getShapeMutable();
+  } else {
+    return;
+  }
+  int64_t rank = shape.size();
+  unsigned next = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!ShapedType::isDynamic(shape[d]))
       continue;
-    Value size;
-    for (OpOperand &use : llvm::make_early_inc_range(dim->getUses())) {
-      if (!reads(use.getOwner()))
-        continue;
-      if (!size) {
-        OpBuilder b(dim);
-        b.setInsertionPointAfterValue(all);
-        size = tensor::DimOp::create(b, dim.getLoc(), all,
-                                     *dim.getConstantIndex());
-      }
-      use.set(size);
-    }
+    OpOperand &size = operands[next++];
+    if ((!lastOnly || d == rank - 1) && isSeqDim(op->getResult(0), d))
+      sizes.push_back(&size);
   }
 }
 
@@ -774,6 +823,17 @@ LogicalResult Derivation::rewrite(bool decode) {
   OpBuilder b(fn.getContext());
   b.setInsertionPointToStart(&fn.getBody().front());
   SmallVector<FnGuardOp> guards(fn.getOps<FnGuardOp>());
+  // The caches' paths and the scores read all rows (`repeat_kv`'s
+  // reshapes, a view of the scores): their sizes along the sequence,
+  // found before anything changes.
+  SmallVector<OpOperand *> allRows;
+  for (Core &core : cores) {
+    for (auto &path : core.paths)
+      for (Operation *op : path)
+        seqSizes(op, /*lastOnly=*/false, allRows);
+    for (Operation *op : core.chain)
+      seqSizes(op, /*lastOnly=*/true, allRows);
+  }
   FailureOr<SmallVector<Value>> caches = makeCaches(decode, b);
   if (failed(caches))
     return failure();
@@ -805,6 +865,8 @@ LogicalResult Derivation::rewrite(bool decode) {
                                  .getResult());
     slice.erase();
   }
+  for (OpOperand *size : allRows)
+    size->set(allLength);
   // Tables indexed by positions: table[:position + T].
   for (tensor::ExtractSliceOp slice : indexedTables) {
     b.setInsertionPoint(slice);
@@ -817,12 +879,9 @@ LogicalResult Derivation::rewrite(bool decode) {
       Value v = use->get();
       b.setInsertionPointAfterValue(v);
       Value cacheUpdated;
-      Value all = cacheUpdate(v, (*caches)[2 * i + j], b, cacheUpdated);
+      Value all = cacheUpdate(v, (*caches)[2 * i + j], core.transposed[j], b,
+                              cacheUpdated);
       use->set(all);
-      rewireSizes(v, all, [&](Operation *u) {
-        return llvm::is_contained(core.paths[j], u) ||
-               llvm::is_contained(core.chain, u);
-      });
       updated.push_back(cacheUpdated);
     }
   }

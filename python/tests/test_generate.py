@@ -111,11 +111,17 @@ def test_nanogpt_64_tokens():
 def test_llama2c_64_tokens():
     """llama2.c: positions from `freqs_cos[:T]` (decode reads
     `[position:position + 1]`), a registered `triu(full(-inf), 1)` mask
-    buffer added to the scores, GQA, logits of the last position only."""
+    buffer added to the scores, GQA with `repeat_kv` on `B x T x kv_heads
+    x D` before the transpose (the caches hold the 2 kv heads of 6),
+    logits of the last position only."""
     torch.manual_seed(0)
-    model = llama2c.Transformer(llama2c.ModelArgs(max_seq_len=80))
-    model = randomize(model, 0).eval()
+    args = llama2c.ModelArgs(max_seq_len=80)
+    model = randomize(llama2c.Transformer(args), 0).eval()
     run = nnx.compile(model, inputs=IDS)
+    _, decode = run.generation(80)
+    head_dim = args.dim // args.n_heads
+    assert ([i["shape"] for i in decode.inputs[2:]] ==
+            [(None, args.n_kv_heads, 80, head_dim)] * 2 * args.n_layers)
     check_generation(run, model, prompt_ids(2, 8, 100, seed=3), 64)
 
 
