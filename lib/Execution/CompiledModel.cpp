@@ -442,6 +442,7 @@ CompiledModel::lower(ModuleOp module, const CompileOptions &options,
   // another checkpoint's (the model's tensors are then not read); without
   // `bindWeights` only their names, keys and types.
   compiled->parameters = std::make_unique<ParameterBindings>();
+  compiled->pack = std::make_unique<ArgumentPack>();
   compiled->uploadParameter = config.uploadParameter;
   ParameterBindings &params = *compiled->parameters;
   auto weightsStart = std::chrono::steady_clock::now();
@@ -693,71 +694,58 @@ CompiledModel::getWriteProbeShapes(ArrayRef<NpyArray> inputArrays,
 // Running
 //===----------------------------------------------------------------------===//
 
-/// Descriptors of `arrays`: views (read only) or 64-byte aligned copies.
-static void appendArguments(std::vector<std::unique_ptr<MemRefArgument>> &args,
-                            ArrayRef<NpyArray> arrays, bool copy) {
-  for (const NpyArray &array : arrays)
-    args.push_back(copy ? copyToMemRef(array) : viewAsReadOnlyMemRef(array));
-}
-
-std::vector<std::unique_ptr<MemRefArgument>>
-CompiledModel::makeArguments(ArrayRef<NpyArray> inputArrays,
-                             ArrayRef<NpyArray> writeArrays, bool copy) const {
-  std::vector<std::unique_ptr<MemRefArgument>> args;
+void CompiledModel::makeArguments(ArgumentPack &pack,
+                                  ArrayRef<NpyArray> inputArrays,
+                                  ArrayRef<NpyArray> writeArrays,
+                                  bool copy) const {
   for (auto [i, array] : llvm::enumerate(inputArrays)) {
     // The caller's array itself: the forward writes it (run()'s contract
     // for an input updated in place).
-    if (copy && i < inputs.size() && inputs[i].updatedInPlace)
-      args.push_back(viewAsMemRef(const_cast<NpyArray &>(array)));
+    if (!copy || (i < inputs.size() && inputs[i].updatedInPlace))
+      pack.add(array);
     else
-      appendArguments(args, ArrayRef(array), copy);
+      pack.addCopy(array);
   }
-  parameters->appendArguments(args);
-  appendArguments(args, writeArrays, copy);
-  return args;
-}
-
-/// The packed arguments of `_mlir_ciface_<name>`: a pointer to each
-/// argument, which is a pointer to a descriptor.
-static SmallVector<void *>
-packArguments(ArrayRef<std::unique_ptr<MemRefArgument>> args,
-              SmallVectorImpl<void *> &descriptors) {
-  descriptors.clear();
-  for (const std::unique_ptr<MemRefArgument> &arg : args)
-    descriptors.push_back(arg->getDescriptor());
-  SmallVector<void *> packed;
-  for (void *&descriptor : descriptors)
-    packed.push_back(&descriptor);
-  return packed;
+  parameters->appendArguments(pack);
+  for (const NpyArray &array : writeArrays)
+    copy ? pack.addCopy(array) : pack.add(array);
 }
 
 llvm::Error CompiledModel::callCompiled(StringRef name,
                                         MutableArrayRef<void *> packed) const {
-  llvm::Expected<void (*)(void **)> fn = engine->lookupPacked(name);
-  if (!fn)
-    return fn.takeError();
+  // Looked up once: a symbol lookup allocates.
+  auto it = compiledFunctions.find(name);
+  if (it == compiledFunctions.end()) {
+    llvm::Expected<void (*)(void **)> fn =
+        engine->lookupPacked((kCInterfacePrefix + name).str());
+    if (!fn)
+      return fn.takeError();
+    it = compiledFunctions.try_emplace(name, *fn).first;
+  }
   // A failure inside (a run-time check, a temporary the system cannot
   // give) unwinds to here and becomes the error.
-  return callGuarded(*fn, packed.data());
+  return callGuarded(it->second, packed.data());
 }
 
 llvm::Expected<SmallVector<int64_t>>
 CompiledModel::callShapeFunction(StringRef name, ArrayRef<NpyArray> inputArrays,
                                  ArrayRef<NpyArray> writeArrays,
                                  size_t count) const {
+  std::lock_guard<std::mutex> lock(callMutex);
   // A shape function reads its arguments only: no copies.
-  std::vector<std::unique_ptr<MemRefArgument>> args =
-      makeArguments(inputArrays, writeArrays, /*copy=*/false);
-  NpyArray packedDims(DType::I64, {static_cast<int64_t>(count)});
-  args.push_back(viewAsMemRef(packedDims));
-  SmallVector<void *> descriptors;
-  SmallVector<void *> packed = packArguments(args, descriptors);
-  if (llvm::Error err = callCompiled((kCInterfacePrefix + name).str(), packed))
+  pack->clear();
+  makeArguments(*pack, inputArrays, writeArrays, /*copy=*/false);
+  callWords.assign(count, 0);
+  int64_t size = static_cast<int64_t>(count);
+  pack->add(callWords.data(), ArrayRef<int64_t>(size));
+  void **packed = pack->pack();
+  if (llvm::Error err =
+          callCompiled(name, MutableArrayRef(packed, pack->size())))
     return std::move(err);
   if (checkRuntime)
     if (llvm::Error err = checkRuntime())
       return std::move(err);
-  SmallVector<int64_t> dims(packedDims.getValues<int64_t>());
+  SmallVector<int64_t> dims(callWords.begin(), callWords.end());
   // A negative result dimension is named by checkResultSize.
   if (name != kResultShapesFuncName &&
       llvm::any_of(dims, [](int64_t d) { return d < 0; }))
@@ -891,31 +879,28 @@ CompiledModel::invoke(ArrayRef<NpyArray> inputArrays,
   for (unsigned iteration = 0; iteration < std::max(repeat, 1u); ++iteration) {
     // Fresh copies each time: the compiled code may update its arguments in
     // place. The results are written into the caller's arrays.
-    std::vector<std::unique_ptr<MemRefArgument>> args =
-        makeArguments(inputArrays, writeArrays, /*copy=*/true);
+    std::lock_guard<std::mutex> lock(callMutex);
+    pack->clear();
+    makeArguments(*pack, inputArrays, writeArrays, /*copy=*/true);
     // <outputs>..., <index check pairs>..., <read probes>...
-    std::vector<NpyArray> checkBuffers =
-        makeIndexCheckBuffers(indexChecks.size());
+    callWords.assign(2 * indexChecks.size(), 0);
     for (NpyArray *result : results.take_front(outputs.size()))
-      args.push_back(viewAsMemRef(*result));
-    for (NpyArray &buffer : checkBuffers)
-      args.push_back(viewAsMemRef(buffer));
+      pack->add(*result);
+    for (int64_t &word : callWords)
+      pack->add(&word, {});
     for (NpyArray *result : results.drop_front(outputs.size()))
-      args.push_back(viewAsMemRef(*result));
-    SmallVector<void *> descriptors;
-    SmallVector<void *> packed = packArguments(args, descriptors);
+      pack->add(*result);
+    MutableArrayRef<void *> packed(pack->pack(), pack->size());
 
     if (setThreads)
       setThreads(threads);
     auto start = std::chrono::steady_clock::now();
-    if (llvm::Error err =
-            callCompiled((kCInterfacePrefix + "forward").str(), packed))
+    if (llvm::Error err = callCompiled("forward", packed))
       return std::move(err);
     if (checkRuntime)
       if (llvm::Error err = checkRuntime())
         return std::move(err);
-    if (llvm::Error err =
-            reportBadIndices(indexChecks, checkBuffers, inputArrays))
+    if (llvm::Error err = reportBadIndices(indexChecks, callWords, inputArrays))
       return std::move(err);
     auto stop = std::chrono::steady_clock::now();
     seconds.push_back(std::chrono::duration<double>(stop - start).count());

@@ -44,13 +44,6 @@ mlir::nnx::readIndexChecks(func::FuncOp forward, size_t numReadProbes) {
   return checks;
 }
 
-std::vector<NpyArray> mlir::nnx::makeIndexCheckBuffers(size_t numChecks) {
-  std::vector<NpyArray> buffers;
-  for (size_t i = 0; i < 2 * numChecks; ++i)
-    buffers.emplace_back(DType::I64, ArrayRef<int64_t>{});
-  return buffers;
-}
-
 /// "(0, 3)": the row-major `position` as an index into `shape`.
 static std::string formatIndex(int64_t position, ArrayRef<int64_t> shape) {
   SmallVector<int64_t> index(shape.size());
@@ -66,14 +59,14 @@ static std::string formatIndex(int64_t position, ArrayRef<int64_t> shape) {
 }
 
 llvm::Error mlir::nnx::reportBadIndices(ArrayRef<IndexCheckSpec> checks,
-                                        ArrayRef<NpyArray> buffers,
+                                        ArrayRef<int64_t> words,
                                         ArrayRef<NpyArray> inputs) {
   for (auto [i, check] : llvm::enumerate(checks)) {
-    int64_t code = buffers[2 * i].getValues<int64_t>()[0];
+    int64_t code = words[2 * i];
     if (code == 0)
       continue;
     int64_t position = std::numeric_limits<int64_t>::max() - code;
-    int64_t index = buffers[2 * i + 1].getValues<int64_t>()[0];
+    int64_t index = words[2 * i + 1];
     std::string where;
     if (check.input >= 0 && static_cast<size_t>(check.input) < inputs.size())
       where = "at " + formatIndex(position, inputs[check.input].shape) +

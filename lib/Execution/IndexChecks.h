@@ -44,16 +44,12 @@ struct IndexCheckSpec {
 llvm::Expected<std::vector<IndexCheckSpec>>
 readIndexChecks(func::FuncOp forward, size_t numReadProbes);
 
-/// The buffers a call writes the checks' results into: two 0-d i64 arrays
-/// per check.
-std::vector<NpyArray> makeIndexCheckBuffers(size_t numChecks);
-
-/// An error for the first check whose buffers (makeIndexCheckBuffers(),
-/// written by a call on `inputs`) report a bad index: the layer, the index,
+/// An error for the first check whose results (`words`: two per check, as
+/// a call on `inputs` wrote them) report a bad index: the layer, the index,
 /// where it was (as an index into the input when the indices are one) and
 /// the valid range. Success when every index was in range.
 llvm::Error reportBadIndices(llvm::ArrayRef<IndexCheckSpec> checks,
-                             llvm::ArrayRef<NpyArray> buffers,
+                             llvm::ArrayRef<int64_t> words,
                              llvm::ArrayRef<NpyArray> inputs);
 
 } // namespace mlir::nnx

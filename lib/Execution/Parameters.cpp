@@ -333,12 +333,10 @@ llvm::Error ParameterBindings::prepare(const UploadFn &upload) {
   return llvm::Error::success();
 }
 
-void ParameterBindings::appendArguments(
-    std::vector<std::unique_ptr<MemRefArgument>> &args) const {
-  for (auto [i, spec, data] : llvm::enumerate(specs, prepared)) {
+void ParameterBindings::appendArguments(ArgumentPack &pack) const {
+  for (auto [i, data] : llvm::enumerate(prepared)) {
     const void *address =
         resident.empty() ? data.bytes.data() : resident[i].get();
-    args.push_back(
-        viewAsReadOnlyMemRef(spec.dtype, preparedShapes[i], address));
+    pack.add(address, preparedShapes[i]);
   }
 }

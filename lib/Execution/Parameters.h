@@ -66,9 +66,8 @@ public:
   llvm::ArrayRef<TensorData> getStored() const { return stored; }
   /// The layouts readLayouts() read, one per parameter.
   llvm::ArrayRef<Layout> getLayouts() const { return layouts; }
-  /// Read-only descriptors of the prepared parameters, appended to `args`.
-  void
-  appendArguments(std::vector<std::unique_ptr<MemRefArgument>> &args) const;
+  /// Read-only descriptors of the prepared parameters, added to `pack`.
+  void appendArguments(ArgumentPack &pack) const;
 
 private:
   /// As stored: dtype, shape (the model's), dotted name.

@@ -60,12 +60,14 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 
 #include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -74,7 +76,7 @@ namespace mlir::nnx {
 class ModelJIT;
 struct CompiledObject;
 
-class MemRefArgument;
+class ArgumentPack;
 class ParameterBindings;
 struct IndexCheckSpec;
 
@@ -308,8 +310,9 @@ private:
   /// Checks the count, dtype, rank and static dimensions of `inputs`.
   llvm::Error validateInputs(llvm::ArrayRef<NpyArray> inputs,
                              const RunOptions &options) const;
-  /// Calls the compiled function `name` (`_mlir_ciface_...`) with `packed`;
-  /// a failure inside it (a run-time check, out of memory) is the error.
+  /// Calls the compiled function `name` (`_mlir_ciface_<name>`, looked up
+  /// once) with `packed`; a failure inside it (a run-time check, out of
+  /// memory) is the error.
   llvm::Error callCompiled(llvm::StringRef name,
                            llvm::MutableArrayRef<void *> packed) const;
   /// Calls the compiled shape function `name` on these arguments; the
@@ -358,12 +361,18 @@ private:
   /// Where the target keeps parameters (TargetConfig::uploadParameter).
   std::function<llvm::Expected<std::shared_ptr<void>>(llvm::ArrayRef<char>)>
       uploadParameter;
-  /// The leading arguments of a call: the inputs, the parameters (read
-  /// only), the write probes; the arrays are copied when `copy` (the
-  /// compiled code may write its inputs), else viewed read only.
-  std::vector<std::unique_ptr<MemRefArgument>>
-  makeArguments(llvm::ArrayRef<NpyArray> inputs,
-                llvm::ArrayRef<NpyArray> writeProbes, bool copy) const;
+  /// Adds the leading arguments of a call to `pack`: the inputs, the
+  /// parameters (read only), the write probes; the arrays are copied when
+  /// `copy` (the compiled code may write its inputs), else viewed.
+  void makeArguments(ArgumentPack &pack, llvm::ArrayRef<NpyArray> inputs,
+                     llvm::ArrayRef<NpyArray> writeProbes, bool copy) const;
+  /// The arguments of the call in flight and the words its shape function
+  /// or index checks write, kept from call to call so that a repeated call
+  /// allocates nothing; `callMutex` makes calls on one model take turns.
+  std::unique_ptr<ArgumentPack> pack;
+  mutable std::vector<int64_t> callWords;
+  mutable std::mutex callMutex;
+  mutable llvm::StringMap<void (*)(void **)> compiledFunctions;
   /// Whether the module has `@forward_result_shapes` (a result has a
   /// dynamic dimension).
   bool hasResultShapesFunction = false;
