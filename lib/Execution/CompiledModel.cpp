@@ -214,13 +214,24 @@ private:
 };
 } // namespace
 
+/// The target pipeline's options: the driver's, and for one CPU thread
+/// sequential loops with no OpenMP region (libomp allocates in each
+/// serialized region it enters, on every call).
+static std::string targetPipelineOptions(const CompileOptions &options) {
+  StringRef given = StringRef(options.pipelineOptions).trim();
+  if (options.target != Target::CPU || options.threads != 1 ||
+      given.contains("parallel="))
+    return given.str();
+  return given.empty() ? "parallel=false" : (given + " parallel=false").str();
+}
+
 /// Fills `pipeline`, nnx-compile-pipeline's options, from `options`: the
 /// model, the probe requests, the rank and the target with its pipeline's
 /// options.
 static void fillCompilePipelineOptions(const CompileOptions &options,
                                        NNXCompilePipelineOptions &pipeline) {
   pipeline.target = stringifyTarget(options.target).str();
-  pipeline.targetOptions = options.pipelineOptions;
+  pipeline.targetOptions = targetPipelineOptions(options);
   pipeline.model = options.modelName;
   pipeline.family = options.probes.family;
   // The driver's lookup: the option, else $NNX_FAMILIES_DIR.
@@ -420,7 +431,8 @@ CompiledModel::lower(ModuleOp module, const CompileOptions &options,
   // its functions' signatures and attributes describe.
   CompileDiagnostics diagnostics(context);
   if (config.writeTarget)
-    if (llvm::Error err = config.writeTarget(module, options.pipelineOptions))
+    if (llvm::Error err =
+            config.writeTarget(module, targetPipelineOptions(options)))
       return std::move(err);
   {
     PassManager pm(context);
@@ -459,7 +471,8 @@ CompiledModel::lower(ModuleOp module, const CompileOptions &options,
   // Forward level -> LLVM dialect.
   {
     PassManager pm(context);
-    if (llvm::Error err = config.buildPipeline(pm, options.pipelineOptions))
+    if (llvm::Error err =
+            config.buildPipeline(pm, targetPipelineOptions(options)))
       return std::move(err);
     if (failed(pm.run(module)))
       return diagnostics.takeError("failed to lower the forward for target '" +
@@ -876,6 +889,7 @@ CompiledModel::invoke(ArrayRef<NpyArray> inputArrays,
                       ArrayRef<NpyArray> writeArrays,
                       ArrayRef<NpyArray *> results, unsigned repeat) {
   std::vector<double> seconds;
+  seconds.reserve(std::max(repeat, 1u));
   for (unsigned iteration = 0; iteration < std::max(repeat, 1u); ++iteration) {
     // Fresh copies each time: the compiled code may update its arguments in
     // place. The results are written into the caller's arrays.
