@@ -384,3 +384,47 @@ def test_decode_updates_caches_in_place():
     np.testing.assert_array_equal(again, logits)
     for mine, theirs in zip(caches, foreign):
         np.testing.assert_array_equal(mine, theirs)
+
+
+DECODE_ALLOCATIONS = """
+import ctypes, os, sys
+import numpy as np
+import nnx
+count = ctypes.c_uint64.in_dll(ctypes.CDLL(os.environ["COUNTER"]),
+                               "nnx_malloc_calls")
+run = nnx.compile(nnx.load(sys.argv[1]), threads=int(sys.argv[2]))
+prefill, decode = run.generation(12)
+outs, _ = prefill(np.array([[1, 2, 3, 4]], np.int64))
+args = [np.array([[5]], np.int64), np.array(4, np.int64)] + list(outs[1:])
+decode._c.run(args, [], 1)  # warm
+counts = []
+for repeat in (1, 11):
+    before = count.value
+    decode._c.run(args, [], repeat)
+    counts.append(count.value - before)
+print(*counts)
+"""
+
+
+def test_decode_forward_allocates_nothing(tmp_path):
+    """A decode step's forward (one thread, as the bench runs it) goes to
+    the heap for nothing: its arguments are packed into storage the model
+    keeps, and it enters no OpenMP region (bench/malloc_count.c, preloaded,
+    counts malloc, calloc, realloc and the aligned allocations). Each
+    further forward of one runtime call allocates nothing; the call itself
+    (numpy conversions, result shapes) a few dozen times at most."""
+    import subprocess
+    import sys
+    counter = tmp_path / "libmalloc_count.so"
+    if subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", str(counter),
+                       os.path.join(ROOT, "bench", "malloc_count.c")]
+                      ).returncode:
+        pytest.skip("no C compiler to build the malloc counter")
+    env = dict(os.environ, COUNTER=str(counter), LD_PRELOAD=str(counter))
+    out = subprocess.run(
+        [sys.executable, "-c", DECODE_ALLOCATIONS,
+         os.path.join(FAMILY_FILES, "gpt2.mlir"), "1"],
+        env=env, capture_output=True, text=True, check=True).stdout.split()
+    once, eleven = int(out[0]), int(out[1])
+    assert eleven <= once  # ten more forwards, no more allocations
+    assert once < 40
