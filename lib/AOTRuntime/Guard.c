@@ -48,11 +48,17 @@ static block_header *header_of(void *block) {
   return (block_header *)((uintptr_t)block - sizeof(block_header));
 }
 
-/* A request of `size` bytes takes a block of this capacity: whole cache
- * lines, whole pages beyond 64 KiB (fewer distinct sizes to cache). */
+/* A request of `size` bytes takes a block of this capacity: one page at
+ * least, then four classes per power of two (2^k, 1.25, 1.5 and 1.75 x
+ * 2^k). At most a quarter of a block above a page is unused, and a size
+ * that grows call by call (a decode step's attention over one more
+ * position) stays in its class for many calls, so the cache serves it. */
 static uint64_t capacity_for(uint64_t size) {
-  uint64_t unit = size < (64u << 10) ? 64 : 4096;
-  return ((size ? size : 1) + unit - 1) / unit * unit;
+  if (size <= 4096)
+    return 4096;
+  uint64_t power = (uint64_t)1 << (63 - __builtin_clzll(size));
+  uint64_t unit = power / 4;
+  return (size + unit - 1) / unit * unit;
 }
 
 /*===----------------------------------------------------------------------===

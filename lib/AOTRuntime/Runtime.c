@@ -17,6 +17,27 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The storage of a call: the memref descriptors (a words arena and where
+ * each starts), the packed pointers, the sizes a shape function writes, an
+ * aligned copy per argument and per result (with their capacities), and the
+ * index checks' pairs. */
+typedef struct call_storage {
+  int64_t *words;
+  size_t num_words, words_capacity;
+  size_t *starts;
+  void **descriptors, **packed;
+  size_t count, starts_capacity, descriptors_capacity, packed_capacity;
+  int64_t *sizes;
+  size_t sizes_capacity;
+  void **copies, **own_copies, **results, **own_results;
+  size_t *copy_capacity, *result_capacity;
+  int64_t *pairs;
+} call_storage;
+
+/* Frees what the storage holds (its slots' buffers too). */
+static void free_storage(call_storage *c, int32_t num_arguments,
+                         int32_t num_results);
+
 struct nnx_aot_model {
   const nnx_aot_descriptor *d;
   nnx_aot_file file;
@@ -26,6 +47,9 @@ struct nnx_aot_model {
   void **param_owned;
   int64_t (*param_shape)[NNX_AOT_MAX_RANK];
   int initialized;
+  /* What a call uses, kept from call to call (grown when a call needs
+   * more): a call like an earlier one allocates nothing. */
+  call_storage call;
   /* What the load returned and said; a model that did not load only
    * reports it. */
   nnx_aot_status load_status;
@@ -314,6 +338,8 @@ void nnx_aot_free(nnx_aot_model *m) {
   free(m->param_data);
   free(m->param_shape);
   free(m->param_owned);
+  free_storage(&m->call, m->d->num_inputs + m->d->num_write_probes,
+               m->d->num_outputs + m->d->num_read_probes);
   nnx_aot_close_file(&m->file);
   free(m);
 }
@@ -335,35 +361,36 @@ void nnx_aot_set_threads(int threads) {
  * Calling
  *===----------------------------------------------------------------------===*/
 
-/* The packed arguments of one call: a descriptor per memref argument. */
-typedef struct call_args {
-  size_t count, capacity;
-  void **descriptors; /* each malloc'd */
-  void **packed;      /* packed[i] = &descriptors[i] */
-} call_args;
+/* Grows `*array` (of `size`-byte elements, `*capacity` of them) to hold
+ * `needed`; 0 when out of memory. */
+static int grow(void *array, size_t *capacity, size_t needed, size_t size) {
+  if (needed <= *capacity)
+    return 1;
+  size_t wanted = *capacity ? 2 * *capacity : 16;
+  while (wanted < needed)
+    wanted *= 2;
+  void *grown = realloc(*(void **)array, wanted * size);
+  if (!grown)
+    return 0;
+  *(void **)array = grown;
+  *capacity = wanted;
+  return 1;
+}
 
-static void free_args(call_args *c) {
-  for (size_t i = 0; i < c->count; ++i)
-    free(c->descriptors[i]);
-  free(c->descriptors);
-  free(c->packed);
-  memset(c, 0, sizeof(*c));
+/* Starts the arguments of a call. */
+static void clear_args(call_storage *c) {
+  c->count = 0;
+  c->num_words = 0;
 }
 
 /* Appends the descriptor {data, data, 0, shape, row-major strides}. */
-static int push_arg(call_args *c, const void *data, int32_t rank,
+static int push_arg(call_storage *c, const void *data, int32_t rank,
                     const int64_t *shape) {
-  if (c->count == c->capacity) {
-    size_t capacity = c->capacity ? 2 * c->capacity : 16;
-    void **grown = realloc(c->descriptors, capacity * sizeof(void *));
-    if (!grown)
-      return 0;
-    c->descriptors = grown;
-    c->capacity = capacity;
-  }
-  int64_t *words = malloc(sizeof(int64_t) * (3 + 2 * (size_t)rank));
-  if (!words)
+  size_t n = 3 + 2 * (size_t)rank, start = c->num_words;
+  if (!grow(&c->words, &c->words_capacity, start + n, sizeof(int64_t)) ||
+      !grow(&c->starts, &c->starts_capacity, c->count + 1, sizeof(size_t)))
     return 0;
+  int64_t *words = &c->words[start];
   memcpy(&words[0], &data, sizeof(void *));
   memcpy(&words[1], &data, sizeof(void *));
   words[2] = 0;
@@ -373,18 +400,52 @@ static int push_arg(call_args *c, const void *data, int32_t rank,
     words[3 + rank + i] = stride;
     stride *= shape[i];
   }
-  c->descriptors[c->count++] = words;
+  c->starts[c->count++] = start;
+  c->num_words += n;
   return 1;
 }
 
-/* Packs the arguments; 0 when out of memory. */
-static int pack(call_args *c) {
-  c->packed = malloc((c->count + 1) * sizeof(void *));
-  if (!c->packed)
-    return 0;
-  for (size_t i = 0; i < c->count; ++i)
+/* Packs the arguments: packed[i] points to a pointer to descriptor i;
+ * NULL when out of memory. */
+static void **pack(call_storage *c) {
+  if (!grow(&c->descriptors, &c->descriptors_capacity, c->count + 1,
+            sizeof(void *)) ||
+      !grow(&c->packed, &c->packed_capacity, c->count + 1, sizeof(void *)))
+    return NULL;
+  for (size_t i = 0; i < c->count; ++i) {
+    c->descriptors[i] = &c->words[c->starts[i]];
     c->packed[i] = &c->descriptors[i];
-  return 1;
+  }
+  return c->packed;
+}
+
+/* `count` zeroed sizes; NULL when out of memory. */
+static int64_t *scratch_sizes(call_storage *c, int64_t count) {
+  if (!grow(&c->sizes, &c->sizes_capacity, (size_t)count + 1, sizeof(int64_t)))
+    return NULL;
+  memset(c->sizes, 0, ((size_t)count + 1) * sizeof(int64_t));
+  return c->sizes;
+}
+
+static void free_storage(call_storage *c, int32_t num_arguments,
+                         int32_t num_results) {
+  for (int32_t i = 0; c->own_copies && i < num_arguments; ++i)
+    free(c->own_copies[i]);
+  for (int32_t r = 0; c->own_results && r < num_results; ++r)
+    free(c->own_results[r]);
+  free(c->words);
+  free(c->starts);
+  free(c->descriptors);
+  free(c->packed);
+  free(c->sizes);
+  free(c->copies);
+  free(c->own_copies);
+  free(c->copy_capacity);
+  free(c->results);
+  free(c->own_results);
+  free(c->result_capacity);
+  free(c->pairs);
+  memset(c, 0, sizeof(*c));
 }
 
 /* The spec of argument `i`: an input, then a write probe. */
@@ -406,7 +467,7 @@ static const char *argument_label(const nnx_aot_descriptor *d, int32_t i,
 
 /* Pushes the inputs, the parameters and (with `writes`) the write probes,
  * with the arrays `data` (NULL: the caller's). */
-static int push_leading(nnx_aot_model *m, call_args *c,
+static int push_leading(nnx_aot_model *m, call_storage *c,
                         const void *const *arguments,
                         const int64_t *const *dims, int writes) {
   const nnx_aot_descriptor *d = m->d;
@@ -432,15 +493,16 @@ static nnx_aot_status
 call_shape_function(nnx_aot_model *m, nnx_aot_packed_fn fn,
                     const void *const *arguments, const int64_t *const *dims,
                     int writes, int64_t *out, int64_t count) {
-  call_args c = {0};
-  nnx_aot_status status = NNX_AOT_ERROR_MEMORY;
-  if (push_leading(m, &c, arguments, dims, writes) &&
-      push_arg(&c, out, 1, &count) && pack(&c))
-    status = nnx_aot_guarded_call(fn, c.packed, m->error, sizeof(m->error));
-  else
-    fail(m, status, "cannot allocate the arguments of a call");
-  free_args(&c);
-  return status;
+  call_storage *c = &m->call;
+  clear_args(c);
+  void **packed = NULL;
+  if (push_leading(m, c, arguments, dims, writes) &&
+      push_arg(c, out, 1, &count))
+    packed = pack(c);
+  if (!packed)
+    return fail(m, NNX_AOT_ERROR_MEMORY,
+                "cannot allocate the arguments of a call");
+  return nnx_aot_guarded_call(fn, packed, m->error, sizeof(m->error));
 }
 
 /* Count, pointers, ranks' static dimensions and sizes of the arguments. */
@@ -498,7 +560,7 @@ static nnx_aot_status check_write_shapes(nnx_aot_model *m,
     for (int32_t k = 0; k < t->rank; ++k)
       count += t->shape[k] < 0;
   }
-  int64_t *sizes = calloc((size_t)count + 1, sizeof(int64_t));
+  int64_t *sizes = scratch_sizes(&m->call, count);
   if (!sizes)
     return fail(m, NNX_AOT_ERROR_MEMORY, "cannot allocate the write shapes");
   nnx_aot_status status =
@@ -520,7 +582,6 @@ static nnx_aot_status check_write_shapes(nnx_aot_model *m,
                       t->name, k, (long long)given[k], (long long)expected);
     }
   }
-  free(sizes);
   return status;
 }
 
@@ -532,7 +593,7 @@ static nnx_aot_status check_shapes_agree(nnx_aot_model *m,
   if (!d->shape_checks_fn || d->num_shape_checks == 0)
     return NNX_AOT_OK;
   int64_t count = 2 * (int64_t)d->num_shape_checks;
-  int64_t *sizes = calloc((size_t)count, sizeof(int64_t));
+  int64_t *sizes = scratch_sizes(&m->call, count);
   if (!sizes)
     return fail(m, NNX_AOT_ERROR_MEMORY, "cannot allocate the shape checks");
   nnx_aot_status status = call_shape_function(m, d->shape_checks_fn, arguments,
@@ -549,7 +610,6 @@ static nnx_aot_status check_shapes_agree(nnx_aot_model *m,
     status = fail(m, NNX_AOT_ERROR_ARGUMENT, d->shape_checks[i].format,
                   (long long)given, (long long)expected);
   }
-  free(sizes);
   return status;
 }
 
@@ -583,7 +643,7 @@ static nnx_aot_status compute_result_shapes(nnx_aot_model *m,
     for (int32_t k = 0; k < t->rank; ++k)
       count += t->shape[k] < 0;
   }
-  int64_t *sizes = calloc((size_t)count + 1, sizeof(int64_t));
+  int64_t *sizes = scratch_sizes(&m->call, count);
   if (!sizes)
     return fail(m, NNX_AOT_ERROR_MEMORY, "cannot allocate the result shapes");
   if (count > 0)
@@ -603,7 +663,6 @@ static nnx_aot_status compute_result_shapes(nnx_aot_model *m,
                     format_shape(shape, sizeof(shape), t->rank, result_dims[r]),
                     t->type);
   }
-  free(sizes);
   return status;
 }
 
@@ -658,90 +717,111 @@ static nnx_aot_status report_bad_indices(nnx_aot_model *m, const int64_t *pairs,
   return NNX_AOT_OK;
 }
 
-/* The buffers of one call: fresh aligned copies of the arguments (the code
- * may write them; an argument updated in place is the caller's array where
- * it is aligned), the results' (the caller's where aligned) and the index
- * checks'. */
-typedef struct call_buffers {
-  void **copies;  /* one per argument; owned where != the caller's */
-  void **results; /* one per result; owned where != the caller's */
-  int64_t *pairs; /* two per index check */
-} call_buffers;
-
-static void free_buffers(call_buffers *b, int32_t num_arguments,
-                         const void *const *arguments, int32_t num_results,
-                         void *const *caller) {
-  for (int32_t i = 0; b->copies && i < num_arguments; ++i)
-    if (b->copies[i] != arguments[i])
-      free(b->copies[i]);
-  for (int32_t r = 0; b->results && r < num_results; ++r)
-    if (b->results[r] != caller[r])
-      free(b->results[r]);
-  free(b->copies);
-  free(b->results);
-  free(b->pairs);
+/* The call storage's arrays with a slot per argument and per result, and
+ * the index checks' pairs, made on the first call; 0 when out of memory. */
+static int ensure_slots(nnx_aot_model *m) {
+  call_storage *c = &m->call;
+  const nnx_aot_descriptor *d = m->d;
+  size_t na = (size_t)d->num_inputs + d->num_write_probes + 1;
+  size_t nr = (size_t)d->num_outputs + d->num_read_probes + 1;
+  if (!c->copies)
+    c->copies = calloc(na, sizeof(void *));
+  if (!c->own_copies)
+    c->own_copies = calloc(na, sizeof(void *));
+  if (!c->copy_capacity)
+    c->copy_capacity = calloc(na, sizeof(size_t));
+  if (!c->results)
+    c->results = calloc(nr, sizeof(void *));
+  if (!c->own_results)
+    c->own_results = calloc(nr, sizeof(void *));
+  if (!c->result_capacity)
+    c->result_capacity = calloc(nr, sizeof(size_t));
+  if (!c->pairs)
+    c->pairs = calloc(2 * (size_t)d->num_index_checks + 1, sizeof(int64_t));
+  return c->copies && c->own_copies && c->copy_capacity && c->results &&
+         c->own_results && c->result_capacity && c->pairs;
 }
 
-static nnx_aot_status make_buffers(nnx_aot_model *m, call_buffers *b,
+/* The 64-byte aligned buffer of a slot, of at least `bytes` (replaced when
+ * smaller); NULL when out of memory. */
+static void *slot(void **own, size_t *capacity, size_t bytes) {
+  if (*own && bytes <= *capacity)
+    return *own;
+  void *fresh = nnx_aot_aligned_alloc(bytes ? bytes : 1);
+  if (!fresh)
+    return NULL;
+  free(*own);
+  *own = fresh;
+  *capacity = bytes;
+  return fresh;
+}
+
+/* The buffers of a call: aligned copies of the arguments (the code may
+ * write them; an argument updated in place is the caller's array where it
+ * is aligned), the results' (the caller's where aligned) and the index
+ * checks' pairs, zeroed. */
+static nnx_aot_status make_buffers(nnx_aot_model *m,
                                    const void *const *arguments,
                                    const int64_t *const *dims,
                                    void *const *results,
                                    int64_t *const *result_dims) {
   const nnx_aot_descriptor *d = m->d;
+  call_storage *c = &m->call;
   int32_t na = d->num_inputs + d->num_write_probes;
   int32_t nr = d->num_outputs + d->num_read_probes;
-  b->copies = calloc((size_t)na + 1, sizeof(void *));
-  b->results = calloc((size_t)nr + 1, sizeof(void *));
-  b->pairs = calloc(2 * (size_t)d->num_index_checks + 1, sizeof(int64_t));
-  if (!b->copies || !b->results || !b->pairs)
+  if (!ensure_slots(m))
     return fail(m, NNX_AOT_ERROR_MEMORY, "cannot allocate a call");
+  memset(c->pairs, 0, 2 * (size_t)d->num_index_checks * sizeof(int64_t));
   for (int32_t i = 0; i < na; ++i) {
     const nnx_aot_tensor *t = argument_spec(d, i);
     size_t bytes = tensor_bytes(t, dims[i]);
     if (t->updated_in_place && ((uintptr_t)arguments[i] & 63) == 0) {
-      b->copies[i] = (void *)(uintptr_t)arguments[i]; /* written */
+      c->copies[i] = (void *)(uintptr_t)arguments[i]; /* written */
       continue;
     }
-    if (!(b->copies[i] = nnx_aot_aligned_alloc(bytes)))
+    if (!(c->copies[i] = slot(&c->own_copies[i], &c->copy_capacity[i], bytes)))
       return fail(m, NNX_AOT_ERROR_MEMORY,
                   "cannot allocate %zu bytes for a copy of %s", bytes, t->name);
     if (bytes)
-      memcpy(b->copies[i], arguments[i], bytes);
+      memcpy(c->copies[i], arguments[i], bytes);
   }
   for (int32_t r = 0; r < nr; ++r) {
     const nnx_aot_tensor *t = result_spec(d, r);
     size_t bytes = tensor_bytes(t, result_dims[r]);
-    b->results[r] = results[r];
+    c->results[r] = results[r];
     if (((uintptr_t)results[r] & 63) == 0)
       continue;
-    if (!(b->results[r] = nnx_aot_aligned_alloc(bytes)))
+    if (!(c->results[r] =
+              slot(&c->own_results[r], &c->result_capacity[r], bytes)))
       return fail(m, NNX_AOT_ERROR_MEMORY, "cannot allocate %zu bytes for %s",
                   bytes, t->name);
   }
   return NNX_AOT_OK;
 }
 
-/* Runs the forward on prepared buffers. */
-static nnx_aot_status call_forward(nnx_aot_model *m, call_buffers *b,
-                                   const int64_t *const *dims,
+/* Runs the forward on the buffers make_buffers prepared. */
+static nnx_aot_status call_forward(nnx_aot_model *m, const int64_t *const *dims,
                                    int64_t *const *result_dims) {
   const nnx_aot_descriptor *d = m->d;
-  call_args c = {0};
-  int ok = push_leading(m, &c, (const void *const *)b->copies, dims, 1);
+  call_storage *c = &m->call;
+  void **results = c->results;
+  int64_t *pairs = c->pairs;
+  clear_args(c);
+  int ok = push_leading(m, c, (const void *const *)c->copies, dims, 1);
   for (int32_t r = 0; ok && r < d->num_outputs; ++r)
-    ok = push_arg(&c, b->results[r], d->outputs[r].rank, result_dims[r]);
+    ok = push_arg(c, results[r], d->outputs[r].rank, result_dims[r]);
   for (int32_t i = 0; ok && i < 2 * d->num_index_checks; ++i)
-    ok = push_arg(&c, &b->pairs[i], 0, NULL);
+    ok = push_arg(c, &pairs[i], 0, NULL);
   for (int32_t r = 0; ok && r < d->num_read_probes; ++r)
-    ok = push_arg(&c, b->results[d->num_outputs + r], d->read_probes[r].rank,
+    ok = push_arg(c, results[d->num_outputs + r], d->read_probes[r].rank,
                   result_dims[d->num_outputs + r]);
+  void **packed = ok ? pack(c) : NULL;
+  if (!packed)
+    return fail(m, NNX_AOT_ERROR_MEMORY, "cannot allocate a call");
   nnx_aot_status status =
-      ok && pack(&c) ? nnx_aot_guarded_call(d->forward, c.packed, m->error,
-                                            sizeof(m->error))
-                     : fail(m, NNX_AOT_ERROR_MEMORY, "cannot allocate a call");
-  free_args(&c);
+      nnx_aot_guarded_call(d->forward, packed, m->error, sizeof(m->error));
   if (status == NNX_AOT_OK)
-    status = report_bad_indices(m, b->pairs, dims);
+    status = report_bad_indices(m, pairs, dims);
   return status;
 }
 
@@ -776,22 +856,21 @@ nnx_aot_status nnx_aot_run(nnx_aot_model *m, const void *const *arguments,
     if (count > 0 && !results[r])
       return fail(m, NNX_AOT_ERROR_ARGUMENT, "%s: its buffer is null", t->name);
   }
-  call_buffers b = {0};
-  status = make_buffers(m, &b, arguments, dims, results, result_dims);
+  status = make_buffers(m, arguments, dims, results, result_dims);
   if (status == NNX_AOT_OK)
-    status = call_forward(m, &b, dims, result_dims);
+    status = call_forward(m, dims, result_dims);
+  call_storage *c = &m->call;
   for (int32_t r = 0; status == NNX_AOT_OK && r < nr; ++r) {
-    if (b.results[r] == results[r])
+    if (c->results[r] == results[r])
       continue;
     const nnx_aot_tensor *t = result_spec(d, r);
-    memcpy(results[r], b.results[r], tensor_bytes(t, result_dims[r]));
+    memcpy(results[r], c->results[r], tensor_bytes(t, result_dims[r]));
   }
   int32_t na = d->num_inputs + d->num_write_probes;
   /* An argument updated in place that was copied (not aligned) goes back. */
   for (int32_t i = 0; status == NNX_AOT_OK && i < na; ++i)
-    if (argument_spec(d, i)->updated_in_place && b.copies[i] != arguments[i])
-      memcpy((void *)(uintptr_t)arguments[i], b.copies[i],
+    if (argument_spec(d, i)->updated_in_place && c->copies[i] != arguments[i])
+      memcpy((void *)(uintptr_t)arguments[i], c->copies[i],
              tensor_bytes(argument_spec(d, i), dims[i]));
-  free_buffers(&b, na, arguments, nr, results);
   return status;
 }

@@ -21,9 +21,14 @@
  * header marks them "updated in place"; the runtime binds these buffers,
  * not copies), so one set of caches serves every step.
  *
+ * With bench/malloc_count.c preloaded (LD_PRELOAD), it also prints how many
+ * heap allocations the decode steps after the first made.
+ *
 \*===----------------------------------------------------------------------===*/
-/* posix_memalign. */
-#define _POSIX_C_SOURCE 200809L
+/* posix_memalign; dlsym's RTLD_DEFAULT. */
+#define _GNU_SOURCE
+
+#include <dlfcn.h>
 
 #include "decode.h"
 #include "prefill.h"
@@ -145,7 +150,12 @@ int main(int argc, char **argv) {
   int64_t step_dims[2] = {batch, 1};
   const void *last = results[0];
   const int64_t *last_dims = shapes[0];
+  /* The preloaded counter of heap allocations, if any. */
+  const volatile uint64_t *mallocs = dlsym(RTLD_DEFAULT, "nnx_malloc_calls");
+  uint64_t warm = 0;
   for (int64_t step = 0; step < n; ++step) {
+    if (step == 1 && mallocs)
+      warm = *mallocs;
     for (int64_t b = 0; b < batch; ++b) {
       step_ids[b] = argmax_last(last, last_dims, b);
       tokens[b * (prompt + n) + prompt + step] = step_ids[b];
@@ -163,6 +173,9 @@ int main(int argc, char **argv) {
     last = logits[0];
     last_dims = logits_shape[0];
   }
+  if (mallocs && n > 2)
+    printf("decode steps 2 to %lld: %llu heap allocations\n", (long long)n - 1,
+           (unsigned long long)(*mallocs - warm));
   int64_t out_dims[2] = {batch, prompt + n};
   write_array(argv[4], NNX_AOT_I64, 2, out_dims, tokens);
   printf("generated %lld tokens for %lld prompts of %lld\n", (long long)n,
