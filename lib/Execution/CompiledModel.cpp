@@ -214,24 +214,13 @@ private:
 };
 } // namespace
 
-/// The target pipeline's options: the driver's, and for one CPU thread
-/// sequential loops with no OpenMP region (libomp allocates in each
-/// serialized region it enters, on every call).
-static std::string targetPipelineOptions(const CompileOptions &options) {
-  StringRef given = StringRef(options.pipelineOptions).trim();
-  if (options.target != Target::CPU || options.threads != 1 ||
-      given.contains("parallel="))
-    return given.str();
-  return given.empty() ? "parallel=false" : (given + " parallel=false").str();
-}
-
 /// Fills `pipeline`, nnx-compile-pipeline's options, from `options`: the
 /// model, the probe requests, the rank and the target with its pipeline's
 /// options.
 static void fillCompilePipelineOptions(const CompileOptions &options,
                                        NNXCompilePipelineOptions &pipeline) {
   pipeline.target = stringifyTarget(options.target).str();
-  pipeline.targetOptions = targetPipelineOptions(options);
+  pipeline.targetOptions = options.pipelineOptions;
   pipeline.model = options.modelName;
   pipeline.family = options.probes.family;
   // The driver's lookup: the option, else $NNX_FAMILIES_DIR.
@@ -431,8 +420,7 @@ CompiledModel::lower(ModuleOp module, const CompileOptions &options,
   // its functions' signatures and attributes describe.
   CompileDiagnostics diagnostics(context);
   if (config.writeTarget)
-    if (llvm::Error err =
-            config.writeTarget(module, targetPipelineOptions(options)))
+    if (llvm::Error err = config.writeTarget(module, options.pipelineOptions))
       return std::move(err);
   {
     PassManager pm(context);
@@ -471,8 +459,7 @@ CompiledModel::lower(ModuleOp module, const CompileOptions &options,
   // Forward level -> LLVM dialect.
   {
     PassManager pm(context);
-    if (llvm::Error err =
-            config.buildPipeline(pm, targetPipelineOptions(options)))
+    if (llvm::Error err = config.buildPipeline(pm, options.pipelineOptions))
       return std::move(err);
     if (failed(pm.run(module)))
       return diagnostics.takeError("failed to lower the forward for target '" +

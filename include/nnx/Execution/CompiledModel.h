@@ -117,9 +117,7 @@ struct CompileOptions {
   std::string compiledModuleFile;
   /// Threads of the compiled code's parallel loops (the CPU target's
   /// matmuls split their columns among them; the result does not depend on
-  /// the count); 0 (the default): one per hardware thread. 1: the CPU
-  /// pipeline compiles sequential loops (`parallel=false` unless the
-  /// pipeline options say otherwise), and a call enters no OpenMP region.
+  /// the count); 0 (the default): one per hardware thread.
   unsigned threads = 0;
   /// A safetensors file whose tensors the forward runs with instead of the
   /// model's own (CompiledModel::bindWeights); empty: the model's.
