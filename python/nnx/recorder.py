@@ -721,6 +721,16 @@ class Recorder:
         self._check_second_run(out, unflatten(tree, inputs1))
         return out
 
+    def held_bytes(self):
+        """Bytes of the example values (both runs) the recording holds,
+        the model's own tensors not counted (a view as if it were a copy:
+        an upper bound)."""
+        total = 0
+        for tid, pair in self.twins.items():
+            if tid not in self.params:
+                total += sum(t.numel() * t.element_size() for t in pair)
+        return total
+
     def _check_second_run(self, out, inputs1):
         """The model run as Python runs it on the second example inputs
         must give what the recording computed for them: else its Python

@@ -433,10 +433,14 @@ class _Edit(TensorSource):
                                 block_removed)
 
     def _result(self, inserted_after, block_inserted_after, block_removed):
-        new = copy.deepcopy(self.model)
-        self._root = new
         self.state = self.ir.state_dict(self.model_name)
         self.grad = self.ir.requires_grad(self.model_name)
+        moved = (inserted_after, block_inserted_after, block_removed)
+        # An edit that moves modules (deepen, insert_block, remove_block)
+        # changes their paths: the copy starts as a plain copy there.
+        new = copy.deepcopy(self.model, None if any(
+            m is not None for m in moved) else self._ir_values())
+        self._root = new
         if inserted_after is not None:
             new = self._insert_after(new, inserted_after)
             self._root = new
@@ -448,6 +452,49 @@ class _Edit(TensorSource):
 
     def _node(self, path):
         return self.ir.lookup(path, self.model_name)
+
+    def _ir_values(self):
+        """A ``copy.deepcopy`` memo that gives the copy, for each parameter
+        and buffer the sync would overwrite with the IR's value (its key in
+        the state dict, the same shape and dtype), that value itself,
+        sharing the state dict's memory: the model's weights are then not
+        copied only to be overwritten (a large model held three times, as
+        source, copy and state dict). The sync (:meth:`_sync`) reads the
+        same keys: the module's first path, or the path its alias names."""
+        memo = {}
+        for path, module in self.model.named_modules():
+            try:
+                node = self._node(path)
+            except KeyError:
+                continue
+            base = node["target"] if node.get("alias") else path
+            for n, t in _own_tensors(module):
+                if id(t) in memo:
+                    continue
+                value = self._shared_value(_join(base, n), t)
+                if value is not None:
+                    memo[id(t)] = (nn.Parameter(value, t.requires_grad)
+                                   if type(t) is nn.Parameter else value)
+        return memo
+
+    def _shared_value(self, key, t):
+        """The state dict's array of `key` as a tensor sharing its memory,
+        where it can stand for a deep copy of `t` (a plain dense contiguous
+        parameter or buffer of the same shape and dtype); else None."""
+        entry = self.state.get(key)
+        if (entry is None or type(t) not in (nn.Parameter, torch.Tensor)
+                or t.__dict__ or t.layout != torch.strided
+                or not t.is_contiguous() or t.device.type != "cpu"):
+            return None
+        array, element_type = entry
+        if element_type == "bf16":  # its bits, as TensorSource.tensor reads
+            value = torch.from_numpy(array.view(np.int16)).view(torch.bfloat16)
+        else:
+            value = torch.from_numpy(array)
+        if value.dtype != t.dtype or value.shape != t.shape:
+            return None
+        return value.requires_grad_(t.requires_grad) \
+            if type(t) is torch.Tensor else value
 
     def _sync(self, module, path):
         """Makes `module` (at `path`, already a copy) what the IR holds
@@ -613,6 +660,13 @@ _LEAF_KINDS = {LoraLinear: "nnx.lora", nn.Linear: "nnx.linear",
 
 def _kind_of(module):
     return next((c for c in _LEAF_KINDS if isinstance(module, c)), None)
+
+
+def _own_tensors(module):
+    """(name, tensor) of `module`'s own parameters and buffers (None
+    ones left out)."""
+    return [(n, t) for n, t in list(module._parameters.items())
+            + list(module._buffers.items()) if t is not None]
 
 
 def _own_tensor_names(module):

@@ -46,7 +46,9 @@ is a function ``spec(F, *xs)`` over a :class:`ForwardBuilder`::
 """
 
 import collections
+import ctypes
 import dataclasses
+import gc
 import os
 import re
 
@@ -1049,7 +1051,28 @@ class Exporter:
         with _Frozen(model):
             rec.run([tuple(e.clone() for e in ex) for ex in examples],
                     self._tree)
-        return rec.forwards
+        forwards, held = rec.forwards, rec.held_bytes()
+        del rec
+        if held > _COLLECT_BYTES:
+            _free_recording()
+        return forwards
+
+
+#: Bytes of example values a finished recording may leave to Python's
+#: next full collection (above it they are collected at once).
+_COLLECT_BYTES = 64 << 20
+
+
+def _free_recording():
+    """Frees a finished recording's values now: its frames hold every
+    value of both example runs in reference cycles, which would wait for
+    Python's next full collection, and the C heap keeps what they freed
+    unless trimmed (glibc), while the caller goes on to copy the model."""
+    gc.collect()
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (AttributeError, OSError):
+        pass  # not glibc: the memory is reused by later allocations
 
 
 #: Sizes tried, in order, for a dynamic spatial dim (the `j`-th size

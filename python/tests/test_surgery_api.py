@@ -644,6 +644,31 @@ def test_source_and_rng_untouched(case):
     assert all(torch.equal(a[k], b[k]) for k in a)
 
 
+def test_edited_copy_takes_the_ir_tensors_it_keeps(monkeypatch):
+    """The copy a primitive returns gets the IR's values of the tensors
+    the edit keeps (same shape) directly: only those it resizes are deep
+    copied from the source (then replaced), so a large model's weights are
+    not held a third time; the kept ones equal the source's, in memory of
+    their own."""
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 8),
+                        nn.ReLU(), nn.Linear(8, 2))
+    copied = []
+    deepcopy = nn.Parameter.__deepcopy__
+
+    def spy(self, memo):
+        copied.append(id(self))
+        return deepcopy(self, memo)
+    monkeypatch.setattr(nn.Parameter, "__deepcopy__", spy)
+    wide = widen(net, layer_name="0", new_width=12)
+    resized = {id(net[0].weight), id(net[0].bias), id(net[2].weight)}
+    assert set(copied) == resized
+    for k in ("2.bias", "4.weight", "4.bias"):
+        got, was = wide.get_parameter(k), net.get_parameter(k)
+        assert torch.equal(got, was) and got.data_ptr() != was.data_ptr()
+    assert_same_function(net, wide, torch.randn(5, 4))
+
+
 def test_widen_seed_picks_the_replicated_units():
     net = mlp()
     x = torch.randn(5, 4)

@@ -33,6 +33,8 @@ path). The record (JSON) holds, per edit, ``result`` (``covered``,
 distance to the reference (max |got - want| / (atol + rtol |want|))."""
 
 import copy
+import ctypes
+import gc
 import json
 import os
 import re
@@ -167,20 +169,26 @@ def run(model, x):
 def run_double(model, x64):
     """`model` run in float64 on `x64`: converted in place and back (exact
     both ways), so that a large model (vit_h_14: 2.5 GB of float32) is not
-    held in float32 and float64 at once."""
+    held in float32 and float64 at once; the freed float64 memory goes
+    back to the system (:func:`release`) before the next stage."""
     try:
         return run(model.double(), x64)
     finally:
         model.float()
+        release()
 
 
-def compare(edited, reference, x, rec):
-    """Whether `edited` computes what `reference` does (zoo.check.judge
-    in float32, and within the contract in float64); the distances go to
-    `rec`."""
-    e32, r32 = run(edited, x), run(reference, x)
-    x64 = tuple(t.double() for t in x)
-    e64, r64 = run_double(edited, x64), run_double(reference, x64)
+def outputs(model, x):
+    """`model`'s output on `x` in float32 and in float64."""
+    return run(model, x), run_double(model, tuple(t.double() for t in x))
+
+
+def compare(edited, reference, rec):
+    """Whether the edited model computes what the reference does
+    (zoo.check.judge in float32, and within the contract in float64), from
+    their :func:`outputs` (so that the two models need not be held at
+    once); the distances go to `rec`."""
+    (e32, e64), (r32, r64) = edited, reference
     ok, facts = judge(e32.numpy(), r32.numpy(), r64.numpy())
     rec["distance"] = distance(e32, r32)
     rec["distance_f64"] = distance(e64, r64)
@@ -192,11 +200,12 @@ def names_op(message):
     return bool(NAMES_OP.search(message or ""))
 
 
-def prune_stages(case, model, listing, x):
-    """The prune edit: one group per stage, chained; the record part."""
-    rec = dict(result="refused", groups=[], refusals=[], stages=0)
+def prune_chain(case, model, listing, rec):
+    """The prune edits, one group per stage, each on the last one's result:
+    (the pruned model, [(group, channels dropped)]); the groups and the
+    refusals go to `rec`."""
     rng = np.random.RandomState(2)
-    pruned, zeroed = model, copy.deepcopy(model)
+    pruned, drops = model, []
     for part in stages(listing):
         for g in [g for g in part if candidate(g)][:TRIES]:
             n = g["n"]
@@ -210,16 +219,35 @@ def prune_stages(case, model, listing, x):
                 rec["refusals"].append(f"{g['target']}: {e}")
                 continue
             pruned = edited
-            zeroed = zero_producers(zeroed, g, drop)
+            release()
+            drops.append((g, drop))
             rec["groups"].append(dict(layer=g["target"], channels=n))
             break
+    return pruned, drops
+
+
+def prune_stages(case, model, listing, x):
+    """The prune edit: one group per stage, chained; the record part. The
+    pruned model is run and dropped before the reference (the original
+    with the pruned channels zeroed, zeroing commutes) is made: the
+    exports and the runs hold at most the model and one edited copy."""
+    rec = dict(result="refused", groups=[], refusals=[], stages=0)
+    pruned, drops = prune_chain(case, model, listing, rec)
     if not rec["groups"]:
         return rec
     rec["stages"] = len(rec["groups"])
     before = sum(p.numel() for p in model.parameters())
     rec["params"] = [before, sum(p.numel() for p in pruned.parameters())]
-    rec["zeroed_differs"] = distance(run(zeroed, x), run(model, x)) > 1
-    ok = compare(pruned, zeroed, x, rec) and rec["params"][1] < before
+    got = outputs(pruned, x)
+    pruned = None
+    release()
+    zeroed = copy.deepcopy(model)
+    for g, drop in drops:
+        zero_producers(zeroed, g, drop)
+    want = outputs(zeroed, x)
+    zeroed = None
+    rec["zeroed_differs"] = distance(want[0], run(model, x)) > 1
+    ok = compare(got, want, rec) and rec["params"][1] < before
     rec["result"] = "covered" if ok else "fail"
     return rec
 
@@ -240,7 +268,10 @@ def widen_one(case, model, listing, x):
             rec["refusals"].append(f"{g['target']}: {e}")
             continue
         rec["groups"].append(dict(layer=g["target"], channels=n))
-        ok = compare(wide, model, x, rec)
+        got = outputs(wide, x)
+        wide = None
+        release()
+        ok = compare(got, outputs(model, x), rec)
         rec["result"] = "covered" if ok else "fail"
         return rec
     return rec
@@ -264,21 +295,46 @@ def no_candidate_refusal(case, model, listing):
 
 
 #: Peak memory of the edits, in multiples of the model's parameter bytes:
-#: the model, the pruned and the zeroed copies, the export, the IR and the
-#: edited state dict (vit_h_14, 2.5 GB of weights: 23 GB measured).
-MEMORY_FACTOR = 10
+#: an export's recording (both example runs' values, about 2.5 x) while
+#: the model and one edited copy are held, or a float64 run (the process's
+#: VmHWM, its 0.4 GiB of libraries included: vit_l_16 4.8 x, vit_h_14
+#: 4.7 x measured), with a margin.
+MEMORY_FACTOR = 6
 
 
-def available_memory():
-    """MemAvailable of /proc/meminfo, in bytes (None if unreadable)."""
+def release():
+    """Frees what the last stage left: its garbage (reference cycles) now,
+    and the C heap's free memory back to the system (glibc), so that the
+    next stage's peak does not stack on it."""
+    gc.collect()
     try:
-        with open("/proc/meminfo") as f:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (AttributeError, OSError):
+        pass  # not glibc
+
+
+def _proc_field(path, name):
+    """Field `name` (in kB) of /proc's file `path`, in bytes (None if
+    unreadable)."""
+    try:
+        with open(path) as f:
             for line in f:
-                if line.startswith("MemAvailable:"):
+                if line.startswith(name + ":"):
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
     return None
+
+
+def available_memory():
+    """MemAvailable of /proc/meminfo, in bytes (None if unreadable)."""
+    return _proc_field("/proc/meminfo", "MemAvailable")
+
+
+def peak_memory():
+    """This process's peak resident memory (VmHWM), in bytes (None if
+    unreadable)."""
+    return _proc_field("/proc/self/status", "VmHWM")
 
 
 def too_big(model):
@@ -290,8 +346,8 @@ def too_big(model):
         return None
     return (f"needs about {MEMORY_FACTOR * weights / 2**30:.0f} GiB "
             f"({MEMORY_FACTOR} x its {weights / 2**30:.1f} GiB of weights: "
-            f"the model, its edited and zeroed copies, the export and the "
-            f"IR), {free / 2**30:.0f} GiB available")
+            f"the model, an edited copy and an export's recording), "
+            f"{free / 2**30:.0f} GiB available")
 
 
 def check(name, path):
@@ -326,6 +382,7 @@ def check(name, path):
         for edit, fn in (("prune", prune_stages), ("widen", widen_one)):
             rec["stage"] = edit
             save()
+            release()
             rec[edit] = fn(case, model, listing, x)
             if rec[edit]["result"] == "refused":
                 why = (rec[edit]["refusals"][0] if rec[edit]["refusals"]
@@ -337,6 +394,7 @@ def check(name, path):
         rec["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:500]}"
         rec["detail"] = traceback.format_exc()[-3000:]
     rec["seconds"]["total"] = round(time.time() - start, 1)
+    rec["peak_memory"] = peak_memory()
     save()
 
 
