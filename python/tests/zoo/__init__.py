@@ -20,6 +20,7 @@ classifier, which runs in train mode, needs 299.
 
 import dataclasses
 import importlib
+import math
 import os
 import re
 from typing import Callable, Sequence
@@ -97,6 +98,20 @@ class Case:
         return self.name in SUBSET
 
 
+def draw_zero_weights(model, seed):
+    """Draws every weight matrix or kernel the builder initialised to zero
+    as PyTorch's default for a layer does, uniform in +-1/sqrt(fan in):
+    torchvision zeroes the ViTs' head, so every output would be 0 and no
+    comparison of one could fail. Returns the model."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() >= 2 and not p.any():
+                bound = 1.0 / math.sqrt(p[0].numel())
+                p.copy_((torch.rand(p.shape, generator=g) * 2 - 1) * bound)
+    return model
+
+
 def calibrate(model, example, batch=16, steps=2, seed=1000):
     """Sets every BatchNorm's running statistics from `steps` forward
     passes in train mode on ``example(batch, seed + i)`` (momentum None: the
@@ -149,7 +164,8 @@ def _torchvision_case(name, segmentation):
         # samples leave some channels' variance small (resnet18's logits
         # twice as large, resnet152's 5x). At 224 the maps give plenty.
         batch = 4 if size >= 224 else 16
-        return calibrate(build_uncalibrated(seed), example, batch=batch)
+        model = draw_zero_weights(build_uncalibrated(seed), seed)
+        return calibrate(model, example, batch=batch)
 
     case = Case(name, build, [(None, 3, size, size)], example, family(name),
                 size)

@@ -86,7 +86,8 @@ def judge(got, want32, want64):
     PyTorch's float32 output; where that output itself misses the float64
     one (``want64``) by more than the contract, nnx's distance from float64
     at most FACTOR times PyTorch's instead (never less accurate than the
-    reference). Integer outputs: equal. Returns (ok, facts)."""
+    reference). Integer outputs: equal. An all-zero float reference fails
+    (vacuous). Returns (ok, facts)."""
     facts = {"shape": list(want32.shape)}
     if got.shape != want32.shape or got.dtype != want32.dtype:
         facts["why"] = (f"shape {got.shape} {got.dtype}, want "
@@ -97,6 +98,10 @@ def judge(got, want32, want64):
         facts["criterion"] = "equal"
         return ok, facts
     facts["max_abs"] = float(np.abs(want32).max()) if want32.size else 0.0
+    if want32.size and facts["max_abs"] == 0:
+        facts["why"] = ("vacuous: the reference's output is all zeros, so no "
+                        "comparison with it can fail")
+        return False, facts
     facts["nnx_vs_torch"] = distance(got, want32)
     if want64 is not None:
         facts["torch_vs_f64"] = distance(want32, want64)
