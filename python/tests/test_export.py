@@ -445,3 +445,39 @@ def test_support_table_in_the_docs_is_the_registry():
         root, "utils", "nnx-export-support.py"), "--check"],
         capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+class _Stateful(nn.Module):
+    """Python state the recorder cannot see: each call is another path."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        return x * 2 if self.calls < 2 else x * 3
+
+
+def test_another_path_on_the_second_inputs_is_refused():
+    """The model run again on the second example inputs must give what the
+    recording computed for them: a forward that takes another path (here
+    on its own state) is refused, not exported wrong."""
+    with pytest.raises(ExportError, match="takes another path on the second "
+                                          "example inputs"):
+        export(_Stateful(), [(None, 4)])
+
+
+def test_same_path_is_normwise():
+    """The second run's check takes rounding for rounding: a few ulps of the
+    largest element in an element near zero (vit_h_14's 2.3e-6 of 2.3) is
+    the same path; a change of an element's own size is not."""
+    from nnx.recorder import _same_path
+    real = torch.tensor([2.3, 2.4e-6, float("inf"), float("nan")])
+    assert _same_path(torch.tensor([2.3, 1e-7, float("inf"), float("nan")]),
+                      real)
+    assert not _same_path(torch.tensor([2.3, 0.5, float("inf"),
+                                        float("nan")]), real)
+    assert not _same_path(torch.tensor([2.3, 1e-7, float("inf"), 0.0]), real)
+    assert _same_path(torch.tensor([3, 4]), torch.tensor([3, 4]))
+    assert not _same_path(torch.tensor([3, 4]), torch.tensor([3, 5]))
