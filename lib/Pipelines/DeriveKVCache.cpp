@@ -72,7 +72,8 @@ public:
 
 private:
   bool isSeqSize(Value size);
-  Value rootSize(Value size);
+  bool isIdsLength(Value size);
+  Value rootSize(Value size, unsigned depth = 0);
   bool sameSize(Value a, Value b);
   bool isSeqDim(Value v, int64_t d);
   bool isParameter(Value v);
@@ -119,43 +120,47 @@ bool Derivation::isParameter(Value v) {
   return arg && fn.getArgAttr(arg.getArgNumber(), "nnx.parameter");
 }
 
-/// The size `size` derives from: resolved (DimResolver), then through
-/// what no reification describes (an arange's length, an elementwise op's
-/// operands: a dynamic dim does not broadcast, so they agree).
-Value Derivation::rootSize(Value size) {
-  for (unsigned step = 0; step < 64; ++step) {
-    auto dim = size.getDefiningOp<tensor::DimOp>();
-    std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
-    if (!index)
-      return size;
-    Value resolved = resolver.resolve(dim.getSource(), *index);
-    if (resolved != size) {
-      size = resolved;
+/// Whether `size` is the ids' dim 1, T.
+bool Derivation::isIdsLength(Value size) {
+  auto dim = size.getDefiningOp<tensor::DimOp>();
+  return dim && dim.getSource() == ids && dim.getConstantIndex() == 1;
+}
+
+/// The size `size` derives from: resolved (DimResolver), then through what
+/// no reification describes: an arange's length, a `tensor.reshape` to
+/// `from_elements` sizes, an elementwise op's operands (a dynamic dim does
+/// not broadcast, so they agree; one that derives from T is preferred).
+Value Derivation::rootSize(Value size, unsigned depth) {
+  auto dim = size.getDefiningOp<tensor::DimOp>();
+  std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
+  if (!index || depth > 64 || isIdsLength(size))
+    return size;
+  Value resolved = resolver.resolve(dim.getSource(), *index);
+  if (resolved != size)
+    return rootSize(resolved, depth + 1);
+  Operation *def = dim.getSource().getDefiningOp();
+  if (auto arange = dyn_cast_or_null<FnArangeOp>(def))
+    return rootSize(arange.getN(), depth + 1);
+  if (auto reshape = dyn_cast_or_null<tensor::ReshapeOp>(def))
+    if (auto shape = reshape.getShape().getDefiningOp<tensor::FromElementsOp>())
+      return rootSize(shape.getElements()[*index], depth + 1);
+  if (!def || !(isa<FnBinaryOpInterface, FnWhereOp>(def) ||
+                def->hasTrait<OpTrait::Elementwise>()))
+    return size;
+  int64_t rank = cast<RankedTensorType>(dim.getSource().getType()).getRank();
+  Value first;
+  for (Value operand : def->getOperands()) {
+    auto type = dyn_cast<RankedTensorType>(operand.getType());
+    int64_t od = type ? *index - (rank - type.getRank()) : -1;
+    if (od < 0 || !type.isDynamicDim(od))
       continue;
-    }
-    Operation *def = dim.getSource().getDefiningOp();
-    if (auto arange = dyn_cast_or_null<FnArangeOp>(def)) {
-      size = arange.getN();
-      continue;
-    }
-    if (!def || !(isa<FnBinaryOpInterface, FnWhereOp>(def) ||
-                  def->hasTrait<OpTrait::Elementwise>()))
-      return size;
-    int64_t rank = cast<RankedTensorType>(dim.getSource().getType()).getRank();
-    Value next;
-    for (Value operand : def->getOperands()) {
-      auto type = dyn_cast<RankedTensorType>(operand.getType());
-      int64_t od = type ? *index - (rank - type.getRank()) : -1;
-      if (od >= 0 && type.isDynamicDim(od)) {
-        next = resolver.resolve(operand, od);
-        break;
-      }
-    }
-    if (!next || next == size)
-      return size;
-    size = next;
+    Value root = rootSize(resolver.resolve(operand, od), depth + 1);
+    if (isIdsLength(root))
+      return root;
+    if (!first)
+      first = root;
   }
-  return size;
+  return first ? first : size;
 }
 
 /// Whether two sizes are the same: one root, equal constants, or the same
@@ -176,43 +181,11 @@ bool Derivation::sameSize(Value a, Value b) {
          da.getConstantIndex() == db.getConstantIndex();
 }
 
-bool Derivation::isSeqSize(Value size) {
-  auto dim = size.getDefiningOp<tensor::DimOp>();
-  std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
-  return index && isSeqDim(dim.getSource(), *index);
-}
+bool Derivation::isSeqSize(Value size) { return isIdsLength(rootSize(size)); }
 
-/// Whether dim `d` of `v` is the ids' dim 1. Sizes are resolved to the
-/// arguments' (DimResolver); a broadcasting op's dim that no reification
-/// resolves is its operands' dim (the lowering checks that they agree), and
-/// so is an elementwise op's (`arith.sitofp` on tensors).
+/// Whether dim `d` of `v` is the ids' dim 1 (rootSize).
 bool Derivation::isSeqDim(Value v, int64_t d) {
-  if (v == ids)
-    return d == 1;
-  auto root = resolver.resolve(v, d).getDefiningOp<tensor::DimOp>();
-  std::optional<int64_t> index = root ? root.getConstantIndex() : std::nullopt;
-  if (!index)
-    return false;
-  if (root.getSource() == ids)
-    return *index == 1;
-  // A size the resolver stops at (a dim the forward reads itself).
-  if (root.getSource() != v || *index != d)
-    return isSeqDim(root.getSource(), *index);
-  Operation *def = root.getSource().getDefiningOp();
-  if (auto reshape = dyn_cast_or_null<tensor::ReshapeOp>(def))
-    if (auto shape = reshape.getShape().getDefiningOp<tensor::FromElementsOp>())
-      return isSeqSize(shape.getElements()[*index]);
-  if (!def || !(isa<FnBinaryOpInterface, FnWhereOp>(def) ||
-                def->hasTrait<OpTrait::Elementwise>()))
-    return false;
-  int64_t rank = cast<RankedTensorType>(root.getSource().getType()).getRank();
-  for (Value operand : def->getOperands()) {
-    auto type = cast<RankedTensorType>(operand.getType());
-    int64_t od = *index - (rank - type.getRank());
-    if (od >= 0 && type.isDynamicDim(od) && isSeqDim(operand, od))
-      return true;
-  }
-  return false;
+  return v == ids ? d == 1 : isSeqSize(resolver.resolve(v, d));
 }
 
 bool Derivation::touchesData(Value v) {
