@@ -97,9 +97,28 @@ typedef struct nnx_aot_index_check {
 typedef struct nnx_aot_shape_check {
   const char *format;
   int32_t swapped;
+  /* The argument (an input, then a write probe) whose size is the given
+   * one, or -1 (an operand or a parameter). */
+  int32_t blamed;
 } nnx_aot_shape_check;
 
 typedef void (*nnx_aot_packed_fn)(void **);
+
+/* Where the code keeps its parameters and reports its errors when it runs
+ * on a device with its own memory (CUDA): the runtime places each
+ * parameter there once, after its layout, and asks `check` after every
+ * call of the code. A JIT fills it in; objects from nnx-compile run on the
+ * host and have none. */
+typedef struct nnx_aot_device {
+  /* A copy of `size` bytes in the device's memory, or NULL with `error`
+   * set. */
+  void *(*upload)(const void *bytes, uint64_t size, char *error,
+                  size_t error_size);
+  void (*release)(void *device_bytes);
+  /* Non-zero, with `error` set, when the device reported an error since
+   * the last check (and clears it). */
+  int (*check)(char *error, size_t error_size);
+} nnx_aot_device;
 
 /* Everything about one compiled forward. */
 typedef struct nnx_aot_descriptor {
@@ -124,7 +143,7 @@ typedef struct nnx_aot_descriptor {
   nnx_aot_packed_fn result_shapes;   /* NULL: every result is static */
   nnx_aot_packed_fn write_shapes;    /* NULL: none measured */
   nnx_aot_packed_fn shape_checks_fn; /* NULL: no check */
-  void (*init)(void);
+  void (*init)(void);                /* NULL: nothing to run (a JIT ran it) */
   void (*fini)(void);
   /* A safetensors image of the weights linked into the object
    * (nnx-compile --embed-weights); NULL: none. */
@@ -133,6 +152,8 @@ typedef struct nnx_aot_descriptor {
   /* The instruction sets the code may use, comma-separated ("avx2,fma");
    * checked at load. */
   const char *cpu_features;
+  /* NULL: the code runs on the host. */
+  const nnx_aot_device *device;
 } nnx_aot_descriptor;
 
 /*===----------------------------------------------------------------------===
@@ -151,6 +172,20 @@ typedef struct nnx_aot_model nnx_aot_model;
 nnx_aot_status nnx_aot_load(const nnx_aot_descriptor *descriptor,
                             const char *weights, nnx_aot_model **model);
 
+/* Binds the parameters to `stored[i]`, parameter i's bytes as stored (its
+ * dtype, row-major in its shape), which the caller keeps alive and
+ * unchanged while the model lives: what a JIT does with the weights it
+ * read; otherwise as nnx_aot_load (layouts, the device's memory). */
+nnx_aot_status nnx_aot_bind(const nnx_aot_descriptor *descriptor,
+                            const void *const *stored, nnx_aot_model **model);
+
+/* The shape each write probe must have in a call on these inputs
+ * (`dims[i]` the dimensions of input i), in `write_dims[w]`; nothing runs. */
+nnx_aot_status nnx_aot_write_shapes(nnx_aot_model *model,
+                                    const void *const *inputs,
+                                    const int64_t *const *dims,
+                                    int64_t *const *write_dims);
+
 /* The shapes of every result of a call on these arguments (inputs, then
  * write probes; `dims[i]` the dimensions of argument i), in `result_dims[r]`
  * for output r, then read probe r; nothing runs. */
@@ -163,15 +198,20 @@ nnx_aot_status nnx_aot_result_shapes(nnx_aot_model *model,
  * buffers (`results[r]`, holding `capacities[r]` elements), writing each
  * result's shape into `result_dims[r]`. The arguments are read, not
  * written, except those the descriptor marks `updated_in_place`, which the
- * forward updates where they are (copied in and back only when not 64-byte
- * aligned). */
+ * forward updates where they are. */
 nnx_aot_status nnx_aot_run(nnx_aot_model *model, const void *const *arguments,
                            const int64_t *const *dims, void *const *results,
                            const int64_t *capacities,
                            int64_t *const *result_dims);
 
-/* What the last failed call on `model` said; "" when none failed. */
+/* What the last failed call on `model` said; "" when none failed. An error
+ * that blames an argument's shape ends with what was given ("; got f32
+ * array of shape (2, 5)"), so a caller may add where it came from. */
 const char *nnx_aot_error(const nnx_aot_model *model);
+
+/* The argument (an input, then a write probe) the last error blames, or -1
+ * when it blames none. */
+int32_t nnx_aot_error_argument(const nnx_aot_model *model);
 
 /* Unmaps the weights and frees the model (NULL: nothing). */
 void nnx_aot_free(nnx_aot_model *model);

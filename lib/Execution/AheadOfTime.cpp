@@ -18,17 +18,6 @@
 using namespace mlir;
 using namespace mlir::nnx;
 
-/// `text` with every '%' doubled, for a printf format.
-static std::string escapePercent(StringRef text) {
-  std::string escaped;
-  for (char c : text) {
-    escaped += c;
-    if (c == '%')
-      escaped += '%';
-  }
-  return escaped;
-}
-
 /// The CPU features a program checks before it runs an object
 /// (`__builtin_cpu_supports` knows them): the instruction sets nnx's code
 /// generation uses.
@@ -39,18 +28,6 @@ static constexpr llvm::StringLiteral kCheckedCPUFeatures[] = {
 /// What the object's symbols start with.
 static std::string symbolPrefixOf(StringRef prefix) {
   return (prefix + "_").str();
-}
-
-/// `check` as the C runtime's printf format (ShapeCheckText.h).
-static ObjectShapeCheck describeForRuntime(const ShapeCheck &check,
-                                           ArrayRef<TensorSpec> inputs,
-                                           ArrayRef<TensorSpec> parameters,
-                                           ArrayRef<TensorSpec> writeProbes) {
-  ShapeCheckText t = describeShapeCheck(check, inputs, parameters, writeProbes);
-  std::string format = escapePercent(t.text);
-  for (StringRef from : {"{given}", "{expected}"})
-    format.replace(format.find(from), from.size(), "%lld");
-  return {std::move(format), t.swapped};
 }
 
 /// The C runtime binds each parameter by its key and shape (a whole stored
@@ -101,12 +78,6 @@ mlir::nnx::compileAheadOfTime(ModuleOp module, const CompileOptions &options,
                      stringifyTarget(options.target) + "'");
   CompiledObject result;
   result.prefix = prefix.str();
-  result.modelName = options.modelName;
-  if (result.modelName.empty())
-    for (auto model : module.getOps<ModelOp>()) {
-      result.modelName = model.getSymName().str();
-      break;
-    }
   TargetConfig config;
   if (llvm::Error err = getTargetConfig(Target::CPU, config))
     return std::move(err);
@@ -140,22 +111,7 @@ mlir::nnx::compileAheadOfTime(ModuleOp module, const CompileOptions &options,
     return makeError("ahead-of-time compilation failed: " +
                      llvm::toString(object.takeError()));
   result.object = std::move(*object);
-
-  result.inputs = model.inputs;
-  result.writeProbes = model.writeProbes;
-  result.outputs = model.outputs;
-  result.readProbes = model.readProbes;
-  const ParameterBindings &params = *model.parameters;
-  for (auto [spec, key, layout] : llvm::zip_equal(
-           params.getSpecs(), params.getKeys(), params.getLayouts()))
-    result.parameters.push_back({spec, key, layout.view, layout.perm});
-  for (const IndexCheckSpec &check : model.indexChecks)
-    result.indexChecks.push_back(
-        {check.layer, check.op, check.bound, check.input});
-  for (const ShapeCheck &check : model.shapeChecks)
-    result.shapeChecks.push_back(describeForRuntime(
-        check, result.inputs, params.getSpecs(), result.writeProbes));
-  result.measuredWriteProbes = model.measuredWriteProbes;
+  static_cast<ForwardTables &>(result) = model.describeForRuntime();
   // The packed functions, in getEntryPoints()'s order.
   auto symbol = [&](StringRef function) {
     return (symbolPrefix + "_mlir_" + kCInterfacePrefix + function).str();
@@ -316,7 +272,8 @@ emitCheckTables(llvm::raw_ostream &os, const CompiledObject &object) {
     names.second = prefix + "_shape_checks";
     os << "static const nnx_aot_shape_check " << names.second << "[] = {\n";
     for (const ObjectShapeCheck &c : object.shapeChecks)
-      os << "  {" << quote(c.format) << ", " << (c.swapped ? 1 : 0) << "},\n";
+      os << "  {" << quote(c.format) << ", " << (c.swapped ? 1 : 0) << ", "
+         << c.blamed << "},\n";
     os << "};\n";
   }
   return names;
@@ -501,7 +458,7 @@ std::string mlir::nnx::emitObjectHeader(const CompiledObject &object,
              ? std::string("NULL, 0")
              : object.embeddedWeights + ", " +
                    std::to_string(object.embeddedWeightsSize))
-     << ",\n  " << quote(llvm::join(object.cpuFeatures, ",")) << "};\n\n";
+     << ",\n  " << quote(llvm::join(object.cpuFeatures, ",")) << ", NULL};\n\n";
   os << "typedef nnx_aot_model " << p << "_model;\n\n";
   emitFunctions(os, object);
   os << "\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guard << " */\n";

@@ -14,6 +14,7 @@
 
 #include "llvm/Support/FileSystem.h"
 
+#include <cstdio>
 #include <cstdlib>
 #endif
 
@@ -30,6 +31,44 @@ static std::string deviceChip() {
   size_t at = device.rfind(", sm_");
   return at == std::string::npos ? "sm_90" : device.substr(at + 2);
 }
+
+/// The first error the CUDA runtime recorded since the last take, into
+/// `error` (then cleared); whether there was one.
+static int takeCUDAError(char *error, size_t size) {
+  std::string message = ::nnx::cuda::lastError();
+  if (message.empty())
+    return 0;
+  ::nnx::cuda::clearError();
+  std::snprintf(error, size, "CUDA runtime: %s", message.c_str());
+  return 1;
+}
+
+/// What a zero-byte parameter is bound to: it has no device buffer, and
+/// the code never reads it.
+static char emptyParameter;
+
+static void *uploadParameter(const void *bytes, uint64_t size, char *error,
+                             size_t errorSize) {
+  void *device = ::nnx::cuda::uploadToDevice(bytes, size);
+  std::string message = ::nnx::cuda::lastError();
+  if (!message.empty()) {
+    ::nnx::cuda::clearError();
+    std::snprintf(error, errorSize,
+                  "CUDA runtime: uploading to the device: %s", message.c_str());
+    return nullptr;
+  }
+  return device ? device : &emptyParameter;
+}
+
+static void releaseParameter(void *device) {
+  if (device != &emptyParameter)
+    ::nnx::cuda::freeOnDevice(device);
+}
+
+/// The device as the runtime sees it: parameters resident in device memory
+/// for the model's lifetime, the driver's errors after every call.
+static const nnx_aot_device kCUDADevice = {uploadParameter, releaseParameter,
+                                           takeCUDAError};
 #endif
 
 llvm::Error mlir::nnx::configureCUDATarget(TargetConfig &config) {
@@ -86,27 +125,7 @@ llvm::Error mlir::nnx::configureCUDATarget(TargetConfig &config) {
                                llvm::JITSymbolFlags::Exported};
     return map;
   };
-  // Parameters live in device memory for the compiled model's lifetime.
-  config.uploadParameter =
-      [](llvm::ArrayRef<char> bytes) -> llvm::Expected<std::shared_ptr<void>> {
-    void *device = ::nnx::cuda::uploadToDevice(bytes.data(), bytes.size());
-    std::string error = ::nnx::cuda::lastError();
-    if (!error.empty()) {
-      ::nnx::cuda::clearError();
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "CUDA runtime: uploading to the device: " +
-                                         error);
-    }
-    return std::shared_ptr<void>(device, ::nnx::cuda::freeOnDevice);
-  };
-  config.checkRuntime = []() -> llvm::Error {
-    std::string error = ::nnx::cuda::lastError();
-    if (error.empty())
-      return llvm::Error::success();
-    ::nnx::cuda::clearError();
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "CUDA runtime: " + error);
-  };
+  config.device = &kCUDADevice;
   return llvm::Error::success();
 #endif
 }

@@ -3,11 +3,10 @@
 #include "ExecutionError.h"
 
 #include "IndexChecks.h"
-#include "MemRefArguments.h"
 #include "ModelJIT.h"
 #include "Parameters.h"
+#include "RuntimeDescriptor.h"
 #include "RuntimeSymbols.h"
-#include "ShapeCheckText.h"
 #include "TensorParallelSync.h"
 
 #include "nnx/Conversion/NNXToLinalg/NNXToLinalg.h"
@@ -49,6 +48,9 @@
 
 using namespace mlir;
 using namespace mlir::nnx;
+
+/// The largest rank of an array nnx-run passes.
+static constexpr int64_t kMaxMemRefRank = 8;
 
 static double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -387,9 +389,10 @@ createEngine(ModuleOp module, const TargetConfig &config,
       ModelJIT::create(module, jitOptions);
   if (!engine)
     return engine.takeError();
-  if (config.checkRuntime)
-    if (llvm::Error err = config.checkRuntime())
-      return std::move(err);
+  char why[1024];
+  if (config.device && config.device->check &&
+      config.device->check(why, sizeof(why)))
+    return makeError(why);
   for (StringRef name : names)
     if (llvm::Expected<void (*)(void **)> fn = (*engine)->lookupPacked(name);
         !fn)
@@ -419,6 +422,12 @@ CompiledModel::lower(ModuleOp module, const CompileOptions &options,
   // Structure level -> forward level: nnx-prepare-forward, then the ABI
   // its functions' signatures and attributes describe.
   CompileDiagnostics diagnostics(context);
+  std::string modelName = options.modelName;
+  if (modelName.empty())
+    for (auto model : module.getOps<ModelOp>()) {
+      modelName = model.getSymName().str();
+      break;
+    }
   if (config.writeTarget)
     if (llvm::Error err = config.writeTarget(module, options.pipelineOptions))
       return std::move(err);
@@ -434,6 +443,7 @@ CompiledModel::lower(ModuleOp module, const CompileOptions &options,
   std::unique_ptr<CompiledModel> compiled(new CompiledModel());
   compiled->target = options.target;
   compiled->parallel = options.tensorParallel;
+  compiled->modelName = std::move(modelName);
   if (options.tensorParallel.ranks > 0)
     compiled->fingerprint = fingerprintProgram(module);
   if (llvm::Error err = diagnostics.withCollected(compiled->readABI(module)))
@@ -442,8 +452,6 @@ CompiledModel::lower(ModuleOp module, const CompileOptions &options,
   // another checkpoint's (the model's tensors are then not read); without
   // `bindWeights` only their names, keys and types.
   compiled->parameters = std::make_unique<ParameterBindings>();
-  compiled->pack = std::make_unique<ArgumentPack>();
-  compiled->uploadParameter = config.uploadParameter;
   ParameterBindings &params = *compiled->parameters;
   auto weightsStart = std::chrono::steady_clock::now();
   bool readData = bindWeights && options.weightsFile.empty();
@@ -514,14 +522,7 @@ CompiledModel::compileHere(ModuleOp module, const CompileOptions &options) {
   if (!lowered)
     return lowered.takeError();
   std::unique_ptr<CompiledModel> compiled = std::move(*lowered);
-  // Permuted into the layouts the compiled code asks for and placed where
-  // it reads them (device memory on CUDA), once.
   CompileDiagnostics diagnostics(module.getContext());
-  auto weightsStart = std::chrono::steady_clock::now();
-  if (llvm::Error err = diagnostics.withCollected(
-          compiled->parameters->prepare(config.uploadParameter)))
-    return std::move(err);
-  compiled->weightsSeconds += secondsSince(weightsStart);
   std::vector<std::string> names = compiled->getEntryPoints();
   SmallVector<StringRef> nameRefs(names.begin(), names.end());
   llvm::Expected<std::unique_ptr<ModelJIT>> engine =
@@ -529,9 +530,15 @@ CompiledModel::compileHere(ModuleOp module, const CompileOptions &options) {
   if (!engine)
     return diagnostics.withCollected(engine.takeError());
   compiled->engine = std::move(*engine);
-  compiled->checkRuntime = config.checkRuntime;
   compiled->setThreads = config.setThreads;
   compiled->threads = options.threads;
+  // The runtime permutes the weights into the layouts the compiled code
+  // asks for and places them where it reads them (device memory on CUDA),
+  // once.
+  auto weightsStart = std::chrono::steady_clock::now();
+  if (llvm::Error err = compiled->bindRuntime(config.device))
+    return std::move(err);
+  compiled->weightsSeconds += secondsSince(weightsStart);
   return compiled;
 }
 
@@ -551,11 +558,64 @@ ArrayRef<std::string> CompiledModel::getParameterKeys() const {
 
 llvm::Error CompiledModel::bindWeights(StringRef path) {
   auto start = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(callMutex);
   if (llvm::Error err = parameters->readWeightsFile(path))
     return err;
-  llvm::Error err = parameters->prepare(uploadParameter);
+  llvm::Error err = bindRuntime(device);
   weightsSeconds = secondsSince(start);
   return err;
+}
+
+//===----------------------------------------------------------------------===//
+// Binding
+//===----------------------------------------------------------------------===//
+
+void CompiledModel::FreeRuntimeModel::operator()(nnx_aot_model *model) const {
+  nnx_aot_free(model);
+}
+
+llvm::Error CompiledModel::bindRuntime(const nnx_aot_device *targetDevice) {
+  device = targetDevice;
+  if (!descriptor) {
+    RuntimeDescriptor::Functions functions;
+    auto lookup = [&](StringRef name, nnx_aot_packed_fn &fn) -> llvm::Error {
+      llvm::Expected<void (*)(void **)> found =
+          engine->lookupPacked((kCInterfacePrefix + name).str());
+      if (!found)
+        return found.takeError();
+      fn = *found;
+      return llvm::Error::success();
+    };
+    if (llvm::Error err = lookup("forward", functions.forward))
+      return err;
+    if (hasResultShapesFunction)
+      if (llvm::Error err =
+              lookup(kResultShapesFuncName, functions.resultShapes))
+        return err;
+    if (!measuredWriteProbes.empty())
+      if (llvm::Error err = lookup(kWriteShapesFuncName, functions.writeShapes))
+        return err;
+    if (!shapeChecks.empty())
+      if (llvm::Error err = lookup(kShapeChecksFuncName, functions.shapeChecks))
+        return err;
+    descriptor = std::make_unique<RuntimeDescriptor>(describeForRuntime(),
+                                                     functions, device);
+  }
+  // The old binding goes first: its device copies are freed before the new
+  // ones are made.
+  runtime.reset();
+  std::vector<const void *> stored;
+  for (const TensorData &data : parameters->getStored())
+    stored.push_back(data.bytes.data());
+  nnx_aot_model *model = nullptr;
+  nnx_aot_status status =
+      nnx_aot_bind(descriptor->get(), stored.data(), &model);
+  runtime.reset(model);
+  if (status != NNX_AOT_OK)
+    return makeError(model ? nnx_aot_error(model)
+                           : "cannot allocate the model: out of memory");
+  parameters->dropPermutedPages();
+  return llvm::Error::success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -580,266 +640,131 @@ static std::string plural(size_t n, StringRef word) {
   return (Twine(n) + " " + word + (n == 1 ? "" : "s")).str();
 }
 
-/// Checks `array`, given for `label` (`source`: " from x.npy" or empty),
-/// against `spec`: its dtype and rank, and each dimension against
-/// `expected` where that is not ShapedType::kDynamic; `why` says where
-/// `expected` comes from (the type, or what the run computes).
-static llvm::Error checkArray(const Twine &label, const TensorSpec &spec,
-                              const NpyArray &array, ArrayRef<int64_t> expected,
-                              const Twine &why, StringRef source) {
-  if (array.dtype != spec.dtype ||
-      array.rank() != static_cast<int64_t>(spec.shape.size()))
-    return makeError(label + ": expected " + spec.typeString + ", got " +
-                     array.describe() + source);
-  for (auto [d, want, given] : llvm::enumerate(expected, array.shape))
-    if (!ShapedType::isDynamic(want) && want != given)
-      return makeError(label + ": dimension " + Twine(d) + " is " +
-                       Twine(given) + ", expected " + Twine(want) + " (" + why +
-                       "); got " + array.describe() + source);
+/// Checks that `arrays`, given for `specs` (`kind`: "input", "write
+/// probe"), are as many and of their dtypes and ranks; their dimensions are
+/// the runtime's to check.
+static llvm::Error checkKinds(ArrayRef<TensorSpec> specs,
+                              ArrayRef<NpyArray> arrays, StringRef kind,
+                              ArrayRef<std::string> sources) {
+  if (arrays.size() != specs.size())
+    return makeError("the forward takes " + plural(specs.size(), kind) +
+                     (kind == "input" ? " (" + listTypes(specs) + ")" : "") +
+                     ", got " + Twine(arrays.size()));
+  for (auto [i, spec, array] : llvm::enumerate(specs, arrays))
+    if (array.dtype != spec.dtype ||
+        array.rank() != static_cast<int64_t>(spec.shape.size()))
+      return makeError(
+          (kind == "input" ? spec.name : "write probe '" + spec.name + "'") +
+          ": expected " + spec.typeString + ", got " + array.describe() +
+          sourceSuffix(sources, i));
   return llvm::Error::success();
 }
 
-llvm::Error CompiledModel::validateInputs(ArrayRef<NpyArray> inputArrays,
-                                          const RunOptions &options) const {
-  if (inputArrays.size() != inputs.size())
-    return makeError("the forward takes " + plural(inputs.size(), "input") +
-                     " (" + listTypes(inputs) + "), got " +
-                     Twine(inputArrays.size()));
-  for (auto [i, spec, array] : llvm::enumerate(inputs, inputArrays))
-    if (llvm::Error err =
-            checkArray(spec.name, spec, array, spec.shape, spec.typeString,
-                       sourceSuffix(options.inputSources, i)))
-      return err;
-  return llvm::Error::success();
+llvm::Error CompiledModel::checkArrays(ArrayRef<NpyArray> inputArrays,
+                                       ArrayRef<NpyArray> writeArrays,
+                                       const RunOptions &options) const {
+  if (llvm::Error err =
+          checkKinds(inputs, inputArrays, "input", options.inputSources))
+    return err;
+  return checkKinds(writeProbes, writeArrays, "write probe",
+                    options.writeProbeSources);
+}
+
+llvm::Error CompiledModel::runtimeError(const RunOptions &options) const {
+  std::string message = nnx_aot_error(runtime.get());
+  int32_t blamed = nnx_aot_error_argument(runtime.get());
+  if (blamed >= 0 && static_cast<size_t>(blamed) < inputs.size())
+    message += sourceSuffix(options.inputSources, blamed);
+  else if (blamed >= 0)
+    message += sourceSuffix(options.writeProbeSources, blamed - inputs.size());
+  return makeError(message);
+}
+
+/// The runtime's arguments (inputs, then write probes: a data pointer and
+/// the dimensions of each) in `call`.
+static void setArguments(CompiledModel::CallScratch &call,
+                         ArrayRef<NpyArray> inputs, ArrayRef<NpyArray> writes) {
+  call.data.clear();
+  call.dims.clear();
+  for (ArrayRef<NpyArray> arrays : {inputs, writes})
+    for (const NpyArray &array : arrays) {
+      call.data.push_back(array.data.data());
+      call.dims.push_back(array.shape.data());
+    }
+}
+
+/// Room for the dimensions of `specs`, and pointers to each one's.
+static void makeDims(ArrayRef<TensorSpec> specs,
+                     std::vector<SmallVector<int64_t, 4>> &dims,
+                     SmallVectorImpl<int64_t *> &pointers) {
+  for (const TensorSpec &spec : specs)
+    dims.emplace_back(spec.shape.size(), 0);
+  for (SmallVector<int64_t, 4> &shape : dims)
+    pointers.push_back(shape.data());
 }
 
 llvm::Error CompiledModel::validate(ArrayRef<NpyArray> inputArrays,
                                     ArrayRef<NpyArray> writeArrays,
                                     const RunOptions &options) const {
-  if (llvm::Error err = validateInputs(inputArrays, options))
-    return err;
-  if (writeArrays.size() != writeProbes.size())
-    return makeError("the forward takes " +
-                     plural(writeProbes.size(), "write probe") + ", got " +
-                     Twine(writeArrays.size()));
-  auto label = [](const TensorSpec &spec) {
-    return "write probe '" + spec.name + "'";
-  };
-  for (auto [i, spec, array] : llvm::enumerate(writeProbes, writeArrays))
-    if (llvm::Error err =
-            checkArray(label(spec), spec, array, spec.shape, spec.typeString,
-                       sourceSuffix(options.writeProbeSources, i)))
-      return err;
-  // Every dimension against the value each write replaces in this run.
-  llvm::Expected<std::vector<SmallVector<int64_t, 4>>> shapes =
-      computeWriteProbeShapes(inputArrays);
-  if (!shapes)
-    return shapes.takeError();
-  for (size_t i : measuredWriteProbes) {
-    const TensorSpec &spec = writeProbes[i];
-    if (llvm::Error err =
-            checkArray(label(spec), spec, writeArrays[i], (*shapes)[i],
-                       "this run computes " + spec.typeString + " as " +
-                           formatShape((*shapes)[i]),
-                       sourceSuffix(options.writeProbeSources, i)))
-      return err;
-  }
-  return checkShapesAgree(inputArrays, writeArrays, options);
-}
-
-llvm::Error CompiledModel::checkShapesAgree(ArrayRef<NpyArray> inputArrays,
-                                            ArrayRef<NpyArray> writeArrays,
-                                            const RunOptions &options) const {
-  if (shapeChecks.empty())
-    return llvm::Error::success();
-  llvm::Expected<SmallVector<int64_t>> sizes = callShapeFunction(
-      kShapeChecksFuncName, inputArrays, writeArrays, 2 * shapeChecks.size());
-  if (!sizes)
-    return sizes.takeError();
-  for (auto [i, check] : llvm::enumerate(shapeChecks)) {
-    int64_t first = (*sizes)[2 * i], second = (*sizes)[2 * i + 1];
-    if (first == second)
-      continue;
-    ShapeCheckText t =
-        describeShapeCheck(check, inputs, getParameters(), writeProbes);
-    int64_t expected = t.swapped ? second : first;
-    int64_t given = t.swapped ? first : second;
-    std::string message = t.text;
-    for (auto [from, to] : {std::pair<StringRef, int64_t>{"{given}", given},
-                            {"{expected}", expected}})
-      message.replace(message.find(from), from.size(), std::to_string(to));
-    if (t.blamed < 0)
-      return makeError(message);
-    // The array the caller gave, and where it came from.
-    size_t a = static_cast<size_t>(t.blamed);
-    size_t w = a - inputs.size() - getParameters().size();
-    bool isInput = a < inputs.size();
-    const NpyArray &array = isInput ? inputArrays[a] : writeArrays[w];
-    return makeError(message + "; got " + array.describe() +
-                     (isInput ? sourceSuffix(options.inputSources, a)
-                              : sourceSuffix(options.writeProbeSources, w)));
-  }
-  return llvm::Error::success();
+  llvm::Expected<ResultShapes> shapes =
+      getResultShapes(inputArrays, writeArrays, options);
+  return shapes ? llvm::Error::success() : shapes.takeError();
 }
 
 llvm::Expected<std::vector<SmallVector<int64_t, 4>>>
 CompiledModel::getWriteProbeShapes(ArrayRef<NpyArray> inputArrays,
                                    const RunOptions &options) const {
-  if (llvm::Error err = validateInputs(inputArrays, options))
-    return std::move(err);
-  return computeWriteProbeShapes(inputArrays);
-}
-
-//===----------------------------------------------------------------------===//
-// Running
-//===----------------------------------------------------------------------===//
-
-void CompiledModel::makeArguments(ArgumentPack &pack,
-                                  ArrayRef<NpyArray> inputArrays,
-                                  ArrayRef<NpyArray> writeArrays,
-                                  bool copy) const {
-  for (auto [i, array] : llvm::enumerate(inputArrays)) {
-    // The caller's array itself: the forward writes it (run()'s contract
-    // for an input updated in place).
-    if (!copy || (i < inputs.size() && inputs[i].updatedInPlace))
-      pack.add(array);
-    else
-      pack.addCopy(array);
-  }
-  parameters->appendArguments(pack);
-  for (const NpyArray &array : writeArrays)
-    copy ? pack.addCopy(array) : pack.add(array);
-}
-
-llvm::Error CompiledModel::callCompiled(StringRef name,
-                                        MutableArrayRef<void *> packed) const {
-  // Looked up once: a symbol lookup allocates.
-  auto it = compiledFunctions.find(name);
-  if (it == compiledFunctions.end()) {
-    llvm::Expected<void (*)(void **)> fn =
-        engine->lookupPacked((kCInterfacePrefix + name).str());
-    if (!fn)
-      return fn.takeError();
-    it = compiledFunctions.try_emplace(name, *fn).first;
-  }
-  // A failure inside (a run-time check, a temporary the system cannot
-  // give) unwinds to here and becomes the error.
-  return callGuarded(it->second, packed.data());
-}
-
-llvm::Expected<SmallVector<int64_t>>
-CompiledModel::callShapeFunction(StringRef name, ArrayRef<NpyArray> inputArrays,
-                                 ArrayRef<NpyArray> writeArrays,
-                                 size_t count) const {
-  std::lock_guard<std::mutex> lock(callMutex);
-  // A shape function reads its arguments only: no copies.
-  pack->clear();
-  makeArguments(*pack, inputArrays, writeArrays, /*copy=*/false);
-  callWords.assign(count, 0);
-  int64_t size = static_cast<int64_t>(count);
-  pack->add(callWords.data(), ArrayRef<int64_t>(size));
-  void **packed = pack->pack();
   if (llvm::Error err =
-          callCompiled(name, MutableArrayRef(packed, pack->size())))
+          checkKinds(inputs, inputArrays, "input", options.inputSources))
     return std::move(err);
-  if (checkRuntime)
-    if (llvm::Error err = checkRuntime())
-      return std::move(err);
-  SmallVector<int64_t> dims(callWords.begin(), callWords.end());
-  // A negative result dimension is named by checkResultSize.
-  if (name != kResultShapesFuncName &&
-      llvm::any_of(dims, [](int64_t d) { return d < 0; }))
-    return makeError("@" + name + " computed a negative dimension");
-  return dims;
-}
-
-llvm::Expected<SmallVector<int64_t>>
-CompiledModel::computeDynamicDims(ArrayRef<NpyArray> inputArrays,
-                                  ArrayRef<NpyArray> writeArrays) const {
-  size_t count = 0;
-  for (ArrayRef<TensorSpec> specs : {ArrayRef(outputs), ArrayRef(readProbes)})
-    for (const TensorSpec &spec : specs)
-      count += llvm::count_if(spec.shape, ShapedType::isDynamic);
-  if (count == 0)
-    return SmallVector<int64_t>();
-  assert(hasResultShapesFunction && "dynamic results without a shape function");
-  return callShapeFunction(kResultShapesFuncName, inputArrays, writeArrays,
-                           count);
-}
-
-llvm::Expected<std::vector<SmallVector<int64_t, 4>>>
-CompiledModel::computeWriteProbeShapes(ArrayRef<NpyArray> inputArrays) const {
   std::vector<SmallVector<int64_t, 4>> shapes;
-  for (const TensorSpec &spec : writeProbes)
-    shapes.push_back(spec.shape);
-  if (measuredWriteProbes.empty())
-    return shapes;
-  size_t count = 0;
-  for (size_t i : measuredWriteProbes)
-    count += llvm::count_if(shapes[i], ShapedType::isDynamic);
-  // @forward_write_shapes takes the inputs and the parameters only.
-  llvm::Expected<SmallVector<int64_t>> dims =
-      callShapeFunction(kWriteShapesFuncName, inputArrays, {}, count);
-  if (!dims)
-    return dims.takeError();
-  const int64_t *next = dims->begin();
-  for (size_t i : measuredWriteProbes)
-    for (int64_t &dim : shapes[i])
-      if (ShapedType::isDynamic(dim))
-        dim = *next++;
+  SmallVector<int64_t *> pointers;
+  makeDims(writeProbes, shapes, pointers);
+  std::lock_guard<std::mutex> lock(callMutex);
+  setArguments(call, inputArrays, {});
+  if (nnx_aot_write_shapes(runtime.get(), call.data.data(), call.dims.data(),
+                           pointers.data()) != NNX_AOT_OK)
+    return runtimeError(options);
+  // What no function measures (a probe lowered by hand) stays dynamic.
+  for (SmallVector<int64_t, 4> &shape : shapes)
+    for (int64_t &dim : shape)
+      if (dim < 0)
+        dim = ShapedType::kDynamic;
   return shapes;
-}
-
-/// Checks that `shape`, what this run computes for the result `label` of
-/// `spec`, makes an array that can exist: no negative dimension, and an
-/// element count and bytes that fit in int64 (else an allocation of the
-/// wrapped size would be written past its end).
-static llvm::Error checkResultSize(const Twine &label, const TensorSpec &spec,
-                                   ArrayRef<int64_t> shape) {
-  if (getArrayByteSize(spec.dtype, shape))
-    return llvm::Error::success();
-  bool negative = llvm::any_of(shape, [](int64_t d) { return d < 0; });
-  return makeError(label + ": this run computes the shape " +
-                   formatShape(shape) + " for " + spec.typeString + ", " +
-                   (negative ? "which has a negative dimension"
-                             : "whose size in bytes overflows 64 bits"));
 }
 
 llvm::Expected<ResultShapes>
 CompiledModel::getResultShapes(ArrayRef<NpyArray> inputArrays,
                                ArrayRef<NpyArray> writeArrays,
                                const RunOptions &options) const {
-  if (llvm::Error err = validate(inputArrays, writeArrays, options))
+  if (llvm::Error err = checkArrays(inputArrays, writeArrays, options))
     return std::move(err);
-  llvm::Expected<SmallVector<int64_t>> dims =
-      computeDynamicDims(inputArrays, writeArrays);
-  if (!dims)
-    return dims.takeError();
-  // Each dynamic dimension in turn, result by result.
-  const int64_t *next = dims->begin();
-  auto shapeOf = [&](const TensorSpec &spec) {
-    SmallVector<int64_t, 4> shape(spec.shape);
-    for (int64_t &dim : shape)
-      if (ShapedType::isDynamic(dim))
-        dim = *next++;
-    return shape;
-  };
+  return computeResultShapes(inputArrays, writeArrays, options);
+}
+
+llvm::Expected<ResultShapes>
+CompiledModel::computeResultShapes(ArrayRef<NpyArray> inputArrays,
+                                   ArrayRef<NpyArray> writeArrays,
+                                   const RunOptions &options) const {
   ResultShapes shapes;
-  llvm::transform(outputs, std::back_inserter(shapes.outputs), shapeOf);
-  llvm::transform(readProbes, std::back_inserter(shapes.readProbes), shapeOf);
-  for (auto [spec, shape] : llvm::zip_equal(outputs, shapes.outputs))
-    if (llvm::Error err = checkResultSize(spec.name, spec, shape))
-      return std::move(err);
-  for (auto [spec, shape] : llvm::zip_equal(readProbes, shapes.readProbes))
-    if (llvm::Error err =
-            checkResultSize("read probe '" + spec.name + "'", spec, shape))
-      return std::move(err);
+  SmallVector<int64_t *> pointers;
+  makeDims(outputs, shapes.outputs, pointers);
+  makeDims(readProbes, shapes.readProbes, pointers);
+  std::lock_guard<std::mutex> lock(callMutex);
+  setArguments(call, inputArrays, writeArrays);
+  if (nnx_aot_result_shapes(runtime.get(), call.data.data(), call.dims.data(),
+                            pointers.data()) != NNX_AOT_OK)
+    return runtimeError(options);
   return shapes;
 }
 
-/// A zero-filled array of `spec`'s dtype and `shape` (checkResultSize
-/// passed) for the result `label`, or an error when the system cannot give
-/// its bytes. std::vector's allocation cannot fail softly (LLVM's
+//===----------------------------------------------------------------------===//
+// Running
+//===----------------------------------------------------------------------===//
+
+/// A zero-filled array of `spec`'s dtype and `shape` (the runtime checked
+/// its size) for the result `label`, or an error when the system cannot
+/// give its bytes. std::vector's allocation cannot fail softly (LLVM's
 /// out-of-memory handler ends the process), so malloc is asked first.
 static llvm::Expected<NpyArray> allocateResult(const Twine &label,
                                                const TensorSpec &spec,
@@ -874,37 +799,38 @@ static llvm::Error checkResultBuffer(const Twine &label, const TensorSpec &spec,
 llvm::Expected<std::vector<double>>
 CompiledModel::invoke(ArrayRef<NpyArray> inputArrays,
                       ArrayRef<NpyArray> writeArrays,
-                      ArrayRef<NpyArray *> results, unsigned repeat) {
+                      ArrayRef<NpyArray *> results, const RunOptions &options) {
   std::vector<double> seconds;
-  seconds.reserve(std::max(repeat, 1u));
-  for (unsigned iteration = 0; iteration < std::max(repeat, 1u); ++iteration) {
-    // Fresh copies each time: the compiled code may update its arguments in
-    // place. The results are written into the caller's arrays.
-    std::lock_guard<std::mutex> lock(callMutex);
-    pack->clear();
-    makeArguments(*pack, inputArrays, writeArrays, /*copy=*/true);
-    // <outputs>..., <index check pairs>..., <read probes>...
-    callWords.assign(2 * indexChecks.size(), 0);
-    for (NpyArray *result : results.take_front(outputs.size()))
-      pack->add(*result);
-    for (int64_t &word : callWords)
-      pack->add(&word, {});
-    for (NpyArray *result : results.drop_front(outputs.size()))
-      pack->add(*result);
-    MutableArrayRef<void *> packed(pack->pack(), pack->size());
-
+  unsigned repeat = std::max(options.repeat, 1u);
+  seconds.reserve(repeat);
+  // Kept from call to call: a call like an earlier one allocates nothing.
+  std::lock_guard<std::mutex> lock(callMutex);
+  setArguments(call, inputArrays, writeArrays);
+  call.results.clear();
+  call.capacities.clear();
+  call.resultDims.clear();
+  call.resultWords.clear();
+  for (NpyArray *result : results) {
+    call.results.push_back(result->data.data());
+    call.capacities.push_back(result->numElements());
+    call.resultWords.resize(call.resultWords.size() + result->shape.size());
+  }
+  int64_t *words = call.resultWords.data();
+  for (NpyArray *result : results) {
+    call.resultDims.push_back(words);
+    words += result->shape.size();
+  }
+  for (unsigned iteration = 0; iteration < repeat; ++iteration) {
+    // The runtime copies the arguments afresh each time (the compiled code
+    // may update them in place) and writes into the caller's arrays.
     if (setThreads)
       setThreads(threads);
     auto start = std::chrono::steady_clock::now();
-    if (llvm::Error err = callCompiled("forward", packed))
-      return std::move(err);
-    if (checkRuntime)
-      if (llvm::Error err = checkRuntime())
-        return std::move(err);
-    if (llvm::Error err = reportBadIndices(indexChecks, callWords, inputArrays))
-      return std::move(err);
-    auto stop = std::chrono::steady_clock::now();
-    seconds.push_back(std::chrono::duration<double>(stop - start).count());
+    if (nnx_aot_run(runtime.get(), call.data.data(), call.dims.data(),
+                    call.results.data(), call.capacities.data(),
+                    call.resultDims.data()) != NNX_AOT_OK)
+      return runtimeError(options);
+    seconds.push_back(secondsSince(start));
   }
   return seconds;
 }
@@ -937,7 +863,7 @@ llvm::Expected<std::vector<double>> CompiledModel::runInto(
       return std::move(err);
     results.push_back(&array);
   }
-  return invoke(inputArrays, writeArrays, results, options.repeat);
+  return invoke(inputArrays, writeArrays, results, options);
 }
 
 llvm::Expected<RunResult> CompiledModel::run(ArrayRef<NpyArray> inputArrays,
@@ -992,7 +918,7 @@ llvm::Expected<RunResult> CompiledModel::runHere(ArrayRef<NpyArray> inputArrays,
   for (NpyArray &array : result.readProbes)
     results.push_back(&array);
   llvm::Expected<std::vector<double>> seconds =
-      invoke(inputArrays, writeArrays, results, options.repeat);
+      invoke(inputArrays, writeArrays, results, options);
   if (!seconds)
     return seconds.takeError();
   result.seconds = std::move(*seconds);

@@ -12,14 +12,12 @@
 //       attributes {nnx.index_checks = [{bound = 16 : i64, input = 0 : i64,
 //                                        layer = "wte", op = "nnx.embedding"}]}
 //
-// The runner passes a buffer for each and turns a reported position into
-// an error, as PyTorch raises on a bad id.
+// The runtime (nnx-aot/Runtime.h) passes a buffer for each and turns a
+// reported position into an error, as PyTorch raises on a bad id.
 //
 //===----------------------------------------------------------------------===//
 #ifndef NNX_LIB_EXECUTION_INDEXCHECKS_H
 #define NNX_LIB_EXECUTION_INDEXCHECKS_H
-
-#include "nnx/Support/Npy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/Error.h"
@@ -43,14 +41,6 @@ struct IndexCheckSpec {
 /// results for each, right before its `numReadProbes` trailing read probes.
 llvm::Expected<std::vector<IndexCheckSpec>>
 readIndexChecks(func::FuncOp forward, size_t numReadProbes);
-
-/// An error for the first check whose results (`words`: two per check, as
-/// a call on `inputs` wrote them) report a bad index: the layer, the index,
-/// where it was (as an index into the input when the indices are one) and
-/// the valid range. Success when every index was in range.
-llvm::Error reportBadIndices(llvm::ArrayRef<IndexCheckSpec> checks,
-                             llvm::ArrayRef<int64_t> words,
-                             llvm::ArrayRef<NpyArray> inputs);
 
 } // namespace mlir::nnx
 

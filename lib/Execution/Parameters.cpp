@@ -188,102 +188,6 @@ llvm::Error ParameterBindings::readLayouts(Operation *forward) {
   return llvm::Error::success();
 }
 
-//===----------------------------------------------------------------------===//
-// Preparing
-//===----------------------------------------------------------------------===//
-
-/// `rows` x `cols` elements of `T` at `in`, transposed into `out`, in
-/// 64 x 64 blocks written row by row (measured: 2.5x the speed of 32 x 32
-/// blocks read row by row, on a 3072 x 3072 f32 matrix).
-template <typename T>
-static void transposeBlocked(const char *in, char *out, int64_t rows,
-                             int64_t cols) {
-  const T *src = reinterpret_cast<const T *>(in);
-  T *dst = reinterpret_cast<T *>(out);
-  constexpr int64_t kBlock = 64;
-  for (int64_t i0 = 0; i0 < rows; i0 += kBlock)
-    for (int64_t j0 = 0; j0 < cols; j0 += kBlock) {
-      int64_t ie = std::min(rows, i0 + kBlock);
-      int64_t je = std::min(cols, j0 + kBlock);
-      for (int64_t j = j0; j < je; ++j)
-        for (int64_t i = i0; i < ie; ++i)
-          dst[j * rows + i] = src[i * cols + j];
-    }
-}
-
-/// The elements of `T` at `in` (row-major, shape `shape`) permuted into
-/// `out`: out dim i is in dim perm[i], as `linalg.transpose` reads it.
-template <typename T>
-static void permuteElements(const char *in, char *out, ArrayRef<int64_t> shape,
-                            ArrayRef<int64_t> perm) {
-  const T *src = reinterpret_cast<const T *>(in);
-  T *dst = reinterpret_cast<T *>(out);
-  size_t rank = shape.size();
-  SmallVector<int64_t> inStrides(rank, 1), outShape(rank), strides(rank);
-  for (size_t d = rank - 1; d > 0; --d)
-    inStrides[d - 1] = inStrides[d] * shape[d];
-  int64_t total = 1;
-  for (size_t i = 0; i < rank; ++i) {
-    outShape[i] = shape[perm[i]];
-    strides[i] = inStrides[perm[i]];
-    total *= outShape[i];
-  }
-  // An odometer over the result; the innermost dim is one strided run.
-  SmallVector<int64_t> index(rank, 0);
-  int64_t inner = outShape[rank - 1], step = strides[rank - 1];
-  for (int64_t o = 0, base = 0; o < total; o += inner) {
-    for (int64_t j = 0; j < inner; ++j)
-      dst[o + j] = src[base + j * step];
-    for (size_t d = rank - 1; d-- > 0;) {
-      base += strides[d];
-      if (++index[d] < outShape[d])
-        break;
-      base -= strides[d] * outShape[d];
-      index[d] = 0;
-    }
-  }
-}
-
-template <typename T>
-static void permuteAs(const char *in, char *out, ArrayRef<int64_t> shape,
-                      ArrayRef<int64_t> perm) {
-  if (perm == ArrayRef<int64_t>{1, 0})
-    transposeBlocked<T>(in, out, shape[0], shape[1]);
-  // Pairs (or quads) of the last dim kept together: a transpose of wider
-  // elements (the bf16 kernels' N x K/2 x 2 -> K/2 x N x 2).
-  else if (perm == ArrayRef<int64_t>{1, 0, 2} && sizeof(T) * shape[2] == 4)
-    transposeBlocked<uint32_t>(in, out, shape[0], shape[1]);
-  else if (perm == ArrayRef<int64_t>{1, 0, 2} && sizeof(T) * shape[2] == 8)
-    transposeBlocked<uint64_t>(in, out, shape[0], shape[1]);
-  else
-    permuteElements<T>(in, out, shape, perm);
-}
-
-/// `data` (row-major, shape `shape`) permuted by `perm`.
-static TensorData permuted(ArrayRef<char> data, ArrayRef<int64_t> shape,
-                           ArrayRef<int64_t> perm, size_t elementSize) {
-  TensorData copy = alignedCopy(data.size());
-  const char *in = data.data();
-  char *out = const_cast<char *>(copy.bytes.data());
-  if (llvm::is_contained(shape, 0))
-    return copy;
-  switch (elementSize) {
-  case 1:
-    permuteAs<uint8_t>(in, out, shape, perm);
-    break;
-  case 2:
-    permuteAs<uint16_t>(in, out, shape, perm);
-    break;
-  case 4:
-    permuteAs<uint32_t>(in, out, shape, perm);
-    break;
-  default:
-    permuteAs<uint64_t>(in, out, shape, perm);
-    break;
-  }
-  return copy;
-}
-
 /// Tells the kernel the whole pages of `data`, a read-only file mapping, are
 /// not needed any more: they leave this process's memory (and come back
 /// from the file if read again).
@@ -301,42 +205,8 @@ static void dropMappedPages(ArrayRef<char> data) {
 #endif
 }
 
-llvm::Error ParameterBindings::prepare(const UploadFn &upload) {
-  if (layouts.size() != specs.size())
-    layouts.assign(specs.size(), {});
-  prepared.clear();
-  preparedShapes.clear();
-  resident.clear();
-  for (auto [spec, data, layout] : llvm::zip_equal(specs, stored, layouts)) {
-    llvm::SmallVector<int64_t, 4> shape(spec.shape);
-    if (layout.perm.empty()) {
-      prepared.push_back(data);
-    } else {
-      prepared.push_back(permuted(data.bytes, layout.view, layout.perm,
-                                  getDTypeSize(spec.dtype)));
-      shape.assign(layout.view.size(), 0);
-      for (auto [d, from] : llvm::enumerate(layout.perm))
-        shape[d] = layout.view[from];
-      // The compiled code reads only the transposed copy.
-      if (data.mapped)
-        dropMappedPages(data.bytes);
-    }
-    preparedShapes.push_back(std::move(shape));
-    if (!upload)
-      continue;
-    llvm::Expected<std::shared_ptr<void>> copy = upload(prepared.back().bytes);
-    if (!copy)
-      return makeError("parameter '" + spec.name + "' (" + spec.typeString +
-                       "): " + llvm::toString(copy.takeError()));
-    resident.push_back(std::move(*copy));
-  }
-  return llvm::Error::success();
-}
-
-void ParameterBindings::appendArguments(ArgumentPack &pack) const {
-  for (auto [i, data] : llvm::enumerate(prepared)) {
-    const void *address =
-        resident.empty() ? data.bytes.data() : resident[i].get();
-    pack.add(address, preparedShapes[i]);
-  }
+void ParameterBindings::dropPermutedPages() const {
+  for (auto [data, layout] : llvm::zip(stored, layouts))
+    if (data.mapped && !layout.perm.empty())
+      dropMappedPages(data.bytes);
 }

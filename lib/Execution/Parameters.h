@@ -2,18 +2,16 @@
 //
 // A forward built with parameters as arguments (nnx-build-forward's
 // default) takes each parameter after its inputs. ParameterBindings holds
-// what the compiled model passes there: the stored bytes of each tensor (a
-// mapped safetensors file, shared; inline tensors copied once), permuted
-// once into the layout the compiled code asked for (`nnx.parameter_layouts`:
-// the CPU schedule reads a Linear's weight as K x N and a conv's as kh x kw x
-// C x F), and placed once in
-// the target's memory when it has its own (CUDA: resident on the device).
+// what the compiled model binds there: the stored bytes of each tensor (a
+// mapped safetensors file, shared; inline tensors copied once) and the
+// layout the compiled code asked for (`nnx.parameter_layouts`: the CPU
+// schedule reads a Linear's weight as K x N and a conv's as kh x kw x C x
+// F). The runtime (nnx-aot/Runtime.h, nnx_aot_bind) permutes them once into
+// that layout and places them in the target's memory when it has its own.
 //
 //===----------------------------------------------------------------------===//
 #ifndef NNX_LIB_EXECUTION_PARAMETERS_H
 #define NNX_LIB_EXECUTION_PARAMETERS_H
-
-#include "MemRefArguments.h"
 
 #include "nnx/Dialect/NNX/IR/Weights.h"
 #include "nnx/Execution/CompiledModel.h"
@@ -37,9 +35,6 @@ public:
     llvm::SmallVector<int64_t, 4> view, perm;
   };
 
-  using UploadFn = std::function<llvm::Expected<std::shared_ptr<void>>(
-      llvm::ArrayRef<char>)>;
-
   /// Reads the parameters `forward` lists (`nnx.parameters`, arguments
   /// `numInputs`... of it) and, with `readData`, binds their stored bytes
   /// (diagnostics at the layer, through the forward's argument locations).
@@ -51,10 +46,9 @@ public:
   /// Reads the layouts the lowered forward asks for (`nnx.parameter_layouts`
   /// of `forward`, any function-like op).
   llvm::Error readLayouts(Operation *forward);
-  /// Permutes the bound bytes into the asked layouts (once) and, with
-  /// `upload`, places them in the target's memory. A permuted tensor of a
-  /// mapped file is dropped from memory afterwards (madvise).
-  llvm::Error prepare(const UploadFn &upload);
+  /// Drops from memory the pages of the mapped tensors the code reads in
+  /// another layout (madvise), once the runtime has permuted them.
+  void dropPermutedPages() const;
 
   llvm::ArrayRef<TensorSpec> getSpecs() const { return specs; }
   llvm::ArrayRef<std::string> getKeys() const { return keys; }
@@ -66,8 +60,6 @@ public:
   llvm::ArrayRef<TensorData> getStored() const { return stored; }
   /// The layouts readLayouts() read, one per parameter.
   llvm::ArrayRef<Layout> getLayouts() const { return layouts; }
-  /// Read-only descriptors of the prepared parameters, added to `pack`.
-  void appendArguments(ArgumentPack &pack) const;
 
 private:
   /// As stored: dtype, shape (the model's), dotted name.
@@ -78,11 +70,6 @@ private:
   /// The bound bytes, as stored.
   std::vector<TensorData> stored;
   std::vector<Layout> layouts;
-  /// What the compiled code reads: the permuted bytes and their shape, and
-  /// the copy in the target's memory when uploaded.
-  std::vector<TensorData> prepared;
-  std::vector<llvm::SmallVector<int64_t, 4>> preparedShapes;
-  std::vector<std::shared_ptr<void>> resident;
 };
 
 } // namespace mlir::nnx

@@ -22,10 +22,3 @@ mlir::nnx::runtimeSymbols(llvm::orc::MangleAndInterner interner) {
   add("memrefCopy", &memrefCopy);
   return symbols;
 }
-
-llvm::Error mlir::nnx::callGuarded(void (*fn)(void **), void **args) {
-  char error[1024];
-  if (nnx_aot_guarded_call(fn, args, error, sizeof(error)) == NNX_AOT_OK)
-    return llvm::Error::success();
-  return makeError(error);
-}

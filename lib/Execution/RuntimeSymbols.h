@@ -13,18 +13,12 @@
 
 #include "llvm/ExecutionEngine/Orc/Core.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
-#include "llvm/Support/Error.h"
 
 namespace mlir::nnx {
 
 /// The runtime's symbols for the JIT: the allocation functions, the failure
 /// channel and memrefCopy.
 llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner interner);
-
-/// Calls `fn(args)` (a packed `_mlir_ciface_` function) under the runtime's
-/// guard: a failure inside it (a run-time check, a temporary the system
-/// cannot give) frees what the call still held and becomes the error.
-llvm::Error callGuarded(void (*fn)(void **), void **args);
 
 } // namespace mlir::nnx
 

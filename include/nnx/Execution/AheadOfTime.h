@@ -27,56 +27,19 @@
 #define NNX_EXECUTION_AHEADOFTIME_H
 
 #include "nnx/Execution/CompiledModel.h"
+#include "nnx/Execution/ForwardTables.h"
 
 #include <string>
 #include <vector>
 
 namespace mlir::nnx {
 
-/// A parameter of the compiled forward: as stored (dtype, shape, dotted
-/// name), its key in a weights file, and the layout the code reads it in.
-struct ObjectParameter {
-  TensorSpec spec;
-  std::string key;
-  /// The stored tensor viewed as `view`, then permuted by `perm`; both
-  /// empty: read as stored.
-  llvm::SmallVector<int64_t, 4> view, perm;
-};
-
-/// A run-time index check of the forward (IndexChecks.h).
-struct ObjectIndexCheck {
-  std::string layer, op;
-  int64_t bound = 0;
-  /// The input the ids are, or -1.
-  int64_t input = -1;
-};
-
-/// A place where the forward assumes two argument sizes agree
-/// (`@forward_shape_checks`).
-struct ObjectShapeCheck {
-  /// printf format of the error, with two `%lld`: the given size, then the
-  /// expected one.
-  std::string format;
-  /// Whether the expected size is the second of the pair the shape
-  /// function returns (else the first).
-  bool swapped = false;
-};
-
 /// What nnx-compile writes: the object and what its header describes.
-struct CompiledObject {
+struct CompiledObject : ForwardTables {
   /// ELF, relocatable, position independent.
   std::string object;
   /// Of every symbol the object exports and the header declares.
   std::string prefix;
-  /// The model's name (empty for a forward-level module).
-  std::string modelName;
-  std::vector<TensorSpec> inputs, writeProbes, outputs, readProbes;
-  std::vector<ObjectParameter> parameters;
-  std::vector<ObjectIndexCheck> indexChecks;
-  std::vector<ObjectShapeCheck> shapeChecks;
-  /// The write probes `@forward_write_shapes` measures (indices into
-  /// `writeProbes`).
-  std::vector<size_t> measuredWriteProbes;
   /// The packed entry points the object exports (`<prefix>_mlir_...`), in
   /// the order forward, result shapes, write shapes, shape checks; empty
   /// when the module has no such function.

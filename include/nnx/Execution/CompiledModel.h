@@ -56,6 +56,8 @@
 #include "nnx/Pipelines/ResultShapes.h"
 #include "nnx/Support/Npy.h"
 
+#include "nnx-aot/Runtime.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -75,9 +77,10 @@ namespace mlir::nnx {
 
 class ModelJIT;
 struct CompiledObject;
+struct ForwardTables;
 
-class ArgumentPack;
 class ParameterBindings;
+class RuntimeDescriptor;
 struct IndexCheckSpec;
 
 /// One argument or result of the compiled forward.
@@ -279,6 +282,9 @@ public:
   /// which then fail instead of waiting for it. Returns `err`.
   llvm::Error failCall(llvm::Error err);
 
+  /// What the runtime's descriptor holds of this forward (ForwardTables.h).
+  ForwardTables describeForRuntime() const;
+
 private:
   CompiledModel() = default;
 
@@ -307,37 +313,29 @@ private:
   /// `@forward_write_shapes` measures, in order.
   llvm::Error matchMeasuredWriteProbes(llvm::ArrayRef<std::string> names);
 
-  /// Checks the count, dtype, rank and static dimensions of `inputs`.
-  llvm::Error validateInputs(llvm::ArrayRef<NpyArray> inputs,
-                             const RunOptions &options) const;
-  /// Calls the compiled function `name` (`_mlir_ciface_<name>`, looked up
-  /// once) with `packed`; a failure inside it (a run-time check, out of
-  /// memory) is the error.
-  llvm::Error callCompiled(llvm::StringRef name,
-                           llvm::MutableArrayRef<void *> packed) const;
-  /// Calls the compiled shape function `name` on these arguments; the
-  /// `count` dimensions it returns (an error when one is negative).
-  llvm::Expected<llvm::SmallVector<int64_t>>
-  callShapeFunction(llvm::StringRef name, llvm::ArrayRef<NpyArray> inputs,
-                    llvm::ArrayRef<NpyArray> writeProbes, size_t count) const;
-  /// The dynamic result dimensions of a call on validated arrays.
-  llvm::Expected<llvm::SmallVector<int64_t>>
-  computeDynamicDims(llvm::ArrayRef<NpyArray> inputs,
-                     llvm::ArrayRef<NpyArray> writeProbes) const;
-  /// Runs `@forward_shape_checks` on arrays whose signatures and write
-  /// shapes are checked; an error for the first check that fails.
-  llvm::Error checkShapesAgree(llvm::ArrayRef<NpyArray> inputs,
-                               llvm::ArrayRef<NpyArray> writeProbes,
-                               const RunOptions &options) const;
-  /// getWriteProbeShapes() on validated inputs.
-  llvm::Expected<std::vector<llvm::SmallVector<int64_t, 4>>>
-  computeWriteProbeShapes(llvm::ArrayRef<NpyArray> inputs) const;
-  /// Runs the forward `repeat` times on validated arrays, into `results`
+  /// Checks the count, dtype and rank of `inputs` and `writeProbes` (the
+  /// runtime checks the rest).
+  llvm::Error checkArrays(llvm::ArrayRef<NpyArray> inputs,
+                          llvm::ArrayRef<NpyArray> writeProbes,
+                          const RunOptions &options) const;
+  /// Binds the parameters to the runtime (again after bindWeights), with
+  /// the descriptor of the compiled functions (made once).
+  llvm::Error bindRuntime(const nnx_aot_device *device);
+  /// The runtime's last error, with the file the array it blames came
+  /// from.
+  llvm::Error runtimeError(const RunOptions &options) const;
+  /// The shapes of every result of a call on checked arrays; the runtime
+  /// checks the rest of the call first.
+  llvm::Expected<ResultShapes>
+  computeResultShapes(llvm::ArrayRef<NpyArray> inputs,
+                      llvm::ArrayRef<NpyArray> writeProbes,
+                      const RunOptions &options) const;
+  /// Runs the forward `repeat` times on checked arrays, into `results`
   /// (outputs, then read probes) of the right shapes; the seconds of each
   /// call.
   llvm::Expected<std::vector<double>>
   invoke(llvm::ArrayRef<NpyArray> inputs, llvm::ArrayRef<NpyArray> writeProbes,
-         llvm::ArrayRef<NpyArray *> results, unsigned repeat);
+         llvm::ArrayRef<NpyArray *> results, const RunOptions &options);
   /// compile() on this rank alone; run() on arrays every rank agrees on.
   static llvm::Expected<std::unique_ptr<CompiledModel>>
   compileHere(ModuleOp module, const CompileOptions &options);
@@ -353,26 +351,38 @@ private:
   std::unique_ptr<ModelJIT> engine;
   std::function<void(unsigned)> setThreads;
   unsigned threads = 0;
-  std::function<llvm::Error()> checkRuntime;
+  /// The model's name, for the runtime's errors.
+  std::string modelName;
   std::vector<TensorSpec> inputs, outputs, writeProbes, readProbes;
   double weightsSeconds = 0;
-  /// The weights the forward runs with (Parameters.h).
+  /// The weights the forward runs with, as stored (Parameters.h).
   std::unique_ptr<ParameterBindings> parameters;
-  /// Where the target keeps parameters (TargetConfig::uploadParameter).
-  std::function<llvm::Expected<std::shared_ptr<void>>(llvm::ArrayRef<char>)>
-      uploadParameter;
-  /// Adds the leading arguments of a call to `pack`: the inputs, the
-  /// parameters (read only), the write probes; the arrays are copied when
-  /// `copy` (the compiled code may write its inputs), else viewed.
-  void makeArguments(ArgumentPack &pack, llvm::ArrayRef<NpyArray> inputs,
-                     llvm::ArrayRef<NpyArray> writeProbes, bool copy) const;
-  /// The arguments of the call in flight and the words its shape function
-  /// or index checks write, kept from call to call so that a repeated call
-  /// allocates nothing; `callMutex` makes calls on one model take turns.
-  std::unique_ptr<ArgumentPack> pack;
-  mutable std::vector<int64_t> callWords;
+  /// The forward as the runtime sees it, and the runtime's model: the
+  /// parameters bound in their layouts (in the device's memory where the
+  /// target has one), and the storage of a call, kept from call to call
+  /// so that a repeated call allocates nothing. `callMutex` makes calls on
+  /// one model take turns.
+  std::unique_ptr<RuntimeDescriptor> descriptor;
+  struct FreeRuntimeModel {
+    void operator()(nnx_aot_model *model) const;
+  };
+  std::unique_ptr<nnx_aot_model, FreeRuntimeModel> runtime;
+  const nnx_aot_device *device = nullptr;
   mutable std::mutex callMutex;
-  mutable llvm::StringMap<void (*)(void **)> compiledFunctions;
+
+public:
+  /// The runtime's arguments of the call in flight (CompiledModel.cpp).
+  struct CallScratch {
+    llvm::SmallVector<const void *, 32> data;
+    llvm::SmallVector<const int64_t *, 32> dims;
+    llvm::SmallVector<void *, 8> results;
+    llvm::SmallVector<int64_t, 8> capacities;
+    llvm::SmallVector<int64_t *, 8> resultDims;
+    llvm::SmallVector<int64_t, 32> resultWords;
+  };
+
+private:
+  mutable CallScratch call;
   /// Whether the module has `@forward_result_shapes` (a result has a
   /// dynamic dimension).
   bool hasResultShapesFunction = false;

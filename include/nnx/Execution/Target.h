@@ -21,6 +21,8 @@
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/Error.h"
 
+#include "nnx-aot/Runtime.h"
+
 #include <functional>
 #include <memory>
 #include <optional>
@@ -64,17 +66,12 @@ struct TargetConfig {
   std::function<void(unsigned)> setThreads;
   /// Host symbols the JIT resolves (e.g. a runtime linked into the tool).
   std::function<llvm::orc::SymbolMap(llvm::orc::MangleAndInterner)> symbolMap;
-  /// An error the target's runtime recorded since the last check (e.g. a
-  /// failed CUDA driver call inside the compiled code); called after the
-  /// JIT's initializers and after every call of the forward. Null: none.
-  std::function<llvm::Error()> checkRuntime;
-  /// Where the compiled code reads parameters (`nnx.parameter` arguments)
-  /// when not from host memory: copies `bytes` there once and returns the
-  /// address the forward is passed instead, released with the handle (the
-  /// CUDA target: device memory, resident across calls). Null: the host
-  /// bytes are passed as they are.
-  std::function<llvm::Expected<std::shared_ptr<void>>(llvm::ArrayRef<char>)>
-      uploadParameter;
+  /// The device the compiled code runs on, as the runtime sees it
+  /// (nnx-aot/Runtime.h): where the parameters live and the errors its
+  /// driver records (CUDA: device memory, resident across calls; a failed
+  /// driver call inside the compiled code), asked after the JIT's
+  /// initializers and after every call. Null: the host.
+  const nnx_aot_device *device = nullptr;
 };
 
 /// Parses `text` (the options of pipeline `name`, in its syntax) into
