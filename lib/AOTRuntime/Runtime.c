@@ -292,9 +292,8 @@ static nnx_aot_status place_parameter(nnx_aot_model *m, int32_t i,
   m->param_device[i] =
       device->upload(m->param_data[i], bytes, why, sizeof(why));
   if (!m->param_device[i])
-    return fail(m, NNX_AOT_ERROR_MEMORY,
-                "parameter '%s' (%s): %s",
-                p->name, p->type, why);
+    return fail(m, NNX_AOT_ERROR_MEMORY, "parameter '%s' (%s): %s", p->name,
+                p->type, why);
   /* The code reads the device's copy only. */
   free(m->param_owned[i]);
   m->param_owned[i] = NULL;

@@ -53,8 +53,8 @@ static void *uploadParameter(const void *bytes, uint64_t size, char *error,
   std::string message = ::nnx::cuda::lastError();
   if (!message.empty()) {
     ::nnx::cuda::clearError();
-    std::snprintf(error, errorSize,
-                  "CUDA runtime: uploading to the device: %s", message.c_str());
+    std::snprintf(error, errorSize, "CUDA runtime: uploading to the device: %s",
+                  message.c_str());
     return nullptr;
   }
   return device ? device : &emptyParameter;
