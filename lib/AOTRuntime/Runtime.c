@@ -840,6 +840,11 @@ static nnx_aot_status compute_result_shapes(nnx_aot_model *m,
   int32_t n = d->num_outputs + d->num_read_probes;
   int64_t count = 0;
   char label[256], shape[256];
+  if (n > 0 && !result_dims)
+    return fail(m, NNX_AOT_ERROR_ARGUMENT,
+                "the forward has %d results: the list of their dimensions is "
+                "null",
+                n);
   for (int32_t r = 0; r < n; ++r) {
     const nnx_aot_tensor *t = result_spec(d, r);
     if (t->rank > 0 && !result_dims[r])
@@ -896,6 +901,11 @@ nnx_aot_status nnx_aot_write_shapes(nnx_aot_model *model,
     return status;
   const nnx_aot_descriptor *d = model->d;
   status = check_arguments(model, d->num_inputs, inputs, dims);
+  for (int32_t w = 0; status == NNX_AOT_OK && w < d->num_write_probes; ++w)
+    if (!write_dims || (d->write_probes[w].rank > 0 && !write_dims[w]))
+      status = fail(model, NNX_AOT_ERROR_ARGUMENT,
+                    "write probe '%s': the array for its dimensions is null",
+                    d->write_probes[w].name);
   if (status == NNX_AOT_OK)
     status = compute_write_shapes(model, inputs, dims);
   for (int32_t w = 0; status == NNX_AOT_OK && w < d->num_write_probes; ++w)
@@ -1044,7 +1054,13 @@ static nnx_aot_status check_results(nnx_aot_model *m, void *const *results,
                                     int64_t *const *result_dims) {
   const nnx_aot_descriptor *d = m->d;
   char label[256], shape[256];
-  for (int32_t r = 0; r < d->num_outputs + d->num_read_probes; ++r) {
+  int32_t n = d->num_outputs + d->num_read_probes;
+  if (n > 0 && (!results || !capacities))
+    return fail(m, NNX_AOT_ERROR_ARGUMENT,
+                "the forward has %d results: the list of their buffers or of "
+                "their capacities is null",
+                n);
+  for (int32_t r = 0; r < n; ++r) {
     const nnx_aot_tensor *t = result_spec(d, r);
     int64_t count =
         element_count(t->rank, result_dims[r], dtype_size(t->dtype));

@@ -181,6 +181,42 @@ TEST_F(BindTest, DeviceErrorAfterACallIsTheCallsError) {
   nnx_aot_free(m);
 }
 
+TEST_F(BindTest, NullListsAreErrorsNotCrashes) {
+  nnx_aot_descriptor d = matmulDescriptor(nullptr);
+  const void *stored[] = {w};
+  nnx_aot_model *m = nullptr;
+  ASSERT_EQ(nnx_aot_bind(&d, stored, &m), NNX_AOT_OK);
+  float x[3] = {1, 2, 3}, y[2];
+  int64_t shape[] = {1, 3}, yDims[2];
+  const void *args[] = {x};
+  const int64_t *dims[] = {shape};
+  void *results[] = {y};
+  int64_t capacities[] = {2};
+  int64_t *resultDims[] = {yDims};
+  EXPECT_EQ(nnx_aot_run(m, nullptr, dims, results, capacities, resultDims),
+            NNX_AOT_ERROR_ARGUMENT);
+  EXPECT_STREQ(nnx_aot_error(m),
+               "the forward takes 1 arrays: the argument list is null");
+  EXPECT_EQ(nnx_aot_result_shapes(m, args, dims, nullptr),
+            NNX_AOT_ERROR_ARGUMENT);
+  EXPECT_STREQ(nnx_aot_error(m), "the forward has 1 results: the list of "
+                                 "their dimensions is null");
+  EXPECT_EQ(nnx_aot_run(m, args, dims, nullptr, capacities, resultDims),
+            NNX_AOT_ERROR_ARGUMENT);
+  EXPECT_EQ(nnx_aot_run(m, args, dims, results, nullptr, resultDims),
+            NNX_AOT_ERROR_ARGUMENT);
+  EXPECT_STREQ(nnx_aot_error(m),
+               "the forward has 1 results: the list of "
+               "their buffers or of their capacities is null");
+  EXPECT_EQ(nnx_aot_run(nullptr, args, dims, results, capacities, resultDims),
+            NNX_AOT_ERROR_ARGUMENT);
+  ASSERT_EQ(nnx_aot_run(m, args, dims, results, capacities, resultDims),
+            NNX_AOT_OK)
+      << nnx_aot_error(m);
+  EXPECT_EQ(y[0], 22);
+  nnx_aot_free(m);
+}
+
 TEST_F(BindTest, ParametersWithoutBytesAreRefused) {
   nnx_aot_descriptor d = matmulDescriptor(nullptr);
   nnx_aot_model *m = reinterpret_cast<nnx_aot_model *>(&d);
