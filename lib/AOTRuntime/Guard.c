@@ -340,6 +340,46 @@ static const int64_t *words_of(const void *descriptor) {
   return (const int64_t *)((const char *)descriptor + 2 * sizeof(void *));
 }
 
+/* The trailing dims of a copy that are contiguous in both the source and
+ * the destination (a dim of size 1 is, whatever its stride): the first of
+ * them, and the elements they hold together, in `*run`. */
+static int64_t contiguous_tail(int64_t rank, const int64_t *sizes,
+                               const int64_t *src_strides,
+                               const int64_t *dst_strides, int64_t *run) {
+  int64_t first = rank;
+  *run = 1;
+  while (first > 0) {
+    int64_t i = first - 1;
+    if (sizes[i] != 1 && (src_strides[i] != *run || dst_strides[i] != *run))
+      break;
+    *run *= sizes[i];
+    --first;
+  }
+  return first;
+}
+
+/* `bytes` from `from` to `to`: a constant size for the common elements, so
+ * the compiler writes a move instead of calling memcpy. */
+static void copy_run(char *to, const char *from, int64_t bytes) {
+  switch (bytes) {
+  case 4:
+    memcpy(to, from, 4);
+    return;
+  case 8:
+    memcpy(to, from, 8);
+    return;
+  case 2:
+    memcpy(to, from, 2);
+    return;
+  default:
+    memcpy(to, from, (size_t)bytes);
+  }
+}
+
+/* Copies a strided memref into another of the same sizes (memref.copy that
+ * is not contiguous: a pad's interior, a slice). The trailing dims
+ * contiguous in both are one memcpy per run; the others are walked with
+ * offsets updated as the index advances. */
 void memrefCopy(int64_t element_size, unranked_memref *src,
                 unranked_memref *dst) {
   int64_t rank = src->rank;
@@ -349,27 +389,27 @@ void memrefCopy(int64_t element_size, unranked_memref *src,
                 *dst_strides = d + 1 + rank;
   char *from = aligned_of(src->descriptor) + s[0] * element_size;
   char *to = aligned_of(dst->descriptor) + d[0] * element_size;
-  if (rank == 0) {
-    memcpy(to, from, (size_t)element_size);
-    return;
-  }
   for (int64_t i = 0; i < rank; ++i)
     if (sizes[i] == 0)
       return;
-  int64_t index[NNX_AOT_MAX_RANK] = {0};
   if (rank > NNX_AOT_MAX_RANK)
     nnxRuntimeFail("memrefCopy: rank {0} exceeds {1}", rank, NNX_AOT_MAX_RANK);
+  int64_t run;
+  int64_t outer = contiguous_tail(rank, sizes, src_strides, dst_strides, &run);
+  int64_t bytes = run * element_size;
+  int64_t index[NNX_AOT_MAX_RANK] = {0}, so = 0, dof = 0;
   for (;;) {
-    int64_t so = 0, dof = 0;
-    for (int64_t i = 0; i < rank; ++i) {
-      so += index[i] * src_strides[i];
-      dof += index[i] * dst_strides[i];
+    copy_run(to + dof * element_size, from + so * element_size, bytes);
+    int64_t axis = outer - 1;
+    for (; axis >= 0; --axis) {
+      so += src_strides[axis];
+      dof += dst_strides[axis];
+      if (++index[axis] < sizes[axis])
+        break;
+      so -= src_strides[axis] * sizes[axis];
+      dof -= dst_strides[axis] * sizes[axis];
+      index[axis] = 0;
     }
-    memcpy(to + dof * element_size, from + so * element_size,
-           (size_t)element_size);
-    int64_t axis = rank - 1;
-    while (axis >= 0 && ++index[axis] == sizes[axis])
-      index[axis--] = 0;
     if (axis < 0)
       return;
   }
