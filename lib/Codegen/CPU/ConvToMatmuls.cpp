@@ -697,13 +697,6 @@ struct DepthwiseConvToTaps
   }
 };
 
-/// The fewest outputs per group (Fg) a stride-1 grouped conv is rewritten
-/// with: below, each tap's matmul is a sliver (ResNeXt-50 32x4d's 3x3 at
-/// 56 x 56, Cg = Fg = 4: 4.3 ms as matmuls, 2.0 ms as upstream's loops, which
-/// LLVM vectorizes along the rows; at stride 2 the matmuls are faster:
-/// 0.9 ms against 2.4).
-constexpr int64_t kMinGroupOutputs = 8;
-
 /// `t` (N x G x D x ...) with its group dim merged into the next: the
 /// source of the `tensor.expand_shape` that split it, if one did.
 Value mergeGroups(OpBuilder &b, Location loc, Value t) {
@@ -733,13 +726,6 @@ struct GroupedConvToTapMatmuls
     if (!fType)
       return rewriter.notifyMatchFailure(op,
                                          "not one float type, static filter");
-    int64_t groupOutputs = fType.getDimSize(1);
-    auto strides = op.getStrides().getValues<int64_t>();
-    if (groupOutputs < kMinGroupOutputs &&
-        llvm::all_of(strides, [](int64_t s) { return s == 1; }))
-      return rewriter.notifyMatchFailure(
-          op, "fewer than 8 outputs per group at stride 1: the loops are "
-              "faster");
     Location loc = op.getLoc();
     int64_t groups = fType.getDimSize(0);
     Value x = mergeGroups(rewriter, loc, op.getInputs()[0]);
