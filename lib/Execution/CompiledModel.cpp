@@ -680,13 +680,11 @@ llvm::Error CompiledModel::runtimeError(const RunOptions &options) const {
   return makeError(message);
 }
 
-/// The runtime's arguments (inputs, then write probes: a data pointer and
-/// the dimensions of each) in `call`.
-static void setArguments(CompiledModel::CallScratch &call,
-                         ArrayRef<NpyArray> inputs, ArrayRef<NpyArray> writes) {
+void CompiledModel::setArguments(ArrayRef<NpyArray> inputArrays,
+                                 ArrayRef<NpyArray> writeArrays) const {
   call.data.clear();
   call.dims.clear();
-  for (ArrayRef<NpyArray> arrays : {inputs, writes})
+  for (ArrayRef<NpyArray> arrays : {inputArrays, writeArrays})
     for (const NpyArray &array : arrays) {
       call.data.push_back(array.data.data());
       call.dims.push_back(array.shape.data());
@@ -721,7 +719,7 @@ CompiledModel::getWriteProbeShapes(ArrayRef<NpyArray> inputArrays,
   SmallVector<int64_t *> pointers;
   makeDims(writeProbes, shapes, pointers);
   std::lock_guard<std::mutex> lock(callMutex);
-  setArguments(call, inputArrays, {});
+  setArguments(inputArrays, {});
   if (nnx_aot_write_shapes(runtime.get(), call.data.data(), call.dims.data(),
                            pointers.data()) != NNX_AOT_OK)
     return runtimeError(options);
@@ -751,7 +749,7 @@ CompiledModel::computeResultShapes(ArrayRef<NpyArray> inputArrays,
   makeDims(outputs, shapes.outputs, pointers);
   makeDims(readProbes, shapes.readProbes, pointers);
   std::lock_guard<std::mutex> lock(callMutex);
-  setArguments(call, inputArrays, writeArrays);
+  setArguments(inputArrays, writeArrays);
   if (nnx_aot_result_shapes(runtime.get(), call.data.data(), call.dims.data(),
                             pointers.data()) != NNX_AOT_OK)
     return runtimeError(options);
@@ -805,7 +803,7 @@ CompiledModel::invoke(ArrayRef<NpyArray> inputArrays,
   seconds.reserve(repeat);
   // Kept from call to call: a call like an earlier one allocates nothing.
   std::lock_guard<std::mutex> lock(callMutex);
-  setArguments(call, inputArrays, writeArrays);
+  setArguments(inputArrays, writeArrays);
   call.results.clear();
   call.capacities.clear();
   call.resultDims.clear();

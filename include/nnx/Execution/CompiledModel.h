@@ -369,9 +369,7 @@ private:
   std::unique_ptr<nnx_aot_model, FreeRuntimeModel> runtime;
   const nnx_aot_device *device = nullptr;
   mutable std::mutex callMutex;
-
-public:
-  /// The runtime's arguments of the call in flight (CompiledModel.cpp).
+  /// The runtime's arguments of the call in flight, under `callMutex`.
   struct CallScratch {
     llvm::SmallVector<const void *, 32> data;
     llvm::SmallVector<const int64_t *, 32> dims;
@@ -380,9 +378,11 @@ public:
     llvm::SmallVector<int64_t *, 8> resultDims;
     llvm::SmallVector<int64_t, 32> resultWords;
   };
-
-private:
   mutable CallScratch call;
+  /// Sets `call`'s arguments: the inputs, then the write probes (a data
+  /// pointer and the dimensions of each).
+  void setArguments(llvm::ArrayRef<NpyArray> inputs,
+                    llvm::ArrayRef<NpyArray> writeProbes) const;
   /// Whether the module has `@forward_result_shapes` (a result has a
   /// dynamic dimension).
   bool hasResultShapesFunction = false;
