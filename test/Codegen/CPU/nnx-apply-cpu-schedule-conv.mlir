@@ -300,10 +300,10 @@ func.func @grouped_patches(%x: tensor<2x3x4x5x5xf32>, %w: tensor<3x8x4x1x1xf32>,
 
 // -----
 
-// Narrow groups at stride 1 (ResNeXt-50 32x4d's Cg = Fg = 4) take the
-// phases too: one 4 x 4 slice of the weight per group and tap, into the
-// group's 4 columns (twice upstream's loops: 2.95 against 6.1 ms at 56 x 56,
-// bench/results/2026-12-06-conv-memrefcopy-amd-epyc.txt).
+// Narrow groups at stride 1 that sum 4 channels (ResNeXt-50 32x4d's Cg =
+// Fg = 4) take the phases too: one 4 x 4 slice of the weight per group and
+// tap, into the group's 4 columns (twice upstream's loops: 2.95 against
+// 6.1 ms at 56 x 56, bench/results/2026-12-06-conv-memrefcopy-amd-epyc.txt).
 // CHECK-LABEL: func.func @narrow_groups(
 // CHECK:         scf.forall (%[[G:.*]]) in (2)
 // CHECK:           scf.for %{{.*}} = %c0 to %c9
@@ -316,4 +316,18 @@ func.func @narrow_groups(%x: tensor<1x2x4x6x6xf32>, %w: tensor<2x4x4x3x3xf32>, %
          ins(%x, %w : tensor<1x2x4x6x6xf32>, tensor<2x4x4x3x3xf32>)
          outs(%init : tensor<1x2x4x4x4xf32>) -> tensor<1x2x4x4x4xf32>
   return %r : tensor<1x2x4x4x4xf32>
+}
+
+// -----
+
+// A depthwise conv with a channel multiplier (Cg = 1, Fg = 2) at stride 1
+// keeps upstream's loops: its taps' matmuls would sum one channel each.
+// CHECK-LABEL: func.func @channel_multiplier(
+// CHECK:         linalg.conv_2d_ngchw_gfchw
+// CHECK-NOT:     linalg.matmul
+func.func @channel_multiplier(%x: tensor<1x4x1x6x6xf32>, %w: tensor<4x2x1x3x3xf32>, %init: tensor<1x4x2x4x4xf32>) -> tensor<1x4x2x4x4xf32> {
+  %r = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%x, %w : tensor<1x4x1x6x6xf32>, tensor<4x2x1x3x3xf32>)
+         outs(%init : tensor<1x4x2x4x4xf32>) -> tensor<1x4x2x4x4xf32>
+  return %r : tensor<1x4x2x4x4xf32>
 }
