@@ -418,6 +418,7 @@ static nnx_aot_status create(const nnx_aot_descriptor *descriptor,
   m->stored = stored;
   m->error_argument = -1;
   m->load_status = load(m, weights);
+  m->stored = NULL; /* read by the load only: the caller's list may go */
   memcpy(m->load_error, m->error, sizeof(m->error));
   return m->load_status;
 }
@@ -583,14 +584,21 @@ static const nnx_aot_tensor *argument_spec(const nnx_aot_descriptor *d,
                            : &d->write_probes[i - d->num_inputs];
 }
 
+/* How errors name `t`: a plain argument or result by its name ("input 0"),
+ * a probe (`probe` its kind: "write", "read") as "write probe 'name'". */
+static const char *label_of(const nnx_aot_tensor *t, const char *probe,
+                            char *out, size_t size) {
+  if (probe)
+    snprintf(out, size, "%s probe '%s'", probe, t->name);
+  else
+    snprintf(out, size, "%s", t->name);
+  return out;
+}
+
 static const char *argument_label(const nnx_aot_descriptor *d, int32_t i,
                                   char *out, size_t size) {
-  if (i < d->num_inputs)
-    snprintf(out, size, "%s", d->inputs[i].name);
-  else
-    snprintf(out, size, "write probe '%s'",
-             d->write_probes[i - d->num_inputs].name);
-  return out;
+  return label_of(argument_spec(d, i), i < d->num_inputs ? NULL : "write", out,
+                  size);
 }
 
 /* The result `r`: an output, then a read probe. */
@@ -602,12 +610,8 @@ static const nnx_aot_tensor *result_spec(const nnx_aot_descriptor *d,
 
 static const char *result_label(const nnx_aot_descriptor *d, int32_t r,
                                 char *out, size_t size) {
-  if (r < d->num_outputs)
-    snprintf(out, size, "%s", d->outputs[r].name);
-  else
-    snprintf(out, size, "read probe '%s'",
-             d->read_probes[r - d->num_outputs].name);
-  return out;
+  return label_of(result_spec(d, r), r < d->num_outputs ? NULL : "read", out,
+                  size);
 }
 
 /* Ends the error with what the caller gave for argument `i` ("; got

@@ -2,10 +2,9 @@
 #include "nnx/Execution/AheadOfTime.h"
 
 #include "ExecutionError.h"
-#include "IndexChecks.h"
 #include "ModelJIT.h"
 #include "Parameters.h"
-#include "ShapeCheckText.h"
+#include "RuntimeDescriptor.h"
 
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
 #include "nnx/Support/SafeTensors.h"
@@ -154,23 +153,11 @@ static StringRef getCType(DType dtype) {
 }
 
 static StringRef getDTypeEnum(DType dtype) {
-  switch (dtype) {
-  case DType::F16:
-    return "NNX_AOT_F16";
-  case DType::BF16:
-    return "NNX_AOT_BF16";
-  case DType::F32:
-    return "NNX_AOT_F32";
-  case DType::F64:
-    return "NNX_AOT_F64";
-  case DType::I32:
-    return "NNX_AOT_I32";
-  case DType::I64:
-    return "NNX_AOT_I64";
-  case DType::Bool:
-    return "NNX_AOT_BOOL";
-  }
-  llvm_unreachable("unknown dtype");
+  // Indexed by the runtime's nnx_aot_dtype.
+  static constexpr llvm::StringLiteral kNames[] = {
+      "NNX_AOT_F16", "NNX_AOT_BF16", "NNX_AOT_F32", "NNX_AOT_F64",
+      "NNX_AOT_I32", "NNX_AOT_I64",  "NNX_AOT_BOOL"};
+  return kNames[getRuntimeDType(dtype)];
 }
 
 /// `text` as a C string literal.

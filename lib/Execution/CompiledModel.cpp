@@ -640,21 +640,22 @@ static std::string plural(size_t n, StringRef word) {
   return (Twine(n) + " " + word + (n == 1 ? "" : "s")).str();
 }
 
-/// Checks that `arrays`, given for `specs` (`kind`: "input", "write
-/// probe"), are as many and of their dtypes and ranks; their dimensions are
-/// the runtime's to check.
+/// Checks that `arrays`, given for `specs` (the inputs, else the write
+/// probes), are as many and of their dtypes and ranks; their dimensions
+/// are the runtime's to check.
 static llvm::Error checkKinds(ArrayRef<TensorSpec> specs,
-                              ArrayRef<NpyArray> arrays, StringRef kind,
+                              ArrayRef<NpyArray> arrays, bool areInputs,
                               ArrayRef<std::string> sources) {
   if (arrays.size() != specs.size())
-    return makeError("the forward takes " + plural(specs.size(), kind) +
-                     (kind == "input" ? " (" + listTypes(specs) + ")" : "") +
+    return makeError("the forward takes " +
+                     plural(specs.size(), areInputs ? "input" : "write probe") +
+                     (areInputs ? " (" + listTypes(specs) + ")" : "") +
                      ", got " + Twine(arrays.size()));
   for (auto [i, spec, array] : llvm::enumerate(specs, arrays))
     if (array.dtype != spec.dtype ||
         array.rank() != static_cast<int64_t>(spec.shape.size()))
       return makeError(
-          (kind == "input" ? spec.name : "write probe '" + spec.name + "'") +
+          (areInputs ? spec.name : "write probe '" + spec.name + "'") +
           ": expected " + spec.typeString + ", got " + array.describe() +
           sourceSuffix(sources, i));
   return llvm::Error::success();
@@ -663,10 +664,10 @@ static llvm::Error checkKinds(ArrayRef<TensorSpec> specs,
 llvm::Error CompiledModel::checkArrays(ArrayRef<NpyArray> inputArrays,
                                        ArrayRef<NpyArray> writeArrays,
                                        const RunOptions &options) const {
-  if (llvm::Error err =
-          checkKinds(inputs, inputArrays, "input", options.inputSources))
+  if (llvm::Error err = checkKinds(inputs, inputArrays, /*areInputs=*/true,
+                                   options.inputSources))
     return err;
-  return checkKinds(writeProbes, writeArrays, "write probe",
+  return checkKinds(writeProbes, writeArrays, /*areInputs=*/false,
                     options.writeProbeSources);
 }
 
@@ -712,8 +713,8 @@ llvm::Error CompiledModel::validate(ArrayRef<NpyArray> inputArrays,
 llvm::Expected<std::vector<SmallVector<int64_t, 4>>>
 CompiledModel::getWriteProbeShapes(ArrayRef<NpyArray> inputArrays,
                                    const RunOptions &options) const {
-  if (llvm::Error err =
-          checkKinds(inputs, inputArrays, "input", options.inputSources))
+  if (llvm::Error err = checkKinds(inputs, inputArrays, /*areInputs=*/true,
+                                   options.inputSources))
     return std::move(err);
   std::vector<SmallVector<int64_t, 4>> shapes;
   SmallVector<int64_t *> pointers;
