@@ -101,7 +101,8 @@ void mlir::nnx::buildNNXCPUPipeline(OpPassManager &pm,
   pm.addPass(createNNXLowerAllReducePass());
   // Probes to extra results/arguments; tensor level: everything becomes
   // linalg, with cheap fusion.
-  pipeline::addForwardPrologue(pm, options.fuseElementwise);
+  pipeline::addForwardPrologue(pm, options.fuseElementwise,
+                               options.channelsLast);
   // Every dynamic size in terms of the function's arguments: a `tensor.dim`
   // of an intermediate result is otherwise a chain back through every
   // layer before it, which the value-bounds queries of subset hoisting and

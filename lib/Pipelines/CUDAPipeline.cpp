@@ -90,7 +90,8 @@ void mlir::nnx::buildNNXCUDAPipeline(OpPassManager &pm,
   pm.addPass(createNNXLowerAllReducePass(noMPI));
   // Probes, as on the CPU; tensor level: everything becomes linalg, and
   // elementwise chains fuse into one kernel each.
-  pipeline::addForwardPrologue(pm, /*fuseElementwise=*/true);
+  pipeline::addForwardPrologue(pm, /*fuseElementwise=*/true,
+                               /*channelsLast=*/false);
 
   // Buffers with identity layouts at the function boundary: the host calling
   // convention of the CPU target (`_mlir_ciface_forward` on host memrefs).

@@ -79,6 +79,28 @@ bool hasProvenSizes(tensor::ExpandShapeOp expand) {
   return true;
 }
 
+/// Whether fusing `producer` into the consumer that reads it through `map`
+/// recomputes more than a load would cost: a broadcast (the consumer has
+/// more loops than the map has results, so each produced value is computed
+/// once per broadcast element) of a body that divides, calls math or does
+/// more than one operation. BatchNorm's per-channel scale, w / sqrt(var +
+/// eps), fused into its N x C x H x W consumer was a square root and a
+/// division per element.
+bool recomputesBroadcast(Operation *producer, AffineMap map) {
+  if (map.isPermutation())
+    return false;
+  auto generic = dyn_cast<linalg::GenericOp>(producer);
+  if (!generic)
+    return false;
+  Block &body = generic.getRegion().front();
+  if (body.getOperations().size() > 2)
+    return true;
+  return llvm::any_of(body.without_terminator(), [](Operation &op) {
+    return isa<arith::DivFOp, arith::RemFOp>(op) ||
+           op.getDialect()->getNamespace() == "math";
+  });
+}
+
 struct FuseElementwisePass
     : public PassWrapper<FuseElementwisePass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseElementwisePass)
@@ -99,13 +121,18 @@ struct FuseElementwisePass
   void runOnOperation() override {
     MLIRContext *context = &getContext();
     RewritePatternSet patterns(context);
-    // Upstream's default (a producer with one use), contractions kept, and
-    // no reshape with unproven sizes folded into its producer.
+    // Upstream's default (a producer with one use), contractions kept, no
+    // costly broadcast recomputed, and no reshape with unproven sizes
+    // folded into its producer.
     linalg::ControlFusionFn control = [](OpOperand *fused) {
       Operation *producer = fused->get().getDefiningOp();
       if (!producer || !producer->hasOneUse() ||
           isMulAddContraction(fused->getOwner()))
         return false;
+      if (auto consumer = dyn_cast<linalg::GenericOp>(fused->getOwner()))
+        if (recomputesBroadcast(producer,
+                                consumer.getMatchingIndexingMap(fused)))
+          return false;
       auto expand = dyn_cast<tensor::ExpandShapeOp>(fused->getOwner());
       return !expand || hasProvenSizes(expand);
     };

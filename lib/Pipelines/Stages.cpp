@@ -15,7 +15,8 @@
 using namespace mlir;
 
 void mlir::nnx::pipeline::addForwardPrologue(OpPassManager &pm,
-                                             bool fuseElementwise) {
+                                             bool fuseElementwise,
+                                             bool channelsLast) {
   pm.addPass(createNNXVerifyTensorOpsPass());
   pm.addPass(createNNXLowerProbesPass());
   pm.addPass(createNNXCheckNoProbesPass());
@@ -23,6 +24,9 @@ void mlir::nnx::pipeline::addForwardPrologue(OpPassManager &pm,
   pm.addPass(createNNXLowerFunctionalPass());
   pm.addPass(createNNXDecomposeAggregatesPass());
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  // Before fusion, which folds the permutations left into their neighbours.
+  if (channelsLast)
+    pm.addNestedPass<func::FuncOp>(createNNXChannelsLastPass());
   if (fuseElementwise)
     pm.addNestedPass<func::FuncOp>(createFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());

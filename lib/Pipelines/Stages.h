@@ -9,9 +9,11 @@ namespace mlir::nnx::pipeline {
 /// Upstream tensor ops whose behaviour is undefined are refused
 /// (nnx-verify-tensor-ops). Probes become extra results (reads) and
 /// arguments (writes) of the forward (a probe that cannot be lowered is
-/// refused); then everything becomes linalg, with elementwise chains fused
-/// when `fuseElementwise`.
-void addForwardPrologue(OpPassManager &pm, bool fuseElementwise);
+/// refused); then everything becomes linalg, convolutions and pools
+/// channels-last when `channelsLast` (nnx-channels-last), with elementwise
+/// chains fused when `fuseElementwise`.
+void addForwardPrologue(OpPassManager &pm, bool fuseElementwise,
+                        bool channelsLast);
 
 /// Upstream's elementwise fusion (on func.func), except that no producer is
 /// fused into a contraction, whose schedule would then change with the

@@ -3,8 +3,9 @@
 # first with a downsampling conv, the batch dynamic) run by nnx-run with and
 # without them gives bit-identical outputs, both within atol = rtol = 1e-5
 # of PyTorch. With them, the 3 equal Bottlenecks share their kernels: the
-# compiled module has fewer layer kernels than the stage has convs, and the
-# forward calls each shared one more than once.
+# compiled module has fewer layer kernels than the forward makes calls of
+# them, and at least 3 kernels (the Bottleneck's convs) are called 3 times
+# or more.
 # REQUIRES: torch
 # RUN: %python %s %nnx_bin/bin/nnx-run %nnx_src/python %t | FileCheck %s
 # CHECK: 14 convs, {{[0-9]+}} layer kernels; outputs bit-identical with and without, matching PyTorch
@@ -58,8 +59,8 @@ kernels = set(re.findall(r"llvm\.func @(forward_layer_[0-9]+)\(", ir))
 calls = collections.Counter(
     re.findall(r"llvm\.call @(forward_layer_[0-9]+)\(", ir))
 assert "forward_layer_" not in ir_without
-assert 0 < len(kernels) < convs, (len(kernels), convs)
-assert max(calls.values()) > 1, calls
+assert 0 < len(kernels) < sum(calls.values()), (len(kernels), calls)
+assert sum(n >= 3 for n in calls.values()) >= 3, calls
 assert np.array_equal(with_layers, without), np.abs(with_layers -
                                                     without).max()
 with torch.no_grad():

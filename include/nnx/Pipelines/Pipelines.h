@@ -63,6 +63,12 @@ struct NNXCPUPipelineOptions
                      "compile time grows with the distinct layer shapes, "
                      "not with depth"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> channelsLast{
+      *this, "channels-last",
+      llvm::cl::desc("Compute convolutions and pools channels-last, moving "
+                     "the layout permutations through elementwise ops until "
+                     "they cancel (nnx-channels-last)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> fuseElementwise{
       *this, "fuse-elementwise",
       llvm::cl::desc("Fuse elementwise linalg ops with their producers"),

@@ -67,6 +67,9 @@ void yieldMulAdd(OpBuilder &b, Location l, ValueRange a) {
 struct TapGeometry {
   /// Depthwise: F = C, each output channel reads its own input channel.
   bool depthwise;
+  /// The input and the result are N x H x W x C (linalg's NHWC convs,
+  /// nnx-channels-last) rather than N x C x H x W.
+  bool channelsLast;
   /// F output and C input channels in `groups` groups (1 when depthwise):
   /// group g's Fg = F / groups outputs read its Cg = C / groups inputs.
   int64_t f, c, groups, kh, kw, strides[2], dilations[2];
@@ -75,6 +78,9 @@ struct TapGeometry {
   OpFoldResult n, hq, wq, oh, ow, rows;
 
   int64_t cg() const { return c / groups; }
+  /// The input's and the result's dim of spatial dim `i` (0: rows, 1:
+  /// columns).
+  int64_t spatialDim(unsigned i) const { return (channelsLast ? 1 : 2) + i; }
   int64_t fg() const { return f / groups; }
 };
 
@@ -83,20 +89,6 @@ OpFoldResult scaled(OpBuilder &b, Location loc, OpFoldResult v, int64_t k) {
   AffineExpr d0;
   bindDims(b.getContext(), d0);
   return affine::makeComposedFoldedAffineApply(b, loc, d0 * k, {v});
-}
-
-/// `t` permuted by `perm` (result dim i is dim perm[i] of `t`): folded when
-/// `t` is a constant, else a `linalg.transpose`.
-Value permute(OpBuilder &b, Location loc, Value t, ArrayRef<int64_t> perm) {
-  DenseElementsAttr dense;
-  if (matchPattern(t, m_Constant(&dense)))
-    return arith::ConstantOp::create(b, loc, nnx::permuteDense(dense, perm));
-  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, t), out;
-  for (int64_t d : perm)
-    out.push_back(sizes[d]);
-  Value init =
-      tensor::EmptyOp::create(b, loc, out, getElementTypeOrSelf(t.getType()));
-  return linalg::TransposeOp::create(b, loc, t, init, perm).getResult()[0];
 }
 
 RankedTensorType typeOf(ArrayRef<OpFoldResult> sizes, Type elt) {
@@ -109,7 +101,8 @@ RankedTensorType typeOf(ArrayRef<OpFoldResult> sizes, Type elt) {
 }
 
 /// The conv's input before its zero padding: `x`'s source when `x` is a
-/// `tensor.pad` with zeros of the spatial dims only (the padding is then
+/// `tensor.pad` with zeros of the spatial dims only (dims 2 and 3, or 1 and
+/// 2 channels-last) (the padding is then
 /// written as the phases' zero border, and the padded tensor is never
 /// built), else `x` unpadded.
 struct UnpaddedInput {
@@ -117,7 +110,7 @@ struct UnpaddedInput {
   OpFoldResult low[2], high[2];
 };
 
-UnpaddedInput unpad(OpBuilder &b, Value x) {
+UnpaddedInput unpad(OpBuilder &b, Value x, bool channelsLast) {
   OpFoldResult zero = b.getIndexAttr(0);
   UnpaddedInput in{x, {zero, zero}, {zero, zero}};
   auto pad = x.getDefiningOp<tensor::PadOp>();
@@ -126,13 +119,15 @@ UnpaddedInput unpad(OpBuilder &b, Value x) {
     return in;
   SmallVector<OpFoldResult> low = pad.getMixedLowPad(),
                             high = pad.getMixedHighPad();
-  for (unsigned d = 0; d < 2; ++d)
-    if (!isZeroInteger(low[d]) || !isZeroInteger(high[d]))
+  unsigned first = channelsLast ? 1 : 2;
+  for (unsigned d = 0; d < 4; ++d)
+    if ((d < first || d > first + 1) &&
+        (!isZeroInteger(low[d]) || !isZeroInteger(high[d])))
       return in;
   in.source = pad.getSource();
   for (unsigned i = 0; i < 2; ++i) {
-    in.low[i] = low[2 + i];
-    in.high[i] = high[2 + i];
+    in.low[i] = low[first + i];
+    in.high[i] = high[first + i];
   }
   return in;
 }
@@ -164,11 +159,31 @@ OpFoldResult phaseCount(OpBuilder &b, Location loc, int64_t s, OpFoldResult h0,
 
 /// The input as its stride phases, channels-last, the padding as zeros:
 /// N x (s_h * s_w) x (Hq * Wq) x C. Each phase's pixels are one strided
-/// slice of the input, transposed into a box of a zero-filled buffer.
+/// slice of the input, copied (transposed, unless the input is
+/// channels-last) into a box of a zero-filled buffer.
 Value phaseImages(OpBuilder &b, Location loc, const TapGeometry &g,
                   const UnpaddedInput &in) {
   Type elt = getElementTypeOrSelf(in.source.getType());
   int64_t sh = g.strides[0], sw = g.strides[1];
+  // A channels-last input with one phase (stride 1), no padding and no
+  // extra row (one kernel column) is its own phase image: read in place.
+  if (g.channelsLast && sh == 1 && sw == 1 && g.kw == 1 &&
+      llvm::all_of(llvm::concat<const OpFoldResult>(in.low, in.high),
+                   isZeroInteger)) {
+    using RI = ReassociationIndices;
+    OpFoldResult pixels =
+        affine::makeComposedFoldedAffineApply(
+            b, loc, b.getAffineSymbolExpr(0) * b.getAffineSymbolExpr(1),
+            {g.hq, g.wq}),
+                 c = b.getIndexAttr(g.c);
+    Value flat = nnx::reshapeTensor(b, loc, in.source,
+                                    typeOf({g.n, pixels, c}, elt),
+                                    ArrayRef<RI>{{0}, {1, 2}, {3}},
+                                    {g.n, pixels, c});
+    SmallVector<OpFoldResult> one{g.n, b.getIndexAttr(1), pixels, c};
+    return nnx::reshapeTensor(b, loc, flat, typeOf(one, elt),
+                              ArrayRef<RI>{{0}, {1, 2}, {3}}, one);
+  }
   OpFoldResult zero = b.getIndexAttr(0), unit = b.getIndexAttr(1),
                c = b.getIndexAttr(g.c);
   SmallVector<OpFoldResult> shape{
@@ -178,29 +193,35 @@ Value phaseImages(OpBuilder &b, Location loc, const TapGeometry &g,
   phases =
       linalg::FillOp::create(b, loc, ValueRange{padValue}, ValueRange{phases})
           .getResult(0);
-  OpFoldResult size[2] = {tensor::getMixedSize(b, loc, in.source, 2),
-                          tensor::getMixedSize(b, loc, in.source, 3)};
+  OpFoldResult size[2] = {
+      tensor::getMixedSize(b, loc, in.source, g.spatialDim(0)),
+      tensor::getMixedSize(b, loc, in.source, g.spatialDim(1))};
   for (int64_t a = 0; a < sh; ++a)
     for (int64_t bb = 0; bb < sw; ++bb) {
       auto [i0, h0] = phaseStart(b, loc, sh, a, in.low[0]);
       auto [j0, w0] = phaseStart(b, loc, sw, bb, in.low[1]);
       OpFoldResult rows = phaseCount(b, loc, sh, h0, size[0]),
                    cols = phaseCount(b, loc, sw, w0, size[1]);
+      SmallVector<OpFoldResult> at{zero, zero, h0, w0},
+          extent{g.n, c, rows, cols},
+          step{unit, unit, b.getIndexAttr(sh), b.getIndexAttr(sw)};
+      if (g.channelsLast)
+        for (SmallVector<OpFoldResult> *v : {&at, &extent, &step})
+          std::rotate(v->begin() + 1, v->begin() + 2, v->end());
       Value pixels = tensor::ExtractSliceOp::create(
-          b, loc, typeOf({g.n, c, rows, cols}, elt), in.source,
-          ArrayRef<OpFoldResult>{zero, zero, h0, w0},
-          ArrayRef<OpFoldResult>{g.n, c, rows, cols},
-          ArrayRef<OpFoldResult>{unit, unit, b.getIndexAttr(sh),
-                                 b.getIndexAttr(sw)});
+          b, loc, typeOf(extent, elt), in.source, at, extent, step);
       SmallVector<OpFoldResult> offsets{
           zero, b.getIndexAttr(a), b.getIndexAttr(bb), i0, j0, zero},
           sizes{g.n, unit, unit, rows, cols, c}, strides(6, unit);
-      Value box = tensor::ExtractSliceOp::create(
-          b, loc, typeOf({g.n, rows, cols, c}, elt), phases, offsets, sizes,
-          strides);
-      Value moved = linalg::TransposeOp::create(b, loc, pixels, box,
-                                                ArrayRef<int64_t>{0, 2, 3, 1})
-                        .getResult()[0];
+      Value moved = pixels;
+      if (!g.channelsLast) {
+        Value box = tensor::ExtractSliceOp::create(
+            b, loc, typeOf({g.n, rows, cols, c}, elt), phases, offsets, sizes,
+            strides);
+        moved = linalg::TransposeOp::create(b, loc, pixels, box,
+                                            ArrayRef<int64_t>{0, 2, 3, 1})
+                    .getResult()[0];
+      }
       phases = tensor::InsertSliceOp::create(b, loc, moved, phases, offsets,
                                              sizes, strides);
     }
@@ -294,8 +315,34 @@ Value accumulateTaps(OpBuilder &b, Location loc, const TapGeometry &g,
   return loop.getResult(0);
 }
 
-/// The wide results (N x M x F, M = OH * Wq) as the conv's: the first OW
-/// of each row of Wq pixels, channels first, added to `init`.
+/// Whether `g`'s products are summed straight into the conv's `init`: a
+/// channels-last result whose rows are as wide as the wide result's (Wq =
+/// OW: the patches, and phases without column padding) is that result's N x
+/// (OH * OW) x F, reshaped.
+bool accumulatesInPlace(const TapGeometry &g) {
+  return g.channelsLast && isEqualConstantIntOrValue(g.wq, g.ow);
+}
+
+/// The wide result (N x M x F, M = OH * Wq) the products are summed into:
+/// `init` reshaped where accumulatesInPlace, else zeros (narrowInto adds
+/// the sums to `init`).
+Value wideAccumulator(OpBuilder &b, Location loc, const TapGeometry &g,
+                      Value init) {
+  Type elt = getElementTypeOrSelf(init.getType());
+  SmallVector<OpFoldResult> wide{g.n, g.rows, b.getIndexAttr(g.f)};
+  if (accumulatesInPlace(g))
+    return nnx::reshapeTensor(
+        b, loc, init, typeOf(wide, elt),
+        ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}}, wide);
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
+  Value empty = tensor::EmptyOp::create(b, loc, wide, elt);
+  return linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{empty})
+      .getResult(0);
+}
+
+/// The wide results (N x M x F, M = OH * Wq, from wideAccumulator) as the
+/// conv's: the first OW of each row of Wq pixels, added to `init` (in the
+/// result's layout), or reshaped where they were summed into it.
 Value narrowInto(OpBuilder &b, Location loc, const TapGeometry &g, Value wide,
                  Value init) {
   Type elt = getElementTypeOrSelf(init.getType());
@@ -305,6 +352,8 @@ Value narrowInto(OpBuilder &b, Location loc, const TapGeometry &g, Value wide,
   Value expanded = nnx::reshapeTensor(
       b, loc, wide, typeOf(rows, elt),
       ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}}, rows);
+  if (accumulatesInPlace(g))
+    return expanded;
   Value kept = tensor::ExtractSliceOp::create(
       b, loc, typeOf({g.n, g.oh, g.ow, f}, elt), expanded,
       SmallVector<OpFoldResult>(4, zero),
@@ -313,8 +362,10 @@ Value narrowInto(OpBuilder &b, Location loc, const TapGeometry &g, Value wide,
   MLIRContext *ctx = b.getContext();
   AffineExpr n, c, h, w;
   bindDims(ctx, n, c, h, w);
-  SmallVector<AffineMap> maps{AffineMap::get(4, 0, {n, h, w, c}, ctx),
-                              AffineMap::getMultiDimIdentityMap(4, ctx)};
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(4, ctx);
+  SmallVector<AffineMap> maps{
+      g.channelsLast ? identity : AffineMap::get(4, 0, {n, h, w, c}, ctx),
+      identity};
   return linalg::GenericOp::create(
              b, loc, TypeRange{init.getType()}, ValueRange{kept},
              ValueRange{init}, maps,
@@ -326,15 +377,16 @@ Value narrowInto(OpBuilder &b, Location loc, const TapGeometry &g, Value wide,
       .getResult(0);
 }
 
-/// The geometry of a conv into `init` (N x F x OH x OW) with a kh x kw
-/// window of C channels and F filters; the phases' sizes are left to
-/// phaseGeometry.
-TapGeometry tapGeometry(OpBuilder &b, Location loc, Value init, int64_t c,
-                        int64_t f, ArrayRef<int64_t> window,
-                        DenseIntElementsAttr strides,
+/// The geometry of a conv into `init` (N x F x OH x OW, or N x OH x OW x F
+/// when `channelsLast`) with a kh x kw window of C channels and F filters;
+/// the phases' sizes are left to phaseGeometry.
+TapGeometry tapGeometry(OpBuilder &b, Location loc, Value init,
+                        bool channelsLast, int64_t c, int64_t f,
+                        ArrayRef<int64_t> window, DenseIntElementsAttr strides,
                         DenseIntElementsAttr dilations) {
   TapGeometry g;
   g.depthwise = false;
+  g.channelsLast = channelsLast;
   g.groups = 1;
   g.c = c;
   g.f = f;
@@ -345,8 +397,8 @@ TapGeometry tapGeometry(OpBuilder &b, Location loc, Value init, int64_t c,
   for (auto [i, v] : llvm::enumerate(dilations.getValues<int64_t>()))
     g.dilations[i] = v;
   g.n = tensor::getMixedSize(b, loc, init, 0);
-  g.oh = tensor::getMixedSize(b, loc, init, 2);
-  g.ow = tensor::getMixedSize(b, loc, init, 3);
+  g.oh = tensor::getMixedSize(b, loc, init, g.spatialDim(0));
+  g.ow = tensor::getMixedSize(b, loc, init, g.spatialDim(1));
   // The patches' rows (phaseGeometry widens them).
   AffineExpr s0, s1;
   bindSymbols(b.getContext(), s0, s1);
@@ -355,8 +407,8 @@ TapGeometry tapGeometry(OpBuilder &b, Location loc, Value init, int64_t c,
   return g;
 }
 
-/// The phases' sizes of `g`'s conv of `in` (N x C x Hp x Wp once padded as
-/// `in` says), taken from `in` so that the padded tensor itself is left
+/// The phases' sizes of `g`'s conv of `in` (N x C x Hp x Wp, or N x Hp x
+/// Wp x C, once padded as `in` says), taken from `in` so that the padded tensor itself is left
 /// unused: Hq x Wq pixels each, and the M = OH * Wq rows of the wide result.
 void phaseGeometry(OpBuilder &b, Location loc, const UnpaddedInput &in,
                    TapGeometry &g) {
@@ -368,8 +420,9 @@ void phaseGeometry(OpBuilder &b, Location loc, const UnpaddedInput &in,
   OpFoldResult padded[2];
   for (unsigned i = 0; i < 2; ++i)
     padded[i] =
-        apply(s0 + s1 + s2, {tensor::getMixedSize(b, loc, in.source, 2 + i),
-                             in.low[i], in.high[i]});
+        apply(s0 + s1 + s2,
+              {tensor::getMixedSize(b, loc, in.source, g.spatialDim(i)),
+               in.low[i], in.high[i]});
   // Whole phases, plus one row when the last tap reaches past the end of
   // the last row.
   int64_t extra = (g.kw - 1) * g.dilations[1] / g.strides[1] > 0 ? 1 : 0;
@@ -404,7 +457,8 @@ bool takesPhases(const TapGeometry &g) {
   return overlap;
 }
 
-/// The windows of `x` (N x C x Hp x Wp, padded), channels-last and by
+/// The windows of `x` (N x C x Hp x Wp or N x Hp x Wp x C, padded),
+/// channels-last and by
 /// group: N x OH x OW x G x kh x kw x Cg, window (oh, ow) of group g at tap
 /// (i, j) being x[n, g * Cg : (g + 1) * Cg, oh * s_h + i * d_h,
 /// ow * s_w + j * d_w]. One gather whose input map is strided, whatever the
@@ -414,17 +468,23 @@ Value gatherPatches(OpBuilder &b, Location loc, const TapGeometry &g, Value x) {
   OpFoldResult kh = b.getIndexAttr(g.kh), kw = b.getIndexAttr(g.kw),
                groups = b.getIndexAttr(g.groups), c = b.getIndexAttr(g.cg());
   SmallVector<OpFoldResult> shape{g.n, g.oh, g.ow, groups, kh, kw, c};
+  // A 1 x 1 window at stride 1 channels-last: the patches are the input.
+  if (g.channelsLast && g.kh == 1 && g.kw == 1 && g.strides[0] == 1 &&
+      g.strides[1] == 1)
+    return nnx::reshapeTensor(
+        b, loc, x, typeOf(shape, elt),
+        ArrayRef<ReassociationIndices>{{0}, {1}, {2}, {3, 4, 5, 6}}, shape);
   Value init = tensor::EmptyOp::create(b, loc, shape, elt);
   MLIRContext *ctx = b.getContext();
   AffineExpr n, oh, ow, grp, i, j, ch;
   bindDims(ctx, n, oh, ow, grp, i, j, ch);
-  SmallVector<AffineMap> maps{
-      AffineMap::get(7, 0,
-                     {n, grp * g.cg() + ch,
-                      oh * g.strides[0] + i * g.dilations[0],
-                      ow * g.strides[1] + j * g.dilations[1]},
-                     ctx),
-      AffineMap::getMultiDimIdentityMap(7, ctx)};
+  SmallVector<AffineExpr> read{n, grp * g.cg() + ch,
+                               oh * g.strides[0] + i * g.dilations[0],
+                               ow * g.strides[1] + j * g.dilations[1]};
+  if (g.channelsLast)
+    std::rotate(read.begin() + 1, read.begin() + 2, read.end());
+  SmallVector<AffineMap> maps{AffineMap::get(7, 0, read, ctx),
+                              AffineMap::getMultiDimIdentityMap(7, ctx)};
   return linalg::GenericOp::create(
              b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
              maps,
@@ -436,21 +496,15 @@ Value gatherPatches(OpBuilder &b, Location loc, const TapGeometry &g, Value x) {
 }
 
 /// The depthwise products of `patches` (N x OH x OW x 1 x kh x kw x C) and
-/// `weight` (kh x kw x 1 x C), summed over the taps: N x (OH * OW) x C.
+/// `weight` (kh x kw x 1 x C), summed over the taps into `acc`: N x (OH *
+/// OW) x C.
 Value depthwisePatchSums(OpBuilder &b, Location loc, const TapGeometry &g,
-                         Value patches, Value weight) {
-  Type elt = getElementTypeOrSelf(patches.getType());
+                         Value patches, Value weight, Value acc) {
   patches = tensor::CollapseShapeOp::create(
       b, loc, patches,
       ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3, 4}, {5}, {6}});
-  OpFoldResult c = b.getIndexAttr(g.c);
   Value taps = tensor::CollapseShapeOp::create(
       b, loc, weight, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
-  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
-  Value empty = tensor::EmptyOp::create(b, loc, {g.n, g.rows, c}, elt);
-  Value acc =
-      linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{empty})
-          .getResult(0);
   MLIRContext *ctx = b.getContext();
   AffineExpr n, m, i, j, ch;
   bindDims(ctx, n, m, i, j, ch);
@@ -502,13 +556,12 @@ Value forallSlices(
 }
 
 /// `patches` (N x OH x OW x G x kh x kw x Cg) times `weight`, summed into
-/// zeros: (N OH OW) x F. Ungrouped, one matmul with the weight (kh x kw x
+/// `acc`, (N OH OW) x F. Ungrouped, one matmul with the weight (kh x kw x
 /// C x F) as K x F; grouped, one per group (an `scf.forall`), group g's
 /// (N OH OW) x (kh kw Cg) patches times its (kh kw Cg) x Fg weight (G x kh
 /// x kw x Cg x Fg) into its Fg columns.
 Value patchProduct(OpBuilder &b, Location loc, const TapGeometry &g,
-                   Value patches, Value weight) {
-  Type elt = getElementTypeOrSelf(patches.getType());
+                   Value patches, Value weight, Value acc) {
   using RI = ReassociationIndices;
   // (N OH OW) x (kh kw C) ungrouped, else (N OH OW) x G x (kh kw Cg).
   Value lhs = tensor::CollapseShapeOp::create(
@@ -516,11 +569,6 @@ Value patchProduct(OpBuilder &b, Location loc, const TapGeometry &g,
       g.groups == 1 ? ArrayRef<RI>{{0, 1, 2}, {3, 4, 5, 6}}
                     : ArrayRef<RI>{{0, 1, 2}, {3}, {4, 5, 6}});
   OpFoldResult m = tensor::getMixedSize(b, loc, lhs, 0);
-  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
-  Value empty = tensor::EmptyOp::create(b, loc, {m, b.getIndexAttr(g.f)}, elt);
-  Value acc =
-      linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{empty})
-          .getResult(0);
   auto matmul = [&](OpBuilder &bb, Value a, Value w, Value c) {
     return linalg::MatmulOp::create(bb, loc, TypeRange{c.getType()},
                                     ValueRange{a, w}, ValueRange{c})
@@ -559,14 +607,22 @@ Value convByPatches(OpBuilder &b, Location loc, const TapGeometry &g, Value x,
                     Value weight, Value init) {
   Type elt = getElementTypeOrSelf(init.getType());
   Value patches = gatherPatches(b, loc, g, x);
+  Value acc = wideAccumulator(b, loc, g, init);
   if (g.depthwise)
-    return narrowInto(b, loc, g, depthwisePatchSums(b, loc, g, patches, weight),
-                      init);
-  Value product = patchProduct(b, loc, g, patches, weight);
-  SmallVector<OpFoldResult> wide{g.n, g.rows, b.getIndexAttr(g.f)};
-  Value sums =
-      nnx::reshapeTensor(b, loc, product, typeOf(wide, elt),
-                         ArrayRef<ReassociationIndices>{{0, 1}, {2}}, wide);
+    return narrowInto(
+        b, loc, g, depthwisePatchSums(b, loc, g, patches, weight, acc), init);
+  // The matmuls see (N OH OW) x F.
+  using RI = ReassociationIndices;
+  OpFoldResult f = b.getIndexAttr(g.f);
+  OpFoldResult m = affine::makeComposedFoldedAffineApply(
+      b, loc, b.getAffineSymbolExpr(0) * b.getAffineSymbolExpr(1),
+      {g.n, g.rows});
+  Value flat = nnx::reshapeTensor(b, loc, acc, typeOf({m, f}, elt),
+                                  ArrayRef<RI>{{0, 1}, {2}}, {m, f});
+  Value product = patchProduct(b, loc, g, patches, weight, flat);
+  SmallVector<OpFoldResult> wide{g.n, g.rows, f};
+  Value sums = nnx::reshapeTensor(b, loc, product, typeOf(wide, elt),
+                                  ArrayRef<RI>{{0, 1}, {2}}, wide);
   return narrowInto(b, loc, g, sums, init);
 }
 
@@ -576,16 +632,10 @@ Value convByPatches(OpBuilder &b, Location loc, const TapGeometry &g, Value x,
 /// its Fg columns of the wide result.
 Value convByTaps(OpBuilder &b, Location loc, const TapGeometry &g,
                  const UnpaddedInput &in, Value weight, Value init) {
-  Type elt = getElementTypeOrSelf(init.getType());
   Value phases = phaseImages(b, loc, g, in);
   OpFoldResult unit = b.getIndexAttr(1), zeroIndex = b.getIndexAttr(0),
                fg = b.getIndexAttr(g.fg());
-  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
-  Value empty =
-      tensor::EmptyOp::create(b, loc, {g.n, g.rows, b.getIndexAttr(g.f)}, elt);
-  Value wide =
-      linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{empty})
-          .getResult(0);
+  Value wide = wideAccumulator(b, loc, g, init);
   Value sums = forallSlices(
       b, loc, {g.n, b.getIndexAttr(g.groups)}, wide,
       [&](OpBuilder &bb, ValueRange ivs) -> SmallVector<OpFoldResult> {
@@ -617,14 +667,14 @@ RankedTensorType staticFilterType(linalg::LinalgOp op) {
   return type && type.hasStaticShape() ? type : RankedTensorType();
 }
 
-/// The conv of `x` (padded, N x C x Hp x Wp) added to `init` (N x F x OH x
-/// OW), by the phases or the patches (takesPhases); `weight(phases)` is the
+/// The conv of `x` (padded, N x C x Hp x Wp; N x Hp x Wp x C
+/// channels-last) added to `init` (N x F x OH x OW; N x OH x OW x F), by the phases or the patches (takesPhases); `weight(phases)` is the
 /// weight in the layout that way reads.
 Value convAsMatmuls(OpBuilder &b, Location loc, TapGeometry &g, Value x,
                     function_ref<Value(bool)> weight, Value init) {
   if (!takesPhases(g))
     return convByPatches(b, loc, g, x, weight(false), init);
-  UnpaddedInput in = unpad(b, x);
+  UnpaddedInput in = unpad(b, x, g.channelsLast);
   phaseGeometry(b, loc, in, g);
   return convByTaps(b, loc, g, in, weight(true), init);
 }
@@ -638,16 +688,75 @@ struct ConvToTapMatmuls : public OpRewritePattern<linalg::Conv2DNchwFchwOp> {
     if (!wType)
       return rewriter.notifyMatchFailure(op,
                                          "not one float type, static filter");
-    TapGeometry g = tapGeometry(rewriter, op.getLoc(), op.getOutputs()[0],
-                                wType.getDimSize(1), wType.getDimSize(0),
-                                wType.getShape().drop_front(2), op.getStrides(),
-                                op.getDilations());
+    TapGeometry g = tapGeometry(
+        rewriter, op.getLoc(), op.getOutputs()[0], /*channelsLast=*/false,
+        wType.getDimSize(1), wType.getDimSize(0),
+        wType.getShape().drop_front(2), op.getStrides(), op.getDilations());
     // Both ways read the weight as kh x kw x C x F.
     Value weight =
-        permute(rewriter, op.getLoc(), op.getInputs()[1], {2, 3, 1, 0});
+        nnx::permuteTensor(rewriter, op.getLoc(), op.getInputs()[1], {2, 3, 1, 0});
     rewriter.replaceOp(op,
                        convAsMatmuls(
                            rewriter, op.getLoc(), g, op.getInputs()[0],
+                           [&](bool) { return weight; }, op.getOutputs()[0]));
+    return success();
+  }
+};
+
+/// A channels-last conv (`linalg.conv_2d_nhwc_hwcf`, nnx-channels-last's)
+/// the same ways: its filter is already kh x kw x C x F; the phases are
+/// slices of the input without a transpose (the input itself at stride 1
+/// with one kernel column and no padding), and the products are summed
+/// straight into `init` where its rows are as wide (accumulatesInPlace).
+struct ChannelsLastConvToTapMatmuls
+    : public OpRewritePattern<linalg::Conv2DNhwcHwcfOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::Conv2DNhwcHwcfOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType wType = staticFilterType(op);
+    if (!wType)
+      return rewriter.notifyMatchFailure(op,
+                                         "not one float type, static filter");
+    TapGeometry g = tapGeometry(
+        rewriter, op.getLoc(), op.getOutputs()[0], /*channelsLast=*/true,
+        wType.getDimSize(2), wType.getDimSize(3), wType.getShape().take_front(2),
+        op.getStrides(), op.getDilations());
+    Value weight = op.getInputs()[1];
+    rewriter.replaceOp(op,
+                       convAsMatmuls(
+                           rewriter, op.getLoc(), g, op.getInputs()[0],
+                           [&](bool) { return weight; }, op.getOutputs()[0]));
+    return success();
+  }
+};
+
+/// A channels-last depthwise conv (`linalg.depthwise_conv_2d_nhwc_hwc`)
+/// the same ways, its kh x kw x C filter read as kh x kw x 1 x C.
+struct ChannelsLastDepthwiseConvToTaps
+    : public OpRewritePattern<linalg::DepthwiseConv2DNhwcHwcOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::DepthwiseConv2DNhwcHwcOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType fType = staticFilterType(op);
+    if (!fType)
+      return rewriter.notifyMatchFailure(op,
+                                         "not one float type, static filter");
+    Location loc = op.getLoc();
+    int64_t c = fType.getDimSize(2);
+    SmallVector<int64_t> shape{fType.getDimSize(0), fType.getDimSize(1), 1, c};
+    Value weight = tensor::ExpandShapeOp::create(
+        rewriter, loc, RankedTensorType::get(shape, fType.getElementType()),
+        op.getInputs()[1], ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
+    TapGeometry g = tapGeometry(rewriter, loc, op.getOutputs()[0],
+                                /*channelsLast=*/true, c, c,
+                                fType.getShape().take_front(2), op.getStrides(),
+                                op.getDilations());
+    g.depthwise = true;
+    rewriter.replaceOp(op,
+                       convAsMatmuls(
+                           rewriter, loc, g, op.getInputs()[0],
                            [&](bool) { return weight; }, op.getOutputs()[0]));
     return success();
   }
@@ -675,9 +784,9 @@ struct DepthwiseConvToTaps
     auto source = collapse ? cast<RankedTensorType>(collapse.getSrcType())
                            : RankedTensorType();
     if (source && source.getRank() == 4 && source.getDimSize(1) == 1) {
-      weight = permute(rewriter, loc, collapse.getSrc(), {2, 3, 1, 0});
+      weight = nnx::permuteTensor(rewriter, loc, collapse.getSrc(), {2, 3, 1, 0});
     } else {
-      Value khkwc = permute(rewriter, loc, filter, {1, 2, 0});
+      Value khkwc = nnx::permuteTensor(rewriter, loc, filter, {1, 2, 0});
       SmallVector<int64_t> shape{fType.getDimSize(1), fType.getDimSize(2), 1,
                                  fType.getDimSize(0)};
       weight = tensor::ExpandShapeOp::create(
@@ -685,7 +794,8 @@ struct DepthwiseConvToTaps
           khkwc, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
     }
     int64_t c = fType.getDimSize(0);
-    TapGeometry g = tapGeometry(rewriter, loc, op.getOutputs()[0], c, c,
+    TapGeometry g = tapGeometry(rewriter, loc, op.getOutputs()[0],
+                                /*channelsLast=*/false, c, c,
                                 fType.getShape().drop_front(), op.getStrides(),
                                 op.getDilations());
     g.depthwise = true;
@@ -748,14 +858,14 @@ struct GroupedConvToTapMatmuls
     Value x = mergeGroups(rewriter, loc, op.getInputs()[0]);
     Value init = mergeGroups(rewriter, loc, op.getOutputs()[0]);
     TapGeometry g = tapGeometry(
-        rewriter, loc, init, groups * fType.getDimSize(2),
+        rewriter, loc, init, /*channelsLast=*/false, groups * fType.getDimSize(2),
         groups * fType.getDimSize(1), fType.getShape().drop_front(3),
         op.getStrides(), op.getDilations());
     g.groups = groups;
     auto weight = [&](bool phases) -> Value {
       if (!phases)
-        return permute(rewriter, loc, filter, {0, 3, 4, 2, 1});
-      Value w = permute(rewriter, loc, filter, {3, 4, 0, 2, 1});
+        return nnx::permuteTensor(rewriter, loc, filter, {0, 3, 4, 2, 1});
+      Value w = nnx::permuteTensor(rewriter, loc, filter, {3, 4, 0, 2, 1});
       return tensor::CollapseShapeOp::create(
                  rewriter, loc, w,
                  ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}, {4}})
@@ -772,6 +882,7 @@ struct GroupedConvToTapMatmuls
 } // namespace
 
 void mlir::nnx::populateConvToMatmulsPatterns(RewritePatternSet &patterns) {
-  patterns.add<ConvToTapMatmuls, DepthwiseConvToTaps, GroupedConvToTapMatmuls>(
-      patterns.getContext());
+  patterns.add<ConvToTapMatmuls, ChannelsLastConvToTapMatmuls,
+               DepthwiseConvToTaps, ChannelsLastDepthwiseConvToTaps,
+               GroupedConvToTapMatmuls>(patterns.getContext());
 }

@@ -22,6 +22,17 @@ namespace mlir::nnx {
 using namespace mlir;
 
 namespace {
+/// A transpose of a function argument read by one op (a weight permuted to
+/// the layout its reader wants, as nnx-channels-last writes a conv's
+/// filter): it moves into its reader's kernel, where the parameter layouts
+/// fold it into the argument (nnx/Codegen/CPU/Layouts.h).
+bool isArgumentLayout(Operation *op) {
+  auto transpose = dyn_cast_or_null<linalg::TransposeOp>(op);
+  return transpose && transpose.hasPureTensorSemantics() &&
+         isa<BlockArgument>(transpose.getInput()) &&
+         transpose->getResult(0).hasOneUse();
+}
+
 /// Whether `op` is a layer a kernel is made of: a linalg op on tensors
 /// whose body reads nothing from outside but constants (a gather reading a
 /// captured table stays where the table's layout can follow it), and that
@@ -29,7 +40,7 @@ namespace {
 bool isLayerRoot(Operation *op) {
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
   if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
-      isa<linalg::FillOp>(op))
+      isa<linalg::FillOp>(op) || isArgumentLayout(op))
     return false;
   SetVector<Value> captured;
   for (Region &region : op->getRegions())
@@ -43,7 +54,8 @@ bool isLayerRoot(Operation *op) {
 /// The producer of `operand` that moves into `root`'s kernel, if any: used
 /// by `root` alone, in the same block, and one of a destination's fill, an
 /// input's zero padding (a convolution folds it into its own copy of the
-/// input) or a static empty input (a pooling window).
+/// input), an argument's layout (isArgumentLayout) or a static empty input
+/// (a pooling window).
 Operation *getPulledProducer(OpOperand &operand, Operation *root) {
   Operation *def = operand.get().getDefiningOp();
   if (!def || def->getBlock() != root->getBlock() || !operand.get().hasOneUse())
@@ -51,19 +63,28 @@ Operation *getPulledProducer(OpOperand &operand, Operation *root) {
   auto dps = cast<DestinationStyleOpInterface>(root);
   if (dps.isDpsInit(&operand))
     return isa<linalg::FillOp>(def) ? def : nullptr;
-  if (isa<tensor::PadOp>(def))
+  if (isa<tensor::PadOp>(def) || isArgumentLayout(def))
     return def;
   auto empty = dyn_cast<tensor::EmptyOp>(def);
   return empty && empty->getNumOperands() == 0 ? def : nullptr;
 }
 
-/// The group of `root`: its pulled producers in block order, then `root`.
+/// The group of `root`: its pulled producers (with an argument layout's
+/// static empty destination) in block order, then `root`.
 SmallVector<Operation *> getLayerGroup(Operation *root) {
   SmallVector<Operation *> group;
-  for (OpOperand &operand : root->getOpOperands())
-    if (Operation *producer = getPulledProducer(operand, root))
-      if (!llvm::is_contained(group, producer))
-        group.push_back(producer);
+  for (OpOperand &operand : root->getOpOperands()) {
+    Operation *producer = getPulledProducer(operand, root);
+    if (!producer || llvm::is_contained(group, producer))
+      continue;
+    group.push_back(producer);
+    if (!isArgumentLayout(producer))
+      continue;
+    auto empty =
+        cast<linalg::TransposeOp>(producer).getInit().getDefiningOp<tensor::EmptyOp>();
+    if (empty && empty->getNumOperands() == 0 && empty->hasOneUse())
+      group.push_back(empty);
+  }
   llvm::sort(group,
              [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   group.push_back(root);

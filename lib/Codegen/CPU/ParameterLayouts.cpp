@@ -61,6 +61,19 @@ DenseElementsAttr mlir::nnx::permuteDense(DenseElementsAttr w,
   return DenseElementsAttr::get(newType, out);
 }
 
+Value mlir::nnx::permuteTensor(OpBuilder &b, Location loc, Value t,
+                               ArrayRef<int64_t> perm) {
+  DenseElementsAttr dense;
+  if (matchPattern(t, m_Constant(&dense)))
+    return arith::ConstantOp::create(b, loc, permuteDense(dense, perm));
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, t), out;
+  for (int64_t d : perm)
+    out.push_back(sizes[d]);
+  Value init =
+      tensor::EmptyOp::create(b, loc, out, getElementTypeOrSelf(t.getType()));
+  return linalg::TransposeOp::create(b, loc, t, init, perm).getResult()[0];
+}
+
 SmallVector<AffineMap> mlir::nnx::transposedBMatmulMaps(MLIRContext *ctx) {
   AffineExpr m, n, k;
   bindDims(ctx, m, n, k);

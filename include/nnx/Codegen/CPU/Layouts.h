@@ -20,11 +20,19 @@ namespace mlir::nnx {
 /// `perm[i]` of `w`.
 DenseElementsAttr permuteDense(DenseElementsAttr w, ArrayRef<int64_t> perm);
 
-/// `linalg.conv_2d_nchw_fchw` on tensors (one float type, static filter) as
+/// `t` permuted by `perm` (result dim i is dim `perm[i]` of `t`): folded
+/// when `t` is a constant, else a `linalg.transpose` (which
+/// foldParameterPermutations turns into a parameter layout).
+Value permuteTensor(OpBuilder &b, Location loc, Value t,
+                    ArrayRef<int64_t> perm);
+
+/// `linalg.conv_2d_nchw_fchw` and `linalg.conv_2d_nhwc_hwcf` on tensors (one
+/// float type, static filter) as
 /// one `linalg.matmul` per kernel tap over a channels-last copy of the input
 /// split into its stride phases, or one over its gathered patches; a
 /// grouped conv (`linalg.conv_2d_ngchw_gfchw`) as one per group and tap, or
-/// per group; a depthwise conv as multiply-adds (ConvToMatmuls.cpp).
+/// per group; a depthwise conv (NCHW or NHWC) as multiply-adds
+/// (ConvToMatmuls.cpp).
 void populateConvToMatmulsPatterns(RewritePatternSet &patterns);
 
 /// The indexing maps of a `linalg.matmul` computing A * B^T.

@@ -90,6 +90,51 @@ def NNXApplyCPUSchedulePass : NNX_Pass<"nnx-apply-cpu-schedule", "::mlir::Module
   ];
 }
 
+def NNXChannelsLastPass
+    : NNX_Pass<"nnx-channels-last", "::mlir::func::FuncOp"> {
+  let summary = "Compute convolutions and pools channels-last, transposing "
+                "only where a layout is needed";
+  let description = [{
+    PyTorch's convolutions are NCHW, and nnx-build-forward lowers them so
+    (`linalg.conv_2d_nchw_fchw`). The CPU's conv kernels are matmuls over
+    the channels, which want them last: a conv lowered alone copies its
+    input to NHWC and its result back. This pass decides the layout for
+    the whole function instead:
+
+    * every NCHW conv (groups 1: `linalg.conv_2d_nhwc_hwcf`; depthwise:
+      `linalg.depthwise_conv_2d_nhwc_hwc`) and pool (`pooling_nhwc_max`,
+      `pooling_nhwc_sum`) becomes its NHWC form, its input and destination
+      permuted to NHWC (a constant padding stays a padding, of the permuted
+      input; a fill of an empty destination is a fill of a permuted one),
+      its filter permuted to kh x kw x C x F (a `linalg.transpose` of the
+      parameter, which the parameter layouts fold: the runner permutes the
+      stored weight once) and its result permuted back;
+    * an elementwise `linalg.generic` (all loops parallel, the identity
+      result map, no `linalg.index`) that reads such a permutation through
+      the identity map computes in the permutation's source layout instead:
+      its loops are permuted, it reads the NHWC tensor as it is (its other
+      operands through permuted maps: a per-channel vector stays a vector)
+      and its result is permuted back after it. So the permutation back
+      moves down through BatchNorm, activations and residual adds;
+    * a permutation of a permutation is one, or none: where the next conv
+      permutes a moved-down result to NHWC, both go.
+
+    What is left are the permutations where a layout is needed: the
+    model's input and output, and ops that are not elementwise (a
+    concatenation, a reshape, a reduction), where elementwise fusion folds
+    them into their neighbours' indexing maps. The permutations are
+    `linalg.generic` copies, not `linalg.transpose`, so that fusion can.
+    Grouped convs (`linalg.conv_2d_ngchw_gfchw`) stay NCHW.
+
+    Values are unchanged: every rewrite moves data, never arithmetic.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def NNXDuplicateEmptyTensorsPass
     : NNX_Pass<"nnx-duplicate-empty-tensors", "::mlir::func::FuncOp"> {
   let summary = "Split the uses of shared tensor.empty ops and fills of them";

@@ -1,0 +1,284 @@
+//===- ChannelsLast.cpp - convolutions and pools channels-last --*- C++ -*-===//
+//
+// `nnx-channels-last`: NCHW convolutions and pools become linalg's NHWC
+// forms between transposes, and each transpose back to NCHW moves down
+// through the elementwise generics after it until it meets the next
+// conv's transpose to NHWC, and both go (see the pass description in
+// Passes.td).
+//
+//===----------------------------------------------------------------------===//
+#include "nnx/Codegen/CPU/Layouts.h"
+#include "nnx/Codegen/CPU/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::nnx {
+#define GEN_PASS_DEF_NNXCHANNELSLASTPASS
+#include "nnx/Codegen/CPU/Passes.h.inc"
+} // namespace mlir::nnx
+
+using namespace mlir;
+
+namespace {
+/// NCHW to NHWC and back, as `linalg.transpose` permutes (result dim i is
+/// dim perm[i]).
+constexpr int64_t kToChannelsLast[] = {0, 2, 3, 1};
+constexpr int64_t kToChannelsFirst[] = {0, 3, 1, 2};
+
+/// A tensor that is `source` permuted by `perm`.
+struct Transposition {
+  Value source;
+  SmallVector<int64_t> perm;
+};
+
+/// `v` as a permutation of another tensor: a `linalg.transpose`, or a
+/// `linalg.generic` that copies its one input read through a permutation
+/// map (what this pass builds, so that elementwise fusion folds it into
+/// its neighbours).
+std::optional<Transposition> matchTransposition(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (auto transpose = dyn_cast_or_null<linalg::TransposeOp>(def))
+    return Transposition{transpose.getInput(),
+                         llvm::to_vector(transpose.getPermutation())};
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(def);
+  if (!generic || !generic.hasPureTensorSemantics() ||
+      generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
+      generic.getNumParallelLoops() != generic.getNumLoops())
+    return std::nullopt;
+  Block &body = generic.getRegion().front();
+  if (body.getOperations().size() != 1 ||
+      body.getTerminator()->getOperand(0) != body.getArgument(0))
+    return std::nullopt;
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  if (!maps[1].isIdentity() || !maps[0].isPermutation())
+    return std::nullopt;
+  // Result element d is source element (d[m0], d[m1], ...): result dim i
+  // is source dim perm[i] for perm the inverse of m.
+  SmallVector<int64_t> m;
+  for (AffineExpr e : maps[0].getResults())
+    m.push_back(cast<AffineDimExpr>(e).getPosition());
+  return Transposition{generic.getDpsInputs()[0], invertPermutationVector(m)};
+}
+
+/// `v` permuted by `perm` (result dim i is dim perm[i] of `v`), copying
+/// only what has contents: the source of a transposition that `perm`
+/// undoes, an empty tensor (or a fill of one) of the permuted shape, else a
+/// copy by a `linalg.generic` that elementwise fusion can fold.
+Value permuted(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {
+  if (std::optional<Transposition> t = matchTransposition(v)) {
+    // Result dim i is dim perm[i] of v, which is dim t->perm[perm[i]] of
+    // the source.
+    SmallVector<int64_t> composed;
+    for (int64_t d : perm)
+      composed.push_back(t->perm[d]);
+    if (isIdentityPermutation(composed))
+      return t->source;
+  }
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, v), shape;
+  for (int64_t d : perm)
+    shape.push_back(sizes[d]);
+  Type elt = getElementTypeOrSelf(v.getType());
+  Value empty = tensor::EmptyOp::create(b, loc, shape, elt);
+  if (v.getDefiningOp<tensor::EmptyOp>())
+    return empty;
+  auto fill = v.getDefiningOp<linalg::FillOp>();
+  if (fill && fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>())
+    return linalg::FillOp::create(b, loc, fill.getInputs(), ValueRange{empty})
+        .getResult(0);
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineMap> maps{
+      AffineMap::getPermutationMap(invertPermutationVector(perm), ctx),
+      AffineMap::getMultiDimIdentityMap(perm.size(), ctx)};
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{empty.getType()}, ValueRange{v},
+             ValueRange{empty}, maps,
+             SmallVector<utils::IteratorType>(perm.size(),
+                                              utils::IteratorType::parallel),
+             [](OpBuilder &bb, Location l, ValueRange args) {
+               linalg::YieldOp::create(bb, l, args[0]);
+             })
+      .getResult(0);
+}
+
+/// A conv's or pool's input `x` (N x C x H x W) channels-last; a constant
+/// padding stays a padding, of the permuted source (the conv rewrite folds
+/// a zero padding of the spatial dims into its copy of the input).
+Value channelsLastInput(OpBuilder &b, Location loc, Value x) {
+  auto pad = x.getDefiningOp<tensor::PadOp>();
+  Attribute value;
+  if (!pad || pad.getNofold() ||
+      !matchPattern(pad.getConstantPaddingValue(), m_Constant(&value)))
+    return permuted(b, loc, x, kToChannelsLast);
+  Value source = permuted(b, loc, pad.getSource(), kToChannelsLast);
+  SmallVector<OpFoldResult> low, high;
+  for (int64_t d : kToChannelsLast) {
+    low.push_back(pad.getMixedLowPad()[d]);
+    high.push_back(pad.getMixedHighPad()[d]);
+  }
+  Value padding = arith::ConstantOp::create(b, loc, cast<TypedAttr>(value));
+  return tensor::PadOp::create(b, loc, /*resultType=*/Type(), source, low,
+                               high, padding)
+      .getResult();
+}
+
+/// `op` (an NCHW conv or pool on tensors) as `NhwcOp` between transposes:
+/// its input and destination permuted to NHWC, its second input (filter or
+/// window) by `secondInput`, its result permuted back.
+template <typename NhwcOp>
+void rewriteChannelsLast(
+    RewriterBase &rewriter, linalg::LinalgOp op,
+    function_ref<Value(OpBuilder &, Location, Value)> secondInput) {
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  Value x = channelsLastInput(rewriter, loc, op.getDpsInputs()[0]);
+  Value second = secondInput(rewriter, loc, op.getDpsInputs()[1]);
+  Value init = permuted(rewriter, loc, op.getDpsInits()[0], kToChannelsLast);
+  auto nhwc = NhwcOp::create(rewriter, loc, TypeRange{init.getType()},
+                             ValueRange{x, second}, ValueRange{init},
+                             op->getAttr("strides"), op->getAttr("dilations"));
+  rewriter.replaceOp(
+      op, permuted(rewriter, loc, nhwc->getResult(0), kToChannelsFirst));
+}
+
+/// Every NCHW conv (groups 1 or depthwise) and pool of `func`
+/// channels-last.
+void convertConvsAndPools(func::FuncOp func) {
+  SmallVector<linalg::LinalgOp> ops;
+  func.walk([&](linalg::LinalgOp op) {
+    if (op.hasPureTensorSemantics() &&
+        isa<linalg::Conv2DNchwFchwOp, linalg::DepthwiseConv2DNchwChwOp,
+            linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp>(op))
+      ops.push_back(op);
+  });
+  IRRewriter rewriter(func.getContext());
+  auto filter = [](ArrayRef<int64_t> perm) {
+    return [perm](OpBuilder &b, Location loc, Value w) {
+      return nnx::permuteTensor(b, loc, w, perm);
+    };
+  };
+  auto window = [](OpBuilder &, Location, Value w) { return w; };
+  for (linalg::LinalgOp op : ops) {
+    if (isa<linalg::Conv2DNchwFchwOp>(op))
+      rewriteChannelsLast<linalg::Conv2DNhwcHwcfOp>(rewriter, op,
+                                                    filter({2, 3, 1, 0}));
+    else if (isa<linalg::DepthwiseConv2DNchwChwOp>(op))
+      rewriteChannelsLast<linalg::DepthwiseConv2DNhwcHwcOp>(rewriter, op,
+                                                            filter({1, 2, 0}));
+    else if (isa<linalg::PoolingNchwMaxOp>(op))
+      rewriteChannelsLast<linalg::PoolingNhwcMaxOp>(rewriter, op, window);
+    else
+      rewriteChannelsLast<linalg::PoolingNhwcSumOp>(rewriter, op, window);
+  }
+}
+
+/// An elementwise generic that reads a transposition through the identity
+/// map computes in the transposition's source layout instead: its loops
+/// are permuted so that it reads the source as it is (its other operands
+/// through permuted maps), and its result is transposed back after it,
+/// where the next generic takes the transposition on, or the next conv's
+/// permutation to NHWC cancels it.
+struct SinkTransposition : public OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
+        op.getNumParallelLoops() != op.getNumLoops() ||
+        op.hasIndexSemantics() || matchTransposition(op.getResult(0)) ||
+        !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity())
+      return rewriter.notifyMatchFailure(
+          op, "not an elementwise generic with an identity result map");
+    OpOperand *read = nullptr;
+    std::optional<Transposition> t;
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      if (!op.getMatchingIndexingMap(in).isIdentity())
+        continue;
+      t = matchTransposition(in->get());
+      if (t && !isIdentityPermutation(t->perm)) {
+        read = in;
+        break;
+      }
+    }
+    if (!read)
+      return rewriter.notifyMatchFailure(op, "reads no transposition");
+    // New loops e; old loop k is e[perm[k]].
+    MLIRContext *ctx = op.getContext();
+    SmallVector<AffineExpr> oldLoops;
+    for (int64_t d : t->perm)
+      oldLoops.push_back(getAffineDimExpr(d, ctx));
+    AffineMap substitution = AffineMap::get(t->perm.size(), 0, oldLoops, ctx);
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> maps;
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      inputs.push_back(in == read ? t->source : in->get());
+      maps.push_back(in == read
+                         ? AffineMap::getMultiDimIdentityMap(t->perm.size(), ctx)
+                         : op.getMatchingIndexingMap(in).compose(substitution));
+    }
+    maps.push_back(AffineMap::getMultiDimIdentityMap(t->perm.size(), ctx));
+    Location loc = op.getLoc();
+    OpOperand *initOperand = op.getDpsInitOperand(0);
+    Value init = op.payloadUsesValueFromOperand(initOperand)
+                     ? permuted(rewriter, loc, initOperand->get(),
+                                invertPermutationVector(t->perm))
+                     : tensor::EmptyOp::create(
+                           rewriter, loc,
+                           tensor::getMixedSizes(rewriter, loc, t->source),
+                           getElementTypeOrSelf(op.getResult(0).getType()));
+    auto moved = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{init.getType()}, inputs, ValueRange{init},
+        maps, op.getIteratorTypesArray());
+    rewriter.inlineRegionBefore(op.getRegion(), moved.getRegion(),
+                                moved.getRegion().begin());
+    rewriter.replaceOp(op,
+                       permuted(rewriter, loc, moved.getResult(0), t->perm));
+    return success();
+  }
+};
+
+/// A transposition of a transposition: one (none when they cancel).
+struct ComposeTranspositions : public OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    std::optional<Transposition> outer = matchTransposition(op.getResult(0));
+    std::optional<Transposition> inner =
+        outer ? matchTransposition(outer->source) : std::nullopt;
+    if (!inner)
+      return rewriter.notifyMatchFailure(op, "not two transpositions");
+    SmallVector<int64_t> composed;
+    for (int64_t d : outer->perm)
+      composed.push_back(inner->perm[d]);
+    rewriter.replaceOp(op, isIdentityPermutation(composed)
+                               ? inner->source
+                               : permuted(rewriter, op.getLoc(), inner->source,
+                                          composed));
+    return success();
+  }
+};
+
+struct NNXChannelsLastPass
+    : public mlir::nnx::impl::NNXChannelsLastPassBase<NNXChannelsLastPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    convertConvsAndPools(func);
+    RewritePatternSet patterns(&getContext());
+    patterns.add<SinkTransposition, ComposeTranspositions>(&getContext());
+    // The sizes the rewrites read (`tensor.dim` of a result) in terms of
+    // the destinations': a size read is a use that would keep elementwise
+    // fusion from fusing a producer.
+    memref::populateResolveRankedShapedTypeResultDimsPatterns(patterns);
+    if (failed(applyPatternsGreedily(func, std::move(patterns)))) {
+      func.emitError("nnx-channels-last: the transposes did not settle");
+      signalPassFailure();
+    }
+  }
+};
+} // namespace
