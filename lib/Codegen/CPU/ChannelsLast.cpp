@@ -146,14 +146,76 @@ void rewriteChannelsLast(
       op, permuted(rewriter, loc, nhwc->getResult(0), kToChannelsFirst));
 }
 
-/// Every NCHW conv (groups 1 or depthwise) and pool of `func`
+/// `t` (N x G x D x H x W) with its group dim merged into the next (N x
+/// (G D) x H x W): the source of the `tensor.expand_shape` that split it,
+/// if one did.
+Value mergeGroups(OpBuilder &b, Location loc, Value t) {
+  return b.createOrFold<tensor::CollapseShapeOp>(
+      loc, t, ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+}
+
+/// `t` (N x H x W x (G D)) split into N x H x W x G x D.
+Value splitGroups(OpBuilder &b, Location loc, Value t, int64_t groups) {
+  auto type = cast<RankedTensorType>(t.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  int64_t c = shape.back();
+  shape.back() = groups;
+  shape.push_back(c / groups);
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, t);
+  sizes.back() = b.getIndexAttr(groups);
+  sizes.push_back(b.getIndexAttr(c / groups));
+  return tensor::ExpandShapeOp::create(
+      b, loc, type.clone(shape), t,
+      ArrayRef<ReassociationIndices>{{0}, {1}, {2}, {3, 4}}, sizes);
+}
+
+/// A grouped conv (`linalg.conv_2d_ngchw_gfchw`, its channels split into
+/// groups by nnx-build-forward) as `linalg.conv_2d_nhwgc_gfhwc`: input and
+/// destination merged, permuted to NHWC and split again; the filter
+/// permuted to G x Fg x kh x kw x Cg; the result merged, permuted back and
+/// split.
+void rewriteGroupedChannelsLast(RewriterBase &rewriter,
+                                linalg::Conv2DNgchwGfchwOp op) {
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  int64_t groups =
+      cast<RankedTensorType>(op.getInputs()[1].getType()).getDimSize(0);
+  Value x = splitGroups(
+      rewriter, loc,
+      channelsLastInput(rewriter, loc,
+                        mergeGroups(rewriter, loc, op.getInputs()[0])),
+      groups);
+  Value init = splitGroups(
+      rewriter, loc,
+      permuted(rewriter, loc, mergeGroups(rewriter, loc, op.getOutputs()[0]),
+               kToChannelsLast),
+      groups);
+  Value filter =
+      nnx::permuteTensor(rewriter, loc, op.getInputs()[1], {0, 1, 3, 4, 2});
+  auto nhwgc = linalg::Conv2DNhwgcGfhwcOp::create(
+      rewriter, loc, TypeRange{init.getType()}, ValueRange{x, filter},
+      ValueRange{init}, op.getStrides(), op.getDilations());
+  Value merged = rewriter.createOrFold<tensor::CollapseShapeOp>(
+      loc, nhwgc.getResult(0),
+      ArrayRef<ReassociationIndices>{{0}, {1}, {2}, {3, 4}});
+  Value back = permuted(rewriter, loc, merged, kToChannelsFirst);
+  auto type = cast<RankedTensorType>(op.getResult(0).getType());
+  SmallVector<OpFoldResult> sizes =
+      tensor::getMixedSizes(rewriter, loc, op.getOutputs()[0]);
+  rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
+      op, type, back, ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}},
+      sizes);
+}
+
+/// Every NCHW conv (groups 1, grouped or depthwise) and pool of `func`
 /// channels-last.
 void convertConvsAndPools(func::FuncOp func) {
   SmallVector<linalg::LinalgOp> ops;
   func.walk([&](linalg::LinalgOp op) {
     if (op.hasPureTensorSemantics() &&
-        isa<linalg::Conv2DNchwFchwOp, linalg::DepthwiseConv2DNchwChwOp,
-            linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp>(op))
+        isa<linalg::Conv2DNchwFchwOp, linalg::Conv2DNgchwGfchwOp,
+            linalg::DepthwiseConv2DNchwChwOp, linalg::PoolingNchwMaxOp,
+            linalg::PoolingNchwSumOp>(op))
       ops.push_back(op);
   });
   IRRewriter rewriter(func.getContext());
@@ -164,7 +226,9 @@ void convertConvsAndPools(func::FuncOp func) {
   };
   auto window = [](OpBuilder &, Location, Value w) { return w; };
   for (linalg::LinalgOp op : ops) {
-    if (isa<linalg::Conv2DNchwFchwOp>(op))
+    if (auto grouped = dyn_cast<linalg::Conv2DNgchwGfchwOp>(*op))
+      rewriteGroupedChannelsLast(rewriter, grouped);
+    else if (isa<linalg::Conv2DNchwFchwOp>(op))
       rewriteChannelsLast<linalg::Conv2DNhwcHwcfOp>(rewriter, op,
                                                     filter({2, 3, 1, 0}));
     else if (isa<linalg::DepthwiseConv2DNchwChwOp>(op))
@@ -275,6 +339,9 @@ struct NNXChannelsLastPass
     // the destinations': a size read is a use that would keep elementwise
     // fusion from fusing a producer.
     memref::populateResolveRankedShapedTypeResultDimsPatterns(patterns);
+    // A grouped conv's result, split into groups and merged again.
+    tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns,
+                                                         &getContext());
     if (failed(applyPatternsGreedily(func, std::move(patterns)))) {
       func.emitError("nnx-channels-last: the transposes did not settle");
       signalPassFailure();

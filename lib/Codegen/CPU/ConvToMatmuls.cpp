@@ -879,10 +879,80 @@ struct GroupedConvToTapMatmuls
   }
 };
 
+/// `x` (N x H x W x G x Cg) with its groups merged; a padding of its
+/// spatial dims alone stays outermost, of the merged source, so that the
+/// phases fold it (unpad).
+Value mergeChannelsLastGroups(OpBuilder &b, Location loc, Value x) {
+  SmallVector<ReassociationIndices> merged{{0}, {1}, {2}, {3, 4}};
+  auto pad = x.getDefiningOp<tensor::PadOp>();
+  Value value = pad ? pad.getConstantPaddingValue() : Value();
+  if (!value || value.getParentRegion() == &pad.getRegion())
+    return b.createOrFold<tensor::CollapseShapeOp>(loc, x, merged);
+  SmallVector<OpFoldResult> low = pad.getMixedLowPad(),
+                            high = pad.getMixedHighPad();
+  if (!isZeroInteger(low[3]) || !isZeroInteger(low[4]) ||
+      !isZeroInteger(high[3]) || !isZeroInteger(high[4]))
+    return b.createOrFold<tensor::CollapseShapeOp>(loc, x, merged);
+  Value source =
+      b.createOrFold<tensor::CollapseShapeOp>(loc, pad.getSource(), merged);
+  low.pop_back();
+  high.pop_back();
+  return tensor::PadOp::create(b, loc, /*resultType=*/Type(), source, low,
+                               high, value)
+      .getResult();
+}
+
+/// A channels-last grouped conv (`linalg.conv_2d_nhwgc_gfhwc`: input N x H x
+/// W x G x Cg, filter G x Fg x kh x kw x Cg) the same ways as the NCHW one,
+/// on its channels merged (N x H x W x C); narrow groups keep upstream's
+/// loops as there (keepsLoops).
+struct ChannelsLastGroupedConvToTapMatmuls
+    : public OpRewritePattern<linalg::Conv2DNhwgcGfhwcOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::Conv2DNhwgcGfhwcOp op,
+                                PatternRewriter &rewriter) const override {
+    Value filter = op.getInputs()[1];
+    RankedTensorType fType = staticFilterType(op);
+    if (!fType)
+      return rewriter.notifyMatchFailure(op,
+                                         "not one float type, static filter");
+    if (keepsLoops(fType.getDimSize(4), fType.getDimSize(1), op.getStrides()))
+      return rewriter.notifyMatchFailure(
+          op, "narrow groups of fewer than 4 input channels at stride 1: the "
+              "loops are faster");
+    Location loc = op.getLoc();
+    using RI = ReassociationIndices;
+    SmallVector<RI> merged{{0}, {1}, {2}, {3, 4}};
+    int64_t groups = fType.getDimSize(0);
+    Value x = mergeChannelsLastGroups(rewriter, loc, op.getInputs()[0]);
+    Value init = rewriter.createOrFold<tensor::CollapseShapeOp>(
+        loc, op.getOutputs()[0], merged);
+    TapGeometry g = tapGeometry(
+        rewriter, loc, init, /*channelsLast=*/true,
+        groups * fType.getDimSize(4), groups * fType.getDimSize(1),
+        fType.getShape().slice(2, 2), op.getStrides(), op.getDilations());
+    g.groups = groups;
+    auto weight = [&](bool phases) -> Value {
+      if (!phases)
+        return nnx::permuteTensor(rewriter, loc, filter, {0, 2, 3, 4, 1});
+      Value w = nnx::permuteTensor(rewriter, loc, filter, {2, 3, 0, 4, 1});
+      return tensor::CollapseShapeOp::create(rewriter, loc, w,
+                                             ArrayRef<RI>{{0}, {1}, {2, 3}, {4}})
+          .getResult();
+    };
+    Value y = convAsMatmuls(rewriter, loc, g, x, weight, init);
+    rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
+        op, op.getResultTypes()[0], y, merged);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::nnx::populateConvToMatmulsPatterns(RewritePatternSet &patterns) {
   patterns.add<ConvToTapMatmuls, ChannelsLastConvToTapMatmuls,
                DepthwiseConvToTaps, ChannelsLastDepthwiseConvToTaps,
-               GroupedConvToTapMatmuls>(patterns.getContext());
+               GroupedConvToTapMatmuls, ChannelsLastGroupedConvToTapMatmuls>(
+      patterns.getContext());
 }

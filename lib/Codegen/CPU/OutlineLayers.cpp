@@ -22,15 +22,23 @@ namespace mlir::nnx {
 using namespace mlir;
 
 namespace {
-/// A transpose of a function argument read by one op (a weight permuted to
-/// the layout its reader wants, as nnx-channels-last writes a conv's
-/// filter): it moves into its reader's kernel, where the parameter layouts
-/// fold it into the argument (nnx/Codegen/CPU/Layouts.h).
+/// A transpose of a function argument (or of a reshape of one) read by one
+/// op: a weight permuted to the layout its reader wants, as
+/// nnx-channels-last writes a conv's filter. It moves into its reader's
+/// kernel, where the parameter layouts fold it into the argument
+/// (nnx/Codegen/CPU/Layouts.h); a reshape stays, and its result is the
+/// kernel's argument.
 bool isArgumentLayout(Operation *op) {
   auto transpose = dyn_cast_or_null<linalg::TransposeOp>(op);
-  return transpose && transpose.hasPureTensorSemantics() &&
-         isa<BlockArgument>(transpose.getInput()) &&
-         transpose->getResult(0).hasOneUse();
+  if (!transpose || !transpose.hasPureTensorSemantics() ||
+      !transpose->getResult(0).hasOneUse())
+    return false;
+  Value input = transpose.getInput();
+  if (auto reshape = input.getDefiningOp<tensor::ExpandShapeOp>())
+    input = reshape.getSrc();
+  else if (auto reshape = input.getDefiningOp<tensor::CollapseShapeOp>())
+    input = reshape.getSrc();
+  return isa<BlockArgument>(input);
 }
 
 /// Whether `op` is a layer a kernel is made of: a linalg op on tensors
@@ -69,6 +77,21 @@ Operation *getPulledProducer(OpOperand &operand, Operation *root) {
   return empty && empty->getNumOperands() == 0 ? def : nullptr;
 }
 
+/// Gives each argument layout of `fn` its own static empty destination
+/// (CSE merges equal ones), so that the destination moves into the kernel
+/// with it: a destination from outside would be a kernel argument, and
+/// the layout a permutation at every call rather than a parameter layout.
+void privatizeLayoutDestinations(func::FuncOp fn) {
+  fn.walk([](linalg::TransposeOp transpose) {
+    auto empty = transpose.getInit().getDefiningOp<tensor::EmptyOp>();
+    if (!isArgumentLayout(transpose) || !empty ||
+        empty->getNumOperands() != 0 || empty->hasOneUse())
+      return;
+    OpBuilder b(transpose);
+    transpose.getInitMutable().assign(b.clone(*empty)->getResult(0));
+  });
+}
+
 /// The group of `root`: its pulled producers (with an argument layout's
 /// static empty destination) in block order, then `root`.
 SmallVector<Operation *> getLayerGroup(Operation *root) {
@@ -100,6 +123,7 @@ struct NNXOutlineLayersPass
     for (func::FuncOp fn : functions) {
       if (fn.isExternal())
         continue;
+      privatizeLayoutDestinations(fn);
       SmallVector<Operation *> roots;
       for (Operation &op : fn.getBody().front())
         if (isLayerRoot(&op))

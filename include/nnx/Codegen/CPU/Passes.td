@@ -101,8 +101,9 @@ def NNXChannelsLastPass
     input to NHWC and its result back. This pass decides the layout for
     the whole function instead:
 
-    * every NCHW conv (groups 1: `linalg.conv_2d_nhwc_hwcf`; depthwise:
-      `linalg.depthwise_conv_2d_nhwc_hwc`) and pool (`pooling_nhwc_max`,
+    * every NCHW conv (groups 1: `linalg.conv_2d_nhwc_hwcf`; grouped:
+      `linalg.conv_2d_nhwgc_gfhwc`, its filter G x Fg x kh x kw x Cg;
+      depthwise: `linalg.depthwise_conv_2d_nhwc_hwc`) and pool (`pooling_nhwc_max`,
       `pooling_nhwc_sum`) becomes its NHWC form, its input and destination
       permuted to NHWC (a constant padding stays a padding, of the permuted
       input; a fill of an empty destination is a fill of a permuted one),
@@ -124,7 +125,6 @@ def NNXChannelsLastPass
     concatenation, a reshape, a reduction), where elementwise fusion folds
     them into their neighbours' indexing maps. The permutations are
     `linalg.generic` copies, not `linalg.transpose`, so that fusion can.
-    Grouped convs (`linalg.conv_2d_ngchw_gfchw`) stay NCHW.
 
     Values are unchanged: every rewrite moves data, never arithmetic.
   }];
