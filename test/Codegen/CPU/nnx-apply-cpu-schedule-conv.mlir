@@ -331,3 +331,73 @@ func.func @channel_multiplier(%x: tensor<1x4x1x6x6xf32>, %w: tensor<4x2x1x3x3xf3
          outs(%init : tensor<1x4x2x4x4xf32>) -> tensor<1x4x2x4x4xf32>
   return %r : tensor<1x4x2x4x4xf32>
 }
+
+// -----
+
+// Channels-last (nnx-channels-last's linalg.conv_2d_nhwc_hwcf): a 1 x 1 conv
+// at stride 1 reads its input as it is, (N H W) x C, with no gather, and sums
+// into its destination, (N H W) x F, with no zero-filled copy and no add.
+// CHECK-LABEL: func.func @nhwc_pointwise(
+// CHECK-SAME:      %[[X:[^:]*]]: tensor<?x8x8x16xf32>, %[[W:[^:]*]]: tensor<1x1x16x32xf32>, %[[INIT:[^:]*]]: tensor<?x8x8x32xf32>
+// CHECK-NOT:     linalg.generic
+// CHECK-NOT:     linalg.fill
+// CHECK-DAG:     tensor.collapse_shape %[[INIT]] {{\[}}[0, 1, 2], [3]] : tensor<?x8x8x32xf32> into tensor<?x32xf32>
+// CHECK-DAG:     tensor.collapse_shape %[[X]] {{\[}}[0, 1, 2], [3]] : tensor<?x8x8x16xf32> into tensor<?x16xf32>
+// CHECK-DAG:     tensor.collapse_shape %[[W]] {{\[}}[0, 1, 2], [3]] : tensor<1x1x16x32xf32> into tensor<16x32xf32>
+// CHECK:         vector.contract
+// CHECK-NOT:     linalg.generic
+// CHECK:         tensor.expand_shape %{{.*}} : tensor<?x32xf32> into tensor<?x8x8x32xf32>
+func.func @nhwc_pointwise(%x: tensor<?x8x8x16xf32>, %w: tensor<1x1x16x32xf32>, %init: tensor<?x8x8x32xf32>) -> tensor<?x8x8x32xf32> {
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%x, %w : tensor<?x8x8x16xf32>, tensor<1x1x16x32xf32>) outs(%init : tensor<?x8x8x32xf32>) -> tensor<?x8x8x32xf32>
+  return %r : tensor<?x8x8x32xf32>
+}
+
+// -----
+
+// A padded channels-last 3 x 3 conv: its one phase is the input copied into
+// the zero border without a transpose (rows of 9 pixels, 10 rows with the
+// extra one); the wide result's first 7 columns of each row are added to the
+// destination with identity maps.
+// CHECK-LABEL: func.func @nhwc_padded(
+// CHECK-SAME:      %[[X:[^:]*]]: tensor<?x7x7x8xf32>
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.fill {{.*}} -> tensor<?x1x1x10x9x8xf32>
+// CHECK:         %[[S:.*]] = tensor.extract_slice %[[X]][0, 0, 0, 0] [%{{.*}}, 7, 7, 8] [1, 1, 1, 1]
+// CHECK:         tensor.insert_slice %[[S]] into %{{.*}}[0, 0, 0, 1, 1, 0] [%{{.*}}, 1, 1, 7, 7, 8]
+// CHECK:         scf.forall
+// CHECK:           tensor.extract_slice %{{.*}} [1, 1, 63, 8] [1, 1, 1, 1] : tensor<?x1x90x8xf32> to tensor<63x8xf32>
+// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0, 0] [%{{.*}}, 7, 7, 16] [1, 1, 1, 1] : tensor<?x7x9x16xf32> to tensor<?x7x7x16xf32>
+// CHECK:         linalg.generic {indexing_maps = [#[[ID:.*]], #[[ID]]]
+// CHECK:           arith.addf
+func.func @nhwc_padded(%x: tensor<?x7x7x8xf32>, %w: tensor<3x3x8x16xf32>, %init: tensor<?x7x7x16xf32>) -> tensor<?x7x7x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zero : f32
+  } : tensor<?x7x7x8xf32> to tensor<?x9x9x8xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%p, %w : tensor<?x9x9x8xf32>, tensor<3x3x8x16xf32>) outs(%init : tensor<?x7x7x16xf32>) -> tensor<?x7x7x16xf32>
+  return %r : tensor<?x7x7x16xf32>
+}
+
+// -----
+
+// A channels-last grouped conv (linalg.conv_2d_nhwgc_gfhwc, 4 groups of 8)
+// merges its groups: one phase of all 32 channels, the weight permuted to
+// kh x kw x G x Cg x Fg read as kh x kw x C x Fg, one matmul per image, group
+// and tap into the group's 8 columns; the result is split into groups again.
+// CHECK-LABEL: func.func @nhwgc(
+// CHECK:         tensor.collapse_shape %{{.*}} {{\[}}[0], [1], [2], [3, 4]] : tensor<?x9x9x4x8xf32> into tensor<?x9x9x32xf32>
+// CHECK:         linalg.transpose ins(%{{.*}} : tensor<4x8x3x3x8xf32>) {{.*}} permutation = [2, 3, 0, 4, 1]
+// CHECK:         tensor.collapse_shape %{{.*}} : tensor<3x3x4x8x8xf32> into tensor<3x3x32x8xf32>
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (%{{.*}}, 4)
+// CHECK:           tensor.extract_slice %{{.*}} [1, 1, 63, 8] [1, 1, 1, 1] : tensor<?x1x90x32xf32> to tensor<63x8xf32>
+// CHECK:           tensor.extract_slice %{{.*}} [1, 1, 8, 8] [1, 1, 1, 1] : tensor<3x3x32x8xf32> to tensor<8x8xf32>
+// CHECK:         tensor.expand_shape %{{.*}} {{\[}}[0], [1], [2], [3, 4]] {{.*}} : tensor<?x7x7x32xf32> into tensor<?x7x7x4x8xf32>
+// CHECK-NOT:     linalg.conv_2d_nhwgc_gfhwc
+func.func @nhwgc(%x: tensor<?x9x9x4x8xf32>, %w: tensor<4x8x3x3x8xf32>, %init: tensor<?x7x7x4x8xf32>) -> tensor<?x7x7x4x8xf32> {
+  %r = linalg.conv_2d_nhwgc_gfhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%x, %w : tensor<?x9x9x4x8xf32>, tensor<4x8x3x3x8xf32>) outs(%init : tensor<?x7x7x4x8xf32>) -> tensor<?x7x7x4x8xf32>
+  return %r : tensor<?x7x7x4x8xf32>
+}

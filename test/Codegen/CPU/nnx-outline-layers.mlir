@@ -94,3 +94,38 @@ func.func @stays(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %ids: tensor<4xindex>
   } -> tensor<4x4xf32>
   return %m1, %m2, %g, %f : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
 }
+
+// -----
+
+// A conv's filter permuted to its layout (a linalg.transpose of an argument,
+// as nnx-channels-last writes it) moves into the conv's kernel with a
+// destination of its own, though the two transposes shared one: the kernel
+// argument is the stored filter, so the parameter layouts fold the
+// permutation (ParameterLayouts.cpp), instead of a transpose per call.
+// CHECK-LABEL: func.func @forward(
+// CHECK-SAME:      %[[X:[^:]*]]: tensor<?x8x8x4xf32>, %[[W1:[^:]*]]: tensor<4x4x1x1xf32>, %[[W2:[^:]*]]: tensor<4x4x1x1xf32>
+// CHECK-NOT:     linalg.transpose
+// CHECK:         %[[Y:.*]] = call @forward_layer_0(%[[W1]], %{{.*}}, %[[X]])
+// CHECK:         call @forward_layer_0(%[[W2]], %{{.*}}, %[[Y]])
+// CHECK-LABEL: func.func private @forward_layer_0(
+// CHECK-SAME:      %[[W:[^:]*]]: tensor<4x4x1x1xf32>
+// CHECK:         %[[T:.*]] = tensor.empty() : tensor<1x1x4x4xf32>
+// CHECK:         %[[K:.*]] = linalg.transpose ins(%[[W]] : tensor<4x4x1x1xf32>) outs(%[[T]] : tensor<1x1x4x4xf32>) permutation = [2, 3, 1, 0]
+// CHECK:         linalg.conv_2d_nhwc_hwcf {{.*}} ins(%{{.*}}, %[[K]] :
+func.func @forward(%x: tensor<?x8x8x4xf32>, %w1: tensor<4x4x1x1xf32>, %w2: tensor<4x4x1x1xf32>) -> tensor<?x8x8x4xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %n = tensor.dim %x, %c0 : tensor<?x8x8x4xf32>
+  %t = tensor.empty() : tensor<1x1x4x4xf32>
+  %k1 = linalg.transpose ins(%w1 : tensor<4x4x1x1xf32>) outs(%t : tensor<1x1x4x4xf32>) permutation = [2, 3, 1, 0]
+  %e1 = tensor.empty(%n) : tensor<?x8x8x4xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<?x8x8x4xf32>) -> tensor<?x8x8x4xf32>
+  %c1 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%x, %k1 : tensor<?x8x8x4xf32>, tensor<1x1x4x4xf32>) outs(%f1 : tensor<?x8x8x4xf32>) -> tensor<?x8x8x4xf32>
+  %k2 = linalg.transpose ins(%w2 : tensor<4x4x1x1xf32>) outs(%t : tensor<1x1x4x4xf32>) permutation = [2, 3, 1, 0]
+  %e2 = tensor.empty(%n) : tensor<?x8x8x4xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<?x8x8x4xf32>) -> tensor<?x8x8x4xf32>
+  %c2 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%c1, %k2 : tensor<?x8x8x4xf32>, tensor<1x1x4x4xf32>) outs(%f2 : tensor<?x8x8x4xf32>) -> tensor<?x8x8x4xf32>
+  return %c2 : tensor<?x8x8x4xf32>
+}
