@@ -80,9 +80,10 @@ def bench_torch(model, ids, repeat):
     return logits.numpy(), min(times), sum(times) / len(times)
 
 
-def bench_nnx(mlir, ids, repeat, workdir, threads):
-    """nnx-run --repeat on `mlir`: its output, compile, weights, min and mean
-    seconds, and peak RSS (also bench/conv_vs_torch.py's)."""
+def bench_nnx(mlir, ids, repeat, workdir, threads, extra=()):
+    """nnx-run --repeat on `mlir` (with the options `extra`): its output,
+    compile, weights, min and mean seconds, and peak RSS (also
+    bench/conv_vs_torch.py's and bench/zoo_vs_torch.py's)."""
     import numpy as np
     from nnx import tools
     xin = os.path.join(workdir, "ids.npy")
@@ -90,7 +91,7 @@ def bench_nnx(mlir, ids, repeat, workdir, threads):
     np.save(xin, ids)
     rc, stderr, rss, wall, _ = run_once(
         [tools.tool_path("nnx-run"), mlir, "--input", xin, "--output", yout,
-         "--repeat", str(repeat), "--threads", str(threads)], workdir)
+         "--repeat", str(repeat), "--threads", str(threads), *extra], workdir)
     if rc != 0:
         raise RuntimeError(f"nnx-run failed ({rc}):\n{stderr}")
     compile_s, mean_s, min_s = parse_nnx_timing(stderr)

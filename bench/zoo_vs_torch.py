@@ -21,6 +21,13 @@ and its share of the FMA peak (bench/fma_peak.c, one core, times the
 threads). Then the geometric mean of the ratio per family, thread count and
 batch. A model that fails to export or compile gets a row with the error.
 
+With --dtypes float32,bfloat16 each model also runs cast to bf16 (PyTorch's
+model.to(torch.bfloat16), exported so; nnx-run rounds the input with
+--cast-inputs): PyTorch's bf16 path against nnx's, "agree" meaning nnx's
+bf16 output is no farther from PyTorch's float32 output than 1.5x PyTorch's
+own bf16 output is, and a last table gives nnx's float32 / bfloat16 time
+(the bf16 speed-up).
+
   /usr/bin/python3 bench/zoo_vs_torch.py --models resnet50,mobilenet_v2
   /usr/bin/python3 bench/zoo_vs_torch.py            # every model: hours
 """
@@ -58,6 +65,8 @@ def parse_args(argv=None):
     p.add_argument("--size", type=int, default=224,
                    help="image size (a model built for one size runs at it)")
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--dtypes", default="float32",
+                   help="comma-separated: float32, bfloat16")
     p.add_argument("--workdir", default=None,
                    help="keep the exported models here (default: a "
                    "temporary directory)")
@@ -98,8 +107,9 @@ def count_flops(model, x):
     return Counter.flops
 
 
-def export(name, size, workdir):
-    """(calibrated model, .mlir path, image size) of zoo model `name`."""
+def export(name, size, workdir, dtypes=("float32",)):
+    """(calibrated model, {dtype: .mlir path}, image size) of zoo model
+    `name`."""
     import zoo
     from nnx.torch_export import write
     case = zoo.by_name(name)
@@ -110,53 +120,82 @@ def export(name, size, workdir):
         size = own
     model = zoo.calibrate(case.build_uncalibrated(0), zoo.images(3, size),
                           batch=4)
-    mlir = os.path.join(workdir, name + ".mlir")
-    write(model, mlir, [(None, 3, size, size)], name=name, weights=True)
-    return model, mlir, size
+    import copy
+    import torch
+    paths = {}
+    for dtype in dtypes:
+        path = os.path.join(workdir, f"{name}-{dtype}.mlir")
+        cast = getattr(torch, dtype)
+        write(copy.deepcopy(model).to(cast), path,
+              [((None, 3, size, size), cast)], name=name, weights=True)
+        paths[dtype] = path
+    return model, paths, size
 
 
 def bench_model(name, args, workdir, peak):
     """The rows of model `name` (dicts), or one row with its error."""
-    import numpy as np
-    import torch
     import zoo
     try:
-        model, mlir, size = export(name, args.size, workdir)
+        model, paths, size = export(name, args.size, workdir, args.dtype_list)
     except Exception as e:  # noqa: BLE001 - a row says what failed
         return [dict(model=name, error=f"export: {first_line(e)}")]
-    cache = os.path.join(workdir, "cache-" + name)
-    shutil.rmtree(cache, ignore_errors=True)
-    os.environ["NNX_CACHE_DIR"] = cache
-    rows, compile_s = [], None
-    for threads in args.thread_counts:
-        torch.set_num_threads(threads)
-        for batch in args.batch_sizes:
-            x = np.random.default_rng(batch).standard_normal(
-                (batch, 3, size, size)).astype(np.float32)
-            row = dict(model=name, family=zoo.family(name), size=size,
-                       batch=batch, threads=threads)
-            try:
-                want, t_min, _ = bench_torch(model, torch.from_numpy(x),
-                                             args.repeat)
-                got, c_s, _, n_min, _, _ = bench_nnx(mlir, x, args.repeat,
-                                                     workdir, threads)
-            except Exception as e:  # noqa: BLE001
-                row["error"] = f"run: {first_line(e)}"
-                rows.append(row)
-                continue
-            compile_s = c_s if compile_s is None else compile_s
-            flops = count_flops(model, torch.from_numpy(x))
-            diff = float(np.max(np.abs(got - want))) if got.size else 0.0
-            row.update(compile_s=compile_s, nnx_ms=n_min * 1e3,
-                       torch_ms=t_min * 1e3, ratio=n_min / t_min,
-                       gflops=flops / n_min * 1e-9,
-                       agree=bool(np.allclose(got, want, atol=1e-5,
-                                              rtol=1e-5)),
-                       diff=diff)
-            if peak:
-                row["peak_pct"] = 100 * row["gflops"] / (peak * threads)
-            rows.append(row)
+    rows = []
+    for dtype, mlir in paths.items():
+        cache = os.path.join(workdir, f"cache-{name}-{dtype}")
+        shutil.rmtree(cache, ignore_errors=True)
+        os.environ["NNX_CACHE_DIR"] = cache
+        runs = [dict(model=name, family=zoo.family(name), size=size,
+                     batch=batch, threads=threads, dtype=dtype)
+                for threads in args.thread_counts
+                for batch in args.batch_sizes]
+        compile_s = None
+        for row in runs:
+            compile_s = bench_row(row, model, mlir, args, workdir, peak,
+                                  compile_s)
+        rows += runs
     return rows
+
+
+def bench_row(row, model, mlir, args, workdir, peak, compile_s):
+    """Fills `row` (one thread count, batch and dtype of `model`): the
+    compile seconds (the first row's), both times, the ratio, GFLOP/s and
+    whether the outputs agree. Returns the compile seconds."""
+    import copy
+    import numpy as np
+    import torch
+    torch.set_num_threads(row["threads"])
+    x = torch.from_numpy(np.random.default_rng(row["batch"]).standard_normal(
+        (row["batch"], 3, row["size"], row["size"])).astype(np.float32))
+    bf16 = row["dtype"] == "bfloat16"
+    peer = copy.deepcopy(model).to(torch.bfloat16) if bf16 else model
+    try:
+        with torch.no_grad():
+            want = model(x).numpy()
+        got_torch, t_min, _ = bench_torch(
+            lambda v: peer(v).float(), x.to(torch.bfloat16) if bf16 else x,
+            args.repeat)
+        got, c_s, _, n_min, _, _ = bench_nnx(
+            mlir, x.numpy(), args.repeat, workdir, row["threads"],
+            ("--cast-inputs",) if bf16 else ())
+    except Exception as e:  # noqa: BLE001
+        row["error"] = f"run: {first_line(e)}"
+        return compile_s
+    compile_s = c_s if compile_s is None else compile_s
+    got = got.astype(np.float32)
+    diff = float(np.max(np.abs(got - want))) if got.size else 0.0
+    if bf16:
+        # As far from float32 as PyTorch's bf16, give or take half.
+        own = float(np.max(np.abs(got_torch - want))) if got.size else 0.0
+        agree = diff <= 1.5 * own + 1e-6
+    else:
+        agree = bool(np.allclose(got, want, atol=1e-5, rtol=1e-5))
+    flops = count_flops(model, x)
+    row.update(compile_s=compile_s, nnx_ms=n_min * 1e3,
+               torch_ms=t_min * 1e3, ratio=n_min / t_min,
+               gflops=flops / n_min * 1e-9, agree=agree, diff=diff)
+    if peak:
+        row["peak_pct"] = 100 * row["gflops"] / (peak * row["threads"])
+    return compile_s
 
 
 def first_line(error):
@@ -179,19 +218,32 @@ def print_table(rows, args, isa, peak):
           f"FMA peak {peak or 0:.1f} GFLOP/s per core ({isa or 'unknown'})")
     print(f"time per forward, minimum of {args.repeat} (compilation "
           "excluded); compile: the first row's, cold cache")
-    print("  model                 size batch thr  compile    nnx ms  torch ms"
-          "   ratio  GFLOP/s  %peak  agree")
+    print("  model                 dtype size batch thr  compile    nnx ms  "
+          "torch ms   ratio  GFLOP/s  %peak  agree")
     for r in rows:
         if "error" in r:
             print(f"  {r['model']:<22} {r['error']}")
             continue
         agree = "yes" if r["agree"] else f"NO ({r['diff']:.1e})"
-        print(f"  {r['model']:<22} {r['size']:4d} {r['batch']:5d} "
+        print(f"  {r['model']:<22} {r['dtype'][:4]:>5} {r['size']:4d} "
+              f"{r['batch']:5d} "
               f"{r['threads']:3d} {r['compile_s']:7.1f} s {r['nnx_ms']:9.1f} "
               f"{r['torch_ms']:9.1f} {r['ratio']:6.2f}x {r['gflops']:8.1f} "
               f"{r.get('peak_pct', 0):5.1f}%  {agree}")
     done = [r for r in rows if "error" not in r]
-    print("geometric mean of nnx / PyTorch per family (threads, batch):")
+    for dtype in sorted({r["dtype"] for r in done}, reverse=True):
+        print_geomeans([r for r in done if r["dtype"] == dtype], dtype)
+    print_speedups(done)
+    failed = [r["model"] for r in rows if "error" in r]
+    if failed:
+        print(f"failed ({len(failed)}): {', '.join(sorted(set(failed)))}")
+
+
+def print_geomeans(done, dtype):
+    """The geometric mean of the ratio per family, thread count and batch,
+    and per thread count, of the `dtype` rows `done`."""
+    print(f"geometric mean of nnx / PyTorch per family, {dtype} "
+          "(threads, batch):")
     keys = sorted({(r["threads"], r["batch"]) for r in done})
     for fam in sorted({r["family"] for r in done}):
         cells = []
@@ -203,17 +255,35 @@ def print_table(rows, args, isa, peak):
         print(f"  {fam:<16} " + "  ".join(cells))
     for t in sorted({r["threads"] for r in done}):
         ratios = [r["ratio"] for r in done if r["threads"] == t]
-        print(f"all models, {t} thread(s): geomean {geomean(ratios):.2f}x "
-              f"over {len(ratios)} rows")
-    failed = [r["model"] for r in rows if "error" in r]
-    if failed:
-        print(f"failed ({len(failed)}): {', '.join(sorted(set(failed)))}")
+        print(f"all models, {dtype}, {t} thread(s): geomean "
+              f"{geomean(ratios):.2f}x over {len(ratios)} rows")
+
+
+def print_speedups(done):
+    """nnx's float32 / bfloat16 time for each model, batch and thread count
+    run in both."""
+    f32 = {(r["model"], r["batch"], r["threads"]): r["nnx_ms"]
+           for r in done if r["dtype"] == "float32"}
+    pairs = [(r, f32[(r["model"], r["batch"], r["threads"])]) for r in done
+             if r["dtype"] == "bfloat16"
+             and (r["model"], r["batch"], r["threads"]) in f32]
+    if pairs:
+        print("nnx float32 / bfloat16 time (the bf16 speed-up):")
+    for r, ms in pairs:
+        print(f"  {r['model']:<22} batch {r['batch']:3d}, {r['threads']} "
+              f"thread(s): {ms / r['nnx_ms']:.2f}x")
 
 
 def main(argv=None):
     args = parse_args(argv)
     args.thread_counts = [int(t) for t in args.threads.split(",")]
     args.batch_sizes = [int(b) for b in args.batches.split(",")]
+    args.dtype_list = args.dtypes.split(",")
+    for dtype in args.dtype_list:
+        if dtype not in ("float32", "bfloat16"):
+            print(f"zoo_vs_torch.py: --dtypes: unknown dtype {dtype!r} "
+                  "(float32, bfloat16)", file=sys.stderr)
+            return 2
     configure_environment(args.build, max(args.thread_counts))
     names = (classifier_names() if args.models == "all"
              else args.models.split(","))

@@ -61,17 +61,21 @@ bool hasElementType(Value v, bool (Type::*is)() const) {
   return (getElementTypeOrSelf(v.getType()).*is)();
 }
 
-/// A bf16 A * B^T matmul with f32 accumulators, K static and even, B of
-/// static shape: the pair contraction of it.
+/// A bf16 A * B^T (a Linear's) or A * B (a convolution's taps and patches,
+/// B a K x N slice of the kh x kw x C x F weight) matmul with f32
+/// accumulators, K static and even, B of static shape: the pair contraction
+/// of it.
 struct MatmulToBF16Pairs : public OpRewritePattern<linalg::MatmulOp> {
   MatmulToBF16Pairs(MLIRContext *ctx) : OpRewritePattern(ctx, /*benefit=*/2) {}
 
   LogicalResult matchAndRewrite(linalg::MatmulOp op,
                                 PatternRewriter &rewriter) const override {
     MLIRContext *ctx = op.getContext();
-    if (!op.hasPureTensorSemantics() ||
-        op.getIndexingMapsArray() != transposedBMatmulMaps(ctx))
-      return rewriter.notifyMatchFailure(op, "not A * B^T on tensors");
+    if (!op.hasPureTensorSemantics())
+      return rewriter.notifyMatchFailure(op, "not on tensors");
+    bool transposedB = op.getIndexingMapsArray() == transposedBMatmulMaps(ctx);
+    if (!transposedB && op.hasUserDefinedMaps())
+      return rewriter.notifyMatchFailure(op, "not A * B^T or A * B");
     Value a = op.getDpsInputOperand(0)->get();
     Value b = op.getDpsInputOperand(1)->get();
     Value c = op.getDpsInits()[0];
@@ -80,9 +84,11 @@ struct MatmulToBF16Pairs : public OpRewritePattern<linalg::MatmulOp> {
       return rewriter.notifyMatchFailure(op, "not bf16 x bf16 -> f32");
     auto bt = cast<RankedTensorType>(b.getType());
     auto at = cast<RankedTensorType>(a.getType());
-    if (!bt.hasStaticShape() || bt.getDimSize(1) % 2 != 0 || at.isDynamicDim(1))
+    unsigned kDim = transposedB ? 1 : 0;
+    if (!bt.hasStaticShape() || bt.getDimSize(kDim) % 2 != 0 ||
+        at.isDynamicDim(1))
       return rewriter.notifyMatchFailure(op, "K dynamic or odd");
-    int64_t n = bt.getDimSize(0), pairs = bt.getDimSize(1) / 2;
+    int64_t n = bt.getDimSize(1 - kDim), pairs = bt.getDimSize(kDim) / 2;
     Location loc = op.getLoc();
     Type bf16 = rewriter.getBF16Type();
     SmallVector<ReassociationIndices> split{{0}, {1, 2}};
@@ -92,7 +98,7 @@ struct MatmulToBF16Pairs : public OpRewritePattern<linalg::MatmulOp> {
                                       rewriter.getIndexAttr(2)};
     Value a3 =
         tensor::ExpandShapeOp::create(rewriter, loc, a3Type, a, split, a3Sizes);
-    Value packed = packPairs(rewriter, loc, b, n, pairs);
+    Value packed = packPairs(rewriter, loc, b, n, pairs, transposedB);
     auto generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{c.getType()}, ValueRange{a3, packed},
         ValueRange{c}, pairMaps(ctx),
@@ -110,23 +116,28 @@ struct MatmulToBF16Pairs : public OpRewritePattern<linalg::MatmulOp> {
     return success();
   }
 
-  /// B (N x K) as K/2 x N x 2: a new constant when B is one, else a
-  /// transpose of its N x K/2 x 2 view (a bind-time layout for a parameter).
+  /// B (N x K, or K x N unless `transposedB`) as K/2 x N x 2: a new
+  /// constant when B is one, else a transpose of its N x K/2 x 2 (K/2 x 2 x
+  /// N) view; a bind-time layout for a parameter B^T.
   static Value packPairs(PatternRewriter &rewriter, Location loc, Value b,
-                         int64_t n, int64_t pairs) {
+                         int64_t n, int64_t pairs, bool transposedB) {
     Type bf16 = rewriter.getBF16Type();
-    auto viewType = RankedTensorType::get({n, pairs, 2}, bf16);
+    SmallVector<int64_t> shape = transposedB ? SmallVector<int64_t>{n, pairs, 2}
+                                             : SmallVector<int64_t>{pairs, 2, n};
+    SmallVector<int64_t> perm = transposedB ? SmallVector<int64_t>{1, 0, 2}
+                                            : SmallVector<int64_t>{0, 2, 1};
+    auto viewType = RankedTensorType::get(shape, bf16);
     DenseElementsAttr dense;
     if (matchPattern(b, m_Constant(&dense)))
       return arith::ConstantOp::create(
-          rewriter, loc, permuteDense(dense.reshape(viewType), {1, 0, 2}));
+          rewriter, loc, permuteDense(dense.reshape(viewType), perm));
     Value view = tensor::ExpandShapeOp::create(
         rewriter, loc, viewType, b,
-        SmallVector<ReassociationIndices>{{0}, {1, 2}});
+        transposedB ? SmallVector<ReassociationIndices>{{0}, {1, 2}}
+                    : SmallVector<ReassociationIndices>{{0, 1}, {2}});
     Value init = tensor::EmptyOp::create(rewriter, loc,
                                          ArrayRef<int64_t>{pairs, n, 2}, bf16);
-    return linalg::TransposeOp::create(rewriter, loc, view, init,
-                                       ArrayRef<int64_t>{1, 0, 2})
+    return linalg::TransposeOp::create(rewriter, loc, view, init, perm)
         .getResult()[0];
   }
 };

@@ -56,9 +56,14 @@ using namespace mlir;
 
 namespace {
 
-/// The body of a multiply-accumulate generic: acc + lhs * rhs.
+/// The body of a multiply-accumulate generic: acc + lhs * rhs, narrow
+/// operands (bf16 into an f32 accumulator) extended first.
 void yieldMulAdd(OpBuilder &b, Location l, ValueRange a) {
-  Value product = arith::MulFOp::create(b, l, a[0], a[1]);
+  Type acc = a[2].getType();
+  auto widen = [&](Value v) -> Value {
+    return v.getType() == acc ? v : arith::ExtFOp::create(b, l, acc, v);
+  };
+  Value product = arith::MulFOp::create(b, l, widen(a[0]), widen(a[1]));
   linalg::YieldOp::create(
       b, l, ValueRange{arith::AddFOp::create(b, l, a[2], product)});
 }
@@ -242,7 +247,7 @@ Value phaseImages(OpBuilder &b, Location loc, const TapGeometry &g,
 Value tapProduct(OpBuilder &b, Location loc, const TapGeometry &g, Value lhs,
                  Value weight, OpFoldResult i, OpFoldResult j,
                  OpFoldResult group, Value acc) {
-  Type elt = getElementTypeOrSelf(acc.getType());
+  Type elt = getElementTypeOrSelf(weight.getType());
   OpFoldResult zero = b.getIndexAttr(0), unit = b.getIndexAttr(1),
                c = b.getIndexAttr(g.c);
   SmallVector<OpFoldResult> strides(4, unit);
@@ -278,7 +283,7 @@ Value tapProduct(OpBuilder &b, Location loc, const TapGeometry &g, Value lhs,
 Value accumulateTaps(OpBuilder &b, Location loc, const TapGeometry &g,
                      Value phases, Value weight, Value n, Value group,
                      Value acc) {
-  Type elt = getElementTypeOrSelf(acc.getType());
+  Type elt = getElementTypeOrSelf(phases.getType());
   Value lo = arith::ConstantIndexOp::create(b, loc, 0);
   Value hi = arith::ConstantIndexOp::create(b, loc, g.kh * g.kw);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
@@ -648,12 +653,19 @@ Value convByTaps(OpBuilder &b, Location loc, const TapGeometry &g,
   return narrowInto(b, loc, g, sums, init);
 }
 
-/// Whether `op`'s operands are tensors of one float type.
+/// Whether `op` is on tensors whose inputs are of one float type, and whose
+/// destination is of that type or f32 (a bf16 or f16 conv accumulating in
+/// f32, as nnx-build-forward's `accumulate=f32` writes it).
 bool isFloatOnTensors(linalg::LinalgOp op) {
   if (!op.hasPureTensorSemantics())
     return false;
-  Type elt = getElementTypeOrSelf(op->getResult(0).getType());
-  return isa<FloatType>(elt) && llvm::all_of(op->getOperands(), [&](Value v) {
+  Type elt = getElementTypeOrSelf(op.getDpsInputs()[0].getType());
+  Type acc = getElementTypeOrSelf(op->getResult(0).getType());
+  auto narrow = dyn_cast<FloatType>(elt);
+  return narrow &&
+         (acc == elt ||
+          (acc.isF32() && narrow.getWidth() < 32)) &&
+         llvm::all_of(op.getDpsInputs(), [&](Value v) {
            return getElementTypeOrSelf(v.getType()) == elt;
          });
 }
