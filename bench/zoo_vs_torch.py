@@ -198,6 +198,10 @@ def bench_row(row, model, mlir, args, workdir, peak, compile_s):
     return compile_s
 
 
+#: The table's dtype column.
+SHORT = {"float32": "f32", "bfloat16": "bf16"}
+
+
 def first_line(error):
     text = str(error).strip() or type(error).__name__
     return text.splitlines()[-1][:160]
@@ -225,7 +229,7 @@ def print_table(rows, args, isa, peak):
             print(f"  {r['model']:<22} {r['error']}")
             continue
         agree = "yes" if r["agree"] else f"NO ({r['diff']:.1e})"
-        print(f"  {r['model']:<22} {r['dtype'][:4]:>5} {r['size']:4d} "
+        print(f"  {r['model']:<22} {SHORT[r['dtype']]:>5} {r['size']:4d} "
               f"{r['batch']:5d} "
               f"{r['threads']:3d} {r['compile_s']:7.1f} s {r['nnx_ms']:9.1f} "
               f"{r['torch_ms']:9.1f} {r['ratio']:6.2f}x {r['gflops']:8.1f} "

@@ -41,9 +41,15 @@
 using namespace mlir;
 
 namespace {
-/// Whether `op` is a generic with a reduction loop whose body is
-/// `out + a * b` on floats (either order of either operation).
+/// Whether `op` is a named contraction (a Linear's `linalg.matmul`: folding
+/// a flatten into it made it a 5-D generic the schedule does not tile) or a
+/// generic with a reduction loop whose body is `out + a * b` on floats
+/// (either order of either operation).
 bool isMulAddContraction(Operation *op) {
+  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
+  if (linalgOp && !isa<linalg::GenericOp>(op) &&
+      linalg::isaContractionOpInterface(linalgOp))
+    return true;
   auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
   if (!generic || generic.getNumReductionLoops() == 0 ||
       generic.getNumDpsInputs() != 2 || generic.getNumDpsInits() != 1)

@@ -138,6 +138,8 @@ struct NNXApplyCPUSchedulePass
       if (failed(applySequence("tile_registers_all")))
         return signalPassFailure();
       nnx::sumKBlocksFromZero(getOperation());
+      if (parallel)
+        nnx::parallelizeElementwise(getOperation());
     }
   }
 

@@ -278,11 +278,11 @@ Value tapProduct(OpBuilder &b, Location loc, const TapGeometry &g, Value lhs,
       .getResult(0);
 }
 
-/// `acc` (M x Fg) plus the products of every tap of image `n`, group
-/// `group`.
+/// `acc` (`rows` x Fg) plus the products of every tap of image `n`, group
+/// `group`, for the wide result's rows from `first`.
 Value accumulateTaps(OpBuilder &b, Location loc, const TapGeometry &g,
                      Value phases, Value weight, Value n, Value group,
-                     Value acc) {
+                     OpFoldResult first, OpFoldResult rows, Value acc) {
   Type elt = getElementTypeOrSelf(phases.getType());
   Value lo = arith::ConstantIndexOp::create(b, loc, 0);
   Value hi = arith::ConstantIndexOp::create(b, loc, g.kh * g.kw);
@@ -302,15 +302,17 @@ Value accumulateTaps(OpBuilder &b, Location loc, const TapGeometry &g,
         int64_t sh = g.strides[0], sw = g.strides[1];
         OpFoldResult phase =
             apply((reachH % sh) * sw + reachW % sw, {OpFoldResult(t)});
-        OpFoldResult offset =
-            apply(reachH.floorDiv(sh) * s0 + reachW.floorDiv(sw), {t, g.wq});
+        AffineExpr s1;
+        bindSymbols(bb.getContext(), s0, s1);
+        OpFoldResult offset = apply(
+            reachH.floorDiv(sh) * s0 + reachW.floorDiv(sw) + s1, {t, g.wq, first});
         OpFoldResult unit = bb.getIndexAttr(1);
         OpFoldResult c = bb.getIndexAttr(g.cg());
         Value lhs = tensor::ExtractSliceOp::create(
-            bb, l, typeOf({g.rows, c}, elt), phases,
+            bb, l, typeOf({rows, c}, elt), phases,
             ArrayRef<OpFoldResult>{n, phase, offset,
                                    scaled(bb, l, group, g.cg())},
-            ArrayRef<OpFoldResult>{unit, unit, g.rows, c},
+            ArrayRef<OpFoldResult>{unit, unit, rows, c},
             SmallVector<OpFoldResult>(4, unit));
         Value sum =
             tapProduct(bb, l, g, lhs, weight, apply(i, {OpFoldResult(t)}),
@@ -439,12 +441,21 @@ void phaseGeometry(OpBuilder &b, Location loc, const UnpaddedInput &in,
 /// At most this many stride phases (s_h x s_w) are written one by one.
 constexpr int64_t kMaxPhases = 4;
 
+/// An ungrouped conv over fewer input channels takes the patches, whose
+/// matmul sums kh x kw x C: ResNet's 7 x 7 stem over 3 channels, batch 16,
+/// one thread, 112 ms as 49 taps, 100 ms as patches (Zen 4, 2026-12-06).
+constexpr int64_t kMinTapChannels = 8;
+
 /// Whether `g`'s conv takes the phases: its windows overlap in a dim
 /// (stride <= d (k - 1)), where the phases copy each input pixel once and
 /// patches would copy it up to (span / stride)^2 times, and it has at most
 /// kMaxPhases phases. Else the patches: no larger than the input (windows
 /// apart), or a constant number of ops where the phases would be s_h x s_w.
 bool takesPhases(const TapGeometry &g) {
+  // A tap's matmul sums Cg channels: too few (an RGB stem) and its register
+  // tiles spend their time loading and storing accumulators.
+  if (!g.depthwise && g.groups == 1 && g.c < kMinTapChannels)
+    return false;
   if (g.strides[0] > kMaxPhases || g.strides[1] > kMaxPhases ||
       g.strides[0] * g.strides[1] > kMaxPhases)
     return false;
@@ -536,27 +547,59 @@ Value sliceOf(OpBuilder &b, Location loc, Value t,
       sizes, SmallVector<OpFoldResult>(sizes.size(), b.getIndexAttr(1)));
 }
 
+/// Rows of a conv's result one thread computes at a time: the matmuls are
+/// split among threads by images, blocks of rows and groups, so that one
+/// image alone (batch 1) keeps every thread busy. A multiple of the
+/// register and cache tiles' rows (6 and 48).
+constexpr int64_t kRowBlock = 192;
+
+/// A slice of an `scf.forall`'s shared output: where, how big, and the
+/// sizes it is rank-reduced to.
+struct Box {
+  SmallVector<OpFoldResult> offsets, sizes, kept;
+};
+
+/// The rows of block `block` of `rows`: its first row and its row count
+/// (kRowBlock, or what is left).
+std::pair<OpFoldResult, OpFoldResult>
+rowBlock(OpBuilder &b, Location loc, Value block, OpFoldResult rows) {
+  AffineExpr d0, s0;
+  bindDims(b.getContext(), d0);
+  bindSymbols(b.getContext(), s0);
+  OpFoldResult first =
+      affine::makeComposedFoldedAffineApply(b, loc, d0 * kRowBlock, {block});
+  MLIRContext *ctx = b.getContext();
+  AffineMap count = AffineMap::get(
+      1, 1, {getAffineConstantExpr(kRowBlock, ctx), s0 - d0 * kRowBlock}, ctx);
+  return {first, affine::makeComposedFoldedAffineMin(
+                     b, loc, count, {OpFoldResult(block), rows})};
+}
+
+/// How many kRowBlock blocks `rows` rows make.
+OpFoldResult rowBlocks(OpBuilder &b, Location loc, OpFoldResult rows) {
+  return affine::makeComposedFoldedAffineApply(
+      b, loc, b.getAffineSymbolExpr(0).ceilDiv(kRowBlock), {rows});
+}
+
 /// An `scf.forall` over `bounds` (split among threads) whose iteration
-/// `ivs` replaces the slice of `out` at `offsets(ivs)` of `sizes`
-/// (rank-reduced to `kept`) by `body(ivs, slice)`; its result.
-Value forallSlices(
-    OpBuilder &b, Location loc, ArrayRef<OpFoldResult> bounds, Value out,
-    function_ref<SmallVector<OpFoldResult>(OpBuilder &, ValueRange)> offsets,
-    ArrayRef<OpFoldResult> sizes, ArrayRef<OpFoldResult> kept,
-    function_ref<Value(OpBuilder &, ValueRange, Value)> body) {
+/// `ivs` replaces the slice `box(ivs)` of `out` by `body(ivs, slice)`; its
+/// result.
+Value forallSlices(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> bounds,
+                   Value out, function_ref<Box(OpBuilder &, ValueRange)> box,
+                   function_ref<Value(OpBuilder &, ValueRange, Value)> body) {
   auto forall = scf::ForallOp::create(b, loc, bounds, ValueRange{out},
                                       /*mapping=*/std::nullopt);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(forall.getBody());
   SmallVector<Value> ivs(forall.getInductionVars());
   Value shared = forall.getRegionIterArgs()[0];
-  SmallVector<OpFoldResult> at = offsets(b, ivs);
-  Value acc = sliceOf(b, loc, shared, at, sizes, kept);
+  Box at = box(b, ivs);
+  Value acc = sliceOf(b, loc, shared, at.offsets, at.sizes, at.kept);
   Value sum = body(b, ivs, acc);
   b.setInsertionPointToStart(forall.getTerminator().getBody());
   tensor::ParallelInsertSliceOp::create(
-      b, loc, sum, shared, at, sizes,
-      SmallVector<OpFoldResult>(sizes.size(), b.getIndexAttr(1)));
+      b, loc, sum, shared, at.offsets, at.sizes,
+      SmallVector<OpFoldResult>(at.sizes.size(), b.getIndexAttr(1)));
   return forall.getResult(0);
 }
 
@@ -579,28 +622,30 @@ Value patchProduct(OpBuilder &b, Location loc, const TapGeometry &g,
                                     ValueRange{a, w}, ValueRange{c})
         .getResult(0);
   };
-  if (g.groups == 1) {
-    Value rhs = tensor::CollapseShapeOp::create(b, loc, weight,
-                                                ArrayRef<RI>{{0, 1, 2}, {3}});
-    return matmul(b, lhs, rhs, acc);
-  }
+  bool grouped = g.groups > 1;
   Value rhs = tensor::CollapseShapeOp::create(
-      b, loc, weight, ArrayRef<RI>{{0}, {1, 2, 3}, {4}});
+      b, loc, weight,
+      grouped ? ArrayRef<RI>{{0}, {1, 2, 3}, {4}} : ArrayRef<RI>{{0, 1, 2}, {3}});
   OpFoldResult zeroIndex = b.getIndexAttr(0), unit = b.getIndexAttr(1),
                k = b.getIndexAttr(g.kh * g.kw * g.cg()),
                fg = b.getIndexAttr(g.fg());
+  // Blocks of rows and groups among threads.
   return forallSlices(
-      b, loc, {b.getIndexAttr(g.groups)}, acc,
-      [&](OpBuilder &bb, ValueRange ivs) -> SmallVector<OpFoldResult> {
-        return {zeroIndex, scaled(bb, loc, ivs[0], g.fg())};
+      b, loc, {rowBlocks(b, loc, m), b.getIndexAttr(g.groups)}, acc,
+      [&](OpBuilder &bb, ValueRange ivs) -> Box {
+        auto [first, rows] = rowBlock(bb, loc, ivs[0], m);
+        return {{first, scaled(bb, loc, ivs[1], g.fg())}, {rows, fg}, {rows, fg}};
       },
-      {m, fg}, {m, fg},
       [&](OpBuilder &bb, ValueRange ivs, Value out) {
-        OpFoldResult grp = ivs[0];
-        Value a = sliceOf(bb, loc, lhs, {zeroIndex, grp, zeroIndex},
-                          {m, unit, k}, {m, k});
-        Value w = sliceOf(bb, loc, rhs, {grp, zeroIndex, zeroIndex},
-                          {unit, k, fg}, {k, fg});
+        auto [first, rows] = rowBlock(bb, loc, ivs[0], m);
+        OpFoldResult grp = ivs[1];
+        Value a = grouped ? sliceOf(bb, loc, lhs, {first, grp, zeroIndex},
+                                    {rows, unit, k}, {rows, k})
+                          : sliceOf(bb, loc, lhs, {first, zeroIndex},
+                                    {rows, k}, {rows, k});
+        Value w = grouped ? sliceOf(bb, loc, rhs, {grp, zeroIndex, zeroIndex},
+                                    {unit, k, fg}, {k, fg})
+                          : rhs;
         return matmul(bb, a, w, out);
       });
 }
@@ -633,22 +678,27 @@ Value convByPatches(OpBuilder &b, Location loc, const TapGeometry &g, Value x,
 
 /// The conv as the sum over its taps (`weight`: kh x kw x C x Fg, group g's
 /// rows at g * Cg; kh x kw x 1 x C when depthwise), added to `init`; one
-/// image and group per `scf.forall` iteration, each group's taps summed into
-/// its Fg columns of the wide result.
+/// image, block of rows and group per `scf.forall` iteration, each group's
+/// taps summed into its Fg columns of the wide result.
 Value convByTaps(OpBuilder &b, Location loc, const TapGeometry &g,
                  const UnpaddedInput &in, Value weight, Value init) {
   Value phases = phaseImages(b, loc, g, in);
-  OpFoldResult unit = b.getIndexAttr(1), zeroIndex = b.getIndexAttr(0),
+  OpFoldResult unit = b.getIndexAttr(1),
                fg = b.getIndexAttr(g.fg());
   Value wide = wideAccumulator(b, loc, g, init);
+  // Images, blocks of rows and groups among threads.
   Value sums = forallSlices(
-      b, loc, {g.n, b.getIndexAttr(g.groups)}, wide,
-      [&](OpBuilder &bb, ValueRange ivs) -> SmallVector<OpFoldResult> {
-        return {ivs[0], zeroIndex, scaled(bb, loc, ivs[1], g.fg())};
+      b, loc, {g.n, rowBlocks(b, loc, g.rows), b.getIndexAttr(g.groups)}, wide,
+      [&](OpBuilder &bb, ValueRange ivs) -> Box {
+        auto [first, rows] = rowBlock(bb, loc, ivs[1], g.rows);
+        return {{ivs[0], first, scaled(bb, loc, ivs[2], g.fg())},
+                {unit, rows, fg},
+                {rows, fg}};
       },
-      {unit, g.rows, fg}, {g.rows, fg},
       [&](OpBuilder &bb, ValueRange ivs, Value acc) {
-        return accumulateTaps(bb, loc, g, phases, weight, ivs[0], ivs[1], acc);
+        auto [first, rows] = rowBlock(bb, loc, ivs[1], g.rows);
+        return accumulateTaps(bb, loc, g, phases, weight, ivs[0], ivs[2],
+                              first, rows, acc);
       });
   return narrowInto(b, loc, g, sums, init);
 }

@@ -69,6 +69,11 @@ void splitColumnRemainders(Operation *root, int64_t cacheN, int64_t regN);
 /// error grows with the block, not with the whole K (BlockedAccumulation.cpp).
 void sumKBlocksFromZero(Operation *root);
 
+/// With threads: each large elementwise generic at a function's top level
+/// becomes an scf.forall over blocks of its outer loops
+/// (ParallelElementwise.cpp).
+void parallelizeElementwise(Operation *root);
+
 } // namespace mlir::nnx
 
 #endif // NNX_LIB_CODEGEN_CPU_MATMULSCHEDULE_H
