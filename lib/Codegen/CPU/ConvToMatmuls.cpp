@@ -441,21 +441,12 @@ void phaseGeometry(OpBuilder &b, Location loc, const UnpaddedInput &in,
 /// At most this many stride phases (s_h x s_w) are written one by one.
 constexpr int64_t kMaxPhases = 4;
 
-/// An ungrouped conv over fewer input channels takes the patches, whose
-/// matmul sums kh x kw x C: ResNet's 7 x 7 stem over 3 channels, batch 16,
-/// one thread, 112 ms as 49 taps, 100 ms as patches (Zen 4, 2026-12-06).
-constexpr int64_t kMinTapChannels = 8;
-
 /// Whether `g`'s conv takes the phases: its windows overlap in a dim
 /// (stride <= d (k - 1)), where the phases copy each input pixel once and
 /// patches would copy it up to (span / stride)^2 times, and it has at most
 /// kMaxPhases phases. Else the patches: no larger than the input (windows
 /// apart), or a constant number of ops where the phases would be s_h x s_w.
 bool takesPhases(const TapGeometry &g) {
-  // A tap's matmul sums Cg channels: too few (an RGB stem) and its register
-  // tiles spend their time loading and storing accumulators.
-  if (!g.depthwise && g.groups == 1 && g.c < kMinTapChannels)
-    return false;
   if (g.strides[0] > kMaxPhases || g.strides[1] > kMaxPhases ||
       g.strides[0] * g.strides[1] > kMaxPhases)
     return false;

@@ -101,9 +101,9 @@ func.func @constant(%x: tensor<1x1x4x4xf32>, %init: tensor<1x2x4x3xf32>) -> tens
 // CHECK:         tensor.expand_shape {{.*}} into tensor<3x3x1x4xf32>
 // CHECK:         tensor.collapse_shape {{.*}} into tensor<1x1x72x4xf32>
 // CHECK:         scf.for %{{.*}} = %c0 to %c9 step %c1 iter_args(%{{.*}} = %{{.*}}) -> (tensor<48x4xf32>)
-// CHECK:           tensor.extract_slice %{{.*}} : tensor<1x1x72x4xf32> to tensor<48x4xf32>
-// CHECK:           tensor.extract_slice %{{.*}} : tensor<3x3x1x4xf32> to tensor<4xf32>
-// CHECK:           linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<48x4xf32>, tensor<4xf32>) outs(%{{.*}} : tensor<48x4xf32>)
+// CHECK-DAG:       %[[ROWS:.*]] = tensor.extract_slice %{{.*}} : tensor<1x1x72x4xf32> to tensor<48x4xf32>
+// CHECK-DAG:       %[[TAP:.*]] = tensor.extract_slice %{{.*}} : tensor<3x3x1x4xf32> to tensor<4xf32>
+// CHECK:           linalg.generic {{.*}} ins(%[[ROWS]], %[[TAP]] : tensor<48x4xf32>, tensor<4xf32>) outs(%{{.*}} : tensor<48x4xf32>)
 // CHECK:             arith.mulf
 // CHECK:             arith.addf
 // CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 6, 6, 4] [1, 1, 1, 1] : tensor<1x6x8x4xf32> to tensor<1x6x6x4xf32>
@@ -400,4 +400,28 @@ func.func @nhwgc(%x: tensor<?x9x9x4x8xf32>, %w: tensor<4x8x3x3x8xf32>, %init: te
   %r = linalg.conv_2d_nhwgc_gfhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
          ins(%x, %w : tensor<?x9x9x4x8xf32>, tensor<4x8x3x3x8xf32>) outs(%init : tensor<?x7x7x4x8xf32>) -> tensor<?x7x7x4x8xf32>
   return %r : tensor<?x7x7x4x8xf32>
+}
+
+// -----
+
+// The taps' matmuls are split among threads by images and blocks of 192
+// rows of the wide result (20 x 22 = 440 rows: 3 blocks, the last of 56),
+// so that a single image keeps every thread busy.
+// CHECK-DAG:   #[[$FIRST:.*]] = affine_map<(d0) -> (d0 * 192)>
+// CHECK-DAG:   #[[$COUNT:.*]] = affine_map<(d0) -> (d0 * -192 + 440, 192)>
+// CHECK-LABEL: func.func @row_blocks(
+// CHECK:         scf.forall (%[[N:.*]], %[[B:.*]]) in (%{{.*}}, 3) shared_outs
+// CHECK:           %[[AT:.*]] = affine.apply #[[$FIRST]](%[[B]])
+// CHECK:           %[[ROWS:.*]] = affine.min #[[$COUNT]](%[[B]])
+// CHECK:           tensor.extract_slice %{{.*}}[%[[N]], %[[AT]], 0] [1, %[[ROWS]], 16] [1, 1, 1] : tensor<?x440x16xf32> to tensor<?x16xf32>
+// CHECK:             tensor.extract_slice %{{.*}} : tensor<?x1x506x8xf32> to tensor<?x8xf32>
+func.func @row_blocks(%x: tensor<?x20x20x8xf32>, %w: tensor<3x3x8x16xf32>, %init: tensor<?x20x20x16xf32>) -> tensor<?x20x20x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zero : f32
+  } : tensor<?x20x20x8xf32> to tensor<?x22x22x8xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%p, %w : tensor<?x22x22x8xf32>, tensor<3x3x8x16xf32>) outs(%init : tensor<?x20x20x16xf32>) -> tensor<?x20x20x16xf32>
+  return %r : tensor<?x20x20x16xf32>
 }
