@@ -373,13 +373,19 @@ Value narrowInto(OpBuilder &b, Location loc, const TapGeometry &g, Value wide,
   SmallVector<AffineMap> maps{
       g.channelsLast ? identity : AffineMap::get(4, 0, {n, h, w, c}, ctx),
       identity};
+  // Into zeros (a conv without bias), the sums are copied: the fill's
+  // destination is written once.
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  bool zeros = fill && matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
   return linalg::GenericOp::create(
              b, loc, TypeRange{init.getType()}, ValueRange{kept},
-             ValueRange{init}, maps,
+             ValueRange{zeros ? fill.getOutputs()[0] : init}, maps,
              SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
-             [](OpBuilder &bb, Location l, ValueRange a) {
+             [&](OpBuilder &bb, Location l, ValueRange a) {
                linalg::YieldOp::create(
-                   bb, l, ValueRange{arith::AddFOp::create(bb, l, a[1], a[0])});
+                   bb, l,
+                   zeros ? a[0]
+                         : Value(arith::AddFOp::create(bb, l, a[1], a[0])));
              })
       .getResult(0);
 }
