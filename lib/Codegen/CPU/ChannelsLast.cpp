@@ -66,6 +66,23 @@ std::optional<Transposition> matchTransposition(Value v) {
   return Transposition{generic.getDpsInputs()[0], invertPermutationVector(m)};
 }
 
+/// The sizes of `v`, read where they were given: a destination-style op's
+/// result is as large as its destination, an empty tensor as its sizes; a
+/// `tensor.dim` only where neither says (resolving a `tensor.dim` of a
+/// result later walks back through the layers before it).
+SmallVector<OpFoldResult> sizesOf(OpBuilder &b, Location loc, Value v) {
+  while (auto result = dyn_cast<OpResult>(v)) {
+    Operation *def = result.getOwner();
+    if (auto empty = dyn_cast<tensor::EmptyOp>(def))
+      return empty.getMixedSizes();
+    auto dps = dyn_cast<DestinationStyleOpInterface>(def);
+    if (!dps)
+      break;
+    v = dps.getDpsInitOperand(result.getResultNumber())->get();
+  }
+  return tensor::getMixedSizes(b, loc, v);
+}
+
 /// `v` permuted by `perm` (result dim i is dim perm[i] of `v`), copying
 /// only what has contents: the source of a transposition that `perm`
 /// undoes, an empty tensor (or a fill of one) of the permuted shape, else a
@@ -80,7 +97,7 @@ Value permuted(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {
     if (isIdentityPermutation(composed))
       return t->source;
   }
-  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, v), shape;
+  SmallVector<OpFoldResult> sizes = sizesOf(b, loc, v), shape;
   for (int64_t d : perm)
     shape.push_back(sizes[d]);
   Type elt = getElementTypeOrSelf(v.getType());
@@ -161,7 +178,7 @@ Value splitGroups(OpBuilder &b, Location loc, Value t, int64_t groups) {
   int64_t c = shape.back();
   shape.back() = groups;
   shape.push_back(c / groups);
-  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, t);
+  SmallVector<OpFoldResult> sizes = sizesOf(b, loc, t);
   sizes.back() = b.getIndexAttr(groups);
   sizes.push_back(b.getIndexAttr(c / groups));
   return tensor::ExpandShapeOp::create(
@@ -200,8 +217,7 @@ void rewriteGroupedChannelsLast(RewriterBase &rewriter,
       ArrayRef<ReassociationIndices>{{0}, {1}, {2}, {3, 4}});
   Value back = permuted(rewriter, loc, merged, kToChannelsFirst);
   auto type = cast<RankedTensorType>(op.getResult(0).getType());
-  SmallVector<OpFoldResult> sizes =
-      tensor::getMixedSizes(rewriter, loc, op.getOutputs()[0]);
+  SmallVector<OpFoldResult> sizes = sizesOf(rewriter, loc, op.getOutputs()[0]);
   rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
       op, type, back, ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}},
       sizes);
@@ -292,8 +308,7 @@ struct SinkTransposition : public OpRewritePattern<linalg::GenericOp> {
                      ? permuted(rewriter, loc, initOperand->get(),
                                 invertPermutationVector(t->perm))
                      : tensor::EmptyOp::create(
-                           rewriter, loc,
-                           tensor::getMixedSizes(rewriter, loc, t->source),
+                           rewriter, loc, sizesOf(rewriter, loc, t->source),
                            getElementTypeOrSelf(op.getResult(0).getType()));
     auto moved = linalg::GenericOp::create(
         rewriter, loc, TypeRange{init.getType()}, inputs, ValueRange{init},
@@ -335,17 +350,38 @@ struct NNXChannelsLastPass
     convertConvsAndPools(func);
     RewritePatternSet patterns(&getContext());
     patterns.add<SinkTransposition, ComposeTranspositions>(&getContext());
-    // The sizes the rewrites read (`tensor.dim` of a result) in terms of
-    // the destinations': a size read is a use that would keep elementwise
-    // fusion from fusing a producer.
-    memref::populateResolveRankedShapedTypeResultDimsPatterns(patterns);
     // A grouped conv's result, split into groups and merged again.
     tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns,
                                                          &getContext());
-    if (failed(applyPatternsGreedily(func, std::move(patterns)))) {
+    // Top-down: a permutation moves down through a chain in one sweep.
+    // Without region simplification, which walks the whole function.
+    GreedyRewriteConfig config;
+    config.setUseTopDownTraversal().setRegionSimplificationLevel(
+        GreedySimplifyRegionLevel::Disabled);
+    if (failed(applyPatternsGreedily(func, std::move(patterns), config))) {
       func.emitError("nnx-channels-last: the transposes did not settle");
-      signalPassFailure();
+      return signalPassFailure();
     }
+    if (failed(resolveResultSizes(func)))
+      return signalPassFailure();
+  }
+
+  /// The sizes the rewrites read (`tensor.dim` of an op's result) in terms
+  /// of that op's operands: a size read is a use that would keep
+  /// elementwise fusion from fusing a producer. Only those sizes are
+  /// visited (the patterns over the whole function cost 0.37 s on
+  /// ResNet-50).
+  LogicalResult resolveResultSizes(func::FuncOp func) {
+    SmallVector<Operation *> sizes;
+    func.walk([&](tensor::DimOp dim) {
+      if (dim.getSource().getDefiningOp())
+        sizes.push_back(dim);
+    });
+    RewritePatternSet patterns(&getContext());
+    memref::populateResolveRankedShapedTypeResultDimsPatterns(patterns);
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+    return applyOpPatternsGreedily(sizes, std::move(patterns), config);
   }
 };
 } // namespace
