@@ -89,9 +89,10 @@ bool hasProvenSizes(tensor::ExpandShapeOp expand) {
 /// recomputes more than a load would cost: a broadcast (the consumer has
 /// more loops than the map has results, so each produced value is computed
 /// once per broadcast element) of a body that divides, calls math or does
-/// more than one operation. BatchNorm's per-channel scale, w / sqrt(var +
+/// more than two operations. BatchNorm's per-channel scale, w / sqrt(var +
 /// eps), fused into its N x C x H x W consumer was a square root and a
-/// division per element.
+/// division per element; its shift, b - mean * scale (two operations), is
+/// fused. nnx-outline-layers puts the scale in its consumer's kernel.
 bool recomputesBroadcast(Operation *producer, AffineMap map) {
   if (map.isPermutation())
     return false;
@@ -99,7 +100,7 @@ bool recomputesBroadcast(Operation *producer, AffineMap map) {
   if (!generic)
     return false;
   Block &body = generic.getRegion().front();
-  if (body.getOperations().size() > 2)
+  if (body.getOperations().size() > 3)
     return true;
   return llvm::any_of(body.without_terminator(), [](Operation &op) {
     return isa<arith::DivFOp, arith::RemFOp>(op) ||

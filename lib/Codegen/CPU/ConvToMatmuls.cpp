@@ -556,26 +556,46 @@ struct Box {
   SmallVector<OpFoldResult> offsets, sizes, kept;
 };
 
-/// The rows of block `block` of `rows`: its first row and its row count
-/// (kRowBlock, or what is left).
-std::pair<OpFoldResult, OpFoldResult>
-rowBlock(OpBuilder &b, Location loc, Value block, OpFoldResult rows) {
+/// The rows of a block of `rows`: a static count that divides static
+/// `rows` (from kRowBlock / 2 to kRowBlock; all of them when at most 2
+/// kRowBlock), so that each block's matmul has a static M and its
+/// register tiles no dynamic remainder (one conv's code then stays the
+/// size it was unsplit); else kRowBlock, the last block what is left.
+int64_t blockRows(OpFoldResult rows) {
+  std::optional<int64_t> total = getConstantIntValue(rows);
+  if (!total)
+    return kRowBlock;
+  for (int64_t d = kRowBlock; d >= kRowBlock / 2; --d)
+    if (*total % d == 0)
+      return d;
+  return *total <= 2 * kRowBlock ? std::max<int64_t>(*total, 1) : kRowBlock;
+}
+
+/// The rows of block `block` of `rows` in blocks of `size`: its first row
+/// and its row count (`size`, or what is left).
+std::pair<OpFoldResult, OpFoldResult> rowBlock(OpBuilder &b, Location loc,
+                                               Value block, OpFoldResult rows,
+                                               int64_t size) {
   AffineExpr d0, s0;
   bindDims(b.getContext(), d0);
   bindSymbols(b.getContext(), s0);
   OpFoldResult first =
-      affine::makeComposedFoldedAffineApply(b, loc, d0 * kRowBlock, {block});
+      affine::makeComposedFoldedAffineApply(b, loc, d0 * size, {block});
+  std::optional<int64_t> total = getConstantIntValue(rows);
+  if (total && *total % size == 0)
+    return {first, b.getIndexAttr(size)};
   MLIRContext *ctx = b.getContext();
   AffineMap count = AffineMap::get(
-      1, 1, {getAffineConstantExpr(kRowBlock, ctx), s0 - d0 * kRowBlock}, ctx);
+      1, 1, {getAffineConstantExpr(size, ctx), s0 - d0 * size}, ctx);
   return {first, affine::makeComposedFoldedAffineMin(
                      b, loc, count, {OpFoldResult(block), rows})};
 }
 
-/// How many kRowBlock blocks `rows` rows make.
-OpFoldResult rowBlocks(OpBuilder &b, Location loc, OpFoldResult rows) {
+/// How many blocks of `size` rows `rows` rows make.
+OpFoldResult rowBlocks(OpBuilder &b, Location loc, OpFoldResult rows,
+                       int64_t size) {
   return affine::makeComposedFoldedAffineApply(
-      b, loc, b.getAffineSymbolExpr(0).ceilDiv(kRowBlock), {rows});
+      b, loc, b.getAffineSymbolExpr(0).ceilDiv(size), {rows});
 }
 
 /// An `scf.forall` over `bounds` (split among threads) whose iteration
@@ -627,14 +647,15 @@ Value patchProduct(OpBuilder &b, Location loc, const TapGeometry &g,
                k = b.getIndexAttr(g.kh * g.kw * g.cg()),
                fg = b.getIndexAttr(g.fg());
   // Blocks of rows and groups among threads.
+  int64_t size = blockRows(m);
   return forallSlices(
-      b, loc, {rowBlocks(b, loc, m), b.getIndexAttr(g.groups)}, acc,
+      b, loc, {rowBlocks(b, loc, m, size), b.getIndexAttr(g.groups)}, acc,
       [&](OpBuilder &bb, ValueRange ivs) -> Box {
-        auto [first, rows] = rowBlock(bb, loc, ivs[0], m);
+        auto [first, rows] = rowBlock(bb, loc, ivs[0], m, size);
         return {{first, scaled(bb, loc, ivs[1], g.fg())}, {rows, fg}, {rows, fg}};
       },
       [&](OpBuilder &bb, ValueRange ivs, Value out) {
-        auto [first, rows] = rowBlock(bb, loc, ivs[0], m);
+        auto [first, rows] = rowBlock(bb, loc, ivs[0], m, size);
         OpFoldResult grp = ivs[1];
         Value a = grouped ? sliceOf(bb, loc, lhs, {first, grp, zeroIndex},
                                     {rows, unit, k}, {rows, k})
@@ -684,16 +705,18 @@ Value convByTaps(OpBuilder &b, Location loc, const TapGeometry &g,
                fg = b.getIndexAttr(g.fg());
   Value wide = wideAccumulator(b, loc, g, init);
   // Images, blocks of rows and groups among threads.
+  int64_t size = blockRows(g.rows);
   Value sums = forallSlices(
-      b, loc, {g.n, rowBlocks(b, loc, g.rows), b.getIndexAttr(g.groups)}, wide,
+      b, loc, {g.n, rowBlocks(b, loc, g.rows, size), b.getIndexAttr(g.groups)},
+      wide,
       [&](OpBuilder &bb, ValueRange ivs) -> Box {
-        auto [first, rows] = rowBlock(bb, loc, ivs[1], g.rows);
+        auto [first, rows] = rowBlock(bb, loc, ivs[1], g.rows, size);
         return {{ivs[0], first, scaled(bb, loc, ivs[2], g.fg())},
                 {unit, rows, fg},
                 {rows, fg}};
       },
       [&](OpBuilder &bb, ValueRange ivs, Value acc) {
-        auto [first, rows] = rowBlock(bb, loc, ivs[1], g.rows);
+        auto [first, rows] = rowBlock(bb, loc, ivs[1], g.rows, size);
         return accumulateTaps(bb, loc, g, phases, weight, ivs[0], ivs[2],
                               first, rows, acc);
       });

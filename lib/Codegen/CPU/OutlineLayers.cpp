@@ -41,15 +41,9 @@ bool isArgumentLayout(Operation *op) {
   return isa<BlockArgument>(input);
 }
 
-/// Whether `op` is a layer a kernel is made of: a linalg op on tensors
-/// whose body reads nothing from outside but constants (a gather reading a
-/// captured table stays where the table's layout can follow it), and that
-/// is not a lone fill.
-bool isLayerRoot(Operation *op) {
-  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-  if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
-      isa<linalg::FillOp>(op) || isArgumentLayout(op))
-    return false;
+/// Whether `op`'s body reads nothing from outside but constants (a gather
+/// reading a captured table stays where the table's layout can follow it).
+bool readsOnlyConstants(Operation *op) {
   SetVector<Value> captured;
   for (Region &region : op->getRegions())
     getUsedValuesDefinedAbove(region, captured);
@@ -59,11 +53,45 @@ bool isLayerRoot(Operation *op) {
   });
 }
 
+/// Whether `op` is a broadcast producer: an elementwise generic whose one
+/// use is a linalg op of its block reading it through a projected
+/// permutation onto fewer loops than the reader has (BatchNorm's
+/// per-channel scale, which fusion keeps apart so as not to compute it per
+/// element). It is computed in its reader's
+/// kernel: a kernel of its own would be one more call per layer.
+bool isBroadcastProducer(Operation *op) {
+  auto producer = dyn_cast<linalg::GenericOp>(op);
+  if (!producer || !producer.hasPureTensorSemantics() ||
+      producer->getNumResults() != 1 || !producer->getResult(0).hasOneUse() ||
+      producer.getNumParallelLoops() != producer.getNumLoops() ||
+      !readsOnlyConstants(op))
+    return false;
+  OpOperand &use = *producer->getResult(0).getUses().begin();
+  auto reader = dyn_cast<linalg::LinalgOp>(use.getOwner());
+  if (!reader || reader->getBlock() != op->getBlock())
+    return false;
+  AffineMap map = reader.getMatchingIndexingMap(&use);
+  return map.isProjectedPermutation() && map.getNumResults() < map.getNumDims();
+}
+
+/// Whether `op` is a layer a kernel is made of: a linalg op on tensors
+/// whose body reads nothing from outside but constants, that is not a
+/// lone fill, and that does not move into its reader's kernel (an argument
+/// layout, a broadcast producer).
+bool isLayerRoot(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
+      isa<linalg::FillOp>(op) || isArgumentLayout(op) ||
+      isBroadcastProducer(op))
+    return false;
+  return readsOnlyConstants(op);
+}
+
 /// The producer of `operand` that moves into `root`'s kernel, if any: used
 /// by `root` alone, in the same block, and one of a destination's fill, an
 /// input's zero padding (a convolution folds it into its own copy of the
-/// input), an argument's layout (isArgumentLayout) or a static empty input
-/// (a pooling window).
+/// input), an argument's layout (isArgumentLayout), a broadcast producer
+/// (isBroadcastProducer) or a static empty input (a pooling window).
 Operation *getPulledProducer(OpOperand &operand, Operation *root) {
   Operation *def = operand.get().getDefiningOp();
   if (!def || def->getBlock() != root->getBlock() || !operand.get().hasOneUse())
@@ -71,45 +99,56 @@ Operation *getPulledProducer(OpOperand &operand, Operation *root) {
   auto dps = cast<DestinationStyleOpInterface>(root);
   if (dps.isDpsInit(&operand))
     return isa<linalg::FillOp>(def) ? def : nullptr;
-  if (isa<tensor::PadOp>(def) || isArgumentLayout(def))
+  if (isa<tensor::PadOp>(def) || isArgumentLayout(def) ||
+      isBroadcastProducer(def))
     return def;
   auto empty = dyn_cast<tensor::EmptyOp>(def);
   return empty && empty->getNumOperands() == 0 ? def : nullptr;
 }
 
-/// Gives each argument layout of `fn` its own static empty destination
-/// (CSE merges equal ones), so that the destination moves into the kernel
-/// with it: a destination from outside would be a kernel argument, and
-/// the layout a permutation at every call rather than a parameter layout.
-void privatizeLayoutDestinations(func::FuncOp fn) {
-  fn.walk([](linalg::TransposeOp transpose) {
-    auto empty = transpose.getInit().getDefiningOp<tensor::EmptyOp>();
-    if (!isArgumentLayout(transpose) || !empty ||
-        empty->getNumOperands() != 0 || empty->hasOneUse())
-      return;
-    OpBuilder b(transpose);
-    transpose.getInitMutable().assign(b.clone(*empty)->getResult(0));
-  });
+/// The static empty destination of `op`, a producer that moves into its
+/// reader's kernel (an argument layout, a broadcast producer), if it has
+/// one.
+tensor::EmptyOp getStaticDestination(Operation *op) {
+  if (!isArgumentLayout(op) && !isBroadcastProducer(op))
+    return {};
+  auto empty = cast<DestinationStyleOpInterface>(op)
+                   .getDpsInits()[0]
+                   .getDefiningOp<tensor::EmptyOp>();
+  return empty && empty->getNumOperands() == 0 ? empty : tensor::EmptyOp();
 }
 
-/// The group of `root`: its pulled producers (with an argument layout's
-/// static empty destination) in block order, then `root`.
+/// Gives each producer that moves into its reader's kernel its own static
+/// empty destination (CSE merges equal ones), so that the destination
+/// moves with it: from outside it would be a kernel argument, and an
+/// argument's layout a permutation at every call rather than a parameter
+/// layout.
+void privatizeDestinations(func::FuncOp fn) {
+  for (Operation &op : fn.getBody().front()) {
+    tensor::EmptyOp empty = getStaticDestination(&op);
+    if (!empty || empty->hasOneUse())
+      continue;
+    OpBuilder b(&op);
+    cast<DestinationStyleOpInterface>(op).getDpsInitsMutable()[0].assign(
+        b.clone(*empty)->getResult(0));
+  }
+}
+
+/// The group of `root`: its pulled producers in the order of the operands
+/// they produce (each after its static empty destination), then `root`.
+/// Not block order: where CSE left the producers must not make equal
+/// layers' kernels differ (their arguments follow the group's order).
 SmallVector<Operation *> getLayerGroup(Operation *root) {
   SmallVector<Operation *> group;
   for (OpOperand &operand : root->getOpOperands()) {
     Operation *producer = getPulledProducer(operand, root);
     if (!producer || llvm::is_contained(group, producer))
       continue;
-    group.push_back(producer);
-    if (!isArgumentLayout(producer))
-      continue;
-    auto empty =
-        cast<linalg::TransposeOp>(producer).getInit().getDefiningOp<tensor::EmptyOp>();
-    if (empty && empty->getNumOperands() == 0 && empty->hasOneUse())
+    tensor::EmptyOp empty = getStaticDestination(producer);
+    if (empty && empty->hasOneUse())
       group.push_back(empty);
+    group.push_back(producer);
   }
-  llvm::sort(group,
-             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   group.push_back(root);
   return group;
 }
@@ -123,7 +162,7 @@ struct NNXOutlineLayersPass
     for (func::FuncOp fn : functions) {
       if (fn.isExternal())
         continue;
-      privatizeLayoutDestinations(fn);
+      privatizeDestinations(fn);
       SmallVector<Operation *> roots;
       for (Operation &op : fn.getBody().front())
         if (isLayerRoot(&op))
