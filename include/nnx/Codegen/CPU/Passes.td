@@ -299,8 +299,15 @@ def NNXOutlineLayersPass : NNX_Pass<"nnx-outline-layers", "::mlir::ModuleOp"> {
     `@<function>_layer_<n>`, with the producers that only it uses and that
     its schedule needs to see: the `linalg.fill` of a destination, the
     `tensor.pad` of an input (a convolution folds a zero padding into its
-    own copy of the input) and a static `tensor.empty` input (a pooling
-    window). The op becomes a `func.call`:
+    own copy of the input), the `linalg.transpose` of an argument (a
+    filter in its reader's layout, folded into a parameter layout later),
+    a broadcast producer (an elementwise generic the op reads through a
+    projected permutation onto fewer loops: BatchNorm's per-channel scale)
+    and a static `tensor.empty` input (a pooling window). The producers
+    come in the order of the operands they produce, a transpose's or
+    broadcast producer's static destination with it (a private clone where
+    CSE merged equal ones), so that equal layers group equally wherever
+    the producers sit. The op becomes a `func.call`:
 
     * the values the group uses from outside become arguments, in order of
       first use (a destination's `tensor.empty` too: the caller allocates
