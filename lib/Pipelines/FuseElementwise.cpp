@@ -108,6 +108,9 @@ bool recomputesBroadcast(Operation *producer, AffineMap map) {
   });
 }
 
+/// How many times the fusion patterns sweep a function at most.
+constexpr int64_t kMaxSweeps = 64;
+
 struct FuseElementwisePass
     : public PassWrapper<FuseElementwisePass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseElementwisePass)
@@ -154,10 +157,18 @@ struct FuseElementwisePass
     context->getLoadedDialect<linalg::LinalgDialect>()
         ->getCanonicalizationPatterns(patterns);
     linalg::populateConstantFoldLinalgOperations(patterns, control);
-    if (failed(applyPatternsGreedily(
-            getOperation(), std::move(patterns),
-            GreedyRewriteConfig().setUseTopDownTraversal())))
+    // Sweeps until nothing fuses: a model whose fusions unlock others
+    // layers deep (MaxViT's attention reshapes between channels-last convs)
+    // needs more than the driver's default 10.
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     GreedyRewriteConfig()
+                                         .setUseTopDownTraversal()
+                                         .setMaxIterations(kMaxSweeps)))) {
+      getOperation().emitError("nnx-fuse-elementwise: the fusions did not "
+                               "settle within ")
+          << kMaxSweeps << " sweeps";
       return signalPassFailure();
+    }
   }
 };
 } // namespace
