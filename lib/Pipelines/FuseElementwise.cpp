@@ -160,10 +160,10 @@ struct FuseElementwisePass
     // Sweeps until nothing fuses: a model whose fusions unlock others
     // layers deep (MaxViT's attention reshapes between channels-last convs)
     // needs more than the driver's default 10.
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     GreedyRewriteConfig()
-                                         .setUseTopDownTraversal()
-                                         .setMaxIterations(kMaxSweeps)))) {
+    if (failed(applyPatternsGreedily(
+            getOperation(), std::move(patterns),
+            GreedyRewriteConfig().setUseTopDownTraversal().setMaxIterations(
+                kMaxSweeps)))) {
       getOperation().emitError("nnx-fuse-elementwise: the fusions did not "
                                "settle within ")
           << kMaxSweeps << " sweeps";

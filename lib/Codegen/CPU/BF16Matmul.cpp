@@ -122,8 +122,9 @@ struct MatmulToBF16Pairs : public OpRewritePattern<linalg::MatmulOp> {
   static Value packPairs(PatternRewriter &rewriter, Location loc, Value b,
                          int64_t n, int64_t pairs, bool transposedB) {
     Type bf16 = rewriter.getBF16Type();
-    SmallVector<int64_t> shape = transposedB ? SmallVector<int64_t>{n, pairs, 2}
-                                             : SmallVector<int64_t>{pairs, 2, n};
+    SmallVector<int64_t> shape = transposedB
+                                     ? SmallVector<int64_t>{n, pairs, 2}
+                                     : SmallVector<int64_t>{pairs, 2, n};
     SmallVector<int64_t> perm = transposedB ? SmallVector<int64_t>{1, 0, 2}
                                             : SmallVector<int64_t>{0, 2, 1};
     auto viewType = RankedTensorType::get(shape, bf16);

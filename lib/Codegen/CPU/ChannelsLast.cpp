@@ -139,8 +139,8 @@ Value channelsLastInput(OpBuilder &b, Location loc, Value x) {
     high.push_back(pad.getMixedHighPad()[d]);
   }
   Value padding = arith::ConstantOp::create(b, loc, cast<TypedAttr>(value));
-  return tensor::PadOp::create(b, loc, /*resultType=*/Type(), source, low,
-                               high, padding)
+  return tensor::PadOp::create(b, loc, /*resultType=*/Type(), source, low, high,
+                               padding)
       .getResult();
 }
 
@@ -297,9 +297,9 @@ struct SinkTransposition : public OpRewritePattern<linalg::GenericOp> {
     SmallVector<AffineMap> maps;
     for (OpOperand *in : op.getDpsInputOperands()) {
       inputs.push_back(in == read ? t->source : in->get());
-      maps.push_back(in == read
-                         ? AffineMap::getMultiDimIdentityMap(t->perm.size(), ctx)
-                         : op.getMatchingIndexingMap(in).compose(substitution));
+      maps.push_back(
+          in == read ? AffineMap::getMultiDimIdentityMap(t->perm.size(), ctx)
+                     : op.getMatchingIndexingMap(in).compose(substitution));
     }
     maps.push_back(AffineMap::getMultiDimIdentityMap(t->perm.size(), ctx));
     Location loc = op.getLoc();
@@ -335,10 +335,10 @@ struct ComposeTranspositions : public OpRewritePattern<linalg::GenericOp> {
     SmallVector<int64_t> composed;
     for (int64_t d : outer->perm)
       composed.push_back(inner->perm[d]);
-    rewriter.replaceOp(op, isIdentityPermutation(composed)
-                               ? inner->source
-                               : permuted(rewriter, op.getLoc(), inner->source,
-                                          composed));
+    rewriter.replaceOp(
+        op, isIdentityPermutation(composed)
+                ? inner->source
+                : permuted(rewriter, op.getLoc(), inner->source, composed));
     return success();
   }
 };

@@ -176,15 +176,14 @@ Value phaseImages(OpBuilder &b, Location loc, const TapGeometry &g,
       llvm::all_of(llvm::concat<const OpFoldResult>(in.low, in.high),
                    isZeroInteger)) {
     using RI = ReassociationIndices;
-    OpFoldResult pixels =
-        affine::makeComposedFoldedAffineApply(
-            b, loc, b.getAffineSymbolExpr(0) * b.getAffineSymbolExpr(1),
-            {g.hq, g.wq}),
+    OpFoldResult pixels = affine::makeComposedFoldedAffineApply(
+                     b, loc,
+                     b.getAffineSymbolExpr(0) * b.getAffineSymbolExpr(1),
+                     {g.hq, g.wq}),
                  c = b.getIndexAttr(g.c);
-    Value flat = nnx::reshapeTensor(b, loc, in.source,
-                                    typeOf({g.n, pixels, c}, elt),
-                                    ArrayRef<RI>{{0}, {1, 2}, {3}},
-                                    {g.n, pixels, c});
+    Value flat =
+        nnx::reshapeTensor(b, loc, in.source, typeOf({g.n, pixels, c}, elt),
+                           ArrayRef<RI>{{0}, {1, 2}, {3}}, {g.n, pixels, c});
     SmallVector<OpFoldResult> one{g.n, b.getIndexAttr(1), pixels, c};
     return nnx::reshapeTensor(b, loc, flat, typeOf(one, elt),
                               ArrayRef<RI>{{0}, {1, 2}, {3}}, one);
@@ -304,8 +303,9 @@ Value accumulateTaps(OpBuilder &b, Location loc, const TapGeometry &g,
             apply((reachH % sh) * sw + reachW % sw, {OpFoldResult(t)});
         AffineExpr s1;
         bindSymbols(bb.getContext(), s0, s1);
-        OpFoldResult offset = apply(
-            reachH.floorDiv(sh) * s0 + reachW.floorDiv(sw) + s1, {t, g.wq, first});
+        OpFoldResult offset =
+            apply(reachH.floorDiv(sh) * s0 + reachW.floorDiv(sw) + s1,
+                  {t, g.wq, first});
         OpFoldResult unit = bb.getIndexAttr(1);
         OpFoldResult c = bb.getIndexAttr(g.cg());
         Value lhs = tensor::ExtractSliceOp::create(
@@ -338,9 +338,9 @@ Value wideAccumulator(OpBuilder &b, Location loc, const TapGeometry &g,
   Type elt = getElementTypeOrSelf(init.getType());
   SmallVector<OpFoldResult> wide{g.n, g.rows, b.getIndexAttr(g.f)};
   if (accumulatesInPlace(g))
-    return nnx::reshapeTensor(
-        b, loc, init, typeOf(wide, elt),
-        ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}}, wide);
+    return nnx::reshapeTensor(b, loc, init, typeOf(wide, elt),
+                              ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}},
+                              wide);
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
   Value empty = tensor::EmptyOp::create(b, loc, wide, elt);
   return linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{empty})
@@ -421,8 +421,9 @@ TapGeometry tapGeometry(OpBuilder &b, Location loc, Value init,
 }
 
 /// The phases' sizes of `g`'s conv of `in` (N x C x Hp x Wp, or N x Hp x
-/// Wp x C, once padded as `in` says), taken from `in` so that the padded tensor itself is left
-/// unused: Hq x Wq pixels each, and the M = OH * Wq rows of the wide result.
+/// Wp x C, once padded as `in` says), taken from `in` so that the padded tensor
+/// itself is left unused: Hq x Wq pixels each, and the M = OH * Wq rows of the
+/// wide result.
 void phaseGeometry(OpBuilder &b, Location loc, const UnpaddedInput &in,
                    TapGeometry &g) {
   AffineExpr s0, s1, s2;
@@ -432,10 +433,9 @@ void phaseGeometry(OpBuilder &b, Location loc, const UnpaddedInput &in,
   };
   OpFoldResult padded[2];
   for (unsigned i = 0; i < 2; ++i)
-    padded[i] =
-        apply(s0 + s1 + s2,
-              {tensor::getMixedSize(b, loc, in.source, g.spatialDim(i)),
-               in.low[i], in.high[i]});
+    padded[i] = apply(s0 + s1 + s2,
+                      {tensor::getMixedSize(b, loc, in.source, g.spatialDim(i)),
+                       in.low[i], in.high[i]});
   // Whole phases, plus one row when the last tap reaches past the end of
   // the last row.
   int64_t extra = (g.kw - 1) * g.dilations[1] / g.strides[1] > 0 ? 1 : 0;
@@ -642,7 +642,8 @@ Value patchProduct(OpBuilder &b, Location loc, const TapGeometry &g,
   bool grouped = g.groups > 1;
   Value rhs = tensor::CollapseShapeOp::create(
       b, loc, weight,
-      grouped ? ArrayRef<RI>{{0}, {1, 2, 3}, {4}} : ArrayRef<RI>{{0, 1, 2}, {3}});
+      grouped ? ArrayRef<RI>{{0}, {1, 2, 3}, {4}}
+              : ArrayRef<RI>{{0, 1, 2}, {3}});
   OpFoldResult zeroIndex = b.getIndexAttr(0), unit = b.getIndexAttr(1),
                k = b.getIndexAttr(g.kh * g.kw * g.cg()),
                fg = b.getIndexAttr(g.fg());
@@ -652,15 +653,16 @@ Value patchProduct(OpBuilder &b, Location loc, const TapGeometry &g,
       b, loc, {rowBlocks(b, loc, m, size), b.getIndexAttr(g.groups)}, acc,
       [&](OpBuilder &bb, ValueRange ivs) -> Box {
         auto [first, rows] = rowBlock(bb, loc, ivs[0], m, size);
-        return {{first, scaled(bb, loc, ivs[1], g.fg())}, {rows, fg}, {rows, fg}};
+        return {
+            {first, scaled(bb, loc, ivs[1], g.fg())}, {rows, fg}, {rows, fg}};
       },
       [&](OpBuilder &bb, ValueRange ivs, Value out) {
         auto [first, rows] = rowBlock(bb, loc, ivs[0], m, size);
         OpFoldResult grp = ivs[1];
         Value a = grouped ? sliceOf(bb, loc, lhs, {first, grp, zeroIndex},
                                     {rows, unit, k}, {rows, k})
-                          : sliceOf(bb, loc, lhs, {first, zeroIndex},
-                                    {rows, k}, {rows, k});
+                          : sliceOf(bb, loc, lhs, {first, zeroIndex}, {rows, k},
+                                    {rows, k});
         Value w = grouped ? sliceOf(bb, loc, rhs, {grp, zeroIndex, zeroIndex},
                                     {unit, k, fg}, {k, fg})
                           : rhs;
@@ -701,8 +703,7 @@ Value convByPatches(OpBuilder &b, Location loc, const TapGeometry &g, Value x,
 Value convByTaps(OpBuilder &b, Location loc, const TapGeometry &g,
                  const UnpaddedInput &in, Value weight, Value init) {
   Value phases = phaseImages(b, loc, g, in);
-  OpFoldResult unit = b.getIndexAttr(1),
-               fg = b.getIndexAttr(g.fg());
+  OpFoldResult unit = b.getIndexAttr(1), fg = b.getIndexAttr(g.fg());
   Value wide = wideAccumulator(b, loc, g, init);
   // Images, blocks of rows and groups among threads.
   int64_t size = blockRows(g.rows);
@@ -717,8 +718,8 @@ Value convByTaps(OpBuilder &b, Location loc, const TapGeometry &g,
       },
       [&](OpBuilder &bb, ValueRange ivs, Value acc) {
         auto [first, rows] = rowBlock(bb, loc, ivs[1], g.rows, size);
-        return accumulateTaps(bb, loc, g, phases, weight, ivs[0], ivs[2],
-                              first, rows, acc);
+        return accumulateTaps(bb, loc, g, phases, weight, ivs[0], ivs[2], first,
+                              rows, acc);
       });
   return narrowInto(b, loc, g, sums, init);
 }
@@ -732,9 +733,7 @@ bool isFloatOnTensors(linalg::LinalgOp op) {
   Type elt = getElementTypeOrSelf(op.getDpsInputs()[0].getType());
   Type acc = getElementTypeOrSelf(op->getResult(0).getType());
   auto narrow = dyn_cast<FloatType>(elt);
-  return narrow &&
-         (acc == elt ||
-          (acc.isF32() && narrow.getWidth() < 32)) &&
+  return narrow && (acc == elt || (acc.isF32() && narrow.getWidth() < 32)) &&
          llvm::all_of(op.getDpsInputs(), [&](Value v) {
            return getElementTypeOrSelf(v.getType()) == elt;
          });
@@ -750,8 +749,9 @@ RankedTensorType staticFilterType(linalg::LinalgOp op) {
 }
 
 /// The conv of `x` (padded, N x C x Hp x Wp; N x Hp x Wp x C
-/// channels-last) added to `init` (N x F x OH x OW; N x OH x OW x F), by the phases or the patches (takesPhases); `weight(phases)` is the
-/// weight in the layout that way reads.
+/// channels-last) added to `init` (N x F x OH x OW; N x OH x OW x F), by the
+/// phases or the patches (takesPhases); `weight(phases)` is the weight in the
+/// layout that way reads.
 Value convAsMatmuls(OpBuilder &b, Location loc, TapGeometry &g, Value x,
                     function_ref<Value(bool)> weight, Value init) {
   if (!takesPhases(g))
@@ -775,8 +775,8 @@ struct ConvToTapMatmuls : public OpRewritePattern<linalg::Conv2DNchwFchwOp> {
         wType.getDimSize(1), wType.getDimSize(0),
         wType.getShape().drop_front(2), op.getStrides(), op.getDilations());
     // Both ways read the weight as kh x kw x C x F.
-    Value weight =
-        nnx::permuteTensor(rewriter, op.getLoc(), op.getInputs()[1], {2, 3, 1, 0});
+    Value weight = nnx::permuteTensor(rewriter, op.getLoc(), op.getInputs()[1],
+                                      {2, 3, 1, 0});
     rewriter.replaceOp(op,
                        convAsMatmuls(
                            rewriter, op.getLoc(), g, op.getInputs()[0],
@@ -802,8 +802,8 @@ struct ChannelsLastConvToTapMatmuls
                                          "not one float type, static filter");
     TapGeometry g = tapGeometry(
         rewriter, op.getLoc(), op.getOutputs()[0], /*channelsLast=*/true,
-        wType.getDimSize(2), wType.getDimSize(3), wType.getShape().take_front(2),
-        op.getStrides(), op.getDilations());
+        wType.getDimSize(2), wType.getDimSize(3),
+        wType.getShape().take_front(2), op.getStrides(), op.getDilations());
     Value weight = op.getInputs()[1];
     rewriter.replaceOp(op,
                        convAsMatmuls(
@@ -831,10 +831,10 @@ struct ChannelsLastDepthwiseConvToTaps
     Value weight = tensor::ExpandShapeOp::create(
         rewriter, loc, RankedTensorType::get(shape, fType.getElementType()),
         op.getInputs()[1], ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
-    TapGeometry g = tapGeometry(rewriter, loc, op.getOutputs()[0],
-                                /*channelsLast=*/true, c, c,
-                                fType.getShape().take_front(2), op.getStrides(),
-                                op.getDilations());
+    TapGeometry g =
+        tapGeometry(rewriter, loc, op.getOutputs()[0],
+                    /*channelsLast=*/true, c, c, fType.getShape().take_front(2),
+                    op.getStrides(), op.getDilations());
     g.depthwise = true;
     rewriter.replaceOp(op,
                        convAsMatmuls(
@@ -866,7 +866,8 @@ struct DepthwiseConvToTaps
     auto source = collapse ? cast<RankedTensorType>(collapse.getSrcType())
                            : RankedTensorType();
     if (source && source.getRank() == 4 && source.getDimSize(1) == 1) {
-      weight = nnx::permuteTensor(rewriter, loc, collapse.getSrc(), {2, 3, 1, 0});
+      weight =
+          nnx::permuteTensor(rewriter, loc, collapse.getSrc(), {2, 3, 1, 0});
     } else {
       Value khkwc = nnx::permuteTensor(rewriter, loc, filter, {1, 2, 0});
       SmallVector<int64_t> shape{fType.getDimSize(1), fType.getDimSize(2), 1,
@@ -876,10 +877,10 @@ struct DepthwiseConvToTaps
           khkwc, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
     }
     int64_t c = fType.getDimSize(0);
-    TapGeometry g = tapGeometry(rewriter, loc, op.getOutputs()[0],
-                                /*channelsLast=*/false, c, c,
-                                fType.getShape().drop_front(), op.getStrides(),
-                                op.getDilations());
+    TapGeometry g =
+        tapGeometry(rewriter, loc, op.getOutputs()[0],
+                    /*channelsLast=*/false, c, c, fType.getShape().drop_front(),
+                    op.getStrides(), op.getDilations());
     g.depthwise = true;
     rewriter.replaceOp(op,
                        convAsMatmuls(
@@ -940,9 +941,9 @@ struct GroupedConvToTapMatmuls
     Value x = mergeGroups(rewriter, loc, op.getInputs()[0]);
     Value init = mergeGroups(rewriter, loc, op.getOutputs()[0]);
     TapGeometry g = tapGeometry(
-        rewriter, loc, init, /*channelsLast=*/false, groups * fType.getDimSize(2),
-        groups * fType.getDimSize(1), fType.getShape().drop_front(3),
-        op.getStrides(), op.getDilations());
+        rewriter, loc, init, /*channelsLast=*/false,
+        groups * fType.getDimSize(2), groups * fType.getDimSize(1),
+        fType.getShape().drop_front(3), op.getStrides(), op.getDilations());
     g.groups = groups;
     auto weight = [&](bool phases) -> Value {
       if (!phases)
@@ -979,8 +980,8 @@ Value mergeChannelsLastGroups(OpBuilder &b, Location loc, Value x) {
       b.createOrFold<tensor::CollapseShapeOp>(loc, pad.getSource(), merged);
   low.pop_back();
   high.pop_back();
-  return tensor::PadOp::create(b, loc, /*resultType=*/Type(), source, low,
-                               high, value)
+  return tensor::PadOp::create(b, loc, /*resultType=*/Type(), source, low, high,
+                               value)
       .getResult();
 }
 
@@ -1019,8 +1020,8 @@ struct ChannelsLastGroupedConvToTapMatmuls
       if (!phases)
         return nnx::permuteTensor(rewriter, loc, filter, {0, 2, 3, 4, 1});
       Value w = nnx::permuteTensor(rewriter, loc, filter, {2, 3, 0, 4, 1});
-      return tensor::CollapseShapeOp::create(rewriter, loc, w,
-                                             ArrayRef<RI>{{0}, {1}, {2, 3}, {4}})
+      return tensor::CollapseShapeOp::create(
+                 rewriter, loc, w, ArrayRef<RI>{{0}, {1}, {2, 3}, {4}})
           .getResult();
     };
     Value y = convAsMatmuls(rewriter, loc, g, x, weight, init);

@@ -54,8 +54,7 @@ SmallVector<int64_t> blockSizes(linalg::GenericOp op) {
 /// Whether `op` is an elementwise generic at its function's top level.
 bool isTopLevelElementwise(linalg::GenericOp op) {
   return isa<func::FuncOp>(op->getParentOp()) && op.hasPureTensorSemantics() &&
-         op.getNumLoops() > 0 &&
-         op.getNumParallelLoops() == op.getNumLoops();
+         op.getNumLoops() > 0 && op.getNumParallelLoops() == op.getNumLoops();
 }
 } // namespace
 
