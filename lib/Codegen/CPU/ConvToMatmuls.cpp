@@ -761,6 +761,21 @@ Value convAsMatmuls(OpBuilder &b, Location loc, TapGeometry &g, Value x,
   return convByTaps(b, loc, g, in, weight(true), init);
 }
 
+/// Replaces `op`, a groups-1 conv of C channels into F with a `window`
+/// (NCHW, or NHWC when `channelsLast`), by convAsMatmuls with `weight`
+/// (kh x kw x C x F).
+template <typename ConvOp>
+void replaceGroupsOneConv(PatternRewriter &rewriter, ConvOp op,
+                          bool channelsLast, int64_t c, int64_t f,
+                          ArrayRef<int64_t> window, Value weight) {
+  TapGeometry g =
+      tapGeometry(rewriter, op.getLoc(), op.getOutputs()[0], channelsLast, c, f,
+                  window, op.getStrides(), op.getDilations());
+  rewriter.replaceOp(op, convAsMatmuls(
+                             rewriter, op.getLoc(), g, op.getInputs()[0],
+                             [&](bool) { return weight; }, op.getOutputs()[0]));
+}
+
 struct ConvToTapMatmuls : public OpRewritePattern<linalg::Conv2DNchwFchwOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -770,17 +785,12 @@ struct ConvToTapMatmuls : public OpRewritePattern<linalg::Conv2DNchwFchwOp> {
     if (!wType)
       return rewriter.notifyMatchFailure(op,
                                          "not one float type, static filter");
-    TapGeometry g = tapGeometry(
-        rewriter, op.getLoc(), op.getOutputs()[0], /*channelsLast=*/false,
-        wType.getDimSize(1), wType.getDimSize(0),
-        wType.getShape().drop_front(2), op.getStrides(), op.getDilations());
     // Both ways read the weight as kh x kw x C x F.
     Value weight = nnx::permuteTensor(rewriter, op.getLoc(), op.getInputs()[1],
                                       {2, 3, 1, 0});
-    rewriter.replaceOp(op,
-                       convAsMatmuls(
-                           rewriter, op.getLoc(), g, op.getInputs()[0],
-                           [&](bool) { return weight; }, op.getOutputs()[0]));
+    replaceGroupsOneConv(rewriter, op, /*channelsLast=*/false,
+                         wType.getDimSize(1), wType.getDimSize(0),
+                         wType.getShape().drop_front(2), weight);
     return success();
   }
 };
@@ -800,15 +810,9 @@ struct ChannelsLastConvToTapMatmuls
     if (!wType)
       return rewriter.notifyMatchFailure(op,
                                          "not one float type, static filter");
-    TapGeometry g = tapGeometry(
-        rewriter, op.getLoc(), op.getOutputs()[0], /*channelsLast=*/true,
-        wType.getDimSize(2), wType.getDimSize(3),
-        wType.getShape().take_front(2), op.getStrides(), op.getDilations());
-    Value weight = op.getInputs()[1];
-    rewriter.replaceOp(op,
-                       convAsMatmuls(
-                           rewriter, op.getLoc(), g, op.getInputs()[0],
-                           [&](bool) { return weight; }, op.getOutputs()[0]));
+    replaceGroupsOneConv(rewriter, op, /*channelsLast=*/true,
+                         wType.getDimSize(2), wType.getDimSize(3),
+                         wType.getShape().take_front(2), op.getInputs()[1]);
     return success();
   }
 };

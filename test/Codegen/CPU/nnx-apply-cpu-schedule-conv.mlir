@@ -404,17 +404,16 @@ func.func @nhwgc(%x: tensor<?x9x9x4x8xf32>, %w: tensor<4x8x3x3x8xf32>, %init: te
 
 // -----
 
-// The taps' matmuls are split among threads by images and blocks of 192
-// rows of the wide result (20 x 22 = 440 rows: 3 blocks, the last of 56),
-// so that a single image keeps every thread busy.
-// CHECK-DAG:   #[[$FIRST:.*]] = affine_map<(d0) -> (d0 * 192)>
-// CHECK-DAG:   #[[$COUNT:.*]] = affine_map<(d0) -> (d0 * -192 + 440, 192)>
+// The taps' matmuls are split among threads by images and blocks of rows
+// of the wide result, so that a single image keeps every thread busy: 20 x
+// 22 = 440 rows in 4 blocks of 110, a static count that divides them (from
+// 96 to 192 rows), so that each block's matmul has a static M.
+// CHECK-DAG:   #[[$FIRST:.*]] = affine_map<(d0) -> (d0 * 110)>
 // CHECK-LABEL: func.func @row_blocks(
-// CHECK:         scf.forall (%[[N:.*]], %[[B:.*]]) in (%{{.*}}, 3) shared_outs
+// CHECK:         scf.forall (%[[N:.*]], %[[B:.*]]) in (%{{.*}}, 4) shared_outs
 // CHECK:           %[[AT:.*]] = affine.apply #[[$FIRST]](%[[B]])
-// CHECK:           %[[ROWS:.*]] = affine.min #[[$COUNT]](%[[B]])
-// CHECK:           tensor.extract_slice %{{.*}}[%[[N]], %[[AT]], 0] [1, %[[ROWS]], 16] [1, 1, 1] : tensor<?x440x16xf32> to tensor<?x16xf32>
-// CHECK:             tensor.extract_slice %{{.*}} : tensor<?x1x506x8xf32> to tensor<?x8xf32>
+// CHECK:           tensor.extract_slice %{{.*}}[%[[N]], %[[AT]], 0] [1, 110, 16] [1, 1, 1] : tensor<?x440x16xf32> to tensor<110x16xf32>
+// CHECK:             tensor.extract_slice %{{.*}} [1, 1, 110, 8] [1, 1, 1, 1] : tensor<?x1x506x8xf32> to tensor<110x8xf32>
 func.func @row_blocks(%x: tensor<?x20x20x8xf32>, %w: tensor<3x3x8x16xf32>, %init: tensor<?x20x20x16xf32>) -> tensor<?x20x20x16xf32> {
   %zero = arith.constant 0.0 : f32
   %p = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
