@@ -1,4 +1,5 @@
 // RUN: nnx-opt %s -split-input-file --nnx-set-target=vector-bits=512 --nnx-apply-cpu-schedule=stage=tile-matmul | FileCheck %s
+// RUN: nnx-opt %s -split-input-file --nnx-set-target=vector-bits=256 --nnx-apply-cpu-schedule=stage=tile-matmul | FileCheck %s --check-prefix=AVX2
 
 // A groups-1 conv whose windows overlap, with at most 4 stride phases,
 // becomes one matmul per kernel tap (ConvToMatmuls.cpp).
@@ -337,6 +338,12 @@ func.func @channel_multiplier(%x: tensor<1x4x1x6x6xf32>, %w: tensor<4x2x1x3x3xf3
 // Channels-last (nnx-channels-last's linalg.conv_2d_nhwc_hwcf): a 1 x 1 conv
 // at stride 1 reads its input as it is, (N H W) x C, with no gather, and sums
 // into its destination, (N H W) x F, with no zero-filled copy and no add.
+// Capped at AVX2, the same rewrite, on the 6 x 16 register tiles.
+// AVX2-LABEL: func.func @nhwc_pointwise(
+// AVX2-NOT:     linalg.generic
+// AVX2:         tensor.collapse_shape %{{.*}} : tensor<?x8x8x16xf32> into tensor<?x16xf32>
+// AVX2:         vector.contract {{.*}} : vector<6x1xf32>, vector<1x16xf32> into vector<6x16xf32>
+// AVX2:         tensor.expand_shape %{{.*}} : tensor<?x32xf32> into tensor<?x8x8x32xf32>
 // CHECK-LABEL: func.func @nhwc_pointwise(
 // CHECK-SAME:      %[[X:[^:]*]]: tensor<?x8x8x16xf32>, %[[W:[^:]*]]: tensor<1x1x16x32xf32>, %[[INIT:[^:]*]]: tensor<?x8x8x32xf32>
 // CHECK-NOT:     linalg.generic

@@ -1,4 +1,5 @@
 // RUN: nnx-opt %s --nnx-set-target=vector-bits=512 --nnx-apply-cpu-schedule="stage=tile-matmul parallel=true" | FileCheck %s
+// RUN: nnx-opt %s --nnx-set-target=vector-bits=256 --nnx-apply-cpu-schedule="stage=tile-matmul parallel=true" | FileCheck %s
 // RUN: nnx-opt %s --nnx-set-target=vector-bits=512 --nnx-apply-cpu-schedule="stage=tile-matmul parallel=false" | FileCheck %s --check-prefix=SERIAL
 
 // With threads, a large elementwise generic at a function's top level is
