@@ -321,6 +321,49 @@ struct SinkTransposition : public OpRewritePattern<linalg::GenericOp> {
   }
 };
 
+/// An insertion of a transposition into a transposition by the same
+/// permutation (or into an empty tensor or a fill of one) inserts the
+/// sources instead, and the result is transposed after it: a
+/// concatenation of convs' results (DenseNet's) stays in their layout, and
+/// the permutation moves on to its readers.
+struct SinkTranspositionThroughInsert
+    : public OpRewritePattern<tensor::InsertSliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(tensor::InsertSliceOp op,
+                                PatternRewriter &rewriter) const override {
+    std::optional<Transposition> source = matchTransposition(op.getSource());
+    if (!source || isIdentityPermutation(source->perm) ||
+        op.getSourceType().getRank() != op.getType().getRank() ||
+        !llvm::all_of(op.getMixedStrides(), isOneInteger))
+      return rewriter.notifyMatchFailure(
+          op, "not an unreduced, unit-stride insertion of a transposition");
+    Value dest = op.getDest();
+    std::optional<Transposition> into = matchTransposition(dest);
+    bool fresh = dest.getDefiningOp<tensor::EmptyOp>() ||
+                 dest.getDefiningOp<linalg::FillOp>();
+    if (!fresh && (!into || into->perm != source->perm))
+      return rewriter.notifyMatchFailure(
+          op, "its destination is not permuted the same way");
+    // Dim k of the insertion is dim perm[k] of the sources.
+    ArrayRef<int64_t> perm = source->perm;
+    SmallVector<int64_t> inverse = invertPermutationVector(perm);
+    SmallVector<OpFoldResult> offsets = op.getMixedOffsets(),
+                              sizes = op.getMixedSizes(), at, extent;
+    for (int64_t d : inverse) {
+      at.push_back(offsets[d]);
+      extent.push_back(sizes[d]);
+    }
+    Location loc = op.getLoc();
+    Value base = fresh ? permuted(rewriter, loc, dest, inverse) : into->source;
+    Value inserted = tensor::InsertSliceOp::create(
+        rewriter, loc, source->source, base, at, extent,
+        SmallVector<OpFoldResult>(at.size(), rewriter.getIndexAttr(1)));
+    rewriter.replaceOp(op, permuted(rewriter, loc, inserted, perm));
+    return success();
+  }
+};
+
 /// A transposition of a transposition: one (none when they cancel).
 struct ComposeTranspositions : public OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -349,7 +392,8 @@ struct NNXChannelsLastPass
     func::FuncOp func = getOperation();
     convertConvsAndPools(func);
     RewritePatternSet patterns(&getContext());
-    patterns.add<SinkTransposition, ComposeTranspositions>(&getContext());
+    patterns.add<SinkTransposition, SinkTranspositionThroughInsert,
+                 ComposeTranspositions>(&getContext());
     // A grouped conv's result, split into groups and merged again.
     tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns,
                                                          &getContext());

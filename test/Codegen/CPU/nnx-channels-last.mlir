@@ -125,3 +125,39 @@ func.func @indices_stay(%x: tensor<?x2x8x8xf32>, %w: tensor<3x2x3x3xf32>, %init:
   } -> tensor<?x3x6x6xf32>
   return %r : tensor<?x3x6x6xf32>
 }
+
+// -----
+
+// A concatenation (insertions into an empty tensor) of two convs' results
+// inserts the NHWC results along the channel dim (offset 6 in dim 3), and
+// the next conv reads it as it is: the only permutation back is the
+// result's.
+// CHECK-LABEL: func.func @concat(
+// CHECK:         %[[A:.*]] = linalg.conv_2d_nhwc_hwcf {{.*}} -> tensor<?x8x8x6xf32>
+// CHECK:         %[[B:.*]] = linalg.conv_2d_nhwc_hwcf {{.*}} -> tensor<?x8x8x2xf32>
+// CHECK:         %[[I:.*]] = tensor.insert_slice %[[A]] into %{{.*}}[0, 0, 0, 0] [%{{.*}}, 8, 8, 6] [1, 1, 1, 1] : tensor<?x8x8x6xf32> into tensor<?x8x8x8xf32>
+// CHECK:         %[[J:.*]] = tensor.insert_slice %[[B]] into %[[I]][0, 0, 0, 6] [%{{.*}}, 8, 8, 2] [1, 1, 1, 1] : tensor<?x8x8x2xf32> into tensor<?x8x8x8xf32>
+// CHECK:         %[[C:.*]] = linalg.conv_2d_nhwc_hwcf {{.*}} ins(%[[J]],
+// CHECK:         linalg.generic {{.*}} ins(%[[C]] : tensor<?x8x8x3xf32>) outs(%{{.*}} : tensor<?x3x8x8xf32>)
+// CHECK-NOT:     linalg.generic
+func.func @concat(%x: tensor<?x4x8x8xf32>, %w1: tensor<6x4x1x1xf32>, %w2: tensor<2x4x1x1xf32>, %w3: tensor<3x8x1x1xf32>) -> tensor<?x3x8x8xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %n = tensor.dim %x, %c0 : tensor<?x4x8x8xf32>
+  %e1 = tensor.empty(%n) : tensor<?x6x8x8xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<?x6x8x8xf32>) -> tensor<?x6x8x8xf32>
+  %a = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%x, %w1 : tensor<?x4x8x8xf32>, tensor<6x4x1x1xf32>) outs(%f1 : tensor<?x6x8x8xf32>) -> tensor<?x6x8x8xf32>
+  %e2 = tensor.empty(%n) : tensor<?x2x8x8xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<?x2x8x8xf32>) -> tensor<?x2x8x8xf32>
+  %b = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%x, %w2 : tensor<?x4x8x8xf32>, tensor<2x4x1x1xf32>) outs(%f2 : tensor<?x2x8x8xf32>) -> tensor<?x2x8x8xf32>
+  %e = tensor.empty(%n) : tensor<?x8x8x8xf32>
+  %i1 = tensor.insert_slice %a into %e[0, 0, 0, 0] [%n, 6, 8, 8] [1, 1, 1, 1] : tensor<?x6x8x8xf32> into tensor<?x8x8x8xf32>
+  %i2 = tensor.insert_slice %b into %i1[0, 6, 0, 0] [%n, 2, 8, 8] [1, 1, 1, 1] : tensor<?x2x8x8xf32> into tensor<?x8x8x8xf32>
+  %e3 = tensor.empty(%n) : tensor<?x3x8x8xf32>
+  %f3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<?x3x8x8xf32>) -> tensor<?x3x8x8xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%i2, %w3 : tensor<?x8x8x8xf32>, tensor<3x8x1x1xf32>) outs(%f3 : tensor<?x3x8x8xf32>) -> tensor<?x3x8x8xf32>
+  return %c : tensor<?x3x8x8xf32>
+}

@@ -117,12 +117,16 @@ def NNXChannelsLastPass
       operands through permuted maps: a per-channel vector stays a vector)
       and its result is permuted back after it. So the permutation back
       moves down through BatchNorm, activations and residual adds;
+    * a `tensor.insert_slice` of a permutation into one by the same
+      permutation (or into an empty tensor or a fill of one) inserts the
+      sources and is permuted after: a concatenation (DenseNet's) stays
+      NHWC;
     * a permutation of a permutation is one, or none: where the next conv
       permutes a moved-down result to NHWC, both go.
 
     What is left are the permutations where a layout is needed: the
     model's input and output, and ops that are not elementwise (a
-    concatenation, a reshape, a reduction), where elementwise fusion folds
+    reshape, a reduction), where elementwise fusion folds
     them into their neighbours' indexing maps. The permutations are
     `linalg.generic` copies, not `linalg.transpose`, so that fusion can.
 
