@@ -108,8 +108,8 @@ def count_flops(model, x):
 
 
 def export(name, size, workdir, dtypes=("float32",)):
-    """(calibrated model, {dtype: .mlir path}, image size) of zoo model
-    `name`."""
+    """(calibrated model, {dtype: (.mlir path, the model in dtype)}, image
+    size) of zoo model `name`."""
     import zoo
     from nnx.torch_export import write
     case = zoo.by_name(name)
@@ -126,9 +126,10 @@ def export(name, size, workdir, dtypes=("float32",)):
     for dtype in dtypes:
         path = os.path.join(workdir, f"{name}-{dtype}.mlir")
         cast = getattr(torch, dtype)
-        write(copy.deepcopy(model).to(cast), path,
-              [((None, 3, size, size), cast)], name=name, weights=True)
-        paths[dtype] = path
+        typed = model if dtype == "float32" else copy.deepcopy(model).to(cast)
+        write(typed, path, [((None, 3, size, size), cast)], name=name,
+              weights=True)
+        paths[dtype] = (path, typed)
     return model, paths, size
 
 
@@ -140,7 +141,7 @@ def bench_model(name, args, workdir, peak):
     except Exception as e:  # noqa: BLE001 - a row says what failed
         return [dict(model=name, error=f"export: {first_line(e)}")]
     rows = []
-    for dtype, mlir in paths.items():
+    for dtype, (mlir, peer) in paths.items():
         cache = os.path.join(workdir, f"cache-{name}-{dtype}")
         shutil.rmtree(cache, ignore_errors=True)
         os.environ["NNX_CACHE_DIR"] = cache
@@ -150,24 +151,23 @@ def bench_model(name, args, workdir, peak):
                 for batch in args.batch_sizes]
         compile_s = None
         for row in runs:
-            compile_s = bench_row(row, model, mlir, args, workdir, peak,
-                                  compile_s)
+            compile_s = bench_row(row, model, peer, mlir, args, workdir,
+                                  peak, compile_s)
         rows += runs
     return rows
 
 
-def bench_row(row, model, mlir, args, workdir, peak, compile_s):
-    """Fills `row` (one thread count, batch and dtype of `model`): the
-    compile seconds (the first row's), both times, the ratio, GFLOP/s and
-    whether the outputs agree. Returns the compile seconds."""
-    import copy
+def bench_row(row, model, peer, mlir, args, workdir, peak, compile_s):
+    """Fills `row` (one thread count, batch and dtype of `model`; `peer`:
+    the model in that dtype, PyTorch's side): the compile seconds (the
+    first row's), both times, the ratio, GFLOP/s and whether the outputs
+    agree. Returns the compile seconds."""
     import numpy as np
     import torch
     torch.set_num_threads(row["threads"])
     x = torch.from_numpy(np.random.default_rng(row["batch"]).standard_normal(
         (row["batch"], 3, row["size"], row["size"])).astype(np.float32))
     bf16 = row["dtype"] == "bfloat16"
-    peer = copy.deepcopy(model).to(torch.bfloat16) if bf16 else model
     try:
         with torch.no_grad():
             want = model(x).numpy()

@@ -163,14 +163,6 @@ void rewriteChannelsLast(
       op, permuted(rewriter, loc, nhwc->getResult(0), kToChannelsFirst));
 }
 
-/// `t` (N x G x D x H x W) with its group dim merged into the next (N x
-/// (G D) x H x W): the source of the `tensor.expand_shape` that split it,
-/// if one did.
-Value mergeGroups(OpBuilder &b, Location loc, Value t) {
-  return b.createOrFold<tensor::CollapseShapeOp>(
-      loc, t, ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
-}
-
 /// `t` (N x H x W x (G D)) split into N x H x W x G x D.
 Value splitGroups(OpBuilder &b, Location loc, Value t, int64_t groups) {
   auto type = cast<RankedTensorType>(t.getType());
@@ -200,13 +192,14 @@ void rewriteGroupedChannelsLast(RewriterBase &rewriter,
   Value x = splitGroups(
       rewriter, loc,
       channelsLastInput(rewriter, loc,
-                        mergeGroups(rewriter, loc, op.getInputs()[0])),
+                        nnx::mergeGroups(rewriter, loc, op.getInputs()[0])),
       groups);
-  Value init = splitGroups(
-      rewriter, loc,
-      permuted(rewriter, loc, mergeGroups(rewriter, loc, op.getOutputs()[0]),
-               kToChannelsLast),
-      groups);
+  Value init =
+      splitGroups(rewriter, loc,
+                  permuted(rewriter, loc,
+                           nnx::mergeGroups(rewriter, loc, op.getOutputs()[0]),
+                           kToChannelsLast),
+                  groups);
   Value filter =
       nnx::permuteTensor(rewriter, loc, op.getInputs()[1], {0, 1, 3, 4, 2});
   auto nhwgc = linalg::Conv2DNhwgcGfhwcOp::create(

@@ -894,16 +894,6 @@ struct DepthwiseConvToTaps
   }
 };
 
-/// `t` (N x G x D x ...) with its group dim merged into the next: the
-/// source of the `tensor.expand_shape` that split it, if one did.
-Value mergeGroups(OpBuilder &b, Location loc, Value t) {
-  int64_t rank = cast<RankedTensorType>(t.getType()).getRank();
-  SmallVector<ReassociationIndices> merged{{0}, {1, 2}};
-  for (int64_t d = 3; d < rank; ++d)
-    merged.push_back({d});
-  return b.createOrFold<tensor::CollapseShapeOp>(loc, t, merged);
-}
-
 /// Narrow groups (fewer than 8 outputs each) at stride 1 that sum fewer
 /// than 4 input channels keep upstream's loops: each tap's matmul would
 /// have K = Cg. A depthwise conv with a channel multiplier of 2 (Cg = 1,
@@ -942,8 +932,8 @@ struct GroupedConvToTapMatmuls
               "loops are faster");
     Location loc = op.getLoc();
     int64_t groups = fType.getDimSize(0);
-    Value x = mergeGroups(rewriter, loc, op.getInputs()[0]);
-    Value init = mergeGroups(rewriter, loc, op.getOutputs()[0]);
+    Value x = nnx::mergeGroups(rewriter, loc, op.getInputs()[0]);
+    Value init = nnx::mergeGroups(rewriter, loc, op.getOutputs()[0]);
     TapGeometry g = tapGeometry(
         rewriter, loc, init, /*channelsLast=*/false,
         groups * fType.getDimSize(2), groups * fType.getDimSize(1),
@@ -1036,6 +1026,14 @@ struct ChannelsLastGroupedConvToTapMatmuls
 };
 
 } // namespace
+
+Value mlir::nnx::mergeGroups(OpBuilder &b, Location loc, Value t) {
+  int64_t rank = cast<RankedTensorType>(t.getType()).getRank();
+  SmallVector<ReassociationIndices> merged{{0}, {1, 2}};
+  for (int64_t d = 3; d < rank; ++d)
+    merged.push_back({d});
+  return b.createOrFold<tensor::CollapseShapeOp>(loc, t, merged);
+}
 
 void mlir::nnx::populateConvToMatmulsPatterns(RewritePatternSet &patterns) {
   patterns.add<ConvToTapMatmuls, ChannelsLastConvToTapMatmuls,

@@ -35,6 +35,11 @@ Value permuteTensor(OpBuilder &b, Location loc, Value t,
 /// (ConvToMatmuls.cpp).
 void populateConvToMatmulsPatterns(RewritePatternSet &patterns);
 
+/// `t` (N x G x D x ...) with its group dim merged into the next: the
+/// source of the `tensor.expand_shape` that split it (nnx-build-forward's
+/// grouped conv), if one did.
+Value mergeGroups(OpBuilder &b, Location loc, Value t);
+
 /// The indexing maps of a `linalg.matmul` computing A * B^T.
 SmallVector<AffineMap> transposedBMatmulMaps(MLIRContext *ctx);
 
