@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.join(HERE, os.pardir, "python"))
 sys.path.insert(0, os.path.join(HERE, os.pardir, "python", "tests"))
 
 from mlp_vs_torch import (configure_environment, cpu_flags,  # noqa: E402
-                          cpu_model, parse_nnx_timing)
+                          cpu_model, parse_nnx_timing, set_torch_threads)
 from weights_vs_size import run_once  # noqa: E402
 
 
@@ -151,7 +151,7 @@ def bench_mlp(args, threads, workdir):
             batch)).to(torch.bfloat16)
         xf = x.float().numpy()
         for n in threads:
-            torch.set_num_threads(n)
+            set_torch_threads(n)
             want, *t = time_torch(model, x, args.repeat)
             got, *b = time_nnx(bf16, xf, args.repeat, n, workdir)
             _, *f = time_nnx(f32, xf, args.repeat, n, workdir)
@@ -179,7 +179,7 @@ def bench_gpt2(args, threads, workdir):
         ids = np.random.default_rng(seq + batch).integers(
             0, config.vocab_size, size=(batch, seq)).astype(np.int64)
         for n in threads:
-            torch.set_num_threads(n)
+            set_torch_threads(n)
             want, *t = time_torch(model, torch.from_numpy(ids), repeat)
             got, *b = time_nnx(bf16, ids, repeat, n, workdir)
             _, *f = time_nnx(f32, ids, repeat, n, workdir)

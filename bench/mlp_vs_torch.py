@@ -93,6 +93,24 @@ def openblas_corename(blas):
     return None
 
 
+def set_torch_threads(threads):
+    """PyTorch's intra-op threads and its BLAS's: Debian's torch calls the
+    system BLAS (OpenBLAS, pthreads), whose thread pool is sized by
+    OPENBLAS_NUM_THREADS when it loads and by openblas_set_num_threads, not
+    by torch.set_num_threads. A bench that runs several thread counts in one
+    process sets both per row, else its "1 thread" Linear layers run on
+    every core."""
+    import ctypes
+    import torch
+    torch.set_num_threads(threads)
+    for path in blas_libraries():
+        if "openblas" in os.path.basename(path):
+            try:
+                ctypes.CDLL(path).openblas_set_num_threads(threads)
+            except (OSError, AttributeError):
+                pass
+
+
 def time_torch(model, x, repeat):
     """Seconds of each of `repeat` PyTorch forwards of `model` on `x` (eval,
     no_grad), after one warm-up call."""

@@ -6,8 +6,10 @@ with `weights=None`, BatchNorm statistics calibrated on random images at the
 bench's size), exported once with the batch dynamic at --size pixels (224,
 the size users run; a model built for another size runs at its own), then
 for each thread count and batch:
-- PyTorch in this process (no_grad, torch.set_num_threads, one warm-up and
-  --repeat timed forwards; its convolutions are oneDNN's);
+- PyTorch in this process (no_grad, one warm-up and --repeat timed
+  forwards; its convolutions are oneDNN's, its Linear layers OpenBLAS's),
+  with torch.set_num_threads and OpenBLAS's own thread count both set to
+  the row's (mlp_vs_torch.set_torch_threads);
 - a fresh `nnx-run --repeat` process with the same --threads. The first row
   of a model compiles with an empty compile cache (its compile seconds are
   the table's); later rows reuse that cache.
@@ -47,7 +49,8 @@ sys.path.insert(0, os.path.join(HERE, os.pardir, "python", "tests"))
 
 from cpu_vs_torch import fma_peak  # noqa: E402
 from gpt2_vs_torch import bench_nnx, bench_torch  # noqa: E402
-from mlp_vs_torch import configure_environment, cpu_model  # noqa: E402
+from mlp_vs_torch import (configure_environment, cpu_model,  # noqa: E402
+                          set_torch_threads)
 
 
 def parse_args(argv=None):
@@ -164,7 +167,7 @@ def bench_row(row, model, peer, mlir, args, workdir, peak, compile_s):
     agree. Returns the compile seconds."""
     import numpy as np
     import torch
-    torch.set_num_threads(row["threads"])
+    set_torch_threads(row["threads"])
     x = torch.from_numpy(np.random.default_rng(row["batch"]).standard_normal(
         (row["batch"], 3, row["size"], row["size"])).astype(np.float32))
     bf16 = row["dtype"] == "bfloat16"
