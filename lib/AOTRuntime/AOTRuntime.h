@@ -18,7 +18,8 @@ extern "C" {
 #define NNX_AOT_NORETURN _Noreturn
 #endif
 
-/* Bytes of freed temporaries kept for reuse (Guard.c). */
+/* Bytes of freed temporaries kept for reuse at least (Guard.c: up to the
+ * most bytes of temporaries ever outstanding at once, when that is more). */
 #define NNX_AOT_MAX_CACHED_BYTES ((uint64_t)1 << 30)
 
 /* Ranks the runtime handles (a memref descriptor is built on the stack). */
