@@ -2,8 +2,9 @@
 //
 // The pass: one stage of the matmul schedule (MatmulSchedule.cpp). Stage
 // `tile-matmul` first rewrites convolutions (ConvToMatmuls.cpp) and batched
-// contractions (BatchedContractions.cpp) into matmuls and settles the
-// weights' layouts (ParameterLayouts.cpp), then tiles, splits the row
+// contractions (BatchedContractions.cpp) into matmuls, pools into
+// elementwise generics (PoolingTaps.cpp), and settles the weights' layouts
+// (ParameterLayouts.cpp), then tiles, splits the row
 // remainders (RowRemainders.cpp) and vectorizes; `lower-vectors` lowers the
 // vectors to FMAs on buffers.
 //
@@ -115,6 +116,7 @@ struct NNXApplyCPUSchedulePass
       patterns.add<FoldEmptyIterationDomain>(&getContext());
       nnx::populateBatchedContractionPatterns(patterns);
       nnx::populateConvToMatmulsPatterns(patterns);
+      nnx::populatePoolingTapsPatterns(patterns);
       nnx::populateMatmulToDefaultLayoutPatterns(patterns);
       if (useBF16Dot)
         nnx::populateBF16PairMatmulPatterns(patterns);

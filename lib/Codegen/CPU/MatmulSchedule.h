@@ -74,6 +74,11 @@ void sumKBlocksFromZero(Operation *root);
 /// (ParallelElementwise.cpp).
 void parallelizeElementwise(Operation *root);
 
+/// On tensors: a channels-last pool with a small static window becomes an
+/// elementwise generic reading each window tap through a strided map, the
+/// channels innermost (PoolingTaps.cpp).
+void populatePoolingTapsPatterns(RewritePatternSet &patterns);
+
 } // namespace mlir::nnx
 
 #endif // NNX_LIB_CODEGEN_CPU_MATMULSCHEDULE_H
