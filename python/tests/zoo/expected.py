@@ -48,4 +48,18 @@ EXPECTED = {
     # passes the 1.5x rule (nnx 73, PyTorch 62 contracts).
     "efficientnet_v2_l": Expected("compare", less_accurate("4.8e7",
                                                            "1.96e7")),
+    # Measured on an AMD EPYC Zen 5 VM (family 26), 2026-12-07 at 1adfe4b's
+    # code (it passes on Zen 4: the CI of 2026-12-06). ShuffleNetV2 at 32
+    # pixels amplifies rounding ~50x between its stem and its logits; each
+    # block alone, from float64's input, nnx is as near float64 as PyTorch
+    # (0.04-0.09 contracts both), so where the two end is a draw: batch 2
+    # passes (nnx 2.18, PyTorch 1.85). Fusing every a * b + c into an FMA
+    # (LLVM's AllowFPOpFusion) brings batch 1 to 1.15, but makes a probed
+    # model's numbers differ from the plain one's and moves mobilenet_v2
+    # 1.34 contracts from PyTorch: not taken.
+    "shufflenet_v2_x1_0": Expected("compare", less_accurate("1.80", "1.08")),
+    # The same Zen 5 VM: batch 2 at the edge (batch 1 passes: 0.84 from
+    # PyTorch), nnx 1.48x PyTorch's distance from float64, which the 1.5x
+    # rule would pass.
+    "mobilenet_v2": Expected("compare", edge(1.13, 0.82, 1.21)),
 }
