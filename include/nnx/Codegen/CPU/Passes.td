@@ -28,7 +28,10 @@ def NNXApplyCPUSchedulePass : NNX_Pass<"nnx-apply-cpu-schedule", "::mlir::Module
       runner applies once when it binds the weights); else through a
       `linalg.transpose` per call. Convolutions (groups 1, grouped,
       depthwise) become matmuls per kernel tap (and group) or over
-      gathered patches (ConvToMatmuls.cpp). A matmul whose static N would
+      gathered patches (ConvToMatmuls.cpp). A channels-last pool of at
+      most 64 taps becomes one elementwise generic of its taps, each a
+      strided slice of the input, folded by the pool's own op
+      (PoolingTaps.cpp). A matmul whose static N would
       leave a partial cache tile or a register tile that is not a power of
       two wide is split into column blocks (168: 128, 32, 8). Then every
       `linalg.matmul` is tiled
