@@ -128,17 +128,13 @@ static size_t cache_lower_bound(uint64_t capacity) {
   return lo;
 }
 
-/* Counts `header`'s block (cacheable) as handed out, or (`handed_out`
- * 0) as returned. */
-static void count_outstanding(block_header *header, int handed_out) {
+/* Adds `bytes` (a block handed out, or its negation: returned) to the
+ * outstanding bytes, and keeps their peak. */
+static void count_outstanding(int64_t bytes) {
   pthread_mutex_lock(&cache_mutex);
-  if (!handed_out) {
-    outstanding_bytes -= header->capacity;
-  } else {
-    outstanding_bytes += header->capacity;
-    if (outstanding_bytes > peak_outstanding_bytes)
-      peak_outstanding_bytes = outstanding_bytes;
-  }
+  outstanding_bytes += (uint64_t)bytes;
+  if (outstanding_bytes > peak_outstanding_bytes)
+    peak_outstanding_bytes = outstanding_bytes;
   pthread_mutex_unlock(&cache_mutex);
 }
 
@@ -213,47 +209,40 @@ uint64_t nnx_aot_cached_temporary_bytes(void) {
  * Allocation
  *===----------------------------------------------------------------------===*/
 
-/* A block of `capacity` bytes (at least kHugePage) mapped for itself,
- * from a huge page boundary, with the kernel asked for transparent huge
- * pages: where THP is "madvise" (Debian's default), malloc's large blocks
- * are 4 KiB pages, faulted in one by one on first touch (a batch-16
- * ResNet-50's first call faults ~290,000 of them) and each a TLB entry
- * while a layer streams through the batch. The header sits in the 4 KiB
- * page before. NULL: no mapping. */
-static unsigned char *mapped_block(uint64_t capacity, uint64_t *length) {
-  *length = capacity + kHugePage;
-  void *base = mmap(NULL, *length, PROT_READ | PROT_WRITE,
-                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (base == MAP_FAILED)
-    return NULL;
-  uintptr_t at = ((uintptr_t)base + kHeaderSize + kHugePage - 1) &
-                 ~(uintptr_t)(kHugePage - 1);
-#ifdef MADV_HUGEPAGE
-  /* Advice only: where the kernel has no THP the pages stay small. */
-  (void)madvise((void *)at, capacity, MADV_HUGEPAGE);
-#endif
-  return (unsigned char *)base;
-}
-
 /* A fresh block of `capacity` bytes at an `alignment` (a power of two >=
- * 64) boundary, its header before it. */
+ * 64) boundary, its header before it. A block of at least kHugePage is
+ * mapped for itself from a huge page boundary, with the kernel asked for
+ * transparent huge pages: where THP is "madvise" (Debian's default),
+ * malloc's large blocks are 4 KiB pages, faulted in one by one on first
+ * touch (a batch-16 ResNet-50's first call faults ~290,000 of them) and
+ * each a TLB entry while a layer streams through the batch. Its header
+ * sits in the 4 KiB page before. */
 static block_header *system_block(uint64_t alignment, uint64_t capacity) {
   if (capacity > UINT64_MAX - alignment - kHugePage - kHeaderSize)
     return NULL;
   uint64_t mapped = 0, boundary = alignment;
-  unsigned char *base = NULL;
-  if (capacity >= kHugePage && alignment <= kHugePage)
-    base = mapped_block(capacity, &mapped);
-  if (base) {
-    boundary = kHugePage;
-  } else {
-    mapped = 0;
-    base = malloc(capacity + alignment + kHeaderSize);
+  void *base = NULL;
+  if (capacity >= kHugePage && alignment <= kHugePage) {
+    base = mmap(NULL, capacity + kHugePage, PROT_READ | PROT_WRITE,
+                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED) {
+      base = NULL;
+    } else {
+      mapped = capacity + kHugePage;
+      boundary = kHugePage;
+    }
   }
+  if (!base)
+    base = malloc(capacity + alignment + kHeaderSize);
   if (!base)
     return NULL;
   uintptr_t at = ((uintptr_t)base + kHeaderSize + boundary - 1) &
                  ~(uintptr_t)(boundary - 1);
+#ifdef MADV_HUGEPAGE
+  /* Advice only: where the kernel has no THP the pages stay small. */
+  if (mapped)
+    (void)madvise((void *)at, capacity, MADV_HUGEPAGE);
+#endif
   block_header *header = header_of((void *)at);
   header->base = base;
   header->mapped = mapped;
@@ -309,7 +298,7 @@ static void *allocate(uint64_t alignment, uint64_t size) {
   if (!header)
     return fail_allocation(size);
   if (header->cacheable)
-    count_outstanding(header, 1);
+    count_outstanding((int64_t)header->capacity);
   return track(header);
 }
 
@@ -329,7 +318,7 @@ void _mlir_memref_to_llvm_free(void *block) {
   unlink_block(header);
   pthread_mutex_unlock(&list_mutex);
   if (header->cacheable) {
-    count_outstanding(header, 0);
+    count_outstanding(-(int64_t)header->capacity);
     if (cache_keep(header))
       return;
   }
@@ -399,7 +388,7 @@ nnx_aot_status nnx_aot_guarded_call(nnx_aot_packed_fn fn, void **args,
       block_header *header = g->head.next;
       unlink_block(header);
       if (header->cacheable)
-        count_outstanding(header, 0);
+        count_outstanding(-(int64_t)header->capacity);
       release_block(header);
     }
     pthread_mutex_unlock(&list_mutex);

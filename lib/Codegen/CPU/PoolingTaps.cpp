@@ -31,32 +31,16 @@ namespace {
 /// through that many operands.
 constexpr int64_t kMaxTaps = 64;
 
-/// Whether `op` is a channels-last pool this rewrite takes.
-bool isChannelsLastPool(Operation *op) {
-  return isa<linalg::PoolingNhwcMaxOp, linalg::PoolingNhwcMinOp,
-             linalg::PoolingNhwcSumOp, linalg::PoolingNhwcMaxUnsignedOp,
-             linalg::PoolingNhwcMinUnsignedOp>(op);
-}
+/// `PoolOp`, a channels-last pool (max, min or sum), as the generic of its
+/// taps.
+template <typename PoolOp>
+struct PoolToWindowTaps : public OpRewritePattern<PoolOp> {
+  using OpRewritePattern<PoolOp>::OpRewritePattern;
 
-/// The ints of `op`'s `strides` or `dilations` (`name`); ones when the op
-/// leaves it at its default.
-SmallVector<int64_t> intsOf(Operation *op, StringRef name) {
-  auto attr = op->getAttrOfType<DenseIntElementsAttr>(name);
-  if (!attr)
-    return {1, 1};
-  SmallVector<int64_t> ints;
-  for (const APInt &v : attr.getValues<APInt>())
-    ints.push_back(v.getSExtValue());
-  return ints;
-}
-
-struct PoolToWindowTaps : public OpInterfaceRewritePattern<linalg::LinalgOp> {
-  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
-
-  LogicalResult matchAndRewrite(linalg::LinalgOp op,
+  LogicalResult matchAndRewrite(PoolOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!isChannelsLastPool(op) || !op.hasPureTensorSemantics())
-      return rewriter.notifyMatchFailure(op, "not a channels-last pool");
+    if (!op.hasPureTensorSemantics())
+      return rewriter.notifyMatchFailure(op, "not on tensors");
     auto window = cast<ShapedType>(op.getDpsInputs()[1].getType());
     if (!window.hasStaticShape() || window.getNumElements() > kMaxTaps)
       return rewriter.notifyMatchFailure(op, "not a small static window");
@@ -65,8 +49,10 @@ struct PoolToWindowTaps : public OpInterfaceRewritePattern<linalg::LinalgOp> {
     Block &body = op->getRegion(0).front();
     if (!body.getArgument(1).use_empty())
       return rewriter.notifyMatchFailure(op, "its body reads the window");
-    SmallVector<int64_t> strides = intsOf(op, "strides");
-    SmallVector<int64_t> dilations = intsOf(op, "dilations");
+    auto strides =
+        llvm::to_vector(op.getStrides().template getValues<int64_t>());
+    auto dilations =
+        llvm::to_vector(op.getDilations().template getValues<int64_t>());
 
     Location loc = op.getLoc();
     Value input = op.getDpsInputs()[0], init = op.getDpsInits()[0];
@@ -111,5 +97,10 @@ struct PoolToWindowTaps : public OpInterfaceRewritePattern<linalg::LinalgOp> {
 } // namespace
 
 void mlir::nnx::populatePoolingTapsPatterns(RewritePatternSet &patterns) {
-  patterns.add<PoolToWindowTaps>(patterns.getContext());
+  patterns.add<PoolToWindowTaps<linalg::PoolingNhwcMaxOp>,
+               PoolToWindowTaps<linalg::PoolingNhwcMinOp>,
+               PoolToWindowTaps<linalg::PoolingNhwcSumOp>,
+               PoolToWindowTaps<linalg::PoolingNhwcMaxUnsignedOp>,
+               PoolToWindowTaps<linalg::PoolingNhwcMinUnsignedOp>>(
+      patterns.getContext());
 }
