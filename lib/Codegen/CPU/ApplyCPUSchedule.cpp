@@ -118,13 +118,19 @@ struct NNXApplyCPUSchedulePass
       nnx::populateConvToMatmulsPatterns(patterns);
       nnx::populatePoolingTapsPatterns(patterns);
       nnx::populateMatmulToDefaultLayoutPatterns(patterns);
+      nnx::populateLayoutAlgebraPatterns(patterns);
       if (useBF16Dot)
         nnx::populateBF16PairMatmulPatterns(patterns);
       if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
         return signalPassFailure();
       // Layer kernels (nnx-outline-layers) read their weights through the
-      // layouts their callers then bind.
+      // layouts their callers then bind; there those compose with the
+      // callers' own (a convolution's HWCF weight, then its bf16 pairs).
       nnx::hoistKernelArgumentLayouts(getOperation());
+      RewritePatternSet algebra(&getContext());
+      nnx::populateLayoutAlgebraPatterns(algebra);
+      if (failed(applyPatternsGreedily(getOperation(), std::move(algebra))))
+        return signalPassFailure();
       for (auto func : getOperation().getOps<func::FuncOp>())
         nnx::foldParameterPermutations(func);
       const nnx::MatmulTiles &tiles = nnx::matmulTilesFor(tileBits);

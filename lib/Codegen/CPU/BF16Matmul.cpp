@@ -24,9 +24,11 @@
 
 #include "nnx/Codegen/CPU/Layouts.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -118,9 +120,14 @@ struct MatmulToBF16Pairs : public OpRewritePattern<linalg::MatmulOp> {
 
   /// B (N x K, or K x N unless `transposedB`) as K/2 x N x 2: a new
   /// constant when B is one, else a transpose of its N x K/2 x 2 (K/2 x 2 x
-  /// N) view; a bind-time layout for a parameter B^T.
+  /// N) view; a bind-time layout for a parameter B^T. A K x N tap of a
+  /// larger weight (a convolution's) is a slice of the whole weight packed
+  /// so (packWholeWeight).
   static Value packPairs(PatternRewriter &rewriter, Location loc, Value b,
                          int64_t n, int64_t pairs, bool transposedB) {
+    if (!transposedB)
+      if (Value tap = packWholeWeight(rewriter, loc, b, pairs))
+        return tap;
     Type bf16 = rewriter.getBF16Type();
     SmallVector<int64_t> shape = transposedB
                                      ? SmallVector<int64_t>{n, pairs, 2}
@@ -140,6 +147,106 @@ struct MatmulToBF16Pairs : public OpRewritePattern<linalg::MatmulOp> {
                                          ArrayRef<int64_t>{pairs, n, 2}, bf16);
     return linalg::TransposeOp::create(rewriter, loc, view, init, perm)
         .getResult()[0];
+  }
+
+  /// The static weight W (... x C x N, C even) that `tap` (K x N) is a
+  /// slice of, with the tap's offsets in W's leading dims and, last, its
+  /// offset in C's pairs: `tap` a unit-stride `tensor.extract_slice` taking
+  /// one index of each leading dim, K rows of C from an even offset (a
+  /// group's: an affine multiple of 2) and the whole of N; or a
+  /// `tensor.collapse_shape` of W's unit leading dims into C (a 1 x 1
+  /// convolution's weight).
+  static Value weightOfTap(OpBuilder &b, Location loc, Value tap,
+                           SmallVectorImpl<OpFoldResult> &offsets) {
+    if (auto collapse = tap.getDefiningOp<tensor::CollapseShapeOp>()) {
+      auto type = collapse.getSrcType();
+      ArrayRef<int64_t> shape = type.getShape();
+      if (!type.hasStaticShape() || shape.size() < 3 ||
+          collapse.getReassociationIndices().back().size() != 1 ||
+          llvm::any_of(shape.drop_back(2), [](int64_t d) { return d != 1; }))
+        return Value();
+      offsets.assign(shape.size() - 1, b.getIndexAttr(0));
+      return collapse.getSrc();
+    }
+    auto slice = tap.getDefiningOp<tensor::ExtractSliceOp>();
+    if (!slice || slice.getType().getRank() != 2 || !slice.hasUnitStride() ||
+        !slice.getSourceType().hasStaticShape())
+      return Value();
+    ArrayRef<int64_t> shape = slice.getSourceType().getShape();
+    int64_t rank = shape.size();
+    ArrayRef<int64_t> sizes = slice.getStaticSizes();
+    if (rank < 3 || shape[rank - 2] % 2 != 0 || sizes[rank - 1] != shape.back())
+      return Value();
+    for (int64_t d = 0; d < rank - 2; ++d)
+      if (sizes[d] != 1)
+        return Value();
+    SmallVector<OpFoldResult> at = slice.getMixedOffsets();
+    if (!isZeroInteger(at.back()))
+      return Value();
+    OpFoldResult row = at[rank - 2];
+    std::optional<int64_t> constant = getConstantIntValue(row);
+    auto apply = dyn_cast_if_present<Value>(row)
+                     ? cast<Value>(row).getDefiningOp<affine::AffineApplyOp>()
+                     : affine::AffineApplyOp();
+    if (constant ? *constant % 2 != 0
+                 : !apply || !apply.getAffineMap().getResult(0).isMultipleOf(2))
+      return Value();
+    AffineExpr d0;
+    bindDims(b.getContext(), d0);
+    offsets.assign(at.begin(), at.end() - 2);
+    offsets.push_back(
+        affine::makeComposedFoldedAffineApply(b, loc, d0.floorDiv(2), {row}));
+    return slice.getSource();
+  }
+
+  /// When `b` (K x N) is a tap of a static weight W (weightOfTap), W packed
+  /// as ... x C/2 x N x 2 where W is defined and the tap's slice of that;
+  /// else null. Every tap then reads one packed weight (equal packings are
+  /// one after CSE), which a parameter gets at bind time, instead of each
+  /// tap packing its slice per call (or per iteration of a loop of taps).
+  static Value packWholeWeight(PatternRewriter &rewriter, Location loc, Value b,
+                               int64_t pairs) {
+    SmallVector<OpFoldResult> at;
+    Value w = weightOfTap(rewriter, loc, b, at);
+    if (!w)
+      return Value();
+    auto wType = cast<RankedTensorType>(w.getType());
+    int64_t rank = wType.getRank();
+    int64_t c = wType.getDimSize(rank - 2), n = wType.getDimSize(rank - 1);
+    // W as ... x C/2 x 2 x N, transposed to ... x C/2 x N x 2.
+    SmallVector<int64_t> split(wType.getShape().drop_back(2)), perm;
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t d = 0; d < rank - 2; ++d)
+      groups.push_back({d});
+    groups.push_back({rank - 2, rank - 1});
+    groups.push_back({rank});
+    split.append({c / 2, 2, n});
+    for (int64_t d = 0; d < rank - 1; ++d)
+      perm.push_back(d);
+    perm.append({rank, rank - 1});
+    auto viewType = RankedTensorType::get(split, wType.getElementType());
+    Value packed;
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointAfterValue(w);
+      DenseElementsAttr dense;
+      if (matchPattern(w, m_Constant(&dense))) {
+        packed = arith::ConstantOp::create(
+            rewriter, loc, permuteDense(dense.reshape(viewType), perm));
+      } else {
+        Value view =
+            tensor::ExpandShapeOp::create(rewriter, loc, viewType, w, groups);
+        packed = permuteTensor(rewriter, loc, view, perm);
+      }
+    }
+    SmallVector<OpFoldResult> sizes(rank - 2, rewriter.getIndexAttr(1)),
+        steps(rank + 1, rewriter.getIndexAttr(1));
+    for (int64_t size : {pairs, n, int64_t(2)})
+      sizes.push_back(rewriter.getIndexAttr(size));
+    at.append(2, rewriter.getIndexAttr(0));
+    auto tapType = RankedTensorType::get({pairs, n, 2}, wType.getElementType());
+    return tensor::ExtractSliceOp::create(rewriter, loc, tapType, packed, at,
+                                          sizes, steps);
   }
 };
 
@@ -333,8 +440,8 @@ private:
 };
 
 /// Whether `op` is a pair contraction on buffers the kernel can run: the
-/// maps and element types MatmulToBF16Pairs writes, B static, the last
-/// dims of A and C contiguous.
+/// maps and element types MatmulToBF16Pairs writes, B static and
+/// contiguous, the last dims of A and C contiguous.
 bool isPairContraction(linalg::GenericOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 ||
@@ -346,7 +453,8 @@ bool isPairContraction(linalg::GenericOp op) {
   if (!a || !packed || !c || !a.getElementType().isBF16() ||
       !packed.getElementType().isBF16() || !c.getElementType().isF32())
     return false;
-  return packed.hasStaticShape() && packed.getLayout().isIdentity() &&
+  // B contiguous (a tap of a packed weight starts where its tap does).
+  return memref::isStaticShapeAndContiguousRowMajor(packed) &&
          packed.getDimSize(2) == 2 && a.isLastDimUnitStride() &&
          c.isLastDimUnitStride();
 }

@@ -57,11 +57,14 @@ struct NNXExpandBF16CastsPass
   using Base::Base;
 
   void runOnOperation() override {
-    // The target's AVX512_BF16 converts and computes bf16 itself.
-    if (!always && nnx::getModuleTarget(getOperation()).getAvx512Bf16())
-      return;
+    // No target computes on bf16: LLVM would promote each op through f32
+    // itself, one scalar at a time (its loop vectorizer keeps bf16
+    // arithmetic scalar), where f32 ops between conversions vectorize.
     if (failed(emulateBF16Arithmetic(getOperation())))
       return signalPassFailure();
+    // The target's AVX512_BF16 converts bf16 itself.
+    if (!always && nnx::getModuleTarget(getOperation()).getAvx512Bf16())
+      return;
     RewritePatternSet patterns(&getContext());
     arith::populateExpandBFloat16Patterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

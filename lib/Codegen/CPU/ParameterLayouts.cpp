@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
@@ -122,11 +123,85 @@ struct MatmulToDefaultLayout : public OpRewritePattern<linalg::MatmulOp> {
   }
 };
 
+/// A static `tensor.expand_shape` of a transpose's sole use as the
+/// transpose of the expanded input: the split moves ahead of the
+/// permutation, so that a parameter read as split-then-permuted (the bf16
+/// pairs of a convolution's HWCF weight) is one layout of it.
+struct ExpandShapeOfTranspose : public OpRewritePattern<tensor::ExpandShapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(tensor::ExpandShapeOp expand,
+                                PatternRewriter &rewriter) const override {
+    auto transpose = expand.getSrc().getDefiningOp<linalg::TransposeOp>();
+    if (!transpose || !transpose.hasPureTensorSemantics() ||
+        !transpose->getResult(0).hasOneUse() ||
+        !expand.getResultType().hasStaticShape())
+      return rewriter.notifyMatchFailure(expand, "not a static split of a "
+                                                 "transpose used once");
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    SmallVector<ReassociationIndices> groups = expand.getReassociationIndices();
+    ArrayRef<int64_t> split = expand.getResultType().getShape();
+    // Input dim perm[i] splits as result dim i does; the groups of the
+    // input in its own dim order.
+    SmallVector<int64_t> inverse = invertPermutationVector(perm);
+    SmallVector<ReassociationIndices> inGroups;
+    SmallVector<int64_t> inShape, firstOf(perm.size());
+    for (int64_t j = 0, e = perm.size(); j < e; ++j) {
+      firstOf[j] = inShape.size();
+      ReassociationIndices group;
+      for (int64_t d : groups[inverse[j]]) {
+        group.push_back(inShape.size());
+        inShape.push_back(split[d]);
+      }
+      inGroups.push_back(group);
+    }
+    SmallVector<int64_t> newPerm;
+    for (auto [i, group] : llvm::enumerate(groups))
+      for (size_t q = 0; q < group.size(); ++q)
+        newPerm.push_back(firstOf[perm[i]] + q);
+    Location loc = expand.getLoc();
+    Type element = expand.getResultType().getElementType();
+    Value view = tensor::ExpandShapeOp::create(
+        rewriter, loc, RankedTensorType::get(inShape, element),
+        transpose.getInput(), inGroups);
+    Value init = tensor::EmptyOp::create(rewriter, loc, split, element);
+    rewriter.replaceOpWithNewOp<linalg::TransposeOp>(expand, view, init,
+                                                     newPerm);
+    return success();
+  }
+};
+
+/// A transpose of a transpose used once as one transpose.
+struct ComposeTransposes : public OpRewritePattern<linalg::TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::TransposeOp outer,
+                                PatternRewriter &rewriter) const override {
+    auto inner = outer.getInput().getDefiningOp<linalg::TransposeOp>();
+    if (!inner || !outer.hasPureTensorSemantics() ||
+        !inner.hasPureTensorSemantics() || !inner->getResult(0).hasOneUse())
+      return rewriter.notifyMatchFailure(outer, "not a transpose of one");
+    // Result dim i is the inner result's dim outer[i], the input's dim
+    // inner[outer[i]].
+    SmallVector<int64_t> perm;
+    for (int64_t d : outer.getPermutation())
+      perm.push_back(inner.getPermutation()[d]);
+    rewriter.replaceOpWithNewOp<linalg::TransposeOp>(outer, inner.getInput(),
+                                                     outer.getInit(), perm);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::nnx::populateMatmulToDefaultLayoutPatterns(
     RewritePatternSet &patterns) {
   patterns.add<MatmulToDefaultLayout>(patterns.getContext());
+}
+
+void mlir::nnx::populateLayoutAlgebraPatterns(RewritePatternSet &patterns) {
+  patterns.add<ExpandShapeOfTranspose, ComposeTransposes>(
+      patterns.getContext());
 }
 
 /// The permutation every use of `arg` reads it through, if they all are

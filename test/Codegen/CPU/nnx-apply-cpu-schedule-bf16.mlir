@@ -148,3 +148,35 @@ func.func @tied(%ids: tensor<3xindex>, %w: tensor<72x8xbf16> {nnx.parameter = "w
          outs(%c : tensor<3x72xf32>) -> tensor<3x72xf32>
   return %r : tensor<3x72xf32>
 }
+
+// -----
+
+// A convolution's taps read one packed weight: the F x C x kh x kw
+// parameter, transposed to kh x kw x C x F for the taps and split into
+// pairs of C, is asked for as kh x kw x C/2 x F x 2 (one split and one
+// permutation, composed) and each tap is a contiguous slice of it; the
+// lowered loop of taps runs the vdpbf16ps kernel on that slice (nothing is
+// packed per call or per tap).
+// TILE-LABEL: func.func @conv3x3(
+// TILE-SAME:      %[[W:[a-z0-9]+]]: tensor<3x3x8x4x2xbf16> {nnx.parameter = "conv.weight"}
+// TILE-SAME:      nnx.parameter_layouts = {conv.weight = {permutation = array<i64: 3, 4, 1, 0, 2>, shape = array<i64: 4, 8, 2, 3, 3>}}
+// TILE-NOT:     linalg.transpose
+// TILE:         scf.for
+// TILE:           %[[TAP:.*]] = tensor.extract_slice %[[W]][%{{.*}}, %{{.*}}, 0, 0, 0] [1, 1, 8, 4, 2] [1, 1, 1, 1, 1] : tensor<3x3x8x4x2xbf16> to tensor<8x4x2xbf16>
+// TILE:           linalg.generic {{.*}} ins(%{{.*}}, %[[TAP]] : tensor<48x8x2xbf16>, tensor<8x4x2xbf16>)
+// TILE-NOT:     linalg.transpose
+// OFF-LABEL: func.func @conv3x3(
+// OFF-NOT:     x86vector
+// LOWER-LABEL: func.func @conv3x3(
+// LOWER:         scf.for
+// LOWER:           memref.subview %{{.*}} : memref<3x3x8x4x2xbf16> to memref<8x4x2xbf16, strided<[8, 2, 1], offset: ?>>
+// LOWER:           x86vector.avx512.dot
+// LOWER-NOT:     linalg.generic {{.*}}"reduction", "reduction"
+// THREADS-LABEL: func.func @conv3x3(
+func.func @conv3x3(%x: tensor<?x8x8x16xbf16>, %w: tensor<4x16x3x3xbf16> {nnx.parameter = "conv.weight"}, %out: tensor<?x6x6x4xf32>) -> tensor<?x6x6x4xf32> {
+  %e = tensor.empty() : tensor<3x3x16x4xbf16>
+  %t = linalg.transpose ins(%w : tensor<4x16x3x3xbf16>) outs(%e : tensor<3x3x16x4xbf16>) permutation = [2, 3, 1, 0]
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %t : tensor<?x8x8x16xbf16>, tensor<3x3x16x4xbf16>) outs(%out : tensor<?x6x6x4xf32>) -> tensor<?x6x6x4xf32>
+  return %r : tensor<?x6x6x4xf32>
+}

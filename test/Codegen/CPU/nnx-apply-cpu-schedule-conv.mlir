@@ -95,11 +95,12 @@ func.func @constant(%x: tensor<1x1x4x4xf32>, %init: tensor<1x2x4x3xf32>) -> tens
 
 // A depthwise conv takes the same phases and taps; each tap is a
 // channels-last multiply-add of a row block by the tap's C weights, and the
-// C x kh x kw weight is read as kh x kw x 1 x C.
+// C x kh x kw weight is read as kh x kw x 1 x C (split first, then
+// permuted: one layout a parameter is bound in).
 // CHECK-LABEL: func.func @depthwise(
 // CHECK-NOT:     linalg.depthwise_conv_2d_nchw_chw
-// CHECK:         linalg.transpose ins(%{{.*}} : tensor<4x3x3xf32>) outs(%{{.*}} : tensor<3x3x4xf32>) permutation = [1, 2, 0]
-// CHECK:         tensor.expand_shape {{.*}} into tensor<3x3x1x4xf32>
+// CHECK:         tensor.expand_shape {{.*}} into tensor<1x4x3x3xf32>
+// CHECK:         linalg.transpose ins(%{{.*}} : tensor<1x4x3x3xf32>) outs(%{{.*}} : tensor<3x3x1x4xf32>) permutation = [2, 3, 0, 1]
 // CHECK:         tensor.collapse_shape {{.*}} into tensor<1x1x72x4xf32>
 // CHECK:         scf.for %{{.*}} = %c0 to %c9 step %c1 iter_args(%{{.*}} = %{{.*}}) -> (tensor<48x4xf32>)
 // CHECK-DAG:       %[[ROWS:.*]] = tensor.extract_slice %{{.*}} : tensor<1x1x72x4xf32> to tensor<48x4xf32>

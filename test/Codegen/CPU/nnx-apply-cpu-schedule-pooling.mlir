@@ -68,3 +68,23 @@ func.func @large_window(%x: tensor<1x9x9x4xf32>, %out: tensor<1x1x1x4xf32>) -> t
       ins(%x, %w : tensor<1x9x9x4xf32>, tensor<9x9xf32>) outs(%out : tensor<1x1x1x4xf32>) -> tensor<1x1x1x4xf32>
   return %r : tensor<1x1x1x4xf32>
 }
+
+// A bf16 max pool folds its taps in f32 and rounds once (no instruction
+// computes on bf16; LLVM kept its own promotion of a bf16 max scalar).
+// CHECK-LABEL: func.func @max_bf16(
+// CHECK:         linalg.generic
+// CHECK:         ^bb0(%[[A:[a-z0-9_]+]]: bf16, %[[B:[a-z0-9_]+]]: bf16, %[[C:[a-z0-9_]+]]: bf16, %[[D:[a-z0-9_]+]]: bf16, %[[ACC:[a-z0-9_]+]]: bf16):
+// CHECK:           %[[ACC32:.*]] = arith.extf %[[ACC]] : bf16 to f32
+// CHECK:           %[[A32:.*]] = arith.extf %[[A]] : bf16 to f32
+// CHECK:           %[[M0:.*]] = arith.maximumf %[[ACC32]], %[[A32]] : f32
+// CHECK:           %[[B32:.*]] = arith.extf %[[B]] : bf16 to f32
+// CHECK:           %[[M1:.*]] = arith.maximumf %[[M0]], %[[B32]] : f32
+// CHECK-COUNT-2:   arith.maximumf %{{.*}} : f32
+// CHECK-NEXT:      %[[R:.*]] = arith.truncf %{{.*}} : f32 to bf16
+// CHECK-NEXT:      linalg.yield %[[R]] : bf16
+func.func @max_bf16(%x: tensor<?x9x9x32xbf16>, %out: tensor<?x8x8x32xbf16>) -> tensor<?x8x8x32xbf16> {
+  %w = tensor.empty() : tensor<2x2xbf16>
+  %r = linalg.pooling_nhwc_max {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<?x9x9x32xbf16>, tensor<2x2xbf16>) outs(%out : tensor<?x8x8x32xbf16>) -> tensor<?x8x8x32xbf16>
+  return %r : tensor<?x8x8x32xbf16>
+}

@@ -4,7 +4,8 @@
 // cap below AVX-512), every truncf to bf16 (rounding to nearest even: add
 // 0x7fff plus the kept lowest bit, NaN kept) and every extf from bf16 (a
 // shift) goes; f16 conversions stay. A target with avx512_bf16 keeps them
-// for LLVM, whatever NNX_JIT_MAX_ISA says.
+// for LLVM, whatever NNX_JIT_MAX_ISA says, but its bf16 arithmetic runs in
+// f32 between them too (no instruction computes on bf16).
 // RUN: nnx-opt %s -split-input-file --nnx-expand-bf16-casts=always | FileCheck %s
 // RUN: nnx-opt %s -split-input-file --nnx-expand-bf16-casts | FileCheck %s
 // RUN: nnx-opt %s -split-input-file --nnx-set-target="vector-bits=512 avx512-bf16=true max-isa=avx2" --nnx-expand-bf16-casts | FileCheck %s
@@ -15,7 +16,12 @@
 // KEEP: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
 // KEEP: arith.extf %{{.*}} : vector<16xbf16> to vector<16xf32>
 // KEEP-LABEL: func.func @arithmetic(
-// KEEP: arith.addf %{{.*}} : vector<8xbf16>
+// KEEP-NOT: arith.addf %{{.*}} : vector<8xbf16>
+// KEEP: arith.extf %{{.*}} : vector<8xbf16> to vector<8xf32>
+// KEEP: arith.addf %{{.*}} : vector<8xf32>
+// KEEP: arith.truncf %{{.*}} : vector<8xf32> to vector<8xbf16>
+// KEEP: math.exp %{{.*}} : vector<8xf32>
+// KEEP: arith.truncf %{{.*}} : vector<8xf32> to vector<8xbf16>
 // CHECK-LABEL: func.func @casts(
 // CHECK-SAME:      %[[X:[a-z0-9]+]]: vector<16xf32>, %[[Y:[a-z0-9]+]]: vector<16xbf16>
 // CHECK-DAG:     %[[ONE:.*]] = arith.constant dense<1> : vector<16xi32>
@@ -62,4 +68,22 @@ func.func @arithmetic(%a: vector<8xbf16>, %b: vector<8xbf16>) -> vector<8xbf16> 
   %s = arith.addf %a, %b : vector<8xbf16>
   %e = math.exp %s : vector<8xbf16>
   return %e : vector<8xbf16>
+}
+
+// -----
+
+// A bf16 max pool's body as convert-linalg-to-loops leaves it (scalars): the
+// max runs in f32 on every target, which LLVM vectorizes (its own promotion
+// of a bf16 max stayed one element at a time).
+// CHECK-LABEL: func.func @pool_max(
+// CHECK:         arith.maximumf %{{.*}}, %{{.*}} : f32
+// CHECK-NOT:     arith.maximumf %{{.*}} : bf16
+// KEEP-LABEL: func.func @pool_max(
+// KEEP-DAG:     %[[A:.*]] = arith.extf %{{.*}} : bf16 to f32
+// KEEP-DAG:     %[[B:.*]] = arith.extf %{{.*}} : bf16 to f32
+// KEEP:         %[[M:.*]] = arith.maximumf %{{.*}}, %{{.*}} : f32
+// KEEP:         arith.truncf %[[M]] {{.*}}: f32 to bf16
+func.func @pool_max(%a: bf16, %b: bf16) -> bf16 {
+  %m = arith.maximumf %a, %b : bf16
+  return %m : bf16
 }

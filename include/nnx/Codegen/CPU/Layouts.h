@@ -47,6 +47,12 @@ SmallVector<AffineMap> transposedBMatmulMaps(MLIRContext *ctx);
 /// constant at compile time, else by a `linalg.transpose`).
 void populateMatmulToDefaultLayoutPatterns(RewritePatternSet &patterns);
 
+/// The layout algebra that keeps a weight's reads one split-then-permute of
+/// it (which foldParameterPermutations binds): a static
+/// `tensor.expand_shape` of a transpose used once as the transpose of the
+/// split input, and a transpose of a transpose used once as one transpose.
+void populateLayoutAlgebraPatterns(RewritePatternSet &patterns);
+
 /// A parameter argument (`nnx.parameter`) that is only read through
 /// `linalg.transpose` ops of one permutation is asked for in that layout:
 /// its type becomes the permuted one, the transposes go, and the function's

@@ -406,7 +406,7 @@ def NNXPublicResultsToOutParamsPass
 
 def NNXExpandBF16CastsPass
     : NNX_Pass<"nnx-expand-bf16-casts", "::mlir::ModuleOp"> {
-  let summary = "bf16 arithmetic and conversions without AVX512_BF16";
+  let summary = "bf16 arithmetic in f32; bf16 conversions without AVX512_BF16";
   let description = [{
     Without AVX512_BF16 (`vcvtneps2bf16`), LLVM converts f32 to bf16 (and
     promotes bf16 arithmetic through f32) by calling compiler-rt's
@@ -417,9 +417,12 @@ def NNXExpandBF16CastsPass
     one rounding per op, as before), then every `arith.truncf` to bf16
     (rounding to nearest, ties to even; NaN stays NaN) and `arith.extf`
     from bf16 (a shift) into integer ops that vectorize (upstream's bf16
-    expansion of arith-expand). It runs when the module's `nnx.target`
-    (`#nnx.target`; without one the default target) has no `avx512_bf16`,
-    or with `always`. The results are the bits the instructions give.
+    expansion of arith-expand). The second step runs when the module's
+    `nnx.target` (`#nnx.target`; without one the default target) has no
+    `avx512_bf16`, or with `always`; the first always runs, since no x86
+    instruction computes on bf16 and LLVM keeps the loops of the ops it
+    promotes itself scalar (a bf16 max pool ran one element at a time).
+    The results are the bits the instructions give.
   }];
   let options = [
     Option<"always", "always", "bool", /*default=*/"false",
