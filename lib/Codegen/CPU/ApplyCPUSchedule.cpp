@@ -136,8 +136,10 @@ struct NNXApplyCPUSchedulePass
       const nnx::MatmulTiles &tiles = nnx::matmulTilesFor(tileBits);
       nnx::splitColumnRemainders(getOperation(), tiles.cacheN, tiles.regN);
     }
-    if (!tiling)
+    if (!tiling) {
       nnx::lowerBF16PairContractions(getOperation(), parallel);
+      nnx::vectorizeNarrowFloatElementwise(getOperation(), tileBits / 32);
+    }
     if (failed(applySequence(entry)))
       return signalPassFailure();
     if (tiling) {

@@ -55,6 +55,12 @@ void populateBF16PairMatmulPatterns(RewritePatternSet &patterns);
 /// tiles (`vdpbf16ps`); `parallel`: N cache blocks in an scf.forall.
 void lowerBF16PairContractions(Operation *root, bool parallel);
 
+/// On buffers: each elementwise generic computing on bf16 or f16 whose
+/// innermost dim is static, a multiple of `lanes` and contiguous becomes
+/// loops of `lanes`-wide vector ops (NarrowFloatVectors.cpp), which LLVM's
+/// loop vectorizer does not make of it.
+void vectorizeNarrowFloatElementwise(Operation *root, int64_t lanes);
+
 /// The dynamic M remainders below `regM` rows become loops over static row
 /// blocks.
 void splitRowRemainders(Operation *root, int64_t regM);
