@@ -117,6 +117,72 @@ def test_linear_accumulates_in_f32_and_rounds_once(shape, dtype, threads, isa,
     testing.assert_within(run(c, x, dtype), ref, bound, f"{dtype} Linear {shape}")
 
 
+# -- convolutions and pools: the taps on packed weights, pools in f32 ----------
+
+# (C, F, kernel, stride, padding, groups): a 3 x 3 conv on its stride-1
+# taps, one at stride 2 in two groups (each group's taps slice the packed
+# weight from an even offset of C), a 1 x 1 conv, and a stem's odd C = 3
+# (no pairs: the f32 tiles).
+CONVS = [(16, 32, 3, 1, 1, 1), (16, 32, 3, 2, 1, 2), (32, 48, 1, 1, 0, 1),
+         (3, 16, 7, 2, 3, 1)]
+
+
+@pytest.mark.parametrize("isa", ["host", "avx2"])
+@pytest.mark.parametrize("conv", CONVS, ids=lambda c: "c{}f{}k{}s{}p{}g{}".format(*c))
+def test_conv_accumulates_in_f32_and_rounds_once(conv, isa, monkeypatch):
+    """A bf16 Conv2d is a matmul of its windows (one per group) by the
+    weight: within the f32 accumulation bound plus one rounding of the
+    float64 function of the same rounded operands, on the vdpbf16ps tiles
+    (each conv's weight packed once, its taps slices of it) and on the f32
+    tiles (NNX_JIT_MAX_ISA=avx2)."""
+    if isa == "avx2":
+        monkeypatch.setenv("NNX_JIT_MAX_ISA", "avx2")
+    c, f, k, stride, pad, groups = conv
+    torch.manual_seed(c + f + k)
+    layer = torch.nn.Conv2d(c, f, k, stride, pad, groups=groups)
+    model = torch.nn.Sequential(layer).eval().to(torch.bfloat16)
+    x = narrow(np.random.default_rng(k).standard_normal((3, c, 12, 12)), "bf16")
+    compiled_conv = nnx.compile(model, inputs=[(None, c, 12, 12)], threads=1)
+    got = run(compiled_conv, x, "bf16")
+    w = layer.weight.detach().double()
+    windows = torch.nn.functional.unfold(torch.from_numpy(x), k, padding=pad,
+                                         stride=stride)  # N x (C k k) x L
+    n, _, spots = windows.shape
+    cg, fg = c // groups, f // groups
+    ref = np.empty((n, f, spots))
+    bound = np.empty_like(ref)
+    for g in range(groups):
+        a = windows[:, g * cg * k * k:(g + 1) * cg * k * k, :]
+        a = a.permute(0, 2, 1).reshape(n * spots, cg * k * k).numpy()
+        b = w[g * fg:(g + 1) * fg].reshape(fg, -1).numpy().T
+        r, e = testing.narrow_matmul_bound(
+            a, b, layer.bias.detach().double().numpy()[g * fg:(g + 1) * fg])
+        ref[:, g * fg:(g + 1) * fg] = r.reshape(n, spots, fg).transpose(0, 2, 1)
+        bound[:, g * fg:(g + 1) * fg] = e.reshape(n, spots, fg).transpose(0, 2, 1)
+    testing.assert_within(got.reshape(n, f, spots), ref, bound,
+                          f"bf16 conv {conv} ({isa})")
+
+
+@pytest.mark.parametrize("isa", ["host", "avx2"])
+def test_max_pool_is_exact(isa, monkeypatch):
+    """A bf16 max pool (its taps folded in f32, the loop vectorized) picks
+    elements: bit-identical to PyTorch's, NaN propagated."""
+    if isa == "avx2":
+        monkeypatch.setenv("NNX_JIT_MAX_ISA", "avx2")
+    model = torch.nn.Sequential(torch.nn.MaxPool2d(3, 2, 1)).to(torch.bfloat16)
+    x = torch.randn(2, 32, 15, 15).to(torch.bfloat16)
+    x[1, 5, 7, 7] = float("nan")
+    pool = nnx.compile(model, inputs=[((None, 32, 15, 15), torch.bfloat16)],
+                       threads=1)
+    got, _ = pool(x)
+    want = model(x)
+    assert got.dtype == torch.bfloat16
+    assert torch.equal(torch.isnan(got), torch.isnan(want))
+    assert torch.isnan(want).any()
+    same = ~torch.isnan(want)
+    assert torch.equal(got[same], want[same])
+
+
 def test_linear_bound_catches_a_bf16_accumulator():
     """The bound is tight enough to tell f32 accumulation from bf16: a sum
     rounded to bf16 at every step breaks it on a 1024-long dot product."""

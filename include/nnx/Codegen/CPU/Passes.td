@@ -46,7 +46,11 @@ def NNXApplyCPUSchedulePass : NNX_Pass<"nnx-apply-cpu-schedule", "::mlir::Module
       Loop-invariant subsets are hoisted, so the accumulator tile lives in
       registers across the K loop.
     * `lower-vectors` (on buffers): contractions lowered to outer products
-      (vector FMAs), transfers to rank-1 loads and stores.
+      (vector FMAs), transfers to rank-1 loads and stores; an elementwise
+      generic computing on bf16 or f16 whose innermost dim is static, a
+      multiple of the lanes and contiguous becomes loops of vector ops
+      along it (NarrowFloatVectors.cpp: LLVM's vectorizer keeps such loops
+      scalar).
 
     The register tiles and the bf16 tiles follow the module's `nnx.target`
     (`#nnx.target`: `vector_bits`, `avx512_bf16`; without one the default
@@ -56,8 +60,11 @@ def NNXApplyCPUSchedulePass : NNX_Pass<"nnx-apply-cpu-schedule", "::mlir::Module
     bf16 matmuls (bf16 operands, f32 accumulators) on AVX512_BF16 targets
     (`bf16-dot`): at `tile-matmul` a 4-D contraction over pairs of K with
     B packed K/2 x N x 2 (a parameter's bind-time layout
-    `{shape = [N, K/2, 2], permutation = [1, 0, 2]}`), at `lower-vectors`
-    6 x 64 register tiles of `x86vector.avx512.dot` (BF16Matmul.cpp).
+    `{shape = [N, K/2, 2], permutation = [1, 0, 2]}`; a convolution's taps
+    slice one weight packed whole, kh x kw x C/2 x F x 2, its HWCF
+    permutation and the split composed into one layout), at
+    `lower-vectors` 6 x 64 register tiles of `x86vector.avx512.dot`
+    (BF16Matmul.cpp).
   }];
   let options = [
     Option<"stage", "stage", "::mlir::nnx::CPUScheduleStage",
