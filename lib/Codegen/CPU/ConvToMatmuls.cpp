@@ -113,6 +113,9 @@ RankedTensorType typeOf(ArrayRef<OpFoldResult> sizes, Type elt) {
 struct UnpaddedInput {
   Value source;
   OpFoldResult low[2], high[2];
+  /// Zero channels after the source's (a bf16 conv's odd C made even:
+  /// BF16Matmul.cpp's pairs of channels); channels-last only.
+  int64_t channelsAfter = 0;
 };
 
 UnpaddedInput unpad(OpBuilder &b, Value x, bool channelsLast) {
@@ -125,11 +128,17 @@ UnpaddedInput unpad(OpBuilder &b, Value x, bool channelsLast) {
   SmallVector<OpFoldResult> low = pad.getMixedLowPad(),
                             high = pad.getMixedHighPad();
   unsigned first = channelsLast ? 1 : 2;
-  for (unsigned d = 0; d < 4; ++d)
-    if ((d < first || d > first + 1) &&
-        (!isZeroInteger(low[d]) || !isZeroInteger(high[d])))
+  std::optional<int64_t> after = getConstantIntValue(high[3]);
+  for (unsigned d = 0; d < 4; ++d) {
+    bool padded = !isZeroInteger(low[d]) || !isZeroInteger(high[d]);
+    bool trailingChannels =
+        channelsLast && d == 3 && isZeroInteger(low[d]) && after && *after > 0;
+    if ((d < first || d > first + 1) && padded && !trailingChannels)
       return in;
+  }
   in.source = pad.getSource();
+  if (channelsLast)
+    in.channelsAfter = *after;
   for (unsigned i = 0; i < 2; ++i) {
     in.low[i] = low[first + i];
     in.high[i] = high[first + i];
@@ -173,6 +182,7 @@ Value phaseImages(OpBuilder &b, Location loc, const TapGeometry &g,
   // A channels-last input with one phase (stride 1), no padding and no
   // extra row (one kernel column) is its own phase image: read in place.
   if (g.channelsLast && sh == 1 && sw == 1 && g.kw == 1 &&
+      in.channelsAfter == 0 &&
       llvm::all_of(llvm::concat<const OpFoldResult>(in.low, in.high),
                    isZeroInteger)) {
     using RI = ReassociationIndices;
@@ -188,8 +198,11 @@ Value phaseImages(OpBuilder &b, Location loc, const TapGeometry &g,
     return nnx::reshapeTensor(b, loc, flat, typeOf(one, elt),
                               ArrayRef<RI>{{0}, {1, 2}, {3}}, one);
   }
+  // The phases hold g.c channels, the input's first g.c - channelsAfter
+  // of them (the rest stay zero).
   OpFoldResult zero = b.getIndexAttr(0), unit = b.getIndexAttr(1),
-               c = b.getIndexAttr(g.c);
+               c = b.getIndexAttr(g.c),
+               sourceC = b.getIndexAttr(g.c - in.channelsAfter);
   SmallVector<OpFoldResult> shape{
       g.n, b.getIndexAttr(sh), b.getIndexAttr(sw), g.hq, g.wq, c};
   Value padValue = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
@@ -207,7 +220,7 @@ Value phaseImages(OpBuilder &b, Location loc, const TapGeometry &g,
       OpFoldResult rows = phaseCount(b, loc, sh, h0, size[0]),
                    cols = phaseCount(b, loc, sw, w0, size[1]);
       SmallVector<OpFoldResult> at{zero, zero, h0, w0},
-          extent{g.n, c, rows, cols},
+          extent{g.n, sourceC, rows, cols},
           step{unit, unit, b.getIndexAttr(sh), b.getIndexAttr(sw)};
       if (g.channelsLast)
         for (SmallVector<OpFoldResult> *v : {&at, &extent, &step})
@@ -216,12 +229,12 @@ Value phaseImages(OpBuilder &b, Location loc, const TapGeometry &g,
           b, loc, typeOf(extent, elt), in.source, at, extent, step);
       SmallVector<OpFoldResult> offsets{
           zero, b.getIndexAttr(a), b.getIndexAttr(bb), i0, j0, zero},
-          sizes{g.n, unit, unit, rows, cols, c}, strides(6, unit);
+          sizes{g.n, unit, unit, rows, cols, sourceC}, strides(6, unit);
       Value moved = pixels;
       if (!g.channelsLast) {
         Value box = tensor::ExtractSliceOp::create(
-            b, loc, typeOf({g.n, rows, cols, c}, elt), phases, offsets, sizes,
-            strides);
+            b, loc, typeOf({g.n, rows, cols, sourceC}, elt), phases, offsets,
+            sizes, strides);
         moved = linalg::TransposeOp::create(b, loc, pixels, box,
                                             ArrayRef<int64_t>{0, 2, 3, 1})
                     .getResult()[0];

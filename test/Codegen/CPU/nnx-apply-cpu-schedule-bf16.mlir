@@ -180,3 +180,34 @@ func.func @conv3x3(%x: tensor<?x8x8x16xbf16>, %w: tensor<4x16x3x3xbf16> {nnx.par
       ins(%x, %t : tensor<?x8x8x16xbf16>, tensor<3x3x16x4xbf16>) outs(%out : tensor<?x6x6x4xf32>) -> tensor<?x6x6x4xf32>
   return %r : tensor<?x6x6x4xf32>
 }
+
+// -----
+
+// A bf16 conv of odd C (an RGB stem) gets one zero channel more in the
+// input and the weight, so that its taps have even K for the vdpbf16ps
+// tiles: the input's zero padding grows by it (its phases hold 4 channels,
+// the image's 3 written into them, the 4th left zero), the weight is
+// padded in C and packed whole. bf16-dot=off keeps C = 3.
+// TILE-LABEL: func.func @stem(
+// TILE:         tensor.pad %{{.*}} low[0, 0, 0, 0] high[0, 0, 1, 0]
+// TILE:         tensor<3x3x4x8xbf16>
+// TILE:         %[[PH:.*]] = linalg.fill {{.*}} -> tensor<?x2x2x7x6x4xbf16>
+// TILE:         tensor.insert_slice %{{.*}} into %[[PH]][0, 0, 0, 1, 1, 0] [%{{.*}}, 1, 1, 4, 4, 3] [1, 1, 1, 1, 1, 1] : tensor<?x4x4x3xbf16> into tensor<?x2x2x7x6x4xbf16>
+// TILE:         scf.for
+// TILE:           linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<24x2x2xbf16>, tensor<2x8x2xbf16>)
+// OFF-LABEL: func.func @stem(
+// OFF-NOT:     x4xbf16
+// OFF:         return
+// LOWER-LABEL: func.func @stem(
+// LOWER:         x86vector.avx512.dot
+// THREADS-LABEL: func.func @stem(
+func.func @stem(%x: tensor<?x9x9x3xbf16>, %w: tensor<3x3x3x8xbf16> {nnx.parameter = "stem.weight"}, %out: tensor<?x4x4x8xf32>) -> tensor<?x4x4x8xf32> {
+  %zero = arith.constant 0.0 : bf16
+  %p = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : bf16
+  } : tensor<?x9x9x3xbf16> to tensor<?x11x11x3xbf16>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%p, %w : tensor<?x11x11x3xbf16>, tensor<3x3x3x8xbf16>) outs(%out : tensor<?x4x4x8xf32>) -> tensor<?x4x4x8xf32>
+  return %r : tensor<?x4x4x8xf32>
+}
