@@ -14,8 +14,13 @@ for each thread count and batch:
   of a model compiles with an empty compile cache (its compile seconds are
   the table's); later rows reuse that cache.
 
-The outputs are compared first (atol = rtol = 1e-5, the contract; a row
-that misses it says so with its largest difference). Each row prints the
+The outputs are compared first, by the zoo test's criterion
+(tests/zoo/check.py judge): within atol = rtol = 1e-5 of PyTorch's
+float32 output (the contract) or, where that output itself misses PyTorch's
+float64 one by more (deep random nets; computed only then, once per model
+and batch), no farther from float64 than 1.5x PyTorch's float32 is ("yes
+(f64 ...)": both distances in contract units). A row that misses says so
+with its largest difference. Each row prints the
 compile seconds, nnx and PyTorch minimum ms per forward, the ratio
 nnx / PyTorch (< 1: nnx faster), nnx's GFLOP/s (the convolutions' and
 matmuls' multiply-adds, counted by a dispatch mode on PyTorch's own run, x2)
@@ -160,6 +165,27 @@ def bench_model(name, args, workdir, peak):
     return rows
 
 
+_FLOAT64 = {}
+
+
+def judge_f32(got, want, model, x):
+    """The zoo test's judge of nnx's float32 output `got` against
+    PyTorch's `want`; PyTorch's float64 output of `x` (one per model and
+    input, kept) only where the contract alone fails."""
+    import copy
+
+    import torch
+    from zoo.check import judge
+    ok, facts = judge(got, want, None)
+    if ok:
+        return ok, facts
+    key = (id(model), tuple(x.shape))
+    if key not in _FLOAT64:
+        with torch.no_grad():
+            _FLOAT64[key] = copy.deepcopy(model).double()(x.double()).numpy()
+    return judge(got, want, _FLOAT64[key])
+
+
 def bench_row(row, model, peer, mlir, args, workdir, peak, compile_s):
     """Fills `row` (one thread count, batch and dtype of `model`; `peer`:
     the model in that dtype, PyTorch's side): the compile seconds (the
@@ -191,7 +217,9 @@ def bench_row(row, model, peer, mlir, args, workdir, peak, compile_s):
         own = float(np.max(np.abs(got_torch - want))) if got.size else 0.0
         agree = diff <= 1.5 * own + 1e-6
     else:
-        agree = bool(np.allclose(got, want, atol=1e-5, rtol=1e-5))
+        agree, facts = judge_f32(got, want, model, x)
+        if facts.get("criterion") == "f64":
+            row["agree_f64"] = (facts["nnx_vs_f64"], facts["torch_vs_f64"])
     flops = count_flops(model, x)
     row.update(compile_s=compile_s, nnx_ms=n_min * 1e3,
                torch_ms=t_min * 1e3, ratio=n_min / t_min,
@@ -232,6 +260,8 @@ def print_table(rows, args, isa, peak):
             print(f"  {r['model']:<22} {r['error']}")
             continue
         agree = "yes" if r["agree"] else f"NO ({r['diff']:.1e})"
+        if r["agree"] and "agree_f64" in r:
+            agree = "yes (f64 {:.1f} <= 1.5 x {:.1f})".format(*r["agree_f64"])
         print(f"  {r['model']:<22} {SHORT[r['dtype']]:>5} {r['size']:4d} "
               f"{r['batch']:5d} "
               f"{r['threads']:3d} {r['compile_s']:7.1f} s {r['nnx_ms']:9.1f} "

@@ -314,7 +314,7 @@ static llvm::Error writeResults(const RunResult &result,
   return llvm::Error::success();
 }
 
-/// The timing report of `repeat > 1` runs.
+/// The timing report of `repeat` runs (asked for, or more than one).
 static void reportTimes(double compileSeconds, double weightsSeconds,
                         bool cached, ArrayRef<double> seconds,
                         llvm::raw_ostream &errs) {
@@ -404,7 +404,7 @@ llvm::Error mlir::nnx::runModelFile(const RunnerOptions &options,
   if (llvm::Error err =
           writeResults(*result, model, options, probes->readFiles, os))
     return err;
-  if (options.repeat > 1)
+  if (options.repeat > 1 || options.reportTimes)
     reportTimes(compileSeconds, model.getWeightsSeconds(), model.isFromCache(),
                 result->seconds, errs);
   return llvm::Error::success();

@@ -90,9 +90,9 @@ static cl::opt<std::string> familiesDir(
     cl::value_desc("dir"), cl::cat(runCategory));
 static cl::opt<unsigned>
     repeat("repeat",
-           cl::desc("Run the compiled forward N times and print the mean and "
-                    "minimum time per forward (excluding compilation) to "
-                    "stderr"),
+           cl::desc("Run the compiled forward N times (N >= 1) and print the "
+                    "mean and minimum time per forward (excluding "
+                    "compilation) to stderr"),
            cl::value_desc("N"), cl::init(1), cl::cat(runCategory));
 static cl::opt<unsigned> generateTokens(
     "generate",
@@ -251,6 +251,9 @@ static llvm::Error checkOptionValues() {
   if (optLevel > 3)
     return llvm::createStringError("--opt-level: " + llvm::Twine(optLevel) +
                                    " is not an LLVM optimization level (0-3)");
+  if (repeat == 0)
+    return llvm::createStringError(
+        "--repeat: 0 runs nothing to time; give N >= 1 or leave it out");
   for (cl::opt<std::string> *option :
        {&modelName, &weightsFile, &family, &familiesDir, &objectFile, &cacheDir,
         &compiledModuleFile})
@@ -299,6 +302,7 @@ int main(int argc, char **argv) {
   options.familiesDir = familiesDir;
   options.target = target;
   options.repeat = repeat;
+  options.reportTimes = repeat.getNumOccurrences() > 0;
   options.optLevel = optLevel;
   options.objectFile = objectFile;
   options.compiledModuleFile = compiledModuleFile;

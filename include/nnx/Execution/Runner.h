@@ -52,8 +52,11 @@ struct RunnerOptions {
   std::string family;
   std::string familiesDir;
   Target target = Target::CPU;
-  /// How many times to run the forward; more than once prints timings.
+  /// How many times to run the forward; more than once, or
+  /// `reportTimes`, prints timings.
   unsigned repeat = 1;
+  /// Print the timings even of one run (nnx-run's explicit --repeat 1).
+  bool reportTimes = false;
   /// LLVM optimization level of the JIT (0-3).
   unsigned optLevel = 3;
   /// Where to write the JIT's object code (CompileOptions::objectFile).
@@ -94,8 +97,8 @@ parseNamedFiles(llvm::ArrayRef<std::string> args, llvm::StringRef flag);
 /// file:line:col, go to `errs`), compiles, matches the probes to the
 /// forward's trailing arguments and results by name, runs, and writes the
 /// results to their files. Printed arrays go to `os`, the timing of
-/// `repeat > 1` runs to `errs`. Every problem is an error; no file is
-/// written before the run succeeded.
+/// `repeat > 1` runs (or of `reportTimes`) to `errs`. Every problem is an
+/// error; no file is written before the run succeeded.
 llvm::Error runModelFile(const RunnerOptions &options, llvm::raw_ostream &os,
                          llvm::raw_ostream &errs);
 
