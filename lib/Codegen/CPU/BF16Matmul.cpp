@@ -185,9 +185,9 @@ struct MatmulToBF16Pairs : public OpRewritePattern<linalg::MatmulOp> {
       return Value();
     OpFoldResult row = at[rank - 2];
     std::optional<int64_t> constant = getConstantIntValue(row);
-    auto apply = dyn_cast_if_present<Value>(row)
-                     ? cast<Value>(row).getDefiningOp<affine::AffineApplyOp>()
-                     : affine::AffineApplyOp();
+    auto rowValue = dyn_cast_if_present<Value>(row);
+    auto apply = rowValue ? rowValue.getDefiningOp<affine::AffineApplyOp>()
+                          : affine::AffineApplyOp();
     if (constant ? *constant % 2 != 0
                  : !apply || !apply.getAffineMap().getResult(0).isMultipleOf(2))
       return Value();

@@ -18,12 +18,10 @@
 // instead, upstream's tiling over-sizes the slices of untiled dims.)
 //
 // A pool of a float type narrower than f32 (bf16, f16) whose body is one
-// combining op folds its taps in f32 and rounds once: no x86 instruction
-// computes on bf16, and LLVM, which narrows each f32 op between
-// conversions back to bf16, then kept the bf16 max pool one element at a
-// time (ResNet-50's stem pool took 10% of its bf16 forward). A max or min
-// is exact either way; a sum rounds once instead of per tap (PyTorch's
-// CPU pools accumulate bf16 in float as well).
+// combining op folds its taps in f32 and rounds once, as PyTorch's CPU
+// pools accumulate bf16 in float: a max or min is exact either way, a sum
+// rounds once instead of per tap. (Its loop is vectorized by
+// NarrowFloatVectors.cpp: LLVM keeps bf16 loops scalar.)
 //
 //===----------------------------------------------------------------------===//
 #include "MatmulSchedule.h"
