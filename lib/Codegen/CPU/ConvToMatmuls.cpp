@@ -611,13 +611,45 @@ OpFoldResult rowBlocks(OpBuilder &b, Location loc, OpFoldResult rows,
       b, loc, b.getAffineSymbolExpr(0).ceilDiv(size), {rows});
 }
 
+/// A fill seen through reshapes: when `v` is `reshape(fill(x, dest))`
+/// (any chain of collapse_shape and expand_shape), x and `reshape(dest)`,
+/// the reshapes rebuilt on dest; else {}.
+std::pair<Value, Value> splitFill(OpBuilder &b, Location loc, Value v) {
+  if (auto fill = v.getDefiningOp<linalg::FillOp>())
+    return {fill.getInputs()[0], fill.getOutputs()[0]};
+  if (auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>()) {
+    auto [x, dest] = splitFill(b, loc, collapse.getSrc());
+    if (!x)
+      return {};
+    return {x, tensor::CollapseShapeOp::create(
+                   b, loc, collapse.getResultType(), dest,
+                   collapse.getReassociationIndices())};
+  }
+  if (auto expand = v.getDefiningOp<tensor::ExpandShapeOp>()) {
+    auto [x, dest] = splitFill(b, loc, expand.getSrc());
+    if (!x)
+      return {};
+    return {x, tensor::ExpandShapeOp::create(
+                   b, loc, expand.getResultType(), dest,
+                   expand.getReassociationIndices(),
+                   expand.getMixedOutputShape())};
+  }
+  return {};
+}
+
 /// An `scf.forall` over `bounds` (split among threads) whose iteration
 /// `ivs` replaces the slice `box(ivs)` of `out` by `body(ivs, slice)`; its
-/// result.
+/// result. The boxes cover `out`, so where `out` is a fill (splitFill),
+/// each iteration fills its own box instead, just before the body reads
+/// it: a box of a few hundred rows is still in the core's cache then, where
+/// the whole fill ahead of the loop wrote the result out to memory once
+/// more and the body read it back.
 Value forallSlices(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> bounds,
                    Value out, function_ref<Box(OpBuilder &, ValueRange)> box,
                    function_ref<Value(OpBuilder &, ValueRange, Value)> body) {
-  auto forall = scf::ForallOp::create(b, loc, bounds, ValueRange{out},
+  auto [fillValue, unfilled] = splitFill(b, loc, out);
+  auto forall = scf::ForallOp::create(b, loc, bounds,
+                                      ValueRange{fillValue ? unfilled : out},
                                       /*mapping=*/std::nullopt);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(forall.getBody());
@@ -625,6 +657,9 @@ Value forallSlices(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> bounds,
   Value shared = forall.getRegionIterArgs()[0];
   Box at = box(b, ivs);
   Value acc = sliceOf(b, loc, shared, at.offsets, at.sizes, at.kept);
+  if (fillValue)
+    acc = linalg::FillOp::create(b, loc, ValueRange{fillValue}, ValueRange{acc})
+              .getResult(0);
   Value sum = body(b, ivs, acc);
   b.setInsertionPointToStart(forall.getTerminator().getBody());
   tensor::ParallelInsertSliceOp::create(

@@ -363,6 +363,28 @@ func.func @nhwc_pointwise(%x: tensor<?x8x8x16xf32>, %w: tensor<1x1x16x32xf32>, %
 
 // -----
 
+// A 1 x 1 conv into zeros (a conv without bias) sums in place as above; the
+// fill moves into the forall, each block of rows filling its own box before
+// its matmul: the destination is not zeroed whole ahead of the loop (out to
+// memory) and then read back.
+// CHECK-LABEL: func.func @nhwc_pointwise_zeros(
+// CHECK-SAME:      %[[INIT:[^:]*]]: tensor<?x8x8x32xf32>
+// CHECK:         %[[FLAT:.*]] = tensor.collapse_shape %[[INIT]] {{\[}}[0, 1, 2], [3]] : tensor<?x8x8x32xf32> into tensor<?x32xf32>
+// CHECK-NOT:     linalg.fill
+// CHECK:         scf.forall {{.*}} shared_outs(%{{.*}} = %[[FLAT]])
+// CHECK:           %[[BOX:.*]] = tensor.extract_slice
+// CHECK:           linalg.fill ins(%{{.*}} : f32) outs(%[[BOX]] : tensor<{{.*}}x32xf32>)
+// CHECK:           vector.contract
+func.func @nhwc_pointwise_zeros(%x: tensor<?x8x8x16xf32>, %w: tensor<1x1x16x32xf32>, %init: tensor<?x8x8x32xf32>) -> tensor<?x8x8x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %z = linalg.fill ins(%zero : f32) outs(%init : tensor<?x8x8x32xf32>) -> tensor<?x8x8x32xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%x, %w : tensor<?x8x8x16xf32>, tensor<1x1x16x32xf32>) outs(%z : tensor<?x8x8x32xf32>) -> tensor<?x8x8x32xf32>
+  return %r : tensor<?x8x8x32xf32>
+}
+
+// -----
+
 // A padded channels-last 3 x 3 conv: its one phase is the input copied into
 // the zero border without a transpose (rows of 9 pixels, 10 rows with the
 // extra one); the wide result's first 7 columns of each row are added to the
@@ -417,10 +439,17 @@ func.func @nhwgc(%x: tensor<?x9x9x4x8xf32>, %w: tensor<4x8x3x3x8xf32>, %init: te
 // 22 = 440 rows in 4 blocks of 110, a static count that divides them (from
 // 96 to 192 rows), so that each block's matmul has a static M.
 // CHECK-DAG:   #[[$FIRST:.*]] = affine_map<(d0) -> (d0 * 110)>
+// The wide result is zeros: each block fills its own box, inside the
+// forall, just before its taps sum into it (still in the core's cache), and
+// the forall's shared output is the unfilled tensor.
 // CHECK-LABEL: func.func @row_blocks(
-// CHECK:         scf.forall (%[[N:.*]], %[[B:.*]]) in (%{{.*}}, 4) shared_outs
+// CHECK:         %[[WIDE:.*]] = tensor.empty(%{{.*}}) : tensor<?x440x16xf32>
+// CHECK-NOT:     linalg.fill {{.*}} -> tensor<?x440x16xf32>
+// CHECK:         scf.forall (%[[N:.*]], %[[B:.*]]) in (%{{.*}}, 4) shared_outs(%{{.*}} = %[[WIDE]])
 // CHECK:           %[[AT:.*]] = affine.apply #[[$FIRST]](%[[B]])
-// CHECK:           tensor.extract_slice %{{.*}}[%[[N]], %[[AT]], 0] [1, 110, 16] [1, 1, 1] : tensor<?x440x16xf32> to tensor<110x16xf32>
+// CHECK:           %[[BOX:.*]] = tensor.extract_slice %{{.*}}[%[[N]], %[[AT]], 0] [1, 110, 16] [1, 1, 1] : tensor<?x440x16xf32> to tensor<110x16xf32>
+// CHECK:           %[[ZEROS:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[BOX]] : tensor<110x16xf32>)
+// CHECK:           scf.for %{{.*}} iter_args(%{{.*}} = %[[ZEROS]])
 // CHECK:             tensor.extract_slice %{{.*}} [1, 1, 110, 8] [1, 1, 1, 1] : tensor<?x1x506x8xf32> to tensor<110x8xf32>
 func.func @row_blocks(%x: tensor<?x20x20x8xf32>, %w: tensor<3x3x8x16xf32>, %init: tensor<?x20x20x16xf32>) -> tensor<?x20x20x16xf32> {
   %zero = arith.constant 0.0 : f32
