@@ -629,10 +629,10 @@ std::pair<Value, Value> splitFill(OpBuilder &b, Location loc, Value v) {
     auto [x, dest] = splitFill(b, loc, expand.getSrc());
     if (!x)
       return {};
-    return {x, tensor::ExpandShapeOp::create(
-                   b, loc, expand.getResultType(), dest,
-                   expand.getReassociationIndices(),
-                   expand.getMixedOutputShape())};
+    return {x,
+            tensor::ExpandShapeOp::create(b, loc, expand.getResultType(), dest,
+                                          expand.getReassociationIndices(),
+                                          expand.getMixedOutputShape())};
   }
   return {};
 }
