@@ -117,6 +117,7 @@ struct NNXApplyCPUSchedulePass
       nnx::populateBatchedContractionPatterns(patterns);
       nnx::populateConvToMatmulsPatterns(patterns);
       nnx::populatePoolingTapsPatterns(patterns);
+      nnx::populateReductionLoopOrderPatterns(patterns);
       nnx::populateMatmulToDefaultLayoutPatterns(patterns);
       nnx::populateLayoutAlgebraPatterns(patterns);
       if (useBF16Dot)

@@ -483,6 +483,33 @@ bool takesPhases(const TapGeometry &g) {
   return overlap;
 }
 
+/// The FMAs a core could do in the time it moves 8 bytes through memory:
+/// ~200 GFLOP/s of FMA peak over a ~20 GB/s share of the bandwidth on the
+/// AVX-512 machines measured (bench/results), ~100 over ~10 on AVX2.
+constexpr int64_t kGatherCost = 40;
+
+/// Whether a conv that could take the phases (phaseGeometry's sizes in `g`)
+/// is cheaper by the patches. Per output pixel and element of its window
+/// (tap and channel), the phases' wide rows compute Fg FMAs on each of Wq
+/// columns where OW are kept: Fg (Wq - OW) / OW more than the patches,
+/// which instead gather the element once (written, then read back by the
+/// matmul: kGatherCost). So the patches win on small maps of many channels
+/// (ResNet-50's 3 x 3 convs at 7 x 7 with 512 filters compute 9 columns for
+/// 7, 29% more), never on the large maps of a network's first stages, where
+/// the patches would also be large. Measured on ResNet-50 (b16, Zen 5):
+/// its 7 x 7 convs by the patches 10% faster. An RGB stem, whose taps sum
+/// only 3 channels each into their accumulators, was not faster by the
+/// patches gathered whole ahead of the matmul (118 MB at batch 16): it
+/// keeps the phases. A depthwise conv gathers as much as its taps multiply:
+/// it keeps the phases too.
+bool wideRowsCostMore(const TapGeometry &g) {
+  std::optional<int64_t> wq = getConstantIntValue(g.wq),
+                         ow = getConstantIntValue(g.ow);
+  if (g.depthwise || !wq || !ow || *ow <= 0)
+    return false;
+  return g.fg() * (*wq - *ow) > kGatherCost * *ow;
+}
+
 /// The windows of `x` (N x C x Hp x Wp or N x Hp x Wp x C, padded),
 /// channels-last and by
 /// group: N x OH x OW x G x kh x kw x Cg, window (oh, ow) of group g at tap
@@ -805,7 +832,11 @@ Value convAsMatmuls(OpBuilder &b, Location loc, TapGeometry &g, Value x,
   if (!takesPhases(g))
     return convByPatches(b, loc, g, x, weight(false), init);
   UnpaddedInput in = unpad(b, x, g.channelsLast);
-  phaseGeometry(b, loc, in, g);
+  TapGeometry phases = g;
+  phaseGeometry(b, loc, in, phases);
+  if (wideRowsCostMore(phases))
+    return convByPatches(b, loc, g, x, weight(false), init);
+  g = phases;
   return convByTaps(b, loc, g, in, weight(true), init);
 }
 

@@ -85,6 +85,10 @@ void parallelizeElementwise(Operation *root);
 /// channels innermost (PoolingTaps.cpp).
 void populatePoolingTapsPatterns(RewritePatternSet &patterns);
 
+/// Reductions walk their input's contiguous dim innermost: the parallel
+/// loop over it moves inside (ReductionLoopOrder.cpp).
+void populateReductionLoopOrderPatterns(RewritePatternSet &patterns);
+
 } // namespace mlir::nnx
 
 #endif // NNX_LIB_CODEGEN_CPU_MATMULSCHEDULE_H

@@ -413,6 +413,35 @@ func.func @nhwc_padded(%x: tensor<?x7x7x8xf32>, %w: tensor<3x3x8x16xf32>, %init:
 
 // -----
 
+// The same 3 x 3 conv at 7 x 7 with 256 filters takes the patches: its wide
+// rows would compute 9 columns for 7, 2 x 256 / 7 = 73 FMAs more per
+// output pixel and window element than the patches' gather costs (40,
+// wideRowsCostMore). The padded input's windows are gathered (N x 7 x 7 x
+// 1 x 3 x 3 x 8), then one matmul of K = 72 sums in place, with no wide
+// result.
+// CHECK-LABEL: func.func @nhwc_small_map(
+// CHECK-SAME:      %[[X:[^:]*]]: tensor<?x7x7x8xf32>, %[[W:[^:]*]]: tensor<3x3x8x256xf32>, %[[INIT:[^:]*]]: tensor<?x7x7x256xf32>
+// CHECK:         %[[P:.*]] = tensor.pad %[[X]] low[0, 1, 1, 0] high[0, 1, 1, 0]
+// CHECK:         linalg.generic {{.*}} ins(%[[P]] : tensor<?x9x9x8xf32>) outs(%{{.*}} : tensor<?x7x7x1x3x3x8xf32>)
+// CHECK:         tensor.collapse_shape %[[INIT]] {{\[}}[0, 1, 2], [3]] : tensor<?x7x7x256xf32> into tensor<?x256xf32>
+// CHECK:         tensor.collapse_shape %{{.*}} : tensor<?x7x7x1x3x3x8xf32> into tensor<?x72xf32>
+// CHECK:         tensor.collapse_shape %[[W]] {{.*}} : tensor<3x3x8x256xf32> into tensor<72x256xf32>
+// CHECK:         scf.forall
+// CHECK-NOT:     tensor.extract_slice %{{.*}} : tensor<?x7x9x256xf32>
+// CHECK:         tensor.expand_shape %{{.*}} : tensor<?x256xf32> into tensor<?x7x7x256xf32>
+func.func @nhwc_small_map(%x: tensor<?x7x7x8xf32>, %w: tensor<3x3x8x256xf32>, %init: tensor<?x7x7x256xf32>) -> tensor<?x7x7x256xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zero : f32
+  } : tensor<?x7x7x8xf32> to tensor<?x9x9x8xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%p, %w : tensor<?x9x9x8xf32>, tensor<3x3x8x256xf32>) outs(%init : tensor<?x7x7x256xf32>) -> tensor<?x7x7x256xf32>
+  return %r : tensor<?x7x7x256xf32>
+}
+
+// -----
+
 // A channels-last grouped conv (linalg.conv_2d_nhwgc_gfhwc, 4 groups of 8)
 // merges its groups: one phase of all 32 channels, the weight permuted to
 // kh x kw x G x Cg x Fg read as kh x kw x C x Fg, one matmul per image, group
