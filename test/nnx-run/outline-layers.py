@@ -4,8 +4,10 @@
 # without them gives bit-identical outputs, both within atol = rtol = 1e-5
 # of PyTorch. With them, the 3 equal Bottlenecks share their kernels: the
 # compiled module has fewer layer kernels than the forward makes calls of
-# them, and at least 3 kernels (the Bottleneck's convs) are called 3 times
-# or more.
+# them, and at least 2 kernels (each a conv with its BatchNorm and ReLU as
+# its epilogue) are called 3 times or more. (The last conv of the last
+# block has a kernel of its own: its epilogue also writes the model's NCHW
+# output, so it stays a kernel apart from its conv.)
 # REQUIRES: torch
 # RUN: %python %s %nnx_bin/bin/nnx-run %nnx_src/python %t | FileCheck %s
 # CHECK: 14 convs, {{[0-9]+}} layer kernels; outputs bit-identical with and without, matching PyTorch
@@ -60,7 +62,7 @@ calls = collections.Counter(
     re.findall(r"llvm\.call @(forward_layer_[0-9]+)\(", ir))
 assert "forward_layer_" not in ir_without
 assert 0 < len(kernels) < sum(calls.values()), (len(kernels), calls)
-assert sum(n >= 3 for n in calls.values()) >= 3, calls
+assert sum(n >= 3 for n in calls.values()) >= 2, calls
 assert np.array_equal(with_layers, without), np.abs(with_layers -
                                                     without).max()
 with torch.no_grad():

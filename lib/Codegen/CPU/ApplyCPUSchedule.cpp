@@ -124,6 +124,7 @@ struct NNXApplyCPUSchedulePass
         nnx::populateBF16PairMatmulPatterns(patterns);
       if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
         return signalPassFailure();
+      nnx::fuseConvEpilogues(getOperation());
       // Layer kernels (nnx-outline-layers) read their weights through the
       // layouts their callers then bind; there those compose with the
       // callers' own (a convolution's HWCF weight, then its bf16 pairs).

@@ -85,6 +85,11 @@ void parallelizeElementwise(Operation *root);
 /// channels innermost (PoolingTaps.cpp).
 void populatePoolingTapsPatterns(RewritePatternSet &patterns);
 
+/// On tensors, after ConvToMatmuls: a conv's elementwise epilogue (its
+/// kernel's consumer of the conv's forall) applied to each block of the
+/// forall, or fused with the phases' narrowing copy (ConvEpilogues.cpp).
+void fuseConvEpilogues(Operation *root);
+
 /// Reductions walk their input's contiguous dim innermost: the parallel
 /// loop over it moves inside (ReductionLoopOrder.cpp).
 void populateReductionLoopOrderPatterns(RewritePatternSet &patterns);

@@ -153,6 +153,29 @@ SmallVector<Operation *> getLayerGroup(Operation *root) {
   return group;
 }
 
+/// The elementwise consumer of convolution `root` that joins its kernel
+/// as its epilogue (BatchNorm, ReLU, a residual add), if any: the one use
+/// of the conv's result, in the same block, a layer root itself, an
+/// all-parallel generic reading the result through the identity over its
+/// own loops (so the result's shape is the consumer's iteration space).
+/// The schedule then applies it to each block of the conv's result while
+/// the block is in cache (ConvEpilogues.cpp).
+linalg::GenericOp getEpilogue(Operation *root) {
+  if (!linalg::isaConvolutionOpInterface(cast<linalg::LinalgOp>(root)) ||
+      root->getNumResults() != 1 || !root->getResult(0).hasOneUse())
+    return {};
+  OpOperand &use = *root->getResult(0).getUses().begin();
+  auto consumer = dyn_cast<linalg::GenericOp>(use.getOwner());
+  if (!consumer || consumer->getBlock() != root->getBlock() ||
+      !isLayerRoot(consumer) || consumer->getNumResults() != 1 ||
+      consumer.getNumParallelLoops() != consumer.getNumLoops() ||
+      !consumer.getMatchingIndexingMap(&use).isIdentity() ||
+      !consumer.getIndexingMapMatchingResult(consumer->getResult(0))
+           .isIdentity())
+    return {};
+  return consumer;
+}
+
 struct NNXOutlineLayersPass
     : public mlir::nnx::impl::NNXOutlineLayersPassBase<NNXOutlineLayersPass> {
   void runOnOperation() override {
@@ -167,8 +190,21 @@ struct NNXOutlineLayersPass
       for (Operation &op : fn.getBody().front())
         if (isLayerRoot(&op))
           roots.push_back(&op);
-      for (Operation *root : roots)
-        outliner.outline(fn, getLayerGroup(root));
+      // A convolution and its epilogue make one kernel: the conv's group,
+      // then the epilogue's own producers and the epilogue.
+      llvm::SmallPtrSet<Operation *, 8> epilogues;
+      for (Operation *root : roots) {
+        if (epilogues.contains(root))
+          continue;
+        SmallVector<Operation *> group = getLayerGroup(root);
+        if (linalg::GenericOp epilogue = getEpilogue(root)) {
+          epilogues.insert(epilogue);
+          for (Operation *op : getLayerGroup(epilogue))
+            if (op != root)
+              group.push_back(op);
+        }
+        outliner.outline(fn, group);
+      }
       if (!roots.empty())
         nnx::markAsGlue(fn);
     }
