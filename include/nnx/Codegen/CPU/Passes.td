@@ -28,7 +28,10 @@ def NNXApplyCPUSchedulePass : NNX_Pass<"nnx-apply-cpu-schedule", "::mlir::Module
       runner applies once when it binds the weights); else through a
       `linalg.transpose` per call. Convolutions (groups 1, grouped,
       depthwise) become matmuls per kernel tap (and group) or over
-      gathered patches (ConvToMatmuls.cpp). A channels-last pool of at
+      gathered patches (ConvToMatmuls.cpp), and a conv's elementwise
+      epilogue is applied to each of its blocks (ConvEpilogues.cpp). A
+      reduction's parallel loop over its input's contiguous dim moves
+      innermost (ReductionLoopOrder.cpp). A channels-last pool of at
       most 64 taps becomes one elementwise generic of its taps, each a
       strided slice of the input, folded by the pool's own op
       (PoolingTaps.cpp). A matmul whose static N would
@@ -321,7 +324,11 @@ def NNXOutlineLayersPass : NNX_Pass<"nnx-outline-layers", "::mlir::ModuleOp"> {
     come in the order of the operands they produce, a transpose's or
     broadcast producer's static destination with it (a private clone where
     CSE merged equal ones), so that equal layers group equally wherever
-    the producers sit. The op becomes a `func.call`:
+    the producers sit. A convolution whose result only an elementwise
+    generic reads, through the identity over its loops (BatchNorm, ReLU, a
+    residual add), takes that generic and its producers into its kernel:
+    the schedule applies it to each block of the conv while the block is in
+    cache (ConvEpilogues.cpp). The op becomes a `func.call`:
 
     * the values the group uses from outside become arguments, in order of
       first use (a destination's `tensor.empty` too: the caller allocates
