@@ -72,8 +72,17 @@ Value foldReshapePair(Value v) {
 /// not collapse.
 linalg::GenericOp collapsedEpilogue(RewriterBase &rewriter,
                                     scf::ForallOp forall) {
+  // Upstream's consumer fusion tiles the consumer by the inserted block's
+  // rank: a rank-reducing insert (a block of one image's rows of N x M x
+  // F) would give it operands of the wrong rank.
+  bool rankReducing =
+      llvm::any_of(forall.getTerminator().getYieldingOps(), [](Operation &op) {
+        auto insert = dyn_cast<tensor::ParallelInsertSliceOp>(op);
+        return !insert || insert.getSourceType().getRank() !=
+                              insert.getDestType().getRank();
+      });
   OpOperand *use = soleUse(forall.getResult(0));
-  if (!use)
+  if (rankReducing || !use)
     return {};
   auto expand = dyn_cast<tensor::ExpandShapeOp>(use->getOwner());
   if (expand && !(use = soleUse(expand.getResult())))

@@ -148,3 +148,33 @@ func.func @bias_epilogue(%x: tensor<?x8x8x16xf32>, %w: tensor<1x1x16x32xf32>, %b
   } -> tensor<?x8x8x32xf32>
   return %r : tensor<?x8x8x32xf32>
 }
+
+// -----
+
+// A 3 x 1 conv (one kernel column, stride 1) sums in place by the phases,
+// each block a rank-reduced box of one image's rows of N x (OH OW) x F:
+// upstream's consumer fusion would tile the epilogue by the box's full
+// rank, so the epilogue stays after the forall.
+// CHECK-LABEL: func.func @column_kernel_epilogue(
+// CHECK:         %[[Y:.*]] = scf.forall
+// CHECK:           tensor.parallel_insert_slice %{{.*}} : tensor<{{[0-9]+}}x16xf32> into tensor<?x56x16xf32>
+// CHECK:         %[[C:.*]] = tensor.expand_shape %[[Y]]
+// CHECK:         linalg.generic {{.*}} ins(%[[C]] : tensor<?x7x8x16xf32>)
+// CHECK:           arith.maximumf
+func.func @column_kernel_epilogue(%x: tensor<?x7x8x8xf32>, %w: tensor<3x1x8x16xf32>, %init: tensor<?x7x8x16xf32>, %out: tensor<?x7x8x16xf32>) -> tensor<?x7x8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 1, 0, 0] high[0, 1, 0, 0] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zero : f32
+  } : tensor<?x7x8x8xf32> to tensor<?x9x8x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%init : tensor<?x7x8x16xf32>) -> tensor<?x7x8x16xf32>
+  %c = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%p, %w : tensor<?x9x8x8xf32>, tensor<3x1x8x16xf32>) outs(%z : tensor<?x7x8x16xf32>) -> tensor<?x7x8x16xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(n, h, w, c) -> (n, h, w, c)>, affine_map<(n, h, w, c) -> (n, h, w, c)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%c : tensor<?x7x8x16xf32>) outs(%out : tensor<?x7x8x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %relu = arith.maximumf %a, %zero : f32
+    linalg.yield %relu : f32
+  } -> tensor<?x7x8x16xf32>
+  return %r : tensor<?x7x8x16xf32>
+}
