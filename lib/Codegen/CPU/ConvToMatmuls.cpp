@@ -485,8 +485,11 @@ bool takesPhases(const TapGeometry &g) {
 
 /// The FMAs a core could do in the time it moves 8 bytes through memory:
 /// ~200 GFLOP/s of FMA peak over a ~20 GB/s share of the bandwidth on the
-/// AVX-512 machines measured (bench/results), ~100 over ~10 on AVX2.
-constexpr int64_t kGatherCost = 40;
+/// AVX-512 machines measured (bench/results), ~100 over ~10 on AVX2: ~40.
+/// 30, as measured: ResNet-50's 3 x 3 convs at 14 x 14 with 256 filters
+/// (37 FMAs more per element by the phases) were ~1% of the model's time
+/// faster by the patches (batch 16, one thread, Zen 5).
+constexpr int64_t kGatherCost = 30;
 
 /// Whether a conv that could take the phases (phaseGeometry's sizes in `g`)
 /// is cheaper by the patches. Per output pixel and element of its window
@@ -495,13 +498,13 @@ constexpr int64_t kGatherCost = 40;
 /// which instead gather the element once (written, then read back by the
 /// matmul: kGatherCost). So the patches win on small maps of many channels
 /// (ResNet-50's 3 x 3 convs at 7 x 7 with 512 filters compute 9 columns for
-/// 7, 29% more), never on the large maps of a network's first stages, where
-/// the patches would also be large. Measured on ResNet-50 (b16, Zen 5):
-/// its 7 x 7 convs by the patches 10% faster. An RGB stem, whose taps sum
-/// only 3 channels each into their accumulators, was not faster by the
-/// patches gathered whole ahead of the matmul (118 MB at batch 16): it
-/// keeps the phases. A depthwise conv gathers as much as its taps multiply:
-/// it keeps the phases too.
+/// 7, 29% more; at 14 x 14 with 256, 16 for 14), never on the large maps of a
+/// network's first stages, where the patches would also be large. Measured on
+/// ResNet-50 (b16, Zen 5): its 7 x 7 convs by the patches 10% faster. An RGB
+/// stem, whose taps sum only 3 channels each into their accumulators, was not
+/// faster by the patches gathered whole ahead of the matmul (118 MB at batch
+/// 16): it keeps the phases. A depthwise conv gathers as much as its taps
+/// multiply: it keeps the phases too.
 bool wideRowsCostMore(const TapGeometry &g) {
   std::optional<int64_t> wq = getConstantIntValue(g.wq),
                          ow = getConstantIntValue(g.ow);

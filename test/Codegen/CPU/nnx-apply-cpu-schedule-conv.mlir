@@ -415,7 +415,7 @@ func.func @nhwc_padded(%x: tensor<?x7x7x8xf32>, %w: tensor<3x3x8x16xf32>, %init:
 
 // The same 3 x 3 conv at 7 x 7 with 256 filters takes the patches: its wide
 // rows would compute 9 columns for 7, 2 x 256 / 7 = 73 FMAs more per
-// output pixel and window element than the patches' gather costs (40,
+// output pixel and window element than the patches' gather costs (30,
 // wideRowsCostMore). The padded input's windows are gathered (N x 7 x 7 x
 // 1 x 3 x 3 x 8), then one matmul of K = 72 sums in place, with no wide
 // result.
