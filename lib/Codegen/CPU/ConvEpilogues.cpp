@@ -53,16 +53,15 @@ OpOperand *soleUse(Value v) {
   return v.hasOneUse() ? &*v.getUses().begin() : nullptr;
 }
 
-/// `v` with a collapse_shape of an expand_shape that undoes it folded.
-Value foldReshapePair(Value v) {
-  auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>();
-  auto expand = collapse
-                    ? collapse.getSrc().getDefiningOp<tensor::ExpandShapeOp>()
-                    : tensor::ExpandShapeOp();
-  if (!expand || expand.getSrcType() != collapse.getResultType() ||
-      expand.getReassociationIndices() != collapse.getReassociationIndices())
+/// `v` folded where it is a reshape (the collapse_shape of an expand_shape
+/// that the epilogue's collapse leaves on the forall's result).
+Value foldReshape(Value v) {
+  Operation *reshape = v.getDefiningOp<tensor::CollapseShapeOp>();
+  SmallVector<OpFoldResult> folded;
+  if (!reshape || failed(reshape->fold(folded)) || folded.size() != 1 ||
+      !isa<Value>(folded[0]))
     return v;
-  return expand.getSrc();
+  return cast<Value>(folded[0]);
 }
 
 /// The epilogue of `forall`'s result, collapsed to the result's shape so
@@ -108,7 +107,7 @@ linalg::GenericOp collapsedEpilogue(RewriterBase &rewriter,
   rewriter.replaceOp(epilogue, collapsed->results);
   auto generic = cast<linalg::GenericOp>(collapsed->collapsedOp.getOperation());
   for (OpOperand &operand : generic->getOpOperands())
-    operand.set(foldReshapePair(operand.get()));
+    operand.set(foldReshape(operand.get()));
   return generic;
 }
 
