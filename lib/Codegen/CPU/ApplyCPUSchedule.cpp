@@ -141,6 +141,7 @@ struct NNXApplyCPUSchedulePass
     if (!tiling) {
       nnx::lowerBF16PairContractions(getOperation(), parallel);
       nnx::vectorizeNarrowFloatElementwise(getOperation(), tileBits / 32);
+      nnx::splitAccumulatorRows(getOperation());
     }
     if (failed(applySequence(entry)))
       return signalPassFailure();

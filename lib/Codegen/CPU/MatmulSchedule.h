@@ -74,6 +74,12 @@ void splitColumnRemainders(Operation *root, int64_t cacheN, int64_t regN);
 /// K from zero, and C's tile is added after it, so that float32's rounding
 /// error grows with the block, not with the whole K (BlockedAccumulation.cpp).
 void sumKBlocksFromZero(Operation *root);
+/// Before the vectors are lowered: each scf.for iter_arg of an n-D vector
+/// type (a register tile's accumulators) becomes one iter_arg per leading
+/// row, reassembled where the body and the loop's users read it whole
+/// (BlockedAccumulation.cpp); the contraction lowering's per-row results
+/// then flow straight to the yield.
+void splitAccumulatorRows(Operation *root);
 
 /// With threads: each large elementwise generic at a function's top level
 /// becomes an scf.forall over blocks of its outer loops

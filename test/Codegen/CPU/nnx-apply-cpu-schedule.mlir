@@ -4,6 +4,9 @@
 // RUN: nnx-opt %s --nnx-apply-cpu-schedule="stage=tile-matmul vector-bits=256" \
 // RUN: | mlir-opt --canonicalize --cse --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN: | nnx-opt --nnx-apply-cpu-schedule=stage=lower-vectors | FileCheck %s --check-prefix=LOWER
+// RUN: nnx-opt %s --nnx-apply-cpu-schedule="stage=tile-matmul vector-bits=512" \
+// RUN: | mlir-opt --canonicalize --cse --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN: | nnx-opt --nnx-apply-cpu-schedule="stage=lower-vectors vector-bits=512" | FileCheck %s --check-prefix=ROWS
 // Without vector-bits, the tiles follow the module's #nnx.target (the
 // default target, 128 bits, without one), never the host.
 // RUN: nnx-opt %s --nnx-set-target=vector-bits=256 --nnx-apply-cpu-schedule=stage=tile-matmul | FileCheck %s --check-prefix=TILE
@@ -28,14 +31,17 @@
 // main M tiles of 6 rows
 // TILE:             scf.for %{{.*}} = %c0 to %[[MAIN]] step %c6
 // TILE:               scf.for %{{.*}} = %c0 to %c32 step %c16
-// TILE:                 %[[C0:.*]] = vector.transfer_read {{.*}} : tensor<6x16xf32>, vector<6x16xf32>
 // TILE:                 %[[Z:.*]] = arith.constant dense<0.000000e+00> : vector<6x16xf32>
 // TILE:                 %[[K:.*]]:3 = scf.for %{{.*}} = %c0 to %c128 step %c1 iter_args({{.*}}, %[[ACC:.*]] = %[[Z]])
 // TILE:                   %[[VA:.*]] = vector.transfer_read {{.*}} : tensor<6x1xf32>, vector<6x1xf32>
 // TILE:                   %[[VB:.*]] = vector.transfer_read {{.*}} : tensor<1x16xf32>, vector<1x16xf32>
 // TILE:                   %[[R:.*]] = vector.contract {{.*}} %[[VA]], %[[VB]], %[[ACC]] : vector<6x1xf32>, vector<1x16xf32> into vector<6x16xf32>
 // TILE:                   scf.yield %{{.*}}, %{{.*}}, %[[R]]
-// TILE:                 %[[SUM:.*]] = arith.addf %[[C0]], %[[K]]#2 : vector<6x16xf32>
+// C's tile is read after the loop, where it is added (not held in
+// registers beside the accumulators through it).
+// TILE-NEXT:            }
+// TILE-NEXT:            %[[C0:.*]] = vector.transfer_read {{.*}} : tensor<6x16xf32>, vector<6x16xf32>
+// TILE-NEXT:            %[[SUM:.*]] = arith.addf %[[C0]], %[[K]]#2 : vector<6x16xf32>
 // TILE:                 vector.transfer_write %[[SUM]], %[[K]]#1
 // N remainder (40 = 2 * 16 + 8, one iteration, inlined): static 6 x 8
 // tiles, vectorized too
@@ -50,9 +56,9 @@
 // TILE:               %[[N4:.*]] = arith.muli %[[Q4]], %c4
 // TILE:               %[[E4:.*]] = scf.for %{{.*}} = %c0 to %[[N4]] step %c4
 // TILE:                 scf.for %{{.*}} = %c0 to %c32 step %c16
-// TILE:                   vector.transfer_read {{.*}} : tensor<4x16xf32>, vector<4x16xf32>
 // TILE:                   scf.for %{{.*}} = %c0 to %c128 step %c1 iter_args(
 // TILE:                     vector.contract {{.*}} : vector<4x1xf32>, vector<1x16xf32> into vector<4x16xf32>
+// TILE:                   vector.transfer_read {{.*}} : tensor<4x16xf32>, vector<4x16xf32>
 // TILE:                 vector.contract {{.*}} : vector<4x1xf32>, vector<1x8xf32> into vector<4x8xf32>
 // TILE:               arith.divui %{{.*}}, %c2
 // TILE:               scf.for %{{.*}} = %[[N4]] to %{{.*}} step %c2
@@ -92,17 +98,26 @@
 // PAR:           tensor.parallel_insert_slice
 
 // lower-vectors: the contraction becomes rows of vector FMAs on rank-1
-// loads/stores; the K loop loads only A and B, the accumulator rows stay in
-// registers.
+// loads/stores; the K loop loads only A and B, and carries the accumulator
+// rows as six vectors (splitAccumulatorRows), each FMA yielded as it is:
+// no 6 x 16 value is taken apart or rebuilt per K step. After the loop,
+// C's rows are loaded, added and stored row by row.
 // LOWER-LABEL: func.func @mm(
 // LOWER:         scf.for %{{.*}} = %c0 to %c32 step %c16
-// LOWER-COUNT-6:   vector.load %{{.*}} : memref<6x16xf32, strided<[40, 1], offset: ?>>, vector<16xf32>
-// LOWER:           scf.for %{{.*}} = %c0 to %c128 step %c1 iter_args(
+// LOWER:           %[[ACCS:.*]]:6 = scf.for %{{.*}} = %c0 to %c128 step %c1 iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // LOWER-COUNT-6:     vector.load %{{.*}} : memref<6x1xf32, strided<[256, 1], offset: ?>>, vector<1xf32>
 // LOWER:             vector.load %{{.*}} : memref<1x16xf32, strided<[40, 1], offset: ?>>, vector<16xf32>
-// LOWER-COUNT-6:     vector.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<16xf32>
-// LOWER:             scf.yield
+// LOWER-COUNT-6:     %{{.*}} = vector.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<16xf32>
+// LOWER-NEXT:        scf.yield %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<16xf32>,
+// LOWER-NEXT:      }
+// LOWER-COUNT-6:   vector.load %{{.*}} : memref<6x16xf32, strided<[40, 1], offset: ?>>, vector<16xf32>
+// LOWER:           arith.addf %{{.*}}, %[[ACCS]]#0 : vector<16xf32>
 // LOWER-COUNT-6:   vector.store %{{.*}}, %{{.*}} : memref<6x16xf32, strided<[40, 1], offset: ?>>, vector<16xf32>
+// Every function, AVX-512 tiles (6 x 32 here, 6 x 64 in wider matmuls)
+// included: nothing 2-D is left, no lane is taken apart.
+// ROWS-NOT:      vector.to_elements
+// ROWS-NOT:      vector.from_elements
+// ROWS-NOT:      vector<{{[0-9]+}}x{{[0-9]+}}xf32>
 // the one-row remainder tiles: one FMA per K step
 // LOWER:         scf.for %{{.*}} = %c0 to %{{.*}} step %c1
 // LOWER:           vector.load %{{.*}} : memref<1x1xf32, strided<[256, 1], offset: ?>>, vector<1xf32>
