@@ -48,7 +48,9 @@ def NNXApplyCPUSchedulePass : NNX_Pass<"nnx-apply-cpu-schedule", "::mlir::Module
       Partial tiles (a dynamic batch remainder) stay scalar linalg ops.
       Loop-invariant subsets are hoisted, so the accumulator tile lives in
       registers across the K loop.
-    * `lower-vectors` (on buffers): contractions lowered to outer products
+    * `lower-vectors` (on buffers): a K loop's n-D accumulator carried as
+      one vector per row, and n-D elementwise ops computed row by row
+      (BlockedAccumulation.cpp); contractions lowered to outer products
       (vector FMAs), transfers to rank-1 loads and stores; an elementwise
       generic computing on bf16 or f16 whose innermost dim is static, a
       multiple of the lanes and contiguous becomes loops of vector ops
