@@ -165,8 +165,9 @@ static void splitRows(RewriterBase &rewriter, scf::ForOp loop) {
 /// Whether `op` is elementwise on n-D vectors of one shape (an accumulator
 /// tile added to C's tile, say): then it is computed row by row.
 static bool isRowwise(Operation *op) {
-  if (!op->hasTrait<OpTrait::Elementwise>() || op->getNumResults() != 1 ||
-      op->getNumRegions() != 0 || !accumulatorRows(op->getResult(0).getType()))
+  if (!op->hasTrait<OpTrait::Elementwise>() || op->getNumOperands() == 0 ||
+      op->getNumResults() != 1 || op->getNumRegions() != 0 ||
+      !accumulatorRows(op->getResult(0).getType()))
     return false;
   auto shape = cast<VectorType>(op->getResult(0).getType()).getShape();
   return llvm::all_of(op->getOperandTypes(), [&](Type type) {
