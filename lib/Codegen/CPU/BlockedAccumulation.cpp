@@ -77,9 +77,12 @@ void mlir::nnx::sumKBlocksFromZero(Operation *root) {
     // C's tile is read where it is added: kept in registers through the
     // loop, it would take as many as the accumulators.
     Operation *readOp = read.getDefiningOp();
-    if (read.use_empty() && readOp->getBlock() == loop->getBlock())
+    Operation *addAfter = loop;
+    if (read.use_empty() && readOp->getBlock() == loop->getBlock()) {
       readOp->moveAfter(loop);
-    b.setInsertionPointAfter(loop->getNextNode() == readOp ? readOp : loop);
+      addAfter = readOp;
+    }
+    b.setInsertionPointAfter(addAfter);
     Value sum = arith::AddFOp::create(b, loop.getLoc(), read, result);
     result.replaceAllUsesExcept(sum, sum.getDefiningOp());
   }
@@ -177,7 +180,7 @@ static bool isRowwise(Operation *op) {
 }
 
 /// `op` computed on each leading row of its operands apart.
-static void splitRows(RewriterBase &rewriter, Operation *op) {
+static void computeByRows(RewriterBase &rewriter, Operation *op) {
   Location loc = op->getLoc();
   auto type = cast<VectorType>(op->getResult(0).getType());
   rewriter.setInsertionPoint(op);
@@ -210,5 +213,5 @@ void mlir::nnx::splitAccumulatorRows(Operation *root) {
   for (scf::ForOp loop : loops)
     splitRows(rewriter, loop);
   for (Operation *op : rowwise)
-    splitRows(rewriter, op);
+    computeByRows(rewriter, op);
 }
