@@ -4,14 +4,14 @@
 # per invocation, and only when something is missing.
 #
 #   scripts/setup.sh               what `make build` and `make test` need
-#   scripts/setup.sh --sanitizers  that, and clang-22 with its sanitizer and
+#   scripts/setup.sh --sanitizers  that, and clang-22's sanitizer and
 #                                  libFuzzer runtimes, for `make
 #                                  test-sanitizers` and `make fuzz`
 set -euo pipefail
 
 PACKAGES=(
-  # toolchain
-  cmake ninja-build g++ make
+  # toolchain (the Makefile builds with clang-22 where present; g++ works too)
+  cmake ninja-build g++ make clang-22
   # LLVM / MLIR 22 (libMLIR.so, mlir-tblgen, lit, FileCheck, not)
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   # OpenMP runtime for the CPU code's threads (nnx-run --threads)
@@ -33,8 +33,8 @@ PACKAGES=(
 case "${1:-}" in
   "") ;;
   --sanitizers)
-    # clang-22 for the sanitizer build dir; ASan, UBSan and libFuzzer runtimes.
-    PACKAGES+=(clang-22 libclang-rt-22-dev) ;;
+    # ASan, UBSan and libFuzzer runtimes for the sanitizer build dir.
+    PACKAGES+=(libclang-rt-22-dev) ;;
   *)
     echo "usage: $0 [--sanitizers]" >&2
     exit 2 ;;

@@ -294,7 +294,11 @@ getCArrays(const CompiledObject &object) {
 /// definition, and a program may include several models' headers).
 static void emitFunctions(llvm::raw_ostream &os, const CompiledObject &object) {
   const std::string &p = object.prefix;
-  auto [arguments, results] = getCArrays(object);
+  // Named, not structured bindings: the lambdas below capture them.
+  std::pair<std::vector<CArray>, std::vector<CArray>> arrays =
+      getCArrays(object);
+  const std::vector<CArray> &arguments = arrays.first;
+  const std::vector<CArray> &results = arrays.second;
   auto dims = [](const CArray &a) {
     return a.spec->shape.empty() ? std::string()
                                  : (", int64_t " + a.name + "_dims[" +

@@ -98,7 +98,8 @@ static void addPackedWrappers(llvm::Module &module) {
 /// functions by priority, ascending, or descending for destructors.
 static void lowerStructors(llvm::Module &module, llvm::StringRef arrayName,
                            llvm::StringRef name, bool descending) {
-  llvm::SmallVector<std::pair<uint64_t, llvm::Function *>> entries;
+  // {priority, position in the array, function}.
+  llvm::SmallVector<std::tuple<uint64_t, size_t, llvm::Function *>> entries;
   if (llvm::GlobalVariable *array = module.getNamedGlobal(arrayName)) {
     if (auto *init = dyn_cast_or_null<llvm::ConstantArray>(
             array->hasInitializer() ? array->getInitializer() : nullptr))
@@ -109,14 +110,21 @@ static void lowerStructors(llvm::Module &module, llvm::StringRef arrayName,
         auto *priority = dyn_cast<llvm::ConstantInt>(entry->getOperand(0));
         auto *function = dyn_cast<llvm::Function>(entry->getOperand(1));
         if (priority && function)
-          entries.emplace_back(priority->getZExtValue(), function);
+          entries.emplace_back(priority->getZExtValue(), entries.size(),
+                               function);
       }
     array->eraseFromParent();
   }
-  std::stable_sort(entries.begin(), entries.end(),
-                   [&](const auto &a, const auto &b) {
-                     return descending ? a.first > b.first : a.first < b.first;
-                   });
+  // Equal priorities keep the array's order (a sort by position too, not
+  // std::stable_sort, whose buffer trips a deprecation warning of
+  // libstdc++ 12 under clang).
+  llvm::sort(entries, [&](const auto &a, const auto &b) {
+    auto [pa, ia, fa] = a;
+    auto [pb, ib, fb] = b;
+    if (pa != pb)
+      return descending ? pa > pb : pa < pb;
+    return ia < ib;
+  });
   llvm::LLVMContext &context = module.getContext();
   llvm::IRBuilder<> builder(context);
   auto *function = llvm::Function::Create(
@@ -124,7 +132,7 @@ static void lowerStructors(llvm::Module &module, llvm::StringRef arrayName,
       llvm::GlobalValue::ExternalLinkage, name, module);
   builder.SetInsertPoint(llvm::BasicBlock::Create(context, "", function));
   for (auto &entry : entries)
-    builder.CreateCall(entry.second);
+    builder.CreateCall(std::get<2>(entry));
   builder.CreateRetVoid();
 }
 

@@ -495,7 +495,8 @@ LogicalResult Derivation::checkTable(tensor::ExtractSliceOp slice) {
   auto byPosition = [&](Operation *user) {
     auto select = dyn_cast<FnIndexSelectOp>(user);
     return select && select.getInput() == slice.getResult() &&
-           select.getDim() == static_cast<int64_t>(*seqDim) &&
+           static_cast<int64_t>(select.getDim()) ==
+               static_cast<int64_t>(*seqDim) &&
            !touchesData(select.getIndex());
   };
   if (shiftable && llvm::all_of(slice->getUsers(), [&](Operation *user) {

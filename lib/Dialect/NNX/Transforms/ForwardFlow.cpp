@@ -80,11 +80,14 @@ LogicalResult ForwardWalk::run(CallOp call) {
   add(call.getResult(0));
   while (!worklist.empty()) {
     Value v = worklist.pop_back_val();
-    // In program order, so that a refusal names the first offending use.
+    // In program order (an op's operands in their order), so that a
+    // refusal names the first offending use.
     SmallVector<OpOperand *> uses;
     for (OpOperand &use : v.getUses())
       uses.push_back(&use);
-    llvm::stable_sort(uses, [](OpOperand *a, OpOperand *b) {
+    llvm::sort(uses, [](OpOperand *a, OpOperand *b) {
+      if (a->getOwner() == b->getOwner())
+        return a->getOperandNumber() < b->getOperandNumber();
       return a->getOwner()->isBeforeInBlock(b->getOwner());
     });
     for (OpOperand *use : uses)

@@ -243,8 +243,9 @@ FailureOr<std::vector<double>> surgery::readImportance(Operation *target,
 UnitMap surgery::keepUnits(const std::vector<double> &score, int64_t keep) {
   std::vector<int64_t> order(score.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int64_t a, int64_t b) { return score[a] > score[b]; });
+  llvm::sort(order, [&](int64_t a, int64_t b) {
+    return score[a] != score[b] ? score[a] > score[b] : a < b;
+  });
   order.resize(keep);
   llvm::sort(order);
   return UnitMap{order, std::vector<int64_t>(score.size(), 1)};
