@@ -769,9 +769,12 @@ static llvm::Expected<NpyArray> allocateResult(const Twine &label,
                                                const TensorSpec &spec,
                                                ArrayRef<int64_t> shape) {
   uint64_t bytes = *getArrayByteSize(spec.dtype, shape);
-  if (void *probe = std::malloc(std::max<uint64_t>(bytes, 1)))
-    std::free(probe);
-  else
+  // Volatile: clang removes a malloc whose result is only freed, and the
+  // probe then always succeeded.
+  void *volatile probe = std::malloc(std::max<uint64_t>(bytes, 1));
+  bool available = probe != nullptr;
+  std::free(probe);
+  if (!available)
     return makeError(label + ": cannot allocate " + Twine(bytes) +
                      " bytes for the " + getDTypeName(spec.dtype) +
                      " array of shape " + formatShape(shape) + " (" +
