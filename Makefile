@@ -4,15 +4,11 @@ JOBS ?= $(shell nproc)
 PY := /usr/bin/python3
 # Extra configure arguments, e.g. CMAKE_ARGS="-DMLIR_DIR=... -DCUDAToolkit_ROOT=...".
 CMAKE_ARGS ?=
-# The compiler: clang-22 (scripts/setup.sh installs it) where present, with
-# precompiled headers a cold build takes about a third of g++'s time;
-# CC=... CXX=... on the command line or in the environment pick another.
-ifeq ($(origin CXX),default)
-ifneq ($(shell command -v clang++-22 2>/dev/null),)
-CC := clang-22
-CXX := clang++-22
-endif
-endif
+# The compiler of a new build directory: clang-22 (scripts/setup.sh installs
+# it) where present, with which a cold build takes less than half of g++'s
+# time (README); CC=... CXX=... on the command line or in the environment
+# pick another. Looked for when configuring, after the setup.
+PICK_CLANG := $(if $(filter default,$(origin CXX)),yes,no)
 CLANG_FORMAT ?= clang-format-22
 # Every C/C++ source and header of the project (not build/, not TableGen).
 FORMAT_SOURCES = $(shell find lib include tools unittests fuzz python/src -type f \
@@ -26,7 +22,11 @@ setup:
 	./scripts/setup.sh
 
 $(BUILD_DIR)/build.ninja:
-	CC=$(CC) CXX=$(CXX) cmake -G Ninja -S . -B $(BUILD_DIR) \
+	cc='$(CC)' cxx='$(CXX)'; \
+	if [ $(PICK_CLANG) = yes ] && command -v clang++-22 >/dev/null; then \
+	  cc=clang-22 cxx=clang++-22; \
+	fi; \
+	CC=$$cc CXX=$$cxx cmake -G Ninja -S . -B $(BUILD_DIR) \
 	  -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
 
 configure: setup $(BUILD_DIR)/build.ninja
