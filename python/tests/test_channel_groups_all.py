@@ -14,7 +14,6 @@ prunes 81 of 85 torchvision models)."""
 
 import json
 import os
-import subprocess
 import sys
 
 import pytest
@@ -25,6 +24,7 @@ torchvision = pytest.importorskip("torchvision")
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import zoo  # noqa: E402
+import zoo.worker  # noqa: E402
 from zoo.channels import names_op  # noqa: E402
 from zoo.expected import EXPECTED  # noqa: E402
 
@@ -52,17 +52,13 @@ def records_dir(tmp_path_factory):
 
 
 def run_worker(name, path):
-    """zoo/channels.py on `name`; its record, with the failure of a
-    process that died or ran out of time."""
-    cmd = [sys.executable, "-m", "zoo.channels", name, path]
-    try:
-        proc = subprocess.run(cmd, cwd=HERE, capture_output=True, text=True,
-                              timeout=TIMEOUT)
-        died = (None if proc.returncode == 0 else
-                f"the process exited {proc.returncode}: "
-                f"{(proc.stdout + proc.stderr)[-2000:]}")
-    except subprocess.TimeoutExpired:
-        died = f"did not finish within {TIMEOUT:g} s (NNX_ZOO_TIMEOUT)"
+    """zoo/channels.py on `name` in a process of its own (zoo/worker.py);
+    its record, with the failure of a process that died or ran out of
+    time."""
+    died, tail = zoo.worker.run("zoo.channels", "check", [name, path],
+                                TIMEOUT, tail_chars=2000)
+    if died and not died.startswith("did not finish"):
+        died += ": " + tail
     try:
         with open(path) as f:
             rec = json.load(f)

@@ -23,7 +23,6 @@ passes (then the entry goes)."""
 
 import json
 import os
-import subprocess
 import sys
 
 import pytest
@@ -35,6 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import zoo  # noqa: E402
 import zoo.check  # noqa: E402
+import zoo.worker  # noqa: E402
 from zoo.expected import EXPECTED  # noqa: E402
 
 #: Seconds one model may take to compile (one core).
@@ -47,19 +47,11 @@ CASES = zoo.selected()
 
 
 def run_worker(case, path):
-    """zoo/check.py on `case` in a process of its own; its record, with
+    """zoo/check.py on `case` in a process of its own (zoo/worker.py: a
+    child of a fork server that imported PyTorch once); its record, with
     the failure of a process that died or ran out of time."""
-    cmd = [sys.executable, "-m", "zoo.check", case.name, path]
-    try:
-        proc = subprocess.run(cmd, cwd=HERE, capture_output=True, text=True,
-                              timeout=TIMEOUT)
-        died = None if proc.returncode == 0 else (
-            f"the model's process exited {proc.returncode}")
-        tail = (proc.stdout + proc.stderr)[-4000:]
-    except subprocess.TimeoutExpired as e:
-        died = f"did not finish within {TIMEOUT:g} s (NNX_ZOO_TIMEOUT)"
-        tail = ((e.stdout or b"") + (e.stderr or b"")).decode(
-            errors="replace")[-4000:] if isinstance(e.stdout, bytes) else ""
+    died, tail = zoo.worker.run("zoo.check", "main",
+                                [["zoo.check", case.name, path]], TIMEOUT)
     try:
         with open(path) as f:
             rec = json.load(f)

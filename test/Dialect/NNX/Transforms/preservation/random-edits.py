@@ -76,10 +76,17 @@ def ir_dump_after_failure(stderr):
     return stderr[m.end():].strip() if m else None
 
 
+PRINTED = {}
+
+
 def printed(opt, path):
-    """The IR of `path` as nnx-opt prints it."""
-    return subprocess.run([opt, path], check=True, stdout=subprocess.PIPE,
-                          text=True).stdout.strip()
+    """The IR of `path` as nnx-opt prints it (each file is written once,
+    so it is printed once)."""
+    if path not in PRINTED:
+        PRINTED[path] = subprocess.run(
+            [opt, path], check=True, stdout=subprocess.PIPE,
+            text=True).stdout.strip()
+    return PRINTED[path]
 
 
 def try_edit(a, current, edit, nxt):
