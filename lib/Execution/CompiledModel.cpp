@@ -1,5 +1,6 @@
 //===- CompiledModel.cpp - JIT-compile and run a model's forward ----------===//
 #include "nnx/Execution/CompiledModel.h"
+#include "CompileCache.h"
 #include "ExecutionError.h"
 
 #include "IndexChecks.h"
@@ -21,6 +22,7 @@
 #include "nnx/Support/OutputFile.h"
 #include "nnx/Support/SafeTensors.h"
 
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -361,17 +363,14 @@ static llvm::Error dumpObject(StringRef object, StringRef path) {
   return llvm::Error::success();
 }
 
-/// Compiles `module` (LLVM dialect) for the host and the target's runtime
-/// (or loads its object from the compile cache), runs its initializers and
-/// checks that `names` are there; writes the object code to
-/// `options.objectFile` when one is named.
-static llvm::Expected<std::unique_ptr<ModelJIT>>
-createEngine(ModuleOp module, const TargetConfig &config,
-             const CompileOptions &options, ArrayRef<StringRef> names) {
-  // What the lowered code calls (temporaries, failed checks, memrefCopy)
-  // comes from the runtime library an AOT object links too.
-  SmallVector<std::function<llvm::orc::SymbolMap(llvm::orc::MangleAndInterner)>>
-      symbolMaps = {runtimeSymbols};
+/// How the JIT compiles for `config` with `options`: the runtime's symbols
+/// (temporaries, failed checks, memrefCopy: the runtime library an AOT
+/// object links too) and the target's, the level, the compile cache.
+static ModelJITOptions
+jitOptionsFor(const TargetConfig &config, const CompileOptions &options,
+              SmallVectorImpl<std::function<llvm::orc::SymbolMap(
+                  llvm::orc::MangleAndInterner)>> &symbolMaps) {
+  symbolMaps.push_back(runtimeSymbols);
   if (config.symbolMap)
     symbolMaps.push_back(config.symbolMap);
   ModelJITOptions jitOptions;
@@ -385,29 +384,65 @@ createEngine(ModuleOp module, const TargetConfig &config,
   // NNX_PERF_JIT=1: the compiled functions go to a jitdump file for
   // `perf inject --jit` (docs/Running.md, "Profiling").
   jitOptions.perfListener = std::getenv("NNX_PERF_JIT") != nullptr;
-  llvm::Expected<std::unique_ptr<ModelJIT>> engine =
-      ModelJIT::create(module, jitOptions);
-  if (!engine)
-    return engine.takeError();
+  return jitOptions;
+}
+
+/// Checks the loaded `engine` (the target's device, the entry points
+/// `names`) and writes its object code to `options.objectFile` when one is
+/// named.
+static llvm::Error checkEngine(const ModelJIT &engine,
+                               const TargetConfig &config,
+                               const CompileOptions &options,
+                               ArrayRef<StringRef> names) {
   char why[1024];
   if (config.device && config.device->check &&
       config.device->check(why, sizeof(why)))
     return makeError(why);
   for (StringRef name : names)
-    if (llvm::Expected<void (*)(void **)> fn = (*engine)->lookupPacked(name);
-        !fn)
+    if (llvm::Expected<void (*)(void **)> fn = engine.lookupPacked(name); !fn)
       return makeError("JIT compilation failed: " +
                        llvm::toString(fn.takeError()));
   if (!options.objectFile.empty())
-    if (llvm::Error err =
-            dumpObject((*engine)->getObject(), options.objectFile))
-      return std::move(err);
-  return std::move(*engine);
+    return dumpObject(engine.getObject(), options.objectFile);
+  return llvm::Error::success();
+}
+
+/// The key of `module`'s lowering in the compile cache (CompileCache.h), or
+/// nothing when it is not cached there: no cache directory, a target other
+/// than the CPU, the lowered module asked for (--dump-compiled), builds
+/// that cannot be told apart.
+static std::optional<std::string>
+loweringKeyFor(ModuleOp module, const CompileOptions &options,
+               const ModelJITOptions &jitOptions) {
+  if (jitOptions.cacheDir.empty() || options.target != Target::CPU ||
+      !options.compiledModuleFile.empty())
+    return std::nullopt;
+  llvm::Expected<std::string> machine =
+      describeHostMachine(jitOptions.optLevel);
+  if (!machine) {
+    llvm::consumeError(machine.takeError());
+    return std::nullopt;
+  }
+  return loweringCacheKey(module,
+                          {stringifyTarget(options.target).str(),
+                           options.pipelineOptions, std::move(*machine)});
 }
 
 llvm::Expected<std::unique_ptr<CompiledModel>>
 CompiledModel::lower(ModuleOp module, const CompileOptions &options,
                      const TargetConfig &config, bool bindWeights) {
+  llvm::Expected<std::unique_ptr<CompiledModel>> compiled =
+      prepare(module, options, config, bindWeights);
+  if (!compiled)
+    return compiled.takeError();
+  if (llvm::Error err = (*compiled)->lowerToTarget(module, options, config))
+    return std::move(err);
+  return compiled;
+}
+
+llvm::Expected<std::unique_ptr<CompiledModel>>
+CompiledModel::prepare(ModuleOp module, const CompileOptions &options,
+                       const TargetConfig &config, bool bindWeights) {
   MLIRContext *context = module.getContext();
   DialectRegistry registry;
   registerExecutionDialects(registry);
@@ -463,23 +498,25 @@ CompiledModel::lower(ModuleOp module, const CompileOptions &options,
             params.readWeightsFile(options.weightsFile)))
       return std::move(err);
   compiled->weightsSeconds += secondsSince(weightsStart);
+  return compiled;
+}
 
+llvm::Error CompiledModel::lowerToTarget(ModuleOp module,
+                                         const CompileOptions &options,
+                                         const TargetConfig &config) {
   // Forward level -> LLVM dialect.
-  {
-    PassManager pm(context);
-    if (llvm::Error err = config.buildPipeline(pm, options.pipelineOptions))
-      return std::move(err);
-    if (failed(pm.run(module)))
-      return diagnostics.takeError("failed to lower the forward for target '" +
-                                   stringifyTarget(options.target) + "'");
-  }
+  CompileDiagnostics diagnostics(module.getContext());
+  PassManager pm(module.getContext());
+  if (llvm::Error err = config.buildPipeline(pm, options.pipelineOptions))
+    return err;
+  if (failed(pm.run(module)))
+    return diagnostics.takeError("failed to lower the forward for target '" +
+                                 stringifyTarget(options.target) + "'");
   if (!options.compiledModuleFile.empty())
     if (llvm::Error err = writeModule(module, options.compiledModuleFile))
-      return std::move(err);
-  if (llvm::Error err = diagnostics.withCollected(
-          params.readLayouts(module.lookupSymbol("forward"))))
-    return std::move(err);
-  return compiled;
+      return err;
+  return diagnostics.withCollected(
+      parameters->readLayouts(module.lookupSymbol("forward")));
 }
 
 std::vector<std::string> CompiledModel::getEntryPoints() const {
@@ -512,23 +549,88 @@ CompiledModel::compile(ModuleOp module, const CompileOptions &options) {
   return compiled;
 }
 
+/// The printed `nnx.parameter_layouts` of the lowered forward in `module`
+/// (empty: none).
+static std::string printedLayouts(ModuleOp module) {
+  std::string text;
+  if (Operation *forward = module.lookupSymbol("forward"))
+    if (Attribute layouts = forward->getAttr(kParameterLayoutsAttrName)) {
+      llvm::raw_string_ostream os(text);
+      layouts.print(os);
+    }
+  return text;
+}
+
+llvm::Expected<std::unique_ptr<ModelJIT>>
+CompiledModel::loadCachedLowering(MLIRContext *context, StringRef key,
+                                  const ModelJITOptions &jitOptions) {
+  std::optional<LoweringEntry> entry =
+      readLoweringEntry(jitOptions.cacheDir, key);
+  if (!entry)
+    return nullptr;
+  DictionaryAttr layouts;
+  if (!entry->layouts.empty()) {
+    layouts = dyn_cast_or_null<DictionaryAttr>(
+        parseAttribute(entry->layouts, context));
+    if (!layouts)
+      return nullptr;
+  }
+  llvm::Expected<std::unique_ptr<ModelJIT>> engine =
+      ModelJIT::createFromCache(entry->objectKey, jitOptions);
+  if (!engine || !*engine)
+    return engine;
+  if (llvm::Error err = parameters->readLayouts(layouts))
+    return std::move(err);
+  return engine;
+}
+
+llvm::Expected<std::unique_ptr<ModelJIT>>
+CompiledModel::lowerAndLoad(ModuleOp module, const CompileOptions &options,
+                            const TargetConfig &config,
+                            const ModelJITOptions &jitOptions) {
+  std::optional<std::string> key = loweringKeyFor(module, options, jitOptions);
+  if (key) {
+    llvm::Expected<std::unique_ptr<ModelJIT>> cached =
+        loadCachedLowering(module.getContext(), *key, jitOptions);
+    if (!cached || *cached)
+      return cached;
+  }
+  if (llvm::Error err = lowerToTarget(module, options, config))
+    return std::move(err);
+  llvm::Expected<std::unique_ptr<ModelJIT>> engine =
+      ModelJIT::create(module, jitOptions);
+  if (!engine)
+    return engine.takeError();
+  if (key && !(*engine)->getObjectKey().empty())
+    if (llvm::Error err = writeLoweringEntry(
+            jitOptions.cacheDir, *key,
+            {(*engine)->getObjectKey().str(), printedLayouts(module)}))
+      return std::move(err);
+  return engine;
+}
+
 llvm::Expected<std::unique_ptr<CompiledModel>>
 CompiledModel::compileHere(ModuleOp module, const CompileOptions &options) {
   TargetConfig config;
   if (llvm::Error err = getTargetConfig(options.target, config))
     return std::move(err);
-  llvm::Expected<std::unique_ptr<CompiledModel>> lowered =
-      lower(module, options, config, /*bindWeights=*/true);
-  if (!lowered)
-    return lowered.takeError();
-  std::unique_ptr<CompiledModel> compiled = std::move(*lowered);
+  llvm::Expected<std::unique_ptr<CompiledModel>> prepared =
+      prepare(module, options, config, /*bindWeights=*/true);
+  if (!prepared)
+    return prepared.takeError();
+  std::unique_ptr<CompiledModel> compiled = std::move(*prepared);
   CompileDiagnostics diagnostics(module.getContext());
-  std::vector<std::string> names = compiled->getEntryPoints();
-  SmallVector<StringRef> nameRefs(names.begin(), names.end());
+  SmallVector<std::function<llvm::orc::SymbolMap(llvm::orc::MangleAndInterner)>>
+      symbolMaps;
+  ModelJITOptions jitOptions = jitOptionsFor(config, options, symbolMaps);
   llvm::Expected<std::unique_ptr<ModelJIT>> engine =
-      createEngine(module, config, options, nameRefs);
+      compiled->lowerAndLoad(module, options, config, jitOptions);
   if (!engine)
     return diagnostics.withCollected(engine.takeError());
+  std::vector<std::string> names = compiled->getEntryPoints();
+  SmallVector<StringRef> nameRefs(names.begin(), names.end());
+  if (llvm::Error err = checkEngine(**engine, config, options, nameRefs))
+    return std::move(err);
   compiled->engine = std::move(*engine);
   compiled->setThreads = config.setThreads;
   compiled->threads = options.threads;

@@ -1,6 +1,7 @@
 //===- ModelJIT.cpp - machine code of a lowered model, cached -------------===//
 #include "ModelJIT.h"
 
+#include "CompileCache.h"
 #include "ExecutionError.h"
 
 #include "mlir/Target/LLVMIR/Export.h"
@@ -51,7 +52,6 @@ static constexpr llvm::StringLiteral kCacheMagic = "NNXOBJ1\n";
 /// cache key, so that no entry of an older pipeline is served.
 static constexpr llvm::StringLiteral kPipelineRevision =
     "default pipeline without full unrolling";
-static constexpr size_t kHashSize = 32;
 
 /// For each C-interface function `foo` defined in `module`, defines
 /// `_mlir_foo(void **)`, which loads each argument from the pointer at its
@@ -169,67 +169,6 @@ static std::string cacheKey(const llvm::Module &module,
   hash.update(llvm::StringRef(std::to_string(optLevel)));
   hash.update(kPipelineRevision);
   return llvm::toHex(hash.final(), /*LowerCase=*/true);
-}
-
-static std::string entryPath(llvm::StringRef dir, llvm::StringRef key) {
-  llvm::SmallString<256> path(dir);
-  llvm::sys::path::append(path, key + ".nnxobj");
-  return std::string(path);
-}
-
-/// The object of entry `path`, or null when there is none or it is not
-/// whole (a file cut short or changed since it was written).
-static std::unique_ptr<llvm::MemoryBuffer> readEntry(llvm::StringRef path) {
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                  /*RequiresNullTerminator=*/false);
-  if (!file)
-    return nullptr;
-  llvm::StringRef bytes = (*file)->getBuffer();
-  if (!bytes.consume_front(kCacheMagic) || bytes.size() <= kHashSize)
-    return nullptr;
-  llvm::StringRef stored = bytes.take_front(kHashSize);
-  llvm::StringRef object = bytes.drop_front(kHashSize);
-  std::array<uint8_t, 32> actual =
-      llvm::SHA256::hash(llvm::arrayRefFromStringRef(object));
-  if (stored != llvm::toStringRef(actual))
-    return nullptr;
-  return llvm::MemoryBuffer::getMemBufferCopy(object, path);
-}
-
-/// Writes `object` as entry `path` of the cache in `dir`: to a temporary
-/// file first, renamed into place.
-static llvm::Error writeEntry(llvm::StringRef dir, llvm::StringRef path,
-                              llvm::StringRef object) {
-  auto fail = [&](const llvm::Twine &what, std::error_code ec) {
-    return makeError("cannot write the compile cache entry '" + path +
-                     "': " + what + ": " + ec.message());
-  };
-  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-    return fail("cannot create '" + dir + "'", ec);
-  int fd = -1;
-  llvm::SmallString<256> temporary;
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueFile(path + "-%%%%%%.tmp", fd, temporary))
-    return fail("cannot create a file in '" + dir + "'", ec);
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    std::array<uint8_t, 32> hash =
-        llvm::SHA256::hash(llvm::arrayRefFromStringRef(object));
-    os << kCacheMagic << llvm::toStringRef(hash) << object;
-    os.close();
-    if (os.has_error()) {
-      std::error_code ec = os.error();
-      os.clear_error();
-      llvm::sys::fs::remove(temporary);
-      return fail("cannot write '" + temporary + "'", ec);
-    }
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(temporary, path)) {
-    llvm::sys::fs::remove(temporary);
-    return fail("cannot rename '" + temporary + "'", ec);
-  }
-  return llvm::Error::success();
 }
 
 /// Gives the functions added here (packed wrappers, constructors) the
@@ -357,10 +296,10 @@ compileObject(llvm::Module &module, llvm::TargetMachine &machine,
 }
 
 /// The object of `module`: from the cache when `options.cacheDir` holds it
-/// (`fromCache` is then set), else compiled (and cached).
+/// (`fromCache` is then set), else compiled (and cached under `key`).
 static llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 loadOrCompile(ModuleOp module, const ModelJITOptions &options,
-              llvm::TargetMachine &machine, bool &fromCache) {
+              llvm::TargetMachine &machine, bool &fromCache, std::string &key) {
   llvm::LLVMContext context;
   llvm::Expected<std::unique_ptr<llvm::Module>> translated =
       translateForMachine(module, context, machine);
@@ -368,11 +307,12 @@ loadOrCompile(ModuleOp module, const ModelJITOptions &options,
     return translated.takeError();
   std::unique_ptr<llvm::Module> &llvmModule = *translated;
 
-  std::string key, path;
+  std::string path;
   if (!options.cacheDir.empty()) {
     key = cacheKey(*llvmModule, machine, options.optLevel);
-    path = entryPath(options.cacheDir, key);
-    if (std::unique_ptr<llvm::MemoryBuffer> cached = readEntry(path)) {
+    path = cacheEntryPath(options.cacheDir, key, "nnxobj");
+    if (std::unique_ptr<llvm::MemoryBuffer> cached =
+            readCacheEntry(path, kCacheMagic)) {
       fromCache = true;
       return std::move(cached);
     }
@@ -382,8 +322,8 @@ loadOrCompile(ModuleOp module, const ModelJITOptions &options,
   if (!object)
     return object.takeError();
   if (!path.empty())
-    if (llvm::Error err =
-            writeEntry(options.cacheDir, path, (*object)->getBuffer()))
+    if (llvm::Error err = writeCacheEntry(options.cacheDir, path, kCacheMagic,
+                                          (*object)->getBuffer()))
       return std::move(err);
   return object;
 }
@@ -417,31 +357,84 @@ static llvm::Error defineSymbols(llvm::orc::LLJIT &jit,
   return llvm::Error::success();
 }
 
-llvm::Expected<std::unique_ptr<ModelJIT>>
-ModelJIT::create(ModuleOp module, const ModelJITOptions &options) {
-  unsigned optLevel = std::min(options.optLevel, 3u);
-  ModelJITOptions clamped = options;
-  clamped.optLevel = optLevel;
-  std::optional<llvm::orc::JITTargetMachineBuilder> builder;
+/// The host's machine at `options`'s optimization level (clamped to 3).
+static llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+createJITMachine(ModelJITOptions &options,
+                 std::optional<llvm::orc::JITTargetMachineBuilder> &builder) {
+  options.optLevel = std::min(options.optLevel, 3u);
   llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine =
-      createHostMachine(optLevel, builder);
+      createHostMachine(options.optLevel, builder);
   if (!machine)
     return makeError("JIT compilation failed: " +
                      llvm::toString(machine.takeError()));
+  return machine;
+}
+
+llvm::Expected<std::string> mlir::nnx::describeHostMachine(unsigned optLevel) {
+  ModelJITOptions options;
+  options.optLevel = optLevel;
+  std::optional<llvm::orc::JITTargetMachineBuilder> builder;
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine =
+      createJITMachine(options, builder);
+  if (!machine)
+    return machine.takeError();
+  return (*machine)->getTargetTriple().str() + '\0' +
+         (*machine)->getTargetCPU().str() + '\0' +
+         (*machine)->getTargetFeatureString().str() + '\0' +
+         std::to_string(options.optLevel) + '\0' + kPipelineRevision.str();
+}
+
+llvm::Expected<std::unique_ptr<ModelJIT>>
+ModelJIT::create(ModuleOp module, const ModelJITOptions &options) {
+  ModelJITOptions clamped = options;
+  std::optional<llvm::orc::JITTargetMachineBuilder> builder;
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine =
+      createJITMachine(clamped, builder);
+  if (!machine)
+    return machine.takeError();
   std::unique_ptr<ModelJIT> result(new ModelJIT());
-  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object =
-      loadOrCompile(module, clamped, **machine, result->fromCache);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object = loadOrCompile(
+      module, clamped, **machine, result->fromCache, result->objectKey);
   if (!object)
     return object.takeError();
   result->object = std::move(*object);
-  if (options.perfListener)
-    result->perfListener = llvm::JITEventListener::createPerfJITEventListener();
+  if (llvm::Error err = result->load(std::move(*builder), **machine, clamped))
+    return std::move(err);
+  return result;
+}
 
-  llvm::JITEventListener *listener = result->perfListener;
-  llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> jit =
+llvm::Expected<std::unique_ptr<ModelJIT>>
+ModelJIT::createFromCache(llvm::StringRef objectKey,
+                          const ModelJITOptions &options) {
+  std::unique_ptr<llvm::MemoryBuffer> cached = readCacheEntry(
+      cacheEntryPath(options.cacheDir, objectKey, "nnxobj"), kCacheMagic);
+  if (!cached)
+    return nullptr;
+  ModelJITOptions clamped = options;
+  std::optional<llvm::orc::JITTargetMachineBuilder> builder;
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine =
+      createJITMachine(clamped, builder);
+  if (!machine)
+    return machine.takeError();
+  std::unique_ptr<ModelJIT> result(new ModelJIT());
+  result->object = std::move(cached);
+  result->objectKey = objectKey.str();
+  result->fromCache = true;
+  if (llvm::Error err = result->load(std::move(*builder), **machine, clamped))
+    return std::move(err);
+  return result;
+}
+
+llvm::Error ModelJIT::load(llvm::orc::JITTargetMachineBuilder builder,
+                           llvm::TargetMachine &machine,
+                           const ModelJITOptions &options) {
+  if (options.perfListener)
+    perfListener = llvm::JITEventListener::createPerfJITEventListener();
+  llvm::JITEventListener *listener = perfListener;
+  llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> created =
       llvm::orc::LLJITBuilder()
-          .setJITTargetMachineBuilder(std::move(*builder))
-          .setDataLayout((*machine)->createDataLayout())
+          .setJITTargetMachineBuilder(std::move(builder))
+          .setDataLayout(machine.createDataLayout())
           .setObjectLinkingLayerCreator(
               [listener](llvm::orc::ExecutionSession &es)
                   -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
@@ -455,25 +448,24 @@ ModelJIT::create(ModuleOp module, const ModelJITOptions &options) {
                 return layer;
               })
           .create();
-  if (!jit)
+  if (!created)
     return makeError("JIT compilation failed: " +
-                     llvm::toString(jit.takeError()));
-  result->jit = std::move(*jit);
-  if (llvm::Error err = defineSymbols(*result->jit, options))
-    return makeError("JIT compilation failed: " +
-                     llvm::toString(std::move(err)));
-  if (llvm::Error err =
-          result->jit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(
-              result->object->getBuffer(), "nnx-model")))
+                     llvm::toString(created.takeError()));
+  jit = std::move(*created);
+  if (llvm::Error err = defineSymbols(*jit, options))
     return makeError("JIT compilation failed: " +
                      llvm::toString(std::move(err)));
-  llvm::Expected<llvm::orc::ExecutorAddr> init = result->jit->lookup(kInitName);
+  if (llvm::Error err = jit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(
+          object->getBuffer(), "nnx-model")))
+    return makeError("JIT compilation failed: " +
+                     llvm::toString(std::move(err)));
+  llvm::Expected<llvm::orc::ExecutorAddr> init = jit->lookup(kInitName);
   if (!init)
     return makeError("JIT compilation failed: " +
                      llvm::toString(init.takeError()));
   init->toPtr<void (*)()>()();
-  result->initialized = true;
-  return result;
+  initialized = true;
+  return llvm::Error::success();
 }
 
 ModelJIT::~ModelJIT() {

@@ -12,7 +12,8 @@
 // An entry holds a header (a magic word and the SHA-256 of its object), so
 // a truncated or corrupt file is recompiled and replaced, never loaded.
 // Entries are written to a temporary file and renamed into place: compiles
-// running concurrently against one cache never see half an entry.
+// running concurrently against one cache never see half an entry
+// (CompileCache.h, which also keeps the lowerings that name the objects).
 //
 // The module's constructors and destructors (`llvm.global_ctors`, e.g. the
 // CUDA pipeline's module load) become two functions the object exports and
@@ -36,7 +37,9 @@
 
 namespace llvm {
 class JITEventListener;
+class TargetMachine;
 namespace orc {
+class JITTargetMachineBuilder;
 class LLJIT;
 } // namespace orc
 } // namespace llvm
@@ -83,6 +86,11 @@ compileObjectAheadOfTime(ModuleOp module, unsigned optLevel,
                          llvm::ArrayRef<llvm::StringRef> checkedFeatures,
                          std::vector<std::string> &features);
 
+/// What decides the machine code the JIT makes of a module at `optLevel`
+/// besides the module: the host's triple, CPU and features, the level, the
+/// optimizer's pipeline (part of a lowering's cache key, CompileCache.h).
+llvm::Expected<std::string> describeHostMachine(unsigned optLevel);
+
 /// A loaded object; runs the module's destructors when destroyed.
 class ModelJIT {
 public:
@@ -90,6 +98,10 @@ public:
   /// the cache, runs its constructors and returns it.
   static llvm::Expected<std::unique_ptr<ModelJIT>>
   create(ModuleOp module, const ModelJITOptions &options);
+  /// Loads the object cached under `objectKey` in `options.cacheDir` and
+  /// runs its constructors; null when the cache has no whole entry of it.
+  static llvm::Expected<std::unique_ptr<ModelJIT>>
+  createFromCache(llvm::StringRef objectKey, const ModelJITOptions &options);
   ~ModelJIT();
 
   /// The packed wrapper of function `name` (`void(void **)`: a pointer to
@@ -101,14 +113,21 @@ public:
   llvm::StringRef getObject() const;
   /// Whether the object came from the compile cache.
   bool isFromCache() const { return fromCache; }
+  /// The object's key in the compile cache (empty: compiled without one).
+  llvm::StringRef getObjectKey() const { return objectKey; }
 
 private:
   ModelJIT();
+  /// Loads `object` into a JIT for `machine` and runs its constructors.
+  llvm::Error load(llvm::orc::JITTargetMachineBuilder builder,
+                   llvm::TargetMachine &machine,
+                   const ModelJITOptions &options);
 
   std::unique_ptr<llvm::orc::LLJIT> jit;
   std::unique_ptr<llvm::MemoryBuffer> object;
   /// LLVM's (a static instance): registered, never deleted.
   llvm::JITEventListener *perfListener = nullptr;
+  std::string objectKey;
   bool fromCache = false;
   bool initialized = false;
 };

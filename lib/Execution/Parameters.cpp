@@ -150,11 +150,13 @@ llvm::Error ParameterBindings::readWeightsFile(StringRef path) {
 }
 
 llvm::Error ParameterBindings::readLayouts(Operation *forward) {
+  return readLayouts(forward ? forward->getAttrOfType<DictionaryAttr>(
+                                   kParameterLayoutsAttrName)
+                             : DictionaryAttr());
+}
+
+llvm::Error ParameterBindings::readLayouts(DictionaryAttr dict) {
   layouts.assign(specs.size(), {});
-  auto dict =
-      forward
-          ? forward->getAttrOfType<DictionaryAttr>(kParameterLayoutsAttrName)
-          : DictionaryAttr();
   if (!dict)
     return llvm::Error::success();
   for (auto [spec, layout] : llvm::zip_equal(specs, layouts)) {
@@ -209,4 +211,24 @@ void ParameterBindings::dropPermutedPages() const {
   for (auto [data, layout] : llvm::zip(stored, layouts))
     if (data.mapped && !layout.perm.empty())
       dropMappedPages(data.bytes);
+}
+
+void mlir::nnx::printProgram(ModuleOp module, llvm::raw_ostream &os,
+                             bool withLocations) {
+  SmallVector<std::pair<func::FuncOp, NamedAttrList>> removed;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    NamedAttrList attrs;
+    for (StringRef name : {kParametersAttrName, kWeightsAttrName})
+      if (Attribute attr = func->removeAttr(name))
+        attrs.append(name, attr);
+    removed.emplace_back(func, std::move(attrs));
+  }
+  OpPrintingFlags flags;
+  flags.elideLargeElementsAttrs(0).elideLargeResourceString(0);
+  if (withLocations)
+    flags.enableDebugInfo();
+  module->print(os, flags);
+  for (auto &[func, attrs] : removed)
+    for (NamedAttribute attr : attrs)
+      func->setAttr(attr.getName(), attr.getValue());
 }

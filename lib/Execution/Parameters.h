@@ -46,6 +46,8 @@ public:
   /// Reads the layouts the lowered forward asks for (`nnx.parameter_layouts`
   /// of `forward`, any function-like op).
   llvm::Error readLayouts(Operation *forward);
+  /// The same from that attribute (null: every parameter as stored).
+  llvm::Error readLayouts(DictionaryAttr layouts);
   /// Drops from memory the pages of the mapped tensors the code reads in
   /// another layout (madvise), once the runtime has permuted them.
   void dropPermutedPages() const;
@@ -71,6 +73,13 @@ private:
   std::vector<TensorData> stored;
   std::vector<Layout> layouts;
 };
+
+/// Prints `module` without what differs between copies of one program:
+/// the parameters' tensors (`nnx.parameters`: a tensor-parallel rank's
+/// slices, another checkpoint) and the weights file's path (a host's),
+/// which the lowered code takes as arguments and never reads; with the
+/// locations when `withLocations` (run-time errors quote them).
+void printProgram(ModuleOp module, llvm::raw_ostream &os, bool withLocations);
 
 } // namespace mlir::nnx
 

@@ -6,6 +6,8 @@
 #include "TensorParallelSync.h"
 
 #include "ExecutionError.h"
+#include "HashStream.h"
+#include "Parameters.h"
 
 #include "nnx/Dialect/NNX/IR/NNXOps.h"
 
@@ -35,47 +37,11 @@ static llvm::Error makeCollectiveError(const llvm::Twine &message) {
                                            llvm::inconvertibleErrorCode());
 }
 
-namespace {
-/// A raw_ostream that feeds a SHA-1 (the module is never held as text).
-class SHA1Stream : public llvm::raw_ostream {
-public:
-  SHA1Stream() { SetUnbuffered(); }
-  std::array<uint8_t, 20> result() {
-    flush();
-    return hasher.result();
-  }
-
-private:
-  void write_impl(const char *ptr, size_t size) override {
-    hasher.update(
-        llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(ptr), size));
-    position += size;
-  }
-  uint64_t current_pos() const override { return position; }
-
-  llvm::SHA1 hasher;
-  uint64_t position = 0;
-};
-} // namespace
-
 std::array<uint8_t, 20> mlir::nnx::fingerprintProgram(ModuleOp module) {
   // Without what differs between ranks of one program: the parameters'
   // tensors (a rank's slices) and the weights file's path (a host's).
-  SmallVector<std::pair<func::FuncOp, NamedAttrList>> removed;
-  for (auto func : module.getOps<func::FuncOp>()) {
-    NamedAttrList attrs;
-    for (StringRef name : {kParametersAttrName, kWeightsAttrName})
-      if (Attribute attr = func->removeAttr(name))
-        attrs.append(name, attr);
-    removed.emplace_back(func, std::move(attrs));
-  }
-  SHA1Stream os;
-  OpPrintingFlags flags;
-  flags.elideLargeElementsAttrs(0).elideLargeResourceString(0);
-  module->print(os, flags);
-  for (auto &[func, attrs] : removed)
-    for (NamedAttribute attr : attrs)
-      func->setAttr(attr.getName(), attr.getValue());
+  HashStream<llvm::SHA1> os;
+  printProgram(module, os, /*withLocations=*/false);
   return os.result();
 }
 

@@ -1,7 +1,8 @@
 // The compile cache (--cache-dir, NNX_CACHE_DIR): the first compile writes
-// one entry, a second compile of the same model loads it (the --repeat
-// report says so) and computes the same output; another optimization level is
-// another entry. A corrupt or truncated entry is recompiled and replaced,
+// its lowering and its object (compile-cache-lowering.test: what a lowering
+// is), a second compile of the same model loads them (the --repeat report
+// says so) and computes the same output; another optimization level is
+// another pair. A corrupt or truncated entry is recompiled and replaced,
 // never loaded; a cache directory that cannot be created is an error.
 
 // RUN: rm -rf %t && mkdir -p %t
@@ -9,18 +10,19 @@
 // RUN: nnx-run %s --input %t/x5.npy --output %t/first.npy --cache-dir %t/cache --repeat 2 2>&1 | FileCheck %s --check-prefix=MISS
 // MISS-NOT: cache
 // MISS: nnx-run: compile {{[0-9.]+}} ms, weights
-// RUN: ls %t/cache | FileCheck %s --check-prefix=ONE
-// ONE: {{^[0-9a-f]{64}\.nnxobj$}}
-// ONE-NOT: nnxobj
+// RUN: ls %t/cache | sort -t. -k2 | FileCheck %s --check-prefix=ONE
+// ONE: {{^[0-9a-f]{64}\.nnxlow$}}
+// ONE-NEXT: {{^[0-9a-f]{64}\.nnxobj$}}
+// ONE-NOT: nnx
 // RUN: env NNX_CACHE_DIR=%t/cache nnx-run %s --input %t/x5.npy --output %t/second.npy --repeat 2 2>&1 | FileCheck %s --check-prefix=HIT
 // HIT: nnx-run: the machine code came from the compile cache
 // HIT-NEXT: nnx-run: compile {{[0-9.]+}} ms, weights
 // RUN: %python -c "import numpy as np; a = np.load('%t/first.npy'); b = np.load('%t/second.npy'); assert a.shape == (5, 2) and (a == b).all(), (a, b)"
 
-// Another optimization level: a second entry.
+// Another optimization level: a second lowering and object.
 // RUN: nnx-run %s --input %t/x5.npy --cache-dir %t/cache --opt-level 1 --repeat 2 2>&1 | FileCheck %s --check-prefix=MISS
-// RUN: ls %t/cache | wc -l | FileCheck %s --check-prefix=TWO
-// TWO: 2
+// RUN: ls %t/cache | wc -l | FileCheck %s --check-prefix=FOUR
+// FOUR: 4
 
 // Every entry cut short, then every entry with one byte changed: each is
 // compiled again (no "from the cache"), runs right, and is replaced by a

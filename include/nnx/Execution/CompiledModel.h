@@ -76,6 +76,7 @@
 namespace mlir::nnx {
 
 class ModelJIT;
+struct ModelJITOptions;
 struct CompiledObject;
 struct ForwardTables;
 
@@ -125,9 +126,11 @@ struct CompileOptions {
   /// A safetensors file whose tensors the forward runs with instead of the
   /// model's own (CompiledModel::bindWeights); empty: the model's.
   std::string weightsFile;
-  /// A directory of compiled objects (created if absent): a module whose
-  /// LLVM IR, optimization level and host CPU match an entry loads the
-  /// entry instead of running LLVM again. Empty: the NNX_CACHE_DIR
+  /// The compile cache, a directory (created if absent): a model whose
+  /// forward-level program (without its parameters' tensors), options and
+  /// host CPU match a lowering there loads its object without running the
+  /// target pipeline; one whose LLVM IR matches an object, without running
+  /// LLVM (docs/Running.md, "Compile cache"). Empty: the NNX_CACHE_DIR
   /// environment variable, else no cache.
   std::string cacheDir;
   /// Options of the target pipeline, in its own syntax, over the target's
@@ -299,6 +302,26 @@ private:
   static llvm::Expected<std::unique_ptr<CompiledModel>>
   lower(ModuleOp module, const CompileOptions &options,
         const TargetConfig &config, bool bindWeights);
+  /// lower()'s steps up to the target pipeline: `module` is then at the
+  /// forward level.
+  static llvm::Expected<std::unique_ptr<CompiledModel>>
+  prepare(ModuleOp module, const CompileOptions &options,
+          const TargetConfig &config, bool bindWeights);
+  /// lower()'s last steps: the target pipeline (forward level -> LLVM
+  /// dialect) and the parameter layouts it asks for.
+  llvm::Error lowerToTarget(ModuleOp module, const CompileOptions &options,
+                            const TargetConfig &config);
+  /// The machine code of `module` (forward level), loaded: the compile
+  /// cache's lowering of it when it has one (CompileCache.h), else
+  /// lowerToTarget's module compiled (and its lowering cached).
+  llvm::Expected<std::unique_ptr<ModelJIT>>
+  lowerAndLoad(ModuleOp module, const CompileOptions &options,
+               const TargetConfig &config, const ModelJITOptions &jitOptions);
+  /// The machine code and parameter layouts of the lowering cached under
+  /// `key`; null when the cache has no whole entry of it.
+  llvm::Expected<std::unique_ptr<ModelJIT>>
+  loadCachedLowering(MLIRContext *context, llvm::StringRef key,
+                     const ModelJITOptions &jitOptions);
   /// The functions the lowered module must export: `_mlir_ciface_forward`
   /// and the shape functions it has.
   std::vector<std::string> getEntryPoints() const;
