@@ -385,7 +385,7 @@ llvm::Expected<std::string> mlir::nnx::describeHostMachine(unsigned optLevel) {
 }
 
 llvm::Expected<std::unique_ptr<ModelJIT>>
-ModelJIT::create(ModuleOp module, const ModelJITOptions &options) {
+ModelJIT::createWith(const ModelJITOptions &options, ObjectSource getObject) {
   ModelJITOptions clamped = options;
   std::optional<llvm::orc::JITTargetMachineBuilder> builder;
   llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine =
@@ -393,10 +393,12 @@ ModelJIT::create(ModuleOp module, const ModelJITOptions &options) {
   if (!machine)
     return machine.takeError();
   std::unique_ptr<ModelJIT> result(new ModelJIT());
-  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object = loadOrCompile(
-      module, clamped, **machine, result->fromCache, result->objectKey);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object =
+      getObject(**machine, clamped, *result);
   if (!object)
     return object.takeError();
+  if (!*object)
+    return nullptr;
   result->object = std::move(*object);
   if (llvm::Error err = result->load(std::move(*builder), **machine, clamped))
     return std::move(err);
@@ -404,25 +406,28 @@ ModelJIT::create(ModuleOp module, const ModelJITOptions &options) {
 }
 
 llvm::Expected<std::unique_ptr<ModelJIT>>
+ModelJIT::create(ModuleOp module, const ModelJITOptions &options) {
+  return createWith(options,
+                    [&](llvm::TargetMachine &machine,
+                        const ModelJITOptions &clamped, ModelJIT &jit) {
+                      return loadOrCompile(module, clamped, machine,
+                                           jit.fromCache, jit.objectKey);
+                    });
+}
+
+llvm::Expected<std::unique_ptr<ModelJIT>>
 ModelJIT::createFromCache(llvm::StringRef objectKey,
                           const ModelJITOptions &options) {
-  std::unique_ptr<llvm::MemoryBuffer> cached = readCacheEntry(
-      cacheEntryPath(options.cacheDir, objectKey, "nnxobj"), kCacheMagic);
-  if (!cached)
-    return nullptr;
-  ModelJITOptions clamped = options;
-  std::optional<llvm::orc::JITTargetMachineBuilder> builder;
-  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine =
-      createJITMachine(clamped, builder);
-  if (!machine)
-    return machine.takeError();
-  std::unique_ptr<ModelJIT> result(new ModelJIT());
-  result->object = std::move(cached);
-  result->objectKey = objectKey.str();
-  result->fromCache = true;
-  if (llvm::Error err = result->load(std::move(*builder), **machine, clamped))
-    return std::move(err);
-  return result;
+  return createWith(
+      options,
+      [&](llvm::TargetMachine &, const ModelJITOptions &, ModelJIT &jit)
+          -> llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> {
+        std::unique_ptr<llvm::MemoryBuffer> cached = readCacheEntry(
+            cacheEntryPath(options.cacheDir, objectKey, "nnxobj"), kCacheMagic);
+        jit.objectKey = objectKey.str();
+        jit.fromCache = true;
+        return std::move(cached);
+      });
 }
 
 llvm::Error ModelJIT::load(llvm::orc::JITTargetMachineBuilder builder,

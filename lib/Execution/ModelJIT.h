@@ -26,6 +26,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ExecutionEngine/Orc/Core.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/Error.h"
@@ -118,6 +119,14 @@ public:
 
 private:
   ModelJIT();
+  /// What gives a new ModelJIT's object for the host's machine (null:
+  /// none, then no ModelJIT either).
+  using ObjectSource =
+      llvm::function_ref<llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>(
+          llvm::TargetMachine &, const ModelJITOptions &, ModelJIT &)>;
+  /// A ModelJIT of `getObject`'s object, loaded, or null.
+  static llvm::Expected<std::unique_ptr<ModelJIT>>
+  createWith(const ModelJITOptions &options, ObjectSource getObject);
   /// Loads `object` into a JIT for `machine` and runs its constructors.
   llvm::Error load(llvm::orc::JITTargetMachineBuilder builder,
                    llvm::TargetMachine &machine,
