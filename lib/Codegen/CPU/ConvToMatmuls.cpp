@@ -16,10 +16,12 @@
 // ones discarded), that is `wide[p, f] += P[p + off, c] * W[kh, kw, c, f]`:
 // a matmul of an M = OH * Wq by C window of rows of P with a C x F slice of
 // the weight, permuted once to kh x kw x C x F. The phases get one extra
-// row of zeros, so the last tap's window stays inside its phase. The phases
-// are written one by one: s_h * s_w copies, which is why larger strides do
-// not take this way (one-shot bufferization's analysis grows faster than
-// the number of copies into one buffer).
+// row of zeros, so the last tap's window stays inside its phase; at unit
+// column stride, a row's right padding is the next row's left padding
+// (phaseGeometry), and only the zeros outside the input's box are written
+// (fillPhaseBorder). The phases are written one by one: s_h * s_w copies, which
+// is why larger strides do not take this way (one-shot bufferization's analysis
+// grows faster than the number of copies into one buffer).
 //
 // Patches (every other conv: windows that do not overlap, such as a ViT's
 // patch embedding with stride = kernel, or strides above 2): the input's
@@ -171,6 +173,55 @@ OpFoldResult phaseCount(OpBuilder &b, Location loc, int64_t s, OpFoldResult h0,
   return affine::makeComposedFoldedAffineMax(b, loc, map, {h0, size});
 }
 
+/// `phases` (N x s_h x s_w x Hq x Wq x C) with `value` written into phase
+/// `phase`'s pixels outside the box of `size` rows and columns at `first`
+/// (those its input pixels fill): the rows above and below the box, the
+/// columns left and right of it. A copy of the input into a zero-filled
+/// buffer would write most of it twice (a 56 x 56 image's box is 92% of
+/// its 59 x 58 phase), and the whole buffer is larger than the caches.
+Value fillPhaseBorder(OpBuilder &b, Location loc, const TapGeometry &g,
+                      Value phases, Value value, ArrayRef<int64_t> phase,
+                      ArrayRef<OpFoldResult> first,
+                      ArrayRef<OpFoldResult> size) {
+  AffineExpr s0, s1, s2;
+  bindSymbols(b.getContext(), s0, s1, s2);
+  auto apply = [&](AffineExpr e, ArrayRef<OpFoldResult> v) {
+    return affine::makeComposedFoldedAffineApply(b, loc, e, v);
+  };
+  OpFoldResult zero = b.getIndexAttr(0), unit = b.getIndexAttr(1),
+               c = b.getIndexAttr(g.c);
+  // Where the box ends, and what is left of the phase past it.
+  OpFoldResult endRow = apply(s0 + s1, {first[0], size[0]}),
+               endCol = apply(s0 + s1, {first[1], size[1]});
+  OpFoldResult belowRows = apply(s0 - s1, {g.hq, endRow}),
+               rightCols = apply(s0 - s1, {g.wq, endCol});
+  // (first row, rows, first column, columns) of each strip.
+  OpFoldResult strips[4][4] = {{zero, first[0], zero, g.wq},
+                               {endRow, belowRows, zero, g.wq},
+                               {first[0], size[0], zero, first[1]},
+                               {first[0], size[0], endCol, rightCols}};
+  Type elt = getElementTypeOrSelf(phases.getType());
+  for (auto &strip : strips) {
+    if (isZeroInteger(strip[1]) || isZeroInteger(strip[3]))
+      continue;
+    SmallVector<OpFoldResult> offsets{zero,
+                                      b.getIndexAttr(phase[0]),
+                                      b.getIndexAttr(phase[1]),
+                                      strip[0],
+                                      strip[2],
+                                      zero},
+        sizes{g.n, unit, unit, strip[1], strip[3], c}, strides(6, unit);
+    Value box = tensor::ExtractSliceOp::create(b, loc, typeOf(sizes, elt),
+                                               phases, offsets, sizes, strides);
+    Value filled =
+        linalg::FillOp::create(b, loc, ValueRange{value}, ValueRange{box})
+            .getResult(0);
+    phases = tensor::InsertSliceOp::create(b, loc, filled, phases, offsets,
+                                           sizes, strides);
+  }
+  return phases;
+}
+
 /// The input as its stride phases, channels-last, the padding as zeros:
 /// N x (s_h * s_w) x (Hq * Wq) x C. Each phase's pixels are one strided
 /// slice of the input, copied (transposed, unless the input is
@@ -207,9 +258,12 @@ Value phaseImages(OpBuilder &b, Location loc, const TapGeometry &g,
       g.n, b.getIndexAttr(sh), b.getIndexAttr(sw), g.hq, g.wq, c};
   Value padValue = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
   Value phases = tensor::EmptyOp::create(b, loc, shape, elt);
-  phases =
-      linalg::FillOp::create(b, loc, ValueRange{padValue}, ValueRange{phases})
-          .getResult(0);
+  // Channels the input does not fill stay zero in every pixel: the whole
+  // buffer is zeroed first. Else only each phase's border is.
+  if (in.channelsAfter > 0)
+    phases =
+        linalg::FillOp::create(b, loc, ValueRange{padValue}, ValueRange{phases})
+            .getResult(0);
   OpFoldResult size[2] = {
       tensor::getMixedSize(b, loc, in.source, g.spatialDim(0)),
       tensor::getMixedSize(b, loc, in.source, g.spatialDim(1))};
@@ -241,6 +295,9 @@ Value phaseImages(OpBuilder &b, Location loc, const TapGeometry &g,
       }
       phases = tensor::InsertSliceOp::create(b, loc, moved, phases, offsets,
                                              sizes, strides);
+      if (in.channelsAfter == 0)
+        phases = fillPhaseBorder(b, loc, g, phases, padValue, {a, bb}, {i0, j0},
+                                 {rows, cols});
     }
   AffineExpr s0, s1;
   bindSymbols(b.getContext(), s0, s1);
@@ -454,6 +511,29 @@ void phaseGeometry(OpBuilder &b, Location loc, const UnpaddedInput &in,
   int64_t extra = (g.kw - 1) * g.dilations[1] / g.strides[1] > 0 ? 1 : 0;
   g.hq = apply(s0.ceilDiv(g.strides[0]) + extra, {padded[0]});
   g.wq = apply(s0.ceilDiv(g.strides[1]), {padded[1]});
+  // Unit column stride: one row's right padding is the next row's left
+  // padding. A tap reading left of a row's pixels (at most `low` columns)
+  // reads the zeros after the previous row's, one reading right of them (at
+  // most `high`) the zeros after its own or, wrapping, those before the next
+  // row's (the extra row below the last): max(low, high) zero columns
+  // between rows suffice, not low + high. Each wide row is then that much
+  // shorter (a 3 x 3 conv at 14 x 14: 15 columns computed for 14 kept, not
+  // 16), as long as it still holds the OW columns kept, and the last tap's
+  // window, which reaches (kw - 1) d columns past the last row, stays in
+  // the extra row.
+  if (g.strides[1] == 1) {
+    AffineExpr s3;
+    bindSymbols(b.getContext(), s0, s1, s2, s3);
+    AffineMap widths =
+        AffineMap::get(0, 4,
+                       {s0 + s1, s0 + s2, s3,
+                        b.getAffineConstantExpr((g.kw - 1) * g.dilations[1])},
+                       b.getContext());
+    g.wq = affine::makeComposedFoldedAffineMax(
+        b, loc, widths,
+        {tensor::getMixedSize(b, loc, in.source, g.spatialDim(1)), in.low[1],
+         in.high[1], g.ow});
+  }
   g.rows = apply(s0 * s1, {g.oh, g.wq});
 }
 
@@ -487,8 +567,10 @@ bool takesPhases(const TapGeometry &g) {
 /// ~200 GFLOP/s of FMA peak over a ~20 GB/s share of the bandwidth on the
 /// AVX-512 machines measured (bench/results), ~100 over ~10 on AVX2: ~40.
 /// 30, as measured: ResNet-50's 3 x 3 convs at 14 x 14 with 256 filters
-/// (37 FMAs more per element by the phases) were ~1% of the model's time
-/// faster by the patches (batch 16, one thread, Zen 5).
+/// (37 FMAs more per element by the phases with rows of 16 pixels) were ~1%
+/// of the model's time faster by the patches (batch 16, one thread, Zen 5);
+/// with rows of 15 (18 FMAs more) they take the phases, the model's time
+/// the same within the machine's noise (bench/results, 2026-12-07).
 constexpr int64_t kGatherCost = 30;
 
 /// Whether a conv that could take the phases (phaseGeometry's sizes in `g`)
@@ -497,10 +579,10 @@ constexpr int64_t kGatherCost = 30;
 /// columns where OW are kept: Fg (Wq - OW) / OW more than the patches,
 /// which instead gather the element once (written, then read back by the
 /// matmul: kGatherCost). So the patches win on small maps of many channels
-/// (ResNet-50's 3 x 3 convs at 7 x 7 with 512 filters compute 9 columns for
-/// 7, 29% more; at 14 x 14 with 256, 16 for 14), never on the large maps of a
-/// network's first stages, where the patches would also be large. Measured on
-/// ResNet-50 (b16, Zen 5): its 7 x 7 convs by the patches 10% faster. An RGB
+/// (ResNet-50's 3 x 3 convs at 7 x 7 with 512 filters compute 8 columns for
+/// 7), never on the large maps of a network's first stages, where the
+/// patches would also be large. Measured on ResNet-50 (b16, Zen 5): its 7 x
+/// 7 convs by the patches 10% faster (when their rows were 9 pixels). An RGB
 /// stem, whose taps sum only 3 channels each into their accumulators, was not
 /// faster by the patches gathered whole ahead of the matmul (118 MB at batch
 /// 16): it keeps the phases. A depthwise conv gathers as much as its taps

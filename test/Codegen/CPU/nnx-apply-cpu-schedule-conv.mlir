@@ -4,9 +4,10 @@
 // A groups-1 conv whose windows overlap, with at most 4 stride phases,
 // becomes one matmul per kernel tap (ConvToMatmuls.cpp).
 // The input is split into its 2 x 2 stride phases, channels-last: each phase
-// is a stride-2 slice of the input transposed into a box of a zero-filled
+// is a stride-2 slice of the input transposed into a box of an
 // N x 2 x 2 x Hq x Wq x C buffer (Hq = ceil(7 / 2) + 1 extra row = 5, Wq = 4),
-// seen as N x 4 x 20 x C. Each of the 9 taps multiplies a window of 12 rows
+// seen as N x 4 x 20 x C, and the phase's pixels outside that box (here its
+// extra row, and a last column where the phase has 3) are zeros. Each of the 9 taps multiplies a window of 12 rows
 // (OH x Wq) of its phase with its C x F slice of the weight, permuted once to
 // kh x kw x C x F. The wide result (3 of the Wq = 4 columns kept) is added to
 // the init, channels first.
@@ -14,10 +15,16 @@
 // CHECK-SAME:      %[[X:[^:]*]]: tensor<?x2x7x7xf32>
 // CHECK-DAG:     %[[NINE:.*]] = arith.constant 9 : index
 // CHECK:         linalg.transpose ins(%{{.*}} : tensor<5x2x3x3xf32>) {{.*}} permutation = [2, 3, 1, 0]
-// CHECK:         linalg.fill {{.*}} -> tensor<?x2x2x5x4x2xf32>
+// CHECK:         tensor.empty(%{{.*}}) : tensor<?x2x2x5x4x2xf32>
+// CHECK-NOT:     linalg.fill {{.*}} -> tensor<?x2x2x5x4x2xf32>
 // CHECK:         tensor.extract_slice %[[X]][0, 0, 0, 0] [%{{.*}}, 2, 4, 4] [1, 1, 2, 2]
 // CHECK:         linalg.transpose {{.*}} permutation = [0, 2, 3, 1]
+// CHECK:         linalg.fill {{.*}} -> tensor<?x1x1x1x4x2xf32>
+// CHECK:         tensor.insert_slice {{.*}}[0, 0, 0, 4, 0, 0] [%{{.*}}, 1, 1, 1, 4, 2]
 // CHECK:         tensor.extract_slice %[[X]][0, 0, 0, 1] [%{{.*}}, 2, 4, 3] [1, 1, 2, 2]
+// CHECK:         linalg.fill {{.*}} -> tensor<?x1x1x1x4x2xf32>
+// CHECK:         linalg.fill {{.*}} -> tensor<?x1x1x4x1x2xf32>
+// CHECK:         tensor.insert_slice {{.*}}[0, 0, 1, 0, 3, 0] [%{{.*}}, 1, 1, 4, 1, 2]
 // CHECK:         tensor.extract_slice %[[X]][0, 0, 1, 0] [%{{.*}}, 2, 3, 4] [1, 1, 2, 2]
 // CHECK:         tensor.extract_slice %[[X]][0, 0, 1, 1] [%{{.*}}, 2, 3, 3] [1, 1, 2, 2]
 // CHECK:         tensor.collapse_shape {{.*}} into tensor<?x4x20x2xf32>
@@ -41,12 +48,18 @@ func.func @strided(%x: tensor<?x2x7x7xf32>, %w: tensor<5x2x3x3xf32>, %init: tens
 // A zero padding of the input is not built: it is the phases' zero border.
 // Padded row 2i of phase 0 is input row 2i - 1: the phase's rows 1.. hold
 // input rows 1, 3, 5; phase 1's rows 0.. hold input rows 0, 2, 4, 6.
+// Phase (0, 0)'s box is rows and columns 1 to 3 of its 6 x 5: its border is
+// row 0, rows 4 and 5, and columns 0 and 4 of rows 1 to 3.
 // CHECK-LABEL: func.func @padded(
 // CHECK-SAME:      %[[X:[^:]*]]: tensor<1x2x7x7xf32>
 // CHECK-NOT:     tensor.pad
-// CHECK:         linalg.fill {{.*}} -> tensor<1x2x2x6x5x2xf32>
+// CHECK-NOT:     linalg.fill {{.*}} -> tensor<1x2x2x6x5x2xf32>
 // CHECK:         tensor.extract_slice %[[X]][0, 0, 1, 1] [1, 2, 3, 3] [1, 1, 2, 2]
 // CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0, 1, 1, 0] [1, 1, 1, 3, 3, 2]
+// CHECK:         tensor.insert_slice {{.*}}[0, 0, 0, 0, 0, 0] [1, 1, 1, 1, 5, 2]
+// CHECK:         tensor.insert_slice {{.*}}[0, 0, 0, 4, 0, 0] [1, 1, 1, 2, 5, 2]
+// CHECK:         tensor.insert_slice {{.*}}[0, 0, 0, 1, 0, 0] [1, 1, 1, 3, 1, 2]
+// CHECK:         tensor.insert_slice {{.*}}[0, 0, 0, 1, 4, 0] [1, 1, 1, 3, 1, 2]
 // CHECK:         tensor.extract_slice %[[X]][0, 0, 0, 0] [1, 2, 4, 4] [1, 1, 2, 2]
 // CHECK:         tensor.extract_slice %{{.*}}[0, 1, 1, 0, 0, 0] [1, 1, 1, 4, 4, 2]
 func.func @padded(%x: tensor<1x2x7x7xf32>, %w: tensor<5x2x3x3xf32>, %init: tensor<1x5x4x4xf32>) -> tensor<1x5x4x4xf32> {
@@ -386,18 +399,25 @@ func.func @nhwc_pointwise_zeros(%x: tensor<?x8x8x16xf32>, %w: tensor<1x1x16x32xf
 // -----
 
 // A padded channels-last 3 x 3 conv: its one phase is the input copied into
-// the zero border without a transpose (rows of 9 pixels, 10 rows with the
-// extra one); the wide result's first 7 columns of each row are added to the
-// destination with identity maps.
+// its box without a transpose. Its rows are 8 pixels, not 7 + 2: one zero
+// column between two rows' pixels is both the left padding of the next and
+// the right padding of the previous (10 rows with the extra one). The zeros
+// are the border: row 0, rows 8 and 9, column 0 of rows 1 to 7. The wide
+// result's first 7 columns of each row are added to the destination with
+// identity maps.
 // CHECK-LABEL: func.func @nhwc_padded(
 // CHECK-SAME:      %[[X:[^:]*]]: tensor<?x7x7x8xf32>
 // CHECK-NOT:     linalg.transpose
-// CHECK:         linalg.fill {{.*}} -> tensor<?x1x1x10x9x8xf32>
+// CHECK:         tensor.empty(%{{.*}}) : tensor<?x1x1x10x8x8xf32>
 // CHECK:         %[[S:.*]] = tensor.extract_slice %[[X]][0, 0, 0, 0] [%{{.*}}, 7, 7, 8] [1, 1, 1, 1]
 // CHECK:         tensor.insert_slice %[[S]] into %{{.*}}[0, 0, 0, 1, 1, 0] [%{{.*}}, 1, 1, 7, 7, 8]
+// CHECK:         tensor.insert_slice {{.*}}[0, 0, 0, 0, 0, 0] [%{{.*}}, 1, 1, 1, 8, 8]
+// CHECK:         tensor.insert_slice {{.*}}[0, 0, 0, 8, 0, 0] [%{{.*}}, 1, 1, 2, 8, 8]
+// CHECK:         tensor.insert_slice {{.*}}[0, 0, 0, 1, 0, 0] [%{{.*}}, 1, 1, 7, 1, 8]
+// CHECK-NOT:     linalg.fill {{.*}} -> tensor<?x1x1x{{.*}}x0x8xf32>
 // CHECK:         scf.forall
-// CHECK:           tensor.extract_slice %{{.*}} [1, 1, 63, 8] [1, 1, 1, 1] : tensor<?x1x90x8xf32> to tensor<63x8xf32>
-// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0, 0] [%{{.*}}, 7, 7, 16] [1, 1, 1, 1] : tensor<?x7x9x16xf32> to tensor<?x7x7x16xf32>
+// CHECK:           tensor.extract_slice %{{.*}} [1, 1, 56, 8] [1, 1, 1, 1] : tensor<?x1x80x8xf32> to tensor<56x8xf32>
+// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0, 0] [%{{.*}}, 7, 7, 16] [1, 1, 1, 1] : tensor<?x7x8x16xf32> to tensor<?x7x7x16xf32>
 // CHECK:         linalg.generic {indexing_maps = [#[[ID:.*]], #[[ID]]]
 // CHECK:           arith.addf
 func.func @nhwc_padded(%x: tensor<?x7x7x8xf32>, %w: tensor<3x3x8x16xf32>, %init: tensor<?x7x7x16xf32>) -> tensor<?x7x7x16xf32> {
@@ -409,6 +429,25 @@ func.func @nhwc_padded(%x: tensor<?x7x7x8xf32>, %w: tensor<3x3x8x16xf32>, %init:
   %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
          ins(%p, %w : tensor<?x9x9x8xf32>, tensor<3x3x8x16xf32>) outs(%init : tensor<?x7x7x16xf32>) -> tensor<?x7x7x16xf32>
   return %r : tensor<?x7x7x16xf32>
+}
+
+// -----
+
+// A 5 x 5 conv on an image 1 pixel wide: its rows' shared zero columns would
+// make rows of 1 + 2 pixels, but the last tap's window reaches 4 columns
+// past the last row: rows of 4 keep that window inside the extra row.
+// CHECK-LABEL: func.func @narrow_image(
+// CHECK:         tensor.empty(%{{.*}}) : tensor<?x1x1x11x4x8xf32>
+// CHECK:           tensor.extract_slice %{{.*}} [1, 1, 24, 8] [1, 1, 1, 1] : tensor<?x1x44x8xf32> to tensor<24x8xf32>
+func.func @narrow_image(%x: tensor<?x6x1x8xf32>, %w: tensor<5x5x8x8xf32>, %init: tensor<?x6x1x8xf32>) -> tensor<?x6x1x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 2, 2, 0] high[0, 2, 2, 0] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zero : f32
+  } : tensor<?x6x1x8xf32> to tensor<?x10x5x8xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%p, %w : tensor<?x10x5x8xf32>, tensor<5x5x8x8xf32>) outs(%init : tensor<?x6x1x8xf32>) -> tensor<?x6x1x8xf32>
+  return %r : tensor<?x6x1x8xf32>
 }
 
 // -----
@@ -465,21 +504,21 @@ func.func @nhwgc(%x: tensor<?x9x9x4x8xf32>, %w: tensor<4x8x3x3x8xf32>, %init: te
 
 // The taps' matmuls are split among threads by images and blocks of rows
 // of the wide result, so that a single image keeps every thread busy: 20 x
-// 22 = 440 rows in 4 blocks of 110, a static count that divides them (from
+// 21 = 420 rows in 3 blocks of 140, a static count that divides them (from
 // 96 to 192 rows), so that each block's matmul has a static M.
-// CHECK-DAG:   #[[$FIRST:.*]] = affine_map<(d0) -> (d0 * 110)>
+// CHECK-DAG:   #[[$FIRST:.*]] = affine_map<(d0) -> (d0 * 140)>
 // The wide result is zeros: each block fills its own box, inside the
 // forall, just before its taps sum into it (still in the core's cache), and
 // the forall's shared output is the unfilled tensor.
 // CHECK-LABEL: func.func @row_blocks(
-// CHECK:         %[[WIDE:.*]] = tensor.empty(%{{.*}}) : tensor<?x440x16xf32>
-// CHECK-NOT:     linalg.fill {{.*}} -> tensor<?x440x16xf32>
-// CHECK:         scf.forall (%[[N:.*]], %[[B:.*]]) in (%{{.*}}, 4) shared_outs(%{{.*}} = %[[WIDE]])
+// CHECK:         %[[WIDE:.*]] = tensor.empty(%{{.*}}) : tensor<?x420x16xf32>
+// CHECK-NOT:     linalg.fill {{.*}} -> tensor<?x420x16xf32>
+// CHECK:         scf.forall (%[[N:.*]], %[[B:.*]]) in (%{{.*}}, 3) shared_outs(%{{.*}} = %[[WIDE]])
 // CHECK:           %[[AT:.*]] = affine.apply #[[$FIRST]](%[[B]])
-// CHECK:           %[[BOX:.*]] = tensor.extract_slice %{{.*}}[%[[N]], %[[AT]], 0] [1, 110, 16] [1, 1, 1] : tensor<?x440x16xf32> to tensor<110x16xf32>
-// CHECK:           %[[ZEROS:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[BOX]] : tensor<110x16xf32>)
+// CHECK:           %[[BOX:.*]] = tensor.extract_slice %{{.*}}[%[[N]], %[[AT]], 0] [1, 140, 16] [1, 1, 1] : tensor<?x420x16xf32> to tensor<140x16xf32>
+// CHECK:           %[[ZEROS:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[BOX]] : tensor<140x16xf32>)
 // CHECK:           scf.for %{{.*}} iter_args(%{{.*}} = %[[ZEROS]])
-// CHECK:             tensor.extract_slice %{{.*}} [1, 1, 110, 8] [1, 1, 1, 1] : tensor<?x1x506x8xf32> to tensor<110x8xf32>
+// CHECK:             tensor.extract_slice %{{.*}} [1, 1, 140, 8] [1, 1, 1, 1] : tensor<?x1x483x8xf32> to tensor<140x8xf32>
 func.func @row_blocks(%x: tensor<?x20x20x8xf32>, %w: tensor<3x3x8x16xf32>, %init: tensor<?x20x20x16xf32>) -> tensor<?x20x20x16xf32> {
   %zero = arith.constant 0.0 : f32
   %p = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {

@@ -7,7 +7,7 @@
 # and leave the IR byte-identical (the IR printed after the failed pass,
 # `--mlir-print-ir-after-failure`, equals the IR before it).
 # The short version runs here; `make surgery-at-scale` runs 1,000 nets.
-# RUN: %python %s --opt nnx-opt --run nnx-run --nets 60
+# RUN: %python %s --opt nnx-opt --run nnx-run --nets 40
 import argparse
 import os
 import re
@@ -167,7 +167,7 @@ def main():
     # The generator must exercise every pass, accepting and refusing.
     for kind in PRESERVING:
         assert accepted.get(kind, 0) >= a.nets // 20, (kind, accepted)
-        assert refused.get(kind, 0) >= a.nets // 60, (kind, refused)
+        assert refused.get(kind, 0) >= max(1, a.nets // 60), (kind, refused)
     assert checked >= a.nets * 2 // 3, checked
     assert mixed >= a.nets // 6, mixed
 
