@@ -1,8 +1,7 @@
 # Convolutions by the phases at unit column stride, whose phase rows share
 # their zero columns (ConvToMatmuls.cpp, phaseGeometry: one row's right
 # padding is the next row's left padding, Wq = max(W + max(low, high), OW,
-# (kw - 1) d)), and whose phases are zeroed only outside the input's box
-# (fillPhaseBorder). Forward-level modules (a zero tensor.pad, then
+# (kw - 1) d)). Forward-level modules (a zero tensor.pad, then
 # linalg.conv_2d_nchw_fchw; the weight an input) at the geometry's edges,
 # checked against a float64 NumPy conv at atol = rtol = 1e-5:
 # - padding on the left only, on the right only (more than the left);

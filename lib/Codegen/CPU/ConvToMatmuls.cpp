@@ -18,8 +18,7 @@
 // the weight, permuted once to kh x kw x C x F. The phases get one extra
 // row of zeros, so the last tap's window stays inside its phase; at unit
 // column stride, a row's right padding is the next row's left padding
-// (phaseGeometry), and only the zeros outside the input's box are written
-// (fillPhaseBorder). The phases are written one by one: s_h * s_w copies, which
+// (phaseGeometry). The phases are written one by one: s_h * s_w copies, which
 // is why larger strides do not take this way (one-shot bufferization's analysis
 // grows faster than the number of copies into one buffer).
 //
@@ -173,55 +172,6 @@ OpFoldResult phaseCount(OpBuilder &b, Location loc, int64_t s, OpFoldResult h0,
   return affine::makeComposedFoldedAffineMax(b, loc, map, {h0, size});
 }
 
-/// `phases` (N x s_h x s_w x Hq x Wq x C) with `value` written into phase
-/// `phase`'s pixels outside the box of `size` rows and columns at `first`
-/// (those its input pixels fill): the rows above and below the box, the
-/// columns left and right of it. A copy of the input into a zero-filled
-/// buffer would write most of it twice (a 56 x 56 image's box is 92% of
-/// its 59 x 58 phase), and the whole buffer is larger than the caches.
-Value fillPhaseBorder(OpBuilder &b, Location loc, const TapGeometry &g,
-                      Value phases, Value value, ArrayRef<int64_t> phase,
-                      ArrayRef<OpFoldResult> first,
-                      ArrayRef<OpFoldResult> size) {
-  AffineExpr s0, s1, s2;
-  bindSymbols(b.getContext(), s0, s1, s2);
-  auto apply = [&](AffineExpr e, ArrayRef<OpFoldResult> v) {
-    return affine::makeComposedFoldedAffineApply(b, loc, e, v);
-  };
-  OpFoldResult zero = b.getIndexAttr(0), unit = b.getIndexAttr(1),
-               c = b.getIndexAttr(g.c);
-  // Where the box ends, and what is left of the phase past it.
-  OpFoldResult endRow = apply(s0 + s1, {first[0], size[0]}),
-               endCol = apply(s0 + s1, {first[1], size[1]});
-  OpFoldResult belowRows = apply(s0 - s1, {g.hq, endRow}),
-               rightCols = apply(s0 - s1, {g.wq, endCol});
-  // (first row, rows, first column, columns) of each strip.
-  OpFoldResult strips[4][4] = {{zero, first[0], zero, g.wq},
-                               {endRow, belowRows, zero, g.wq},
-                               {first[0], size[0], zero, first[1]},
-                               {first[0], size[0], endCol, rightCols}};
-  Type elt = getElementTypeOrSelf(phases.getType());
-  for (auto &strip : strips) {
-    if (isZeroInteger(strip[1]) || isZeroInteger(strip[3]))
-      continue;
-    SmallVector<OpFoldResult> offsets{zero,
-                                      b.getIndexAttr(phase[0]),
-                                      b.getIndexAttr(phase[1]),
-                                      strip[0],
-                                      strip[2],
-                                      zero},
-        sizes{g.n, unit, unit, strip[1], strip[3], c}, strides(6, unit);
-    Value box = tensor::ExtractSliceOp::create(b, loc, typeOf(sizes, elt),
-                                               phases, offsets, sizes, strides);
-    Value filled =
-        linalg::FillOp::create(b, loc, ValueRange{value}, ValueRange{box})
-            .getResult(0);
-    phases = tensor::InsertSliceOp::create(b, loc, filled, phases, offsets,
-                                           sizes, strides);
-  }
-  return phases;
-}
-
 /// The input as its stride phases, channels-last, the padding as zeros:
 /// N x (s_h * s_w) x (Hq * Wq) x C. Each phase's pixels are one strided
 /// slice of the input, copied (transposed, unless the input is
@@ -258,12 +208,9 @@ Value phaseImages(OpBuilder &b, Location loc, const TapGeometry &g,
       g.n, b.getIndexAttr(sh), b.getIndexAttr(sw), g.hq, g.wq, c};
   Value padValue = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
   Value phases = tensor::EmptyOp::create(b, loc, shape, elt);
-  // Channels the input does not fill stay zero in every pixel: the whole
-  // buffer is zeroed first. Else only each phase's border is.
-  if (in.channelsAfter > 0)
-    phases =
-        linalg::FillOp::create(b, loc, ValueRange{padValue}, ValueRange{phases})
-            .getResult(0);
+  phases =
+      linalg::FillOp::create(b, loc, ValueRange{padValue}, ValueRange{phases})
+          .getResult(0);
   OpFoldResult size[2] = {
       tensor::getMixedSize(b, loc, in.source, g.spatialDim(0)),
       tensor::getMixedSize(b, loc, in.source, g.spatialDim(1))};
@@ -295,9 +242,6 @@ Value phaseImages(OpBuilder &b, Location loc, const TapGeometry &g,
       }
       phases = tensor::InsertSliceOp::create(b, loc, moved, phases, offsets,
                                              sizes, strides);
-      if (in.channelsAfter == 0)
-        phases = fillPhaseBorder(b, loc, g, phases, padValue, {a, bb}, {i0, j0},
-                                 {rows, cols});
     }
   AffineExpr s0, s1;
   bindSymbols(b.getContext(), s0, s1);
