@@ -8,7 +8,6 @@
 #include "mlir/IR/Verifier.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SHA256.h"
@@ -177,8 +176,8 @@ mlir::nnx::loweringCacheKey(ModuleOp module, const LoweringKeyParts &parts) {
   HashStream<llvm::SHA256> os;
   for (llvm::StringRef part :
        {llvm::StringRef(kLoweringMagic), llvm::StringRef(builds()),
-        llvm::StringRef(LLVM_VERSION_STRING), llvm::StringRef(parts.target),
-        llvm::StringRef(parts.pipelineOptions), llvm::StringRef(parts.machine)})
+        llvm::StringRef(parts.target), llvm::StringRef(parts.pipelineOptions),
+        llvm::StringRef(parts.machine)})
     os << part << '\0';
   printProgram(module, os, /*withLocations=*/true);
   std::array<uint8_t, 32> hash = os.result();

@@ -3,6 +3,7 @@
 
 #include "CompileCache.h"
 #include "ExecutionError.h"
+#include "HashStream.h"
 
 #include "mlir/Target/LLVMIR/Export.h"
 
@@ -149,26 +150,29 @@ createHostMachine(unsigned optLevel,
   return builder->createTargetMachine();
 }
 
-/// The cache key: a SHA-256 of the unoptimized IR and of what else decides
-/// the machine code, in hex.
-static std::string cacheKey(const llvm::Module &module,
-                            const llvm::TargetMachine &machine,
-                            unsigned optLevel) {
-  llvm::SmallVector<char, 0> bitcode;
-  llvm::raw_svector_ostream os(bitcode);
-  llvm::WriteBitcodeToFile(module, os);
-  llvm::SHA256 hash;
-  hash.update(llvm::StringRef(bitcode.data(), bitcode.size()));
+/// What decides the machine code besides the IR: the LLVM version, the
+/// target triple, CPU and features, the level, the optimizer's pipeline.
+static std::string machineFacts(const llvm::TargetMachine &machine,
+                                unsigned optLevel) {
+  std::string facts;
   for (llvm::StringRef part :
        {llvm::StringRef(LLVM_VERSION_STRING),
         llvm::StringRef(machine.getTargetTriple().str()),
-        machine.getTargetCPU(), machine.getTargetFeatureString()}) {
-    hash.update(part);
-    hash.update(llvm::StringRef("\0", 1));
-  }
-  hash.update(llvm::StringRef(std::to_string(optLevel)));
-  hash.update(kPipelineRevision);
-  return llvm::toHex(hash.final(), /*LowerCase=*/true);
+        machine.getTargetCPU(), machine.getTargetFeatureString()})
+    facts += part.str() + '\0';
+  return facts + std::to_string(optLevel) + kPipelineRevision.str();
+}
+
+/// The cache key: a SHA-256 of the unoptimized IR and of the machine facts,
+/// in hex.
+static std::string cacheKey(const llvm::Module &module,
+                            const llvm::TargetMachine &machine,
+                            unsigned optLevel) {
+  HashStream<llvm::SHA256> os;
+  llvm::WriteBitcodeToFile(module, os);
+  os << machineFacts(machine, optLevel);
+  std::array<uint8_t, 32> hash = os.result();
+  return llvm::toHex(llvm::toStringRef(hash), /*LowerCase=*/true);
 }
 
 /// Gives the functions added here (packed wrappers, constructors) the
@@ -378,10 +382,7 @@ llvm::Expected<std::string> mlir::nnx::describeHostMachine(unsigned optLevel) {
       createJITMachine(options, builder);
   if (!machine)
     return machine.takeError();
-  return (*machine)->getTargetTriple().str() + '\0' +
-         (*machine)->getTargetCPU().str() + '\0' +
-         (*machine)->getTargetFeatureString().str() + '\0' +
-         std::to_string(options.optLevel) + '\0' + kPipelineRevision.str();
+  return machineFacts(**machine, options.optLevel);
 }
 
 llvm::Expected<std::unique_ptr<ModelJIT>>

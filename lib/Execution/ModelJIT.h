@@ -88,8 +88,9 @@ compileObjectAheadOfTime(ModuleOp module, unsigned optLevel,
                          std::vector<std::string> &features);
 
 /// What decides the machine code the JIT makes of a module at `optLevel`
-/// besides the module: the host's triple, CPU and features, the level, the
-/// optimizer's pipeline (part of a lowering's cache key, CompileCache.h).
+/// besides the module: the LLVM version, the host's triple, CPU and
+/// features, the level, the optimizer's pipeline (part of both cache keys,
+/// CompileCache.h).
 llvm::Expected<std::string> describeHostMachine(unsigned optLevel);
 
 /// A loaded object; runs the module's destructors when destroyed.
