@@ -98,17 +98,23 @@ module attributes {transform.with_named_sequence} {
 
   transform.named_sequence @tile_matmul(%root: !transform.any_op {transform.readonly},
       %cache_m: !transform.param<i64> {transform.readonly}, %cache_n: !transform.param<i64> {transform.readonly},
-      %cache_k: !transform.param<i64> {transform.readonly}, %reg_m: !transform.param<i64> {transform.readonly}) {
-    // Cache tiles and the M register loop, peeled.
+      %cache_k: !transform.param<i64> {transform.readonly}, %reg_m: !transform.param<i64> {transform.readonly},
+      %reg_n: !transform.param<i64> {transform.readonly}) {
+    // Cache tiles, then the N and M register loops, peeled: M innermost, so
+    // that one register tile's K x reg_n panel of B stays in L1 while the
+    // cache tile's rows stream by (the BLIS loop order).
     %mm = transform.structured.match ops{["linalg.matmul"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %mm : !transform.any_op {
     ^bb0(%m: !transform.any_op):
       %t0 = transform.include @split_n failures(propagate) (%m, %cache_n) : (!transform.any_op, !transform.param<i64>) -> !transform.any_op
       %t1, %l1:2 = transform.structured.tile_using_for %t0 tile_sizes [%cache_m, 0, %cache_k] interchange = [2, 0, 1]
           : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-      %t2, %lm = transform.structured.tile_using_for %t1 tile_sizes [%reg_m]
+      %t2, %ln = transform.structured.tile_using_for %t1 tile_sizes [0, %reg_n]
+          : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.op<"scf.for">)
+      %t3, %lm = transform.structured.tile_using_for %t2 tile_sizes [%reg_m]
           : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.op<"scf.for">)
       transform.include @try_peel failures(suppress) (%lm) : (!transform.op<"scf.for">) -> ()
+      transform.include @try_peel failures(suppress) (%ln) : (!transform.op<"scf.for">) -> ()
     }
     // Static shapes for the peeled main tiles (and for splitRowRemainders).
     %f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
@@ -244,7 +250,7 @@ OwningOpRef<ModuleOp> nnx::parseMatmulSchedule(MLIRContext *context,
 SmallVector<int64_t> nnx::scheduleParams(StringRef entry,
                                          const MatmulTiles &tiles) {
   if (entry == "tile_matmul")
-    return {tiles.cacheM, tiles.cacheN, tiles.cacheK, tiles.regM};
+    return {tiles.cacheM, tiles.cacheN, tiles.cacheK, tiles.regM, tiles.regN};
   if (entry == "tile_registers_all")
     return {tiles.regN, tiles.regK};
   return {};

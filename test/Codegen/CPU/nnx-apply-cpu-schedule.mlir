@@ -17,56 +17,60 @@
 // RUN: not nnx-opt %s --nnx-apply-cpu-schedule=vector-bits=384 2>&1 | FileCheck %s --check-prefix=BADBITS
 
 // tile-matmul, AVX2 tiles: cache tiles (K 128, M 48; N 128 is one tile
-// here) and register tiles 6 x 16 x 1; the register loops are peeled, the
-// static main tile becomes a vector.contract whose accumulator is hoisted
-// out of the K loop (carried as an iter_arg, written after). The K block
-// is summed from zero and added to C's tile after the loop (one chain of
-// roundings per block of K, not one over the whole K).
+// here) and register tiles 6 x 16 x 1, the N register loop outside the M
+// one (a 128 x 16 panel of B stays in L1 while the rows stream by); the
+// register loops are peeled, the static main tile becomes a
+// vector.contract whose accumulator is hoisted out of the K loop (carried
+// as an iter_arg, written after). The K block is summed from zero and
+// added to C's tile after the loop (one chain of roundings per block of
+// K, not one over the whole K).
 // TILE-LABEL: func.func @mm(
 // TILE-SAME:      %[[A:.*]]: tensor<?x256xf32>, %[[B:.*]]: tensor<256x40xf32>
 // (N = 40 fits one cache tile: no N loop)
 // TILE:         scf.for %{{.*}} = %c0 to %c256 step %c128
 // TILE:           scf.for %{{.*}} = %c0 to %{{.*}} step %c48
-// TILE:             %[[MAIN:.*]] = affine.apply
+// main N tiles of 16 columns
+// TILE:             scf.for %{{.*}} = %c0 to %c32 step %c16
+// TILE:               %[[MAIN:.*]] = affine.apply
 // main M tiles of 6 rows
-// TILE:             scf.for %{{.*}} = %c0 to %[[MAIN]] step %c6
-// TILE:               scf.for %{{.*}} = %c0 to %c32 step %c16
+// TILE:               scf.for %{{.*}} = %c0 to %[[MAIN]] step %c6
 // TILE:                 %[[Z:.*]] = arith.constant dense<0.000000e+00> : vector<6x16xf32>
-// TILE:                 %[[K:.*]]:3 = scf.for %{{.*}} = %c0 to %c128 step %c1 iter_args({{.*}}, %[[ACC:.*]] = %[[Z]])
+// TILE:                 %[[K:.*]]:2 = scf.for %{{.*}} = %c0 to %c128 step %c1 iter_args({{.*}}, %[[ACC:.*]] = %[[Z]])
 // TILE:                   %[[VA:.*]] = vector.transfer_read {{.*}} : tensor<6x1xf32>, vector<6x1xf32>
 // TILE:                   %[[VB:.*]] = vector.transfer_read {{.*}} : tensor<1x16xf32>, vector<1x16xf32>
 // TILE:                   %[[R:.*]] = vector.contract {{.*}} %[[VA]], %[[VB]], %[[ACC]] : vector<6x1xf32>, vector<1x16xf32> into vector<6x16xf32>
-// TILE:                   scf.yield %{{.*}}, %{{.*}}, %[[R]]
+// TILE:                   scf.yield %{{.*}}, %[[R]]
 // C's tile is read after the loop, where it is added (not held in
 // registers beside the accumulators through it).
 // TILE-NEXT:            }
 // TILE-NEXT:            %[[C0:.*]] = vector.transfer_read {{.*}} : tensor<6x16xf32>, vector<6x16xf32>
-// TILE-NEXT:            %[[SUM:.*]] = arith.addf %[[C0]], %[[K]]#2 : vector<6x16xf32>
-// TILE:                 vector.transfer_write %[[SUM]], %[[K]]#1
-// N remainder (40 = 2 * 16 + 8, one iteration, inlined): static 6 x 8
-// tiles, vectorized too
-// TILE:               scf.for %{{.*}} = %c0 to %c128 step %c1
-// TILE:                 vector.contract {{.*}} : vector<6x1xf32>, vector<1x8xf32> into vector<6x8xf32>
+// TILE-NEXT:            %[[SUM:.*]] = arith.addf %[[C0]], %[[K]]#1 : vector<6x16xf32>
+// TILE:                 vector.transfer_write %[[SUM]], %[[K]]#0
 // M remainder (dynamic, fewer than 6 rows): static blocks of 4, then 2,
 // then 1 rows (splitRowRemainders), each register-tiled and vectorized with
 // its accumulator hoisted, so that B is read once per block, not per row.
-// TILE:             scf.for %{{.*}} = %[[MAIN]] to %{{.*}} step %c6
-// TILE:               %[[R:.*]] = affine.apply
-// TILE:               %[[Q4:.*]] = arith.divui %[[R]], %c4
-// TILE:               %[[N4:.*]] = arith.muli %[[Q4]], %c4
-// TILE:               %[[E4:.*]] = scf.for %{{.*}} = %c0 to %[[N4]] step %c4
-// TILE:                 scf.for %{{.*}} = %c0 to %c32 step %c16
+// TILE:               scf.for %{{.*}} = %[[MAIN]] to %{{.*}} step %c6
+// TILE:                 %[[R:.*]] = affine.apply
+// TILE:                 %[[Q4:.*]] = arith.divui %[[R]], %c4
+// TILE:                 %[[N4:.*]] = arith.muli %[[Q4]], %c4
+// TILE:                 %[[E4:.*]] = scf.for %{{.*}} = %c0 to %[[N4]] step %c4
 // TILE:                   scf.for %{{.*}} = %c0 to %c128 step %c1 iter_args(
 // TILE:                     vector.contract {{.*}} : vector<4x1xf32>, vector<1x16xf32> into vector<4x16xf32>
 // TILE:                   vector.transfer_read {{.*}} : tensor<4x16xf32>, vector<4x16xf32>
-// TILE:                 vector.contract {{.*}} : vector<4x1xf32>, vector<1x8xf32> into vector<4x8xf32>
-// TILE:               arith.divui %{{.*}}, %c2
-// TILE:               scf.for %{{.*}} = %[[N4]] to %{{.*}} step %c2
-// TILE:                 vector.contract {{.*}} : vector<2x1xf32>, vector<1x16xf32> into vector<2x16xf32>
-// TILE:                 vector.contract {{.*}} : vector<2x1xf32>, vector<1x8xf32> into vector<2x8xf32>
-// TILE:               scf.for %{{.*}} step %c1
-// TILE:                 vector.contract {{.*}} : vector<1x1xf32>, vector<1x16xf32> into vector<1x16xf32>
-// TILE:                 vector.contract {{.*}} : vector<1x1xf32>, vector<1x8xf32> into vector<1x8xf32>
+// TILE:                 arith.divui %{{.*}}, %c2
+// TILE:                 scf.for %{{.*}} = %[[N4]] to %{{.*}} step %c2
+// TILE:                   vector.contract {{.*}} : vector<2x1xf32>, vector<1x16xf32> into vector<2x16xf32>
+// TILE:                 scf.for %{{.*}} step %c1
+// TILE:                   vector.contract {{.*}} : vector<1x1xf32>, vector<1x16xf32> into vector<1x16xf32>
+// N remainder (40 = 2 * 16 + 8, one iteration, inlined): static 6 x 8
+// tiles, vectorized too, and its M remainder likewise.
+// TILE:             scf.for %{{.*}} step %c6
+// TILE:               scf.for %{{.*}} = %c0 to %c128 step %c1
+// TILE:                 vector.contract {{.*}} : vector<6x1xf32>, vector<1x8xf32> into vector<6x8xf32>
+// TILE:             scf.for %{{.*}} step %c6
+// TILE:               vector.contract {{.*}} : vector<4x1xf32>, vector<1x8xf32> into vector<4x8xf32>
+// TILE:               vector.contract {{.*}} : vector<2x1xf32>, vector<1x8xf32> into vector<2x8xf32>
+// TILE:               vector.contract {{.*}} : vector<1x1xf32>, vector<1x8xf32> into vector<1x8xf32>
 // TILE-NOT:     linalg.matmul
 
 // The default target's 128-bit tiles: 4 x 8 x 1.
