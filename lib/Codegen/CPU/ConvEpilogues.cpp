@@ -186,6 +186,30 @@ bool sharedOutToTemporary(RewriterBase &rewriter, scf::ForallOp forall,
   return true;
 }
 
+/// The elementwise generic that alone defines `read` (the phases'
+/// narrowing copy of a block, ConvToMatmuls' convByTapsInBlocks) and the
+/// epilogue generic reading it, fused into one (one pass over the block
+/// where there were two). False if `read` has no such producer.
+bool fuseWithProducer(RewriterBase &rewriter, OpOperand *read) {
+  Operation *consumer = read->getOwner();
+  Operation *producer = read->get().getDefiningOp();
+  if (!isEpilogueGeneric(consumer) || !isEpilogueGeneric(producer) ||
+      !read->get().hasOneUse() || !linalg::areElementwiseOpsFusable(read))
+    return false;
+  rewriter.setInsertionPoint(consumer);
+  FailureOr<linalg::ElementwiseOpFusionResult> fused =
+      linalg::fuseElementwiseOps(rewriter, read);
+  if (failed(fused))
+    return false;
+  for (auto [original, replacement] : fused->replacements)
+    if (original.getDefiningOp() == consumer)
+      rewriter.replaceAllUsesWith(original, replacement);
+  rewriter.eraseOp(consumer);
+  if (producer->use_empty())
+    rewriter.eraseOp(producer);
+  return true;
+}
+
 /// The phases' narrowing copy of `forall`'s wide result (an elementwise
 /// generic reading a slice of it) and the epilogue that reads the copy,
 /// fused into one generic. False if there are not both.
@@ -260,5 +284,7 @@ void mlir::nnx::fuseConvEpilogues(Operation *root) {
       rewriter.eraseOp(epilogue);
     auto grown = cast<scf::ForallOp>(loops.front().getOperation());
     (void)sharedOutToTemporary(rewriter, grown, 0);
+    for (OpOperand *read : fused->tiledAndFusedConsumerOperands)
+      (void)fuseWithProducer(rewriter, read);
   }
 }

@@ -20,7 +20,11 @@
 // column stride, a row's right padding is the next row's left padding
 // (phaseGeometry). The phases are written one by one: s_h * s_w copies, which
 // is why larger strides do not take this way (one-shot bufferization's analysis
-// grows faster than the number of copies into one buffer).
+// grows faster than the number of copies into one buffer). A
+// channels-last result is computed in blocks of whole image rows, each
+// block's wide rows a temporary narrowed into its box of the result
+// (convByTapsInBlocks); an NCHW one as a whole wide result, narrowed and
+// transposed after the loop.
 //
 // Patches (every other conv: windows that do not overlap, such as a ViT's
 // patch embedding with stride = kernel, or strides above 2): the input's
@@ -800,12 +804,112 @@ Value convByPatches(OpBuilder &b, Location loc, const TapGeometry &g, Value x,
   return narrowInto(b, loc, g, sums, init);
 }
 
+/// Image rows per block when the phases' wide rows are narrowed inside
+/// the blocks: the largest divisor r of OH with r Wq wide rows at most 2
+/// kRowBlock (at least 1), so that every block is whole image rows of the
+/// result, static. 0 (the wide result is narrowed after the forall) for an
+/// NCHW result (its blocks are not boxes of it), a result summed in place,
+/// or sizes that are not static.
+int64_t imageRowsPerBlock(const TapGeometry &g) {
+  std::optional<int64_t> oh = getConstantIntValue(g.oh),
+                         wq = getConstantIntValue(g.wq),
+                         ow = getConstantIntValue(g.ow);
+  if (!g.channelsLast || accumulatesInPlace(g) || !oh || !wq || !ow ||
+      *oh < 1 || *wq < 1)
+    return 0;
+  int64_t best = 1;
+  for (int64_t r = 1; r <= *oh; ++r)
+    if (*oh % r == 0 && r * *wq <= 2 * kRowBlock)
+      best = r;
+  return best;
+}
+
+/// The conv by the phases, each block narrowing its own wide rows
+/// (imageRowsPerBlock `r` > 0): one image, `r` rows of the result and a
+/// group per `scf.forall` iteration, whose taps sum into a temporary of
+/// its r x Wq wide rows; the first OW of each are copied into the
+/// result's box (added to `init`'s where `init` is not zeros). The wide
+/// result is never a whole tensor, and the result's blocks are full-rank
+/// boxes, which its epilogue (ConvEpilogues.cpp) is then fused into.
+Value convByTapsInBlocks(OpBuilder &b, Location loc, const TapGeometry &g,
+                         const UnpaddedInput &in, Value weight, Value init,
+                         int64_t r) {
+  Type elt = getElementTypeOrSelf(init.getType());
+  Value phases = phaseImages(b, loc, g, in);
+  int64_t oh = *getConstantIntValue(g.oh), wq = *getConstantIntValue(g.wq),
+          ow = *getConstantIntValue(g.ow), fg = g.fg();
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  bool zeros = fill && matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
+  SmallVector<OpFoldResult> bounds{g.n, b.getIndexAttr(oh / r),
+                                   b.getIndexAttr(g.groups)};
+  auto forall = scf::ForallOp::create(
+      b, loc, bounds, ValueRange{zeros ? fill.getOutputs()[0] : init},
+      /*mapping=*/std::nullopt);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(forall.getBody());
+  Value n = forall.getInductionVar(0), block = forall.getInductionVar(1),
+        group = forall.getInductionVar(2);
+  Value shared = forall.getRegionIterArgs()[0];
+  // The block's wide rows, summed from zeros.
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
+  Value box =
+      linalg::FillOp::create(b, loc, ValueRange{zero},
+                             ValueRange{tensor::EmptyOp::create(
+                                 b, loc, ArrayRef<int64_t>{r * wq, fg}, elt)})
+          .getResult(0);
+  Value sums = accumulateTaps(b, loc, g, phases, weight, n, group,
+                              scaled(b, loc, block, r * wq),
+                              b.getIndexAttr(r * wq), box);
+  // Their first OW columns of each of the r rows, into the result's box.
+  OpFoldResult zeroIndex = b.getIndexAttr(0), unit = b.getIndexAttr(1);
+  Value rows = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({r, wq, fg}, elt), sums,
+      ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+  Value kept = tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get({r, ow, fg}, elt), rows,
+      ArrayRef<OpFoldResult>{zeroIndex, zeroIndex, zeroIndex},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(r), b.getIndexAttr(ow),
+                             b.getIndexAttr(fg)},
+      SmallVector<OpFoldResult>(3, unit));
+  SmallVector<OpFoldResult> offsets{n, scaled(b, loc, block, r), zeroIndex,
+                                    scaled(b, loc, group, fg)};
+  SmallVector<OpFoldResult> sizes{unit, b.getIndexAttr(r), b.getIndexAttr(ow),
+                                  b.getIndexAttr(fg)};
+  SmallVector<OpFoldResult> strides(4, unit);
+  auto boxType = RankedTensorType::get({1, r, ow, fg}, elt);
+  Value dest =
+      zeros ? Value(tensor::EmptyOp::create(b, loc, boxType.getShape(), elt))
+            : Value(tensor::ExtractSliceOp::create(b, loc, boxType, shared,
+                                                   offsets, sizes, strides));
+  MLIRContext *ctx = b.getContext();
+  AffineExpr d0, d1, d2, d3;
+  bindDims(ctx, d0, d1, d2, d3);
+  SmallVector<AffineMap> maps{AffineMap::get(4, 0, {d1, d2, d3}, ctx),
+                              AffineMap::getMultiDimIdentityMap(4, ctx)};
+  Value narrowed =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{boxType}, ValueRange{kept}, ValueRange{dest}, maps,
+          SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+          [&](OpBuilder &bb, Location l, ValueRange a) {
+            linalg::YieldOp::create(
+                bb, l,
+                zeros ? a[0] : Value(arith::AddFOp::create(bb, l, a[1], a[0])));
+          })
+          .getResult(0);
+  b.setInsertionPointToStart(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(b, loc, narrowed, shared, offsets,
+                                        sizes, strides);
+  return forall.getResult(0);
+}
+
 /// The conv as the sum over its taps (`weight`: kh x kw x C x Fg, group g's
 /// rows at g * Cg; kh x kw x 1 x C when depthwise), added to `init`; one
 /// image, block of rows and group per `scf.forall` iteration, each group's
 /// taps summed into its Fg columns of the wide result.
 Value convByTaps(OpBuilder &b, Location loc, const TapGeometry &g,
                  const UnpaddedInput &in, Value weight, Value init) {
+  if (int64_t r = imageRowsPerBlock(g))
+    return convByTapsInBlocks(b, loc, g, in, weight, init, r);
   Value phases = phaseImages(b, loc, g, in);
   OpFoldResult unit = b.getIndexAttr(1), fg = b.getIndexAttr(g.fg());
   Value wide = wideAccumulator(b, loc, g, init);

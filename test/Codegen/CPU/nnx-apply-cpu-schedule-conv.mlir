@@ -390,19 +390,24 @@ func.func @nhwc_pointwise_zeros(%x: tensor<?x8x8x16xf32>, %w: tensor<1x1x16x32xf
 // a zero-filled buffer without a transpose. Its rows are 8 pixels, not 7 +
 // 2: one zero column between two rows' pixels is both the left padding of
 // the next and the right padding of the previous (10 rows with the extra
-// one). The wide result's first 7 columns of each row are added to the
-// destination with identity maps.
+// one). Each block (here one image's 7 rows) sums its 7 x 8 wide rows in a
+// temporary, and adds their first 7 columns to its box of the destination
+// (channels-last: a box of the result; ConvToMatmuls' convByTapsInBlocks).
 // CHECK-LABEL: func.func @nhwc_padded(
 // CHECK-SAME:      %[[X:[^:]*]]: tensor<?x7x7x8xf32>
 // CHECK-NOT:     linalg.transpose
 // CHECK:         linalg.fill {{.*}} -> tensor<?x1x1x10x8x8xf32>
 // CHECK:         %[[S:.*]] = tensor.extract_slice %[[X]][0, 0, 0, 0] [%{{.*}}, 7, 7, 8] [1, 1, 1, 1]
 // CHECK:         tensor.insert_slice %[[S]] into %{{.*}}[0, 0, 0, 1, 1, 0] [%{{.*}}, 1, 1, 7, 7, 8]
-// CHECK:         scf.forall
+// CHECK:         scf.forall (%[[N:.*]]) in (%{{.*}}) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<?x7x7x16xf32>)
+// CHECK:           linalg.fill {{.*}} -> tensor<56x16xf32>
 // CHECK:           tensor.extract_slice %{{.*}} [1, 1, 56, 8] [1, 1, 1, 1] : tensor<?x1x80x8xf32> to tensor<56x8xf32>
-// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0, 0] [%{{.*}}, 7, 7, 16] [1, 1, 1, 1] : tensor<?x7x8x16xf32> to tensor<?x7x7x16xf32>
-// CHECK:         linalg.generic {indexing_maps = [#[[ID:.*]], #[[ID]]]
-// CHECK:           arith.addf
+// CHECK:           %[[ROWS:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2]] output_shape [7, 8, 16]
+// CHECK:           %[[KEPT:.*]] = tensor.extract_slice %[[ROWS]][0, 0, 0] [7, 7, 16] [1, 1, 1]
+// CHECK:           %[[BOX:.*]] = tensor.extract_slice %[[OUT]][%[[N]], 0, 0, 0] [1, 7, 7, 16] [1, 1, 1, 1]
+// CHECK:           %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[KEPT]] : tensor<7x7x16xf32>) outs(%[[BOX]] : tensor<1x7x7x16xf32>)
+// CHECK:             arith.addf
+// CHECK:           tensor.parallel_insert_slice %[[SUM]] into %[[OUT]][%[[N]], 0, 0, 0] [1, 7, 7, 16]
 func.func @nhwc_padded(%x: tensor<?x7x7x8xf32>, %w: tensor<3x3x8x16xf32>, %init: tensor<?x7x7x16xf32>) -> tensor<?x7x7x16xf32> {
   %zero = arith.constant 0.0 : f32
   %p = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
@@ -485,23 +490,24 @@ func.func @nhwgc(%x: tensor<?x9x9x4x8xf32>, %w: tensor<4x8x3x3x8xf32>, %init: te
 
 // -----
 
-// The taps' matmuls are split among threads by images and blocks of rows
-// of the wide result, so that a single image keeps every thread busy: 20 x
-// 21 = 420 rows in 3 blocks of 140, a static count that divides them (from
-// 96 to 192 rows), so that each block's matmul has a static M.
-// CHECK-DAG:   #[[$FIRST:.*]] = affine_map<(d0) -> (d0 * 140)>
-// The wide result is zeros: each block fills its own box, inside the
-// forall, just before its taps sum into it (still in the core's cache), and
-// the forall's shared output is the unfilled tensor.
+// The taps' matmuls are split among threads by images and blocks of whole
+// rows of the result, so that a single image keeps every thread busy: 20
+// rows of 21 wide pixels, in 2 blocks of 10 rows (the largest divisor of 20
+// whose wide rows, 210, are at most 384), each block's matmul of a static
+// M. Each block fills its own temporary of 210 wide rows, inside the
+// forall, just before its taps sum into it (still in the core's cache),
+// then adds its rows' first 20 columns to the destination's box.
+// CHECK-DAG:   #[[$ROW:.*]] = affine_map<(d0) -> (d0 * 10)>
 // CHECK-LABEL: func.func @row_blocks(
-// CHECK:         %[[WIDE:.*]] = tensor.empty(%{{.*}}) : tensor<?x420x16xf32>
-// CHECK-NOT:     linalg.fill {{.*}} -> tensor<?x420x16xf32>
-// CHECK:         scf.forall (%[[N:.*]], %[[B:.*]]) in (%{{.*}}, 3) shared_outs(%{{.*}} = %[[WIDE]])
-// CHECK:           %[[AT:.*]] = affine.apply #[[$FIRST]](%[[B]])
-// CHECK:           %[[BOX:.*]] = tensor.extract_slice %{{.*}}[%[[N]], %[[AT]], 0] [1, 140, 16] [1, 1, 1] : tensor<?x420x16xf32> to tensor<140x16xf32>
-// CHECK:           %[[ZEROS:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[BOX]] : tensor<140x16xf32>)
+// CHECK-SAME:      %[[INIT:[^:]*]]: tensor<?x20x20x16xf32>)
+// CHECK:         scf.forall (%[[N:.*]], %[[B:.*]]) in (%{{.*}}, 2) shared_outs(%[[OUT:.*]] = %[[INIT]])
+// CHECK:           %[[ZEROS:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<210x16xf32>)
 // CHECK:           scf.for %{{.*}} iter_args(%{{.*}} = %[[ZEROS]])
-// CHECK:             tensor.extract_slice %{{.*}} [1, 1, 140, 8] [1, 1, 1, 1] : tensor<?x1x483x8xf32> to tensor<140x8xf32>
+// CHECK:             tensor.extract_slice %{{.*}} [1, 1, 210, 8] [1, 1, 1, 1] : tensor<?x1x483x8xf32> to tensor<210x8xf32>
+// CHECK:           tensor.expand_shape %{{.*}} output_shape [10, 21, 16]
+// CHECK:           %[[AT:.*]] = affine.apply #[[$ROW]](%[[B]])
+// CHECK:           tensor.extract_slice %[[OUT]][%[[N]], %[[AT]], 0, 0] [1, 10, 20, 16]
+// CHECK:           tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[N]], %[[AT]], 0, 0] [1, 10, 20, 16]
 func.func @row_blocks(%x: tensor<?x20x20x8xf32>, %w: tensor<3x3x8x16xf32>, %init: tensor<?x20x20x16xf32>) -> tensor<?x20x20x16xf32> {
   %zero = arith.constant 0.0 : f32
   %p = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
@@ -511,4 +517,37 @@ func.func @row_blocks(%x: tensor<?x20x20x8xf32>, %w: tensor<3x3x8x16xf32>, %init
   %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
          ins(%p, %w : tensor<?x22x22x8xf32>, tensor<3x3x8x16xf32>) outs(%init : tensor<?x20x20x16xf32>) -> tensor<?x20x20x16xf32>
   return %r : tensor<?x20x20x16xf32>
+}
+
+// -----
+
+// An NCHW result's blocks are not boxes of it: its taps sum into the wide
+// result (20 x 21 = 420 rows per image, in 3 blocks of 140: a static count
+// that divides them, from 96 to 192 rows), whose first 20 columns of each
+// row are then added to the destination, transposed, after the forall. The
+// wide result is zeros: each block fills its own box, inside the forall,
+// just before its taps sum into it, and the forall's shared output is the
+// unfilled tensor.
+// CHECK-DAG:   #[[$FIRST:.*]] = affine_map<(d0) -> (d0 * 140)>
+// CHECK-LABEL: func.func @row_blocks_nchw(
+// CHECK:         %[[WIDE:.*]] = tensor.empty(%{{.*}}) : tensor<?x420x16xf32>
+// CHECK-NOT:     linalg.fill {{.*}} -> tensor<?x420x16xf32>
+// CHECK:         scf.forall (%[[N:.*]], %[[B:.*]]) in (%{{.*}}, 3) shared_outs(%{{.*}} = %[[WIDE]])
+// CHECK:           %[[AT:.*]] = affine.apply #[[$FIRST]](%[[B]])
+// CHECK:           %[[BOX:.*]] = tensor.extract_slice %{{.*}}[%[[N]], %[[AT]], 0] [1, 140, 16] [1, 1, 1] : tensor<?x420x16xf32> to tensor<140x16xf32>
+// CHECK:           %[[ZEROS:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[BOX]] : tensor<140x16xf32>)
+// CHECK:           scf.for %{{.*}} iter_args(%{{.*}} = %[[ZEROS]])
+// CHECK:             tensor.extract_slice %{{.*}} [1, 1, 140, 8] [1, 1, 1, 1] : tensor<?x1x483x8xf32> to tensor<140x8xf32>
+// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0, 0] [%{{.*}}, 20, 20, 16] [1, 1, 1, 1] : tensor<?x20x21x16xf32> to tensor<?x20x20x16xf32>
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<?x16x20x20xf32>)
+func.func @row_blocks_nchw(%x: tensor<?x8x20x20xf32>, %w: tensor<16x8x3x3xf32>, %init: tensor<?x16x20x20xf32>) -> tensor<?x16x20x20xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zero : f32
+  } : tensor<?x8x20x20xf32> to tensor<?x8x22x22xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%init : tensor<?x16x20x20xf32>) -> tensor<?x16x20x20xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%p, %w : tensor<?x8x22x22xf32>, tensor<16x8x3x3xf32>) outs(%z : tensor<?x16x20x20xf32>) -> tensor<?x16x20x20xf32>
+  return %r : tensor<?x16x20x20xf32>
 }

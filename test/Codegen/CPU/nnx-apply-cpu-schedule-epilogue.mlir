@@ -60,17 +60,25 @@ func.func @pointwise_epilogue(%x: tensor<?x8x8x16xf32>, %w: tensor<1x1x16x32xf32
 
 // -----
 
-// A padded 3 x 3 conv by the phases: its wide result's kept columns were
-// copied by one generic and its epilogue (ReLU) read the copy; the two are
-// one generic now, reading the kept columns of the wide result.
+// A padded channels-last 3 x 3 conv by the phases: each block of whole
+// rows of the result (here one image's 7) sums its wide rows in a
+// temporary and copies their kept columns into its box of the result; the
+// epilogue (ReLU) is fused into the blocks, and with the copy into one
+// generic: it reads the kept columns of the block's wide rows and writes
+// the epilogue's box. No whole wide result, no pass after the forall.
 // CHECK-LABEL: func.func @phases_epilogue(
-// CHECK:         %[[WIDE:.*]] = scf.forall
-// CHECK:         %[[ROWS:.*]] = tensor.expand_shape %[[WIDE]] {{.*}} into tensor<?x7x8x16xf32>
-// CHECK:         %[[KEPT:.*]] = tensor.extract_slice %[[ROWS]][0, 0, 0, 0] [%{{.*}}, 7, 7, 16] [1, 1, 1, 1]
-// CHECK:         %[[R:.*]] = linalg.generic {{.*}} ins(%[[KEPT]] : tensor<?x7x7x16xf32>)
-// CHECK:           arith.maximumf
+// CHECK-SAME:      %[[OUT:[^:]*]]: tensor<?x7x7x16xf32>) -> tensor<?x7x7x16xf32>
+// CHECK:         %[[Y:.*]] = scf.forall (%[[N:.*]]) in (%{{.*}}) shared_outs(%[[S:.*]] = %[[OUT]]) -> (tensor<?x7x7x16xf32>)
+// CHECK:           linalg.fill {{.*}} -> tensor<56x16xf32>
+// CHECK:           vector.contract
+// CHECK:           %[[ROWS:.*]] = tensor.expand_shape %{{.*}} output_shape [7, 8, 16] : tensor<56x16xf32> into tensor<7x8x16xf32>
+// CHECK:           %[[KEPT:.*]] = tensor.extract_slice %[[ROWS]][0, 0, 0] [7, 7, 16] [1, 1, 1]
+// CHECK:           %[[BOX:.*]] = tensor.extract_slice %[[S]][%[[N]], 0, 0, 0] [1, 7, 7, 16]
+// CHECK:           %[[R:.*]] = linalg.generic {{.*}} ins(%[[KEPT]] : tensor<7x7x16xf32>) outs(%[[BOX]] : tensor<1x7x7x16xf32>)
+// CHECK:             arith.maximumf
+// CHECK:           tensor.parallel_insert_slice %[[R]] into %[[S]][%[[N]], 0, 0, 0] [1, 7, 7, 16]
 // CHECK-NOT:     linalg.generic
-// CHECK:         return %[[R]]
+// CHECK:         return %[[Y]]
 func.func @phases_epilogue(%x: tensor<?x7x7x8xf32>, %w: tensor<3x3x8x16xf32>, %init: tensor<?x7x7x16xf32>, %out: tensor<?x7x7x16xf32>) -> tensor<?x7x7x16xf32> {
   %zero = arith.constant 0.0 : f32
   %p = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
