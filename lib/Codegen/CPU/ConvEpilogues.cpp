@@ -187,9 +187,9 @@ bool sharedOutToTemporary(RewriterBase &rewriter, scf::ForallOp forall,
 }
 
 /// The elementwise generic that alone defines `read` (the phases'
-/// narrowing copy of a block, ConvToMatmuls' convByTapsInBlocks) and the
-/// epilogue generic reading it, fused into one (one pass over the block
-/// where there were two). False if `read` has no such producer.
+/// narrowing copy of the wide result, or of a block: ConvToMatmuls'
+/// convByTapsInBlocks) and the epilogue generic reading it, fused into one
+/// (one pass where there were two). False if `read` has no such producer.
 bool fuseWithProducer(RewriterBase &rewriter, OpOperand *read) {
   Operation *consumer = read->getOwner();
   Operation *producer = read->get().getDefiningOp();
@@ -224,24 +224,8 @@ bool fuseNarrowingCopy(RewriterBase &rewriter, scf::ForallOp forall) {
   OpOperand *use = soleUse(v);
   if (!use || !isEpilogueGeneric(use->getOwner()))
     return false;
-  Operation *copy = use->getOwner();
-  OpOperand *read = soleUse(copy->getResult(0));
-  if (!read || !isEpilogueGeneric(read->getOwner()) ||
-      !linalg::areElementwiseOpsFusable(read))
-    return false;
-  rewriter.setInsertionPoint(read->getOwner());
-  FailureOr<linalg::ElementwiseOpFusionResult> fused =
-      linalg::fuseElementwiseOps(rewriter, read);
-  if (failed(fused))
-    return false;
-  Operation *epilogue = read->getOwner();
-  for (auto [original, replacement] : fused->replacements)
-    if (original.getDefiningOp() == epilogue)
-      rewriter.replaceAllUsesWith(original, replacement);
-  rewriter.eraseOp(epilogue);
-  if (copy->use_empty())
-    rewriter.eraseOp(copy);
-  return true;
+  OpOperand *read = soleUse(use->getOwner()->getResult(0));
+  return read && fuseWithProducer(rewriter, read);
 }
 } // namespace
 
