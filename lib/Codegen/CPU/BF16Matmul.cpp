@@ -15,9 +15,10 @@
 //    parameter); the f32 schedule does not touch it;
 //  * on buffers (lower-vectors), that contraction becomes the loop nest:
 //    N in cache blocks (threads own whole columns, as in the f32 schedule),
-//    K/2 in cache blocks, M in register tiles of 6 rows (a remainder in
-//    tiles of 4, 2 and 1), N in register tiles of 64 columns (then 16, the last
-//    one masked), and the K/2 loop carrying 6 x 4 accumulators in registers.
+//    K/2 in cache blocks, N in register tiles of 64 columns (then 16, the
+//    last one masked), M in register tiles of 6 rows inside them (a
+//    remainder in tiles of 4, 2 and 1), and the K/2 loop carrying 6 x 4
+//    accumulators in registers.
 //
 //===----------------------------------------------------------------------===//
 #include "MatmulSchedule.h"
@@ -320,10 +321,18 @@ public:
       Value nEnd = minIndex(add(nb, idx(kCacheN)), idx(columns));
       forLoop(idx(0), idx(pairs), kCachePairs, [&](Value kb) {
         Value kEnd = minIndex(add(kb, idx(kCachePairs)), idx(pairs));
-        Value fullRows = mul(div(rows, idx(kRows)), idx(kRows));
-        forLoop(idx(0), fullRows, kRows,
-                [&](Value m) { rowTile(m, kRows, nb, nEnd, kb, kEnd); });
-        remainderRows(fullRows, rows, nb, nEnd, kb, kEnd);
+        // The column tiles outside the rows (BLIS's order): one tile's
+        // pairs block of B stays in cache while the rows stream by.
+        int64_t wide = kVectors * kLanes;
+        Value span = sub(nEnd, nb);
+        Value fullEnd = add(nb, mul(div(span, idx(wide)), idx(wide)));
+        forLoop(nb, fullEnd, wide, [&](Value n) {
+          columnTile(rows, n, kVectors, Value(), kb, kEnd);
+        });
+        forLoop(fullEnd, nEnd, kLanes, [&](Value n) {
+          Value count = minIndex(sub(nEnd, n), idx(kLanes));
+          columnTile(rows, n, 1, count, kb, kEnd);
+        });
       });
     };
     if (!parallel) {
@@ -342,12 +351,18 @@ public:
   }
 
 private:
-  /// The rows [from, rows) left by the 6-row tiles (0 to 5) in tiles of 4,
-  /// 2 and 1 rows, each under an scf.if: a remainder of 4 or 5 rows runs at
-  /// nearly the full tiles' speed, not one row at a time.
-  void remainderRows(Value from, Value rows, Value nb, Value nEnd, Value kb,
-                     Value kEnd) {
-    Value m = from;
+  /// Every row of C, columns [n, n + 16 vectors) (with `count`, its first
+  /// `count` columns: one vector): 6-row tiles, then the rows they leave
+  /// (0 to 5) in tiles of 4, 2 and 1 rows, each under an scf.if (a
+  /// remainder of 4 or 5 rows runs at nearly the full tiles' speed, not one
+  /// row at a time).
+  void columnTile(Value rows, Value n, int64_t vectors, Value count, Value kb,
+                  Value kEnd) {
+    Value fullRows = mul(div(rows, idx(kRows)), idx(kRows));
+    forLoop(idx(0), fullRows, kRows, [&](Value m) {
+      microKernel(m, kRows, n, vectors, count, kb, kEnd);
+    });
+    Value m = fullRows;
     for (int64_t height : {4, 2, 1}) {
       Value left = sub(rows, m);
       Value fits = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
@@ -356,26 +371,10 @@ private:
       {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(branch.thenBlock()->getTerminator());
-        rowTile(m, height, nb, nEnd, kb, kEnd);
+        microKernel(m, height, n, vectors, count, kb, kEnd);
       }
       m = arith::SelectOp::create(b, loc, fits, add(m, idx(height)), m);
     }
-  }
-
-  /// `rows` rows from `m`, columns [nb, nEnd): 64-column tiles, then 16
-  /// (the last one masked).
-  void rowTile(Value m, int64_t rows, Value nb, Value nEnd, Value kb,
-               Value kEnd) {
-    int64_t wide = kVectors * kLanes;
-    Value span = sub(nEnd, nb);
-    Value fullEnd = add(nb, mul(div(span, idx(wide)), idx(wide)));
-    forLoop(nb, fullEnd, wide, [&](Value n) {
-      microKernel(m, rows, n, kVectors, Value(), kb, kEnd);
-    });
-    forLoop(fullEnd, nEnd, kLanes, [&](Value n) {
-      Value count = minIndex(sub(nEnd, n), idx(kLanes));
-      microKernel(m, rows, n, 1, count, kb, kEnd);
-    });
   }
 
   /// C[m : m + rows, n : n + 16 * vectors] += the pairs [kb, kEnd); with
