@@ -805,11 +805,15 @@ Value convByPatches(OpBuilder &b, Location loc, const TapGeometry &g, Value x,
 }
 
 /// Image rows per block when the phases' wide rows are narrowed inside
-/// the blocks: the largest divisor r of OH with r Wq wide rows at most 2
-/// kRowBlock (at least 1), so that every block is whole image rows of the
-/// result, static. 0 (the wide result is narrowed after the forall) for an
-/// NCHW result (its blocks are not boxes of it), a result summed in place,
-/// or sizes that are not static.
+/// the blocks, so that every block is whole image rows of the result,
+/// static: the largest divisor r of OH with r Wq wide rows at most 2
+/// kRowBlock that leaves an image at least 2 blocks of at least kRowBlock
+/// / 2 wide rows (one image alone, batch 1, keeps two threads busy: a 14 x
+/// 14 map is 2 blocks of 7 rows, not 1 of 14); without one, the largest
+/// divisor with r Wq at most 2 kRowBlock (a 7 x 7 map is one block). 0
+/// (the wide result is narrowed after the forall) for an NCHW result (its
+/// blocks are not boxes of it), a result summed in place, or sizes that
+/// are not static.
 int64_t imageRowsPerBlock(const TapGeometry &g) {
   std::optional<int64_t> oh = getConstantIntValue(g.oh),
                          wq = getConstantIntValue(g.wq),
@@ -817,11 +821,15 @@ int64_t imageRowsPerBlock(const TapGeometry &g) {
   if (!g.channelsLast || accumulatesInPlace(g) || !oh || !wq || !ow ||
       *oh < 1 || *wq < 1)
     return 0;
-  int64_t best = 1;
-  for (int64_t r = 1; r <= *oh; ++r)
-    if (*oh % r == 0 && r * *wq <= 2 * kRowBlock)
-      best = r;
-  return best;
+  int64_t shared = 0, any = 1;
+  for (int64_t r = 1; r <= *oh; ++r) {
+    if (*oh % r != 0 || r * *wq > 2 * kRowBlock)
+      continue;
+    any = r;
+    if (*oh / r >= 2 && r * *wq >= kRowBlock / 2)
+      shared = r;
+  }
+  return shared ? shared : any;
 }
 
 /// The conv by the phases, each block narrowing its own wide rows
