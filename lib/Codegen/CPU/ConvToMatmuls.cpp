@@ -365,6 +365,36 @@ Value wideAccumulator(OpBuilder &b, Location loc, const TapGeometry &g,
       .getResult(0);
 }
 
+/// `init`'s fill where `init` is a fill of zeros (a conv without bias),
+/// else null.
+linalg::FillOp zeroFill(Value init) {
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  return fill && matchPattern(fill.getInputs()[0], m_AnyZeroFloat())
+             ? fill
+             : linalg::FillOp();
+}
+
+/// `sums` (read through `map`) added to `dest` by one elementwise generic
+/// over `dest`'s dims; copied into it where `copy` (dest stands for zeros
+/// that are never read).
+Value addInto(OpBuilder &b, Location loc, Value sums, AffineMap map, Value dest,
+              bool copy) {
+  auto type = cast<RankedTensorType>(dest.getType());
+  SmallVector<AffineMap> maps{
+      map, AffineMap::getMultiDimIdentityMap(type.getRank(), b.getContext())};
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type}, ValueRange{sums}, ValueRange{dest}, maps,
+             SmallVector<utils::IteratorType>(type.getRank(),
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &bb, Location l, ValueRange a) {
+               linalg::YieldOp::create(
+                   bb, l,
+                   copy ? a[0]
+                        : Value(arith::AddFOp::create(bb, l, a[1], a[0])));
+             })
+      .getResult(0);
+}
+
 /// The wide results (N x M x F, M = OH * Wq, from wideAccumulator) as the
 /// conv's: the first OW of each row of Wq pixels, added to `init` (in the
 /// result's layout), or reshaped where they were summed into it.
@@ -387,25 +417,13 @@ Value narrowInto(OpBuilder &b, Location loc, const TapGeometry &g, Value wide,
   MLIRContext *ctx = b.getContext();
   AffineExpr n, c, h, w;
   bindDims(ctx, n, c, h, w);
-  AffineMap identity = AffineMap::getMultiDimIdentityMap(4, ctx);
-  SmallVector<AffineMap> maps{
-      g.channelsLast ? identity : AffineMap::get(4, 0, {n, h, w, c}, ctx),
-      identity};
   // Into zeros (a conv without bias), the sums are copied: the fill's
   // destination is written once.
-  auto fill = init.getDefiningOp<linalg::FillOp>();
-  bool zeros = fill && matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{init.getType()}, ValueRange{kept},
-             ValueRange{zeros ? fill.getOutputs()[0] : init}, maps,
-             SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
-             [&](OpBuilder &bb, Location l, ValueRange a) {
-               linalg::YieldOp::create(
-                   bb, l,
-                   zeros ? a[0]
-                         : Value(arith::AddFOp::create(bb, l, a[1], a[0])));
-             })
-      .getResult(0);
+  linalg::FillOp zeros = zeroFill(init);
+  return addInto(b, loc, kept,
+                 g.channelsLast ? AffineMap::getMultiDimIdentityMap(4, ctx)
+                                : AffineMap::get(4, 0, {n, h, w, c}, ctx),
+                 zeros ? zeros.getOutputs()[0] : init, bool(zeros));
 }
 
 /// The geometry of a conv into `init` (N x F x OH x OW, or N x OH x OW x F
@@ -846,12 +864,11 @@ Value convByTapsInBlocks(OpBuilder &b, Location loc, const TapGeometry &g,
   Value phases = phaseImages(b, loc, g, in);
   int64_t oh = *getConstantIntValue(g.oh), wq = *getConstantIntValue(g.wq),
           ow = *getConstantIntValue(g.ow), fg = g.fg();
-  auto fill = init.getDefiningOp<linalg::FillOp>();
-  bool zeros = fill && matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
+  linalg::FillOp zeros = zeroFill(init);
   SmallVector<OpFoldResult> bounds{g.n, b.getIndexAttr(oh / r),
                                    b.getIndexAttr(g.groups)};
   auto forall = scf::ForallOp::create(
-      b, loc, bounds, ValueRange{zeros ? fill.getOutputs()[0] : init},
+      b, loc, bounds, ValueRange{zeros ? zeros.getOutputs()[0] : init},
       /*mapping=*/std::nullopt);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(forall.getBody());
@@ -892,18 +909,8 @@ Value convByTapsInBlocks(OpBuilder &b, Location loc, const TapGeometry &g,
   MLIRContext *ctx = b.getContext();
   AffineExpr d0, d1, d2, d3;
   bindDims(ctx, d0, d1, d2, d3);
-  SmallVector<AffineMap> maps{AffineMap::get(4, 0, {d1, d2, d3}, ctx),
-                              AffineMap::getMultiDimIdentityMap(4, ctx)};
-  Value narrowed =
-      linalg::GenericOp::create(
-          b, loc, TypeRange{boxType}, ValueRange{kept}, ValueRange{dest}, maps,
-          SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
-          [&](OpBuilder &bb, Location l, ValueRange a) {
-            linalg::YieldOp::create(
-                bb, l,
-                zeros ? a[0] : Value(arith::AddFOp::create(bb, l, a[1], a[0])));
-          })
-          .getResult(0);
+  Value narrowed = addInto(
+      b, loc, kept, AffineMap::get(4, 0, {d1, d2, d3}, ctx), dest, bool(zeros));
   b.setInsertionPointToStart(forall.getTerminator().getBody());
   tensor::ParallelInsertSliceOp::create(b, loc, narrowed, shared, offsets,
                                         sizes, strides);
