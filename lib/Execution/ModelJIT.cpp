@@ -23,6 +23,7 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/OptBisect.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -290,13 +291,42 @@ static void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine,
   passes.run(module, modules);
 }
 
+namespace {
+/// The code generator's passes, all but Loop Strength Reduction. LSR
+/// rewrites a loop's address arithmetic around its induction variables;
+/// the schedule's loops already step pointers by constants, and LSR's
+/// search over the formulas of their many addresses (a register tile reads
+/// 6 rows of A and 4 vectors of B per K step) was ~15% of a convnet's
+/// compile (ResNet-50: 0.8 of 5.3 CPU s) for the same inner loops (one
+/// instruction more per K step of 24 FMAs) and forwards as fast
+/// (docs/Lowering.md, "Compile time"). A gate on the module's context,
+/// rather than LLVM's global -disable-lsr, leaves a host compiler's own
+/// LLVM compiles as they were.
+class CodegenPassGate final : public llvm::OptPassGate {
+public:
+  bool isEnabled() const override { return true; }
+  bool shouldRunPass(llvm::StringRef pass, llvm::StringRef) const override {
+    return pass != "Loop Strength Reduction";
+  }
+};
+} // namespace
+
+/// The object code of `module` (optimized) from `machine`'s code generator.
+static llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+emitObject(llvm::Module &module, llvm::TargetMachine &machine) {
+  // Stateless: one for every context, on any thread.
+  static CodegenPassGate gate;
+  module.getContext().setOptPassGate(gate);
+  llvm::orc::SimpleCompiler compiler(machine);
+  return compiler(module);
+}
+
 /// Optimizes and compiles `module` for `machine`.
 static llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 compileObject(llvm::Module &module, llvm::TargetMachine &machine,
               unsigned optLevel) {
   optimizeModule(module, machine, optLevel);
-  llvm::orc::SimpleCompiler compiler(machine);
-  return compiler(module);
+  return emitObject(module, machine);
 }
 
 /// The object of `module`: from the cache when `options.cacheDir` holds it
@@ -623,9 +653,8 @@ llvm::Expected<std::string> mlir::nnx::compileObjectAheadOfTime(
   if (!embedded.empty())
     addEmbeddedBytes(**llvmModule, prefix, embedded);
   features = getEnabledFeatures(**llvmModule, **machine, checkedFeatures);
-  llvm::orc::SimpleCompiler compiler(**machine);
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object =
-      compiler(**llvmModule);
+      emitObject(**llvmModule, **machine);
   if (!object)
     return object.takeError();
   return (*object)->getBuffer().str();
