@@ -71,3 +71,77 @@ func.func @not_batched(%a: tensor<3x16x64xf32>, %w: tensor<3x64x32xf32>, %init: 
   } -> tensor<16x3x32xf32>
   return %r : tensor<16x3x32xf32>
 }
+
+// -----
+
+// A contraction whose M and N are several loops (Swin's qkv Linear with its
+// output read as (batch, tokens, 3, heads, dim), the weight's rows split
+// alike) is one 2-D matmul of its operands collapsed: M = batch x tokens,
+// N = 3 x heads x dim, B read transposed; the result expanded back.
+// CHECK-LABEL: func.func @grouped_m_n(
+// CHECK-DAG:     tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<?x49x96xf32> into tensor<?x96xf32>
+// CHECK-DAG:     tensor.collapse_shape %{{.*}} {{\[\[}}0, 1, 2], [3]] : tensor<3x3x32x96xf32> into tensor<288x96xf32>
+// CHECK-DAG:     tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2, 3, 4]] : tensor<?x49x3x3x32xf32> into tensor<?x288xf32>
+// CHECK:         vector.contract
+// CHECK:         tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2, 3, 4]] output_shape [%{{.*}}, 49, 3, 3, 32] : tensor<?x288xf32> into tensor<?x49x3x3x32xf32>
+// CHECK-NOT:     linalg.generic
+#x5 = affine_map<(b, t, s, h, d, k) -> (b, t, k)>
+#w5 = affine_map<(b, t, s, h, d, k) -> (s, h, d, k)>
+#o5 = affine_map<(b, t, s, h, d, k) -> (b, t, s, h, d)>
+func.func @grouped_m_n(%x: tensor<?x49x96xf32>, %w: tensor<3x3x32x96xf32>, %init: tensor<?x49x3x3x32xf32>) -> tensor<?x49x3x3x32xf32> {
+  %r = linalg.generic {indexing_maps = [#x5, #w5, #o5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<?x49x96xf32>, tensor<3x3x32x96xf32>) outs(%init : tensor<?x49x3x3x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<?x49x3x3x32xf32>
+  return %r : tensor<?x49x3x3x32xf32>
+}
+
+// -----
+
+// A Linear on a (seq, batch, features) input (nn.MultiheadAttention's
+// in_proj with batch_first=False) is one matmul of seq x batch rows, not a
+// forall over the 197 positions of one-row matmuls.
+// CHECK-LABEL: func.func @sequence_first(
+// CHECK:         tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<197x?x64xf32> into tensor<?x64xf32>
+// CHECK-NOT:     scf.forall
+// CHECK:         vector.contract
+// CHECK:         tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [197, %{{.*}}, 128] : tensor<?x128xf32> into tensor<197x?x128xf32>
+#xs = affine_map<(s, b, n, k) -> (s, b, k)>
+#ws = affine_map<(s, b, n, k) -> (k, n)>
+#os = affine_map<(s, b, n, k) -> (s, b, n)>
+func.func @sequence_first(%x: tensor<197x?x64xf32>, %w: tensor<64x128xf32>, %init: tensor<197x?x128xf32>) -> tensor<197x?x128xf32> {
+  %r = linalg.generic {indexing_maps = [#xs, #ws, #os], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<197x?x64xf32>, tensor<64x128xf32>) outs(%init : tensor<197x?x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<197x?x128xf32>
+  return %r : tensor<197x?x128xf32>
+}
+
+// -----
+
+// Two dynamic loops in M (batch and sequence) would need an expand_shape of
+// two dynamic dims: the contraction stays a batch of matmuls over its first
+// loop.
+// CHECK-LABEL: func.func @two_dynamic_m(
+// CHECK-NOT:     tensor.collapse_shape
+// CHECK:         scf.forall
+// CHECK:           vector.contract
+#xd = affine_map<(s, b, n, k) -> (s, b, k)>
+#wd = affine_map<(s, b, n, k) -> (k, n)>
+#od = affine_map<(s, b, n, k) -> (s, b, n)>
+func.func @two_dynamic_m(%x: tensor<?x?x64xf32>, %w: tensor<64x128xf32>, %init: tensor<?x?x128xf32>) -> tensor<?x?x128xf32> {
+  %r = linalg.generic {indexing_maps = [#xd, #wd, #od], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<?x?x64xf32>, tensor<64x128xf32>) outs(%init : tensor<?x?x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<?x?x128xf32>
+  return %r : tensor<?x?x128xf32>
+}
