@@ -1,4 +1,5 @@
 // RUN: nnx-opt %s -split-input-file --nnx-apply-cpu-schedule="stage=tile-matmul vector-bits=512" | FileCheck %s
+// RUN: nnx-opt %s -split-input-file --nnx-apply-cpu-schedule="stage=tile-matmul vector-bits=256" | FileCheck %s --check-prefix=AVX2
 
 // A batched contraction (nnx.fn.matmul of rank 4: attention's Q * K^T with
 // K read transposed) becomes an scf.forall over (batch, heads) whose body is
@@ -85,6 +86,12 @@ func.func @not_batched(%a: tensor<3x16x64xf32>, %w: tensor<3x64x32xf32>, %init: 
 // CHECK:         vector.contract
 // CHECK:         tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2, 3, 4]] output_shape [%{{.*}}, 49, 3, 3, 32] : tensor<?x288xf32> into tensor<?x49x3x3x32xf32>
 // CHECK-NOT:     linalg.generic
+// The same at 256 bits (AVX2-capped): the matmul's tiles are 6 x 16.
+// AVX2-LABEL: func.func @grouped_m_n(
+// AVX2:         tensor.collapse_shape %{{.*}} {{\[\[}}0, 1, 2], [3]] : tensor<3x3x32x96xf32> into tensor<288x96xf32>
+// AVX2:         vector.contract {{.*}} : vector<6x1xf32>, vector<1x16xf32> into vector<6x16xf32>
+// AVX2:         tensor.expand_shape %{{.*}} : tensor<?x288xf32> into tensor<?x49x3x3x32xf32>
+// AVX2-NOT:     linalg.generic
 #x5 = affine_map<(b, t, s, h, d, k) -> (b, t, k)>
 #w5 = affine_map<(b, t, s, h, d, k) -> (s, h, d, k)>
 #o5 = affine_map<(b, t, s, h, d, k) -> (b, t, s, h, d)>
@@ -105,6 +112,8 @@ func.func @grouped_m_n(%x: tensor<?x49x96xf32>, %w: tensor<3x3x32x96xf32>, %init
 // in_proj with batch_first=False) is one matmul of seq x batch rows, not a
 // forall over the 197 positions of one-row matmuls.
 // CHECK-LABEL: func.func @sequence_first(
+// AVX2-LABEL: func.func @sequence_first(
+// AVX2:         vector.contract {{.*}} into vector<6x16xf32>
 // CHECK:         tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<197x?x64xf32> into tensor<?x64xf32>
 // CHECK-NOT:     scf.forall
 // CHECK:         vector.contract
