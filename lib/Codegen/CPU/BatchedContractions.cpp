@@ -14,7 +14,6 @@
 #include "nnx/Codegen/CPU/MulAdd.h"
 #include "nnx/Conversion/NNXToLinalg/NNXToLinalg.h"
 
-#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -234,31 +233,6 @@ reassociationOf(ArrayRef<SmallVector<unsigned>> groups) {
   return result;
 }
 
-/// `v` collapsed into one dim per group of `reassociation` (each group
-/// holds at most one dynamic dim: nnx::reshapeTensor).
-Value collapseGroups(OpBuilder &b, Location loc, Value v,
-                     ArrayRef<ReassociationIndices> reassociation) {
-  auto type = cast<RankedTensorType>(v.getType());
-  SmallVector<OpFoldResult> all = tensor::getMixedSizes(b, loc, v), sizes;
-  AffineExpr s0, s1;
-  bindSymbols(b.getContext(), s0, s1);
-  for (const ReassociationIndices &group : reassociation) {
-    OpFoldResult size = b.getIndexAttr(1);
-    for (int64_t d : group)
-      size = affine::makeComposedFoldedAffineApply(b, loc, s0 * s1,
-                                                   {size, all[d]});
-    sizes.push_back(size);
-  }
-  SmallVector<int64_t> shape;
-  for (OpFoldResult size : sizes) {
-    std::optional<int64_t> c = getConstantIntValue(size);
-    shape.push_back(c ? *c : ShapedType::kDynamic);
-  }
-  return nnx::reshapeTensor(b, loc, v,
-                            RankedTensorType::get(shape, type.getElementType()),
-                            reassociation, sizes);
-}
-
 /// A contraction without batch loops whose M, N or K is several loops (a
 /// Linear's product read or written through a reshape: a (seq, batch,
 /// features) input, Swin's qkv product as (batch, tokens, 3, heads, dim),
@@ -301,26 +275,26 @@ struct GroupedContractionToMatmul : public OpRewritePattern<linalg::GenericOp> {
     SmallVector<unsigned> &bN = transposedB ? b[0] : b[1];
     if (a[0] != c[0] || a[1] != bK || bN != c[1])
       return rewriter.notifyMatchFailure(op, "groups read in other orders");
-    SmallVector<SmallVector<unsigned>> *operandGroups[] = {&a, &b, &c};
-    for (auto [operand, groups] : llvm::zip(op->getOperands(), operandGroups)) {
-      auto type = cast<RankedTensorType>(operand.getType());
-      int64_t at = 0;
-      for (const SmallVector<unsigned> &group : *groups) {
-        if (llvm::count_if(type.getShape().slice(at, group.size()),
-                           ShapedType::isDynamic) > 1)
-          return rewriter.notifyMatchFailure(op, "two dynamic dims in a group");
-        at += group.size();
-      }
+    // The result is expanded back: at most one dynamic dim per group
+    // (an expand_shape of two crashes MLIR 22.1, llvm-project #186830).
+    ArrayRef<int64_t> shape =
+        cast<RankedTensorType>(op.getDpsInits()[0].getType()).getShape();
+    size_t at = 0;
+    for (const SmallVector<unsigned> &group : c) {
+      if (llvm::count_if(shape.slice(at, group.size()), ShapedType::isDynamic) >
+          1)
+        return rewriter.notifyMatchFailure(op, "two dynamic dims in a group");
+      at += group.size();
     }
 
     Location loc = op.getLoc();
     Value init = op.getDpsInits()[0];
     SmallVector<ReassociationIndices> cGroups = reassociationOf(c);
-    Value lhs =
-        collapseGroups(rewriter, loc, op.getDpsInputs()[0], reassociationOf(a));
-    Value rhs =
-        collapseGroups(rewriter, loc, op.getDpsInputs()[1], reassociationOf(b));
-    Value acc = collapseGroups(rewriter, loc, init, cGroups);
+    Value lhs = tensor::CollapseShapeOp::create(
+        rewriter, loc, op.getDpsInputs()[0], reassociationOf(a));
+    Value rhs = tensor::CollapseShapeOp::create(
+        rewriter, loc, op.getDpsInputs()[1], reassociationOf(b));
+    Value acc = tensor::CollapseShapeOp::create(rewriter, loc, init, cGroups);
     auto mm = linalg::MatmulOp::create(rewriter, loc, TypeRange{acc.getType()},
                                        ValueRange{lhs, rhs}, ValueRange{acc});
     if (transposedB)
